@@ -1,0 +1,62 @@
+"""Shared plumbing of the CLI handlers: the library, JSON output, errors that become exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+
+class CliError(Exception):
+    """A refusal or failure reported as one line on stderr with an exit code (1 by default)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class CliApp:
+    def __init__(self, db: str | None = None) -> None:
+        self._db = db
+        self._library: Library | None = None
+
+    def db_path(self) -> Path:
+        from studio.core.store.location import resolve_db_path
+
+        return resolve_db_path(self._db)
+
+    @property
+    def library(self) -> Library:
+        if self._library is None:
+            from studio.core.store.library import Library
+
+            self._library = Library.open(self.db_path())
+        return self._library
+
+    def close(self) -> None:
+        if self._library is not None:
+            self._library.close()
+            self._library = None
+
+    @staticmethod
+    def print_json(data: Any) -> None:
+        json.dump(data, sys.stdout, indent=2, default=str, ensure_ascii=False)
+        sys.stdout.write("\n")
+
+    @staticmethod
+    def print_table(rows: list[list[Any]], headers: list[str]) -> None:
+        """Aligned plain-text table for people; scripts use --json."""
+        cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+        for n, row in enumerate(cells):
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+            if n == 0:
+                print("  ".join("-" * w for w in widths))
+
+
+def add_json_flag(parser: Any) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")

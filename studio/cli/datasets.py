@@ -1,0 +1,100 @@
+"""``grader-studio datasets ...``: import and browse sample sets."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from studio.core.datasets import FORMATS, DatasetError, read_dataset
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError, add_json_flag
+
+
+def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        parsed = read_dataset(args.file, args.format)
+    except DatasetError as exc:
+        raise CliError(f"{exc}\nnothing was imported") from None
+    name = args.name or Path(args.file).stem
+    try:
+        record = app.library.datasets.create(
+            name, parsed.samples, format=parsed.format, source=Path(args.file).name, replace=args.replace
+        )
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    print(f"imported {record.sample_count} samples into {record.name!r} (format {record.format})")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    records = app.library.datasets.list()
+    if args.json:
+        app.print_json([r.model_dump(mode="json") for r in records])
+    else:
+        app.print_table([[r.name, r.sample_count, r.format, r.source] for r in records],
+                        ["NAME", "SAMPLES", "FORMAT", "SOURCE"])
+    return 0
+
+
+def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        record = app.library.datasets.get(args.name)
+        samples = app.library.datasets.samples(args.name, offset=args.offset, limit=args.limit)
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        app.print_json({"dataset": record.model_dump(mode="json"),
+                        "samples": [s.model_dump(mode="json") for s in samples]})
+        return 0
+    print(f"{record.name}: {record.sample_count} samples, format {record.format}")
+    for n, sample in enumerate(samples, start=args.offset):
+        print(f"\n#{n} {sample.id}")
+        for turn in sample.messages:
+            print(f"  [{turn.role}] {_short(turn.content)}")
+        print(f"  [completion] {_short(sample.completion or '')}")
+        if sample.expected is not None:
+            print(f"  [expected] {_short(sample.expected)}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        app.library.datasets.delete(args.name)
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    print(f"deleted dataset {args.name}")
+    return 0
+
+
+def _short(text: str, width: int = 110) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def register(sub: Any) -> None:
+    datasets = sub.add_parser("datasets", help="import and browse datasets")
+    dsub = datasets.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    p = dsub.add_parser("import", help="import a JSONL or CSV file (all or nothing)")
+    p.add_argument("file")
+    p.add_argument("--name", help="dataset name (default: the file name)")
+    p.add_argument("--format", choices=FORMATS, help="row shape (default: detected)")
+    p.add_argument("--replace", action="store_true", help="replace a dataset of the same name")
+    p.set_defaults(func=cmd_import)
+
+    p = dsub.add_parser("list", help="datasets in the library")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_list)
+
+    p = dsub.add_parser("show", help="print samples of a dataset")
+    p.add_argument("name")
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=int, default=5)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_show)
+
+    p = dsub.add_parser("delete", help="delete a dataset")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_delete)

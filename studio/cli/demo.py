@@ -1,0 +1,37 @@
+"""``grader-studio demo``: write the demo library (and, with --open, open the window on it)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from studio.core.demo import build_demo
+
+from .app import CliApp, add_json_flag
+
+
+def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
+    report = build_demo(app.library)
+    if args.json:
+        app.print_json(report.model_dump())
+    else:
+        print(f"demo library at {app.db_path()}")
+        print(f"  graders: {len(report.graders_created)} created, {len(report.graders_kept)} already there")
+        for name, count in report.datasets.items():
+            print(f"  dataset {name}: {count} samples")
+        if report.endpoint:
+            print(f"  endpoint {report.endpoint}: a scripted fake judge (not a model); "
+                  "`grader-studio fake-judge` serves it")
+    if args.open:
+        from studio.ui import launch
+
+        app.close()
+        return launch(app.db_path(), serve_demo_judge=True)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("demo", help="add the demo graders, datasets and scripted judge to the library")
+    p.add_argument("--open", action="store_true", help="then open the studio window on it")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_demo)

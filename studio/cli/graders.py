@@ -1,0 +1,232 @@
+"""``grader-studio graders ...``: the library's graders from the command line."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
+from studio.core.models import files as definition_files
+from studio.core.store import LibraryError
+from studio.core.store.graders import GraderRecord
+
+from .app import CliApp, CliError, add_json_flag
+
+
+def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
+    """A ``*.grader.yaml``/``.json`` file, or a ``.py`` source that becomes a function grader."""
+    file = Path(path)
+    if file.suffix == ".py":
+        from studio.core.sandbox.validation import detect_contract
+
+        try:
+            source = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"{path}: cannot read the file: {exc.strerror}") from None
+        contract = detect_contract(source)
+        if contract is None:
+            raise CliError(
+                f"{path}: no grader entry point found (async def grade(thread), grade(sample, item), "
+                "grade_batch(samples), get_assert(output, context) or a Letta @grader function)"
+            )
+        slug = (key or file.stem).lower().replace(" ", "-").replace("_", "-")
+        return FunctionGrader(key=slug, name=file.stem, source=source, contract=contract)
+    try:
+        definition = definition_files.load(file)
+    except definition_files.DefinitionError as exc:
+        raise CliError(str(exc)) from None
+    if key:
+        definition = definition.model_copy(update={"key": key})
+    return definition
+
+
+def record_dict(record: GraderRecord) -> dict[str, Any]:
+    return {
+        "key": record.key,
+        "kind": record.kind,
+        "name": record.name,
+        "version": record.current_version,
+        "locked": record.locked,
+        "deleted": record.deleted,
+        "updated_at": record.updated_at.isoformat(),
+    }
+
+
+def _refusal(func):  # type: ignore[no-untyped-def]
+    """Library refusals (locked, missing, conflict) become one line on stderr and exit 1."""
+
+    def wrapper(args: argparse.Namespace, app: CliApp) -> int:
+        try:
+            return func(args, app)
+        except LibraryError as exc:
+            raise CliError(str(exc)) from None
+
+    return wrapper
+
+
+@_refusal
+def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    records = app.library.graders.list(include_deleted=args.all, deleted_only=args.trash)
+    if args.json:
+        app.print_json([record_dict(r) for r in records])
+    else:
+        app.print_table(
+            [[r.key, r.kind, r.current_version, "locked" if r.locked else "", "deleted" if r.deleted else "", r.name]
+             for r in records],
+            ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"],
+        )
+    return 0
+
+
+@_refusal
+def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
+    if args.version is not None:
+        definition = app.library.graders.version(args.key, args.version).definition
+        record = app.library.graders.get(args.key, include_deleted=True)
+    else:
+        record = app.library.graders.get(args.key, include_deleted=True)
+        definition = record.definition
+    if args.json:
+        app.print_json({**record_dict(record), "definition": dump_grader(definition)})
+    else:
+        print(definition_files.to_yaml(definition), end="")
+    return 0
+
+
+@_refusal
+def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
+    definition = load_grader_file(args.file, args.key)
+    record = app.library.graders.create(definition, message=args.message or "")
+    verb = "recreated" if record.current_version > 1 else "created"
+    print(f"{verb} {record.key} (v{record.current_version})")
+    return 0
+
+
+@_refusal
+def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
+    definition = load_grader_file(args.file, args.key)
+    before = app.library.graders.get(definition.key).current_version
+    record = app.library.graders.save(definition, message=args.message or "")
+    if record.current_version == before:
+        print(f"{record.key} unchanged (v{before})")
+    else:
+        print(f"saved {record.key} v{record.current_version}")
+    return 0
+
+
+@_refusal
+def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
+    app.library.graders.delete(args.key)
+    print(f"deleted {args.key} (in the trash: `grader-studio graders restore {args.key}` brings it back)")
+    return 0
+
+
+@_refusal
+def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
+    if args.version is not None:
+        record = app.library.graders.restore_version(args.key, args.version)
+        print(f"{args.key}: v{args.version} restored as v{record.current_version}")
+    else:
+        app.library.graders.restore(args.key)
+        print(f"restored {args.key}")
+    return 0
+
+
+@_refusal
+def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
+    app.library.graders.set_locked(args.key, args.locked)
+    print(f"{'locked' if args.locked else 'unlocked'} {args.key}")
+    return 0
+
+
+@_refusal
+def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
+    versions = app.library.graders.versions(args.key)
+    if args.json:
+        app.print_json([
+            {"version": v.version, "action": v.action, "message": v.message,
+             "created_at": v.created_at.isoformat(), "definition": dump_grader(v.definition)}
+            for v in versions
+        ])
+        return 0
+    app.print_table(
+        [[v.version, v.action, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
+        ["VERSION", "ACTION", "CREATED (UTC)", "MESSAGE"],
+    )
+    for prev, cur in zip(versions, versions[1:], strict=False):
+        diff = app.library.graders.diff(args.key, prev.version, cur.version)
+        print(f"\n{diff}" if diff else f"\n(v{cur.version}: no change from v{prev.version})")
+    return 0
+
+
+@_refusal
+def cmd_diff(args: argparse.Namespace, app: CliApp) -> int:
+    diff = app.library.graders.diff(args.key, args.v1, args.v2)
+    print(diff if diff else f"v{args.v1} and v{args.v2} are identical", end="" if diff else "\n")
+    return 0
+
+
+@_refusal
+def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
+    record = app.library.graders.get(args.key, include_deleted=True)
+    path = definition_files.save(record.definition, args.output)
+    print(f"wrote {path}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    graders = sub.add_parser("graders", help="list, create, edit, lock, delete and restore graders")
+    gsub = graders.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    p = gsub.add_parser("list", help="live graders (--all adds the trash)")
+    p.add_argument("--all", action="store_true", help="include deleted graders")
+    p.add_argument("--trash", action="store_true", help="only deleted graders")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_list)
+
+    p = gsub.add_parser("show", help="print a grader's definition (YAML)")
+    p.add_argument("key")
+    p.add_argument("--version", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_show)
+
+    for name, func, text in (
+        ("create", cmd_create, "create a grader from FILE (recreates a deleted key)"),
+        ("save", cmd_save, "save FILE as a new version of its grader"),
+    ):
+        p = gsub.add_parser(name, help=text)
+        p.add_argument("file", help="*.grader.yaml, *.grader.json or a .py function grader")
+        p.add_argument("--key", help="use this key instead of the file's")
+        p.add_argument("-m", "--message", help="a note kept with the version")
+        p.set_defaults(func=func)
+
+    p = gsub.add_parser("write", help="write a grader's definition file")
+    p.add_argument("key")
+    p.add_argument("-o", "--output", required=True, help="path ending .grader.yaml or .grader.json")
+    p.set_defaults(func=cmd_export_file)
+
+    p = gsub.add_parser("delete", help="move a grader to the trash")
+    p.add_argument("key")
+    p.set_defaults(func=cmd_delete)
+
+    p = gsub.add_parser("restore", help="bring a grader back from the trash (or an old version with --version)")
+    p.add_argument("key")
+    p.add_argument("--version", type=int, help="make this old version current (as a new version)")
+    p.set_defaults(func=cmd_restore)
+
+    for name, locked in (("lock", True), ("unlock", False)):
+        p = gsub.add_parser(name, help=f"{name} a grader ({'forbids' if locked else 'allows'} edit and delete)")
+        p.add_argument("key")
+        p.set_defaults(func=cmd_lock, locked=locked)
+
+    p = gsub.add_parser("versions", help="every version of a grader, with diffs")
+    p.add_argument("key")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_versions)
+
+    p = gsub.add_parser("diff", help="diff two versions of a grader")
+    p.add_argument("key")
+    p.add_argument("v1", type=int)
+    p.add_argument("v2", type=int)
+    p.set_defaults(func=cmd_diff)

@@ -1,0 +1,245 @@
+"""``grader-studio run`` and ``grader-studio runs ...``: grade a dataset headless, inspect the results."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+from studio.core.engine.registry import UnsupportedGrader
+from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.models import RunInfo
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError, add_json_flag
+
+
+class ProgressBar:
+    """One redrawn line on a terminal's stderr; silent when stderr is not a terminal."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.enabled = stream.isatty()
+
+    def __call__(self, progress: Progress) -> None:
+        if not self.enabled:
+            return
+        total = max(progress.total, 1)
+        width = 30
+        filled = int(width * progress.done / total)
+        eta = f"{progress.eta:5.0f}s" if progress.eta is not None else "   --"
+        errors = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
+        self.stream.write(
+            f"\r[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total} "
+            f"{progress.rate:8.0f}/s eta {eta} errors {errors}"
+        )
+        if progress.finished:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def summary(info: RunInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "status": info.status,
+        "grader": info.grader_key,
+        "grader_version": info.grader_version,
+        "dataset": info.dataset,
+        "endpoint": info.endpoint,
+        "total": info.total,
+        "done": info.done,
+        "counts": info.counts,
+        "aggregates": info.aggregates,
+        "created_at": info.created_at.isoformat(),
+        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+    }
+
+
+def _print_summary(info: RunInfo) -> None:
+    agg = info.aggregates
+    mean = agg.get("mean")
+    rate = agg.get("pass_rate")
+    print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
+    print(f"  samples {info.done}/{info.total}  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
+    if mean is not None:
+        print(f"  mean {mean:.4f}  pass rate {rate:.1%} (score >= {agg.get('pass_threshold')})")
+    for key, value in sorted((agg.get("metrics") or {}).items()):
+        print(f"  metric {key}: {value:.4f}")
+    for key, value in sorted((agg.get("batch_metrics") or {}).items()):
+        print(f"  batch metric {key}: {value}")
+
+
+def _execute(app: CliApp, run_id: int, quiet: bool) -> RunInfo:
+    cancel = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        print(f"\ncancelling run {run_id} (Ctrl-C again to abort at once)...", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    try:
+        return execute_run(app.library, run_id, on_progress=None if quiet else ProgressBar(), cancel=cancel)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _exit_code(info: RunInfo, fail_under: float | None) -> int:
+    if info.status != "completed":
+        return 1
+    if info.counts.get("error", 0) or info.counts.get("invalid", 0):
+        return 1
+    mean = info.aggregates.get("mean")
+    if fail_under is not None and (mean is None or mean < fail_under):
+        return 1
+    return 0
+
+
+def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        if args.resume is not None:
+            if args.grader or args.dataset:
+                raise CliError("--resume takes a run id alone", code=2)
+            run_id = args.resume
+        else:
+            if not (args.grader and args.dataset):
+                raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
+            options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
+                                 endpoint=args.endpoint, use_cache=not args.no_cache,
+                                 pass_threshold=args.pass_threshold)
+            run_id = start_run(app.library, args.grader, args.dataset, options).id
+        info = _execute(app, run_id, quiet=args.json)
+    except (LibraryError, UnsupportedGrader) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        app.print_json(summary(info))
+    else:
+        _print_summary(info)
+    return _exit_code(info, args.fail_under)
+
+
+def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    infos = app.library.runs.list(grader_key=args.grader)
+    if args.json:
+        app.print_json([summary(i) for i in infos])
+        return 0
+    rows = []
+    for i in infos:
+        mean = i.aggregates.get("mean")
+        rows.append([i.id, i.status, f"{i.grader_key} v{i.grader_version}", i.dataset, f"{i.done}/{i.total}",
+                     "" if mean is None else f"{mean:.4f}", i.created_at.strftime("%Y-%m-%d %H:%M")])
+    app.print_table(rows, ["RUN", "STATUS", "GRADER", "DATASET", "DONE", "MEAN", "CREATED"])
+    return 0
+
+
+def _result_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sample_id": row["sample_id"],
+        "index": row["sample_idx"],
+        "status": row["status"],
+        "score": row["score"],
+        "scores": row["scores"],
+        "error": row["error"],
+        "rationale": row["rationale"],
+        "duration_ms": row["duration_ms"],
+        "prompt_tokens": row["prompt_tokens"],
+        "completion_tokens": row["completion_tokens"],
+        "cached": row["cached"],
+        "details": row["details"],
+        "raw": row["raw"],
+    }
+
+
+def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        info = app.library.runs.get(args.run_id)
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    rows = app.library.runs.results(args.run_id, failed_only=args.failed)
+    if args.json:
+        app.print_json({"run": summary(info), "results": [_result_json(r) for r in rows]})
+        return 0
+    _print_summary(info)
+    print()
+    app.print_table(
+        [[r["sample_idx"], r["sample_id"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
+          f"{r['duration_ms']:.1f}", (r["error"] or r["rationale"] or "").replace("\n", " ")[:80]] for r in rows],
+        ["#", "SAMPLE", "STATUS", "SCORE", "MS", "ERROR / RATIONALE"],
+    )
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        info = app.library.runs.get(args.run_id)
+        dataset = app.library.datasets.get(info.dataset, include_deleted=True)
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    out: TextIO = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
+    try:
+        samples = {idx: s for idx, s in app.library.datasets.iter_indexed(dataset.id, limit=info.total)}
+        rows = app.library.runs.results(args.run_id)
+        if args.format == "jsonl":
+            for r in rows:
+                s = samples.get(r["sample_idx"])
+                record = _result_json(r) | {"input": s.input_text() if s else None,
+                                            "completion": s.completion if s else None,
+                                            "expected": s.expected if s else None}
+                out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        else:
+            writer = csv.writer(out)
+            metric_keys = sorted({k for r in rows for k in r["scores"]})
+            writer.writerow(["index", "sample_id", "status", "score", *metric_keys, "error", "rationale",
+                             "duration_ms", "prompt_tokens", "completion_tokens", "cached", "input",
+                             "completion", "expected"])
+            for r in rows:
+                s = samples.get(r["sample_idx"])
+                writer.writerow([r["sample_idx"], r["sample_id"], r["status"], r["score"],
+                                 *[r["scores"].get(k) for k in metric_keys], r["error"], r["rationale"],
+                                 r["duration_ms"], r["prompt_tokens"], r["completion_tokens"], r["cached"],
+                                 s.input_text() if s else "", s.completion if s else "", s.expected if s else ""])
+    finally:
+        if args.output:
+            out.close()
+    if args.output:
+        print(f"wrote {len(rows)} results to {args.output}", file=sys.stderr)
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("run", help="run a grader over a dataset and store the results")
+    p.add_argument("grader", nargs="?", help="grader key")
+    p.add_argument("dataset", nargs="?", help="dataset name")
+    p.add_argument("--version", type=int, help="grader version (default: current)")
+    p.add_argument("--limit", type=int, help="grade only the first N samples")
+    p.add_argument("--concurrency", type=int, help="parallel judge calls / sandbox workers")
+    p.add_argument("--endpoint", help="judge endpoint for this run (overrides the grader's)")
+    p.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
+    p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
+    p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
+    p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_run)
+
+    runs = sub.add_parser("runs", help="list, show and export runs")
+    rsub = runs.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = rsub.add_parser("list", help="recent runs")
+    p.add_argument("--grader", help="only runs of this grader")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_list)
+    p = rsub.add_parser("show", help="a run's summary and per-sample results")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--failed", action="store_true", help="only errors and invalid results")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_show)
+    p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    p.add_argument("-o", "--output", help="file (default: standard output)")
+    p.set_defaults(func=cmd_export)

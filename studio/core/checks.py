@@ -1,0 +1,62 @@
+"""Checks of a whole grader definition, whatever its kind: what ``validate`` and the window show.
+
+Function graders get the platform's checks from the sandbox; other kinds get the structural checks
+a platform would make on upload (a range judge's subranges, a composite's weights, a template that
+renders). Each check is data: name, status, message, line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+from studio.core.models import (
+    BuiltinGrader,
+    CompositeGrader,
+    FunctionGrader,
+    GraderDefinition,
+    RangeJudge,
+)
+
+CheckStatus = Literal["passed", "failed", "warning", "skipped"]
+
+
+class Check(BaseModel):
+    name: str
+    status: CheckStatus
+    message: str = ""
+    line: int | None = None
+
+
+def check_definition(definition: GraderDefinition) -> list[Check]:
+    checks = [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
+    if isinstance(definition, FunctionGrader):
+        from studio.core.sandbox.validation import validate
+
+        checks.extend(Check.model_validate(c.model_dump()) for c in validate(definition.source, definition.contract))
+    elif isinstance(definition, RangeJudge):
+        gaps = definition.subrange_gaps()
+        if definition.subrange_expectations and gaps:
+            checks.append(Check(name="subranges", status="warning",
+                                message=f"no subrange expectation describes score(s) {gaps}"))
+        elif definition.subrange_expectations:
+            checks.append(Check(name="subranges", status="passed", message="the subranges cover the range"))
+    elif isinstance(definition, BuiltinGrader) and definition.function == "regex_match":
+        pattern = definition.options.reference
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+                checks.append(Check(name="pattern", status="passed", message="the pattern compiles"))
+            except re.error as exc:
+                checks.append(Check(name="pattern", status="failed", message=f"invalid regular expression: {exc}"))
+    elif isinstance(definition, CompositeGrader):
+        if not any(c.weight > 0 for c in definition.components) and definition.mode == "weighted":
+            checks.append(Check(name="weights", status="failed",
+                                message="a weighted composite needs at least one positive weight"))
+        for component in definition.components:
+            for sub in check_definition(component.grader):
+                if sub.name != "definition":
+                    checks.append(sub.model_copy(update={"name": f"{component.label}: {sub.name}"}))
+    return checks

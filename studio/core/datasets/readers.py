@@ -1,0 +1,97 @@
+"""Reading dataset files (JSONL, CSV) into samples, all or nothing, naming the line that is wrong."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from studio.core.models import Sample
+
+from .shapes import FORMATS, RowError, detect_format, row_to_sample
+
+
+class DatasetError(ValueError):
+    def __init__(self, path: str, line: int | None, message: str) -> None:
+        self.path, self.line, self.message = path, line, message
+        where = f"{path}:{line}" if line is not None else path
+        super().__init__(f"{where}: {message}")
+
+
+class ParsedDataset(BaseModel):
+    format: str
+    samples: list[Sample]
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not reader.fieldnames:
+            raise DatasetError(str(path), 1, "the CSV file has no header row")
+        for row in reader:
+            if None in row:
+                raise DatasetError(str(path), reader.line_num, "more values than header columns")
+            yield reader.line_num, {k: _maybe_json(v) for k, v in row.items()}
+
+
+def _maybe_json(value: str | None) -> Any:
+    """CSV cells holding JSON objects/lists (messages, metadata) are decoded."""
+    if value and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    if path.suffix.lower() == ".csv":
+        return _csv_rows(path)
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        return _jsonl_rows(path)
+    raise DatasetError(str(path), None, "unsupported file type: use .jsonl or .csv")
+
+
+def read_dataset(path: str | Path, fmt: str | None = None, limit: int | None = None) -> ParsedDataset:
+    """Parse a whole file; the first bad line raises ``DatasetError`` and nothing is returned."""
+    path = Path(path)
+    if fmt is not None and fmt not in FORMATS:
+        raise DatasetError(str(path), None, f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise DatasetError(str(path), None, "no such file")
+    samples: list[Sample] = []
+    seen: dict[str, int] = {}
+    chosen = fmt
+    for number, row in read_rows(path):
+        if chosen is None:
+            if not isinstance(row, dict):
+                raise DatasetError(str(path), number, "a row must be a JSON object")
+            chosen = detect_format(row)
+        try:
+            sample = row_to_sample(row, chosen, default_id=f"{len(samples) + 1}")
+        except RowError as exc:
+            raise DatasetError(str(path), number, f"{exc} (format {chosen})") from None
+        if sample.id in seen:
+            raise DatasetError(str(path), number, f"duplicate sample id {sample.id!r} (first on line {seen[sample.id]})")
+        seen[sample.id] = number
+        samples.append(sample)
+        if limit is not None and len(samples) >= limit:
+            break
+    if not samples:
+        raise DatasetError(str(path), None, "the file holds no rows")
+    return ParsedDataset(format=chosen or "flat", samples=samples)

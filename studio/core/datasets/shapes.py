@@ -1,0 +1,165 @@
+"""The platforms' dataset row shapes, each turned into our ``Sample``.
+
+| format   | a row looks like                                                        |
+|----------|-------------------------------------------------------------------------|
+| adaptive | ``{messages: [{role, content}], completion, metadata}``                 |
+| openai   | ``{item: {...}, sample: {output_text, ...}}``                           |
+| letta    | ``{input, ground_truth, rubric_vars, submission?}``                     |
+| mka1     | ``{question/prompt, target, output_text?/extracted_output?, ...}``      |
+| flat     | CSV-like columns: input/question/prompt, completion/output, expected    |
+
+The original row is kept in ``Sample.fields`` so a platform's grader sees its own row unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from studio.core.models import Sample, Turn
+
+DatasetFormat = Literal["adaptive", "openai", "letta", "mka1", "flat"]
+FORMATS: tuple[str, ...] = ("adaptive", "openai", "letta", "mka1", "flat")
+
+INPUT_KEYS = ("input", "question", "prompt", "query", "user")
+OUTPUT_KEYS = ("completion", "output_text", "extracted_output", "output", "submission", "response", "answer_text")
+EXPECTED_KEYS = ("expected", "target", "ground_truth", "reference", "reference_answer", "answer", "label")
+
+
+class RowError(ValueError):
+    """A row that does not fit its format; the reader adds the line number."""
+
+
+def detect_format(row: dict[str, Any]) -> DatasetFormat:
+    if "messages" in row:
+        return "adaptive"
+    if isinstance(row.get("item"), dict):
+        return "openai"
+    if "ground_truth" in row or "rubric_vars" in row:
+        return "letta"
+    if "target" in row:
+        return "mka1"
+    return "flat"
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _first(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        if key in row and row[key] is not None and row[key] != "":
+            return row[key]
+    return None
+
+
+def _turns(value: Any) -> list[Turn]:
+    """A prompt given as text, or as a list of chat messages."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        try:
+            return [Turn.model_validate(m) for m in value]
+        except ValidationError as exc:
+            raise RowError(f"messages: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from None
+    return [Turn(role="user", content=_text(value) or "")]
+
+
+def _adaptive(row: dict[str, Any], default_id: str) -> Sample:
+    messages = row.get("messages")
+    if not isinstance(messages, list):
+        raise RowError("'messages' must be a list of {role, content} objects")
+    turns = _turns(messages)
+    completion = row.get("completion")
+    if isinstance(completion, dict):  # {"role": "assistant", "content": ...}
+        completion = completion.get("content")
+    if completion is None and turns and turns[-1].role == "assistant":
+        completion = turns.pop().content
+    metadata = row.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise RowError("'metadata' must be an object")
+    expected = row.get("expected", metadata.get("expected"))
+    return Sample(
+        id=str(row.get("id") or metadata.get("id") or default_id),
+        messages=turns,
+        completion=_text(completion),
+        expected=_text(expected),
+        metadata=metadata,
+        fields={k: v for k, v in row.items() if k not in ("messages", "completion")},
+    )
+
+
+def _openai(row: dict[str, Any], default_id: str) -> Sample:
+    item = row["item"]
+    sample = row.get("sample") or {}
+    if not isinstance(sample, dict):
+        raise RowError("'sample' must be an object")
+    completion = sample.get("output_text")
+    if completion is None and isinstance(sample.get("choices"), list) and sample["choices"]:
+        completion = (sample["choices"][0].get("message") or {}).get("content")
+    return Sample(
+        id=str(row.get("id") or item.get("id") or default_id),
+        messages=_turns(_first(item, ("messages",)) or _first(item, INPUT_KEYS)),
+        completion=_text(completion),
+        expected=_text(_first(item, EXPECTED_KEYS)),
+        metadata={k: v for k, v in item.items() if k not in INPUT_KEYS},
+        fields=row,
+    )
+
+
+def _generic(row: dict[str, Any], default_id: str, expected_keys: tuple[str, ...]) -> Sample:
+    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    extra = {k: v for k, v in row.items() if k not in INPUT_KEYS + OUTPUT_KEYS + ("id", "sample_id", "metadata")}
+    return Sample(
+        id=str(row.get("id") or row.get("sample_id") or default_id),
+        messages=_turns(_first(row, INPUT_KEYS)),
+        completion=_text(_first(row, OUTPUT_KEYS)),
+        expected=_text(_first(row, expected_keys)),
+        metadata={**extra, **metadata},
+        fields=row,
+    )
+
+
+def _letta(row: dict[str, Any], default_id: str) -> Sample:
+    sample = _generic(row, default_id, ("ground_truth",) + EXPECTED_KEYS)
+    if "rubric_vars" in row and not isinstance(row["rubric_vars"], dict):
+        raise RowError("'rubric_vars' must be an object")
+    return sample
+
+
+def _mka1(row: dict[str, Any], default_id: str) -> Sample:
+    return _generic(row, default_id, ("target",) + EXPECTED_KEYS)
+
+
+def _flat(row: dict[str, Any], default_id: str) -> Sample:
+    if _first(row, INPUT_KEYS) is None and _first(row, OUTPUT_KEYS) is None:
+        raise RowError(
+            f"no input or output column: expected one of {', '.join(INPUT_KEYS + OUTPUT_KEYS)}"
+        )
+    return _generic(row, default_id, EXPECTED_KEYS)
+
+
+CONVERTERS: dict[str, Callable[[dict[str, Any], str], Sample]] = {
+    "adaptive": _adaptive,
+    "openai": _openai,
+    "letta": _letta,
+    "mka1": _mka1,
+    "flat": _flat,
+}
+
+
+def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
+    if not isinstance(row, dict):
+        raise RowError(f"a row must be a JSON object, got {type(row).__name__}")
+    try:
+        return CONVERTERS[fmt](row, default_id)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RowError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None

@@ -1,0 +1,209 @@
+"""Runs a grader version over a dataset: the only writer of results.
+
+Samples flow in batches from the store to the scorer and back; outcomes are written by one writer
+task in small transactions as they arrive, so a killed run keeps every finished sample and
+``resume`` grades only the rest. Progress goes to an optional callback (the CLI's bar, the window's
+signals); cancelling is a ``threading.Event`` that any thread may set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from studio.core.models import Outcome, RunInfo, Sample
+from studio.core.store import Conflict, Library
+
+from .registry import make_scorer
+from .scorer import GradingContext, Scorer
+
+FLUSH_ROWS = 2000
+FLUSH_SECONDS = 0.1
+
+
+class RunOptions(BaseModel):
+    version: int | None = None
+    limit: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    endpoint: str | None = None
+    use_cache: bool = True
+    pass_threshold: float = 0.5
+
+
+@dataclass
+class Progress:
+    run_id: int
+    done: int
+    total: int
+    counts: dict[str, int]
+    elapsed: float
+    #: the (sample_idx, outcome) pairs written since the previous event
+    written: list[tuple[int, Outcome]] = field(default_factory=list)
+    finished: bool = False
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        if self.rate <= 0:
+            return None
+        return (self.total - self.done) / self.rate
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def start_run(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None) -> RunInfo:
+    """Record a new run (status running) without grading anything yet."""
+    options = options or RunOptions()
+    record = library.graders.get(grader_key)
+    version = options.version or record.current_version
+    library.graders.version(grader_key, version)  # raises NotFound for a missing version
+    dataset = library.datasets.get(dataset_name)
+    total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
+    return library.runs.create(
+        record.id, version, dataset.id, total, endpoint=options.endpoint,
+        settings=options.model_dump(exclude_none=True),
+    )
+
+
+def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
+                cancel: threading.Event | None = None) -> RunInfo:
+    """Grade every sample of the run not yet graded; returns the run as stored at the end."""
+    cancel = cancel or threading.Event()
+    info = library.runs.get(run_id)
+    if info.status == "completed":
+        raise Conflict(f"run {run_id} is already complete")
+    options = RunOptions.model_validate(info.settings)
+    definition = library.graders.version(info.grader_key, info.grader_version).definition
+    dataset = library.datasets.get(info.dataset)
+    done = library.runs.done_indices(run_id)
+    library.runs.set_status(run_id, "running")
+    ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
+                         concurrency=options.concurrency, cancel=cancel)
+    pending = library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
+    try:
+        metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
+                                     on_progress, cancel))
+    except BaseException as exc:
+        library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
+                                aggregates=library.runs.aggregates(run_id, options.pass_threshold),
+                                error=f"{type(exc).__name__}: {exc}")
+        raise
+    aggregates = library.runs.aggregates(run_id, options.pass_threshold)
+    if metrics:
+        aggregates["batch_metrics"] = metrics
+    status = "cancelled" if cancel.is_set() else "completed"
+    library.runs.set_status(run_id, status, aggregates=aggregates)
+    return library.runs.get(run_id)
+
+
+def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,
+               on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> RunInfo:
+    run = start_run(library, grader_key, dataset_name, options)
+    return execute_run(library, run.id, on_progress=on_progress, cancel=cancel)
+
+
+def _batches(pending: Iterator[tuple[int, Sample]], size: int | None) -> Iterator[list[tuple[int, Sample]]]:
+    batch: list[tuple[int, Sample]] = []
+    for item in pending:
+        batch.append(item)
+        if size is not None and len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
+                 pending: Iterator[tuple[int, Sample]], total: int, already: int,
+                 on_progress: ProgressCallback | None, cancel: threading.Event) -> dict[str, float]:
+    scorer: Scorer = make_scorer(definition, ctx)
+    start = time.perf_counter()
+    counts: dict[str, int] = {}
+    done = already
+    outbox: asyncio.Queue[list[tuple[int, str, Outcome]] | None] = asyncio.Queue()
+
+    async def writer() -> None:
+        nonlocal done
+        buffer: list[tuple[int, str, Outcome]] = []
+        last = time.perf_counter()
+        finished = False
+        while not finished:
+            try:
+                item = await asyncio.wait_for(outbox.get(), timeout=FLUSH_SECONDS)
+            except TimeoutError:
+                item = []
+            if item is None:
+                finished = True
+            else:
+                buffer.extend(item)
+            if buffer and (finished or len(buffer) >= FLUSH_ROWS or time.perf_counter() - last >= FLUSH_SECONDS):
+                rows, buffer = buffer, []
+                await asyncio.to_thread(library.runs.write_results, run_id, rows)
+                last = time.perf_counter()
+                for _, _, outcome in rows:
+                    counts[outcome.status] = counts.get(outcome.status, 0) + 1
+                done += len(rows)
+                if on_progress is not None:
+                    on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
+                                         [(idx, o) for idx, _, o in rows]))
+
+    batches = _batches(pending, scorer.batch_size)
+    feed_lock = asyncio.Lock()
+
+    async def grade_worker() -> None:
+        while not cancel.is_set():
+            async with feed_lock:
+                batch = await asyncio.to_thread(next, batches, None)
+            if batch is None:
+                return
+            outcomes = await scorer.score_batch([s for _, s in batch])
+            if len(outcomes) != len(batch):
+                raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
+            if cancel.is_set():
+                # a batch cut short by cancel: keep only what really graded
+                pairs = [(i, s.id, o) for (i, s), o in zip(batch, outcomes, strict=True) if o.error != "cancelled"]
+            else:
+                pairs = [(i, s.id, o) for (i, s), o in zip(batch, outcomes, strict=True)]
+            await outbox.put(pairs)
+
+    writer_task = asyncio.create_task(writer())
+    workers = [asyncio.create_task(grade_worker()) for _ in range(max(1, scorer.parallel_batches))]
+    try:
+        watcher = asyncio.create_task(_watch_cancel(cancel))
+        done_workers = asyncio.gather(*workers)
+        await asyncio.wait({done_workers, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if cancel.is_set():
+            # give in-flight batches a moment to report, then stop them
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(done_workers), timeout=2.0)
+            for task in workers:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await done_workers
+        else:
+            watcher.cancel()
+            await done_workers  # re-raises a worker's bug
+    finally:
+        await outbox.put(None)
+        await writer_task
+        with contextlib.suppress(Exception):
+            await scorer.aclose()
+    if on_progress is not None:
+        on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start, [], finished=True))
+    return scorer.run_metrics()
+
+
+async def _watch_cancel(cancel: threading.Event) -> None:
+    while not cancel.is_set():
+        await asyncio.sleep(0.05)

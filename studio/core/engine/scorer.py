@@ -1,0 +1,68 @@
+"""The one interface between the engine and every grader kind.
+
+A scorer grades batches of samples and returns one ``Outcome`` per sample, in order. It never raises
+for a sample's failure: a crash, timeout, endpoint error or invalid return becomes that sample's
+``Outcome`` (status error/invalid) so the run goes on. Scorers are built per run by
+``studio.core.engine.registry.make_scorer``, used from one asyncio loop, and closed at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from studio.core.models import GraderDefinition, Outcome, Sample
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+
+@dataclass
+class GradingContext:
+    """What a scorer may use besides its definition.
+
+    ``library`` resolves named endpoints (and holds the judge response cache); ``endpoint`` overrides
+    the judge's endpoint for this run; ``cancel`` is set when the user cancels: long calls should
+    stop promptly and report an error outcome ("cancelled") rather than block.
+    """
+
+    library: Library | None = None
+    endpoint: str | None = None
+    use_cache: bool = True
+    concurrency: int | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    #: samples per ``score_batch`` call; ``None`` means the whole dataset at once (MKA1 batch contract)
+    batch_size: int | None
+    #: batches the engine keeps in flight at once
+    parallel_batches: int
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]: ...
+
+    def run_metrics(self) -> dict[str, float]:
+        """Run-level metrics the grader reported (MKA1 ``grade_batch`` ``metrics``), else {}."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+ScorerFactory = Callable[[GraderDefinition, GradingContext], Scorer]
+
+
+class ScorerBase:
+    """Defaults for the optional parts of the protocol."""
+
+    batch_size: int | None = 64
+    parallel_batches: int = 1
+
+    def run_metrics(self) -> dict[str, float]:
+        return {}
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,143 @@
+"""The built-in comparisons (Letta tool graders, HUD answer comparisons), scored in-process.
+
+They are pure functions of the sample's text, so they need no sandbox: a run of them is bounded by
+SQLite, not by grading.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+
+from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
+
+from .extractors import ExtractionError, extract
+from .text import ascii_printable, first_number, normalize, token_f1
+
+
+class NoReference(ValueError):
+    pass
+
+
+def _reference(options: BuiltinOptions, sample: Sample) -> str:
+    ref = options.reference if options.reference is not None else sample.expected
+    if ref is None:
+        raise NoReference("no ground truth: the sample has no expected answer and the grader sets no reference")
+    return ref
+
+
+def _fold(text: str, options: BuiltinOptions, case_default: bool) -> str:
+    if options.normalize:
+        return normalize(text)
+    if options.strip:
+        text = text.strip()
+    case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
+    return text if case_sensitive else text.lower()
+
+
+def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return float(_fold(sub, o, True) == _fold(_reference(o, s), o, True))
+
+
+def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return float(_fold(_reference(o, s), o, False) in _fold(sub, o, False))
+
+
+def _values(o: BuiltinOptions, s: Sample) -> list[str]:
+    if o.values:
+        return o.values
+    return [_reference(o, s)]
+
+
+def contains_any(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    values = _values(o, s)
+    return float(any(_fold(v, o, False) in _fold(sub, o, False) for v in values)) if values else 0.0
+
+
+def contains_all(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return float(all(_fold(v, o, False) in _fold(sub, o, False) for v in _values(o, s)))
+
+
+def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
+    try:
+        return float(re.search(_reference(o, s), sub, flags) is not None)
+    except re.error:
+        return 0.0
+
+
+def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return float(ascii_printable(sub))
+
+
+def numeric_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    got, want = first_number(sub), first_number(_reference(o, s))
+    if got is None or want is None:
+        return 0.0
+    return float(abs(got - want) <= o.tolerance)
+
+
+def token_f1_score(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return token_f1(sub, _reference(o, s))
+
+
+def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    try:
+        json.loads(sub)
+    except (ValueError, TypeError):
+        return 0.0
+    return 1.0
+
+
+def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return float(_fold(sub, o, True).startswith(_fold(_reference(o, s), o, True)))
+
+
+FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
+    "exact_match": exact_match,
+    "contains": contains,
+    "contains_any": contains_any,
+    "contains_all": contains_all,
+    "regex_match": regex_match,
+    "ascii_printable_only": ascii_printable_only,
+    "numeric_match": numeric_match,
+    "token_f1": token_f1_score,
+    "is_json": is_json,
+    "starts_with": starts_with,
+}
+
+
+def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
+    start = time.perf_counter()
+    try:
+        submission = extract(sample, grader.extractor)
+        value = FUNCTIONS[grader.function](submission, grader.options, sample)
+    except NoReference as exc:
+        # Letta's rule: a tool grader without ground truth scores 0.0
+        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
+                       duration_ms=(time.perf_counter() - start) * 1000)
+    except ExtractionError as exc:
+        return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - start) * 1000)
+    if grader.options.negate:
+        value = 1.0 - value
+    return Outcome(score=value, scores={grader.metric.key: value},
+                   duration_ms=(time.perf_counter() - start) * 1000,
+                   details={"submission": submission[:2000]} if grader.extractor else {})
+
+
+class BuiltinScorer(ScorerBase):
+    batch_size = 1000
+    parallel_batches = 1
+
+    def __init__(self, grader: BuiltinGrader) -> None:
+        self.grader = grader
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        return [score_sample(self.grader, s) for s in samples]
+
+
+def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
+    return BuiltinScorer(grader)

@@ -1,0 +1,99 @@
+"""Composite graders: HUD's ``combine`` rules over sub-graders of any kind.
+
+weighted: positive weights are divided by their sum, negative weights stay as penalties, the reward
+is sum(value * weight) (not clamped); ``any`` is the max, ``all`` the min. Duplicate names become
+``name-1``, ``name-2``. A component that errors makes the sample an error (a missing part is not a
+zero); a skipped (NA) component is left out and the other weights renormalised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from studio.core.engine.registry import make_scorer as make_sub_scorer
+from studio.core.engine.scorer import GradingContext, Scorer, ScorerBase
+from studio.core.models import CompositeGrader, Outcome, Sample
+
+
+def unique_names(names: Sequence[str]) -> list[str]:
+    """HUD's de-duplication: the first keeps its name, later ones get -1, -2 ..."""
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            out.append(f"{name}-{seen[name]}")
+        else:
+            seen[name] = 0
+            out.append(name)
+    return out
+
+
+def combine(mode: str, parts: list[tuple[str, float, float]]) -> tuple[float, dict[str, float]]:
+    """(name, weight, value) triples -> (reward, effective weights)."""
+    if mode == "any":
+        return max(v for _, _, v in parts), {n: w for n, w, _ in parts}
+    if mode == "all":
+        return min(v for _, _, v in parts), {n: w for n, w, _ in parts}
+    positive = sum(w for _, w, _ in parts if w > 0)
+    weights = {n: (w / positive if w > 0 and positive else w) for n, w, _ in parts}
+    return sum(weights[n] * v for n, _, v in parts), weights
+
+
+class CompositeScorer(ScorerBase):
+    def __init__(self, grader: CompositeGrader, ctx: GradingContext) -> None:
+        self.grader = grader
+        self.names = unique_names([c.label for c in grader.components])
+        self.scorers: list[Scorer] = [make_sub_scorer(c.grader, ctx) for c in grader.components]
+        sizes = [s.batch_size for s in self.scorers]
+        self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
+        self.parallel_batches = min(s.parallel_batches for s in self.scorers)
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        per_component = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))
+        return [self._combine([outs[i] for outs in per_component]) for i in range(len(samples))]
+
+    def _combine(self, outcomes: list[Outcome]) -> Outcome:
+        details: list[dict[str, Any]] = []
+        parts: list[tuple[str, float, float]] = []
+        errors = []
+        for name, component, outcome in zip(self.names, self.grader.components, outcomes, strict=True):
+            details.append({"name": name, "weight": component.weight, "status": outcome.status,
+                            "score": outcome.score, "error": outcome.error, "rationale": outcome.rationale})
+            if outcome.status == "error" or (outcome.status != "skipped" and outcome.score is None):
+                errors.append(f"{name}: {outcome.error or 'no score'}")
+            elif outcome.status != "skipped":
+                parts.append((name, component.weight, float(outcome.score or 0.0)))
+        tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes),
+                  "completion_tokens": sum(o.completion_tokens for o in outcomes),
+                  "duration_ms": max((o.duration_ms for o in outcomes), default=0.0),
+                  "cached": all(o.cached for o in outcomes)}
+        if errors:
+            return Outcome(status="error", error="; ".join(errors), details={"components": details}, **tokens)
+        if not parts or (self.grader.mode == "weighted" and not any(w > 0 for _, w, _ in parts)):
+            return Outcome(status="skipped", rationale="every component was skipped",
+                           details={"components": details}, **tokens)
+        reward, weights = combine(self.grader.mode, parts)
+        for entry in details:
+            entry["effective_weight"] = weights.get(entry["name"])
+        scores = {name: value for name, _, value in parts}
+        scores[self.grader.metric.key] = reward
+        return Outcome(score=reward, scores=scores, details={"components": details, "mode": self.grader.mode},
+                       rationale="\n".join(f"{d['name']}: {d['rationale']}" for d in details if d.get("rationale")) or None,
+                       **tokens)
+
+    def run_metrics(self) -> dict[str, float]:
+        merged: dict[str, float] = {}
+        for name, scorer in zip(self.names, self.scorers, strict=True):
+            merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
+        return merged
+
+    async def aclose(self) -> None:
+        for scorer in self.scorers:
+            await scorer.aclose()
+
+
+def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer:
+    return CompositeScorer(grader, ctx)

@@ -1,0 +1,70 @@
+"""Pydantic models at the core's boundaries: graders, threads and samples, outcomes and runs."""
+
+from .common import Extractor, GraderBase, Metric
+from .definition import (
+    GRADER_ADAPTER,
+    GRADER_KINDS,
+    JUDGE_KINDS,
+    KIND_LABELS,
+    Component,
+    CompositeGrader,
+    GraderDefinition,
+    dump_grader,
+    parse_grader,
+)
+from .function import CONTRACT_LABELS, MAX_SOURCE_BYTES, Contract, FunctionGrader
+from .judges import (
+    BinaryJudge,
+    BinaryShot,
+    CriteriaJudge,
+    Criterion,
+    JudgeBase,
+    PrebuiltJudge,
+    RangeJudge,
+    RangeShot,
+    RubricJudge,
+    Subrange,
+)
+from .result import Outcome, RunInfo, valid_number
+from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
+from .thread import Sample, Thread, ToolCall, Turn
+
+__all__ = [
+    "CONTRACT_LABELS",
+    "GRADER_ADAPTER",
+    "GRADER_KINDS",
+    "JUDGE_KINDS",
+    "KIND_LABELS",
+    "MAX_SOURCE_BYTES",
+    "BashGrader",
+    "BinaryJudge",
+    "BinaryShot",
+    "BuiltinGrader",
+    "BuiltinOptions",
+    "Component",
+    "CompositeGrader",
+    "Contract",
+    "CriteriaJudge",
+    "Criterion",
+    "ExternalEndpoint",
+    "Extractor",
+    "FunctionGrader",
+    "GraderBase",
+    "GraderDefinition",
+    "JudgeBase",
+    "Metric",
+    "Outcome",
+    "PrebuiltJudge",
+    "RangeJudge",
+    "RangeShot",
+    "RubricJudge",
+    "RunInfo",
+    "Sample",
+    "Subrange",
+    "Thread",
+    "ToolCall",
+    "Turn",
+    "dump_grader",
+    "parse_grader",
+    "valid_number",
+]

@@ -1,0 +1,54 @@
+"""Fields every grader kind shares: identity, the metric it writes, what it reads from a sample."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
+
+ExtractorKind = Literal[
+    "last_assistant",
+    "first_assistant",
+    "all_assistant",
+    "last_turn",
+    "pattern",
+    "tool_arguments",
+    "tool_output",
+    "after_marker",
+    "memory_block",
+]
+
+
+class Metric(BaseModel):
+    """The metric a grader writes: Adaptive ``metric {key, kind}``, MKA1 ``metric_id``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = "score"
+    kind: Literal["scalar", "bool"] = "scalar"
+
+
+class Extractor(BaseModel):
+    """Letta's extractors: which part of the trajectory a grader scores (default: last assistant)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: ExtractorKind = "last_assistant"
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class GraderBase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(pattern=SLUG_PATTERN, description="Unique slug among live graders")
+    name: str = ""
+    description: str = ""
+    metric: Metric = Field(default_factory=Metric)
+    extractor: Extractor | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.key

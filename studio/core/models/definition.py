@@ -1,0 +1,104 @@
+"""The grader definition: a discriminated union over every kind, composites included."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .common import GraderBase
+from .function import FunctionGrader
+from .judges import BinaryJudge, CriteriaJudge, PrebuiltJudge, RangeJudge, RubricJudge
+from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
+
+
+class Component(BaseModel):
+    """One sub-grader of a composite; a negative weight makes it a penalty (HUD's rule)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    weight: float = 1.0
+    grader: GraderDefinition
+
+    @property
+    def label(self) -> str:
+        return self.name or self.grader.metric.key or self.grader.key
+
+
+class CompositeGrader(GraderBase):
+    """Combines sub-grader scores: ``weighted`` (HUD combine), ``any`` (max) or ``all`` (min)."""
+
+    kind: Literal["composite"] = "composite"
+    mode: Literal["weighted", "any", "all"] = "weighted"
+    components: list[Component] = Field(min_length=1)
+
+
+GraderDefinition = Annotated[
+    Union[
+        FunctionGrader,
+        BinaryJudge,
+        RangeJudge,
+        RubricJudge,
+        CriteriaJudge,
+        PrebuiltJudge,
+        ExternalEndpoint,
+        BashGrader,
+        BuiltinGrader,
+        CompositeGrader,
+    ],
+    Field(discriminator="kind"),
+]
+
+Component.model_rebuild()
+CompositeGrader.model_rebuild()
+
+GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
+
+GRADER_KINDS: tuple[str, ...] = (
+    "function",
+    "binary_judge",
+    "range_judge",
+    "rubric_judge",
+    "criteria_judge",
+    "prebuilt",
+    "external_endpoint",
+    "bash",
+    "builtin",
+    "composite",
+)
+
+JUDGE_KINDS: frozenset[str] = frozenset(
+    {"binary_judge", "range_judge", "rubric_judge", "criteria_judge", "prebuilt"}
+)
+
+KIND_LABELS: dict[str, str] = {
+    "function": "Function",
+    "binary_judge": "Binary judge",
+    "range_judge": "Range judge",
+    "rubric_judge": "Rubric judge",
+    "criteria_judge": "Criteria judge",
+    "prebuilt": "Pre-built RAG judge",
+    "external_endpoint": "External endpoint",
+    "bash": "Bash",
+    "builtin": "Built-in",
+    "composite": "Composite",
+}
+
+
+def parse_grader(data: object) -> GraderDefinition:
+    """Validate a plain dict (from YAML/JSON/DB) into the right definition class."""
+    return GRADER_ADAPTER.validate_python(data)
+
+
+def dump_grader(grader: GraderBase) -> dict[str, Any]:
+    """Plain JSON-able dict, defaults omitted so files stay short and diffs readable.
+
+    ``kind`` is always written (first, for readers), nested composite components included.
+    """
+    data: dict[str, Any] = {"kind": grader.kind}  # type: ignore[attr-defined]
+    data.update(grader.model_dump(mode="json", exclude_defaults=True))
+    if isinstance(grader, CompositeGrader):
+        for i, component in enumerate(grader.components):
+            data["components"][i]["grader"] = dump_grader(component.grader)
+    return data

@@ -1,0 +1,172 @@
+"""Grader definition files (``*.grader.yaml`` / ``*.grader.json``) with a ``schema_version``.
+
+YAML is written for people (multi-line text as block scalars, defaults left out); a file that fails
+validation is reported field by field with the line each field stands on.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from .common import GraderBase
+from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_grader
+
+SCHEMA_VERSION = 1
+
+
+class DefinitionError(ValueError):
+    """A definition file that does not validate; ``problems`` has one entry per bad field."""
+
+    def __init__(self, source: str, problems: list[tuple[int | None, str, str]]) -> None:
+        self.source = source
+        self.problems = problems
+        lines = [
+            f"{source}:{line if line is not None else '?'}: {field or '(file)'}: {message}"
+            for line, field, message in problems
+        ]
+        super().__init__("\n".join(lines))
+
+
+def _literal_strings(value: Any) -> Any:
+    """Multi-line strings become ``|`` block scalars so source code and prompts stay readable."""
+    if isinstance(value, str) and "\n" in value:
+        return LiteralScalarString(value if value.endswith("\n") else value)
+    if isinstance(value, dict):
+        return {k: _literal_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_literal_strings(v) for v in value]
+    return value
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.width = 100
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.preserve_quotes = True
+    return yaml
+
+
+def to_document(grader: GraderBase) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, **dump_grader(grader)}
+
+
+def to_yaml(grader: GraderBase) -> str:
+    buffer = io.StringIO()
+    _yaml().dump(_literal_strings(to_document(grader)), buffer)
+    return buffer.getvalue()
+
+
+def to_json(grader: GraderBase) -> str:
+    return json.dumps(to_document(grader), indent=2, ensure_ascii=False) + "\n"
+
+
+def _strip_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop the union tags pydantic puts in an error's location: first, and after each ``grader``."""
+    out: list[Any] = []
+    for i, part in enumerate(loc):
+        is_tag_position = i == 0 or loc[i - 1] == "grader"
+        if is_tag_position and isinstance(part, str) and part in GRADER_KINDS:
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+    """1-based line of the deepest node along ``loc`` that the YAML parser recorded."""
+    line: int | None = None
+    for part in loc:
+        if isinstance(node, CommentedMap) and part in node:
+            line = node.lc.key(part)[0] + 1
+            node = node[part]
+        elif isinstance(node, CommentedSeq) and isinstance(part, int) and part < len(node):
+            line = node.lc.item(part)[0] + 1
+            node = node[part]
+    return line
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def parse_document(data: Any, source: str = "<definition>", tree: Any = None) -> GraderDefinition:
+    """Validate a loaded document (schema_version + grader fields) into a definition."""
+    if not isinstance(data, dict):
+        raise DefinitionError(source, [(1, "", "a grader definition must be a mapping of fields")])
+    body = dict(data)
+    version = body.pop("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise DefinitionError(
+            source,
+            [(_line_of(tree, ("schema_version",)), "schema_version",
+              f"unsupported schema_version {version!r} (this studio reads {SCHEMA_VERSION})")],
+        )
+    try:
+        return GRADER_ADAPTER.validate_python(body)
+    except ValidationError as exc:
+        problems = [
+            (_line_of(tree, loc), _field_path(loc), err["msg"])
+            for err in exc.errors()
+            for loc in [_strip_tags(tuple(err["loc"])) + (("kind",) if "union_tag" in err["type"] else ())]
+        ]
+        raise DefinitionError(source, problems) from None
+
+
+def loads(text: str, source: str = "<definition>") -> GraderDefinition:
+    """Parse YAML or JSON text (JSON is YAML, so one parser gives lines for both)."""
+    try:
+        tree = _yaml().load(text)
+    except YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise DefinitionError(source, [(line, "", f"not valid YAML/JSON: {getattr(exc, 'problem', exc)}")]) from None
+    return parse_document(_plain(tree), source, tree)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def load(path: str | Path) -> GraderDefinition:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise DefinitionError(str(path), [(None, "", f"cannot read the file: {exc.strerror}")]) from None
+    return loads(text, str(path))
+
+
+def save(grader: GraderBase, path: str | Path) -> Path:
+    path = Path(path)
+    text = to_json(grader) if path.suffix == ".json" else to_yaml(grader)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema of a definition file: the grader union plus ``schema_version``."""
+    schema = GRADER_ADAPTER.json_schema()
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Grader Studio grader definition",
+        "description": f"A *.grader.yaml / *.grader.json file, schema_version {SCHEMA_VERSION}",
+        "allOf": [
+            {"type": "object", "properties": {"schema_version": {"const": SCHEMA_VERSION}}},
+            schema,
+        ],
+        **({"$defs": schema.pop("$defs")} if "$defs" in schema else {}),
+    }

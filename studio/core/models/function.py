@@ -1,0 +1,35 @@
+"""Function graders: Python source run in the sandbox under one platform's calling contract."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .common import GraderBase
+
+Contract = Literal["adaptive", "mka1_sample", "mka1_batch", "letta", "promptfoo"]
+
+CONTRACT_LABELS: dict[str, str] = {
+    "adaptive": "Adaptive: async def grade(thread)",
+    "mka1_sample": "MKA1 sample: grade(sample, item[, ctx])",
+    "mka1_batch": "MKA1 batch: grade_batch(samples[, ctx])",
+    "letta": "Letta custom tool grader",
+    "promptfoo": "promptfoo: get_assert(output, context)",
+}
+
+MAX_SOURCE_BYTES = 64 * 1024
+
+
+class FunctionGrader(GraderBase):
+    kind: Literal["function"] = "function"
+    source: str
+    contract: Contract = "adaptive"
+    function_name: str | None = Field(
+        default=None, description="Entry point when not the contract's default (Letta file.py:fn)"
+    )
+    model_access: bool = Field(default=False, description="MKA1 model_backed: ctx model helpers")
+    max_model_calls: int = Field(default=64, ge=0, le=500)
+    endpoint: str | None = Field(default=None, description="Endpoint serving ctx model calls")
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    memory_mb: int = Field(default=512, ge=32, le=16384)

@@ -1,0 +1,115 @@
+"""LLM judge definitions: binary, range, rubric (Letta), criteria (HUD) and the pre-built RAG judges."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .common import GraderBase
+from .thread import Turn
+
+
+class JudgeBase(GraderBase):
+    """An endpoint (by name, configured in the library) and an optional model override."""
+
+    endpoint: str | None = None
+    model: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    max_tokens: int | None = None
+    system_template: str | None = Field(default=None, description="Handlebars; None = built-in")
+    user_template: str | None = Field(default=None, description="Handlebars; None = built-in")
+    template_variables: dict[str, Any] = Field(default_factory=dict)
+
+
+class Shot(BaseModel):
+    """A few-shot example: an input thread, the completion, the expected reasoning and verdict."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[Turn] = Field(default_factory=list)
+    completion: str = ""
+    reasoning: str = ""
+
+
+class BinaryShot(Shot):
+    verdict: Literal["PASS", "FAIL", "NA"] = "PASS"
+
+
+class RangeShot(Shot):
+    score: int
+
+
+class BinaryJudge(JudgeBase):
+    kind: Literal["binary_judge"] = "binary_judge"
+    criteria: str
+    examples: list[BinaryShot] = Field(default_factory=list)
+
+
+class Subrange(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    min: int
+    max: int
+    expectation: str
+
+
+class RangeJudge(JudgeBase):
+    kind: Literal["range_judge"] = "range_judge"
+    criteria: str
+    score_range: tuple[int, int] = (1, 5)
+    evaluation_steps: list[str] | None = None
+    subrange_expectations: list[Subrange] = Field(default_factory=list)
+    shots: list[RangeShot] = Field(default_factory=list)
+    normalize: bool = True
+
+    @model_validator(mode="after")
+    def _check_range(self) -> RangeJudge:
+        low, high = self.score_range
+        if low >= high:
+            raise ValueError(f"score_range must have min < max, got {low}..{high}")
+        for shot in self.shots:
+            if not low <= shot.score <= high:
+                raise ValueError(f"shot score {shot.score} is outside the range {low}..{high}")
+        return self
+
+    def subrange_gaps(self) -> list[int]:
+        """Scores of the range that no subrange expectation describes (the designer warns on them)."""
+        covered: set[int] = set()
+        for sub in self.subrange_expectations:
+            covered.update(range(sub.min, sub.max + 1))
+        low, high = self.score_range
+        return [s for s in range(low, high + 1) if s not in covered]
+
+
+class RubricJudge(JudgeBase):
+    """Letta's model judge: a prompt with {input}/{submission}/{ground_truth}, JSON {score, rationale}."""
+
+    kind: Literal["rubric_judge"] = "rubric_judge"
+    prompt: str
+    system_prompt: str | None = None
+    provider: Literal["openai", "anthropic", "google"] = "openai"
+    max_retries: int = Field(default=5, ge=0, le=20)
+    timeout: float = Field(default=120.0, gt=0)
+
+
+class Criterion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    weight: float = 1.0
+
+
+class CriteriaJudge(JudgeBase):
+    """HUD's LLMJudgeGrader: one MET/UNMET verdict per weighted criterion."""
+
+    kind: Literal["criteria_judge"] = "criteria_judge"
+    criteria: list[Criterion] = Field(min_length=1)
+
+
+PrebuiltMetric = Literal["faithfulness", "context_relevancy", "answer_relevancy"]
+
+
+class PrebuiltJudge(JudgeBase):
+    kind: Literal["prebuilt"] = "prebuilt"
+    metric_type: PrebuiltMetric

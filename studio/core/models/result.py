@@ -1,0 +1,66 @@
+"""What grading produces: a per-sample outcome, and runs with their aggregates."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+OutcomeStatus = Literal["ok", "error", "invalid", "skipped"]
+RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted"]
+
+
+class Outcome(BaseModel):
+    """One sample's grade.
+
+    ``error`` samples failed to grade (timeout, crash, endpoint down); ``invalid`` ones returned
+    something that is not a score (bool, NaN, text: MKA1's rule gives them 0 with the payload kept);
+    ``skipped`` ones are excluded from aggregates (a binary judge's NA).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: OutcomeStatus = "ok"
+    score: float | None = None
+    scores: dict[str, float] = Field(default_factory=dict)
+    rationale: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+    raw: Any = None
+    duration_ms: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+    @classmethod
+    def failure(cls, error: str, *, duration_ms: float = 0.0, raw: Any = None) -> Outcome:
+        return cls(status="error", score=None, error=error, duration_ms=duration_ms, raw=raw)
+
+    @classmethod
+    def invalid(cls, error: str, raw: Any, *, duration_ms: float = 0.0) -> Outcome:
+        return cls(status="invalid", score=0.0, error=error, raw=raw, duration_ms=duration_ms)
+
+
+def valid_number(value: Any) -> bool:
+    """Platforms' rule: int or float, not bool, finite."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+class RunInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: int
+    grader_key: str
+    grader_version: int
+    dataset: str
+    status: RunStatus
+    endpoint: str | None = None
+    total: int = 0
+    done: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+    aggregates: dict[str, Any] = Field(default_factory=dict)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    finished_at: datetime | None = None

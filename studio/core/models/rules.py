@@ -1,0 +1,66 @@
+"""Non-LLM graders other than Python functions: built-in comparisons, bash, external endpoints."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .common import GraderBase
+
+BuiltinFunction = Literal[
+    "exact_match",
+    "contains",
+    "contains_any",
+    "contains_all",
+    "regex_match",
+    "ascii_printable_only",
+    "numeric_match",
+    "token_f1",
+    "is_json",
+    "starts_with",
+]
+
+
+class BuiltinOptions(BaseModel):
+    """Options of the built-in comparisons; each function reads the ones that apply to it.
+
+    ``reference`` None means the sample's expected answer; ``values`` is the list for contains_any/all.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    reference: str | None = None
+    values: list[str] = Field(default_factory=list)
+    case_sensitive: bool | None = None
+    normalize: bool = False
+    strip: bool = True
+    tolerance: float = 0.0
+    negate: bool = False
+
+
+class BuiltinGrader(GraderBase):
+    kind: Literal["builtin"] = "builtin"
+    function: BuiltinFunction
+    options: BuiltinOptions = Field(default_factory=BuiltinOptions)
+
+
+class BashGrader(GraderBase):
+    """HUD's BashGrader: ``bash -lc command``; exit 0 scores 1.0, anything else (or timeout) 0.0."""
+
+    kind: Literal["bash"] = "bash"
+    command: str
+    timeout_seconds: float = Field(default=600.0, gt=0)
+    cwd: str | None = None
+
+
+class ExternalEndpoint(GraderBase):
+    """Adaptive's reward-server protocol: POST /score, /batch_score, GET /info."""
+
+    kind: Literal["external_endpoint"] = "external_endpoint"
+    url: str
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    batch: bool = False
+    api_key_env: str | None = None
+
+

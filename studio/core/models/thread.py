@@ -1,0 +1,95 @@
+"""Conversations and samples: what every grader kind reads.
+
+Roles are free strings (``system``, ``user``, ``assistant``, ``document``, ``tool`` ...) because the
+platforms use more than the chat roles; a document turn carries one retrieved chunk for RAG judges.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ToolCall(BaseModel):
+    """One tool invocation made by an assistant turn (OpenAI shape, arguments kept as JSON text)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str | None = None
+    name: str
+    arguments: str = "{}"
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    name: str | None = None
+    tool_call_id: str | None = None
+
+
+class Thread(BaseModel):
+    """A whole conversation, the completion being graded included as its last assistant turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: list[Turn] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def completion(self) -> str | None:
+        """Content of the last turn when it is an assistant turn (Adaptive's rule)."""
+        if self.turns and self.turns[-1].role == "assistant":
+            return self.turns[-1].content
+        return None
+
+    def context_turns(self) -> list[Turn]:
+        """Every turn except a final assistant turn."""
+        return self.turns[:-1] if self.completion() is not None else list(self.turns)
+
+    def last_user_content(self) -> str:
+        for turn in reversed(self.turns):
+            if turn.role == "user":
+                return turn.content
+        return ""
+
+    def documents(self) -> list[str]:
+        return [t.content for t in self.turns if t.role == "document"]
+
+
+class Sample(BaseModel):
+    """One dataset row, normalised from any platform's row shape.
+
+    ``messages`` are the input turns, ``completion`` the output under test, ``expected`` the ground
+    truth (MKA1 ``target``, Letta ``ground_truth``). ``fields`` keeps the original row so that graders
+    written against a platform's own row shape (MKA1 ``item``, OpenAI ``item``, Letta ``rubric_vars``)
+    see exactly what they would see there.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    messages: list[Turn] = Field(default_factory=list)
+    completion: str | None = None
+    expected: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    fields: dict[str, Any] = Field(default_factory=dict)
+
+    def thread(self) -> Thread:
+        """The conversation with the completion appended; ``expected`` is visible in the metadata."""
+        turns = list(self.messages)
+        if self.completion is not None:
+            turns.append(Turn(role="assistant", content=self.completion))
+        metadata = dict(self.metadata)
+        if self.expected is not None:
+            metadata.setdefault("expected", self.expected)
+        return Thread(turns=turns, metadata=metadata)
+
+    def input_text(self) -> str:
+        """The last user message: what a person reads as 'the question'."""
+        for turn in reversed(self.messages):
+            if turn.role == "user":
+                return turn.content
+        return self.messages[-1].content if self.messages else ""

@@ -1,0 +1,145 @@
+"""The dataset repository: named sample sets, imported in one transaction, tombstoned on delete."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, delete, func, insert, select, update
+
+from studio.core.models import Sample
+
+from .database import utcnow
+from .errors import Conflict, NotFound
+from .tables import datasets, samples
+
+_INSERT_CHUNK = 2000
+
+
+class DatasetRecord(BaseModel):
+    id: int
+    name: str
+    format: str
+    source: str
+    sample_count: int
+    deleted_at: datetime | None
+    created_at: datetime
+
+
+def _sample_row(dataset_id: int, idx: int, sample: Sample) -> dict:
+    return {
+        "dataset_id": dataset_id,
+        "idx": idx,
+        "sample_id": sample.id,
+        "input_text": sample.input_text(),
+        "completion": sample.completion,
+        "expected": sample.expected,
+        "data": sample.model_dump_json(exclude_defaults=True),
+    }
+
+
+class DatasetRepository:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def create(self, name: str, items: Iterable[Sample], *, format: str = "adaptive",
+               source: str = "", replace: bool = False) -> DatasetRecord:
+        """Store all samples or none; ``replace`` swaps a live dataset of the same name."""
+        with self._engine.begin() as conn:
+            row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
+            if row is not None:
+                if row.deleted_at is None and not replace:
+                    raise Conflict(f"a dataset named {name!r} already exists (use another name, or replace it)")
+                conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
+                dataset_id = row.id
+                conn.execute(update(datasets).where(datasets.c.id == row.id).values(
+                    format=format, source=source, deleted_at=None, created_at=utcnow()))
+            else:
+                dataset_id = conn.execute(insert(datasets).values(
+                    name=name, format=format, source=source, sample_count=0, created_at=utcnow()
+                )).inserted_primary_key[0]
+            count = 0
+            chunk: list[dict] = []
+            for sample in items:
+                chunk.append(_sample_row(dataset_id, count, sample))
+                count += 1
+                if len(chunk) >= _INSERT_CHUNK:
+                    conn.execute(insert(samples), chunk)
+                    chunk = []
+            if chunk:
+                conn.execute(insert(samples), chunk)
+            conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(sample_count=count))
+        return self.get(name)
+
+    def list(self, *, include_deleted: bool = False) -> list[DatasetRecord]:
+        query = select(datasets).order_by(datasets.c.name)
+        if not include_deleted:
+            query = query.where(datasets.c.deleted_at.is_(None))
+        with self._engine.connect() as conn:
+            return [DatasetRecord(**r._asdict()) for r in conn.execute(query)]
+
+    def get(self, name: str, *, include_deleted: bool = False) -> DatasetRecord:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
+        if row is None or (row.deleted_at is not None and not include_deleted):
+            raise NotFound(f"no dataset named {name!r}")
+        return DatasetRecord(**row._asdict())
+
+    def by_id(self, dataset_id: int) -> DatasetRecord:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(datasets).where(datasets.c.id == dataset_id)).first()
+        if row is None:
+            raise NotFound(f"no dataset with id {dataset_id}")
+        return DatasetRecord(**row._asdict())
+
+    def samples(self, name: str, offset: int = 0, limit: int | None = None) -> list[Sample]:
+        record = self.get(name)
+        return list(self.iter_samples(record.id, offset=offset, limit=limit))
+
+    def sample(self, name: str, idx: int) -> Sample:
+        found = self.samples(name, offset=idx, limit=1)
+        if not found:
+            raise NotFound(f"dataset {name!r} has no sample #{idx} (it has {self.get(name).sample_count})")
+        return found[0]
+
+    def iter_samples(self, dataset_id: int, *, offset: int = 0, limit: int | None = None,
+                     skip: set[int] | None = None, page: int = 5000) -> Iterator[Sample]:
+        """Samples in order, fetched a page at a time so a huge dataset never sits in memory."""
+        yield from (s for _, s in self.iter_indexed(dataset_id, offset=offset, limit=limit, skip=skip, page=page))
+
+    def iter_indexed(self, dataset_id: int, *, offset: int = 0, limit: int | None = None,
+                     skip: set[int] | None = None, page: int = 5000) -> Iterator[tuple[int, Sample]]:
+        end = None if limit is None else offset + limit
+        cursor = offset
+        while True:
+            upper = cursor + page if end is None else min(cursor + page, end)
+            if end is not None and cursor >= end:
+                return
+            with self._engine.connect() as conn:
+                rows = conn.execute(
+                    select(samples.c.idx, samples.c.data)
+                    .where(samples.c.dataset_id == dataset_id, samples.c.idx >= cursor, samples.c.idx < upper)
+                    .order_by(samples.c.idx)
+                ).all()
+            if not rows:
+                return
+            for idx, data in rows:
+                if skip is None or idx not in skip:
+                    yield idx, Sample.model_validate_json(data)
+            cursor = upper
+
+    def delete(self, name: str) -> None:
+        record = self.get(name)
+        with self._engine.begin() as conn:
+            conn.execute(update(datasets).where(datasets.c.id == record.id).values(deleted_at=utcnow()))
+
+    def restore(self, name: str) -> DatasetRecord:
+        record = self.get(name, include_deleted=True)
+        with self._engine.begin() as conn:
+            conn.execute(update(datasets).where(datasets.c.id == record.id).values(deleted_at=None))
+        return self.get(name)
+
+    def count(self) -> int:
+        with self._engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(datasets).where(datasets.c.deleted_at.is_(None))).scalar_one()

@@ -1,0 +1,37 @@
+"""The library: one SQLite file holding graders, datasets, runs and endpoints.
+
+Open it once per process (``Library.open``) and pass it around; the repositories hang off it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import Engine
+
+from .database import open_engine
+from .datasets import DatasetRepository
+from .graders import GraderRepository
+from .runs import RunRepository
+
+
+class Library:
+    def __init__(self, engine: Engine, path: Path | None) -> None:
+        self.engine = engine
+        self.path = path
+        self.graders = GraderRepository(engine)
+        self.datasets = DatasetRepository(engine)
+        self.runs = RunRepository(engine)
+
+    @classmethod
+    def open(cls, path: Path | str) -> Library:
+        return cls(open_engine(path), None if str(path) == ":memory:" else Path(path))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

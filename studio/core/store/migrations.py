@@ -1,0 +1,135 @@
+"""Versioned schema migrations, recorded in SQLite's ``PRAGMA user_version``.
+
+Why not alembic: the library is one embedded SQLite file opened by a desktop app (also frozen by
+PyInstaller), where alembic's ini file and script directory are extra moving parts; SQLite's
+``user_version`` is read and written in the same transaction as the DDL, so a migration is atomic.
+Each migration is a list of SQL statements; never edit a released one, append a new one.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection, text
+
+MIGRATIONS: list[list[str]] = [
+    # 1: graders with immutable versions, datasets, runs, results, endpoints, judge cache
+    [
+        """CREATE TABLE graders (
+            id INTEGER PRIMARY KEY,
+            key VARCHAR NOT NULL UNIQUE,
+            kind VARCHAR NOT NULL,
+            name VARCHAR NOT NULL DEFAULT '',
+            locked BOOLEAN NOT NULL DEFAULT 0,
+            deleted_at DATETIME,
+            current_version INTEGER NOT NULL,
+            created_at DATETIME NOT NULL,
+            updated_at DATETIME NOT NULL
+        )""",
+        """CREATE TABLE grader_versions (
+            id INTEGER PRIMARY KEY,
+            grader_id INTEGER NOT NULL REFERENCES graders(id),
+            version INTEGER NOT NULL,
+            action VARCHAR NOT NULL,
+            definition TEXT NOT NULL,
+            message TEXT NOT NULL DEFAULT '',
+            created_at DATETIME NOT NULL,
+            UNIQUE (grader_id, version)
+        )""",
+        # versions are immutable: the database itself refuses edits and deletes
+        """CREATE TRIGGER grader_versions_no_update BEFORE UPDATE ON grader_versions
+           BEGIN SELECT RAISE(ABORT, 'grader versions are immutable'); END""",
+        """CREATE TRIGGER grader_versions_no_delete BEFORE DELETE ON grader_versions
+           BEGIN SELECT RAISE(ABORT, 'grader versions are immutable'); END""",
+        """CREATE TABLE datasets (
+            id INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL UNIQUE,
+            format VARCHAR NOT NULL,
+            source TEXT NOT NULL DEFAULT '',
+            sample_count INTEGER NOT NULL DEFAULT 0,
+            deleted_at DATETIME,
+            created_at DATETIME NOT NULL
+        )""",
+        """CREATE TABLE samples (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            idx INTEGER NOT NULL,
+            sample_id VARCHAR NOT NULL,
+            input_text TEXT NOT NULL DEFAULT '',
+            completion TEXT,
+            expected TEXT,
+            data TEXT NOT NULL,
+            UNIQUE (dataset_id, idx)
+        )""",
+        """CREATE TABLE runs (
+            id INTEGER PRIMARY KEY,
+            grader_id INTEGER NOT NULL REFERENCES graders(id),
+            grader_version INTEGER NOT NULL,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            status VARCHAR NOT NULL,
+            endpoint VARCHAR,
+            total INTEGER NOT NULL DEFAULT 0,
+            settings TEXT NOT NULL DEFAULT '{}',
+            aggregates TEXT NOT NULL DEFAULT '{}',
+            error TEXT,
+            created_at DATETIME NOT NULL,
+            finished_at DATETIME
+        )""",
+        """CREATE TABLE results (
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES runs(id),
+            sample_idx INTEGER NOT NULL,
+            sample_id VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            score FLOAT,
+            scores TEXT,
+            rationale TEXT,
+            details TEXT,
+            error TEXT,
+            raw TEXT,
+            duration_ms FLOAT NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cached BOOLEAN NOT NULL DEFAULT 0,
+            UNIQUE (run_id, sample_idx)
+        )""",
+        "CREATE INDEX ix_results_run_score ON results (run_id, score)",
+        "CREATE INDEX ix_results_run_status ON results (run_id, status)",
+        """CREATE TABLE endpoints (
+            name VARCHAR PRIMARY KEY,
+            config TEXT NOT NULL,
+            created_at DATETIME NOT NULL,
+            updated_at DATETIME NOT NULL
+        )""",
+        """CREATE TABLE judge_cache (
+            key VARCHAR PRIMARY KEY,
+            response TEXT NOT NULL,
+            created_at DATETIME NOT NULL
+        )""",
+    ],
+]
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(Exception):
+    pass
+
+
+def current_version(conn: Connection) -> int:
+    return int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+
+
+def migrate(conn: Connection) -> list[int]:
+    """Apply the pending migrations inside the caller's transaction; returns those applied."""
+    version = current_version(conn)
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"this library was written by a newer Grader Studio (schema {version}, "
+            f"this one knows up to {SCHEMA_VERSION}); upgrade to open it"
+        )
+    applied = []
+    for number in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in MIGRATIONS[number - 1]:
+            conn.execute(text(statement))
+        conn.exec_driver_sql(f"PRAGMA user_version = {number}")
+        applied.append(number)
+    return applied

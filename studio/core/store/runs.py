@@ -1,0 +1,184 @@
+"""The run repository: runs, their results written as they arrive, and aggregates computed in SQL."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Engine, func, insert, select, text, update
+
+from studio.core.models import Outcome, RunInfo
+
+from .database import utcnow
+from .errors import NotFound
+from .tables import datasets, graders, results, runs
+
+RESULT_COLUMNS = (
+    "sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
+    "duration_ms", "prompt_tokens", "completion_tokens", "cached",
+)
+
+
+def _dumps(value: Any) -> str | None:
+    if value is None or value == {} or value == []:
+        return None
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "sample_idx": idx,
+        "sample_id": sample_id,
+        "status": outcome.status,
+        "score": outcome.score,
+        "scores": _dumps(outcome.scores),
+        "rationale": outcome.rationale,
+        "details": _dumps(outcome.details),
+        "error": outcome.error,
+        "raw": _dumps(outcome.raw) if outcome.raw is not None else None,
+        "duration_ms": outcome.duration_ms,
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "cached": outcome.cached,
+    }
+
+
+def result_dict(row: Any) -> dict[str, Any]:
+    data = dict(row._mapping)
+    for key in ("scores", "details", "raw"):
+        if data.get(key) is not None:
+            data[key] = json.loads(data[key])
+    data["scores"] = data.get("scores") or {}
+    data["details"] = data.get("details") or {}
+    data["cached"] = bool(data.get("cached"))
+    return data
+
+
+class RunRepository:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def create(self, grader_id: int, grader_version: int, dataset_id: int, total: int,
+               endpoint: str | None = None, settings: dict[str, Any] | None = None) -> RunInfo:
+        with self._engine.begin() as conn:
+            run_id = conn.execute(insert(runs).values(
+                grader_id=grader_id, grader_version=grader_version, dataset_id=dataset_id,
+                status="running", endpoint=endpoint, total=total,
+                settings=json.dumps(settings or {}), aggregates="{}", created_at=utcnow(),
+            )).inserted_primary_key[0]
+        return self.get(run_id)
+
+    def write_results(self, run_id: int, rows: Sequence[tuple[int, str, Outcome]]) -> None:
+        """One transaction per batch: what is written survives a kill; a re-graded sample is replaced."""
+        if not rows:
+            return
+        payload = [outcome_row(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
+        with self._engine.begin() as conn:
+            conn.execute(insert(results).prefix_with("OR REPLACE"), payload)
+
+    def done_indices(self, run_id: int) -> set[int]:
+        with self._engine.connect() as conn:
+            return set(conn.execute(select(results.c.sample_idx).where(results.c.run_id == run_id)).scalars())
+
+    def set_status(self, run_id: int, status: str, *, aggregates: dict[str, Any] | None = None,
+                   error: str | None = None) -> None:
+        values: dict[str, Any] = {"status": status, "error": error}
+        if aggregates is not None:
+            values["aggregates"] = json.dumps(aggregates)
+        if status in ("completed", "cancelled", "failed"):
+            values["finished_at"] = utcnow()
+        else:
+            values["finished_at"] = None
+        with self._engine.begin() as conn:
+            conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+    def _select(self):  # type: ignore[no-untyped-def]
+        return (
+            select(runs, graders.c.key.label("grader_key"), datasets.c.name.label("dataset"))
+            .join(graders, graders.c.id == runs.c.grader_id)
+            .join(datasets, datasets.c.id == runs.c.dataset_id)
+        )
+
+    def _info(self, conn, row: Any) -> RunInfo:  # type: ignore[no-untyped-def]
+        counts = dict(conn.execute(
+            select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
+        ).all())
+        return RunInfo(
+            id=row.id, grader_key=row.grader_key, grader_version=row.grader_version, dataset=row.dataset,
+            status=row.status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
+            counts=counts, aggregates=json.loads(row.aggregates or "{}"),
+            settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
+        )
+
+    def get(self, run_id: int) -> RunInfo:
+        with self._engine.connect() as conn:
+            row = conn.execute(self._select().where(runs.c.id == run_id)).first()
+            if row is None:
+                raise NotFound(f"no run with id {run_id}")
+            return self._info(conn, row)
+
+    def raw(self, run_id: int) -> Any:
+        with self._engine.connect() as conn:
+            row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
+        if row is None:
+            raise NotFound(f"no run with id {run_id}")
+        return row
+
+    def list(self, *, grader_key: str | None = None, limit: int = 200) -> list[RunInfo]:
+        query = self._select().order_by(runs.c.id.desc()).limit(limit)
+        if grader_key:
+            query = query.where(graders.c.key == grader_key)
+        with self._engine.connect() as conn:
+            return [self._info(conn, row) for row in conn.execute(query).all()]
+
+    def results(self, run_id: int, *, failed_only: bool = False, offset: int = 0,
+                limit: int | None = None) -> list[dict[str, Any]]:
+        query = select(results).where(results.c.run_id == run_id).order_by(results.c.sample_idx)
+        if failed_only:
+            query = query.where(results.c.status.in_(("error", "invalid")))
+        query = query.offset(offset)
+        if limit is not None:
+            query = query.limit(limit)
+        with self._engine.connect() as conn:
+            return [result_dict(row) for row in conn.execute(query)]
+
+    def aggregates(self, run_id: int, pass_threshold: float = 0.5) -> dict[str, Any]:
+        """Mean over scored samples (invalid count as the 0 they were given; errors and skipped
+        are left out, as an NA is), pass rate, per-metric means, latency and token totals."""
+        with self._engine.connect() as conn:
+            row = conn.execute(text(
+                """SELECT count(*) AS n,
+                          avg(CASE WHEN status IN ('ok','invalid') THEN score END) AS mean,
+                          avg(CASE WHEN status IN ('ok','invalid') THEN (score >= :t) END) AS pass_rate,
+                          min(CASE WHEN status IN ('ok','invalid') THEN score END) AS min,
+                          max(CASE WHEN status IN ('ok','invalid') THEN score END) AS max,
+                          avg(duration_ms) AS mean_ms,
+                          sum(prompt_tokens) AS prompt_tokens,
+                          sum(completion_tokens) AS completion_tokens,
+                          sum(cached) AS cached
+                   FROM results WHERE run_id = :r"""
+            ), {"r": run_id, "t": pass_threshold}).one()
+            metrics = dict(conn.execute(text(
+                """SELECT j.key, avg(j.value) FROM results, json_each(results.scores) AS j
+                   WHERE results.run_id = :r AND results.scores IS NOT NULL
+                     AND results.status IN ('ok','invalid') GROUP BY j.key"""
+            ), {"r": run_id}).all())
+            statuses = dict(conn.execute(
+                select(results.c.status, func.count()).where(results.c.run_id == run_id).group_by(results.c.status)
+            ).all())
+        return {
+            "count": row.n,
+            "mean": row.mean,
+            "pass_rate": row.pass_rate,
+            "pass_threshold": pass_threshold,
+            "min": row.min,
+            "max": row.max,
+            "mean_duration_ms": row.mean_ms,
+            "prompt_tokens": row.prompt_tokens or 0,
+            "completion_tokens": row.completion_tokens or 0,
+            "cached": row.cached or 0,
+            "statuses": statuses,
+            "metrics": metrics,
+        }

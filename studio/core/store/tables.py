@@ -1,0 +1,127 @@
+"""SQLAlchemy Core tables of the library file; ``migrations`` creates and evolves them.
+
+Core, not the ORM: the hot paths (results written in batches of hundreds, a results grid paging a
+million rows) want plain statements, and the repositories return pydantic models anyway.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+graders = Table(
+    "graders",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String, nullable=False, unique=True),
+    Column("kind", String, nullable=False),
+    Column("name", String, nullable=False, default=""),
+    Column("locked", Boolean, nullable=False, default=False),
+    Column("deleted_at", DateTime, nullable=True),
+    Column("current_version", Integer, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+grader_versions = Table(
+    "grader_versions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("grader_id", Integer, ForeignKey("graders.id"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("action", String, nullable=False),
+    Column("definition", Text, nullable=False),
+    Column("message", Text, nullable=False, default=""),
+    Column("created_at", DateTime, nullable=False),
+)
+
+datasets = Table(
+    "datasets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String, nullable=False, unique=True),
+    Column("format", String, nullable=False),
+    Column("source", Text, nullable=False, default=""),
+    Column("sample_count", Integer, nullable=False, default=0),
+    Column("deleted_at", DateTime, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+)
+
+samples = Table(
+    "samples",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("dataset_id", Integer, ForeignKey("datasets.id"), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("sample_id", String, nullable=False),
+    Column("input_text", Text, nullable=False, default=""),
+    Column("completion", Text, nullable=True),
+    Column("expected", Text, nullable=True),
+    Column("data", Text, nullable=False),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("grader_id", Integer, ForeignKey("graders.id"), nullable=False),
+    Column("grader_version", Integer, nullable=False),
+    Column("dataset_id", Integer, ForeignKey("datasets.id"), nullable=False),
+    Column("status", String, nullable=False),
+    Column("endpoint", String, nullable=True),
+    Column("total", Integer, nullable=False, default=0),
+    Column("settings", Text, nullable=False, default="{}"),
+    Column("aggregates", Text, nullable=False, default="{}"),
+    Column("error", Text, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+    Column("finished_at", DateTime, nullable=True),
+)
+
+results = Table(
+    "results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
+    Column("sample_idx", Integer, nullable=False),
+    Column("sample_id", String, nullable=False),
+    Column("status", String, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("scores", Text, nullable=True),
+    Column("rationale", Text, nullable=True),
+    Column("details", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("raw", Text, nullable=True),
+    Column("duration_ms", Float, nullable=False, default=0.0),
+    Column("prompt_tokens", Integer, nullable=False, default=0),
+    Column("completion_tokens", Integer, nullable=False, default=0),
+    Column("cached", Boolean, nullable=False, default=False),
+)
+
+endpoints = Table(
+    "endpoints",
+    metadata,
+    Column("name", String, primary_key=True),
+    Column("config", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+judge_cache = Table(
+    "judge_cache",
+    metadata,
+    Column("key", String, primary_key=True),
+    Column("response", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+)
