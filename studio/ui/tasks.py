@@ -1,0 +1,64 @@
+"""Background work for the window: callables on a thread pool, results back on the GUI thread.
+
+Anki's task manager and git-cola's runnables in one small class: a task never touches widgets; its
+outcome reaches the GUI thread through a queued signal, and ``wait_idle`` lets tests and shutdown wait.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from .qt import QObject, QRunnable, QThreadPool, Signal
+
+
+class _Relay(QObject):
+    succeeded = Signal(object)
+    failed = Signal(object)
+
+
+class _Task(QRunnable):
+    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
+        super().__init__()
+        self.fn = fn
+        self.relay = relay
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except BaseException as exc:  # reported, never raised on a pool thread
+            exc.__traceback_text__ = traceback.format_exc()  # type: ignore[attr-defined]
+            self.relay.failed.emit(exc)
+        else:
+            self.relay.succeeded.emit(result)
+
+
+class TaskManager(QObject):
+    def __init__(self, max_threads: int = 4, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(max_threads)
+        self._relays: set[_Relay] = set()
+
+    def run(self, fn: Callable[[], Any], on_done: Callable[[Any], None] | None = None,
+            on_error: Callable[[BaseException], None] | None = None) -> None:
+        """Run ``fn`` off the GUI thread; ``on_done(result)`` / ``on_error(exc)`` run on the GUI thread."""
+        relay = _Relay()
+        self._relays.add(relay)
+
+        def finish(_: Any = None) -> None:
+            self._relays.discard(relay)
+            relay.deleteLater()
+
+        if on_done is not None:
+            relay.succeeded.connect(on_done)
+        if on_error is not None:
+            relay.failed.connect(on_error)
+        relay.succeeded.connect(finish)
+        relay.failed.connect(finish)
+        self.pool.start(_Task(fn, relay))
+
+    def wait_idle(self, msecs: int = 30_000) -> bool:
+        return self.pool.waitForDone(msecs)
