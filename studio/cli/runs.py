@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import json
 import signal
 import sys
 import threading
 from typing import Any, TextIO
 
 from studio.core.engine.registry import UnsupportedGrader
+from studio.core.engine.reports import result_record, write_results
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
@@ -138,24 +137,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _result_json(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "sample_id": row["sample_id"],
-        "index": row["sample_idx"],
-        "status": row["status"],
-        "score": row["score"],
-        "scores": row["scores"],
-        "error": row["error"],
-        "rationale": row["rationale"],
-        "duration_ms": row["duration_ms"],
-        "prompt_tokens": row["prompt_tokens"],
-        "completion_tokens": row["completion_tokens"],
-        "cached": row["cached"],
-        "details": row["details"],
-        "raw": row["raw"],
-    }
-
-
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     try:
         info = app.library.runs.get(args.run_id)
@@ -163,7 +144,7 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError(str(exc)) from None
     rows = app.library.runs.results(args.run_id, failed_only=args.failed)
     if args.json:
-        app.print_json({"run": summary(info), "results": [_result_json(r) for r in rows]})
+        app.print_json({"run": summary(info), "results": [result_record(r) for r in rows]})
         return 0
     _print_summary(info)
     print()
@@ -177,38 +158,14 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     try:
-        info = app.library.runs.get(args.run_id)
-        dataset = app.library.datasets.get(info.dataset, include_deleted=True)
+        if args.output:
+            with open(args.output, "w", encoding="utf-8", newline="") as out:
+                count = write_results(app.library, args.run_id, out, args.format)
+            print(f"wrote {count} results to {args.output}", file=sys.stderr)
+        else:
+            write_results(app.library, args.run_id, sys.stdout, args.format)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
-    out: TextIO = open(args.output, "w", encoding="utf-8", newline="") if args.output else sys.stdout
-    try:
-        samples = {idx: s for idx, s in app.library.datasets.iter_indexed(dataset.id, limit=info.total)}
-        rows = app.library.runs.results(args.run_id)
-        if args.format == "jsonl":
-            for r in rows:
-                s = samples.get(r["sample_idx"])
-                record = _result_json(r) | {"input": s.input_text() if s else None,
-                                            "completion": s.completion if s else None,
-                                            "expected": s.expected if s else None}
-                out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        else:
-            writer = csv.writer(out)
-            metric_keys = sorted({k for r in rows for k in r["scores"]})
-            writer.writerow(["index", "sample_id", "status", "score", *metric_keys, "error", "rationale",
-                             "duration_ms", "prompt_tokens", "completion_tokens", "cached", "input",
-                             "completion", "expected"])
-            for r in rows:
-                s = samples.get(r["sample_idx"])
-                writer.writerow([r["sample_idx"], r["sample_id"], r["status"], r["score"],
-                                 *[r["scores"].get(k) for k in metric_keys], r["error"], r["rationale"],
-                                 r["duration_ms"], r["prompt_tokens"], r["completion_tokens"], r["cached"],
-                                 s.input_text() if s else "", s.completion if s else "", s.expected if s else ""])
-    finally:
-        if args.output:
-            out.close()
-    if args.output:
-        print(f"wrote {len(rows)} results to {args.output}", file=sys.stderr)
     return 0
 
 

@@ -17,6 +17,8 @@ def _assistant(turns: list[Turn]) -> list[Turn]:
 
 def extract(sample: Sample, extractor: Extractor | None) -> str:
     """The submission text; without an extractor, the completion (last assistant turn)."""
+    if extractor is None and sample.completion is not None:
+        return sample.completion
     turns = sample.thread().turns
     if extractor is None or extractor.kind == "last_assistant":
         assistant = _assistant(turns)

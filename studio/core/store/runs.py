@@ -20,6 +20,12 @@ RESULT_COLUMNS = (
 )
 
 
+_INSERT_RESULT = (
+    "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
+    + ", ".join(f":{c}" for c in RESULT_COLUMNS) + ")"
+)
+
+
 def _dumps(value: Any) -> str | None:
     if value is None or value == {} or value == []:
         return None
@@ -76,7 +82,8 @@ class RunRepository:
             return
         payload = [outcome_row(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
         with self._engine.begin() as conn:
-            conn.execute(insert(results).prefix_with("OR REPLACE"), payload)
+            # the driver's executemany directly: this is the hot path of every run
+            conn.exec_driver_sql(_INSERT_RESULT, payload)
 
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
