@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -35,18 +35,7 @@ class CompositeGrader(GraderBase):
 
 
 GraderDefinition = Annotated[
-    Union[
-        FunctionGrader,
-        BinaryJudge,
-        RangeJudge,
-        RubricJudge,
-        CriteriaJudge,
-        PrebuiltJudge,
-        ExternalEndpoint,
-        BashGrader,
-        BuiltinGrader,
-        CompositeGrader,
-    ],
+    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader,
     Field(discriminator="kind"),
 ]
 

@@ -1,0 +1,142 @@
+"""``grader-studio export`` / ``import``: ship graders to a platform's format and bring theirs in."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import dump_grader
+from studio.core.platforms import (
+    ExportResult,
+    PlatformError,
+    detect_platform,
+    get_platform,
+    platforms,
+)
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError, add_json_flag
+
+
+def register(sub: Any) -> None:
+    names = ", ".join(platforms())
+    exp = sub.add_parser(
+        "export",
+        help="write graders in a platform's format",
+        description=f"Write graders in a platform's own format. Targets: {names}.",
+    )
+    exp.add_argument("key", nargs="?", help="grader key (or --all)")
+    exp.add_argument("--all", action="store_true", help="every live grader the target can express")
+    exp.add_argument("--to", required=True, metavar="TARGET", help=f"one of: {names}")
+    exp.add_argument("-o", "--output", metavar="PATH", help="file or directory (directory for --all)")
+    add_json_flag(exp)
+    exp.set_defaults(func=cmd_export)
+
+    imp = sub.add_parser(
+        "import",
+        help="create graders from a platform's file",
+        description="Create graders in the library from a platform's grader file (format detected when possible).",
+    )
+    imp.add_argument("path", help="the platform's file (JSON, suite YAML, promptfoo config, .py)")
+    imp.add_argument("--from", dest="source", metavar="TARGET", help="platform the file comes from")
+    imp.add_argument("--key", help="key for the grader when the file holds one without a key")
+    imp.add_argument("--dry-run", action="store_true", help="show what would be created, create nothing")
+    add_json_flag(imp)
+    imp.set_defaults(func=cmd_import)
+
+
+def _report(result: ExportResult) -> None:
+    for line in result.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    for key, reason in result.refused.items():
+        print(f"skipped {key}: {reason}", file=sys.stderr)
+    for line in result.notes:
+        print(f"note: {line}", file=sys.stderr)
+
+
+def _write(result: ExportResult, output: str | None) -> list[Path]:
+    if output is None:
+        if len(result.files) != 1:
+            raise CliError(f"this export writes {len(result.files)} files: pass -o DIR", code=2)
+        sys.stdout.write(next(iter(result.files.values())))
+        return []
+    target = Path(output)
+    single_file = len(result.files) == 1 and target.suffix and not target.is_dir()
+    paths = [target] if single_file else [target / rel for rel in result.files]
+    try:
+        for path, text in zip(paths, result.files.values(), strict=True):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
+    return paths
+
+
+def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
+    if bool(args.all) == bool(args.key):
+        raise CliError("give a grader KEY or --all", code=2)
+    if args.all and not args.output:
+        raise CliError("--all needs -o DIR", code=2)
+    try:
+        platform = get_platform(args.to)
+        if args.all:
+            graders = [r.definition for r in app.library.graders.list()]
+            result = platform.export_many(graders)
+            if not result.files:
+                _report(result)
+                raise CliError(f"none of the {len(graders)} graders can be expressed for {platform.label}")
+        else:
+            result = platform.export(app.library.graders.get(args.key).definition)
+    except (PlatformError, LibraryError) as exc:
+        raise CliError(str(exc)) from None
+    paths = _write(result, args.output)
+    _report(result)
+    if args.json:
+        app.print_json({"files": [str(p) for p in paths], "warnings": result.warnings,
+                        "refused": result.refused, "notes": result.notes})
+    elif paths:
+        for path in paths:
+            print(path)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
+    path = Path(args.path)
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    try:
+        platform = get_platform(args.source) if args.source else detect_platform(path)
+        if not platform.imports:
+            raise CliError(f"{platform.label} has no grader file format to import from")
+        result = platform.import_(path, key=args.key)
+    except PlatformError as exc:
+        raise CliError(str(exc)) from None
+    for line in result.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    created: list[str] = []
+    refused: dict[str, str] = {}
+    for grader in result.graders:
+        if args.dry_run:
+            continue
+        try:
+            app.library.graders.create(grader, message=f"imported from {platform.label} ({path.name})")
+            created.append(grader.key)
+        except LibraryError as exc:
+            refused[grader.key] = str(exc)
+    if args.json:
+        app.print_json({
+            "platform": platform.name,
+            "created": created,
+            "refused": refused,
+            "warnings": result.warnings,
+            "graders": [dump_grader(g) for g in result.graders] if args.dry_run else [],
+        })
+    else:
+        for grader in result.graders:
+            verb = "would create" if args.dry_run else ("created" if grader.key in created else "refused")
+            print(f"{verb} {grader.key} ({grader.kind}) from {platform.label}")
+    for key, reason in refused.items():
+        print(f"error: {key}: {reason}", file=sys.stderr)
+    return 1 if refused else 0

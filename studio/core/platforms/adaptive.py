@@ -1,0 +1,315 @@
+"""Adaptive: GraphQL ``GraderCreateInput`` JSON plus a script that creates the grader with the SDK.
+
+Adaptive has five grader types; the studio's function, binary judge, pre-built RAG judge and
+external endpoint map onto FUNCTION, JUDGE, PREBUILT and REMOTE. Adaptive has no update, so the
+script deletes an existing grader with the same key before creating it again.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import (
+    BinaryJudge,
+    BinaryShot,
+    ExternalEndpoint,
+    FunctionGrader,
+    GraderDefinition,
+    Metric,
+    PrebuiltJudge,
+    Turn,
+)
+
+from .base import ExportResult, ImportResult, Platform, PlatformError, Support
+from .fields import dump_json, judge_model, peek_json, read_json, read_text, slug, unexported
+
+LABEL = "Adaptive"
+
+PREBUILT_KEYS = {
+    "faithfulness": "FAITHFULNESS",
+    "answer_relevancy": "ANSWER_RELEVANCY",
+    "context_relevancy": "CONTEXT_RELEVANCY",
+}
+
+# Adaptive's judge config requires both templates; a studio judge without its own templates gets
+# these (Handlebars, written for the studio). Importing them back gives "no template" again.
+DEFAULT_SYSTEM_TEMPLATE = """You grade one completion written by an AI assistant against a single criterion.
+Decide PASS when the completion satisfies the criterion fully, FAIL when it does not, and NA when the
+criterion does not apply to this conversation.
+
+Criterion: {{{criteria}}}
+{{#if examples.length}}
+
+Graded examples:
+{{#each examples}}
+{{{this}}}
+{{/each}}
+{{/if}}
+
+Answer with JSON following this schema: {{{output_schema}}}"""
+
+DEFAULT_USER_TEMPLATE = """Conversation so far:
+{{{context_str_without_last_user}}}
+
+Last user message:
+{{{last_user_turn_content}}}
+
+Completion to grade:
+{{{completion}}}"""
+
+REFUSALS = {
+    "range_judge": "Adaptive's GraderCreateInput has no range judge (RangeJudgeGrader exists only in "
+    "adaptive_harmony recipe code); export it to promptfoo/OpenAI or rewrite it as a binary judge",
+    "rubric_judge": "Adaptive has no rubric (score 0..1) judge, only binary PASS/FAIL judges",
+    "criteria_judge": "Adaptive has no weighted-criteria judge, only binary PASS/FAIL judges",
+    "bash": "Adaptive graders cannot run shell commands",
+    "builtin": "Adaptive has no built-in comparisons; convert the grader to a function grader",
+    "composite": "an Adaptive grader holds one scoring rule; combine graders in a recipe instead",
+}
+
+
+def has_async_grade(source: str) -> bool:
+    """Adaptive's structure check: a top-level ``async def grade``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.AsyncFunctionDef) and n.name == "grade" for n in tree.body)
+
+
+class AdaptivePlatform(Platform):
+    name = "adaptive"
+    label = LABEL
+    imports = True
+
+    # ---- export -------------------------------------------------------------------------------
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if grader.kind in REFUSALS:
+            return Support.no(REFUSALS[grader.kind])
+        if isinstance(grader, FunctionGrader):
+            if grader.contract != "adaptive":
+                return Support.no(
+                    f"it uses the {grader.contract} contract; Adaptive runs only async def grade(thread)"
+                )
+            if not has_async_grade(grader.source):
+                return Support.no("Adaptive needs a top-level async def grade(thread) in the source")
+        if isinstance(grader, (BinaryJudge, PrebuiltJudge)) and not (grader.model or grader.endpoint):
+            return Support.no("it names no judge model or endpoint, and Adaptive requires a model")
+        return Support.yes()
+
+    def payload(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+        """The ``GraderCreateInput`` as JSON (GraphQL field names)."""
+        data: dict[str, Any] = {"name": grader.name or grader.key, "key": grader.key}
+        base = {"key", "name", "metric"}
+        if isinstance(grader, FunctionGrader):
+            config: dict[str, Any] = {"sourceCode": grader.source}
+            if grader.description:
+                config["description"] = grader.description
+            data["graderType"], data["graderConfig"] = "FUNCTION", {"function": config}
+            warnings += unexported(grader, base | {"description", "source", "contract"}, LABEL)
+        elif isinstance(grader, BinaryJudge):
+            data["graderType"] = "JUDGE"
+            data["graderConfig"] = {
+                "judge": {
+                    "model": judge_model(grader, LABEL, warnings),
+                    "criteria": grader.criteria,
+                    "examples": [self._example(grader.key, s, warnings) for s in grader.examples],
+                    "systemTemplate": grader.system_template or DEFAULT_SYSTEM_TEMPLATE,
+                    "userTemplate": grader.user_template or DEFAULT_USER_TEMPLATE,
+                }
+            }
+            data["graderConfig"]["judge"]["examples"] = [
+                e for e in data["graderConfig"]["judge"]["examples"] if e is not None
+            ]
+            keep = base | {"criteria", "examples", "model", "endpoint", "system_template", "user_template"}
+            warnings += unexported(grader, keep, LABEL)
+        elif isinstance(grader, PrebuiltJudge):
+            data["graderType"] = "PREBUILT"
+            data["graderConfig"] = {
+                "prebuilt": {
+                    "key": PREBUILT_KEYS[grader.metric_type],
+                    "model": judge_model(grader, LABEL, warnings),
+                }
+            }
+            warnings += unexported(grader, base | {"metric_type", "model", "endpoint"}, LABEL)
+        elif isinstance(grader, ExternalEndpoint):
+            data["graderType"], data["graderConfig"] = "REMOTE", {"remote": {"url": grader.url}}
+            warnings += unexported(grader, base | {"url"}, LABEL)
+        else:  # pragma: no cover - can_export refuses the rest
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        data["metric"] = {
+            "name": grader.metric.key,
+            "key": grader.metric.key,
+            "kind": grader.metric.kind.upper(),
+        }
+        return data
+
+    @staticmethod
+    def _example(key: str, shot: BinaryShot, warnings: list[str]) -> dict[str, Any] | None:
+        if shot.verdict == "NA":
+            warnings.append(f"{key}: an NA example is not exported (Adaptive examples are pass or fail)")
+            return None
+        if any(t.tool_calls or t.name or t.tool_call_id for t in shot.messages):
+            warnings.append(f"{key}: tool calls in examples are not exported (Adaptive keeps role and content)")
+        example: dict[str, Any] = {
+            "input": [{"role": t.role, "content": t.content} for t in shot.messages],
+            "output": shot.completion,
+            "pass": shot.verdict == "PASS",
+        }
+        if shot.reasoning:
+            example["reasoning"] = shot.reasoning
+        return example
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        warnings: list[str] = []
+        data = self.payload(grader, warnings)
+        files = {
+            f"{grader.key}.adaptive.json": dump_json(data),
+            f"{grader.key}.adaptive.py": self.script(grader, data),
+        }
+        return ExportResult(files=files, warnings=warnings)
+
+    @staticmethod
+    def script(grader: GraderDefinition, data: dict[str, Any]) -> str:
+        """A runnable script: delete the grader if the key exists, then create it."""
+        payload = repr(dump_json(data))
+        sdk_metric = grader.metric.key == grader.key
+        if isinstance(grader, FunctionGrader) and sdk_metric and grader.metric.kind == "scalar":
+            create = (
+                "    config = PAYLOAD['graderConfig']['function']\n"
+                "    client.graders.create.function(\n"
+                "        key=KEY, fn=config['sourceCode'], description=config.get('description'),\n"
+                "        name=PAYLOAD['name'], project=project,\n"
+                "    )\n"
+            )
+        elif isinstance(grader, ExternalEndpoint) and sdk_metric and grader.metric.kind == "scalar":
+            create = (
+                "    client.graders.create.external_endpoint(\n"
+                "        key=KEY, url=PAYLOAD['graderConfig']['remote']['url'], name=PAYLOAD['name'],\n"
+                "        project=project,\n"
+                "    )\n"
+            )
+        else:
+            create = (
+                "    # graders.create.* cannot set every field of this grader (templates, metric),\n"
+                "    # so the exact GraphQL input goes through the SDK's own client.\n"
+                "    grader = GraderCreateInput.model_validate(PAYLOAD)\n"
+                "    client._gql_client.create_grader(project=project, input=grader)\n"
+            )
+        return (
+            f'"""Creates the Adaptive grader {grader.key!r} (exported by Grader Studio).\n\n'
+            "Adaptive has no update: a grader with the same key is deleted first, then created again.\n"
+            "Needs ADAPTIVE_URL, ADAPTIVE_API_KEY and ADAPTIVE_PROJECT in the environment.\n"
+            '"""\n\n'
+            "import json\nimport os\n\n"
+            "from adaptive_sdk import Adaptive\n"
+            "from adaptive_sdk.graphql_client import GraderCreateInput\n\n"
+            f"KEY = {grader.key!r}\n"
+            f"PAYLOAD = json.loads({payload})\n\n\n"
+            "def main() -> None:\n"
+            "    client = Adaptive(base_url=os.environ['ADAPTIVE_URL'], api_key=os.environ.get('ADAPTIVE_API_KEY'))\n"
+            "    project = os.environ['ADAPTIVE_PROJECT']\n"
+            "    if client.graders.get(grader_key=KEY, project=project) is not None:\n"
+            "        client.graders.delete(grader_key=KEY, project=project)\n"
+            f"{create}"
+            "    print(f'created grader {KEY}')\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    main()\n"
+        )
+
+    # ---- import -------------------------------------------------------------------------------
+
+    def detect(self, path: Path) -> bool:
+        if path.suffix.lower() == ".py":
+            try:
+                return has_async_grade(path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                return False
+        data = peek_json(path)
+        items = data if isinstance(data, list) else [data]
+        return bool(items) and all(
+            isinstance(i, dict) and "graderType" in i and "graderConfig" in i for i in items
+        )
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        if path.suffix.lower() == ".py":
+            source = read_text(path)
+            if not has_async_grade(source):
+                raise PlatformError(f"{path.name} has no top-level async def grade(thread)")
+            grader = FunctionGrader(key=key or slug(path.stem.removesuffix(".adaptive")), source=source)
+            return ImportResult(graders=[grader])
+        data = read_json(path)
+        items = data if isinstance(data, list) else [data]
+        result = ImportResult()
+        for item in items:
+            try:
+                result.graders.append(self.from_payload(item, key if len(items) == 1 else None))
+            except PlatformError as exc:
+                result.warnings.append(str(exc))
+        if not result.graders and result.warnings:
+            raise PlatformError("; ".join(result.warnings))
+        return result
+
+    def from_payload(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
+        if not isinstance(data, dict) or "graderConfig" not in data:
+            raise PlatformError("not an Adaptive GraderCreateInput (no graderConfig)")
+        grader_key = key or data.get("key") or slug(str(data.get("name", "")))
+        name = data.get("name") or ""
+        common: dict[str, Any] = {"key": grader_key, "name": "" if name == grader_key else name}
+        metric = data.get("metric") or {}
+        if metric:
+            common["metric"] = Metric(
+                key=metric.get("key") or metric.get("name") or "score",
+                kind="bool" if str(metric.get("kind", "")).upper() == "BOOL" else "scalar",
+            )
+        config = data["graderConfig"]
+        kind = str(data.get("graderType", "")).upper()
+        try:
+            if kind == "FUNCTION":
+                fn = config["function"]
+                return FunctionGrader(
+                    **common, source=fn["sourceCode"], description=fn.get("description") or ""
+                )
+            if kind == "JUDGE":
+                judge = config["judge"]
+                system = judge.get("systemTemplate")
+                user = judge.get("userTemplate")
+                return BinaryJudge(
+                    **common,
+                    model=judge.get("model"),
+                    criteria=judge["criteria"],
+                    examples=[self._shot(e) for e in judge.get("examples") or []],
+                    system_template=None if system in (None, DEFAULT_SYSTEM_TEMPLATE) else system,
+                    user_template=None if user in (None, DEFAULT_USER_TEMPLATE) else user,
+                )
+            if kind == "PREBUILT":
+                prebuilt = config["prebuilt"]
+                names = {v: k for k, v in PREBUILT_KEYS.items()}
+                return PrebuiltJudge(
+                    **common, metric_type=names[str(prebuilt["key"]).upper()], model=prebuilt.get("model")
+                )
+            if kind == "REMOTE":
+                return ExternalEndpoint(**common, url=config["remote"]["url"])
+        except (KeyError, TypeError) as exc:
+            raise PlatformError(f"Adaptive grader {grader_key!r}: missing field {exc}") from exc
+        if kind == "CUSTOM":
+            raise PlatformError(
+                f"Adaptive grader {grader_key!r} is CUSTOM: its logic lives in a recipe's code, "
+                "so there is nothing to import"
+            )
+        raise PlatformError(f"Adaptive grader {grader_key!r} has an unknown graderType {kind!r}")
+
+    @staticmethod
+    def _shot(example: dict[str, Any]) -> BinaryShot:
+        return BinaryShot(
+            messages=[Turn(role=t["role"], content=t["content"]) for t in example.get("input") or []],
+            completion=example.get("output", ""),
+            reasoning=example.get("reasoning") or "",
+            verdict="PASS" if example.get("pass") else "FAIL",
+        )
+
+
+PLATFORM = AdaptivePlatform()

@@ -1,0 +1,157 @@
+"""HUD: a Python module whose ``grade(answer, expected, question)`` combines ``hud.graders`` scores.
+
+Bash graders become ``BashGrader``, criteria judges ``LLMJudgeGrader``, built-ins HUD's answer
+comparisons, composites ``combine`` (weighted) / ``combine_any`` / ``combine_all``. HUD has no
+grader file format, so there is nothing to import.
+"""
+
+from __future__ import annotations
+
+from studio.core.models import (
+    BashGrader,
+    BuiltinGrader,
+    CompositeGrader,
+    CriteriaJudge,
+    GraderDefinition,
+)
+
+from .base import ExportResult, Platform, PlatformError, Support
+from .fields import judge_model, unexported
+from .openai import plain_extractor
+
+LABEL = "HUD"
+HUD_FUNCTIONS = {
+    "exact_match": "exact_match",
+    "contains": "contains",
+    "contains_any": "contains_any",
+    "contains_all": "contains_all",
+    "numeric_match": "numeric_match",
+    "token_f1": "f1_score",
+}
+
+
+def builtin_problem(grader: BuiltinGrader) -> str | None:
+    """Why HUD's comparison would score this built-in differently, or None."""
+    o = grader.options
+    if grader.function not in HUD_FUNCTIONS:
+        return f"HUD has no {grader.function} comparison"
+    if grader.function == "exact_match":
+        if not o.normalize and not (o.strip and o.case_sensitive is False):
+            return "HUD's exact_match either normalises or compares stripped and case-insensitive"
+    elif o.normalize and grader.function != "token_f1":
+        return f"HUD's {grader.function} does not normalise text"
+    if grader.function in ("contains_any", "contains_all") and not o.values:
+        return f"HUD's {grader.function} needs the list of values"
+    if grader.function == "numeric_match" and o.reference is not None:
+        try:
+            float(o.reference)
+        except ValueError:
+            return f"numeric_match reference {o.reference!r} is not a number"
+    return None
+
+
+class HudPlatform(Platform):
+    name = "hud"
+    label = LABEL
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if not plain_extractor(grader):
+            return Support.no("HUD graders receive the answer text; they have no extractors")
+        if isinstance(grader, BuiltinGrader):
+            problem = builtin_problem(grader)
+            return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, (BashGrader, CriteriaJudge)):
+            return Support.yes()
+        if isinstance(grader, CompositeGrader):
+            for c in grader.components:
+                if isinstance(c.grader, CompositeGrader) and c.grader.mode == "weighted":
+                    return Support.no("HUD's combine gives a final result, so a weighted composite cannot nest")
+                sub = self.can_export(c.grader)
+                if not sub.ok:
+                    return Support.no(f"component {c.grader.key!r}: {sub.reason}")
+            return Support.yes()
+        return Support.no(
+            f"HUD graders are bash commands, criteria judges and answer comparisons; a "
+            f"{grader.kind.replace('_', ' ')} has no HUD equivalent"
+        )
+
+    def expr(self, grader: GraderDefinition, weight: float, name: str, warnings: list[str]) -> str:
+        """An expression giving a SubScore (or an awaitable of one)."""
+        if isinstance(grader, BuiltinGrader):
+            o = grader.options
+            fn = HUD_FUNCTIONS[grader.function]
+            ref = repr(o.reference) if o.reference is not None else "expected"
+            if grader.function == "exact_match":
+                call = f"exact_match(answer, {ref}, normalize_text={o.normalize!r})"
+            elif grader.function in ("contains_any", "contains_all"):
+                call = f"{fn}(answer, {list(o.values)!r}, case_sensitive={bool(o.case_sensitive)!r})"
+            elif grader.function == "numeric_match":
+                # the studio compares the first number of each side, as HUD does for the answer
+                call = (
+                    f"(numeric_match(answer, n, tolerance={o.tolerance!r}) "
+                    f"if (n := first_number({ref})) is not None else 0.0)"
+                )
+            elif grader.function == "token_f1":
+                call = f"f1_score(answer, {ref})"
+            else:
+                call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
+            if o.negate:
+                call = f"1.0 - {call}"
+            warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
+            return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
+        if isinstance(grader, BashGrader):
+            if grader.cwd:
+                warnings.append(f"{grader.key}: cwd {grader.cwd!r} is a local path and is not exported")
+            warnings += unexported(grader, {"command", "timeout_seconds", "cwd", "extractor", "metric", "name"}, LABEL)
+            return (
+                f"BashGrader.grade(weight={weight!r}, name={name!r}, command={grader.command!r}, "
+                f"timeout_seconds={grader.timeout_seconds!r})"
+            )
+        if isinstance(grader, CriteriaJudge):
+            criteria = [(c.text, c.weight) for c in grader.criteria]
+            model = judge_model(grader, LABEL, warnings)
+            model_arg = f", model={model!r}" if model else ""
+            keep = {"criteria", "model", "endpoint", "extractor", "metric", "name"}
+            warnings += unexported(grader, keep, LABEL)
+            return (
+                f"LLMJudgeGrader.grade(weight={weight!r}, name={name!r}, answer=answer, "
+                f"criteria={criteria!r}, question=question{model_arg})"
+            )
+        if isinstance(grader, CompositeGrader):
+            warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
+            parts = [self.expr(c.grader, 1.0, c.label, warnings) for c in grader.components]
+            combinator = "combine_any" if grader.mode == "any" else "combine_all"
+            awaited = ", ".join(p if p.startswith("SubScore(") else f"await {p}" for p in parts)
+            return f"{combinator}({weight!r}, [{awaited}], name={name!r})"
+        raise PlatformError(f"{LABEL} cannot express {grader.kind}")  # pragma: no cover
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        warnings: list[str] = []
+        if isinstance(grader, CompositeGrader) and grader.mode == "weighted":
+            warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
+            items = [self.expr(c.grader, c.weight, c.label, warnings) for c in grader.components]
+        else:
+            items = [self.expr(grader, 1.0, grader.metric.key if grader.metric.key != "score" else grader.key, warnings)]
+        body = ",\n        ".join(items)
+        title = grader.name or grader.key
+        module = (
+            f'"""{title}: HUD grader exported by Grader Studio (grader {grader.key!r}).\n\n'
+            "Call ``await grade(answer, expected, question)`` from a HUD task and yield the result.\n"
+            '"""\n\n'
+            "from __future__ import annotations\n\n"
+            "import re\n\n"
+            "from hud.graders import (  # noqa: F401 - the set every export may use\n"
+            "    BashGrader,\n    EvaluationResult,\n    LLMJudgeGrader,\n    SubScore,\n    combine,\n"
+            "    combine_all,\n    combine_any,\n    contains,\n    contains_all,\n    contains_any,\n"
+            "    exact_match,\n    f1_score,\n    numeric_match,\n)\n\n\n"
+            "def first_number(text: str) -> float | None:\n"
+            "    found = re.search(r\"[+-]?(?:\\d+(?:\\.\\d*)?|\\.\\d+)(?:[eE][+-]?\\d+)?\", text)\n"
+            "    return float(found.group()) if found else None\n\n\n"
+            'async def grade(answer: str, expected: str = "", question: str = "") -> EvaluationResult:\n'
+            f"    return await combine(\n        {body},\n    )\n"
+        )
+        module_name = grader.key.replace("-", "_").replace(".", "_")
+        return ExportResult(files={f"{module_name}_hud.py": module}, warnings=warnings)
+
+
+PLATFORM = HudPlatform()

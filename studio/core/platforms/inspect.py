@@ -1,0 +1,121 @@
+"""Inspect AI: a Python module with an ``@scorer`` (and a task stub so ``inspect list tasks`` sees it).
+
+Built-in comparisons are written out as plain Python inside the scorer; MKA1-sample function
+graders are embedded verbatim and called with the sample/item dicts built from Inspect's state and
+target. Judges and composites are not exported: Inspect's model-graded scorers use their own
+prompts, which would score differently.
+"""
+
+from __future__ import annotations
+
+from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
+
+from .base import ExportResult, Platform, Support
+from .fields import unexported
+from .openai import plain_extractor
+
+LABEL = "Inspect AI"
+COMPARISONS = {
+    "exact_match": "float(fold(output) == fold(reference))",
+    "contains": "float(fold(reference) in fold(output))",
+    "starts_with": "float(fold(output).startswith(fold(reference)))",
+    "regex_match": "float(re.search(reference, output, 0 if CASE_SENSITIVE else re.IGNORECASE) is not None)",
+}
+CASE_DEFAULT = {"exact_match": True, "starts_with": True, "regex_match": True, "contains": False}
+
+
+class InspectPlatform(Platform):
+    name = "inspect"
+    label = LABEL
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if not plain_extractor(grader):
+            return Support.no("Inspect scorers read the model output; the studio extractor is not exported")
+        if isinstance(grader, BuiltinGrader):
+            o = grader.options
+            if grader.function not in COMPARISONS:
+                return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
+            if o.normalize or o.values or o.tolerance:
+                return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
+            return Support.yes()
+        if isinstance(grader, FunctionGrader):
+            if grader.contract != "mka1_sample" or grader.model_access:
+                return Support.no(
+                    f"only grade(sample, item) functions without model access run inside an Inspect scorer; "
+                    f"this one uses {grader.contract}"
+                )
+            return Support.yes()
+        return Support.no(
+            f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
+            "own prompts and would score differently"
+        )
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        warnings: list[str] = []
+        fn = grader.key.replace("-", "_").replace(".", "_")
+        if isinstance(grader, BuiltinGrader):
+            body = self._builtin(grader)
+            warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
+        else:
+            assert isinstance(grader, FunctionGrader)
+            body = self._function(grader)
+            warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
+        module = (
+            f'"""{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r})."""\n\n'
+            "from __future__ import annotations\n\n"
+            "import re  # noqa: F401\n\n"
+            "from inspect_ai import Task, task\n"
+            "from inspect_ai.scorer import Score, Target, mean, scorer\n"
+            "from inspect_ai.solver import TaskState\n\n"
+            f"{body}\n\n"
+            "@scorer(metrics=[mean()])\n"
+            f"def {fn}():\n"
+            "    async def score(state: TaskState, target: Target) -> Score:\n"
+            "        output = state.output.completion\n"
+            "        value = _score(output, target.text, state.input_text)\n"
+            f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
+            "    return score\n\n\n"
+            "@task\n"
+            f"def {fn}_task() -> Task:\n"
+            '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
+            f"    return Task(dataset=[], scorer={fn}())\n"
+        )
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+
+    @staticmethod
+    def _builtin(grader: BuiltinGrader) -> str:
+        o = grader.options
+        case = CASE_DEFAULT[grader.function] if o.case_sensitive is None else o.case_sensitive
+        reference = repr(o.reference) if o.reference is not None else "target"
+        value = COMPARISONS[grader.function]
+        if o.negate:
+            value = f"1.0 - {value}"
+        return (
+            f"STRIP = {o.strip!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
+            "def fold(text: str) -> str:\n"
+            "    text = text.strip() if STRIP else text\n"
+            "    return text if CASE_SENSITIVE else text.lower()\n\n\n"
+            "def _score(output: str, target: str, question: str) -> float:\n"
+            f"    reference = {reference}\n"
+            f"    return {value}\n"
+        )
+
+    @staticmethod
+    def _function(grader: FunctionGrader) -> str:
+        return (
+            f"METRIC = {grader.metric.key!r}\n\n"
+            "# --- the grader's own source, unchanged (MKA1 sample contract) ---\n"
+            f"{grader.source.rstrip()}\n"
+            "# --- end of the grader's source ---\n\n\n"
+            "def _score(output: str, target: str, question: str) -> float:\n"
+            '    sample = {"output_text": output, "extracted_output": output, "prompt": question}\n'
+            '    item = {"input": question, "target": target, "reference_answer": target}\n'
+            "    result = grade(sample, item)  # noqa: F821 - defined by the source above\n"
+            "    if isinstance(result, dict):\n"
+            '        scores = result.get("scores") or {}\n'
+            "        return float(scores.get(METRIC, next(iter(scores.values()), 0.0)))\n"
+            "    return float(result)\n"
+        )
+
+
+PLATFORM = InspectPlatform()

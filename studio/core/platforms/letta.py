@@ -1,0 +1,252 @@
+"""Letta evals: a suite YAML whose ``graders:`` map holds each grader, plus its ``.py``/prompt files.
+
+Built-in comparisons whose semantics match Letta's become ``kind: tool`` built-ins, Letta-contract
+function graders become ``kind: tool`` with ``file.py:fn``, rubric judges become ``kind: model_judge``
+with a prompt file. The map key is the grader's key (Letta calls it the metric key).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import (
+    BuiltinGrader,
+    BuiltinOptions,
+    Extractor,
+    FunctionGrader,
+    GraderDefinition,
+    Metric,
+    RubricJudge,
+)
+
+from .base import ExportResult, ImportResult, Platform, PlatformError, Support
+from .fields import (
+    dump_yaml,
+    judge_model,
+    load_yaml_text,
+    peek_yaml,
+    read_text,
+    safe_relative,
+    unexported,
+)
+
+LABEL = "Letta evals"
+LETTA_BUILTINS = ("exact_match", "contains", "regex_match", "ascii_printable_only")
+# Options each Letta built-in fixes; a studio grader matching these scores the same there.
+LETTA_SEMANTICS: dict[str, dict[str, Any]] = {
+    "exact_match": {"case_sensitive": (None, True)},
+    "contains": {"case_sensitive": (None, False)},
+    "regex_match": {"case_sensitive": (None, True)},
+    "ascii_printable_only": {"case_sensitive": (None, True, False), "strip": (True, False)},
+}
+
+
+def builtin_mismatch(grader: BuiltinGrader, semantics: dict[str, dict[str, Any]], label: str) -> str | None:
+    """Why a built-in's options would score differently on the target, or None when they match.
+
+    ``semantics[function][option]`` lists the values the target honours (None: any value); options
+    not listed must keep their default.
+    """
+    if grader.function not in semantics:
+        return f"{label} has no built-in {grader.function}"
+    allowed = semantics[grader.function]
+    default = BuiltinOptions()
+    for name in BuiltinOptions.model_fields:
+        value = getattr(grader.options, name)
+        if name not in allowed:
+            ok = value == getattr(default, name)
+        else:
+            ok = allowed[name] is None or value in allowed[name]  # None: any value
+        if not ok:
+            return f"{label}'s {grader.function} cannot honour {name}={value!r}"
+    return None
+
+
+def grader_functions(source: str) -> list[str]:
+    """Top-level functions decorated with ``@grader`` (Letta's custom tool graders)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for deco in node.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                if (isinstance(target, ast.Name) and target.id == "grader") or (
+                    isinstance(target, ast.Attribute) and target.attr == "grader"
+                ):
+                    names.append(node.name)
+    return names
+
+
+class LettaPlatform(Platform):
+    name = "letta"
+    label = LABEL
+    imports = True
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if isinstance(grader, BuiltinGrader):
+            problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
+            return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, FunctionGrader):
+            if grader.contract != "letta":
+                return Support.no(
+                    f"it uses the {grader.contract} contract; Letta calls a @grader fn(sample, submission)"
+                )
+            if not (grader.function_name or len(grader_functions(grader.source)) == 1):
+                return Support.no("set the function name: the source has no single @grader function")
+            return Support.yes()
+        if isinstance(grader, RubricJudge):
+            return Support.yes()
+        return Support.no(
+            f"Letta graders are tool functions and model judges; a {grader.kind.replace('_', ' ')} "
+            "has no Letta equivalent (a rubric judge does)"
+        )
+
+    def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        """The ``graders:`` entry and the files it refers to."""
+        spec: dict[str, Any]
+        files: dict[str, str] = {}
+        keep = {"name", "extractor"}
+        if isinstance(grader, BuiltinGrader):
+            spec = {"kind": "tool", "function": grader.function}
+            keep |= {"function", "options"}
+        elif isinstance(grader, FunctionGrader):
+            fn = grader.function_name or grader_functions(grader.source)[0]
+            files[f"{grader.key}.py"] = grader.source
+            spec = {"kind": "tool", "function": f"{grader.key}.py:{fn}"}
+            keep |= {"source", "contract", "function_name"}
+        elif isinstance(grader, RubricJudge):
+            files[f"{grader.key}.prompt.txt"] = grader.prompt
+            spec = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
+            model = judge_model(grader, LABEL, warnings)
+            if model:
+                spec["model"] = model
+            spec.update(
+                temperature=grader.temperature,
+                provider=grader.provider,
+                max_retries=grader.max_retries,
+                timeout=grader.timeout,
+            )
+            if grader.system_prompt is not None:
+                spec["system_prompt"] = grader.system_prompt
+            keep |= {"prompt", "system_prompt", "provider", "max_retries", "timeout", "model",
+                     "endpoint", "temperature"}
+        else:  # pragma: no cover
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        if grader.name:
+            spec["display_name"] = grader.name
+        if grader.extractor is not None:
+            spec["extractor"] = grader.extractor.kind
+            if grader.extractor.config:
+                spec["extractor_config"] = dict(grader.extractor.config)
+        if grader.metric != Metric():
+            warnings.append(
+                f"{grader.key}: metric {grader.metric.key!r} ({grader.metric.kind}) is not exported; "
+                f"Letta names the metric by the grader key {grader.key!r}"
+            )
+        warnings += unexported(grader, keep | {"metric"}, LABEL)
+        return spec, files
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        return self._suite([grader], name=grader.key, suite_file=f"{grader.key}.suite.yaml")
+
+    def export_many(self, graders: Sequence[GraderDefinition]) -> ExportResult:
+        ok = [g for g in graders if self.can_export(g).ok]
+        result = self._suite(ok, name="grader-studio", suite_file="suite.yaml") if ok else ExportResult()
+        result.refused.update({g.key: self.can_export(g).reason for g in graders if g not in ok})
+        return result
+
+    def _suite(self, graders: Sequence[GraderDefinition], name: str, suite_file: str) -> ExportResult:
+        result = ExportResult()
+        entries: dict[str, Any] = {}
+        for grader in graders:
+            spec, files = self.entry(grader, result.warnings)
+            entries[grader.key] = spec
+            result.files.update(files)
+        suite = {
+            "name": name,
+            "dataset": "dataset.jsonl",
+            "target": {"kind": "letta_code"},
+            "graders": entries,
+            "reward": {"kind": "metric", "metric_key": graders[0].key},
+        }
+        result.files[suite_file] = dump_yaml(suite)
+        result.notes.append(
+            f"{suite_file}: put the samples in dataset.jsonl and set the target; the reward is "
+            f"{graders[0].key!r}'s score"
+        )
+        return result
+
+    # ---- import -------------------------------------------------------------------------------
+
+    def detect(self, path: Path) -> bool:
+        data = peek_yaml(path)
+        return isinstance(data, dict) and isinstance(data.get("graders"), dict) and (
+            "target" in data or "dataset" in data
+        )
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        data = load_yaml_text(read_text(path), path.name)
+        if not isinstance(data, dict) or not isinstance(data.get("graders"), dict):
+            raise PlatformError(f"{path.name} is not a Letta suite (no graders: map)")
+        result = ImportResult()
+        entries = data["graders"]
+        for name, spec in entries.items():
+            grader_key = key if key and len(entries) == 1 else str(name)
+            try:
+                result.graders.append(self.from_entry(grader_key, spec, path.parent))
+            except PlatformError as exc:
+                result.warnings.append(f"{name}: {exc}")
+            except ValueError as exc:  # pydantic validation of the built definition
+                result.warnings.append(f"{name}: {exc}")
+        if not result.graders:
+            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.warnings)})")
+        return result
+
+    def from_entry(self, key: str, spec: dict[str, Any], base: Path) -> GraderDefinition:
+        if not isinstance(spec, dict):
+            raise PlatformError("grader entry is not a mapping")
+        common: dict[str, Any] = {"key": key, "name": spec.get("display_name") or ""}
+        if "extractor" in spec:
+            common["extractor"] = Extractor(kind=spec["extractor"], config=spec.get("extractor_config") or {})
+        kind = spec.get("kind")
+        if kind == "tool":
+            function = str(spec.get("function", ""))
+            if ":" not in function:
+                if function not in LETTA_BUILTINS:
+                    raise PlatformError(f"unknown built-in tool grader {function!r}")
+                return BuiltinGrader(**common, function=function)
+            file_ref, fn = function.rsplit(":", 1)
+            source = read_text(safe_relative(base, file_ref))
+            decorated = grader_functions(source)
+            return FunctionGrader(
+                **common,
+                source=source,
+                contract="letta",
+                function_name=None if decorated == [fn] else fn,
+            )
+        if kind in ("model_judge", "rubric"):
+            if spec.get("agent_file"):
+                raise PlatformError("agent-as-judge graders (agent_file) have no studio equivalent")
+            prompt = spec.get("prompt")
+            if prompt is None and spec.get("prompt_path"):
+                prompt = read_text(safe_relative(base, str(spec["prompt_path"])))
+            if prompt is None:
+                raise PlatformError("model judge has neither prompt nor prompt_path")
+            fields = {k: spec[k] for k in ("temperature", "provider", "max_retries", "timeout") if k in spec}
+            return RubricJudge(
+                **common,
+                **fields,
+                prompt=prompt,
+                model=spec.get("model"),
+                system_prompt=spec.get("system_prompt"),
+            )
+        raise PlatformError(f"unknown grader kind {kind!r}")
+
+
+PLATFORM = LettaPlatform()

@@ -1,0 +1,321 @@
+"""OpenAI graders JSON: string_check, score_model, label_model, python and multi.
+
+Built-in exact/contains comparisons become ``string_check``; rubric judges (0..1 score) become
+``score_model``; binary judges become a PASS/FAIL ``label_model``; MKA1-style ``grade(sample, item)``
+functions become ``python``; composites become ``multi`` with a ``calculate_output`` formula. The
+grader's key is the OpenAI ``name``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import (
+    BinaryJudge,
+    BuiltinGrader,
+    Component,
+    CompositeGrader,
+    FunctionGrader,
+    GraderDefinition,
+    RubricJudge,
+)
+
+from .base import ExportResult, ImportResult, Platform, PlatformError, Support
+from .fields import dump_json, judge_model, peek_json, read_json, slug, unexported
+from .letta import builtin_mismatch
+from .templating import from_jinja, to_jinja
+
+LABEL = "OpenAI graders"
+OUTPUT = "{{ sample.output_text }}"
+EXPECTED = "{{ item.reference }}"
+PROMPT_FIELDS = {"submission": "sample.output_text", "input": "item.input", "ground_truth": "item.reference"}
+TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
+SEMANTICS: dict[str, dict[str, Any]] = {
+    "exact_match": {"case_sensitive": (None, True), "strip": (True, False), "negate": (False, True),
+                    "reference": None},
+    "contains": {"case_sensitive": (None, True, False), "strip": (True, False), "reference": None},
+}
+BINARY_PREAMBLE = (
+    "You grade one completion against a criterion. Answer PASS when the completion satisfies it, "
+    "FAIL otherwise.\n\nCriterion:\n"
+)
+BINARY_USER = "Question:\n{{ item.input }}\n\nCompletion:\n{{ sample.output_text }}"
+
+
+def plain_extractor(grader: GraderDefinition) -> bool:
+    """Template platforms grade the final output text: only the default extractor fits."""
+    ex = grader.extractor
+    return ex is None or (ex.kind == "last_assistant" and not ex.config)
+
+
+def formula_name(key: str) -> str:
+    return re.sub(r"\W", "_", key)
+
+
+class OpenAIPlatform(Platform):
+    name = "openai"
+    label = LABEL
+    imports = True
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if not plain_extractor(grader):
+            return Support.no("OpenAI graders read the output text; they have no extractors")
+        if isinstance(grader, BuiltinGrader):
+            problem = builtin_mismatch(grader, SEMANTICS, LABEL)
+            if problem is None and grader.function == "contains" and grader.options.negate:
+                problem = "string_check has no negated contains"
+            return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, FunctionGrader):
+            if grader.contract != "mka1_sample" or grader.model_access:
+                return Support.no(
+                    f"OpenAI python graders are grade(sample, item) without model access; this one uses "
+                    f"{grader.contract}{' with model access' if grader.model_access else ''}"
+                )
+            return Support.yes()
+        if isinstance(grader, RubricJudge):
+            if grader.provider != "openai":
+                return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
+            if not (grader.model or grader.endpoint):
+                return Support.no("score_model needs a model: set the judge's model or endpoint")
+            try:
+                to_jinja(grader.prompt, PROMPT_FIELDS, "item.{}")
+            except PlatformError as exc:
+                return Support.no(str(exc))
+            return Support.yes()
+        if isinstance(grader, BinaryJudge):
+            if grader.system_template or grader.user_template:
+                return Support.no("its Handlebars templates cannot be translated to a label_model prompt")
+            if not (grader.model or grader.endpoint):
+                return Support.no("label_model needs a model: set the judge's model or endpoint")
+            return Support.yes()
+        if isinstance(grader, CompositeGrader):
+            for component in grader.components:
+                sub = self.can_export(component.grader)
+                if not sub.ok:
+                    return Support.no(f"component {component.grader.key!r}: {sub.reason}")
+                if isinstance(component.grader, CompositeGrader):
+                    return Support.no("multi graders cannot nest another multi grader")
+            names = [formula_name(c.grader.key) for c in grader.components]
+            if len(set(names)) != len(names):
+                return Support.no("two components would get the same name in the formula")
+            return Support.yes()
+        return Support.no(f"OpenAI graders have no {grader.kind.replace('_', ' ')} equivalent")
+
+    def to_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+        keep = {"extractor"}
+        data: dict[str, Any]
+        if isinstance(grader, BuiltinGrader):
+            o = grader.options
+            if grader.function == "exact_match":
+                op = "ne" if o.negate else "eq"
+                if o.strip:
+                    warnings.append(f"{grader.key}: string_check {op} compares without trimming whitespace")
+            else:
+                op = "like" if o.case_sensitive else "ilike"
+            reference = o.reference if o.reference is not None else EXPECTED
+            data = {"type": "string_check", "name": grader.key, "input": OUTPUT, "reference": reference,
+                    "operation": op}
+            keep |= {"function", "options"}
+        elif isinstance(grader, FunctionGrader):
+            data = {"type": "python", "name": grader.key, "source": grader.source}
+            keep |= {"source", "contract"}
+        elif isinstance(grader, RubricJudge):
+            messages = []
+            if grader.system_prompt is not None:
+                messages.append({"role": "system", "content": grader.system_prompt})
+            messages.append({"role": "user", "content": to_jinja(grader.prompt, PROMPT_FIELDS, "item.{}")})
+            data = {"type": "score_model", "name": grader.key, "model": judge_model(grader, LABEL, warnings),
+                    "input": messages, "range": [0.0, 1.0],
+                    "sampling_params": {"temperature": grader.temperature}}
+            if grader.max_tokens is not None:
+                data["sampling_params"]["max_completions_tokens"] = grader.max_tokens
+            keep |= {"prompt", "system_prompt", "model", "endpoint", "temperature", "max_tokens", "provider"}
+        elif isinstance(grader, BinaryJudge):
+            if grader.examples:
+                warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
+            data = {"type": "label_model", "name": grader.key, "model": judge_model(grader, LABEL, warnings),
+                    "input": [{"role": "system", "content": BINARY_PREAMBLE + grader.criteria},
+                              {"role": "user", "content": BINARY_USER}],
+                    "labels": ["PASS", "FAIL"], "passing_labels": ["PASS"]}
+            keep |= {"criteria", "model", "endpoint", "examples"}
+        elif isinstance(grader, CompositeGrader):
+            subs = {}
+            for c in grader.components:
+                subs[formula_name(c.grader.key)] = self.to_json(c.grader, warnings)
+                if c.name:
+                    warnings.append(f"{grader.key}: component label {c.name!r} is not exported")
+            data = {"type": "multi", "name": grader.key, "graders": subs, "calculate_output": self.formula(grader)}
+            keep |= {"mode", "components"}
+        else:  # pragma: no cover
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        warnings += unexported(grader, keep, LABEL)
+        return data
+
+    @staticmethod
+    def formula(grader: CompositeGrader) -> str:
+        """HUD's combine rule as a formula: positive weights normalised, negative ones as penalties."""
+        names = [(formula_name(c.grader.key), c.weight) for c in grader.components]
+        if grader.mode != "weighted":
+            return f"{'max' if grader.mode == 'any' else 'min'}({', '.join(n for n, _ in names)})"
+        positive = [(n, w) for n, w in names if w > 0]
+        text = ""
+        if positive:
+            total = sum(w for _, w in positive)
+            text = "(" + " + ".join(f"{w!r} * {n}" for n, w in positive) + f") / {total!r}"
+        for n, w in names:
+            if w <= 0:
+                text += f" - {-w!r} * {n}" if text else f"-{-w!r} * {n}"
+        return text
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        warnings: list[str] = []
+        data = self.to_json(grader, warnings)
+        notes = []
+        if isinstance(grader, FunctionGrader):
+            notes.append(f"{grader.key}: OpenAI's sample has output_text/output_json, not MKA1's extracted_output")
+        return ExportResult(files={f"{grader.key}.openai.json": dump_json(data)}, warnings=warnings, notes=notes)
+
+    # ---- import -------------------------------------------------------------------------------
+
+    def detect(self, path: Path) -> bool:
+        data = peek_json(path)
+        items = data if isinstance(data, list) else [data]
+        return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        data = read_json(path)
+        items = data if isinstance(data, list) else [data]
+        result = ImportResult()
+        for item in items:
+            try:
+                result.graders.append(self.from_json(item, key if len(items) == 1 else None))
+            except (PlatformError, ValueError) as exc:
+                result.warnings.append(str(exc))
+        if not result.graders:
+            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.warnings)})")
+        return result
+
+    def from_json(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
+        if not isinstance(data, dict):
+            raise PlatformError("an OpenAI grader must be a JSON object")
+        kind = data.get("type")
+        name = str(data.get("name", ""))
+        grader_key = key or slug(name)
+        try:
+            if kind == "string_check":
+                op = data["operation"]
+                ref = data["reference"]
+                options: dict[str, Any] = {}
+                if not re.fullmatch(r"\{\{\s*item\.\w+\s*\}\}", ref):
+                    options["reference"] = ref
+                if op in ("eq", "ne"):
+                    options.update(strip=False, negate=op == "ne")
+                    return BuiltinGrader(key=grader_key, function="exact_match", options=options)
+                if op == "like":
+                    options["case_sensitive"] = True
+                return BuiltinGrader(key=grader_key, function="contains", options=options)
+            if kind == "python":
+                return FunctionGrader(key=grader_key, source=data["source"], contract="mka1_sample")
+            if kind == "score_model":
+                return self._rubric(grader_key, data)
+            if kind == "label_model":
+                return self._binary(grader_key, data)
+            if kind == "multi":
+                return self._multi(grader_key, data)
+        except KeyError as exc:
+            raise PlatformError(f"OpenAI grader {name!r}: missing field {exc}") from exc
+        if kind == "text_similarity":
+            raise PlatformError(f"OpenAI grader {name!r}: text_similarity has no studio grader kind yet")
+        raise PlatformError(f"OpenAI grader {name!r}: unknown type {kind!r}")
+
+    @staticmethod
+    def _text(message: dict[str, Any]) -> str:
+        content = message.get("content", "")
+        if isinstance(content, dict):
+            content = content.get("text", "")
+        if not isinstance(content, str):
+            raise PlatformError("only text message content can be imported")
+        return content
+
+    def _rubric(self, key: str, data: dict[str, Any]) -> RubricJudge:
+        low, high = (data.get("range") or [0, 1])[:2]
+        if (low, high) != (0, 1):
+            raise PlatformError(f"score_model {data['name']!r} scores {low}..{high}; studio rubric judges score 0..1")
+        messages = data["input"]
+        system = [self._text(m) for m in messages if m.get("role") in ("system", "developer")]
+        user = [self._text(m) for m in messages if m.get("role") == "user"]
+        if len(user) != 1 or len(system) > 1:
+            raise PlatformError(f"score_model {data['name']!r}: expected one user message and at most one system message")
+        params = data.get("sampling_params") or {}
+        return RubricJudge(
+            key=key,
+            model=data["model"],
+            prompt=from_jinja(user[0], PROMPT_FIELDS, "item.{}"),
+            system_prompt=system[0] if system else None,
+            temperature=params.get("temperature") or 0.0,
+            max_tokens=params.get("max_completions_tokens"),
+        )
+
+    def _binary(self, key: str, data: dict[str, Any]) -> BinaryJudge:
+        if sorted(data["labels"]) != ["FAIL", "PASS"] or data["passing_labels"] != ["PASS"]:
+            raise PlatformError(
+                f"label_model {data['name']!r} uses labels {data['labels']}; only PASS/FAIL maps to a binary judge"
+            )
+        system = next((self._text(m) for m in data["input"] if m.get("role") in ("system", "developer")), "")
+        return BinaryJudge(key=key, model=data["model"], criteria=system.removeprefix(BINARY_PREAMBLE))
+
+    def _multi(self, key: str, data: dict[str, Any]) -> CompositeGrader:
+        subs = {n: self.from_json(g) for n, g in data["graders"].items()}
+        mode, weights = parse_formula(data["calculate_output"], set(subs))
+        return CompositeGrader(
+            key=key, mode=mode, components=[Component(grader=subs[n], weight=weights.get(n, 1.0)) for n in subs]
+        )
+
+
+def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:
+    """Mode and weights from a ``calculate_output`` written as ``formula`` writes them."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError as exc:
+        raise PlatformError(f"calculate_output {text!r} is not a formula: {exc}") from exc
+    if isinstance(tree, ast.Call) and isinstance(tree.func, ast.Name) and tree.func.id in ("max", "min"):
+        return ("any" if tree.func.id == "max" else "all"), {}
+    weights: dict[str, float] = {}
+    divisors: list[float] = []
+
+    def term(node: ast.expr, sign: float) -> None:
+        if (
+            isinstance(node, ast.BinOp)
+            and isinstance(node.op, ast.Mult)
+            and isinstance(node.left, ast.Constant)
+            and isinstance(node.right, ast.Name)
+        ):
+            weights[node.right.id] = sign * float(node.left.value)
+            return
+        if isinstance(node, ast.Name):
+            weights[node.id] = sign
+            return
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return term(node.operand, -sign)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            term(node.left, sign)
+            return term(node.right, sign if isinstance(node.op, ast.Add) else -sign)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant):
+            divisors.append(float(node.right.value))
+            return term(node.left, sign)
+        raise PlatformError(f"calculate_output {text!r} is not a weighted sum the studio can read")
+
+    term(tree, 1.0)
+    positive = sum(w for w in weights.values() if w > 0)
+    if divisors != ([positive] if positive else []) and not (divisors == [] and positive == 1.0):
+        raise PlatformError(f"calculate_output {text!r} does not divide by the sum of its positive weights")
+    unknown = set(weights) - names
+    if unknown:
+        raise PlatformError(f"calculate_output refers to unknown graders {sorted(unknown)}")
+    return "weighted", weights
+
+
+PLATFORM = OpenAIPlatform()

@@ -1,0 +1,280 @@
+"""promptfoo: ``assert:`` entries in a config's ``defaultTest`` (so they apply to every test case).
+
+Each assertion's ``metric`` carries the grader's key. Built-ins map to equals/contains/regex/is-json
+family, binary judges to ``llm-rubric``, range judges to ``g-eval``, pre-built RAG judges to
+context-faithfulness / answer-relevance / context-relevance, promptfoo-contract functions to
+``python`` with a ``file://`` script, weighted composites to ``assert-set`` with weights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from studio.core.models import (
+    BinaryJudge,
+    BuiltinGrader,
+    Component,
+    CompositeGrader,
+    FunctionGrader,
+    GraderDefinition,
+    PrebuiltJudge,
+    RangeJudge,
+)
+
+from .base import ExportResult, ImportResult, Platform, PlatformError, Support
+from .fields import (
+    dump_yaml,
+    judge_model,
+    load_yaml_text,
+    peek_yaml,
+    read_text,
+    safe_relative,
+    slug,
+    unexported,
+)
+from .letta import builtin_mismatch
+from .openai import plain_extractor
+
+LABEL = "promptfoo"
+EXPECTED = "{{expected}}"
+BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
+    ("exact_match", True): "equals",
+    ("contains", True): "contains",
+    ("contains", False): "icontains",
+    ("contains_any", True): "contains-any",
+    ("contains_any", False): "icontains-any",
+    ("contains_all", True): "contains-all",
+    ("contains_all", False): "icontains-all",
+    ("regex_match", True): "regex",
+    ("is_json", True): "is-json",
+    ("starts_with", True): "starts-with",
+}
+CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
+SEMANTICS: dict[str, dict[str, Any]] = {
+    name: {"case_sensitive": (None, True, False), "strip": (True, False), "negate": (False, True),
+           "reference": None, "values": None}
+    for name in {f for f, _ in BUILTIN_TYPES}
+}
+PREBUILT_TYPES = {
+    "faithfulness": "context-faithfulness",
+    "answer_relevancy": "answer-relevance",
+    "context_relevancy": "context-relevance",
+}
+PROVIDER_PREFIX = "openai:"
+
+
+def _case(grader: BuiltinGrader) -> bool:
+    value = grader.options.case_sensitive
+    return CASE_DEFAULT.get(grader.function, False) if value is None else value
+
+
+class PromptfooPlatform(Platform):
+    name = "promptfoo"
+    label = LABEL
+    imports = True
+
+    def can_export(self, grader: GraderDefinition) -> Support:
+        if not plain_extractor(grader):
+            return Support.no("promptfoo assertions read the output text; they have no extractors")
+        if isinstance(grader, BuiltinGrader):
+            problem = builtin_mismatch(grader, SEMANTICS, LABEL)
+            if problem is None and (grader.function, _case(grader)) not in BUILTIN_TYPES:
+                problem = f"promptfoo has no case-insensitive {grader.function}"
+            if problem is None and grader.function in ("contains_any", "contains_all") and not grader.options.values:
+                problem = f"{grader.function} needs its list of values (promptfoo splits a single string on commas)"
+            return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, FunctionGrader):
+            if grader.contract != "promptfoo":
+                return Support.no(f"it uses the {grader.contract} contract; promptfoo calls get_assert(output, context)")
+            return Support.yes()
+        if isinstance(grader, BinaryJudge):
+            if grader.system_template or grader.user_template:
+                return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
+            return Support.yes()
+        if isinstance(grader, (RangeJudge, PrebuiltJudge)):
+            return Support.yes()
+        if isinstance(grader, CompositeGrader):
+            if grader.mode != "weighted":
+                return Support.no(f"assert-set averages by weight; {grader.mode} (max/min) has no promptfoo form")
+            if any(c.weight < 0 for c in grader.components):
+                return Support.no("assert-set weights cannot be negative (penalties)")
+            for c in grader.components:
+                sub = self.can_export(c.grader)
+                if not sub.ok:
+                    return Support.no(f"component {c.grader.key!r}: {sub.reason}")
+            return Support.yes()
+        return Support.no(f"promptfoo has no {grader.kind.replace('_', ' ')} assertion")
+
+    def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
+        keep = {"extractor"}
+        data: dict[str, Any]
+        if isinstance(grader, BuiltinGrader):
+            o = grader.options
+            kind = BUILTIN_TYPES[(grader.function, _case(grader))]
+            data = {"type": ("not-" if o.negate else "") + kind}
+            if grader.function in ("contains_any", "contains_all"):
+                data["value"] = list(o.values)
+            elif grader.function != "is_json":
+                data["value"] = o.reference if o.reference is not None else EXPECTED
+            if o.strip and grader.function == "exact_match":
+                warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
+            keep |= {"function", "options"}
+        elif isinstance(grader, FunctionGrader):
+            files[f"{grader.key}.py"] = grader.source
+            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if grader.function_name else "")
+            data = {"type": "python", "value": ref}
+            keep |= {"source", "contract", "function_name"}
+        elif isinstance(grader, BinaryJudge):
+            data = {"type": "llm-rubric", "value": grader.criteria}
+            if grader.examples:
+                warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
+            keep |= {"criteria", "examples", "model", "endpoint"}
+        elif isinstance(grader, RangeJudge):
+            data = {"type": "g-eval", "value": grader.criteria}
+            keep |= {"criteria", "model", "endpoint"}
+            for field in ("evaluation_steps", "subrange_expectations", "shots", "score_range", "normalize"):
+                if getattr(grader, field) != RangeJudge.model_fields[field].get_default(call_default_factory=True):
+                    warnings.append(f"{grader.key}: {field} is not exported (g-eval writes its own steps and scale)")
+                    keep.add(field)
+        elif isinstance(grader, PrebuiltJudge):
+            data = {"type": PREBUILT_TYPES[grader.metric_type]}
+            keep |= {"metric_type", "model", "endpoint"}
+        elif isinstance(grader, CompositeGrader):
+            data = {"type": "assert-set",
+                    "assert": [self._component(c, warnings, files) for c in grader.components]}
+            keep |= {"mode", "components"}
+        else:  # pragma: no cover
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        if hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge):
+            model = judge_model(grader, LABEL, warnings)  # type: ignore[arg-type]
+            if model:
+                data["provider"] = PROVIDER_PREFIX + model
+        data["metric"] = grader.key
+        warnings += unexported(grader, keep, LABEL)
+        return data
+
+    def _component(self, c: Component, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
+        data = self.assertion(c.grader, warnings, files)
+        if c.weight != 1.0:
+            data["weight"] = c.weight
+        if c.name:
+            warnings.append(f"component label {c.name!r} is not exported")
+        return data
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        return self._config([grader], f"{grader.key}.promptfooconfig.yaml")
+
+    def export_many(self, graders: Sequence[GraderDefinition]) -> ExportResult:
+        ok = [g for g in graders if self.can_export(g).ok]
+        result = self._config(ok, "promptfooconfig.yaml") if ok else ExportResult()
+        result.refused.update({g.key: self.can_export(g).reason for g in graders if g not in ok})
+        return result
+
+    def _config(self, graders: Sequence[GraderDefinition], config_file: str) -> ExportResult:
+        result = ExportResult()
+        asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
+        config = {
+            "description": "Graders exported by Grader Studio",
+            "prompts": ["{{input}}"],
+            "providers": ["echo"],
+            "defaultTest": {"assert": asserts},
+            "tests": [],
+        }
+        result.files[config_file] = dump_yaml(config)
+        result.notes.append(
+            f"{config_file}: the asserts apply to every test; add tests with vars input and expected, "
+            "and set providers (echo is a placeholder)"
+        )
+        return result
+
+    # ---- import -------------------------------------------------------------------------------
+
+    def detect(self, path: Path) -> bool:
+        data = peek_yaml(path)
+        return isinstance(data, dict) and bool(self._asserts(data)) and (
+            "prompts" in data or "providers" in data or "tests" in data or "defaultTest" in data
+        )
+
+    @staticmethod
+    def _asserts(config: dict[str, Any]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        default = config.get("defaultTest")
+        if isinstance(default, dict):
+            found += default.get("assert") or []
+        for test in config.get("tests") or []:
+            if isinstance(test, dict):
+                found += test.get("assert") or []
+        return [a for a in found if isinstance(a, dict)]
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        data = load_yaml_text(read_text(path), path.name)
+        if not isinstance(data, dict):
+            raise PlatformError(f"{path.name} is not a promptfoo config")
+        asserts = self._asserts(data)
+        result = ImportResult()
+        seen: set[str] = set()
+        for n, item in enumerate(asserts):
+            grader_key = key if key and len(asserts) == 1 else slug(str(item.get("metric") or f"{item.get('type')}-{n + 1}"))
+            if grader_key in seen:
+                continue
+            try:
+                result.graders.append(self.from_assert(item, grader_key, path.parent))
+                seen.add(grader_key)
+            except (PlatformError, ValueError) as exc:
+                result.warnings.append(f"assert {n + 1} ({item.get('type')}): {exc}")
+        if not result.graders:
+            raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.warnings)})")
+        return result
+
+    def from_assert(self, item: dict[str, Any], key: str, base: Path) -> GraderDefinition:
+        kind = str(item.get("type", ""))
+        negate = kind.startswith("not-")
+        kind = kind.removeprefix("not-")
+        value = item.get("value")
+        builtins = {v: k for k, v in BUILTIN_TYPES.items()}
+        model = None
+        provider = item.get("provider")
+        if isinstance(provider, str):
+            model = provider.removeprefix(PROVIDER_PREFIX)
+        if kind in builtins:
+            function, case = builtins[kind]
+            options: dict[str, Any] = {"negate": negate}
+            if case != CASE_DEFAULT.get(function, False):
+                options["case_sensitive"] = case
+            if function == "exact_match":
+                options["strip"] = False
+            if isinstance(value, list):
+                options["values"] = [str(v) for v in value]
+            elif value is not None and value != EXPECTED:
+                options["reference"] = str(value)
+            return BuiltinGrader(key=key, function=function, options=options)
+        if negate:
+            raise PlatformError(f"not-{kind} has no studio equivalent")
+        if kind == "python":
+            if not (isinstance(value, str) and value.startswith("file://")):
+                raise PlatformError("inline Python assertions are expressions, not get_assert files; only file:// imports")
+            ref = value.removeprefix("file://")
+            file_ref, _, fn = ref.partition(":") if ref.count(":") == 1 else (ref, "", "")
+            source = read_text(safe_relative(base, file_ref))
+            return FunctionGrader(key=key, source=source, contract="promptfoo", function_name=fn or None)
+        if kind == "llm-rubric":
+            return BinaryJudge(key=key, criteria=str(value), model=model)
+        if kind == "g-eval":
+            return RangeJudge(key=key, criteria=str(value), model=model)
+        prebuilt = {v: k for k, v in PREBUILT_TYPES.items()}
+        if kind in prebuilt:
+            return PrebuiltJudge(key=key, metric_type=prebuilt[kind], model=model)  # type: ignore[arg-type]
+        if kind == "assert-set":
+            components = []
+            for n, sub in enumerate(item.get("assert") or []):
+                sub_key = slug(str(sub.get("metric") or f"{key}-{n + 1}"))
+                components.append(
+                    Component(grader=self.from_assert(sub, sub_key, base), weight=float(sub.get("weight", 1.0)))
+                )
+            return CompositeGrader(key=key, components=components)
+        raise PlatformError(f"promptfoo assertion type {kind!r} has no studio grader kind")
+
+
+PLATFORM = PromptfooPlatform()

@@ -1,0 +1,50 @@
+"""Finds the platform modules: any module in this package with a ``PLATFORM`` instance.
+
+Adding a platform is one new file defining ``PLATFORM = MyPlatform()``; nothing here changes.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+from pathlib import Path
+
+from .base import Platform, PlatformError
+
+_HELPERS = frozenset({"base", "fields", "registry", "templates"})
+
+
+@cache
+def platforms() -> dict[str, Platform]:
+    """Every platform by name, in a stable order."""
+    found: dict[str, Platform] = {}
+    for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
+        if info.name in _HELPERS or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        platform = getattr(module, "PLATFORM", None)
+        if isinstance(platform, Platform):
+            found[platform.name] = platform
+    return found
+
+
+def get_platform(name: str) -> Platform:
+    try:
+        return platforms()[name.lower()]
+    except KeyError:
+        raise PlatformError(f"unknown platform {name!r}; known: {', '.join(platforms())}") from None
+
+
+def detect_platform(path: Path) -> Platform:
+    """The platform whose importer recognises ``path``; refuses when none or several do."""
+    matches = [p for p in platforms().values() if p.imports and p.detect(path)]
+    if not matches:
+        raise PlatformError(
+            f"cannot tell which platform {path.name} is from; pass --from "
+            f"({', '.join(p.name for p in platforms().values() if p.imports)})"
+        )
+    if len(matches) > 1:
+        names = ", ".join(p.name for p in matches)
+        raise PlatformError(f"{path.name} could be from {names}; pass --from to choose")
+    return matches[0]
