@@ -1,16 +1,73 @@
-"""Placeholder window until the studio window lands."""
+"""Starting the window: the library, the application context, the theme, and (for the demo) the
+scripted judge served in-process on 127.0.0.1:8765 for as long as the window is open."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
+
+from .qt import QtCore, QtGui, QtWidgets
+
+
+def start_demo_servers() -> tuple[list[Any], list[str]]:
+    """The fake judge (and reward server) the demo library points at; problems come back as text."""
+    servers: list[Any] = []
+    problems: list[str] = []
+    try:
+        from studio.core.demo import DEMO_JUDGE_PORT, DEMO_REWARD_PORT
+        from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+    except ImportError:
+        return servers, ["the scripted demo judge is not available in this build"]
+    for cls, port in ((FakeJudgeServer, DEMO_JUDGE_PORT), (FakeRewardServer, DEMO_REWARD_PORT)):
+        try:
+            servers.append(cls(port=port).start())
+        except OSError as exc:
+            problems.append(f"cannot serve the demo {cls.__name__} on port {port}: {exc.strerror or exc}")
+    return servers, problems
 
 
 def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
-    from PySide6.QtWidgets import QApplication, QLabel
+    from studio.core.store import Library
 
-    app = QApplication.instance() or QApplication(sys.argv)
-    label = QLabel(f"Grader Studio — library {db_path}")
-    label.resize(640, 200)
-    label.show()
-    return app.exec()
+    from .context import AppContext
+    from .main_window import MainWindow
+    from .theme import apply_theme
+
+    QtCore.QCoreApplication.setOrganizationName("grader-studio")
+    QtCore.QCoreApplication.setApplicationName("grader-studio")
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv)
+    assert isinstance(app, QtWidgets.QApplication)
+    app.setApplicationDisplayName("Grader Studio")
+    font = app.font()
+    if font.pointSizeF() < 10:
+        font.setPointSizeF(10)
+        app.setFont(font)
+    try:
+        library = Library.open(db_path)
+    except Exception as exc:  # unreadable file, newer schema, disk full: a sentence, then exit
+        QtWidgets.QMessageBox.critical(None, "Cannot open the library", f"{db_path}\n\n{exc}")
+        return 1
+    ctx = AppContext(library, db_path)
+    apply_theme(app, str(ctx.settings.value("ui/theme", "light")))
+    servers: list[Any] = []
+    problems: list[str] = []
+    if serve_demo_judge:
+        servers, problems = start_demo_servers()
+    window = MainWindow(ctx)
+    window.setWindowIcon(QtGui.QIcon())
+    window.show()
+    for problem in problems:
+        window.say(problem)
+    try:
+        return app.exec()
+    finally:
+        for server in servers:
+            server.stop()
+        ctx.close()
+        try:
+            from studio.core.sandbox.pool import close_shared_pool
+
+            close_shared_pool()
+        except ImportError:
+            pass

@@ -1,0 +1,164 @@
+"""Screenshots of each main view of the studio, taken from a real window on the demo library.
+
+    python packaging/screenshots.py --db LIBRARY [OUT_DIR]
+
+Expects a library built with ``grader-studio --db LIBRARY demo`` (``screenshots.sh`` does that and
+runs this under Xvfb). Serves the scripted demo judge so the judge views and the run have answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from studio.core.store import Library
+from studio.ui.app import start_demo_servers
+from studio.ui.context import AppContext
+from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
+from studio.ui.qt import QtCore, QtWidgets
+from studio.ui.theme import apply_theme
+
+SIZE = (1500, 920)
+
+
+def wait(app: QtWidgets.QApplication, seconds: float, until: Callable[[], bool] | None = None) -> bool:
+    """Let the window paint and background work report (a script may spin; the window never does)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        if until is not None and until():
+            app.processEvents()
+            return True
+        time.sleep(0.02)
+    return until is None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default=str(Path(__file__).parent / "screenshots" / "out"))
+    parser.add_argument("--db", required=True, help="a library built with `grader-studio --db PATH demo`")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    app = QtWidgets.QApplication(sys.argv[:1])
+    font = app.font()
+    font.setPointSizeF(max(10.0, font.pointSizeF()))
+    app.setFont(font)
+    apply_theme(app, "light")
+    settings_file = Path(tempfile.mkdtemp()) / "settings.ini"
+    settings = QtCore.QSettings(str(settings_file), QtCore.QSettings.Format.IniFormat)
+    ctx = AppContext(Library.open(args.db), Path(args.db), settings)
+    servers, problems = start_demo_servers()
+    for problem in problems:
+        print("warning:", problem, file=sys.stderr)
+    window = MainWindow(ctx)
+    window.resize(*SIZE)
+    window.show()
+    wait(app, 1.0, lambda: "checking" not in window.sandbox_label.text())
+    shots: list[Path] = []
+
+    def shoot(name: str, widget: QtWidgets.QWidget | None = None) -> None:
+        wait(app, 0.4)
+        path = out / f"{name}.png"
+        (widget or window).grab().save(str(path))
+        shots.append(path)
+
+    try:
+        # 1. the function editor, validated
+        window.open_grader("qa-exact-match")
+        window.page.validate()
+        wait(app, 20, lambda: bool(window.page.checks.checks))
+        shoot("01-function-editor")
+
+        # 2. Try on a dataset sample
+        picker = window.page.try_panel.picker
+        picker.select("qa", 1)
+        window.page.try_sample()
+        wait(app, 20, lambda: window.page.try_panel.outcome is not None)
+        shoot("02-try-panel")
+
+        # 3. the judge designer with its live preview
+        window.open_grader("answer-quality-1to5")
+        window.page.body.preview.picker.select("qa", 2)
+        window.page.body.refresh_preview()
+        window.page.try_sample()
+        wait(app, 20, lambda: window.page.try_panel.outcome is not None)
+        shoot("03-judge-designer")
+
+        # 4. a generated form (built-in grader)
+        window.open_grader("qa-token-f1")
+        shoot("04-builtin-form")
+
+        # 5. a locked grader
+        ctx.library.graders.set_locked("json-is-valid", True)
+        ctx.graders_changed.emit()
+        window.open_grader("json-is-valid")
+        shoot("05-locked-grader")
+        ctx.library.graders.set_locked("json-is-valid", False)
+        ctx.graders_changed.emit()
+
+        # 6. datasets
+        window.tabs.setCurrentIndex(TAB_DATASETS)
+        shoot("06-datasets")
+
+        # 7. a run streaming into the results grid
+        window.tabs.setCurrentIndex(TAB_RUN)
+        panel = window.run_panel
+        if hasattr(panel, "select") and hasattr(panel, "start"):
+            panel.select(grader="qa-correctness-judge", dataset="qa")
+            panel.start()
+            wait(app, 60, lambda: not panel.is_running())
+            wait(app, 1.0)
+        shoot("07-run-and-results")
+        window.tabs.setCurrentIndex(TAB_GRADER)
+
+        # 8. dialogs
+        window.open_grader("qa-exact-match")
+        ctx.library.graders.save(ctx.library.graders.get("qa-exact-match").definition.model_copy(
+            update={"description": "Exact match after lower-casing and removing articles and punctuation."}),
+            message="shorter description")
+        ctx.graders_changed.emit()
+        dialog = window.actions.show_versions("qa-exact-match")
+        if dialog is not None:
+            shoot("08-versions-diff", dialog)
+            dialog.close()
+        window.export()
+        export = window.export_dialog
+        wait(app, 10, lambda: export.file_list.count() > 0)
+        shoot("09-export", export)
+        export.close()
+        settings_dialog = window.settings()
+        shoot("10-settings", settings_dialog)
+        settings_dialog.close()
+
+        # 11. dark theme
+        window.set_theme("dark")
+        window.open_grader("answer-quality-1to5")
+        window.page.body.refresh_preview()
+        shoot("11-dark-judge-designer")
+        window.set_theme("light")
+    finally:
+        ctx.tasks.wait_idle()
+        window.page.discard()
+        window.close()
+        for server in servers:
+            server.stop()
+        ctx.close()
+        try:
+            from studio.core.sandbox.pool import close_shared_pool
+
+            close_shared_pool()
+        except ImportError:
+            pass
+    for path in shots:
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Export: pick a platform, see the files it would write (and what it cannot carry), save or copy.
+
+Exporters are pure (they never execute a grader), but they run in ``ctx.tasks`` anyway so a slow
+one never freezes the window.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from studio.core.models import GraderDefinition
+
+from ..context import AppContext
+from ..editor.code_editor import CodeEditor
+from ..messages import Messages, describe_error
+from ..qt import Qt, QtGui, QtWidgets
+
+
+def _platforms() -> dict | None:
+    try:
+        from studio.core.platforms import platforms
+    except ImportError:
+        return None
+    return platforms()
+
+
+def _language(path: str) -> str | None:
+    if path.endswith((".yaml", ".yml")):
+        return "yaml"
+    if path.endswith(".py"):
+        return "python"
+    return None
+
+
+class ExportDialog(QtWidgets.QDialog):
+    def __init__(self, ctx: AppContext, definition: GraderDefinition, messages: Messages,
+                 parent: QtWidgets.QWidget | None = None, theme: str = "light") -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Export {definition.display_name}")
+        self.ctx = ctx
+        self.definition = definition
+        self.messages = messages
+        self.theme = theme
+        self.files: dict[str, str] = {}
+        self._ticket = 0
+        self.platform = QtWidgets.QComboBox()
+        self.support = QtWidgets.QLabel()
+        self.support.setWordWrap(True)
+        self.file_list = QtWidgets.QListWidget()
+        self.file_list.setMaximumWidth(260)
+        self.preview = QtWidgets.QStackedWidget()
+        self.notes = QtWidgets.QLabel()
+        self.notes.setWordWrap(True)
+        self.notes.setObjectName("hint")
+        self.save_button = QtWidgets.QPushButton("Save to folder…")
+        self.copy_button = QtWidgets.QPushButton("Copy file")
+        self.copy_button.setToolTip("Copy the selected file's text to the clipboard")
+        close = QtWidgets.QPushButton("Close")
+        top = QtWidgets.QFormLayout()
+        top.addRow("Target platform", self.platform)
+        top.addRow("", self.support)
+        body = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        body.addWidget(self.file_list)
+        body.addWidget(self.preview)
+        body.setSizes([220, 680])
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.notes, 1)
+        buttons.addWidget(self.copy_button)
+        buttons.addWidget(self.save_button)
+        buttons.addWidget(close)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(body, 1)
+        layout.addLayout(buttons)
+        self.file_list.currentRowChanged.connect(self.preview.setCurrentIndex)
+        self.platform.currentIndexChanged.connect(self.refresh)
+        self.save_button.clicked.connect(self.save)
+        self.copy_button.clicked.connect(self.copy)
+        close.clicked.connect(self.reject)
+        self.resize(960, 620)
+
+        found = _platforms()
+        if found is None:
+            self.platform.setEnabled(False)
+            self._show_problem("Exporters are not available yet in this build.")
+            return
+        for name, platform in found.items():
+            support = platform.can_export(definition)
+            self.platform.addItem(platform.label + ("" if support.ok else "  (cannot export this grader)"), name)
+            if not support.ok:
+                self.platform.setItemData(self.platform.count() - 1, support.reason, Qt.ItemDataRole.ToolTipRole)
+        self.refresh()
+
+    def _show_problem(self, text: str) -> None:
+        self.support.setText(text)
+        self.support.setObjectName("error")
+        self.support.style().polish(self.support)
+        self._set_files({})
+
+    def _set_files(self, files: dict[str, str]) -> None:
+        self.files = files
+        self.file_list.clear()
+        while self.preview.count():
+            widget = self.preview.widget(0)
+            self.preview.removeWidget(widget)
+            widget.deleteLater()
+        for path, text in files.items():
+            self.file_list.addItem(path)
+            view = CodeEditor(_language(path), self.theme)
+            view.set_text(text)
+            view.setReadOnly(True)
+            self.preview.addWidget(view)
+        if files:
+            self.file_list.setCurrentRow(0)
+        self.save_button.setEnabled(bool(files))
+        self.copy_button.setEnabled(bool(files))
+
+    def refresh(self, *_: object) -> None:
+        name = self.platform.currentData()
+        found = _platforms() or {}
+        platform = found.get(name)
+        if platform is None:
+            return
+        support = platform.can_export(self.definition)
+        if not support.ok:
+            self._show_problem(f"{platform.label} cannot express this grader: {support.reason}")
+            return
+        self._ticket += 1
+        ticket = self._ticket
+        self.support.setText("Rendering…")
+        self.support.setObjectName("hint")
+        definition = self.definition
+
+        def done(result) -> None:  # type: ignore[no-untyped-def]
+            if ticket != self._ticket:
+                return
+            self.support.setObjectName("warning" if result.warnings else "ok")
+            self.support.style().polish(self.support)
+            self.support.setText("Exports without loss." if not result.warnings else
+                                 "Not carried over:\n" + "\n".join(f"• {w}" for w in result.warnings))
+            self.notes.setText(" ".join(result.notes))
+            self._set_files(dict(result.files))
+
+        def failed(exc: BaseException) -> None:
+            if ticket == self._ticket:
+                self._show_problem(describe_error(exc))
+
+        self.ctx.tasks.run(lambda: platform.export(definition), done, failed)
+
+    def copy(self) -> None:
+        row = self.file_list.currentRow()
+        if row < 0:
+            return
+        path = self.file_list.item(row).text()
+        QtGui.QGuiApplication.clipboard().setText(self.files[path])
+        self.notes.setText(f"Copied {path} to the clipboard.")
+
+    def save(self) -> None:
+        folder = self.messages.choose_directory("Export to folder")
+        if not folder:
+            return
+        try:
+            written = []
+            for rel, text in self.files.items():
+                target = Path(folder) / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+                written.append(str(target))
+        except OSError as exc:
+            self.messages.error("Cannot export", exc)
+            return
+        self.notes.setText(f"Wrote {len(written)} file(s) to {folder}.")

@@ -1,0 +1,240 @@
+"""Settings: the judge endpoints (with a Test button and an API key kept in the OS keyring, never in
+the library file) and the theme."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from ..context import AppContext
+from ..messages import Messages, describe_error
+from ..qt import Qt, QtWidgets, Signal
+
+
+def probe(config: Any, api_key: str | None) -> tuple[float, bool, str]:
+    """Off the GUI thread: one tiny chat call; (latency ms, logprobs supported, reply)."""
+    from studio.core.judges.chat import ChatRequest, user
+    from studio.core.judges.client import JudgeClient
+    from studio.core.judges.credentials import resolve_api_key
+
+    async def go() -> tuple[float, bool, str]:
+        client = JudgeClient(config, api_key=api_key or resolve_api_key(config), use_cache=False, max_retries=0)
+        try:
+            started = time.perf_counter()
+            response = await client.chat(ChatRequest(messages=[user("Reply with the single word OK.")],
+                                                     max_tokens=5, logprobs=True, temperature=0.0))
+            return (time.perf_counter() - started) * 1000, bool(response.logprobs), response.text
+        finally:
+            await client.aclose()
+
+    return asyncio.run(go())
+
+
+class EndpointsPage(QtWidgets.QWidget):
+    changed = Signal()
+
+    def __init__(self, ctx: AppContext, messages: Messages, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.messages = messages
+        from studio.core.judges.endpoint_store import EndpointRepository
+
+        self.repo = EndpointRepository.of(ctx.library)
+        self.list = QtWidgets.QListWidget()
+        self.list.setMaximumWidth(220)
+        self.add_button = QtWidgets.QPushButton("Add")
+        self.remove_button = QtWidgets.QPushButton("Remove")
+        self.name = QtWidgets.QLineEdit(placeholderText="my-judge")
+        self.kind = QtWidgets.QComboBox()
+        self.kind.addItems(["openai", "anthropic"])
+        self.base_url = QtWidgets.QLineEdit(placeholderText="http://127.0.0.1:8080/v1")
+        self.model = QtWidgets.QLineEdit(placeholderText="gpt-4o-mini")
+        self.api_key = QtWidgets.QLineEdit(placeholderText="stored in the OS keyring, never in the library")
+        self.api_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.api_key_env = QtWidgets.QLineEdit(placeholderText="or an environment variable, e.g. OPENAI_API_KEY")
+        self.concurrency = QtWidgets.QSpinBox(minimum=1, maximum=1024, value=8)
+        self.timeout = QtWidgets.QDoubleSpinBox(minimum=1, maximum=3600, value=60, suffix=" s")
+        self.save_button = QtWidgets.QPushButton("Save endpoint")
+        self.test_button = QtWidgets.QPushButton("Test")
+        self.test_button.setToolTip("Send one tiny request and report latency and logprob support")
+        self.result = QtWidgets.QLabel()
+        self.result.setWordWrap(True)
+        form = QtWidgets.QFormLayout()
+        form.addRow("Name", self.name)
+        form.addRow("API", self.kind)
+        form.addRow("Base URL", self.base_url)
+        form.addRow("Model", self.model)
+        form.addRow("API key", self.api_key)
+        form.addRow("Key variable", self.api_key_env)
+        form.addRow("Concurrency", self.concurrency)
+        form.addRow("Timeout", self.timeout)
+        actions = QtWidgets.QHBoxLayout()
+        actions.addWidget(self.save_button)
+        actions.addWidget(self.test_button)
+        actions.addStretch(1)
+        right = QtWidgets.QVBoxLayout()
+        right.addLayout(form)
+        right.addLayout(actions)
+        right.addWidget(self.result)
+        right.addStretch(1)
+        left = QtWidgets.QVBoxLayout()
+        left.addWidget(self.list, 1)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.add_button)
+        row.addWidget(self.remove_button)
+        left.addLayout(row)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.addLayout(left)
+        layout.addLayout(right, 1)
+        self.list.currentTextChanged.connect(self._show)
+        self.add_button.clicked.connect(self._new)
+        self.remove_button.clicked.connect(self._remove)
+        self.save_button.clicked.connect(self.save)
+        self.test_button.clicked.connect(self.test)
+        self.reload()
+
+    def reload(self, select: str | None = None) -> None:
+        self.list.clear()
+        for config in self.repo.list():
+            self.list.addItem(config.name)
+        items = self.list.findItems(select, Qt.MatchFlag.MatchExactly) if select else []
+        if items:
+            self.list.setCurrentItem(items[0])
+        elif self.list.count():
+            self.list.setCurrentRow(0)
+        else:
+            self._new()
+
+    def _new(self) -> None:
+        self.list.clearSelection()
+        for edit in (self.name, self.base_url, self.model, self.api_key, self.api_key_env):
+            edit.clear()
+        self.name.setReadOnly(False)
+        self.result.setText("A new endpoint: fill in the fields and press Save.")
+        self.name.setFocus()
+
+    def _show(self, name: str) -> None:
+        if not name:
+            return
+        try:
+            config = self.repo.get(name)
+        except Exception:
+            return
+        self.name.setText(config.name)
+        self.kind.setCurrentText(config.kind)
+        self.base_url.setText(config.base_url)
+        self.model.setText(config.model)
+        self.api_key.clear()
+        from studio.core.judges.credentials import get_keyring_key
+
+        self.api_key.setPlaceholderText("a key is stored in the keyring (type to replace)" if get_keyring_key(name)
+                                        else "stored in the OS keyring, never in the library")
+        self.api_key_env.setText(config.api_key_env or "")
+        self.concurrency.setValue(config.max_concurrency)
+        self.timeout.setValue(config.timeout)
+        self.result.setText(config.label)
+
+    def config(self) -> Any:
+        from studio.core.judges.endpoints import EndpointConfig
+
+        name = self.name.text().strip()
+        try:
+            base = self.repo.get(name).model_dump()
+        except Exception:
+            base = {}
+        base.update(name=name, kind=self.kind.currentText(), base_url=self.base_url.text().strip(),
+                    model=self.model.text().strip(), api_key_env=self.api_key_env.text().strip() or None,
+                    max_concurrency=self.concurrency.value(), timeout=self.timeout.value())
+        return EndpointConfig.model_validate(base)
+
+    def save(self) -> bool:
+        try:
+            config = self.config()
+            key = self.api_key.text()
+            if key:
+                from studio.core.judges.credentials import set_keyring_key
+
+                set_keyring_key(config.name, key)
+            self.repo.save(config)
+        except Exception as exc:
+            self.messages.error("Cannot save the endpoint", exc)
+            return False
+        self.api_key.clear()
+        self.reload(select=config.name)
+        self.result.setText(f"Saved {config.name}." + (" The key is in the OS keyring." if key else ""))
+        self.ctx.endpoints_changed.emit()
+        self.changed.emit()
+        return True
+
+    def _remove(self) -> None:
+        item = self.list.currentItem()
+        if item is None or not self.messages.confirm("Remove endpoint", f"Remove endpoint “{item.text()}” and its stored key?", "Remove"):
+            return
+        try:
+            self.repo.remove(item.text())
+        except Exception as exc:
+            self.messages.error("Cannot remove the endpoint", exc)
+            return
+        self.reload()
+        self.ctx.endpoints_changed.emit()
+
+    def test(self) -> None:
+        try:
+            config = self.config()
+        except Exception as exc:
+            self.result.setText(describe_error(exc))
+            return
+        key = self.api_key.text() or None
+        self.test_button.setEnabled(False)
+        self.result.setText(f"Testing {config.base_url}…")
+
+        def done(result: tuple[float, bool, str]) -> None:
+            self.test_button.setEnabled(True)
+            latency, logprobs, text = result
+            self.result.setText(f"✓ Answered in {latency:.0f} ms; logprobs {'supported' if logprobs else 'not supported'}."
+                                f"  Reply: {text[:80]!r}")
+
+        def failed(exc: BaseException) -> None:
+            self.test_button.setEnabled(True)
+            self.result.setText(f"✗ {describe_error(exc)}")
+
+        self.ctx.tasks.run(lambda: probe(config, key), done, failed)
+
+
+class SettingsDialog(QtWidgets.QDialog):
+    theme_changed = Signal(str)
+
+    def __init__(self, ctx: AppContext, messages: Messages, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.ctx = ctx
+        tabs = QtWidgets.QTabWidget()
+        try:
+            self.endpoints: EndpointsPage | None = EndpointsPage(ctx, messages)
+            tabs.addTab(self.endpoints, "Endpoints")
+        except ImportError:
+            self.endpoints = None
+            missing = QtWidgets.QLabel("Judge endpoints are not available yet in this build.")
+            missing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            tabs.addTab(missing, "Endpoints")
+        appearance = QtWidgets.QWidget()
+        self.theme = QtWidgets.QComboBox()
+        self.theme.addItem("Light", "light")
+        self.theme.addItem("Dark", "dark")
+        current = str(ctx.settings.value("ui/theme", "light"))
+        self.theme.setCurrentIndex(max(0, self.theme.findData(current)))
+        QtWidgets.QFormLayout(appearance).addRow("Theme", self.theme)
+        tabs.addTab(appearance, "Appearance")
+        close = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        close.rejected.connect(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(tabs)
+        layout.addWidget(close)
+        self.theme.currentIndexChanged.connect(self._theme)
+        self.resize(760, 460)
+
+    def _theme(self, _index: int) -> None:
+        value = self.theme.currentData()
+        self.ctx.settings.setValue("ui/theme", value)
+        self.theme_changed.emit(value)

@@ -1,0 +1,326 @@
+"""One open grader: its kind's editor, a locked banner, Save/Validate/Try, and the Checks/Try panel.
+
+The page never writes to the library itself: saving and locking go through ``GraderActions`` so the
+sidebar and the menus see the same operation. Validation and Try run in ``ctx.tasks``; a result that
+arrives after the user opened another grader is dropped (each request carries a ticket).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from studio.core.checks import Check, check_definition
+from studio.core.models import JUDGE_KINDS, KIND_LABELS, GraderDefinition
+from studio.core.models.definition import dump_grader
+from studio.core.store.graders import GraderRecord
+
+from ..context import AppContext
+from ..icons import icon
+from ..library.actions import GraderActions
+from ..messages import describe_error
+from ..qt import Qt, QtWidgets, Signal
+from .body import DefinitionBody
+from .checks_panel import ChecksPanel
+from .function_body import FunctionBody
+from .try_panel import TryPanel, grade_one
+
+
+def run_checks(definition: GraderDefinition) -> list[Check]:
+    """The core's checks; the sandbox's source checks are reported as skipped until they exist."""
+    try:
+        return check_definition(definition)
+    except ModuleNotFoundError as exc:
+        if "sandbox" not in (exc.name or ""):
+            raise
+        return [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}"),
+                Check(name="source checks", status="skipped",
+                      message="the sandbox's checks (syntax, entry point, contract, imports, a dry run) are not available yet")]
+
+
+def make_body(ctx: AppContext, kind: str, theme: str) -> DefinitionBody:
+    if kind == "function":
+        return FunctionBody(theme)
+    if kind in JUDGE_KINDS:
+        from ..judges.designer import JudgeBody
+
+        return JudgeBody(ctx, kind, theme)
+    from ..forms.bodies import FormBody, YamlBody
+
+    if kind in ("builtin", "bash", "external_endpoint"):
+        return FormBody(kind)
+    return YamlBody(theme)
+
+
+def _same(a: GraderDefinition, b: GraderDefinition) -> bool:
+    return json.dumps(dump_grader(a), sort_keys=True) == json.dumps(dump_grader(b), sort_keys=True)
+
+
+class GraderPage(QtWidgets.QWidget):
+    status = Signal(str)
+    export_requested = Signal()
+    dirty_changed = Signal(bool)
+
+    def __init__(self, ctx: AppContext, actions: GraderActions, theme: str = "light",
+                 parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.actions = actions
+        self.theme = theme
+        self.record: GraderRecord | None = None
+        self.body: DefinitionBody | None = None
+        self._dirty = False
+        self._ticket = 0
+
+        self.banner = QtWidgets.QFrame()
+        self.banner.setObjectName("lockBanner")
+        banner_icon = QtWidgets.QLabel()
+        banner_icon.setPixmap(icon("lock").pixmap(16, 16))
+        banner_text = QtWidgets.QLabel("This grader is locked: it opens read-only and cannot be saved or deleted.")
+        banner_text.setWordWrap(True)
+        self.unlock_button = QtWidgets.QPushButton("Unlock")
+        banner = QtWidgets.QHBoxLayout(self.banner)
+        banner.setContentsMargins(10, 6, 10, 6)
+        banner.addWidget(banner_icon)
+        banner.addWidget(banner_text, 1)
+        banner.addWidget(self.unlock_button)
+        self.banner.hide()
+
+        self.title = QtWidgets.QLabel()
+        self.title.setObjectName("pageTitle")
+        self.subtitle = QtWidgets.QLabel()
+        self.subtitle.setObjectName("hint")
+        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.save_button = QtWidgets.QPushButton("Save")
+        self.save_button.setToolTip("Save as a new version (Ctrl+S)")
+        self.save_button.setObjectName("primary")
+        self.validate_button = QtWidgets.QPushButton("Validate")
+        self.validate_button.setToolTip("Run the checks (Ctrl+Enter)")
+        self.try_button = QtWidgets.QPushButton("Try")
+        self.try_button.setToolTip("Grade one sample with the text as it is now")
+        self.export_button = QtWidgets.QPushButton("Export…")
+        self.versions_button = QtWidgets.QPushButton("Versions…")
+        self.lock_button = QtWidgets.QPushButton("Lock")
+        titles = QtWidgets.QVBoxLayout()
+        titles.setSpacing(0)
+        titles.addWidget(self.title)
+        titles.addWidget(self.subtitle)
+        header = QtWidgets.QHBoxLayout()
+        header.addLayout(titles, 1)
+        for button in (self.validate_button, self.try_button, self.save_button, self.export_button,
+                       self.versions_button, self.lock_button):
+            header.addWidget(button)
+
+        self.body_holder = QtWidgets.QStackedWidget()
+        self.checks = ChecksPanel()
+        self.try_panel = TryPanel(ctx)
+        self.bottom = QtWidgets.QTabWidget()
+        self.bottom.setDocumentMode(True)
+        self.bottom.addTab(self.checks, "Checks")
+        self.bottom.addTab(self.try_panel, "Try")
+        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.body_holder)
+        self.splitter.addWidget(self.bottom)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setSizes([600, 190])
+        self.splitter.setChildrenCollapsible(False)
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.banner)
+        layout.addLayout(header)
+        layout.addWidget(self.splitter, 1)
+
+        self.save_button.clicked.connect(self.save)
+        self.validate_button.clicked.connect(self.validate)
+        self.checks.validate_requested.connect(self.validate)
+        self.try_button.clicked.connect(self.try_sample)
+        self.try_panel.try_requested.connect(self.try_sample)
+        self.export_button.clicked.connect(lambda: self.export_requested.emit())
+        self.versions_button.clicked.connect(lambda: self.record and self.actions.show_versions(self.record.key, self.theme == "dark"))
+        self.lock_button.clicked.connect(self._toggle_lock)
+        self.unlock_button.clicked.connect(lambda: self.record and self.actions.set_locked(self.record.key, False))
+        self.checks.line_activated.connect(self._go_to_line)
+
+    # -- opening ---------------------------------------------------------------------------------------
+    @property
+    def key(self) -> str | None:
+        return self.record.key if self.record else None
+
+    @property
+    def read_only(self) -> bool:
+        return self.record is None or self.record.locked or self.record.deleted
+
+    def open(self, record: GraderRecord) -> None:
+        self._ticket += 1
+        if self.body is not None:
+            self.body_holder.removeWidget(self.body)
+            self.body.deleteLater()
+        self.record = record
+        self.body = make_body(self.ctx, record.kind, self.theme)
+        self.body.load(record.definition)
+        self.body.changed.connect(self._changed)
+        self.body_holder.addWidget(self.body)
+        self.body_holder.setCurrentWidget(self.body)
+        self.try_panel.picker.prefer(record.definition.tags)
+        preview = getattr(self.body, "preview", None)
+        if preview is not None:
+            preview.picker.prefer(record.definition.tags)
+        self.checks.set_error("Not validated yet. Press Validate (Ctrl+Enter).")
+        self.try_panel.set_error("Pick a sample and press Try.")
+        self._set_dirty(False)
+        self._apply_record()
+
+    def reload_record(self) -> None:
+        """The library changed (lock, restore, a save elsewhere): refresh state, keep unsaved edits."""
+        if self.record is None:
+            return
+        try:
+            record = self.ctx.library.graders.get(self.record.key, include_deleted=True)
+        except Exception:
+            return
+        changed_version = record.current_version != self.record.current_version
+        self.record = record
+        if changed_version and not self._dirty and self.body is not None:
+            self.body.load(record.definition)
+        self._apply_record()
+
+    def _apply_record(self) -> None:
+        record = self.record
+        assert record is not None and self.body is not None
+        definition = record.definition
+        self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
+        state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
+        self.subtitle.setText("  ·  ".join(p for p in (record.key, KIND_LABELS.get(record.kind, record.kind),
+                                                         f"v{record.current_version}",
+                                                         f"updated {record.updated_at:%Y-%m-%d %H:%M}", state) if p))
+        read_only = self.read_only
+        self.banner.setVisible(record.locked and not record.deleted)
+        self.body.set_read_only(read_only)
+        self.save_button.setEnabled(not read_only)
+        self.lock_button.setText("Unlock" if record.locked else "Lock")
+        self.lock_button.setEnabled(not record.deleted)
+
+    # -- dirty state -----------------------------------------------------------------------------------
+    def _changed(self) -> None:
+        if not self._dirty:
+            self._set_dirty(True)
+
+    def _set_dirty(self, dirty: bool) -> None:
+        self._dirty = dirty
+        if self.record is not None:
+            self.title.setText(self.record.definition.display_name + ("  •" if dirty else ""))
+        self.dirty_changed.emit(dirty)
+
+    def is_dirty(self) -> bool:
+        """Edits that differ from the saved version (a change typed and undone is not dirty)."""
+        if not self._dirty or self.record is None or self.body is None or self.read_only:
+            return False
+        try:
+            return not _same(self.body.definition(), self.record.definition)
+        except Exception:
+            return True
+
+    def discard(self) -> None:
+        self._set_dirty(False)
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def current_definition(self) -> GraderDefinition:
+        assert self.body is not None
+        return self.body.definition()
+
+    def save(self) -> bool:
+        if self.record is None or self.body is None:
+            return False
+        if self.read_only:
+            self.actions.messages.error("Cannot save", f"grader {self.record.key!r} is locked: unlock it to edit")
+            return False
+        try:
+            definition = self.body.definition()
+        except Exception as exc:
+            self.actions.messages.error("Cannot save", exc)
+            return False
+        record = self.actions.save(definition)
+        if record is None:
+            return False
+        self.record = record
+        self._set_dirty(False)
+        self._apply_record()
+        return True
+
+    def validate(self) -> None:
+        if self.body is None:
+            return
+        self.bottom.setCurrentWidget(self.checks)
+        try:
+            definition = self.body.definition()
+        except Exception as exc:
+            check = Check(name="definition", status="failed", message=describe_error(exc))
+            self.checks.show_checks([check])
+            self.status.emit("The definition is not valid.")
+            return
+        self._ticket += 1
+        ticket = self._ticket
+        self.checks.set_running()
+        self.status.emit("Validating…")
+
+        def done(checks: list[Check]) -> None:
+            if ticket != self._ticket or self.body is None:
+                return
+            self.checks.show_checks(checks)
+            self.body.show_checks(checks)
+            self.status.emit(self.checks.summary.text())
+
+        def failed(exc: BaseException) -> None:
+            if ticket == self._ticket:
+                self.checks.set_error(f"Validation could not run: {describe_error(exc)}")
+                self.status.emit("Validation could not run.")
+
+        self.ctx.tasks.run(lambda: run_checks(definition), done, failed)
+
+    def try_sample(self) -> None:
+        if self.body is None:
+            return
+        self.bottom.setCurrentWidget(self.try_panel)
+        sample = self.try_panel.picker.sample()
+        if sample is None:
+            self.try_panel.set_error("Pick a sample (import a dataset first), or write one by hand.")
+            return
+        try:
+            definition = self.body.definition()
+        except Exception as exc:
+            self.try_panel.set_error(describe_error(exc))
+            return
+        self._ticket += 1
+        ticket = self._ticket
+        self.try_panel.set_running()
+        library = self.ctx.library
+
+        def done(outcome: Any) -> None:
+            if ticket == self._ticket:
+                self.try_panel.show_outcome(outcome)
+                score = "no score" if outcome.score is None else f"score {outcome.score:.3g}"
+                self.status.emit(f"Tried {sample.id}: {outcome.status}, {score}.")
+
+        def failed(exc: BaseException) -> None:
+            if ticket == self._ticket:
+                self.try_panel.set_error(describe_error(exc))
+
+        self.ctx.tasks.run(lambda: grade_one(library, definition, sample), done, failed)
+
+    def _toggle_lock(self) -> None:
+        if self.record is None:
+            return
+        if not self.record.locked and self.is_dirty():
+            answer = self.actions.messages.ask_unsaved(self.record.definition.display_name)
+            if answer == "cancel" or (answer == "save" and not self.save()):
+                return
+            if answer == "discard":
+                self.body.load(self.record.definition)  # type: ignore[union-attr]
+                self._set_dirty(False)
+        self.actions.set_locked(self.record.key, not self.record.locked)
+
+    def _go_to_line(self, line: int) -> None:
+        editor = self.body.code_editor() if self.body else None
+        if editor is not None:
+            editor.go_to_line(line)

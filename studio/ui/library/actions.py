@@ -1,0 +1,143 @@
+"""Library operations the sidebar, the editor and the menus share (Anki's "operation" habit).
+
+Each one calls the core, turns a refusal into a sentence in a message box, tells every view through
+``ctx.graders_changed`` and reports what happened on the status bar. They are single-row SQLite
+writes (milliseconds), so they run inline; anything that executes a grader goes to ``ctx.tasks``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from studio.core.models import GraderDefinition, parse_grader
+from studio.core.models.definition import dump_grader
+from studio.core.store.graders import GraderRecord
+
+from ..context import AppContext
+from ..messages import Messages
+from ..qt import QObject, QtWidgets, Signal
+from .new_dialog import NewGraderDialog
+from .versions import VersionsDialog
+
+T = TypeVar("T")
+
+
+class GraderActions(QObject):
+    status = Signal(str)
+    open_requested = Signal(str)
+
+    def __init__(self, ctx: AppContext, messages: Messages, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.messages = messages
+        #: replaced in tests to answer the New dialog without showing it
+        self.new_dialog_factory: Callable[..., Any] = NewGraderDialog
+
+    def _call(self, title: str, fn: Callable[[], T]) -> T | None:
+        try:
+            return fn()
+        except Exception as exc:  # every refusal becomes a sentence, never a traceback
+            self.messages.error(title, exc)
+            return None
+
+    def _changed(self, text: str) -> None:
+        self.ctx.graders_changed.emit()
+        self.status.emit(text)
+
+    def _parent(self) -> QtWidgets.QWidget | None:
+        return self.messages.parent
+
+    # -- create ---------------------------------------------------------------------------------
+    def new(self, kind: str | None = None) -> str | None:
+        taken = {r.key for r in self.ctx.library.graders.list(include_deleted=True) if not r.deleted}
+        dialog = self.new_dialog_factory(taken, self._parent(), kind=kind)
+        if not dialog.exec():
+            return None
+        definition = self._call("Cannot create the grader", dialog.definition)
+        return None if definition is None else self.create(definition)
+
+    def create(self, definition: GraderDefinition, message: str = "created in the studio") -> str | None:
+        record = self._call("Cannot create the grader", lambda: self.ctx.library.graders.create(definition, message))
+        if record is None:
+            return None
+        self._changed(f"Created {record.key} (v{record.current_version}).")
+        self.open_requested.emit(record.key)
+        return record.key
+
+    def duplicate(self, key: str) -> str | None:
+        record = self._call("Cannot duplicate", lambda: self.ctx.library.graders.get(key))
+        if record is None:
+            return None
+        taken = {r.key for r in self.ctx.library.graders.list(include_deleted=True)}
+        new_key = next(f"{key}-copy{'' if n == 1 else n}" for n in range(1, 1000)
+                       if f"{key}-copy{'' if n == 1 else n}" not in taken)
+        new_key = self.messages.ask_text("Duplicate grader", "Key of the copy:", new_key)
+        if not new_key:
+            return None
+        data = dump_grader(record.definition)
+        data["key"] = new_key
+        if record.definition.name:
+            data["name"] = f"{record.definition.name} (copy)"
+        definition = self._call("Cannot duplicate", lambda: parse_grader(data))
+        return None if definition is None else self.create(definition, f"duplicated from {key} v{record.current_version}")
+
+    # -- save / lock / delete ----------------------------------------------------------------------
+    def save(self, definition: GraderDefinition, message: str = "") -> GraderRecord | None:
+        before = self._call("Cannot save", lambda: self.ctx.library.graders.get(definition.key))
+        if before is None:
+            return None
+        record = self._call("Cannot save", lambda: self.ctx.library.graders.save(definition, message))
+        if record is None:
+            return None
+        if record.current_version == before.current_version:
+            self.status.emit(f"No changes to save in {record.key}.")
+        else:
+            self._changed(f"Saved {record.key} as v{record.current_version}.")
+        return record
+
+    def set_locked(self, key: str, locked: bool) -> bool:
+        record = self._call("Cannot change the lock", lambda: self.ctx.library.graders.set_locked(key, locked))
+        if record is None:
+            return False
+        self._changed(f"{'Locked' if locked else 'Unlocked'} {key}.")
+        return True
+
+    def delete(self, key: str) -> bool:
+        if not self.messages.confirm("Delete grader",
+                                     f"Move “{key}” to the Trash? Its versions and runs are kept and it can be restored.",
+                                     "Move to Trash"):
+            return False
+        done = self._call("Cannot delete", lambda: self.ctx.library.graders.delete(key) or True)
+        if not done:
+            return False
+        self._changed(f"Moved {key} to the Trash.")
+        return True
+
+    def restore(self, key: str) -> bool:
+        record = self._call("Cannot restore", lambda: self.ctx.library.graders.restore(key))
+        if record is None:
+            return False
+        self._changed(f"Restored {key} from the Trash.")
+        self.open_requested.emit(key)
+        return True
+
+    # -- versions ---------------------------------------------------------------------------------
+    def show_versions(self, key: str, dark: bool = False) -> VersionsDialog | None:
+        record = self._call("Cannot show versions", lambda: self.ctx.library.graders.get(key, include_deleted=True))
+        versions = self._call("Cannot show versions", lambda: self.ctx.library.graders.versions(key))
+        if record is None or versions is None:
+            return None
+        dialog = VersionsDialog(key, versions, record.current_version, record.locked or record.deleted,
+                                self._parent(), dark=dark)
+        dialog.restore_requested.connect(lambda number: self.restore_version(key, number))
+        dialog.open()
+        return dialog
+
+    def restore_version(self, key: str, number: int) -> bool:
+        record = self._call("Cannot restore the version", lambda: self.ctx.library.graders.restore_version(key, number))
+        if record is None:
+            return False
+        self._changed(f"Restored v{number} of {key} as v{record.current_version}.")
+        self.open_requested.emit(key)
+        return True

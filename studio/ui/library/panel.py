@@ -1,0 +1,173 @@
+"""The library sidebar: search, the grader tree (by kind, then Trash) and the grader actions."""
+
+from __future__ import annotations
+
+from studio.core.models import GRADER_KINDS, KIND_LABELS
+from studio.core.store.graders import GraderRecord
+
+from ..context import AppContext
+from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from .actions import GraderActions
+from .model import RECORD_ROLE, LibraryFilter, LibraryModel
+
+
+class LibraryPanel(QtWidgets.QWidget):
+    """Emits ``open_requested(key)`` when the user picks a live grader; the window decides."""
+
+    open_requested = Signal(str)
+
+    def __init__(self, ctx: AppContext, actions: GraderActions, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.actions = actions
+        self.model = LibraryModel(self)
+        self.proxy = LibraryFilter(self)
+        self.proxy.setSourceModel(self.model)
+
+        self.search = QtWidgets.QLineEdit(placeholderText="Search graders (key, name, tag)")
+        self.search.setClearButtonEnabled(True)
+        self.tree = QtWidgets.QTreeView()
+        self.tree.setModel(self.proxy)
+        self.tree.setHeaderHidden(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.setIconSize(QtCore.QSize(16, 16))
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.empty = QtWidgets.QLabel("No graders yet.\nClick “New” to create one,\nor run `grader-studio demo`.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setObjectName("hint")
+
+        self.new_button = QtWidgets.QToolButton(text="New")
+        self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.new_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.new_button.setToolTip("New grader (Ctrl+N)")
+        menu = QtWidgets.QMenu(self.new_button)
+        for kind in GRADER_KINDS:
+            menu.addAction(KIND_LABELS[kind], lambda k=kind: self.actions.new(k))
+        self.new_button.setMenu(menu)
+        self.new_button.clicked.connect(lambda: self.actions.new())
+        self.duplicate_button = QtWidgets.QToolButton(text="Duplicate")
+        self.lock_button = QtWidgets.QToolButton(text="Lock")
+        self.delete_button = QtWidgets.QToolButton(text="Delete")
+        self.versions_button = QtWidgets.QToolButton(text="Versions")
+        self.restore_button = QtWidgets.QToolButton(text="Restore")
+        self.restore_button.setToolTip("Bring the grader back from the Trash")
+
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.setSpacing(2)
+        for button in (self.new_button, self.duplicate_button, self.lock_button, self.delete_button,
+                       self.versions_button, self.restore_button):
+            button.setAutoRaise(True)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 0, 6)
+        title = QtWidgets.QLabel("Library")
+        title.setObjectName("sectionTitle")
+        layout.addWidget(title)
+        layout.addWidget(self.search)
+        layout.addLayout(buttons)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.empty, 1)
+
+        self.search.textChanged.connect(self._filter)
+        self.tree.selectionModel().currentChanged.connect(self._current_changed)
+        self.tree.customContextMenuRequested.connect(self._context_menu)
+        self.duplicate_button.clicked.connect(lambda: self._with_key(self.actions.duplicate))
+        self.delete_button.clicked.connect(lambda: self._with_key(self.actions.delete))
+        self.lock_button.clicked.connect(self._toggle_lock)
+        self.versions_button.clicked.connect(lambda: self._with_key(self.actions.show_versions))
+        self.restore_button.clicked.connect(lambda: self._with_key(self.actions.restore))
+        QtGui.QShortcut(QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Delete), self.tree,
+                        lambda: self._with_key(self.actions.delete), context=Qt.ShortcutContext.WidgetShortcut)
+        ctx.graders_changed.connect(self.reload)
+        self._suppress = False
+        self.reload()
+
+    # -- state ------------------------------------------------------------------------------------
+    def reload(self) -> None:
+        selected = self.current_record()
+        key, in_trash = (selected.key, selected.deleted) if selected else (None, False)
+        live = self.ctx.library.graders.list()
+        deleted = self.ctx.library.graders.list(deleted_only=True)
+        self._suppress = True
+        try:
+            self.model.reload(live, deleted)
+            self.tree.expandAll()
+            if key is not None:
+                self.select(key, in_trash=in_trash, emit=False)
+        finally:
+            self._suppress = False
+        empty = not live and not deleted
+        self.tree.setVisible(not empty)
+        self.empty.setVisible(empty)
+        self._update_buttons()
+
+    def current_record(self) -> GraderRecord | None:
+        index = self.tree.currentIndex()
+        return index.data(RECORD_ROLE) if index.isValid() else None
+
+    def select(self, key: str, in_trash: bool = False, emit: bool = True) -> bool:
+        source = self.model.index_of(key, in_trash)
+        if not source.isValid() and not in_trash:
+            source = self.model.index_of(key, True)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():
+            return False
+        suppress = self._suppress
+        self._suppress = not emit
+        try:
+            self.tree.setCurrentIndex(index)
+            self.tree.scrollTo(index)
+        finally:
+            self._suppress = suppress
+        self._update_buttons()
+        return True
+
+    def _filter(self, text: str) -> None:
+        self.proxy.setFilterFixedString(text.strip())
+        self.tree.expandAll()
+
+    def _current_changed(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
+        self._update_buttons()
+        record = current.data(RECORD_ROLE) if current.isValid() else None
+        if record is not None and not self._suppress and not record.deleted:
+            self.open_requested.emit(record.key)
+
+    def _update_buttons(self) -> None:
+        record = self.current_record()
+        live = record is not None and not record.deleted
+        self.duplicate_button.setEnabled(live)
+        self.delete_button.setEnabled(live)
+        self.lock_button.setEnabled(live)
+        self.versions_button.setEnabled(record is not None)
+        self.restore_button.setVisible(record is not None and record.deleted)
+        self.lock_button.setText("Unlock" if live and record.locked else "Lock")
+        self.delete_button.setToolTip("Locked graders cannot be deleted: unlock first" if live and record.locked
+                                      else "Move to the Trash (Del)")
+
+    def _with_key(self, fn) -> None:  # type: ignore[no-untyped-def]
+        record = self.current_record()
+        if record is not None:
+            fn(record.key)
+
+    def _toggle_lock(self) -> None:
+        record = self.current_record()
+        if record is not None:
+            self.actions.set_locked(record.key, not record.locked)
+
+    def _context_menu(self, pos: QtCore.QPoint) -> None:
+        record = self.current_record()
+        menu = QtWidgets.QMenu(self)
+        if record is None:
+            menu.addAction("New grader…", lambda: self.actions.new())
+        elif record.deleted:
+            menu.addAction("Restore", lambda: self.actions.restore(record.key))
+            menu.addAction("Versions…", lambda: self.actions.show_versions(record.key))
+        else:
+            menu.addAction("Duplicate…", lambda: self.actions.duplicate(record.key))
+            menu.addAction("Unlock" if record.locked else "Lock",
+                           lambda: self.actions.set_locked(record.key, not record.locked))
+            menu.addAction("Versions…", lambda: self.actions.show_versions(record.key))
+            menu.addSeparator()
+            menu.addAction("Move to Trash", lambda: self.actions.delete(record.key))
+        menu.popup(self.tree.viewport().mapToGlobal(pos))

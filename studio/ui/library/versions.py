@@ -1,0 +1,141 @@
+"""Versions of a grader: the history list, a side-by-side diff of the YAML, "restore this version"."""
+
+from __future__ import annotations
+
+import difflib
+
+from studio.core.models.files import to_yaml
+from studio.core.store.graders import VersionRecord
+
+from ..editor.code_editor import monospace_font
+from ..qt import Qt, QtGui, QtWidgets, Signal
+
+_COLORS = {"removed": "#fde2e1", "added": "#dcfce7", "changed": "#fef3c7"}
+_DARK = {"removed": "#4c1d1d", "added": "#143d24", "changed": "#45390f"}
+
+
+def side_by_side(old: str, new: str) -> list[tuple[str, str, str]]:
+    """Aligned rows ``(left, right, tag)`` with tag equal/removed/added/changed."""
+    a, b = old.splitlines(), new.splitlines()
+    rows: list[tuple[str, str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            rows.extend((a[i], b[j], "equal") for i, j in zip(range(i1, i2), range(j1, j2), strict=True))
+        elif tag == "delete":
+            rows.extend((a[i], "", "removed") for i in range(i1, i2))
+        elif tag == "insert":
+            rows.extend(("", b[j], "added") for j in range(j1, j2))
+        else:
+            left, right = a[i1:i2], b[j1:j2]
+            for n in range(max(len(left), len(right))):
+                rows.append((left[n] if n < len(left) else "", right[n] if n < len(right) else "", "changed"))
+    return rows
+
+
+class DiffView(QtWidgets.QWidget):
+    def __init__(self, parent: QtWidgets.QWidget | None = None, dark: bool = False) -> None:
+        super().__init__(parent)
+        self.colors = _DARK if dark else _COLORS
+        self.left_title, self.right_title = QtWidgets.QLabel(), QtWidgets.QLabel()
+        self.left, self.right = QtWidgets.QPlainTextEdit(), QtWidgets.QPlainTextEdit()
+        grid = QtWidgets.QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for col, (title, view) in enumerate(((self.left_title, self.left), (self.right_title, self.right))):
+            view.setReadOnly(True)
+            view.setFont(monospace_font())
+            view.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
+            grid.addWidget(title, 0, col)
+            grid.addWidget(view, 1, col)
+        self.left.verticalScrollBar().valueChanged.connect(self.right.verticalScrollBar().setValue)
+        self.right.verticalScrollBar().valueChanged.connect(self.left.verticalScrollBar().setValue)
+
+    def show_diff(self, old_title: str, old: str, new_title: str, new: str) -> int:
+        """Fill both panes; returns the number of differing rows."""
+        self.left_title.setText(old_title)
+        self.right_title.setText(new_title)
+        rows = side_by_side(old, new)
+        self.left.setPlainText("\n".join(r[0] for r in rows))
+        self.right.setPlainText("\n".join(r[1] for r in rows))
+        for view, side in ((self.left, 0), (self.right, 1)):
+            selections = []
+            for n, row in enumerate(rows):
+                tag = row[2]
+                if tag == "equal" or (tag == "added" and side == 0) or (tag == "removed" and side == 1):
+                    continue
+                sel = QtWidgets.QTextEdit.ExtraSelection()
+                sel.format.setBackground(QtGui.QColor(self.colors[tag]))
+                sel.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)
+                sel.cursor = QtGui.QTextCursor(view.document().findBlockByNumber(n))
+                selections.append(sel)
+            view.setExtraSelections(selections)
+        return sum(1 for r in rows if r[2] != "equal")
+
+
+class VersionsDialog(QtWidgets.QDialog):
+    """Pick a version on the left; the diff compares it with the current version."""
+
+    restore_requested = Signal(int)
+
+    def __init__(self, key: str, versions: list[VersionRecord], current: int, read_only: bool,
+                 parent: QtWidgets.QWidget | None = None, dark: bool = False) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Versions of {key}")
+        self.versions = {v.version: v for v in versions}
+        self.current = current
+        self.list = QtWidgets.QTreeWidget()
+        self.list.setHeaderLabels(["Version", "Action", "When", "Message"])
+        self.list.setRootIsDecorated(False)
+        for v in reversed(versions):
+            item = QtWidgets.QTreeWidgetItem([f"v{v.version}" + (" (current)" if v.version == current else ""),
+                                              v.action, v.created_at.strftime("%Y-%m-%d %H:%M"), v.message])
+            item.setData(0, Qt.ItemDataRole.UserRole, v.version)
+            self.list.addTopLevelItem(item)
+        for col in range(3):
+            self.list.resizeColumnToContents(col)
+        self.diff = DiffView(dark=dark)
+        self.summary = QtWidgets.QLabel()
+        self.restore = QtWidgets.QPushButton("Restore this version")
+        self.restore.setToolTip("Make the selected version current again, as a new version (history is kept)")
+        self.restore.setEnabled(False)
+        if read_only:
+            self.restore.setToolTip("The grader is locked: unlock it to restore a version")
+        self._read_only = read_only
+        close = QtWidgets.QPushButton("Close")
+        splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.list)
+        splitter.addWidget(self.diff)
+        splitter.setSizes([160, 440])
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.summary, 1)
+        buttons.addWidget(self.restore)
+        buttons.addWidget(close)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(splitter, 1)
+        layout.addLayout(buttons)
+        self.list.currentItemChanged.connect(self._selected)
+        self.restore.clicked.connect(self._restore)
+        close.clicked.connect(self.reject)
+        self.resize(980, 640)
+        if self.list.topLevelItemCount():
+            self.list.setCurrentItem(self.list.topLevelItem(min(1, self.list.topLevelItemCount() - 1)))
+
+    def selected_version(self) -> int | None:
+        item = self.list.currentItem()
+        return None if item is None else int(item.data(0, Qt.ItemDataRole.UserRole))
+
+    def _selected(self, *_: object) -> None:
+        number = self.selected_version()
+        if number is None:
+            return
+        old, new = self.versions[number], self.versions[self.current]
+        changed = self.diff.show_diff(f"v{number} ({old.action})", to_yaml(old.definition),
+                                      f"v{self.current} (current)", to_yaml(new.definition))
+        self.summary.setText("Same as the current version." if not changed else f"{changed} line(s) differ from the current version.")
+        self.restore.setEnabled(number != self.current and not self._read_only)
+
+    def _restore(self) -> None:
+        number = self.selected_version()
+        if number is not None:
+            self.restore_requested.emit(number)
+            self.accept()
+

@@ -1,0 +1,84 @@
+"""Every modal question and error box the window shows, behind one injectable object.
+
+Errors become sentences (qutebrowser's split): the library's refusals, definition problems and
+environment failures are shown as they are; anything else is a bug, shown as one line with the
+traceback tucked under "Show Details". Tests pass a recording fake instead, so nothing blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ValidationError
+
+from .qt import QtWidgets
+
+Answer = Literal["save", "discard", "cancel"]
+
+_KNOWN = ("LibraryError", "DefinitionError", "PlatformError", "JudgeError", "KeyringUnavailable",
+          "UnsupportedGrader", "EndpointCallError", "TemplateError")
+
+
+def describe_error(exc: BaseException) -> str:
+    """One readable paragraph for an exception; never a traceback."""
+    if isinstance(exc, ValidationError):
+        lines = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"] if not str(p).endswith("_judge"))
+            message = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{where}: {message}" if where else message)
+        return "The definition is not valid:\n" + "\n".join(f"• {line}" for line in lines)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    text = str(exc).strip()
+    if names & set(_KNOWN) or isinstance(exc, (ValueError, OSError)):
+        return text or type(exc).__name__
+    return f"Something went wrong ({type(exc).__name__}): {text}" if text else f"Something went wrong ({type(exc).__name__})."
+
+
+def is_bug(exc: BaseException) -> bool:
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return not (names & set(_KNOWN) or isinstance(exc, (ValueError, OSError, ValidationError)))
+
+
+class Messages:
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        self.parent = parent
+
+    def error(self, title: str, error: BaseException | str) -> None:
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title,
+                                    error if isinstance(error, str) else describe_error(error),
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self.parent)
+        details = getattr(error, "__traceback_text__", None)
+        if isinstance(error, BaseException) and is_bug(error) and details:
+            box.setDetailedText(details)
+        box.exec()
+
+    def info(self, title: str, text: str) -> None:
+        QtWidgets.QMessageBox.information(self.parent, title, text)
+
+    def confirm(self, title: str, text: str, action: str = "OK") -> bool:
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Question, title, text,
+                                    QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
+        ok = box.addButton(action, QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(ok)
+        box.exec()
+        return box.clickedButton() is ok
+
+    def ask_unsaved(self, name: str) -> Answer:
+        buttons = QtWidgets.QMessageBox.StandardButton
+        answer = QtWidgets.QMessageBox.question(
+            self.parent, "Unsaved changes", f"“{name}” has unsaved changes. Save them as a new version?",
+            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
+
+    def ask_text(self, title: str, label: str, text: str = "") -> str | None:
+        value, ok = QtWidgets.QInputDialog.getText(self.parent, title, label, text=text)
+        return value if ok else None
+
+    def ask_int(self, title: str, label: str, value: int, low: int, high: int) -> int | None:
+        number, ok = QtWidgets.QInputDialog.getInt(self.parent, title, label, value, low, high)
+        return number if ok else None
+
+    def choose_directory(self, title: str) -> str | None:
+        path = QtWidgets.QFileDialog.getExistingDirectory(self.parent, title)
+        return path or None

@@ -1,0 +1,128 @@
+"""Choosing one sample to look at: a dataset and a row, or a sample written by hand.
+
+Shared by the Try panel and the judge designer's live preview. One row is a single indexed SQLite
+read, so it is fetched inline; the hand-written sample needs no library at all.
+"""
+
+from __future__ import annotations
+
+from studio.core.models import Sample, Turn
+
+from .context import AppContext
+from .qt import QtWidgets, Signal
+
+HANDWRITTEN = "__handwritten__"
+
+
+class SamplePicker(QtWidgets.QWidget):
+    sample_changed = Signal()
+
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None, compact: bool = False) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.dataset = QtWidgets.QComboBox()
+        self.dataset.setMinimumContentsLength(14)
+        self.dataset.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.index = QtWidgets.QSpinBox(prefix="row ", minimum=0)
+        self.summary = QtWidgets.QLabel()
+        self.summary.setObjectName("hint")
+        self.summary.setWordWrap(True)
+        self.question = QtWidgets.QPlainTextEdit()
+        self.question.setPlaceholderText("User message")
+        self.completion = QtWidgets.QPlainTextEdit()
+        self.completion.setPlaceholderText("Completion under test")
+        self.expected = QtWidgets.QLineEdit(placeholderText="Expected answer (optional)")
+        self.manual = QtWidgets.QWidget()
+        manual = QtWidgets.QFormLayout(self.manual)
+        manual.setContentsMargins(0, 0, 0, 0)
+        for edit in (self.question, self.completion):
+            edit.setFixedHeight(54)
+        manual.addRow("User", self.question)
+        manual.addRow("Completion", self.completion)
+        manual.addRow("Expected", self.expected)
+        row = QtWidgets.QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QtWidgets.QLabel("Sample"))
+        row.addWidget(self.dataset, 1)
+        row.addWidget(self.index)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.manual)
+        self._sample: Sample | None = None
+        self.dataset.currentIndexChanged.connect(self._dataset_changed)
+        self.index.valueChanged.connect(self._load)
+        for signal in (self.question.textChanged, self.completion.textChanged, self.expected.textChanged):
+            signal.connect(self._load)
+        ctx.datasets_changed.connect(self.reload)
+        self.reload()
+
+    def reload(self) -> None:
+        current = self.dataset.currentData()
+        blocked = self.dataset.blockSignals(True)
+        self.dataset.clear()
+        for record in self.ctx.library.datasets.list():
+            self.dataset.addItem(f"{record.name} ({record.sample_count})", record.name)
+        self.dataset.addItem("Write a sample by hand…", HANDWRITTEN)
+        found = self.dataset.findData(current)
+        self.dataset.setCurrentIndex(found if found >= 0 else 0)
+        self.dataset.blockSignals(blocked)
+        self._dataset_changed()
+
+    def select(self, dataset: str, row: int = 0) -> None:
+        found = self.dataset.findData(dataset)
+        if found >= 0:
+            self.dataset.setCurrentIndex(found)
+            self.index.setValue(row)
+
+    def prefer(self, tags: list[str]) -> None:
+        """Show a dataset the grader's tags name (a ``qa`` grader opens on the qa dataset)."""
+        if self.dataset.currentData() == HANDWRITTEN:
+            return
+        for i in range(self.dataset.count()):
+            name = str(self.dataset.itemData(i))
+            if any(tag == name or name.startswith(f"{tag}-") or name.startswith(f"{tag}_") for tag in tags):
+                if i != self.dataset.currentIndex():
+                    self.dataset.setCurrentIndex(i)
+                return
+
+    def _dataset_changed(self, *_: object) -> None:
+        name = self.dataset.currentData()
+        handwritten = name == HANDWRITTEN
+        self.manual.setVisible(handwritten)
+        self.index.setVisible(not handwritten)
+        if not handwritten and name:
+            try:
+                count = self.ctx.library.datasets.get(name).sample_count
+            except Exception:
+                count = 0
+            self.index.setMaximum(max(0, count - 1))
+        self._load()
+
+    def _load(self, *_: object) -> None:
+        name = self.dataset.currentData()
+        if name == HANDWRITTEN:
+            self._sample = Sample(
+                id="handwritten",
+                messages=[Turn(role="user", content=self.question.toPlainText())],
+                completion=self.completion.toPlainText(),
+                expected=self.expected.text() or None,
+            )
+            self.summary.setText("")
+        elif name:
+            try:
+                self._sample = self.ctx.library.datasets.sample(name, self.index.value())
+            except Exception as exc:
+                self._sample = None
+                self.summary.setText(str(exc))
+            else:
+                question = self._sample.input_text().replace("\n", " ")
+                answer = (self._sample.completion or "").replace("\n", " ")
+                self.summary.setText(f"{self._sample.id}: {question[:90]} → {answer[:70]}")
+        else:
+            self._sample = None
+        self.sample_changed.emit()
+
+    def sample(self) -> Sample | None:
+        return self._sample

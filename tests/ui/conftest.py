@@ -1,0 +1,139 @@
+"""pytest-qt for the window: offscreen, Qt warnings fail a test, and so does background work left running.
+
+Message boxes never block: the window's ``Messages`` is replaced by ``FakeMessages``, which records
+what would have been shown and answers questions as the test says.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+from studio.core.store import Library  # noqa: E402
+from studio.ui import tasks as ui_tasks  # noqa: E402
+from studio.ui.qt import QtCore, QThreadPool  # noqa: E402
+
+# harmless notes of the offscreen platform plugin, not problems of the studio
+QT_LOG_IGNORE = ["This plugin does not support", "propagateSizeHints"]
+
+_UI_ROOT = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _UI_ROOT in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.qt_log_level_fail("WARNING"))
+            item.add_marker(pytest.mark.qt_log_ignore(*QT_LOG_IGNORE))
+
+
+_POOLS: weakref.WeakSet[Any] = weakref.WeakSet()
+_original_init = ui_tasks.TaskManager.__init__
+
+
+def _tracking_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    _original_init(self, *args, **kwargs)
+    _POOLS.add(self)
+
+
+ui_tasks.TaskManager.__init__ = _tracking_init  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_work(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail a test that leaves thread-pool work running (it would race the next test)."""
+    yield
+    busy = []
+    pools = [("global pool", QThreadPool.globalInstance())]
+    for manager in list(_POOLS):
+        try:
+            pools.append(("TaskManager pool", manager.pool))
+        except RuntimeError:  # already deleted with its context
+            continue
+    for name, pool in pools:
+        try:
+            active = pool.activeThreadCount()
+        except RuntimeError:
+            continue
+        if active:
+            busy.append(f"{name}: {active} running")
+            pool.waitForDone(10_000)
+    if busy:
+        pytest.fail("background work left running at the end of the test: " + "; ".join(busy))
+
+
+class FakeMessages:
+    """Records messages instead of showing boxes; answers come from the attributes below."""
+
+    def __init__(self) -> None:
+        self.parent = None
+        self.errors: list[tuple[str, str]] = []
+        self.infos: list[tuple[str, str]] = []
+        self.confirm_answer = True
+        self.unsaved_answer = "discard"
+        self.text_answer: str | None = None
+        self.int_answer: int | None = None
+        self.directory: str | None = None
+        self.asked: list[str] = []
+
+    def error(self, title: str, error: BaseException | str) -> None:
+        from studio.ui.messages import describe_error
+
+        self.errors.append((title, error if isinstance(error, str) else describe_error(error)))
+
+    def info(self, title: str, text: str) -> None:
+        self.infos.append((title, text))
+
+    def confirm(self, title: str, text: str, action: str = "OK") -> bool:
+        self.asked.append(title)
+        return self.confirm_answer
+
+    def ask_unsaved(self, name: str) -> str:
+        self.asked.append(f"unsaved {name}")
+        return self.unsaved_answer
+
+    def ask_text(self, title: str, label: str, text: str = "") -> str | None:
+        return self.text_answer if self.text_answer is not None else text
+
+    def ask_int(self, title: str, label: str, value: int, low: int, high: int) -> int | None:
+        return self.int_answer
+
+    def choose_directory(self, title: str) -> str | None:
+        return self.directory
+
+
+@pytest.fixture
+def messages() -> FakeMessages:
+    return FakeMessages()
+
+
+@pytest.fixture
+def ctx(qapp: Any, tmp_path: Path) -> Iterator[Any]:
+    from studio.ui.context import AppContext
+
+    db = tmp_path / "library.sqlite"
+    library = Library.open(db)
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    context = AppContext(library, db, settings)
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def window(qtbot: Any, ctx: Any, messages: FakeMessages) -> Iterator[Any]:
+    from studio.ui.main_window import MainWindow
+
+    win = MainWindow(ctx, messages, check_sandbox=False)  # type: ignore[arg-type]
+    qtbot.addWidget(win)
+    win.resize(1400, 880)
+    win.show()
+    yield win
+    ctx.tasks.wait_idle()
+    messages.unsaved_answer = "discard"
+    win.close()
