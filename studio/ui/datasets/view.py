@@ -1,0 +1,212 @@
+"""``DatasetsView``: the library's datasets, importing (file dialog or drag and drop), browsing samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from studio.core.store.datasets import DatasetRecord
+
+from ..context import AppContext
+from ..messages import describe_error
+from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from ..results.thread_view import ThreadView
+from .importer import SUFFIXES, ImportPanel
+from .models import DatasetsModel, SamplesModel, load_sample
+
+
+def dropped_file(mime: QtCore.QMimeData) -> Path | None:
+    """The first local dataset file of a drag, if any."""
+    for url in mime.urls():
+        if url.isLocalFile():
+            path = Path(url.toLocalFile())
+            if path.suffix.lower() in SUFFIXES:
+                return path
+    return None
+
+
+class DatasetsView(QtWidgets.QWidget):
+    dataset_selected = Signal(str)
+
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setAcceptDrops(True)
+        self.datasets = DatasetsModel(ctx, self)
+        self.samples = SamplesModel(ctx, self)
+
+        self.list = QtWidgets.QTableView()
+        self.list.setModel(self.datasets)
+        self.list.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.list.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.list.verticalHeader().setVisible(False)
+        self.list.horizontalHeader().setStretchLastSection(True)
+        self.list.setWordWrap(False)
+        for col, width in enumerate((150, 70, 70)):
+            self.list.setColumnWidth(col, width)
+        self.import_button = QtWidgets.QPushButton("Import…")
+        self.import_button.setToolTip("Import a JSONL or CSV file (or drop one on this view)")
+        self.delete_button = QtWidgets.QPushButton("Delete")
+        self.delete_button.setEnabled(False)
+
+        self.sample_table = QtWidgets.QTableView()
+        self.sample_table.setModel(self.samples)
+        self.sample_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.sample_table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.sample_table.verticalHeader().setVisible(False)
+        self.sample_table.verticalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Fixed)
+        self.sample_table.verticalHeader().setDefaultSectionSize(self.sample_table.fontMetrics().height() + 8)
+        self.sample_table.setWordWrap(False)
+        self.sample_table.setAlternatingRowColors(True)
+        for col, width in enumerate(SamplesModel.WIDTHS):
+            self.sample_table.setColumnWidth(col, width)
+        self.thread = ThreadView(empty="Select a sample to read it as a conversation.")
+        self.header = QtWidgets.QLabel()
+
+        browse = QtWidgets.QWidget()
+        browse_layout = QtWidgets.QVBoxLayout(browse)
+        browse_layout.setContentsMargins(0, 0, 0, 0)
+        browse_layout.addWidget(self.header)
+        samples_split = QtWidgets.QSplitter(Qt.Orientation.Vertical)
+        samples_split.addWidget(self.sample_table)
+        samples_split.addWidget(self.thread)
+        samples_split.setSizes([300, 400])
+        browse_layout.addWidget(samples_split, 1)
+        self.empty = QtWidgets.QLabel(
+            "No datasets yet.\n\nImport a JSONL or CSV file with “Import…”, or drop it here.")
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setStyleSheet("color: #8a8f98; font-size: 14px")
+        self.importer = ImportPanel(ctx)
+        self.pages = QtWidgets.QStackedWidget()
+        self.pages.addWidget(self.empty)
+        self.pages.addWidget(browse)
+        self.pages.addWidget(self.importer)
+        self.browse_page = browse
+
+        side = QtWidgets.QWidget()
+        side_layout = QtWidgets.QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(QtWidgets.QLabel("<b>Datasets</b>"))
+        side_layout.addWidget(self.list, 1)
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.import_button)
+        buttons.addWidget(self.delete_button)
+        side_layout.addLayout(buttons)
+        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(side)
+        splitter.addWidget(self.pages)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([300, 900])
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(splitter)
+
+        self.import_button.clicked.connect(self.choose_import)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.list.selectionModel().currentRowChanged.connect(self._on_dataset)
+        self.sample_table.selectionModel().currentRowChanged.connect(self._on_sample)
+        self.importer.imported.connect(self._on_imported)
+        self.importer.cancelled.connect(self._leave_import)
+        ctx.datasets_changed.connect(self.reload)
+        self.reload()
+
+    # -- public API -----------------------------------------------------------------------------------
+    def reload(self) -> None:
+        current = self.current_dataset()
+        self.datasets.reload()
+        if current is not None and self.datasets.row_of(current.name) is not None:
+            self.select_dataset(current.name)
+        elif self.pages.currentWidget() is not self.importer:
+            self._show_default()
+
+    def current_dataset(self) -> DatasetRecord | None:
+        index = self.list.currentIndex()
+        return self.datasets.record(index.row()) if index.isValid() else None
+
+    def select_dataset(self, name: str) -> None:
+        row = self.datasets.row_of(name)
+        if row is not None:
+            self.list.setCurrentIndex(self.datasets.index(row, 0))
+
+    def select_sample(self, idx: int) -> None:
+        self.sample_table.setCurrentIndex(self.samples.index(idx, 0))
+
+    def choose_import(self) -> None:
+        self.pages.setCurrentWidget(self.importer)
+        self.importer.choose_file()
+
+    def open_import(self, path: str | Path, fmt: str | None = None) -> ImportPanel:
+        """Show the import page for ``path`` (drag and drop, the file dialog, tests)."""
+        self.pages.setCurrentWidget(self.importer)
+        self.importer.set_path(path, fmt)
+        return self.importer
+
+    def delete_selected(self) -> None:
+        record = self.current_dataset()
+        if record is None:
+            return
+        answer = QtWidgets.QMessageBox.question(
+            self, "Delete dataset", f"Delete “{record.name}” ({record.sample_count:,} samples)? "
+            "Runs that used it keep their results.")
+        if answer != QtWidgets.QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.ctx.library.datasets.delete(record.name)
+        except Exception as exc:
+            self.header.setText(describe_error(exc))
+            return
+        self.ctx.datasets_changed.emit()
+
+    # -- drag and drop ---------------------------------------------------------------------------------
+    def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
+        if dropped_file(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QtGui.QDragMoveEvent) -> None:
+        self.dragEnterEvent(event)  # type: ignore[arg-type]
+
+    def dropEvent(self, event: QtGui.QDropEvent) -> None:
+        path = dropped_file(event.mimeData())
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.open_import(path)
+
+    # -- reactions --------------------------------------------------------------------------------------
+    def _show_default(self) -> None:
+        self.pages.setCurrentWidget(self.browse_page if self.datasets.rowCount() else self.empty)
+
+    def _on_dataset(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+        record = self.datasets.record(current.row()) if current.isValid() else None
+        self.delete_button.setEnabled(record is not None)
+        self.samples.set_dataset(record)
+        self.thread.clear_thread()
+        if record is None:
+            self.header.setText("")
+            return
+        self.header.setText(f"<b>{record.name}</b> · {record.sample_count:,} samples · format {record.format}"
+                            f" · from {record.source or '?'}")
+        if self.pages.currentWidget() is not self.importer:
+            self.pages.setCurrentWidget(self.browse_page)
+        if record.sample_count:
+            self.select_sample(0)
+        self.dataset_selected.emit(record.name)
+
+    def _on_sample(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+        if not current.isValid() or self.samples.dataset_id is None:
+            self.thread.clear_thread()
+            return
+        try:
+            sample = load_sample(self.ctx.library.engine, self.samples.dataset_id, current.row())
+        except Exception as exc:
+            self.thread.clear_thread(describe_error(exc))
+            return
+        self.thread.set_sample(sample)
+
+    def _on_imported(self, record: DatasetRecord) -> None:
+        self.pages.setCurrentWidget(self.browse_page)
+        self.select_dataset(record.name)
+
+    def _leave_import(self) -> None:
+        self._show_default()

@@ -1,0 +1,279 @@
+"""``ResultsModel``: the results grid's table model, holding result ids and paging rows from SQLite.
+
+Anki's browser model: the ordered ids of the current sort/filter are read by a background task
+(``query.load_ids``); ``data()`` loads the page of rows around the one asked for, keeps a few pages
+in a small cache, and forgets the oldest. A million-row run therefore costs 8 MB of ids and a
+hundred materialised rows, whatever the view scrolls to.
+
+While a run streams, ``refresh()`` re-reads the ids under the same query; rows appended at the end
+arrive as ``rowsInserted`` and anything else as a layout change that keeps the selection on its
+result. Refreshes never overlap: one asked for during a load runs once that load is done.
+"""
+
+from __future__ import annotations
+
+import html
+from array import array
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..context import AppContext
+from ..messages import describe_error
+from ..qt import QObject, Qt, QtCore, Signal
+from .columns import COLUMN_INDEX, COLUMNS
+from .query import CELL_CHARS, IdSnapshot, ResultFilter, ResultQuery, ResultRow, load_ids, load_rows
+from .status import status_colour, status_tint
+
+PAGE_ROWS = 100
+CACHE_ROWS = 600  # six pages: a screenful either side of the visible rows
+
+_ROLE = Qt.ItemDataRole
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_STATUS_COL = COLUMN_INDEX["status"]
+_ERROR_COL = COLUMN_INDEX["error"]
+
+ResultIdRole = int(_ROLE.UserRole) + 1
+
+
+class ResultsModel(QtCore.QAbstractTableModel):
+    loaded = Signal(int)       # ids applied: how many rows the grid now shows
+    busy = Signal(bool)        # a query is running (sort / filter / open)
+    failed = Signal(str)       # the query failed: a sentence for the status line
+
+    def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self._query: ResultQuery | None = None      # what the user asked for
+        self._shown: ResultQuery | None = None      # what ``_ids`` holds
+        self._ids: array = array("q")
+        self._rows: dict[int, ResultRow] = {}
+        self._cells: dict[int, tuple[str, ...]] = {}
+        self._loading = False
+        self._again = False
+        self.last_query_seconds = 0.0
+        self.rows_fetched = 0  # rows ever read for cells (tests and the benchmark check it stays small)
+
+    # -- what is shown ----------------------------------------------------------------------------
+    @property
+    def query(self) -> ResultQuery | None:
+        return self._query
+
+    @property
+    def is_loading(self) -> bool:
+        return self._loading
+
+    def set_query(self, query: ResultQuery | None) -> None:
+        """Show ``query``'s results (None empties the grid); the ids load off the GUI thread."""
+        if query == self._query and query is not None:
+            return
+        self._query = query
+        if query is None:
+            self._apply(IdSnapshot(query, array("q"), 0.0), reset=True)  # type: ignore[arg-type]
+            return
+        self._request()
+
+    def set_run(self, run_id: int | None, dataset_id: int = 0) -> None:
+        if run_id is None:
+            self.set_query(None)
+            return
+        keep = self._query if self._query is not None and self._query.run_id == run_id else None
+        self.set_query(keep or ResultQuery(run_id, dataset_id))
+
+    def set_filter(self, flt: ResultFilter) -> None:
+        if self._query is not None:
+            self.set_query(self._query.with_filter(flt))
+
+    def refresh(self) -> None:
+        """Re-read the ids under the current query (new results of a streaming run)."""
+        if self._query is not None:
+            self._request()
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        if self._query is None or not 0 <= column < len(COLUMNS):
+            return
+        self.set_query(self._query.with_sort(COLUMNS[column].key, order == Qt.SortOrder.DescendingOrder))
+
+    def result_id(self, row: int) -> int | None:
+        return self._ids[row] if 0 <= row < len(self._ids) else None
+
+    def row_of(self, result_id: int) -> int | None:
+        try:
+            return self._ids.index(result_id)
+        except ValueError:
+            return None
+
+    def materialised_rows(self) -> int:
+        return len(self._rows)
+
+    def clear_cache(self) -> None:
+        self._rows.clear()
+        self._cells.clear()
+
+    # -- loading ids --------------------------------------------------------------------------------
+    def _request(self) -> None:
+        if self._loading:
+            self._again = True
+            return
+        query = self._query
+        if query is None:
+            return
+        self._loading = True
+        self._again = False
+        self.busy.emit(True)
+        engine = self.ctx.library.engine
+        self.ctx.tasks.run(lambda: load_ids(engine, query), self._on_ids, self._on_error)
+
+    def _on_ids(self, snapshot: IdSnapshot) -> None:
+        try:
+            self._loading = False
+            self.last_query_seconds = snapshot.seconds
+            if snapshot.query == self._query:
+                self._apply(snapshot, reset=snapshot.query != self._shown)
+            if self._again or snapshot.query != self._query:
+                self._request()
+            else:
+                self.busy.emit(False)
+        except RuntimeError:  # the model was deleted while the query ran
+            pass
+
+    def _on_error(self, exc: BaseException) -> None:
+        try:
+            self._loading = False
+            self.busy.emit(False)
+            self.failed.emit(describe_error(exc))
+        except RuntimeError:
+            pass
+
+    def _apply(self, snapshot: IdSnapshot, reset: bool) -> None:
+        new = snapshot.ids
+        old = self._ids
+        if reset or self._shown is None:
+            self.beginResetModel()
+            self._ids = new
+            self._shown = snapshot.query
+            self.clear_cache()
+            self.endResetModel()
+        elif len(new) >= len(old) and new[: len(old)] == old:
+            if len(new) > len(old):  # the streaming common case: results appended in order
+                self.beginInsertRows(QtCore.QModelIndex(), len(old), len(new) - 1)
+                self._ids = new
+                self.endInsertRows()
+        else:
+            self._relayout(new)
+        self.loaded.emit(len(self._ids))
+
+    def _relayout(self, new: array) -> None:
+        """Swap in a reordered/grown id list, keeping persistent indexes (selection) on their result."""
+        self.layoutAboutToBeChanged.emit()
+        persistent = self.persistentIndexList()
+        rows = [_position(new, self._ids[i.row()] if 0 <= i.row() < len(self._ids) else None) for i in persistent]
+        self._ids = new  # before index(): it checks rows against the new count
+        moved = [self.index(row, i.column()) if row is not None else QtCore.QModelIndex()
+                 for i, row in zip(persistent, rows, strict=True)]
+        self.changePersistentIndexList(persistent, moved)
+        self.layoutChanged.emit()
+
+    # -- rows -----------------------------------------------------------------------------------------
+    def _row(self, row: int) -> tuple[ResultRow, tuple[str, ...]] | None:
+        rid = self._ids[row]
+        found = self._rows.get(rid)
+        if found is None:
+            self._fetch_page(row)
+            found = self._rows.get(rid)
+            if found is None:
+                return None
+        return found, self._cells[rid]
+
+    def _fetch_page(self, row: int) -> None:
+        start = (row // PAGE_ROWS) * PAGE_ROWS
+        wanted = [rid for rid in self._ids[start:start + PAGE_ROWS] if rid not in self._rows]
+        if self._query is None or not wanted:
+            return
+        try:
+            fetched = load_rows(self.ctx.library.engine, self._query.dataset_id, wanted)
+        except SQLAlchemyError:
+            return
+        self.rows_fetched += len(fetched)
+        for rid, result in fetched.items():
+            self._rows[rid] = result
+            self._cells[rid] = tuple(c.text(result) for c in COLUMNS)
+        excess = len(self._rows) - CACHE_ROWS
+        if excess > 0:  # forget the oldest pages (dicts keep insertion order)
+            for rid in list(self._rows)[:excess]:
+                del self._rows[rid]
+                del self._cells[rid]
+
+    # -- Qt model API -----------------------------------------------------------------------------
+    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._ids)
+
+    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
+            if role == _ROLE.DisplayRole:
+                return COLUMNS[section].title
+            if role == _ROLE.TextAlignmentRole:
+                return _RIGHT if COLUMNS[section].numeric else _LEFT
+        return None
+
+    def flags(self, index: QtCore.QModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
+
+    def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if row >= len(self._ids):
+            return None
+        if role == ResultIdRole:
+            return self._ids[row]
+        if role == _ROLE.TextAlignmentRole:
+            return _RIGHT if COLUMNS[col].numeric else _LEFT
+        if role not in (_ROLE.DisplayRole, _ROLE.ToolTipRole, _ROLE.ForegroundRole, _ROLE.BackgroundRole):
+            return None
+        found = self._row(row)
+        if found is None:
+            return "…" if role == _ROLE.DisplayRole else None
+        result, cells = found
+        if role == _ROLE.DisplayRole:
+            return cells[col]
+        if role == _ROLE.ToolTipRole:
+            return _tooltip(result, col)
+        if role == _ROLE.ForegroundRole:
+            if col == _STATUS_COL:
+                return status_colour(result.status)
+            if col == _ERROR_COL and result.error:
+                return status_colour("error")
+            return None
+        if role == _ROLE.BackgroundRole and col == _STATUS_COL:
+            return status_tint(result.status)
+        return None
+
+
+def _position(ids: array, rid: int | None) -> int | None:
+    if rid is None:
+        return None
+    try:
+        return ids.index(rid)
+    except ValueError:
+        return None
+
+
+def _tooltip(result: ResultRow, col: int) -> str | None:
+    source = COLUMNS[col].long_text
+    if source is None:
+        return None
+    text = source(result)
+    if not text:
+        return None
+    if len(text) <= 80:
+        return text
+    # Qt word-wraps a tooltip only when it is rich text: escape it and keep the line breaks
+    more = " … (the detail pane shows all of it)" if len(text) >= CELL_CHARS else ""
+    return "<qt>" + html.escape(text + more).replace("\n", "<br>") + "</qt>"

@@ -1,0 +1,270 @@
+"""The SQL behind the results grid: which result ids match a filter, in what order, and their rows.
+
+No Qt here. The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks
+for rows a page at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
+from the ``(run_id, sample_idx)``, ``(run_id, score)`` and ``(run_id, status)`` indexes where it can.
+Ids are read through the raw sqlite3 cursor: a million SQLAlchemy ``Row`` objects would cost more
+than the query itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from array import array
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sqlalchemy import Engine
+
+#: sort keys of the grid's columns and the SQL expression each sorts by
+SORT_SQL: dict[str, str] = {
+    "idx": "r.sample_idx",
+    "sample_id": "r.sample_id",
+    "input": "s.input_text",
+    "completion": "s.completion",
+    "expected": "s.expected",
+    "score": "r.score",
+    "status": "r.status",
+    "error": "r.error",
+    "latency": "r.duration_ms",
+    "tokens": "(r.prompt_tokens + r.completion_tokens)",
+    "cached": "r.cached",
+}
+#: keys whose order SQLite reads straight off an index (no temporary sort of the whole run)
+INDEXED_SORTS = frozenset({"idx", "score", "status"})
+
+FAILED = ("error", "invalid")
+CELL_CHARS = 600  # characters of a long text fetched for a cell and its tooltip; the pane shows all
+
+
+@dataclass(frozen=True)
+class ResultFilter:
+    """What the analyst narrowed the grid to; the empty filter shows the whole run."""
+
+    statuses: tuple[str, ...] = ()
+    min_score: float | None = None
+    max_score: float | None = None
+    text: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.statuses or self.min_score is not None or self.max_score is not None
+                    or self.text.strip())
+
+
+@dataclass(frozen=True)
+class ResultQuery:
+    run_id: int
+    dataset_id: int
+    filter: ResultFilter = field(default_factory=ResultFilter)
+    sort_key: str = "idx"
+    descending: bool = False
+
+    def with_sort(self, key: str, descending: bool) -> ResultQuery:
+        return replace(self, sort_key=key, descending=descending)
+
+    def with_filter(self, flt: ResultFilter) -> ResultQuery:
+        return replace(self, filter=flt)
+
+    def _where(self) -> tuple[str, list[Any], bool]:
+        clauses = ["r.run_id = ?"]
+        params: list[Any] = [self.run_id]
+        needs_samples = self.sort_key in ("input", "completion", "expected")
+        flt = self.filter
+        if flt.statuses:
+            clauses.append(f"r.status IN ({','.join('?' * len(flt.statuses))})")
+            params.extend(flt.statuses)
+        if flt.min_score is not None:
+            clauses.append("r.score >= ?")
+            params.append(flt.min_score)
+        if flt.max_score is not None:
+            clauses.append("r.score <= ?")
+            params.append(flt.max_score)
+        text = flt.text.strip()
+        if text:
+            needs_samples = True
+            pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            columns = ("r.sample_id", "s.input_text", "s.completion", "s.expected", "r.error", "r.rationale")
+            clauses.append("(" + " OR ".join(f"{c} LIKE ? ESCAPE '\\'" for c in columns) + ")")
+            params.extend([pattern] * len(columns))
+        return " AND ".join(clauses), params, needs_samples
+
+    def from_clause(self, needs_samples: bool) -> tuple[str, list[Any]]:
+        if not needs_samples:
+            return "results r", []
+        return "results r LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx", [self.dataset_id]
+
+    def order_clause(self) -> str:
+        direction = "DESC" if self.descending else "ASC"
+        expr = SORT_SQL.get(self.sort_key, SORT_SQL["idx"])
+        if self.sort_key == "idx":
+            return f"r.sample_idx {direction}"
+        return f"{expr} {direction}, r.sample_idx {direction}" if self.sort_key not in INDEXED_SORTS \
+            else f"{expr} {direction}, r.id {direction}"
+
+    def select(self, columns: str) -> tuple[str, list[Any]]:
+        """``SELECT columns`` of the matching results in grid order."""
+        where, params, needs_samples = self._where()
+        source, source_params = self.from_clause(needs_samples)
+        return f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {self.order_clause()}", source_params + params
+
+
+@dataclass
+class IdSnapshot:
+    """The ordered ids matching a query, and how long SQLite took (the refresh throttle uses it)."""
+
+    query: ResultQuery
+    ids: array
+    seconds: float
+
+
+def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
+    sql, params = query.select("r.id")
+    start = time.perf_counter()
+    with engine.connect() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            ids = array("q", itertools.chain.from_iterable(cursor.execute(sql, params)))
+        finally:
+            cursor.close()
+    return IdSnapshot(query, ids, time.perf_counter() - start)
+
+
+@dataclass(slots=True)
+class ResultRow:
+    """One grid row as the cells show it; long texts are cut at ``CELL_CHARS``."""
+
+    id: int
+    idx: int
+    sample_id: str
+    input: str
+    completion: str
+    expected: str
+    score: float | None
+    scores: dict[str, float]
+    status: str
+    error: str
+    latency_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+
+
+_PAGE_SQL = (
+    "SELECT r.id, r.sample_idx, r.sample_id, substr(s.input_text, 1, {n}), substr(s.completion, 1, {n}),"
+    " substr(s.expected, 1, {n}), r.score, r.scores, r.status, substr(r.error, 1, {n}), r.duration_ms,"
+    " r.prompt_tokens, r.completion_tokens, r.cached"
+    " FROM results r LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx"
+    " WHERE r.id IN ({marks})"
+)
+
+
+def load_rows(engine: Engine, dataset_id: int, ids: list[int]) -> dict[int, ResultRow]:
+    """The rows of ``ids`` (a page: a hundred or so), keyed by id. Fast enough for the GUI thread."""
+    if not ids:
+        return {}
+    sql = _PAGE_SQL.format(n=CELL_CHARS, marks=",".join("?" * len(ids)))
+    with engine.connect() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            rows = cursor.execute(sql, [dataset_id, *ids]).fetchall()
+        finally:
+            cursor.close()
+    out: dict[int, ResultRow] = {}
+    for (rid, idx, sid, inp, comp, exp, score, scores, status, error, ms, ptok, ctok, cached) in rows:
+        out[rid] = ResultRow(
+            rid, idx, sid, inp or "", comp or "", exp or "", score,
+            _loads(scores) if scores else {}, status, error or "", ms or 0.0, ptok or 0, ctok or 0, bool(cached),
+        )
+    return out
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return {}
+
+
+def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, Any] | None:
+    """One whole result with its sample's stored JSON: what the detail pane shows."""
+    sql = (
+        "SELECT r.*, s.data AS sample_data FROM results r"
+        " LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx WHERE r.id = ?"
+    )
+    with engine.connect() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(sql, (dataset_id, result_id))
+            row = cursor.fetchone()
+            names = [d[0] for d in cursor.description] if row is not None else []
+        finally:
+            cursor.close()
+    if row is None:
+        return None
+    data = dict(zip(names, row, strict=True))
+    for key in ("scores", "details", "raw", "sample_data"):
+        if data.get(key) is not None:
+            data[key] = _loads(data[key]) if key != "raw" else _raw(data[key])
+    data["cached"] = bool(data.get("cached"))
+    return data
+
+
+def _raw(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+@dataclass
+class RunSummary:
+    """What the header above the grid shows: the run, its aggregates and a score histogram."""
+
+    run: Any  # RunInfo
+    dataset_id: int
+    aggregates: dict[str, Any]
+    bins: list[int]
+    low: float
+    high: float
+    seconds: float = 0.0
+
+
+def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], float, float]:
+    """Counts of scored results in ``bins`` equal buckets over the observed range (one GROUP BY)."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        low, high = raw.execute(
+            "SELECT min(score), max(score) FROM results WHERE run_id = ? AND score IS NOT NULL", (run_id,)
+        ).fetchone()
+        if low is None:
+            return [0] * bins, 0.0, 1.0
+        if low >= 0.0 and high <= 1.0:  # the usual case: keep the axis at 0..1 so runs compare
+            low, high = 0.0, 1.0
+        elif low == high:
+            low, high = low - 0.5, high + 0.5
+        width = (high - low) / bins
+        counts = [0] * bins
+        for bucket, n in raw.execute(
+            "SELECT min(CAST((score - ?) / ? AS INTEGER), ?) AS b, count(*) FROM results"
+            " WHERE run_id = ? AND score IS NOT NULL GROUP BY b",
+            (low, width, bins - 1, run_id),
+        ):
+            counts[max(0, int(bucket))] += n
+    return counts, float(low), float(high)
+
+
+def load_summary(library: Any, run_id: int, live: bool = False) -> RunSummary:
+    """The run with aggregates (stored ones for a finished run, computed for a live one) and a histogram."""
+    start = time.perf_counter()
+    run = library.runs.get(run_id)
+    dataset_id = library.runs.raw(run_id).dataset_id
+    aggregates = dict(run.aggregates)
+    if live or "count" not in aggregates:
+        threshold = float(run.settings.get("pass_threshold", 0.5))
+        aggregates = library.runs.aggregates(run_id, threshold) | {
+            k: v for k, v in aggregates.items() if k == "batch_metrics"}
+    bins, low, high = histogram(library.engine, run_id)
+    return RunSummary(run, dataset_id, aggregates, bins, low, high, time.perf_counter() - start)

@@ -1,0 +1,75 @@
+"""The band above the grid: which run this is, its aggregates, and the score histogram."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from ..qt import Qt, QtWidgets
+from .histogram import ScoreHistogram
+from .query import RunSummary
+from .status import STATUS_ORDER, status_hex
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def aggregates_html(summary: RunSummary) -> str:
+    run, agg = summary.run, summary.aggregates
+    title = (f"<b>Run {run.id}</b> · {html.escape(run.grader_key)} v{run.grader_version} on "
+             f"{html.escape(run.dataset)} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
+             f" · {run.done:,}/{run.total:,}")
+    threshold = agg.get("pass_threshold", 0.5)
+    rate = agg.get("pass_rate")
+    headline = (f"mean <b>{_fmt(agg.get('mean'))}</b> &nbsp; pass rate <b>"
+                f"{'—' if rate is None else f'{rate:.1%}'}</b> <span style='color:#8a8f98'>(≥ {threshold:g})</span>")
+    if agg.get("min") is not None:
+        headline += f" &nbsp; range {_fmt(agg.get('min'), '.3g')}–{_fmt(agg.get('max'), '.3g')}"
+    statuses = agg.get("statuses") or run.counts or {}
+    ordered = [s for s in STATUS_ORDER if s in statuses] + sorted(s for s in statuses if s not in STATUS_ORDER)
+    chips = " &nbsp; ".join(
+        f"<span style='color:{status_hex(s)}; font-weight:600'>{html.escape(s)} {statuses[s]:,}</span>"
+        for s in ordered)
+    extra = []
+    if agg.get("mean_duration_ms") is not None:
+        extra.append(f"{agg['mean_duration_ms']:.0f} ms/sample")
+    tokens = (agg.get("prompt_tokens") or 0) + (agg.get("completion_tokens") or 0)
+    if tokens:
+        extra.append(f"{tokens:,} tokens")
+    if agg.get("cached"):
+        extra.append(f"{agg['cached']:,} cached")
+    metrics = agg.get("metrics") or {}
+    shown = {k: v for k, v in metrics.items() if not (k == "score" and len(metrics) == 1)}
+    metric_line = " &nbsp; ".join(f"{html.escape(k)} <b>{_fmt(v)}</b>" for k, v in sorted(shown.items()))
+    lines = [title, headline + (" &nbsp; " + chips if chips else "")]
+    if metric_line:
+        lines.append(metric_line)
+    if extra:
+        lines.append(f"<span style='color:#8a8f98'>{' · '.join(extra)}</span>")
+    return "<br>".join(lines)
+
+
+class SummaryBar(QtWidgets.QFrame):
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
+        self.text = QtWidgets.QLabel()
+        self.text.setTextFormat(Qt.TextFormat.RichText)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.text.setWordWrap(True)
+        self.text.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.histogram = ScoreHistogram()
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.addWidget(self.text, 3)
+        layout.addWidget(self.histogram, 2)
+        self.clear()
+
+    def clear(self, message: str = "Choose a run to see its results.") -> None:
+        self.text.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")
+        self.histogram.set_data([], 0.0, 1.0)
+
+    def set_summary(self, summary: RunSummary) -> None:
+        self.text.setText(aggregates_html(summary))
+        self.histogram.set_data(summary.bins, summary.low, summary.high)

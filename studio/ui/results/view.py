@@ -1,0 +1,281 @@
+"""``ResultsView``: a run's aggregates and histogram, the filterable SQL-backed grid, the detail pane."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from ..context import AppContext
+from ..messages import describe_error
+from ..qt import Qt, QtWidgets, Signal
+from .columns import COLUMN_INDEX, COLUMNS
+from .detail import DetailPane
+from .export import export_csv
+from .filters import FilterBar
+from .model import ResultsModel
+from .query import ResultFilter, ResultQuery, RunSummary, load_result, load_summary
+from .summary import SummaryBar
+
+SUMMARY_INTERVAL_S = 0.5  # a streaming run's aggregates and histogram refresh at most twice a second
+
+
+class ResultsView(QtWidgets.QWidget):
+    """Shows one run (``set_run``); ``refresh()`` pulls in results written since (a live run)."""
+
+    summary_loaded = Signal(object)   # RunSummary
+    exported = Signal(str, int)       # path, rows written
+    result_selected = Signal(int)     # result id shown in the detail pane
+
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.run_id: int | None = None
+        self.dataset_id = 0
+        self.live = False
+        self.summary: RunSummary | None = None
+        self._summary_busy = False
+        self._summary_again = False
+        self._summary_at = 0.0
+        self._shown_result: int | None = None
+
+        self.model = ResultsModel(ctx, self)
+        self.summary_bar = SummaryBar()
+        self.filters = FilterBar()
+        self.export_button = QtWidgets.QPushButton("Export CSV…")
+        self.export_button.setToolTip("Write the results shown (this filter and sort) to a CSV file")
+        self.table = QtWidgets.QTableView()
+        self._setup_table()
+        self.empty = QtWidgets.QLabel()
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color: #8a8f98; font-size: 14px; padding: 24px")
+        self.grid_stack = QtWidgets.QStackedWidget()
+        self.grid_stack.addWidget(self.table)
+        self.grid_stack.addWidget(self.empty)
+        self.detail = DetailPane()
+        self.status_line = QtWidgets.QLabel()
+        self.status_line.setStyleSheet("color: #8a8f98")
+
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(self.filters, 1)
+        bar.addWidget(self.export_button)
+        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.grid_stack)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setSizes([560, 300])
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.summary_bar)
+        layout.addLayout(bar)
+        layout.addWidget(self.splitter, 1)
+        layout.addWidget(self.status_line)
+
+        self.filters.changed.connect(self._on_filter)
+        self.export_button.clicked.connect(self._choose_export)
+        self.model.loaded.connect(self._on_loaded)
+        self.model.busy.connect(self._on_busy)
+        self.model.failed.connect(self._on_failed)
+        self.model.modelReset.connect(self._on_reset)
+        self.table.selectionModel().currentRowChanged.connect(self._on_current)
+        self._show_empty("Choose a run to see its results.")
+        self.export_button.setEnabled(False)
+
+    def _setup_table(self) -> None:
+        table = self.table
+        table.setModel(self.model)
+        table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
+        table.setWordWrap(False)
+        table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        table.setAlternatingRowColors(True)
+        table.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        vertical = table.verticalHeader()
+        vertical.setVisible(False)
+        vertical.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Fixed)
+        vertical.setDefaultSectionSize(table.fontMetrics().height() + 8)
+        header = table.horizontalHeader()
+        header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Interactive)
+        header.setHighlightSections(False)
+        header.setSortIndicator(COLUMN_INDEX["idx"], Qt.SortOrder.AscendingOrder)
+        for i, column in enumerate(COLUMNS):
+            header.resizeSection(i, column.width)
+        table.setSortingEnabled(True)
+
+    # -- public API -----------------------------------------------------------------------------------
+    def set_run(self, run_id: int | None, *, live: bool = False) -> None:
+        """Show ``run_id`` (None: nothing). ``live`` while the run is still writing results."""
+        self.live = live
+        if run_id == self.run_id:
+            if run_id is not None:
+                self.refresh(force_summary=True)
+            return
+        self.run_id = run_id
+        self.summary = None
+        self.detail.clear()
+        self._shown_result = None
+        if run_id is None:
+            self.model.set_query(None)
+            self.summary_bar.clear()
+            self.export_button.setEnabled(False)
+            self._show_empty("Choose a run to see its results.")
+            return
+        try:
+            self.dataset_id = self.ctx.library.runs.raw(run_id).dataset_id
+        except Exception as exc:  # a run deleted under us, a locked file: say so, show nothing
+            self.run_id = None
+            self.model.set_query(None)
+            self.summary_bar.clear(describe_error(exc))
+            return
+        header = self.table.horizontalHeader()
+        column = COLUMNS[header.sortIndicatorSection()] if 0 <= header.sortIndicatorSection() < len(COLUMNS) \
+            else COLUMNS[0]
+        self.model.set_query(ResultQuery(
+            run_id, self.dataset_id, self.filters.value(), column.key,
+            header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder))
+        self.summary_bar.clear("Loading run…")
+        self.export_button.setEnabled(True)
+        self._load_summary()
+
+    def refresh(self, *, force_summary: bool = False) -> None:
+        """Pull in what the run wrote since the last look: new ids now, aggregates at most 2/s."""
+        if self.run_id is None:
+            return
+        self.model.refresh()
+        if force_summary or time.monotonic() - self._summary_at >= SUMMARY_INTERVAL_S:
+            self._load_summary()
+
+    def set_filter(self, flt: ResultFilter) -> None:
+        self.filters.set_value(flt)
+
+    def sort_by(self, key: str, descending: bool = False) -> None:
+        order = Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder
+        self.table.sortByColumn(COLUMN_INDEX[key], order)
+
+    def select_row(self, row: int) -> None:
+        index = self.model.index(row, 0)
+        if index.isValid():
+            self.table.setCurrentIndex(index)
+            self.table.scrollTo(index)
+
+    def export_to(self, path: str | Path) -> None:
+        """Write the shown results to ``path`` in the background; ``exported`` says when it is done."""
+        query = self.model.query
+        if query is None:
+            return
+        engine = self.ctx.library.engine
+        self.status_line.setText(f"Exporting to {path}…")
+        self.export_button.setEnabled(False)
+
+        def done(count: int) -> None:
+            self.export_button.setEnabled(True)
+            self.status_line.setText(f"Exported {count:,} results to {path}")
+            self.exported.emit(str(path), count)
+
+        def failed(exc: BaseException) -> None:
+            self.export_button.setEnabled(True)
+            self.status_line.setText(f"Export failed: {describe_error(exc)}")
+
+        self.ctx.tasks.run(lambda: export_csv(engine, query, path), done, failed)
+
+    # -- reactions ------------------------------------------------------------------------------------
+    def _choose_export(self) -> None:
+        if self.run_id is None:
+            return
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Export results", f"run-{self.run_id}.csv", "CSV files (*.csv)")
+        if path:
+            self.export_to(path)
+
+    def _load_summary(self) -> None:
+        if self._summary_busy:
+            self._summary_again = True
+            return
+        run_id, live = self.run_id, self.live
+        if run_id is None:
+            return
+        self._summary_busy = True
+        self._summary_again = False
+        self._summary_at = time.monotonic()
+        library = self.ctx.library
+        self.ctx.tasks.run(lambda: load_summary(library, run_id, live), self._on_summary, self._on_summary_error)
+
+    def _on_summary(self, summary: RunSummary) -> None:
+        try:
+            self._summary_busy = False
+            if summary.run.id == self.run_id:
+                self.summary = summary
+                self.summary_bar.set_summary(summary)
+                self.summary_loaded.emit(summary)
+                self._update_count()
+            if self._summary_again:
+                self._load_summary()
+        except RuntimeError:  # the view was deleted while the query ran
+            pass
+
+    def _on_summary_error(self, exc: BaseException) -> None:
+        try:
+            self._summary_busy = False
+            self.summary_bar.clear(describe_error(exc))
+        except RuntimeError:
+            pass
+
+    def _on_filter(self, flt: ResultFilter) -> None:
+        self.model.set_filter(flt)
+
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self.filters.set_count(self.model.rowCount(), None, busy=True)
+        else:
+            self._update_count()
+
+    def _on_failed(self, message: str) -> None:
+        self.status_line.setText(f"Query failed: {message}")
+
+    def _update_count(self) -> None:
+        shown = self.model.rowCount()
+        total = None if self.summary is None else self.summary.run.done
+        if total is not None and not self._filtered():
+            total = max(total, shown)  # a live run's summary lags the grid by up to half a second
+        self.filters.set_count(shown, total, busy=self.model.is_loading)
+
+    def _filtered(self) -> bool:
+        query = self.model.query
+        return query is not None and not query.filter.empty
+
+    def _on_loaded(self, count: int) -> None:
+        self._update_count()
+        if count:
+            self.grid_stack.setCurrentWidget(self.table)
+        elif self._filtered():
+            self._show_empty("No results match this filter.")
+        elif self.live:
+            self._show_empty("No results yet: they appear here as the run writes them.")
+        else:
+            self._show_empty("This run has no results.")
+
+    def _on_reset(self) -> None:
+        if self._shown_result is not None:
+            row = self.model.row_of(self._shown_result)
+            if row is not None:  # keep the result the analyst was reading across a sort or filter
+                self.table.setCurrentIndex(self.model.index(row, 0))
+                self.table.scrollTo(self.model.index(row, 0), QtWidgets.QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _show_empty(self, message: str) -> None:
+        self.empty.setText(message)
+        self.grid_stack.setCurrentWidget(self.empty)
+
+    def _on_current(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+        rid = self.model.result_id(current.row()) if current.isValid() else None
+        if rid is None or rid == self._shown_result:
+            return
+        self._shown_result = rid
+        try:
+            result = load_result(self.ctx.library.engine, self.dataset_id, rid)
+        except Exception as exc:
+            self.detail.clear(describe_error(exc))
+            return
+        self.detail.set_result(result)
+        self.result_selected.emit(rid)

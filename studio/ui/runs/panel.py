@@ -1,0 +1,399 @@
+"""``RunPanel``: choose grader, dataset and endpoint, start or cancel a run, watch results stream in.
+
+Progress events arrive by queued signal from the ``RunWorker``; the panel keeps only the latest and
+applies it on a 100 ms timer (at most ten UI refreshes a second whatever the engine's pace), so a
+fast grader cannot flood the GUI thread. The grid re-reads its ids on each tick off the GUI thread.
+"""
+
+from __future__ import annotations
+
+import html
+
+from studio.core.engine.runner import Progress, RunOptions, start_run
+from studio.core.models import RunInfo
+
+from ..context import AppContext
+from ..messages import describe_error
+from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
+from ..results.status import status_hex
+from ..results.view import ResultsView
+from .history import RunsModel, resumable
+from .worker import RunWorker
+
+REFRESH_MS = 100
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "—"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def progress_text(progress: Progress) -> str:
+    failed = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
+    parts = [f"{progress.done:,} / {progress.total:,}", f"{progress.rate:,.1f}/s" if progress.rate < 10
+             else f"{progress.rate:,.0f}/s", f"ETA {_duration(progress.eta)}"]
+    if failed:
+        parts.append(f"<span style='color:{status_hex('error')}'>{failed:,} failed</span>")
+    return " · ".join(parts)
+
+
+def endpoint_names(ctx: AppContext) -> list[str]:
+    try:
+        from studio.core.judges.endpoint_store import EndpointRepository
+    except ImportError:  # judges not installed in this build
+        return []
+    try:
+        return EndpointRepository.of(ctx.library).names()
+    except Exception:
+        return []
+
+
+class RunPanel(QtWidgets.QWidget):
+    run_started = Signal(int)
+    run_finished = Signal(object)  # RunInfo, or None when the run failed
+
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.worker: RunWorker | None = None
+        self.active_run: int | None = None
+        self._pending: Progress | None = None
+
+        self.grader = QtWidgets.QComboBox()
+        self.grader.setMinimumContentsLength(18)
+        self.version = QtWidgets.QComboBox()
+        self.dataset = QtWidgets.QComboBox()
+        self.dataset.setMinimumContentsLength(14)
+        self.endpoint = QtWidgets.QComboBox()
+        self.concurrency = QtWidgets.QSpinBox()
+        self.concurrency.setRange(0, 1024)
+        self.concurrency.setSpecialValueText("auto")
+        self.concurrency.setToolTip("Parallel judge calls / sandbox workers (auto: the endpoint's limit)")
+        self.limit = QtWidgets.QSpinBox()
+        self.limit.setRange(0, 100_000_000)
+        self.limit.setSpecialValueText("all")
+        self.limit.setToolTip("Grade only the first N samples")
+        self.start_button = QtWidgets.QPushButton("Start run")
+        self.start_button.setDefault(True)
+        self.start_button.setShortcut("F5")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.progress_bar = QtWidgets.QProgressBar()
+        self.progress_bar.setTextVisible(True)
+        self.progress_label = QtWidgets.QLabel()
+        self.progress_label.setMinimumWidth(260)
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.runs = RunsModel(ctx, self)
+        self.runs_view = QtWidgets.QTableView()
+        self.runs_view.setModel(self.runs)
+        self.runs_view.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.runs_view.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.SingleSelection)
+        self.runs_view.verticalHeader().setVisible(False)
+        self.runs_view.horizontalHeader().setStretchLastSection(True)
+        self.runs_view.setWordWrap(False)
+        for col, width in enumerate((44, 78, 130, 110, 96, 56, 120)):
+            self.runs_view.setColumnWidth(col, width)
+        self.resume_button = QtWidgets.QPushButton("Resume")
+        self.resume_button.setToolTip("Grade the samples an interrupted or cancelled run has not graded yet")
+        self.resume_button.setEnabled(False)
+        self.results = ResultsView(ctx)
+
+        self._build_layout()
+        self._timer = QTimer(self)
+        self._timer.setInterval(REFRESH_MS)
+        self._timer.timeout.connect(self._apply_progress)
+        self.grader.currentIndexChanged.connect(self._reload_versions)
+        self.start_button.clicked.connect(self.start)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.resume_button.clicked.connect(self._resume_selected)
+        self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_selected)
+        self.runs.loaded.connect(self._on_runs_loaded)
+        ctx.graders_changed.connect(self.reload_choices)
+        ctx.datasets_changed.connect(self.reload_choices)
+        ctx.endpoints_changed.connect(self.reload_choices)
+        ctx.runs_changed.connect(self.runs.reload)
+        app = QtCore.QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+        self.reload_choices()
+        self.runs.reload()
+
+    def _build_layout(self) -> None:
+        form = QtWidgets.QHBoxLayout()
+        for label, widget in (("Grader", self.grader), ("Version", self.version), ("Dataset", self.dataset),
+                              ("Endpoint", self.endpoint), ("Concurrency", self.concurrency),
+                              ("Limit", self.limit)):
+            caption = QtWidgets.QLabel(label)
+            caption.setBuddy(widget)
+            form.addWidget(caption)
+            form.addWidget(widget, 1 if widget in (self.grader, self.dataset, self.endpoint) else 0)
+        form.addWidget(self.start_button)
+        form.addWidget(self.cancel_button)
+        progress = QtWidgets.QHBoxLayout()
+        progress.addWidget(self.progress_bar, 1)
+        progress.addWidget(self.progress_label)
+
+        history = QtWidgets.QWidget()
+        side = QtWidgets.QVBoxLayout(history)
+        side.setContentsMargins(0, 0, 0, 0)
+        title = QtWidgets.QLabel("<b>Runs</b>")
+        side.addWidget(title)
+        side.addWidget(self.runs_view, 1)
+        side.addWidget(self.resume_button)
+        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(history)
+        splitter.addWidget(self.results)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([320, 900])
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(progress)
+        layout.addWidget(self.message)
+        layout.addWidget(splitter, 1)
+        self._idle_progress()
+
+    # -- choices ------------------------------------------------------------------------------------------
+    def reload_choices(self) -> None:
+        """Refill the grader, dataset and endpoint pickers, keeping what was chosen."""
+        library = self.ctx.library
+        keep_grader, keep_dataset, keep_endpoint = (self.grader.currentData(), self.dataset.currentData(),
+                                                    self.endpoint.currentData())
+        self.grader.blockSignals(True)
+        self.grader.clear()
+        for record in library.graders.list():
+            label = f"{record.name or record.key}  ({record.kind})" if record.name and record.name != record.key \
+                else f"{record.key}  ({record.kind})"
+            self.grader.addItem(label, record.key)
+        self._select(self.grader, keep_grader)
+        self.grader.blockSignals(False)
+        self.dataset.clear()
+        for ds in library.datasets.list():
+            self.dataset.addItem(f"{ds.name}  ({ds.sample_count:,})", ds.name)
+        self._select(self.dataset, keep_dataset)
+        self.endpoint.clear()
+        self.endpoint.addItem("(the grader’s own)", None)
+        for name in endpoint_names(self.ctx):
+            self.endpoint.addItem(name, name)
+        self._select(self.endpoint, keep_endpoint)
+        self._reload_versions()
+        self._update_buttons()
+
+    @staticmethod
+    def _select(combo: QtWidgets.QComboBox, data: object) -> None:
+        index = combo.findData(data) if data is not None else -1
+        if index >= 0:
+            combo.setCurrentIndex(index)
+
+    def _reload_versions(self) -> None:
+        self.version.clear()
+        key = self.grader.currentData()
+        if not key:
+            return
+        try:
+            record = self.ctx.library.graders.get(key)
+            versions = self.ctx.library.graders.versions(key)
+        except Exception as exc:
+            self._say(describe_error(exc), error=True)
+            return
+        for v in sorted(versions, key=lambda v: -v.version):
+            current = " (current)" if v.version == record.current_version else ""
+            self.version.addItem(f"v{v.version}{current}", v.version)
+        self._select(self.version, record.current_version)
+
+    def select(self, grader: str | None = None, dataset: str | None = None, endpoint: str | None = None,
+               version: int | None = None) -> None:
+        """Preselect pickers (the library sidebar's "Run…", tests)."""
+        if grader is not None:
+            self._select(self.grader, grader)
+        if version is not None:
+            self._select(self.version, version)
+        if dataset is not None:
+            self._select(self.dataset, dataset)
+        if endpoint is not None:
+            self._select(self.endpoint, endpoint)
+
+    # -- running ------------------------------------------------------------------------------------------
+    def is_running(self) -> bool:
+        return self.worker is not None
+
+    def start(self) -> int | None:
+        """Record a run of the chosen grader on the chosen dataset and start grading; returns its id."""
+        if self.is_running():
+            return None
+        key, dataset = self.grader.currentData(), self.dataset.currentData()
+        if not key or not dataset:
+            self._say("Choose a grader and a dataset first.", error=True)
+            return None
+        options = RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
+                             concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData())
+        try:
+            info = start_run(self.ctx.library, key, dataset, options)
+        except Exception as exc:
+            self._say(describe_error(exc), error=True)
+            return None
+        self._launch(info.id, info.total)
+        return info.id
+
+    def resume(self, run_id: int) -> bool:
+        """Grade what an interrupted or cancelled run has not graded yet."""
+        if self.is_running():
+            return False
+        try:
+            info = self.ctx.library.runs.get(run_id)
+        except Exception as exc:
+            self._say(describe_error(exc), error=True)
+            return False
+        if not resumable(info):
+            self._say(f"Run {run_id} is already complete.", error=True)
+            return False
+        self._launch(run_id, info.total, done=info.done)
+        return True
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.cancel_button.setEnabled(False)
+            self.cancel_button.setText("Cancelling…")
+            self._say(f"Cancelling run {self.active_run}: finishing the samples in flight…")
+
+    def shutdown(self, msecs: int = 10_000) -> None:
+        """Cancel a running run and wait for its thread (window closing, application quitting)."""
+        worker = self.worker
+        if worker is not None:
+            worker.cancel()
+            worker.wait(msecs)
+
+    def _launch(self, run_id: int, total: int, done: int = 0) -> None:
+        worker = RunWorker(self.ctx.library, run_id, self)
+        worker.progress.connect(self._on_progress)
+        worker.completed.connect(self._on_completed)
+        worker.failed.connect(self._on_failed)
+        self.worker = worker
+        self.active_run = run_id
+        self._pending = None
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+        self.progress_label.setText(f"{done:,} / {total:,} · starting…")
+        self._say(f"Run {run_id} started.")
+        self._update_buttons()
+        self.results.set_run(run_id, live=True)
+        worker.start()
+        self._timer.start()
+        self.ctx.runs_changed.emit()
+        self.run_started.emit(run_id)
+
+    def _on_progress(self, progress: Progress) -> None:
+        if progress.run_id == self.active_run:
+            self._pending = progress  # applied by the timer: at most ten refreshes a second
+
+    def _apply_progress(self) -> None:
+        progress, self._pending = self._pending, None
+        if progress is None:
+            return
+        self.progress_bar.setRange(0, max(progress.total, 1))
+        self.progress_bar.setValue(progress.done)
+        self.progress_label.setText(progress_text(progress))
+        self.runs.update_run(progress.run_id, done=progress.done, counts=dict(progress.counts))
+        self.results.refresh()
+
+    def _finish(self) -> None:
+        self._apply_progress()
+        self._timer.stop()
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            worker.wait(5000)
+            worker.deleteLater()
+        run_id, self.active_run = self.active_run, None
+        self.cancel_button.setText("Cancel")
+        self._update_buttons()
+        if run_id is not None and self.results.run_id == run_id:
+            self.results.live = False
+            self.results.refresh(force_summary=True)
+        self.ctx.runs_changed.emit()
+
+    def _on_completed(self, info: RunInfo) -> None:
+        elapsed = self.worker.last_progress.elapsed if self.worker and self.worker.last_progress else None
+        self._finish()
+        mean = info.aggregates.get("mean")
+        text = f"Run {info.id} {info.status}: {info.done:,} of {info.total:,} samples"
+        if elapsed is not None:
+            text += f" in {elapsed:.1f} s"
+        if mean is not None:
+            text += f" · mean {mean:.3f}"
+        failed = info.counts.get("error", 0) + info.counts.get("invalid", 0)
+        if failed:
+            text += f" · {failed:,} failed"
+        self.progress_bar.setValue(info.done)
+        self.progress_label.setText(f"{info.done:,} / {info.total:,} · {info.status}")
+        self._say(text, error=info.status != "completed")
+        self.run_finished.emit(info)
+
+    def _on_failed(self, message: str) -> None:
+        run_id = self.active_run
+        self._finish()
+        self.progress_label.setText("failed")
+        self._say(f"Run {run_id} failed: {message}", error=True)
+        self.run_finished.emit(None)
+
+    # -- past runs -----------------------------------------------------------------------------------------
+    def open_run(self, run_id: int) -> None:
+        """Show a past run's results (and select it in the list when it is there)."""
+        row = self.runs.row_of(run_id)
+        if row is not None:
+            self.runs_view.selectRow(row)
+        self.results.set_run(run_id, live=run_id == self.active_run)
+        self._update_buttons()
+
+    def _selected_run(self) -> RunInfo | None:
+        index = self.runs_view.currentIndex()
+        return self.runs.run_at(index.row()) if index.isValid() else None
+
+    def _on_run_selected(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+        info = self.runs.run_at(current.row()) if current.isValid() else None
+        if info is not None and info.id != self.results.run_id:
+            self.results.set_run(info.id, live=info.id == self.active_run)
+        self._update_buttons()
+
+    def _on_runs_loaded(self) -> None:
+        shown = self.results.run_id
+        row = self.runs.row_of(shown) if shown is not None else None
+        if row is not None:
+            self.runs_view.selectionModel().blockSignals(True)
+            self.runs_view.selectRow(row)
+            self.runs_view.selectionModel().blockSignals(False)
+        self._update_buttons()
+
+    def _resume_selected(self) -> None:
+        info = self._selected_run()
+        if info is not None:
+            self.resume(info.id)
+
+    # -- state -------------------------------------------------------------------------------------------
+    def _update_buttons(self) -> None:
+        running = self.is_running()
+        self.start_button.setEnabled(not running and self.grader.count() > 0 and self.dataset.count() > 0)
+        self.cancel_button.setEnabled(running and not (self.worker and self.worker.cancelling))
+        for widget in (self.grader, self.version, self.dataset, self.endpoint, self.concurrency, self.limit):
+            widget.setEnabled(not running)
+        info = self._selected_run()
+        self.resume_button.setEnabled(not running and info is not None and resumable(info))
+        if not running and self.grader.count() == 0:
+            self._say("Create a grader in the library to run it here.")
+        elif not running and self.dataset.count() == 0:
+            self._say("Import a dataset (Datasets view) to run a grader on it.")
+
+    def _idle_progress(self) -> None:
+        self.progress_bar.setRange(0, 1)
+        self.progress_bar.setValue(0)
+        self.progress_label.setText("No run in progress")
+
+    def _say(self, text: str, error: bool = False) -> None:
+        colour = status_hex("error") if error else "#5b6170"
+        self.message.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")

@@ -1,0 +1,201 @@
+"""Run panel: run a builtin grader and a judge (against our scripted judge server), cancel, resume."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from studio.core.models import BinaryJudge, BuiltinGrader, CriteriaJudge, Criterion, Sample, Turn
+from studio.core.store import Library
+from studio.ui.qt import Qt, QTimer
+from studio.ui.runs import RunPanel
+
+WAIT_MS = 30_000
+
+
+def math_samples(n: int) -> list[Sample]:
+    return [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
+                   completion=str(2 * i if i % 4 else i + 1), expected=str(2 * i)) for i in range(n)]
+
+
+def make_panel(qtbot, app_ctx) -> RunPanel:  # type: ignore[no-untyped-def]
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.resize(1400, 900)
+    panel.show()
+    return panel
+
+
+class Heartbeat:
+    """A 10 ms GUI-thread timer: the longest gap between ticks is the worst stall of the window."""
+
+    def __init__(self) -> None:
+        self.timer = QTimer()
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.last = time.perf_counter()
+        self.worst = 0.0
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self.last)
+        self.last = now
+
+    def start(self) -> None:
+        self.last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> float:
+        self.timer.stop()
+        return self.worst
+
+
+def test_run_a_builtin_grader_and_see_results(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(400))
+    panel = make_panel(qtbot, app_ctx)
+    panel.select(grader="exact", dataset="math")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        run_id = panel.start()
+    info = finished.args[0]
+    assert run_id is not None and info.id == run_id and info.status == "completed" and info.done == 400
+    results = panel.results
+    qtbot.waitUntil(lambda: results.model.rowCount() == 400 and not results.model.is_loading, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: results.summary is not None and results.summary.run.status == "completed",
+                    timeout=WAIT_MS)
+    assert "completed" in panel.message.text() and "400 of 400" in panel.message.text()
+    assert "mean <b>0.750</b>" in results.summary_bar.text.text()  # every 4th answer is wrong
+    assert results.model.data(results.model.index(1, 5)) == "1.000"
+    qtbot.waitUntil(lambda: panel.runs.row_of(run_id) is not None, timeout=WAIT_MS)
+    assert panel.runs.run_at(panel.runs.row_of(run_id)).status == "completed"
+    assert not panel.resume_button.isEnabled() and panel.start_button.isEnabled()
+
+
+@pytest.fixture
+def slow_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small batches with a pause each, so a cancel lands mid-run."""
+    from studio.core.graders import builtin
+
+    original = builtin.BuiltinScorer.score_batch
+
+    async def slow(self, batch):  # type: ignore[no-untyped-def]
+        await asyncio.sleep(0.02)
+        return await original(self, batch)
+
+    monkeypatch.setattr(builtin.BuiltinScorer, "batch_size", 20)
+    monkeypatch.setattr(builtin.BuiltinScorer, "score_batch", slow)
+
+
+def test_cancel_mid_run_keeps_the_window_responsive_then_resume(qtbot, app_ctx, slow_builtin) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(3000))
+    panel = make_panel(qtbot, app_ctx)
+    panel.select(grader="exact", dataset="math")
+    heartbeat = Heartbeat()
+    heartbeat.start()
+    run_id = panel.start()
+    assert run_id is not None and panel.is_running() and panel.cancel_button.isEnabled()
+    assert not panel.start_button.isEnabled() and not panel.grader.isEnabled()
+    qtbot.waitUntil(lambda: panel.results.model.rowCount() >= 100, timeout=WAIT_MS)  # streaming in
+    assert panel.progress_bar.value() > 0 and "/s" in panel.progress_label.text()
+    started = time.perf_counter()
+    with qtbot.waitSignal(panel.run_finished, timeout=10_000) as finished:
+        qtbot.mouseClick(panel.cancel_button, Qt.MouseButton.LeftButton)
+        assert "Cancelling" in panel.cancel_button.text()
+    stopped_in = time.perf_counter() - started
+    worst = heartbeat.stop()
+    info = finished.args[0]
+    assert info.status == "cancelled" and 0 < info.done < 3000
+    assert stopped_in < 5.0
+    assert worst < 0.5, f"the GUI thread stalled for {worst * 1000:.0f} ms"
+    assert lib.runs.get(run_id).status == "cancelled"
+    assert "cancelled" in panel.message.text() and not panel.is_running()
+
+    # the cancelled run is resumable from the list, and finishes what is left
+    qtbot.waitUntil(lambda: panel.runs.row_of(run_id) is not None
+                    and panel.runs.run_at(panel.runs.row_of(run_id)).status == "cancelled", timeout=WAIT_MS)
+    panel.open_run(run_id)
+    assert panel.resume_button.isEnabled()
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        qtbot.mouseClick(panel.resume_button, Qt.MouseButton.LeftButton)
+    assert finished.args[0].status == "completed" and finished.args[0].done == 3000
+    assert len(lib.runs.done_indices(run_id)) == 3000
+
+
+@pytest.fixture
+def fake_judge() -> Iterator[object]:
+    judges = pytest.importorskip("studio.core.judges.fake_server", reason="the judges engineer's fake server")
+    server = judges.FakeJudgeServer().start()
+    yield server
+    server.stop()
+
+
+def add_fake_endpoint(lib: Library, server) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.judges.endpoint_store import EndpointRepository
+    from studio.core.judges.endpoints import EndpointConfig
+
+    EndpointRepository.of(lib).save(EndpointConfig(
+        name="fake", base_url=server.base_url, model="fake-judge", timeout=5.0, retry_backoff=0.01,
+        max_concurrency=8, label="scripted judge"))
+
+
+def test_binary_judge_run_shows_rationale_in_the_detail_pane(qtbot, app_ctx, fake_judge) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    add_fake_endpoint(lib, fake_judge)
+    app_ctx.endpoints_changed.emit()
+    lib.graders.create(BinaryJudge(key="correct", criteria="The answer is correct.", endpoint="fake"))
+    lib.datasets.create("qa", [
+        Sample(id="good", messages=[Turn(role="user", content="Capital of France?")], completion="Paris",
+               expected="Paris"),
+        Sample(id="bad", messages=[Turn(role="user", content="Capital of Italy?")], completion="Milan",
+               expected="Rome"),
+    ])
+    panel = make_panel(qtbot, app_ctx)
+    app_ctx.graders_changed.emit()
+    panel.select(grader="correct", dataset="qa", endpoint="fake")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        panel.start()
+    info = finished.args[0]
+    assert info.status == "completed" and info.counts == {"ok": 2}, info
+    results = panel.results
+    qtbot.waitUntil(lambda: results.model.rowCount() == 2 and not results.model.is_loading, timeout=WAIT_MS)
+    results.select_row(1)
+    judge = results.detail.judge.toPlainText()
+    assert "Rationale" in judge and "Scripted rule gave FAIL." in judge
+    assert "Prompt" in judge and "Capital of Italy?" in judge  # the exact prompt the judge saw
+    assert "Milan" in results.detail.thread.toPlainText()
+    assert results.model.data(results.model.index(1, 5)) == "0.000"
+
+
+def test_criteria_judge_verdicts_table(qtbot, app_ctx, fake_judge) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    add_fake_endpoint(lib, fake_judge)
+    lib.graders.create(CriteriaJudge(key="hud", endpoint="fake", criteria=[
+        Criterion(text="Names the city [[judge:MET]]", weight=1.0),
+        Criterion(text="Cites a source [[judge:UNMET]]", weight=1.0)]))
+    lib.datasets.create("qa", [Sample(id="q", messages=[Turn(role="user", content="Capital of France?")],
+                                      completion="Paris")])
+    panel = make_panel(qtbot, app_ctx)
+    panel.select(grader="hud", dataset="qa")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        panel.start()
+    assert finished.args[0].status == "completed", finished.args[0]
+    results = panel.results
+    qtbot.waitUntil(lambda: results.model.rowCount() == 1 and not results.model.is_loading, timeout=WAIT_MS)
+    results.select_row(0)
+    judge = results.detail.judge.toPlainText()
+    assert "Criteria" in judge and "Names the city" in judge and "MET" in judge and "UNMET" in judge
+    assert results.model.data(results.model.index(0, 5)) == "0.500"
+
+
+def test_start_without_choices_says_what_to_do(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    panel = make_panel(qtbot, app_ctx)
+    assert not panel.start_button.isEnabled()
+    assert "Create a grader" in panel.message.text()
+    assert panel.start() is None
+    assert panel.results.grid_stack.currentWidget() is panel.results.empty
