@@ -97,7 +97,9 @@ def _adaptive(row: dict[str, Any], default_id: str) -> Sample:
 
 
 def _openai(row: dict[str, Any], default_id: str) -> Sample:
-    item = row["item"]
+    item = row.get("item")
+    if not isinstance(item, dict):
+        raise RowError("an OpenAI row needs an 'item' object")
     sample = row.get("sample") or {}
     if not isinstance(sample, dict):
         raise RowError("'sample' must be an object")

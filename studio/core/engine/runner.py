@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,13 +20,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from studio.core.models import Outcome, RunInfo, Sample
-from studio.core.store import Conflict, Library
+from studio.core.store import Library
 
 from .registry import make_scorer
 from .scorer import GradingContext, Scorer
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
+FIRST_BATCH = 8
+TARGET_BATCH_SECONDS = 0.1
 
 
 class RunOptions(BaseModel):
@@ -80,14 +83,12 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
                 cancel: threading.Event | None = None) -> RunInfo:
     """Grade every sample of the run not yet graded; returns the run as stored at the end."""
     cancel = cancel or threading.Event()
+    library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
     info = library.runs.get(run_id)
-    if info.status == "completed":
-        raise Conflict(f"run {run_id} is already complete")
     options = RunOptions.model_validate(info.settings)
     definition = library.graders.version(info.grader_key, info.grader_version).definition
     dataset = library.datasets.get(info.dataset)
     done = library.runs.done_indices(run_id)
-    library.runs.set_status(run_id, "running")
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, cancel=cancel)
     pending = library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
@@ -129,15 +130,33 @@ def run_grader(library: Library, grader_key: str, dataset_name: str, options: Ru
     return execute_run(library, run.id, on_progress=on_progress, cancel=cancel)
 
 
-def _batches(pending: Iterator[tuple[int, Sample]], size: int | None) -> Iterator[list[tuple[int, Sample]]]:
-    batch: list[tuple[int, Sample]] = []
-    for item in pending:
-        batch.append(item)
-        if size is not None and len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+class _Feeder:
+    """Hands out batches whose size adapts to the grader's speed.
+
+    Batches start small and grow while a batch takes less than ``TARGET_BATCH_SECONDS`` (up to the
+    scorer's own maximum), so fast graders get large batches (cheap IPC and writes) and slow ones
+    small batches: a killed run then loses at most a fraction of a second of work per worker.
+    """
+
+    def __init__(self, pending: Iterator[tuple[int, Sample]], maximum: int | None) -> None:
+        self.pending = pending
+        self.maximum = maximum
+        self.size = maximum if maximum is None else min(FIRST_BATCH, maximum)
+
+    def next_batch(self) -> list[tuple[int, Sample]] | None:
+        if self.size is None:
+            batch = list(self.pending)
+        else:
+            batch = list(itertools.islice(self.pending, self.size))
+        return batch or None
+
+    def observe(self, count: int, seconds: float) -> None:
+        if self.maximum is None or count == 0:
+            return
+        per_sample = seconds / count
+        wanted = int(TARGET_BATCH_SECONDS / per_sample) if per_sample > 0 else self.maximum
+        # grow at most 4x per step so one lucky fast batch does not jump to the maximum
+        self.size = max(1, min(self.maximum, wanted, max(self.size or 1, count) * 4))
 
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
@@ -174,16 +193,18 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
                                          [(idx, o) for idx, _, o in rows]))
 
-    batches = _batches(pending, scorer.batch_size)
+    feeder = _Feeder(pending, scorer.batch_size)
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:
         while not cancel.is_set():
             async with feed_lock:
-                batch = await asyncio.to_thread(next, batches, None)
+                batch = await asyncio.to_thread(feeder.next_batch)
             if batch is None:
                 return
+            began = time.perf_counter()
             outcomes = await scorer.score_batch([s for _, s in batch])
+            feeder.observe(len(batch), time.perf_counter() - began)
             if len(outcomes) != len(batch):
                 raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
             if cancel.is_set():

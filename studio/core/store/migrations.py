@@ -105,6 +105,13 @@ MIGRATIONS: list[list[str]] = [
             created_at DATETIME NOT NULL
         )""",
     ],
+    # 2: which process is grading a run (a dead owner means the run was interrupted), and indexes
+    #    for the results grid's sorts by latency and sample id
+    [
+        "ALTER TABLE runs ADD COLUMN owner_pid INTEGER",
+        "CREATE INDEX ix_results_run_duration ON results (run_id, duration_ms)",
+        "CREATE INDEX ix_results_run_sample ON results (run_id, sample_id)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

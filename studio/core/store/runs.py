@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ from sqlalchemy import Engine, func, insert, select, text, update
 from studio.core.models import Outcome, RunInfo
 
 from .database import utcnow
-from .errors import NotFound
+from .errors import Conflict, NotFound
 from .tables import datasets, graders, results, runs
 
 RESULT_COLUMNS = (
@@ -24,6 +25,16 @@ _INSERT_RESULT = (
     "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
     + ", ".join(f":{c}" for c in RESULT_COLUMNS) + ")"
 )
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
 
 
 def _dumps(value: Any) -> str | None:
@@ -71,7 +82,7 @@ class RunRepository:
         with self._engine.begin() as conn:
             run_id = conn.execute(insert(runs).values(
                 grader_id=grader_id, grader_version=grader_version, dataset_id=dataset_id,
-                status="running", endpoint=endpoint, total=total,
+                status="pending", endpoint=endpoint, total=total,
                 settings=json.dumps(settings or {}), aggregates="{}", created_at=utcnow(),
             )).inserted_primary_key[0]
         return self.get(run_id)
@@ -94,12 +105,23 @@ class RunRepository:
         values: dict[str, Any] = {"status": status, "error": error}
         if aggregates is not None:
             values["aggregates"] = json.dumps(aggregates)
-        if status in ("completed", "cancelled", "failed"):
-            values["finished_at"] = utcnow()
-        else:
-            values["finished_at"] = None
+        values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed") else None
+        values["owner_pid"] = os.getpid() if status == "running" else None
         with self._engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+
+    def claim(self, run_id: int) -> None:
+        """Mark the run as being graded by this process; refuse one another live process grades."""
+        with self._engine.begin() as conn:
+            row = conn.execute(select(runs.c.status, runs.c.owner_pid).where(runs.c.id == run_id)).first()
+            if row is None:
+                raise NotFound(f"no run with id {run_id}")
+            if row.status == "completed":
+                raise Conflict(f"run {run_id} is already complete")
+            if row.status == "running" and row.owner_pid not in (None, os.getpid()) and pid_alive(row.owner_pid):
+                raise Conflict(f"run {run_id} is being graded by process {row.owner_pid}; cancel it there first")
+            conn.execute(update(runs).where(runs.c.id == run_id).values(
+                status="running", owner_pid=os.getpid(), finished_at=None, error=None))
 
     def _select(self):  # type: ignore[no-untyped-def]
         return (
@@ -112,9 +134,12 @@ class RunRepository:
         counts = dict(conn.execute(
             select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
         ).all())
+        status = row.status
+        if status == "running" and (row.owner_pid is None or not pid_alive(row.owner_pid)):
+            status = "interrupted"  # its process died (killed, crashed): resume finishes it
         return RunInfo(
             id=row.id, grader_key=row.grader_key, grader_version=row.grader_version, dataset=row.dataset,
-            status=row.status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
+            status=status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
             counts=counts, aggregates=json.loads(row.aggregates or "{}"),
             settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
         )

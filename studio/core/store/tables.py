@@ -87,6 +87,7 @@ runs = Table(
     Column("error", Text, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("finished_at", DateTime, nullable=True),
+    Column("owner_pid", Integer, nullable=True),
 )
 
 results = Table(
