@@ -107,3 +107,24 @@ def test_reopen_applies_nothing_twice(db_path) -> None:  # type: ignore[no-untyp
     lib.close()
     with Library.open(db_path) as again:
         assert again.graders.get("exact").key == "exact"
+
+
+def test_version_one_library_migrates_and_keeps_its_data(db_path) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.store.migrations import MIGRATIONS
+
+    conn = sqlite3.connect(db_path)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO graders VALUES (1, 'old', 'builtin', '', 0, NULL, 1, '2026-01-01', '2026-01-01')")
+    conn.execute("INSERT INTO grader_versions VALUES (1, 1, 1, 'create', "
+                 "'{\"kind\": \"builtin\", \"key\": \"old\", \"function\": \"contains\"}', '', '2026-01-01')")
+    conn.commit()
+    conn.close()
+    with Library.open(db_path) as lib:
+        assert lib.graders.get("old").definition.function == "contains"
+        columns = {c["name"] for c in inspect(lib.engine).get_columns("runs")}
+        assert "owner_pid" in columns
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    conn.close()
