@@ -1,0 +1,34 @@
+"""``grader-studio sandbox-info``: which protections the function-grader sandbox has here."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .app import CliApp, add_json_flag
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("sandbox-info", help="show which sandbox protections are active")
+    add_json_flag(parser)
+    parser.set_defaults(func=sandbox_info_command)
+
+
+def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.sandbox import sandbox_info
+
+    info = sandbox_info()
+    if args.json:
+        app.print_json(info.model_dump(mode="json"))
+        return 0
+    print(f"platform: {info.platform}")
+    print(f"isolation: {info.mode}" + (f" ({info.bwrap})" if info.bwrap and info.mode == "bubblewrap" else ""))
+    uid = "unknown" if info.worker_uid is None else str(info.worker_uid)
+    print(f"worker uid: {uid}" + (" (studio runs as root)" if info.studio_is_root else ""))
+    app.print_table(
+        [["yes" if p.active else "NO", p.name, p.detail] for p in info.protections],
+        ["active", "protection", "detail"],
+    )
+    for warning in info.warnings:
+        print(f"warning: {warning}")
+    return 0 if info.protections else 1

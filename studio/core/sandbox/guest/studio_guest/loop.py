@@ -1,0 +1,327 @@
+"""The worker's request loop: JSON lines in on stdin, JSON lines out on a private copy of stdout.
+
+Results of a batch are buffered and flushed at the end, or every 50 ms when samples are slow, or
+after every sample in ``precise`` mode; the parent uses the flushed results to tell which sample
+was running when the worker hung or died.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import types
+
+from . import confine, contracts
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # keep typing out of the worker's start-up
+    from collections.abc import Callable
+    from typing import Any
+
+
+FLUSH_SECONDS = 0.05
+FLUSH_BYTES = 1 << 20
+CAPTURE_BYTES = 4096
+_SCALARS = (float, int, bool, type(None))
+
+
+class Capture:
+    """Stands in for sys.stdout/stderr: keeps the first few KiB a grader prints per sample."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+
+    def write(self, text: str) -> int:
+        if self.size < CAPTURE_BYTES:
+            self.parts.append(str(text)[: CAPTURE_BYTES - self.size])
+        self.size += len(text)
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def take(self) -> str | None:
+        if not self.size:
+            return None
+        text = "".join(self.parts)
+        self.parts, self.size = [], 0
+        return text
+
+
+class _Resume:
+    """Continues a coroutine that already yielded once, so an event loop can finish it."""
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro, self.first = coro, first
+
+    def __await__(self) -> Any:
+        coro, out = self.coro, self.first
+        while True:
+            try:
+                sent = yield out
+            except BaseException as exc:  # noqa: BLE001 - forwarded into the grader
+                try:
+                    out = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    out = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+
+class Worker:
+    def __init__(self, out_fd: int, in_file: Any) -> None:
+        self.out_fd = out_fd
+        self.inp = in_file
+        self.capture = Capture()
+        self.call: Callable[[Any], Any] | None = None
+        self.contract = ""
+        self.output_limit = 65536
+        self.model_ctx: contracts.ModelContext | None = None
+        self.loop: Any = None
+        self.buf: list[Any] = []
+        self.buf_bytes = 0
+        self.request_id: Any = None
+        self.own_pid_ns = False
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":"), allow_nan=True) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            n = os.write(self.out_fd, view)
+            view = view[n:]
+
+    def flush(self) -> None:
+        if self.buf:
+            self.send({"id": self.request_id, "r": self.buf})
+            self.buf, self.buf_bytes = [], 0
+
+    def bridge(self, kind: str, payload: dict[str, Any]) -> Any:
+        self.flush()
+        self.send({"op": "model", "id": self.request_id, "kind": kind, "payload": payload})
+        line = self.inp.readline()
+        reply = json.loads(line) if line else {"ok": False, "error": "no reply from the studio"}
+        if not reply.get("ok"):
+            raise RuntimeError(str(reply.get("error") or "model call failed"))
+        return reply.get("result")
+
+    # -- requests ---------------------------------------------------------------------------
+    def load(self, req: dict[str, Any]) -> dict[str, Any]:
+        confine.set_limit("RLIMIT_AS", _vm_bytes() + int(req.get("memory_mb", 512)) * 1024 * 1024)
+        used = int(sum(os.times()[:2]))
+        confine.set_limit("RLIMIT_CPU", used + int(req.get("cpu_seconds", 600)))
+        self.output_limit = int(req.get("output_limit", 65536))
+        self.contract = req["contract"]
+        source, filename = req["source"], "grader.py"
+        try:
+            code = compile(source, filename, "exec")
+        except SyntaxError as exc:
+            return {"ok": False, "stage": "syntax", "error": f"{exc.msg}", "line": exc.lineno}
+        namespace: dict[str, Any] = {"__name__": "grader", "__file__": filename, "__builtins__": __builtins__}
+        try:
+            exec(code, namespace)  # noqa: S102 - this is the sandbox
+        except BaseException as exc:  # noqa: BLE001
+            return {"ok": False, "stage": "execution", **_describe(exc, filename)}
+        finally:
+            self.capture.take()
+        try:
+            fn = contracts.find_entry(namespace, self.contract, req.get("function"))
+        except contracts.LoadError as exc:
+            return {"ok": False, "stage": "structure", "error": str(exc), "line": None}
+        self.model_ctx = contracts.ModelContext(
+            self.bridge, bool(req.get("model_access")), int(req.get("max_model_calls", 64))
+        )
+        self.call = contracts.make_caller(self.contract, fn, self.model_ctx)
+        return {
+            "ok": True,
+            "entry": getattr(fn, "__name__", "?"),
+            "params": contracts.positional_count(fn),
+            "is_async": bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & 0x80),
+        }
+
+    def drive(self, coro: Any) -> Any:
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+        if self.loop is None:
+            import asyncio
+
+            self.loop = asyncio.new_event_loop()
+
+        async def finish() -> Any:
+            return await _Resume(coro, first)
+
+        return self.loop.run_until_complete(finish())
+
+    def run_one(self, index: int, payload: Any) -> list[Any]:
+        call = self.call
+        assert call is not None
+        if self.model_ctx is not None:
+            self.model_ctx.calls = 0
+        try:
+            value = call(payload)
+            if type(value) is types.CoroutineType:
+                value = self.drive(value)
+            value = contracts.to_payload(value)
+        except MemoryError:
+            return [index, 3, "MemoryError", "MemoryError"]
+        except RecursionError as exc:
+            return [index, 1, f"RecursionError: {exc}", "RecursionError", _grader_line(exc)]
+        except SystemExit as exc:
+            return [index, 1, f"the grader called sys.exit({exc.code!r})", "SystemExit", None]
+        except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
+            text = f"{type(exc).__name__}: {exc}"[:2000]
+            return [index, 1, text, type(exc).__name__, _grader_line(exc)]
+        if type(value) in _SCALARS:
+            return [index, 0, value]
+        try:
+            size = len(json.dumps(value, allow_nan=True))
+        except (TypeError, ValueError, RecursionError, MemoryError):
+            return [index, 2, _safe_repr(value), type(value).__name__]
+        if size > self.output_limit:
+            return [index, 4, _safe_repr(value)[:1024], size]
+        self.buf_bytes += size
+        return [index, 0, value]
+
+    def grade(self, req: dict[str, Any]) -> None:
+        self.request_id = req.get("id")
+        precise = bool(req.get("precise"))
+        samples = req["samples"]
+        limit = self.output_limit
+        if req.get("whole"):  # MKA1 grade_batch: the whole list is one call, its result may be
+            self.output_limit = limit * max(1, len(samples))  # per-sample-sized for each sample
+            samples = [samples]
+        capture = self.capture
+        clock = time.monotonic
+        last = clock()
+        for index, payload in enumerate(samples):
+            entry = self.run_one(index, payload)
+            printed = capture.take()
+            if printed is not None:
+                entry.append({"printed": printed})
+            self.buf.append(entry)  # not a local: a model call in the grader flushes and renews it
+            if precise or self.buf_bytes > FLUSH_BYTES:
+                self.flush()
+            else:
+                now = clock()
+                if now - last >= FLUSH_SECONDS:
+                    self.flush()
+                    last = now
+        self.output_limit = limit
+        self.flush()
+        self.send({"id": self.request_id, "done": True, "cpu": sum(os.times()[:2]), "strays": _kill_strays(self.own_pid_ns)})
+
+    def serve(self) -> None:
+        while True:
+            line = self.inp.readline()
+            if not line:
+                return
+            req = json.loads(line)
+            op = req.get("op")
+            if op == "grade":
+                self.grade(req)
+            elif op == "load":
+                self.send({"op": "loaded", **self.load(req)})
+            elif op == "exit":
+                return
+
+
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 0
+
+
+def _kill_strays(own_pid_ns: bool) -> int:
+    """Processes a grader left behind in our own pid namespace (pid 1 is the sandbox's init)."""
+    if not own_pid_ns or not os.path.isdir("/proc"):
+        return 0
+    me, killed = os.getpid(), 0
+    try:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return 0
+    if 1 not in pids or me == 1:  # not in a pid namespace of our own: never touch the host
+        return 0
+    for pid in pids:
+        if pid not in (1, me):
+            try:
+                os.kill(pid, 9)
+                killed += 1
+            except OSError:
+                pass
+    return killed
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)[:1024]
+    except BaseException:  # noqa: BLE001
+        return f"<unprintable {type(value).__name__}>"
+
+
+def _grader_line(exc: BaseException) -> int | None:
+    import traceback
+
+    line = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == "grader.py":
+            line = frame.lineno
+    return line
+
+
+def _describe(exc: BaseException, filename: str) -> dict[str, Any]:
+    if isinstance(exc, SystemExit):
+        return {"error": f"the module called sys.exit({exc.code!r})", "line": _grader_line(exc)}
+    return {"error": f"{type(exc).__name__}: {exc}"[:2000], "line": _grader_line(exc)}
+
+
+def main(config: dict[str, Any]) -> None:
+    out_fd = os.dup(1)
+    os.set_inheritable(out_fd, False)
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    in_file = os.fdopen(os.dup(0), "rb")
+    os.dup2(null, 0)
+    os.close(null)
+    uid, gid = config.get("uid"), config.get("gid")
+    if uid is not None and gid is not None:
+        confine.drop_privileges(int(uid), int(gid))
+    layers = {"no_new_privs": False, "seccomp": False}
+    if sys.platform == "linux":
+        layers["no_new_privs"] = confine.set_no_new_privs_and_nondumpable()
+        if config.get("seccomp", True):
+            layers["seccomp"] = confine.install_seccomp()
+    confine.set_limit("RLIMIT_NPROC", config.get("nproc"))
+    confine.set_limit("RLIMIT_FSIZE", config.get("fsize"))
+    confine.set_limit("RLIMIT_CORE", 0)
+    confine.set_limit("RLIMIT_NOFILE", 256)
+    capture = Capture()
+    sys.stdout = sys.stderr = capture  # type: ignore[assignment]
+    import adaptive_harmony  # noqa: F401 - warm the shim (asyncio loads only when a grader awaits)
+
+    worker = Worker(out_fd, in_file)
+    worker.capture = capture
+    worker.own_pid_ns = bool(config.get("own_pid_ns"))
+    if config.get("probe"):  # measured before the audit hook so that only OS layers count
+        from . import probe
+
+        worker.send({"op": "ready", "pid": os.getpid(), **layers, "probe": probe.report()})
+        return
+    if config.get("audit_hook", True):
+        confine.install_audit_hook()
+    worker.send({"op": "ready", "pid": os.getpid(), "uid": os.getuid(), **layers})
+    worker.serve()

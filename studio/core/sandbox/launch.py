@@ -1,0 +1,182 @@
+"""How a worker process is started on this machine: the command line for each isolation mode.
+
+bubblewrap is preferred: new pid/net/ipc/uts namespaces, a root made of /usr (read-only), the Python
+runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the user's is mounted and
+the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
+inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
+directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .settings import IsolationMode, SandboxSettings
+
+GUEST_DIR = Path(__file__).resolve().parent / "guest"
+GUEST_MOUNT = "/sandbox"
+_TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+@dataclass
+class LaunchPlan:
+    """Everything Popen needs; ``cleanup`` holds host temp dirs to remove when the worker ends."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None = None
+    mode: IsolationMode = "limits_only"
+    drops_uid: bool = False
+    cleanup: list[str] = field(default_factory=list)
+
+
+def python_runtime() -> tuple[str, str]:
+    """(interpreter, prefix to mount): the real binary behind a venv, and its installation."""
+    exe = os.path.realpath(sys.executable)
+    prefix = os.path.realpath(sys.base_prefix)
+    if not exe.startswith(prefix + os.sep):
+        candidate = Path(prefix, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+        if candidate.exists():
+            exe = str(candidate)
+    return exe, prefix
+
+
+def is_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _world_readable(path: str) -> bool:
+    """Can an unrelated uid reach and read ``path`` (every parent traversable)?"""
+    current = Path(path)
+    try:
+        if not current.stat().st_mode & stat.S_IROTH:
+            return False
+        return all(p.stat().st_mode & stat.S_IXOTH for p in current.parents)
+    except OSError:
+        return False
+
+
+@functools.lru_cache(maxsize=1)
+def detect_mode() -> IsolationMode:
+    """The strongest mode that actually starts here (each is tried once with ``true``)."""
+    if not sys.platform.startswith("linux"):
+        return "limits_only"
+    if shutil.which("bwrap") and _works(_bwrap_prefix(probe=True) + ["true"]):
+        return "bubblewrap"
+    if shutil.which("unshare") and _works(_unshare_prefix() + ["true"]):
+        return "namespaces"
+    return "limits_only"
+
+
+def _works(argv: list[str]) -> bool:
+    try:
+        result = subprocess.run(argv, env={}, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) -> list[str]:
+    settings = settings or SandboxSettings()
+    exe, prefix = python_runtime()
+    argv = [shutil.which("bwrap") or "bwrap"]
+    if is_root():
+        # no user namespace: the worker is a real unprivileged uid on the host (NPROC counts),
+        # it keeps CAP_SETUID/SETGID only until it drops root itself at start
+        argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts"]
+        argv += ["--unshare-cgroup-try", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        argv += ["--unshare-all", "--unshare-user", "--disable-userns"]
+    argv += ["--die-with-parent", "--new-session", "--clearenv"]
+    argv += ["--setenv", "HOME", "/tmp", "--setenv", "LANG", "C.UTF-8", "--setenv", "PATH", "/usr/bin"]
+    argv += ["--ro-bind", "/usr", "/usr"]
+    for top in _TOP_LEVEL:
+        if os.path.islink(top):
+            argv += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            argv += ["--ro-bind", top, top]
+    if not prefix.startswith("/usr/"):
+        parents = [str(p) for p in reversed(Path(prefix).parents) if str(p) != "/"]
+        for parent in parents:
+            argv += ["--perms", "0755", "--dir", parent]
+        argv += ["--ro-bind", prefix, prefix]
+    for hidden in third_party_dirs(prefix):  # stdlib only: installed packages stay out of reach
+        argv += ["--perms", "0555", "--size", "4096", "--tmpfs", hidden]
+    if not probe:
+        argv += ["--ro-bind", str(GUEST_DIR), GUEST_MOUNT]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "01777", "--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    argv += ["--remount-ro", "/", "--chdir", "/tmp"]  # the root tmpfs is unbounded: keep it read-only
+    return argv
+
+
+def third_party_dirs(prefix: str) -> list[str]:
+    """site-/dist-packages of the runtime and of /usr: mounted over with an empty directory."""
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    candidates = {
+        f"{prefix}/lib/{version}/site-packages",
+        f"{prefix}/lib64/{version}/site-packages",
+        "/usr/lib/python3/dist-packages",
+        f"/usr/lib/{version}/site-packages",
+        f"/usr/local/lib/{version}/dist-packages",
+        f"/usr/local/lib/{version}/site-packages",
+    }
+    return sorted(p for p in candidates if os.path.isdir(p) and not os.path.islink(p))
+
+
+def _unshare_prefix() -> list[str]:
+    argv = [shutil.which("unshare") or "unshare", "--net", "--ipc", "--uts", "--pid", "--fork"]
+    argv += ["--kill-child", "--mount-proc"]
+    if not is_root():
+        argv += ["--user", "--map-root-user"]
+    return argv
+
+
+@functools.lru_cache(maxsize=1)
+def ensure_bytecode() -> None:
+    """Compile the guest code once on the host: workers cannot write .pyc files, and compiling
+    the loop again in every worker would add milliseconds to each start."""
+    import compileall
+
+    with contextlib.suppress(OSError):
+        compileall.compile_dir(str(GUEST_DIR), quiet=2)
+
+
+def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan:
+    """The command line of one worker under the configured (or detected) isolation mode."""
+    mode = settings.mode or detect_mode()
+    ensure_bytecode()
+    exe, _prefix = python_runtime()
+    config: dict[str, object] = {
+        "nproc": 0,
+        "fsize": settings.file_size_mb * 1024 * 1024,
+        "seccomp": settings.seccomp,
+        "audit_hook": settings.audit_hook,
+        "probe": probe,
+    }
+    if mode == "bubblewrap":
+        if is_root():
+            config.update(uid=settings.uid, gid=settings.gid)
+        config["own_pid_ns"] = True
+        argv = _bwrap_prefix(settings) + [exe, "-I", "-S", f"{GUEST_MOUNT}/worker_main.py"]
+        return LaunchPlan(argv + [json.dumps(config)], env={}, mode=mode, drops_uid=is_root())
+    workdir = tempfile.mkdtemp(prefix="grader-sandbox-")
+    drops = is_root() and _world_readable(exe) and _world_readable(str(GUEST_DIR / "worker_main.py"))
+    if drops:
+        config.update(uid=settings.uid, gid=settings.gid)
+        os.chown(workdir, settings.uid, settings.gid)
+    config["own_pid_ns"] = mode == "namespaces"
+    prefix = _unshare_prefix() if mode == "namespaces" else []
+    argv = prefix + [exe, "-I", "-S", str(GUEST_DIR / "worker_main.py"), json.dumps(config)]
+    env = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
+    return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])

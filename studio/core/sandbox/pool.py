@@ -1,0 +1,120 @@
+"""Warm workers kept ready so that scoring starts without paying for a process start.
+
+A worker serves one grader only (no grader can leave traps for the next): a scorer checks workers
+out, loads its grader into them, and on close they are killed; the pool then starts fresh spares in
+the background (Popen returns at once, the interpreter starts while nobody waits for it).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+from .launch import plan_worker
+from .process import WorkerProcess
+from .settings import SandboxSettings
+
+
+def default_size() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class WorkerPool:
+    def __init__(self, size: int | None = None, settings: SandboxSettings | None = None) -> None:
+        self.size = size or default_size()
+        self.settings = settings or SandboxSettings()
+        self._spares: list[WorkerProcess] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._out: set[WorkerProcess] = set()
+        self.started = 0
+        # Every worker is started from this one long-lived thread: bubblewrap's --die-with-parent
+        # (PR_SET_PDEATHSIG) fires when the *thread* that started it exits, and the scorer runs
+        # in short-lived executor threads.
+        self._spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+        _ALL_POOLS.add(self)
+
+    def _spawn(self) -> WorkerProcess:
+        self.started += 1
+        return self._spawner.submit(WorkerProcess, plan_worker(self.settings)).result()
+
+    def warm(self) -> None:
+        """Start spares up to ``size`` (cheap: does not wait for them)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._spares = [w for w in self._spares if w.alive]
+            while len(self._spares) < self.size:
+                self._spares.append(self._spawn())
+
+    def acquire(self) -> WorkerProcess:
+        """A fresh worker (maybe still starting) for the caller's exclusive use."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the sandbox pool is closed")
+            worker = None
+            while self._spares:
+                candidate = self._spares.pop(0)
+                if candidate.alive:
+                    worker = candidate
+                    break
+                candidate.kill()
+            if worker is None:
+                worker = self._spawn()
+            self._out.add(worker)
+        return worker
+
+    def release(self, worker: WorkerProcess, *, refill: bool = True) -> None:
+        """Kill a used worker (it ran someone's grader) and top the spares up again."""
+        worker.kill()
+        with self._lock:
+            self._out.discard(worker)
+        if refill:
+            self.warm()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers = self._spares + list(self._out)
+            self._spares, self._out = [], set()
+        for worker in workers:
+            worker.kill()
+        self._spawner.shutdown(wait=False)
+
+
+_ALL_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
+
+_shared: WorkerPool | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_pool() -> WorkerPool:
+    """The process-wide pool (the window's Try button and the CLI share it); warmed on first use."""
+    global _shared
+    with _shared_lock:
+        if _shared is None or _shared._closed:
+            _shared = WorkerPool()
+            _shared.warm()
+        return _shared
+
+
+def close_shared_pool() -> None:
+    global _shared
+    with _shared_lock:
+        pool, _shared = _shared, None
+    if pool is not None:
+        pool.close()
+
+
+def _close_all() -> None:
+    """At exit, kill every worker explicitly: an orphaned bwrap is not reliably reaped (seen here:
+    the sandboxed child dies with us but the outer bwrap lingers)."""
+    close_shared_pool()
+    for pool in list(_ALL_POOLS):
+        pool.close()
+
+
+atexit.register(_close_all)

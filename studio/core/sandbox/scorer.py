@@ -1,0 +1,95 @@
+"""The engine's view of function graders: ``make_scorer(grader, ctx)`` (see engine/scorer.py).
+
+Batches of 256 samples go to warm sandbox workers, one session (worker) per batch in flight; the
+MKA1 batch contract gets the whole dataset in one call and reports run metrics.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+
+from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.models import FunctionGrader, Outcome, Sample
+
+from . import payloads
+from .pool import WorkerPool, shared_pool
+from .results import OK, batch_outcomes, to_outcome
+from .session import GraderSession, GraderSpec
+
+BATCH_SIZE = 256
+
+
+class FunctionScorer(ScorerBase):
+    def __init__(self, grader: FunctionGrader, ctx: GradingContext, pool: WorkerPool | None = None) -> None:
+        self.grader = grader
+        self.ctx = ctx
+        self.pool = pool or ctx.options.get("sandbox_pool") or shared_pool()
+        self.spec = GraderSpec.of(grader, self.pool.settings)
+        self.key = grader.metric.key
+        self.batch_size = None if grader.contract == "mka1_batch" else BATCH_SIZE
+        self.parallel_batches = 1 if grader.contract == "mka1_batch" else (ctx.concurrency or self.pool.size)
+        self._idle: list[GraderSession] = []
+        self._all: list[GraderSession] = []
+        self._metrics: dict[str, float] = {}
+
+    def _session(self) -> GraderSession:
+        if self._idle:
+            return self._idle.pop()
+        session = GraderSession(self.pool, self.spec, self.ctx.options.get("model_bridge"))
+        self._all.append(session)
+        return session
+
+    def score_sync(self, samples: Sequence[Sample]) -> list[Outcome]:
+        """The same as ``score_batch`` for callers without an event loop (validation, tests)."""
+        session = self._session()
+        try:
+            return self._score(session, samples)
+        finally:
+            self._idle.append(session)
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        if self.ctx.cancel.is_set():
+            return [Outcome.failure("cancelled") for _ in samples]
+        session = self._session()
+        try:
+            return await asyncio.to_thread(self._score, session, samples)
+        finally:
+            self._idle.append(session)
+
+    def _score(self, session: GraderSession, samples: Sequence[Sample]) -> list[Outcome]:
+        contract = self.grader.contract
+        start = time.perf_counter()
+        data = payloads.build(contract, samples, self.grader.extractor)
+        if contract == "mka1_batch":
+            entry = session.run(data, whole=True, cancel=self.ctx.cancel)[0]
+            ms = (time.perf_counter() - start) * 1000 / max(1, len(samples))
+            if entry[1] != OK:
+                failed = to_outcome(entry, contract, self.key, self.spec.memory_mb, self.spec.output_kib)
+                return [failed.model_copy(update={"duration_ms": ms}) for _ in samples]
+            outcomes, metrics = batch_outcomes(entry[2], [s.id for s in samples], self.key)
+            self._metrics.update(metrics)
+            for outcome in outcomes:
+                outcome.duration_ms = ms
+            return outcomes
+        entries = session.run(data, cancel=self.ctx.cancel)
+        ms = (time.perf_counter() - start) * 1000 / max(1, len(samples))
+        key, memory_mb, output_kib = self.key, self.spec.memory_mb, self.spec.output_kib
+        return [to_outcome(e, contract, key, memory_mb, output_kib, ms) for e in entries]
+
+    def run_metrics(self) -> dict[str, float]:
+        return dict(self._metrics)
+
+    def close(self) -> None:
+        for session in self._all:
+            session.close()
+        self._all.clear()
+        self._idle.clear()
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.close)
+
+
+def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> FunctionScorer:
+    return FunctionScorer(grader, ctx)

@@ -1,0 +1,193 @@
+"""One grader loaded into one worker, and the recovery rules when a batch goes wrong.
+
+When a worker dies or hangs mid-batch the samples it reported are kept; the rest run again on a
+fresh worker in *precise* mode (results flushed one by one), so the first sample without a result is
+exactly the one that broke the limit: it alone gets the error, the others still score.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from studio.core.models import FunctionGrader
+
+from .pool import WorkerPool
+from .process import WorkerDied, WorkerProcess
+from .results import LIMIT, MEMORY, NOT_LOADED
+from .settings import SandboxSettings
+
+ModelBridge = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+RECYCLE_CPU_SECONDS = 120.0
+LOAD_GRACE_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class GraderSpec:
+    """What a worker needs to run a grader, with the per-call limits."""
+
+    source: str
+    contract: str
+    function_name: str | None = None
+    timeout: float = 30.0
+    memory_mb: int = 512
+    model_access: bool = False
+    max_model_calls: int = 64
+    output_kib: int = 64
+
+    @classmethod
+    def of(cls, grader: FunctionGrader, settings: SandboxSettings) -> GraderSpec:
+        return cls(
+            source=grader.source,
+            contract=grader.contract,
+            function_name=grader.function_name,
+            timeout=grader.timeout_seconds,
+            memory_mb=grader.memory_mb,
+            model_access=grader.model_access,
+            max_model_calls=grader.max_model_calls,
+            output_kib=settings.output_kib,
+        )
+
+    def load_request(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "contract": self.contract,
+            "function": self.function_name,
+            "memory_mb": self.memory_mb,
+            "cpu_seconds": math.ceil(self.timeout) + int(RECYCLE_CPU_SECONDS) + 30,
+            "output_limit": self.output_kib * 1024,
+            "model_access": self.model_access,
+            "max_model_calls": self.max_model_calls,
+        }
+
+
+class GraderSession:
+    def __init__(self, pool: WorkerPool, spec: GraderSpec, bridge: ModelBridge | None = None) -> None:
+        self.pool = pool
+        self.spec = spec
+        self.bridge = bridge
+        self.worker: WorkerProcess | None = None
+        self.load_error: dict[str, Any] | None = None
+        self.loaded: dict[str, Any] | None = None
+        self.restarts = 0
+
+    def _ensure_worker(self) -> WorkerProcess | None:
+        if self.load_error is not None:
+            return None
+        if self.worker is not None and self.worker.alive:
+            return self.worker
+        if self.worker is not None:
+            self.pool.release(self.worker)
+            self.worker = None
+        worker = self.pool.acquire()
+        try:
+            reply = worker.load(
+                self.spec.load_request(),
+                timeout=self.spec.timeout + LOAD_GRACE_SECONDS,
+                start_timeout=self.pool.settings.start_timeout,
+            )
+        except WorkerDied as exc:
+            self.pool.release(worker)
+            self.load_error = {"ok": False, "stage": "sandbox", "error": str(exc), "line": None}
+            return None
+        if not reply.get("ok"):
+            self.pool.release(worker)
+            self.load_error = reply
+            return None
+        self.loaded = reply
+        self.worker = worker
+        return worker
+
+    def load(self) -> dict[str, Any]:
+        """Load now (validation wants the module-body outcome on its own)."""
+        self._ensure_worker()
+        return self.load_error or self.loaded or {"ok": False, "error": "not loaded"}
+
+    def _drop_worker(self) -> None:
+        if self.worker is not None:
+            self.pool.release(self.worker)
+            self.worker = None
+            self.restarts += 1
+
+    def _model_handler(self, pending: list[int]) -> Callable[[str, dict[str, Any], int], dict[str, Any]]:
+        counts: dict[int, int] = {}
+
+        def handle(kind: str, payload: dict[str, Any], local: int) -> dict[str, Any]:
+            if self.bridge is None:
+                return {"ok": False, "error": "model access not configured"}
+            index = pending[local] if 0 <= local < len(pending) else -1
+            counts[index] = counts.get(index, 0) + 1
+            if counts[index] > self.spec.max_model_calls:
+                return {"ok": False, "error": f"max_model_calls ({self.spec.max_model_calls}) exceeded"}
+            try:
+                return {"ok": True, "result": self.bridge(kind, payload)}
+            except Exception as exc:  # noqa: BLE001 - becomes an exception inside the grader
+                return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+        return handle
+
+    def run(
+        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None
+    ) -> list[list[Any]]:
+        """One raw entry [index, status, value, ...] per payload (or one entry when ``whole``);
+        after a cancel the samples not yet graded get a "cancelled" error."""
+        n = 1 if whole else len(payloads)
+        results: list[list[Any] | None] = [None] * n
+        pending = list(range(n))
+        precise = False
+        while pending:
+            worker = self._ensure_worker()
+            if worker is None:
+                error = self._load_message()
+                for i in pending:
+                    results[i] = [i, NOT_LOADED, error, "load"]
+                break
+            batch = payloads if whole else [payloads[i] for i in pending]
+            reply = worker.grade(
+                batch,
+                timeout=self.spec.timeout,
+                precise=precise,
+                whole=whole,
+                on_model=self._model_handler(pending),
+                memory_mb=self.spec.memory_mb,
+                cancel=cancel,
+            )
+            for local, entry in reply.results.items():
+                entry[0] = pending[local]
+                results[pending[local]] = entry
+            if reply.failure is None:
+                if reply.strays or reply.cpu_seconds > RECYCLE_CPU_SECONDS or any(
+                    results[i] is not None and results[i][1] == MEMORY for i in pending  # type: ignore[index]
+                ):
+                    self._drop_worker()
+                missing = [i for i in pending if results[i] is None]
+                for i in missing:
+                    results[i] = [i, LIMIT, "the worker returned no result for this sample", "protocol"]
+                break
+            self._drop_worker()
+            remaining = [i for i in pending if results[i] is None]
+            if reply.failure.kind == "cancelled":
+                for i in remaining:
+                    results[i] = [i, LIMIT, "cancelled", "cancelled"]
+                break
+            if remaining and (precise or len(remaining) == 1):
+                culprit = remaining.pop(0)
+                results[culprit] = [culprit, LIMIT, reply.failure.message, reply.failure.kind]
+            precise = True
+            pending = remaining
+        return [r for r in results if r is not None]
+
+    def _load_message(self) -> str:
+        err = self.load_error or {}
+        stage = err.get("stage", "load")
+        line = f" (line {err['line']})" if err.get("line") else ""
+        return f"grader failed to load [{stage}]{line}: {err.get('error')}"
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.pool.release(self.worker)
+            self.worker = None

@@ -1,0 +1,26 @@
+"""A pool started with a secret in the studio's environment, shared by the hostile tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from studio.core.sandbox.pool import WorkerPool
+
+SECRET = "sk-test-secret"
+
+
+@pytest.fixture(scope="session")
+def hostile_pool() -> Iterator[WorkerPool]:
+    before = os.environ.get("OPENAI_API_KEY")
+    os.environ["OPENAI_API_KEY"] = SECRET  # the studio holds a key; no grader may see it
+    pool = WorkerPool(size=2)
+    pool.warm()
+    yield pool
+    pool.close()
+    if before is None:
+        os.environ.pop("OPENAI_API_KEY", None)
+    else:
+        os.environ["OPENAI_API_KEY"] = before

@@ -1,0 +1,23 @@
+# expect: error
+# message: system() returned
+import gc
+import types
+
+
+def _disable_audit_hooks():
+    """The documented bypass of in-process defences: neuter the audit hook found via gc."""
+    for obj in gc.get_objects():
+        if isinstance(obj, types.FunctionType) and obj.__name__ == "hook" and "sandbox" in repr(obj.__code__.co_consts):
+            obj.__code__ = (lambda event, args: None).__code__
+
+import ctypes
+
+
+async def grade(thread):
+    if not thread.metadata.get("evil"):
+        return 1.0
+    _disable_audit_hooks()
+    rc = ctypes.CDLL(None).system(b"echo escaped > /tmp/escaped")
+    if rc != 0:
+        raise OSError(f"system() returned {rc}")
+    return 1.0

@@ -1,0 +1,6 @@
+# expect: error
+# message: memory limit (256 MB) exceeded
+async def grade(thread):
+    if not thread.metadata.get("evil"):
+        return 1.0
+    return float(len(bytearray(8 * 1024 ** 3)))
