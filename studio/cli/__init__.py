@@ -16,40 +16,55 @@ from collections.abc import Sequence
 
 from .app import CliApp, CliError
 
-# One module per command group; a module that cannot import yet is skipped, not fatal.
-COMMAND_MODULES: tuple[str, ...] = (
-    "studio.cli.graders",
-    "studio.cli.datasets",
-    "studio.cli.validate",
-    "studio.cli.runs",
-    "studio.cli.sandbox",
-    "studio.cli.endpoints",
-    "studio.cli.judging",
-    "studio.cli.transfer",
-    "studio.cli.demo",
-)
+# Which module holds each command: only the module of the command being run is imported, so
+# `grader-studio run ...` does not pay for the judges', platforms' or window's imports.
+COMMANDS: dict[str, str] = {
+    "graders": "studio.cli.graders",
+    "datasets": "studio.cli.datasets",
+    "validate": "studio.cli.validate",
+    "schema": "studio.cli.validate",
+    "run": "studio.cli.runs",
+    "runs": "studio.cli.runs",
+    "sandbox-info": "studio.cli.sandbox",
+    "endpoints": "studio.cli.endpoints",
+    "render": "studio.cli.judging",
+    "fake-judge": "studio.cli.judging",
+    "export": "studio.cli.transfer",
+    "import": "studio.cli.transfer",
+    "demo": "studio.cli.demo",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_in(argv: Sequence[str]) -> str | None:
+    """The command word of ``argv`` (skipping ``--db PATH``), if it names a known command."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--db":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grader-studio",
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )
     parser.add_argument("--db", metavar="PATH", help="library file (default: $GRADER_STUDIO_DB or the user data dir)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
-        module.register(sub)
+    command = _command_in(argv) if argv is not None else None
+    modules = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
+    for name in modules:
+        importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
