@@ -180,3 +180,33 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
     argv = prefix + [exe, "-I", "-S", str(GUEST_DIR / "worker_main.py"), json.dumps(config)]
     env = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
     return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])
+
+
+def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, str], *,
+                 cpu_seconds: int, memory_mb: int, nproc: int = 64) -> LaunchPlan:
+    """An arbitrary program (a bash grader's ``bash -lc``) under the same isolation as a worker.
+
+    The program cannot confine itself as our Python worker does, so the limits are put on from the
+    outside: ``prlimit`` sets them and, when the studio is root, ``setpriv`` drops to the
+    unprivileged uid first so RLIMIT_NPROC counts.
+    """
+    mode = settings.mode or detect_mode()
+    limits = [shutil.which("prlimit") or "prlimit", f"--cpu={cpu_seconds}",
+              f"--as={memory_mb * 1024 * 1024}", f"--fsize={settings.file_size_mb * 1024 * 1024}",
+              f"--nproc={nproc}", "--core=0", "--"]
+    drop: list[str] = []
+    if is_root() and shutil.which("setpriv"):
+        drop = [shutil.which("setpriv") or "setpriv", f"--reuid={settings.uid}", f"--regid={settings.gid}",
+                "--clear-groups", "--no-new-privs", "--"]
+    if mode == "bubblewrap":
+        argv = _bwrap_prefix(settings, probe=True)
+        for name, value in env.items():
+            argv += ["--setenv", name, value]
+        return LaunchPlan(argv + drop + limits + command, env={}, mode=mode, drops_uid=bool(drop))
+    workdir = tempfile.mkdtemp(prefix="grader-bash-")
+    if drop:
+        os.chown(workdir, settings.uid, settings.gid)
+    prefix = _unshare_prefix() if mode == "namespaces" else []
+    base = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
+    return LaunchPlan(prefix + drop + limits + command, env=base | env, cwd=workdir, mode=mode,
+                      drops_uid=bool(drop), cleanup=[workdir])

@@ -1,0 +1,62 @@
+"""A run killed with SIGKILL keeps every finished sample; --resume grades only the rest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from studio.core.models import FunctionGrader, Sample, Turn
+from studio.core.store import Library
+
+SLOW = """import time
+from adaptive_harmony import StringThread
+
+async def grade(thread: StringThread) -> float:
+    time.sleep(0.02)
+    return 1.0 if thread.completion() == thread.metadata.get("expected") else 0.0
+"""
+
+
+def stored(db: Path, run_id: int) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT count(*) FROM results WHERE run_id = ?", (run_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_sigkill_then_resume(db_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    with Library.open(db_path) as lib:
+        lib.graders.create(FunctionGrader(key="slow", source=SLOW))
+        lib.datasets.create("d", [Sample(id=f"s{i}", messages=[Turn(role="user", content="q")],
+                                         completion=str(i % 3), expected="0") for i in range(300)])
+    env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "studio", "run", "slow", "d", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while stored(db_path, 1) < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    kept = stored(db_path, 1)
+    assert 40 <= kept < 300
+
+    listed = json.loads(cli("runs", "list", "--json").stdout)
+    assert listed[0]["status"] == "interrupted"
+
+    resumed = cli("run", "--resume", "1", "--json")
+    summary = json.loads(resumed.stdout)
+    assert summary["status"] == "completed" and summary["done"] == 300
+    results = json.loads(cli("runs", "show", "1", "--json").stdout)["results"]
+    assert sorted(r["index"] for r in results) == list(range(300))  # each sample exactly once
+    assert sum(r["score"] for r in results) == 100
+    again = cli("run", "--resume", "1")
+    assert again.returncode == 1 and "already complete" in again.stderr
