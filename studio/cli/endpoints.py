@@ -1,0 +1,172 @@
+"""``grader-studio endpoints ...``: the judge endpoints of the library (keys live in the keyring)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import sys
+from typing import Any
+
+from pydantic import ValidationError
+
+from studio.core.judges.credentials import (
+    KeyringUnavailable,
+    get_keyring_key,
+    set_keyring_key,
+)
+from studio.core.judges.endpoint_store import EndpointRepository
+from studio.core.judges.endpoints import EndpointConfig
+from studio.core.judges.errors import JudgeError
+from studio.core.judges.probe import probe_endpoint
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError, add_json_flag
+
+
+def key_source(config: EndpointConfig) -> str:
+    """Where the key would come from, without revealing it."""
+    if get_keyring_key(config.name):
+        return "keyring"
+    if config.api_key_env:
+        state = "set" if os.environ.get(config.api_key_env) else "unset"
+        return f"env {config.api_key_env} ({state})"
+    return "none"
+
+
+def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
+    repo = EndpointRepository.of(app.library)
+    if not args.replace and args.name in repo.names():
+        raise CliError(f"an endpoint named {args.name!r} exists; use --replace to overwrite it")
+    fields: dict[str, Any] = {
+        "name": args.name,
+        "kind": args.kind,
+        "base_url": args.base_url,
+        "model": args.model,
+        "api_key_env": args.api_key_env,
+    }
+    for option in (
+        "timeout",
+        "max_concurrency",
+        "requests_per_minute",
+        "temperature",
+        "max_tokens",
+        "label",
+    ):
+        value = getattr(args, option)
+        if value is not None:
+            fields[option] = value
+    try:
+        config = EndpointConfig(**fields)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise CliError(f"invalid endpoint: {problems}") from None
+    if args.api_key_stdin:
+        # a terminal gets a prompt that does not echo; a pipe is read as is
+        key = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
+        if not key:
+            raise CliError("--api-key-stdin: no key on standard input")
+        try:
+            set_keyring_key(config.name, key)
+        except KeyringUnavailable as exc:
+            raise CliError(str(exc)) from None
+    repo.save(config)
+    print(
+        f"endpoint {config.name}: {config.kind} {config.base_url} model {config.model} (key: {key_source(config)})"
+    )
+    return 0
+
+
+def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    configs = EndpointRepository.of(app.library).list()
+    if args.json:
+        app.print_json([{**c.model_dump(mode="json"), "api_key": key_source(c)} for c in configs])
+        return 0
+    if not configs:
+        print(
+            "no endpoints; add one with `grader-studio endpoints add NAME --base-url URL --model MODEL`"
+        )
+        return 0
+    logprobs = {True: "yes", False: "no", None: "?"}
+    rows = [
+        [
+            c.name,
+            c.kind,
+            c.base_url,
+            c.model,
+            c.max_concurrency,
+            logprobs[c.supports_logprobs],
+            key_source(c),
+            c.label,
+        ]
+        for c in configs
+    ]
+    app.print_table(
+        rows, ["name", "kind", "base url", "model", "concurrency", "logprobs", "key", "label"]
+    )
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        EndpointRepository.of(app.library).remove(args.name)
+    except LibraryError as exc:
+        raise CliError(str(exc)) from None
+    print(f"removed endpoint {args.name}")
+    return 0
+
+
+def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
+    repo = EndpointRepository.of(app.library)
+    try:
+        config = repo.get(args.name)
+        result = asyncio.run(probe_endpoint(config))
+    except (LibraryError, JudgeError) as exc:
+        raise CliError(str(exc)) from None
+    repo.save(config.model_copy(update={"supports_logprobs": result.logprobs}))
+    if args.json:
+        app.print_json(result.model_dump())
+    else:
+        support = "supported" if result.logprobs else "not supported"
+        print(f"{config.name}: answered in {result.latency_ms:.0f} ms; logprobs {support}")
+        print(f"reply: {result.reply!r}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("endpoints", help="judge endpoints (OpenAI-compatible or Anthropic)")
+    commands = group.add_subparsers(dest="endpoints_command", metavar="ACTION", required=True)
+
+    p = commands.add_parser("add", help="add (or with --replace, change) an endpoint")
+    p.add_argument("name")
+    p.add_argument(
+        "--base-url", required=True, help="e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)"
+    )
+    p.add_argument("--model", required=True)
+    p.add_argument("--kind", choices=["openai", "anthropic"], default="openai")
+    p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
+    p.add_argument(
+        "--api-key-stdin", action="store_true", help="read the key from stdin into the OS keyring"
+    )
+    p.add_argument("--timeout", type=float, help="seconds per request (default 60)")
+    p.add_argument("--max-concurrency", type=int, help="calls in flight (default 8)")
+    p.add_argument("--requests-per-minute", "--rpm", dest="requests_per_minute", type=float)
+    p.add_argument("--temperature", type=float)
+    p.add_argument("--max-tokens", type=int)
+    p.add_argument("--label", help="a note shown next to the name")
+    p.add_argument("--replace", action="store_true", help="overwrite an endpoint of the same name")
+    p.set_defaults(func=cmd_add)
+
+    p = commands.add_parser("list", help="list endpoints")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_list)
+
+    p = commands.add_parser("remove", help="remove an endpoint (and its keyring entry)")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_remove)
+
+    p = commands.add_parser("test", help="send one tiny request; print latency and logprob support")
+    p.add_argument("name")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_test)

@@ -1,0 +1,110 @@
+"""``grader-studio render`` (a judge's exact prompt) and ``grader-studio fake-judge`` (scripted server)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from studio.core.judges.errors import JudgeError
+from studio.core.judges.render import render_prompt
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError, add_json_flag
+
+
+def _dataset_name(app: CliApp, name: str | None) -> str:
+    if name:
+        return name
+    datasets = [d.name for d in app.library.datasets.list()]
+    if len(datasets) == 1:
+        return datasets[0]
+    if not datasets:
+        raise CliError(
+            "the library has no datasets; import one with `grader-studio datasets import`"
+        )
+    raise CliError(f"several datasets ({', '.join(datasets)}); choose one with --dataset")
+
+
+def cmd_render(args: argparse.Namespace, app: CliApp) -> int:
+    try:
+        grader = app.library.graders.get(args.grader).definition
+        dataset = _dataset_name(app, args.dataset)
+        sample = app.library.datasets.sample(dataset, args.sample)
+        rendered = render_prompt(grader, sample)
+    except (LibraryError, JudgeError) as exc:
+        raise CliError(str(exc)) from None
+    if args.json:
+        app.print_json(rendered.model_dump(mode="json"))
+    else:
+        sys.stdout.write(rendered.text())
+    return 0
+
+
+def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+
+    judge = FakeJudgeServer(
+        args.host, args.port, latency_ms=args.latency_ms, logprobs=not args.no_logprobs
+    )
+    reward_port = (
+        args.reward_port if args.reward_port is not None else (args.port + 1 if args.port else 0)
+    )
+    reward = (
+        None
+        if args.no_reward
+        else FakeRewardServer(args.host, reward_port, latency_ms=args.latency_ms)
+    )
+    judge.start()
+    print(f"fake-judge (a scripted judge, not a model) at {judge.base_url}", flush=True)
+    if reward is not None:
+        reward.start()
+        print(f"reward server (scripted) at {reward.url}", flush=True)
+    try:
+        judge.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        judge.stop()
+        if reward is not None:
+            reward.stop()
+    return 0
+
+
+FAKE_JUDGE_EPILOG = """steer it from a sample's text with markers:
+  [[judge:PASS]] [[judge:FAIL]] [[judge:NA]] [[judge:MET]] [[judge:UNMET]]
+  [[judge:score=4]] [[judge:probs=0.05,0.05,0.1,0.3,0.5]]
+  [[fault:429x2@1]] [[fault:500]] [[fault:slow@3]] [[fault:malformed]] [[fault:drop]]
+point an endpoint at it:
+  grader-studio endpoints add local --base-url http://127.0.0.1:8765/v1 --model fake-judge"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("render", help="print the exact prompt(s) a judge sends for one sample")
+    p.add_argument("grader", help="grader key")
+    p.add_argument("--sample", type=int, required=True, metavar="N", help="sample index (0-based)")
+    p.add_argument("--dataset", help="dataset name (default: the library's only dataset)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser(
+        "fake-judge",
+        help="serve a scripted OpenAI-compatible judge (not a model) for dry runs",
+        description="A scripted judge, not a model: it answers Grader Studio's built-in judge "
+        "prompts by simple rules (a response containing the reference answer passes).",
+        epilog=FAKE_JUDGE_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument(
+        "--port", type=int, default=8765, help="0 picks a free port (default 8765, the demo's)"
+    )
+    p.add_argument(
+        "--latency-ms", type=float, default=0.0, help="fixed delay added to every answer"
+    )
+    p.add_argument(
+        "--no-logprobs", action="store_true", help="behave like a server without logprobs"
+    )
+    p.add_argument("--reward-port", type=int, help="reward server port (default: --port + 1)")
+    p.add_argument("--no-reward", action="store_true", help="do not serve the reward server")
+    p.set_defaults(func=cmd_fake_judge)

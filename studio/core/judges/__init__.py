@@ -1,0 +1,32 @@
+"""LLM judges: endpoints, the async client (limits, retries, cache), templates, one module per kind.
+
+Public entry points: ``render_prompt`` (exact prompts, no model call), ``make_scorer`` in
+``scorer``/``external`` (the engine's), ``make_model_bridge`` (MKA1 ctx model calls),
+``EndpointRepository``/``EndpointConfig`` and the scripted ``FakeJudgeServer`` for tests and demos.
+Imports are lazy so ``import studio.core.judges`` stays cheap for the window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "EndpointConfig": "endpoints",
+    "EndpointRepository": "endpoint_store",
+    "RenderedPrompt": "rendered",
+    "render_prompt": "render",
+    "make_model_bridge": "bridge",
+    "FakeJudgeServer": "fake_server",
+    "FakeRewardServer": "fake_server",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)

@@ -1,0 +1,69 @@
+"""Binary judge (Adaptive): PASS -> 1.0, FAIL -> 0.0, NA -> skipped (left out of aggregates)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
+
+from .chat import ChatMessage, ChatRequest, assistant, system, user
+from .parsing import parse_verdict
+from .prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
+from .rendered import RenderedCall, RenderedPrompt
+from .templates import render_template
+from .trace import Trace
+from .variables import sample_variables
+
+VERDICTS = ("PASS", "FAIL", "NA")
+SCORES = {"PASS": 1.0, "FAIL": 0.0}
+
+
+def judge_variables(
+    judge: BinaryJudge, sample: Sample, completion: str | None = None
+) -> dict[str, Any]:
+    variables = sample_variables(judge, sample, completion)
+    variables.update(criteria=judge.criteria, output_schema=BINARY_SCHEMA)
+    return variables
+
+
+def shot_sample(shot: BinaryShot) -> Sample:
+    return Sample(id="example", messages=shot.messages, completion=shot.completion)
+
+
+def build_messages(judge: BinaryJudge, sample: Sample) -> list[ChatMessage]:
+    system_template = judge.system_template or BINARY_SYSTEM
+    user_template = judge.user_template or CONVERSATION_BLOCK
+    variables = judge_variables(judge, sample)
+    messages = [system(render_template(system_template, variables))]
+    for shot in judge.examples:
+        shot_vars = judge_variables(judge, shot_sample(shot), completion=shot.completion)
+        answer = json.dumps(
+            {"reasoning": shot.reasoning, "verdict": shot.verdict}, ensure_ascii=False
+        )
+        messages += [user(render_template(user_template, shot_vars)), assistant(answer)]
+    messages.append(user(render_template(user_template, variables)))
+    return messages
+
+
+def preview(judge: BinaryJudge, sample: Sample) -> RenderedPrompt:
+    return RenderedPrompt(
+        kind=judge.kind,
+        calls=[RenderedCall(label="verdict", messages=build_messages(judge, sample))],
+    )
+
+
+async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+    request = ChatRequest(
+        messages=build_messages(judge, sample),
+        temperature=judge.temperature,
+        max_tokens=judge.max_tokens,
+    )
+    response = await trace.ask("verdict", request)
+    verdict, reasoning = parse_verdict(response.text, VERDICTS)
+    if verdict is None:
+        return trace.failure("the judge's answer has no PASS, FAIL or NA verdict")
+    details = {"verdict": verdict}
+    if verdict == "NA":
+        return trace.outcome(score=None, status="skipped", rationale=reasoning, details=details)
+    return trace.outcome(score=SCORES[verdict], rationale=reasoning, details=details)

@@ -1,0 +1,76 @@
+"""The provider-neutral shape of one judge call and its answer."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant"]
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Role
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """What a judge asks; adapters turn it into each provider's JSON (the cache key is that JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[ChatMessage]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    logprobs: bool = False
+    top_logprobs: int | None = None
+    seed: int | None = None
+    json_mode: bool = False
+
+
+class TokenLogprob(BaseModel):
+    """One generated token, its log-probability and the alternatives the server reported."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    token: str
+    logprob: float
+    top: dict[str, float] = Field(default_factory=dict)
+
+
+class ChatResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    logprobs: list[TokenLogprob] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+    attempts: int = 1
+    latency_ms: float = 0.0
+    raw: Any = None
+
+
+def system(text: str) -> ChatMessage:
+    return ChatMessage(role="system", content=text)
+
+
+def user(text: str) -> ChatMessage:
+    return ChatMessage(role="user", content=text)
+
+
+def assistant(text: str) -> ChatMessage:
+    return ChatMessage(role="assistant", content=text)
+
+
+def softmax(logprobs: dict[int, float]) -> dict[int, float]:
+    """Normalise log-probabilities over exactly the keys given (the range's integers only)."""
+    if not logprobs:
+        return {}
+    top = max(logprobs.values())
+    weights = {k: math.exp(v - top) for k, v in logprobs.items()}
+    total = sum(weights.values())
+    return {k: w / total for k, w in weights.items()}

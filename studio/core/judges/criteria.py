@@ -1,0 +1,94 @@
+"""Criteria judge (HUD LLMJudgeGrader): one MET/UNMET call per weighted criterion.
+
+A negative weight marks an error criterion (MET = the error is present). value =
+clamp(sum(v * w) / sum(positive w), 0, 1) with v = 1 for MET; every verdict is kept in details.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
+
+from .chat import ChatMessage, ChatRequest, system, user
+from .errors import JudgeError
+from .parsing import parse_verdict
+from .prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
+from .rendered import RenderedCall, RenderedPrompt
+from .templates import render_template
+from .trace import Trace
+from .variables import sample_variables
+
+VERDICTS = ("MET", "UNMET")
+
+
+def build_messages(judge: CriteriaJudge, sample: Sample, criterion: Criterion) -> list[ChatMessage]:
+    variables = sample_variables(judge, sample)
+    variables.update(
+        criteria="\n".join(f"- {c.text} (weight {c.weight:g})" for c in judge.criteria),
+        criterion=criterion.text,
+        weight=criterion.weight,
+        negative=criterion.weight < 0,
+        output_schema=CRITERION_SCHEMA,
+    )
+    return [
+        system(render_template(judge.system_template or CRITERION_SYSTEM, variables)),
+        user(render_template(judge.user_template or CRITERION_USER, variables)),
+    ]
+
+
+def preview(judge: CriteriaJudge, sample: Sample) -> RenderedPrompt:
+    calls = [
+        RenderedCall(
+            label=f"criterion {i}: {c.text[:60]}", messages=build_messages(judge, sample, c)
+        )
+        for i, c in enumerate(judge.criteria, 1)
+    ]
+    return RenderedPrompt(kind=judge.kind, calls=calls)
+
+
+def combine(weights: list[float], met: list[bool]) -> float:
+    positive = sum(w for w in weights if w > 0)
+    if positive <= 0:
+        raise JudgeError("a criteria judge needs at least one criterion with a positive weight")
+    total = sum(w for w, m in zip(weights, met, strict=True) if m)
+    return min(1.0, max(0.0, total / positive))
+
+
+async def score(
+    judge: CriteriaJudge, sample: Sample, trace: Trace, memo: dict[str, Any]
+) -> Outcome:
+    async def one(i: int, criterion: Criterion) -> dict[str, Any]:
+        request = ChatRequest(
+            messages=build_messages(judge, sample, criterion),
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+        )
+        response = await trace.ask(f"criterion {i}", request)
+        verdict, reasoning = parse_verdict(response.text, VERDICTS)
+        return {
+            "criterion": criterion.text,
+            "weight": criterion.weight,
+            "verdict": verdict,
+            "met": verdict == "MET",
+            "reasoning": reasoning,
+        }
+
+    results = await asyncio.gather(
+        *(one(i, c) for i, c in enumerate(judge.criteria, 1)), return_exceptions=True
+    )
+    verdicts = [r for r in results if isinstance(r, dict)]
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        return trace.failure(str(failures[0]), details={"criteria": verdicts})
+    missing = [v["criterion"] for v in verdicts if v["verdict"] is None]
+    if missing:
+        return trace.failure(
+            f"no MET/UNMET verdict for criterion {missing[0]!r}", details={"criteria": verdicts}
+        )
+    value = combine([v["weight"] for v in verdicts], [v["met"] for v in verdicts])
+    rationale = "\n".join(
+        f"{v['verdict']} ({v['weight']:+g}) {v['criterion']}: {v['reasoning']}" for v in verdicts
+    )
+    return trace.outcome(score=value, rationale=rationale, details={"criteria": verdicts})

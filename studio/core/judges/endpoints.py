@@ -1,0 +1,53 @@
+"""Named judge endpoints: how to reach a model server, and how hard we may push it.
+
+Secrets are deliberately absent: ``api_key_env`` names an environment variable, and the keyring
+holds keys by endpoint name (see ``credentials``). A config can therefore be stored, exported and
+logged as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+EndpointKind = Literal["openai", "anthropic"]
+
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+class EndpointConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=NAME_PATTERN)
+    kind: EndpointKind = "openai"
+    base_url: str
+    model: str
+    temperature: float | None = Field(
+        default=None, ge=0.0, le=2.0, description="None = the judge's"
+    )
+    max_tokens: int | None = Field(default=None, gt=0)
+    timeout: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=8, ge=1, le=1024)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    retry_backoff: float = Field(default=0.5, ge=0.0, le=60.0, description="first retry delay, s")
+    embedding_model: str | None = Field(default=None, description="for ctx.embeddings_create")
+    api_key_env: str | None = None
+    supports_logprobs: bool | None = Field(default=None, description="None = not yet detected")
+    label: str = Field(default="", description="Shown next to the name, e.g. 'scripted judge'")
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"base URL must start with http:// or https://, got {value!r}")
+        return value
+
+    def url_for(self, path: str) -> str:
+        """Full URL of an API path; OpenAI-style base URLs already end in /v1."""
+        if self.kind == "anthropic":
+            root = self.base_url if self.base_url.endswith("/v1") else f"{self.base_url}/v1"
+            return f"{root}/{path.lstrip('/')}"
+        return f"{self.base_url}/{path.lstrip('/')}"

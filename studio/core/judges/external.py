@@ -1,0 +1,130 @@
+"""External endpoint scorer: Adaptive's reward-server protocol.
+
+POST ``/score`` with ``{turns: [{role, content}], metadata, id}`` answers ``{reward, metadata, id}``;
+``/batch_score`` takes ``{requests: [...]}`` and answers ``{responses: [...]}`` (a bare list is
+accepted too); ``GET /info`` describes the server. Rewards are not cached: the code behind a URL can
+change while the URL stays the same.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
+
+from .adapters import MalformedResponse
+from .client import JudgeClient
+from .endpoints import EndpointConfig
+from .errors import JudgeError
+from .variables import extracted_completion
+
+
+def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
+    thread = sample.thread()
+    turns = [{"role": t.role, "content": t.content} for t in sample.messages]
+    text = sample.completion if completion is None else completion
+    if text is not None:
+        turns.append({"role": "assistant", "content": text})
+    return {"turns": turns, "metadata": thread.metadata, "id": sample.id}
+
+
+def _check_score(body: Any) -> None:
+    if not isinstance(body, dict) or "reward" not in body:
+        raise MalformedResponse("the reward server's answer has no 'reward'")
+
+
+def _check_batch(body: Any) -> None:
+    items = body.get("responses") if isinstance(body, dict) else body
+    if not isinstance(items, list):
+        raise MalformedResponse("the reward server's batch answer has no 'responses' list")
+
+
+def reward_outcome(body: dict[str, Any], started: float, attempts: int) -> Outcome:
+    duration = (time.perf_counter() - started) * 1000
+    reward = body.get("reward")
+    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    if not valid_number(reward):
+        return Outcome.invalid(
+            f"reward is not a finite number: {reward!r}", body, duration_ms=duration
+        )
+    rationale = metadata.get("reason") or metadata.get("feedback") or metadata.get("rationale")
+    return Outcome(
+        score=float(reward),
+        rationale=str(rationale) if rationale else None,
+        details={"server_metadata": metadata, "attempts": attempts},
+        raw=body,
+        duration_ms=duration,
+    )
+
+
+class ExternalScorer(ScorerBase):
+    def __init__(self, grader: ExternalEndpoint, ctx: GradingContext) -> None:
+        self.grader = grader
+        self.ctx = ctx
+        api_key = os.environ.get(grader.api_key_env) if grader.api_key_env else None
+        config = EndpointConfig(
+            name=f"reward-{grader.key}"[:64],
+            base_url=grader.url,
+            model="reward-server",
+            timeout=grader.timeout_seconds,
+            max_concurrency=ctx.concurrency or 16,
+        )
+        self.client = JudgeClient(config, api_key=api_key, cancel=ctx.cancel)
+        self.batch_size = 32 if grader.batch else max(16, 2 * config.max_concurrency)
+        self.parallel_batches = 4 if grader.batch else 2
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        if self.grader.batch:
+            return await self._batch(samples)
+        return list(await asyncio.gather(*(self._one(s) for s in samples)))
+
+    def _payload(self, sample: Sample) -> dict[str, Any]:
+        completion = extracted_completion(self.grader, sample) if self.grader.extractor else None
+        return score_payload(sample, completion)
+
+    async def _one(self, sample: Sample) -> Outcome:
+        started = time.perf_counter()
+        try:
+            body, attempts = await self.client.post("score", self._payload(sample), _check_score)
+        except JudgeError as exc:
+            return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - started) * 1000)
+        return reward_outcome(body, started, attempts)
+
+    async def _batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        started = time.perf_counter()
+        payload = {"requests": [self._payload(s) for s in samples]}
+        try:
+            body, attempts = await self.client.post("batch_score", payload, _check_batch)
+        except JudgeError as exc:
+            return [Outcome.failure(str(exc)) for _ in samples]
+        items = body.get("responses") if isinstance(body, dict) else body
+        by_id = {
+            str(i.get("id")): i for i in items if isinstance(i, dict) and i.get("id") is not None
+        }
+        outcomes = []
+        for n, sample in enumerate(samples):
+            item = by_id.get(sample.id) or (items[n] if n < len(items) and not by_id else None)
+            if not isinstance(item, dict) or "reward" not in item:
+                outcomes.append(
+                    Outcome.failure(f"the batch answer has no reward for sample {sample.id!r}")
+                )
+            else:
+                outcomes.append(reward_outcome(item, started, attempts))
+        return outcomes
+
+    async def info(self) -> Any:
+        return await self.client.get("info")
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer:
+    if not isinstance(grader, ExternalEndpoint):
+        raise TypeError(f"{grader.kind} is not an external endpoint")
+    return ExternalScorer(grader, ctx)

@@ -1,0 +1,176 @@
+"""Pre-built RAG judges (Adaptive): faithfulness, context relevancy, answer relevancy.
+
+Each is a mean of per-item verdicts, and every item's verdict is kept in details for review:
+faithfulness = supported claims / claims (context = document turns, else the turns before the
+last user turn); context relevancy = relevant documents / documents; answer relevancy = relevant
+statements / statements. Claims and statements come from one extraction call to the judge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from studio.core.models import Outcome, PrebuiltJudge, Sample
+
+from .chat import ChatMessage, ChatRequest, system, user
+from .errors import JudgeError
+from .parsing import parse_json_list, parse_verdict, split_sentences
+from .prompts import (
+    ANSWER_RELEVANCY_SYSTEM,
+    ANSWER_RELEVANCY_USER,
+    CLAIMS_SYSTEM,
+    CLAIMS_USER,
+    CONTEXT_RELEVANCY_SYSTEM,
+    CONTEXT_RELEVANCY_USER,
+    FAITHFULNESS_SYSTEM,
+    FAITHFULNESS_USER,
+)
+from .rendered import RenderedCall, RenderedPrompt
+from .templates import render_template
+from .trace import Trace
+from .variables import before_last_user, format_turns, sample_variables
+
+# metric -> (item name, system prompt, user prompt, positive verdict, negative verdict)
+METRICS: dict[str, tuple[str, str, str, str, str]] = {
+    "faithfulness": ("claim", FAITHFULNESS_SYSTEM, FAITHFULNESS_USER, "SUPPORTED", "UNSUPPORTED"),
+    "context_relevancy": (
+        "document",
+        CONTEXT_RELEVANCY_SYSTEM,
+        CONTEXT_RELEVANCY_USER,
+        "RELEVANT",
+        "IRRELEVANT",
+    ),
+    "answer_relevancy": (
+        "statement",
+        ANSWER_RELEVANCY_SYSTEM,
+        ANSWER_RELEVANCY_USER,
+        "RELEVANT",
+        "IRRELEVANT",
+    ),
+}
+CRITERIA_TEXT = {
+    "faithfulness": "Every claim in the response is supported by the context.",
+    "context_relevancy": "Every retrieved document is relevant to the question.",
+    "answer_relevancy": "Every statement in the response addresses the question.",
+}
+
+
+def rag_context(sample: Sample) -> str:
+    """Document turns (one chunk each) when present, else the conversation before the last user turn."""
+    documents = [t.content for t in sample.messages if t.role == "document"]
+    if documents:
+        return "\n\n".join(documents)
+    return format_turns(before_last_user(list(sample.messages)))
+
+
+def base_variables(judge: PrebuiltJudge, sample: Sample) -> dict[str, Any]:
+    variables = sample_variables(judge, sample)
+    variables.update(criteria=CRITERIA_TEXT[judge.metric_type], context=rag_context(sample))
+    return variables
+
+
+def claims_messages(judge: PrebuiltJudge, sample: Sample) -> list[ChatMessage]:
+    variables = base_variables(judge, sample)
+    return [system(CLAIMS_SYSTEM), user(render_template(CLAIMS_USER, variables))]
+
+
+def item_messages(judge: PrebuiltJudge, sample: Sample, item: str) -> list[ChatMessage]:
+    name, system_prompt, user_prompt, positive, negative = METRICS[judge.metric_type]
+    variables = base_variables(judge, sample)
+    variables.update({name: item, "item_text": item, "output_schema": f"{positive} or {negative}"})
+    return [
+        system(render_template(judge.system_template or system_prompt, variables)),
+        user(render_template(judge.user_template or user_prompt, variables)),
+    ]
+
+
+def preview(judge: PrebuiltJudge, sample: Sample) -> RenderedPrompt:
+    calls: list[RenderedCall] = []
+    notes: list[str] = []
+    if judge.metric_type == "context_relevancy":
+        items = [t.content for t in sample.messages if t.role == "document"]
+        if not items:
+            notes.append("the sample has no document turns: nothing to judge")
+    else:
+        calls.append(
+            RenderedCall(label="split into claims", messages=claims_messages(judge, sample))
+        )
+        items = split_sentences(base_variables(judge, sample)["completion"])
+        notes.append(
+            "claims below are a sentence split; at run time they are the judge's own claims"
+        )
+    name = METRICS[judge.metric_type][0]
+    for i, item in enumerate(items, 1):
+        calls.append(RenderedCall(label=f"{name} {i}", messages=item_messages(judge, sample, item)))
+    return RenderedPrompt(
+        kind=judge.kind, calls=calls, main=min(1, len(calls) - 1) if calls else 0, notes=notes
+    )
+
+
+async def _claims(judge: PrebuiltJudge, sample: Sample, trace: Trace) -> tuple[list[str], str]:
+    response = await trace.ask(
+        "split into claims", ChatRequest(messages=claims_messages(judge, sample), temperature=0.0)
+    )
+    parsed = parse_json_list(response.text)
+    if parsed is not None and all(isinstance(x, str) for x in parsed):
+        return [x.strip() for x in parsed if x.strip()], "judge"
+    return split_sentences(base_variables(judge, sample)["completion"]), "sentences"
+
+
+async def score(
+    judge: PrebuiltJudge, sample: Sample, trace: Trace, memo: dict[str, Any]
+) -> Outcome:
+    name, _, _, positive, negative = METRICS[judge.metric_type]
+    details: dict[str, Any] = {"metric": judge.metric_type}
+    if judge.metric_type == "context_relevancy":
+        items = [t.content for t in sample.messages if t.role == "document"]
+        if not items:
+            return trace.outcome(
+                score=None,
+                status="skipped",
+                rationale="no document turns to judge",
+                details=details,
+            )
+    else:
+        if judge.metric_type == "faithfulness" and not rag_context(sample).strip():
+            return trace.outcome(
+                score=None,
+                status="skipped",
+                rationale="no context to check claims against",
+                details=details,
+            )
+        items, method = await _claims(judge, sample, trace)
+        details["claims_from"] = method
+        if not items:
+            return trace.outcome(
+                score=None,
+                status="skipped",
+                rationale="the response makes no claims",
+                details=details,
+            )
+
+    async def one(i: int, item: str) -> dict[str, Any]:
+        request = ChatRequest(
+            messages=item_messages(judge, sample, item),
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+        )
+        response = await trace.ask(f"{name} {i}", request)
+        verdict, reasoning = parse_verdict(response.text, (positive, negative))
+        if verdict is None:
+            raise JudgeError(f"no {positive}/{negative} verdict for {name} {i}")
+        return {name: item, "verdict": verdict, "ok": verdict == positive, "reasoning": reasoning}
+
+    results = await asyncio.gather(
+        *(one(i, x) for i, x in enumerate(items, 1)), return_exceptions=True
+    )
+    verdicts = [r for r in results if isinstance(r, dict)]
+    details[f"{name}s"] = verdicts
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        return trace.failure(str(failures[0]), details=details)
+    good = sum(1 for v in verdicts if v["ok"])
+    details.update(passed=good, total=len(verdicts))
+    rationale = "\n".join(f"{v['verdict']}: {v[name]}" for v in verdicts)
+    return trace.outcome(score=good / len(verdicts), rationale=rationale, details=details)

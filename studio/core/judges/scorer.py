@@ -1,0 +1,91 @@
+"""The engine's entry point for LLM judges: ``make_scorer(grader, ctx)`` for every judge kind.
+
+One scorer per run: it resolves the endpoint (run override > the judge's own > the library's only
+one), opens one client, and grades each batch's samples concurrently; the client's semaphore is
+what bounds calls in flight. Any failure becomes that sample's error outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
+
+from .cache import ResponseCache
+from .client import JudgeClient
+from .credentials import resolve_api_key
+from .endpoint_store import EndpointRepository
+from .endpoints import EndpointConfig
+from .errors import JudgeError, NoEndpoint
+from .render import KIND_MODULES
+from .trace import Trace
+
+
+def open_client(
+    grader: JudgeBase, ctx: GradingContext, *, config: EndpointConfig | None = None
+) -> JudgeClient:
+    """The client a judge uses in this run, wired to the library's cache."""
+    if ctx.library is None:
+        raise NoEndpoint("judges need a library to look up their endpoint")
+    engine = ctx.library.engine
+    if config is None:
+        config = EndpointRepository(engine).resolve(ctx.endpoint, grader.endpoint)
+    if ctx.concurrency:  # an explicit --concurrency for this run wins over the endpoint's default
+        config = config.model_copy(update={"max_concurrency": ctx.concurrency})
+    overridden = bool(ctx.endpoint) and ctx.endpoint != grader.endpoint
+    retries = timeout = None
+    if isinstance(grader, RubricJudge):
+        retries = grader.max_retries if "max_retries" in grader.model_fields_set else None
+        timeout = grader.timeout if "timeout" in grader.model_fields_set else None
+    return JudgeClient(
+        config,
+        api_key=resolve_api_key(config),
+        cache=ResponseCache(engine),
+        use_cache=ctx.use_cache,
+        model=None if overridden else grader.model,
+        max_retries=retries,
+        timeout=timeout,
+        cancel=ctx.cancel,
+    )
+
+
+class JudgeScorer(ScorerBase):
+    def __init__(self, grader: JudgeBase, ctx: GradingContext, client: JudgeClient) -> None:
+        self.grader = grader
+        self.ctx = ctx
+        self.client = client
+        self.module = KIND_MODULES[grader.kind]  # type: ignore[attr-defined]
+        self.memo: dict[str, Any] = {}
+        if "score_samples" in ctx.options:
+            self.memo["fallback_samples"] = int(ctx.options["score_samples"])
+        concurrency = ctx.concurrency or client.config.max_concurrency
+        self.batch_size = max(16, 2 * concurrency)
+        self.parallel_batches = 4
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        return list(await asyncio.gather(*(self.score_one(s) for s in samples)))
+
+    async def score_one(self, sample: Sample) -> Outcome:
+        trace = Trace(self.client)
+        if self.ctx.cancel.is_set():
+            return trace.failure("cancelled")
+        try:
+            return await self.module.score(self.grader, sample, trace, self.memo)
+        except JudgeError as exc:
+            return trace.failure(str(exc))
+        except Exception as exc:  # a bug must not stop the run; the message says it is one
+            return trace.failure(
+                f"internal error in the {self.grader.kind} judge: {exc.__class__.__name__}: {exc}"
+            )  # type: ignore[attr-defined]
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+
+def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> JudgeScorer:
+    if not isinstance(grader, JudgeBase):
+        raise TypeError(f"{grader.kind} is not an LLM judge")
+    return JudgeScorer(grader, ctx, open_client(grader, ctx))

@@ -1,0 +1,159 @@
+"""Three template dialects, each rendered strictly: an unknown variable is an error naming it.
+
+* Handlebars (Adaptive judges): ``{{{completion}}}``, ``{{#each turns}}`` ... via pybars3.
+* OpenAI graders: ``{{ sample.output_text }}`` / ``{{ item.field }}``, plain substitution.
+* Letta model judges: ``{input}``, ``{submission}``, ``{ground_truth}``, rubric_vars keys, with
+  Python ``str.format`` rules (literal braces doubled).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from functools import lru_cache
+from typing import Any
+
+from pybars import Compiler, PybarsError
+
+from .errors import TemplateError, UnknownVariable
+
+_OPENAI_REF = re.compile(r"\{\{\s*((?:sample|item)(?:\.[A-Za-z0-9_\-]+)+)\s*\}\}")
+_ANY_MUSTACHE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+_compiler = Compiler()
+
+
+class StrictVars(dict):  # type: ignore[type-arg]
+    """Root scope for Handlebars: a missing name raises instead of rendering as empty text.
+
+    pybars swallows KeyError/AttributeError, so the lookup raises ``UnknownVariable``, which it
+    does not catch. Nested objects (metadata, turns) stay lenient so ``{{#if metadata.x}}`` works.
+    """
+
+    def __getitem__(self, name: str) -> Any:
+        if dict.__contains__(self, name):
+            return dict.__getitem__(self, name)
+        raise UnknownVariable(name, list(self.keys()))
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self[name]
+
+
+_BLOCK_TAG = re.compile(r"\{\{~?\s*([#/^])\s*([A-Za-z_][\w.-]*)")
+
+
+def _check_blocks(source: str) -> None:
+    """pybars accepts an unclosed ``{{#each}}``; we want the author told."""
+    stack: list[str] = []
+    for sigil, name in _BLOCK_TAG.findall(source):
+        if sigil in "#^":
+            stack.append(name)
+        elif not stack or stack.pop() != name:
+            raise TemplateError(
+                f"template syntax error: {{{{/{name}}}}} closes no open {{{{#{name}}}}} block"
+            )
+    if stack:
+        raise TemplateError(
+            f"template syntax error: {{{{#{stack[-1]}}}}} is never closed with {{{{/{stack[-1]}}}}}"
+        )
+
+
+@lru_cache(maxsize=512)
+def _compile(source: str) -> Any:
+    _check_blocks(source)
+    try:
+        return _compiler.compile(source)
+    except PybarsError as exc:
+        raise TemplateError(f"template syntax error: {exc}") from exc
+
+
+@lru_cache(maxsize=512)
+def dialect_of(template: str) -> str:
+    """``openai`` when the template only uses sample./item. references, else ``handlebars``."""
+    refs = _ANY_MUSTACHE.findall(template)
+    if refs and all(re.fullmatch(r"(sample|item)(\.[A-Za-z0-9_\-]+)+", r) for r in refs):
+        return "openai"
+    return "handlebars"
+
+
+def render_handlebars(template: str, variables: dict[str, Any]) -> str:
+    compiled = _compile(template)
+    try:
+        return str(compiled(StrictVars(variables), helpers=_HELPERS))
+    except UnknownVariable:
+        raise
+    except PybarsError as exc:
+        raise TemplateError(f"template error: {exc}") from exc
+    except Exception as exc:  # a helper or lookup failed on odd data
+        raise TemplateError(f"template error: {exc.__class__.__name__}: {exc}") from exc
+
+
+def render_openai(template: str, variables: dict[str, Any]) -> str:
+    """Substitute ``{{ sample.x }}`` / ``{{ item.x }}``; non-text values are written as JSON."""
+
+    def lookup(match: re.Match[str]) -> str:
+        path = match.group(1)
+        value: Any = variables
+        for part in path.split("."):
+            if isinstance(value, dict) and part in value:
+                value = value[part]
+            else:
+                raise UnknownVariable(path)
+        return value if isinstance(value, str) else _json(value)
+
+    return _OPENAI_REF.sub(lookup, template)
+
+
+def render_template(template: str, variables: dict[str, Any]) -> str:
+    """Render a judge template in whichever dialect it is written."""
+    if dialect_of(template) == "openai":
+        return render_openai(template, variables)
+    return render_handlebars(template, variables)
+
+
+class _StrictFormatMap(dict):  # type: ignore[type-arg]
+    def __missing__(self, key: str) -> Any:
+        raise UnknownVariable(key, list(self.keys()))
+
+
+def render_format(template: str, variables: dict[str, Any]) -> str:
+    """Python ``str.format`` rules (Letta): ``{name}``, ``{{`` for a literal brace."""
+    try:
+        return string.Formatter().vformat(template, (), _StrictFormatMap(variables))
+    except UnknownVariable:
+        raise
+    except (ValueError, IndexError, AttributeError, KeyError) as exc:
+        raise TemplateError(
+            f"prompt placeholder error: {exc} (write literal braces as {{{{ and }}}})"
+        ) from exc
+
+
+def format_fields(template: str) -> list[str]:
+    """Top-level placeholder names a Python-format template uses (``{submission}`` -> submission)."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise TemplateError(f"prompt placeholder error: {exc}") from exc
+    names: list[str] = []
+    for _, field, _, _ in parsed:
+        if field:
+            root = re.split(r"[.\[]", field, maxsplit=1)[0]
+            if root and root not in names:
+                names.append(root)
+    return names
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _helper_json(this: Any, value: Any) -> str:
+    return _json(value)
+
+
+def _helper_eq(this: Any, left: Any, right: Any) -> bool:
+    return bool(left == right)
+
+
+_HELPERS = {"json": _helper_json, "eq": _helper_eq}

@@ -1,0 +1,101 @@
+"""One sample's judge calls, recorded so the outcome keeps every prompt, answer and token count."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from studio.core.models import Outcome
+
+from .chat import ChatMessage, ChatRequest, ChatResponse
+from .client import JudgeClient
+
+
+class Trace:
+    def __init__(self, client: JudgeClient) -> None:
+        self.client = client
+        self.calls: list[dict[str, Any]] = []
+        self.raw: list[Any] = []
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.started = time.perf_counter()
+
+    async def ask(self, label: str, request: ChatRequest) -> ChatResponse:
+        """Make one call; its record keeps the order calls were issued, not finished, in."""
+        slot = len(self.calls)
+        self.calls.append(
+            {
+                "label": label,
+                "messages": [m.model_dump() for m in request.messages],
+                "pending": True,
+            }
+        )
+        self.raw.append(None)
+        response = await self.client.chat(request)
+        self.record(label, request.messages, response, slot)
+        return response
+
+    def record(
+        self,
+        label: str,
+        messages: list[ChatMessage],
+        response: ChatResponse,
+        slot: int | None = None,
+    ) -> None:
+        entry = {
+            "label": label,
+            "messages": [m.model_dump() for m in messages],
+            "response": response.text,
+            "cached": response.cached,
+            "attempts": response.attempts,
+            "prompt_tokens": response.prompt_tokens,
+            "completion_tokens": response.completion_tokens,
+            "latency_ms": round(response.latency_ms, 1),
+        }
+        if slot is None:
+            self.calls.append(entry)
+            self.raw.append(response.raw)
+        else:
+            self.calls[slot] = entry
+            self.raw[slot] = response.raw
+        self.prompt_tokens += response.prompt_tokens
+        self.completion_tokens += response.completion_tokens
+
+    @property
+    def cached(self) -> bool:
+        done = [c for c in self.calls if "pending" not in c]
+        return bool(done) and len(done) == len(self.calls) and all(c["cached"] for c in done)
+
+    def outcome(
+        self,
+        *,
+        score: float | None,
+        rationale: str | None = None,
+        details: dict[str, Any] | None = None,
+        status: str = "ok",
+        error: str | None = None,
+    ) -> Outcome:
+        info = {"endpoint": self.client.config.name, "model": self.client.model, **(details or {})}
+        info["calls"] = [_finished(c) for c in self.calls]
+        return Outcome(
+            status=status,  # type: ignore[arg-type]
+            score=score,
+            rationale=rationale,
+            details=info,
+            error=error,
+            raw=self.raw if len(self.raw) != 1 else self.raw[0],
+            duration_ms=(time.perf_counter() - self.started) * 1000,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cached=self.cached,
+        )
+
+    def failure(self, error: str, details: dict[str, Any] | None = None) -> Outcome:
+        return self.outcome(score=None, status="error", error=error, details=details)
+
+
+def _finished(call: dict[str, Any]) -> dict[str, Any]:
+    """A call still pending when the outcome is made has failed (its prompt is kept)."""
+    if "pending" not in call:
+        return call
+    return {k: v for k, v in call.items() if k != "pending"} | {"failed": True}

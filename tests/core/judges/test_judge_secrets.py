@@ -1,0 +1,106 @@
+"""API keys reach the server but never the library file, an export or the logs."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+from judge_helpers import add_endpoint, qa
+from keyring.backend import KeyringBackend
+
+from studio.cli import main
+from studio.core.judges.credentials import KEYRING_SERVICE, resolve_api_key, set_keyring_key
+from studio.core.models import BinaryJudge, RangeJudge
+
+KEYRING_KEY = "sk-test-KEYRING-5f2c9a71d3"
+ENV_KEY = "sk-test-ENV-8b41e07c66"
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-process keyring backend (the test machine has no OS keyring)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.store.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+def library_bytes(db_path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+
+
+def test_keys_are_sent_but_never_stored_or_logged(
+    library, db_path, fake_judge, score, memory_keyring, monkeypatch, caplog, capsys
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    monkeypatch.setenv("JUDGE_KEY", ENV_KEY)
+    add_endpoint(library, fake_judge, name="kr")
+    set_keyring_key("kr", KEYRING_KEY)
+    add_endpoint(library, fake_judge, name="env", api_key_env="JUDGE_KEY")
+    judge = BinaryJudge(key="b", criteria="c", endpoint="kr")
+
+    outcomes = score(judge, [qa("s", "q", "a [[fault:500x1]]", "a")])
+    assert fake_judge.last_authorization == f"Bearer {KEYRING_KEY}"
+    outcomes += score(RangeJudge(key="r", criteria="c", endpoint="env"), [qa("s", "q", "a")])
+    assert fake_judge.last_authorization == f"Bearer {ENV_KEY}"
+    assert all(o.status == "ok" for o in outcomes)
+
+    # even a library that logs the header by mistake is scrubbed
+    logging.getLogger("httpx").debug("headers: {'authorization': 'Bearer %s'}", KEYRING_KEY)
+    logging.getLogger("httpcore.http11").debug("x-api-key=%s", ENV_KEY)
+
+    assert main(["--db", str(db_path), "endpoints", "list", "--json"]) == 0
+    exported = capsys.readouterr().out
+    assert json.loads(exported)[0]["api_key"] in {"keyring", "env JUDGE_KEY (set)"}
+
+    library.engine.dispose()  # let SQLite write everything back to the file
+    stored = library_bytes(db_path)
+    everything = [stored.decode("latin-1"), caplog.text, exported]
+    everything += [json.dumps(o.model_dump(mode="json")) for o in outcomes]
+    for key in (KEYRING_KEY, ENV_KEY):
+        for text in everything:
+            assert key not in text
+    assert "***" in caplog.text
+
+
+def test_keyring_wins_over_env_and_cli_stores_stdin_key(
+    library, db_path, fake_judge, memory_keyring, monkeypatch, capsys
+) -> None:
+    import io
+
+    monkeypatch.setenv("JUDGE_KEY", ENV_KEY)
+    monkeypatch.setattr("sys.stdin", io.StringIO(KEYRING_KEY + "\n"))
+    args = ["--db", str(db_path), "endpoints", "add", "k", "--base-url", fake_judge.base_url]
+    assert main([*args, "--model", "m", "--api-key-env", "JUDGE_KEY", "--api-key-stdin"]) == 0
+    assert memory_keyring.store[(KEYRING_SERVICE, "k")] == KEYRING_KEY
+    from studio.core.judges.endpoint_store import EndpointRepository
+
+    config = EndpointRepository.of(library).get("k")
+    assert resolve_api_key(config) == KEYRING_KEY
+    assert KEYRING_KEY.encode() not in library_bytes(db_path)
+    assert main(["--db", str(db_path), "endpoints", "remove", "k"]) == 0
+    assert (KEYRING_SERVICE, "k") not in memory_keyring.store
+    assert KEYRING_KEY not in capsys.readouterr().out
