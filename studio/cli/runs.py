@@ -1,15 +1,32 @@
-"""``grader-studio run`` and ``grader-studio runs ...``: grade a dataset headless, inspect the results."""
+"""``grader-studio run`` and ``grader-studio runs ...``: grade a dataset headless, inspect the results.
+
+``run --progress-jsonl`` is the machine face of a run (the window starts its runs this way, in a child
+process): standard output carries one JSON object a line, flushed as it happens::
+
+    {"event": "started", "run_id": 7, "total": 20000, "done": 0, "pid": 4242}
+    {"event": "progress", "run_id": 7, "done": 2000, "total": 20000, "counts": {"ok": 2000},
+     "elapsed": 0.1, "rate": 20000.0, "eta": 0.9, "written": [0, 1, ...], "finished": false}
+    {"event": "summary", "summary": {...as run --json...}, "run": {...RunInfo...}, "exit_code": 0}
+    {"event": "error", "error": "NotFound", "kinds": ["NotFound", "LibraryError", ...], "message": "..."}
+
+"started" comes once the SIGINT handler is in place: from then on SIGINT cancels the run (everything
+graded so far is kept, the run ends "cancelled" and the summary line still comes). A run that cannot
+start or breaks ends with an "error" line (and, for a bug, the traceback on stderr) instead of a summary.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from studio.core.engine.registry import UnsupportedGrader
-from studio.core.engine.reports import result_record, write_results
+from studio.core.engine.reports import result_record, run_query, write_csv, write_jsonl
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
@@ -72,7 +89,30 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  batch metric {key}: {value}")
 
 
-def _execute(app: CliApp, run_id: int, quiet: bool) -> RunInfo:
+class JsonLines:
+    """The ``--progress-jsonl`` stream: one compact JSON object a line, flushed at once."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+
+    def emit(self, event: str, **fields: Any) -> None:
+        stream = self.stream or sys.stdout
+        stream.write(json.dumps({"event": event, **fields}, ensure_ascii=False, default=str) + "\n")
+        stream.flush()
+
+    def __call__(self, progress: Progress) -> None:
+        eta = progress.eta
+        self.emit("progress", run_id=progress.run_id, done=progress.done, total=progress.total,
+                  counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
+                  eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
+                  finished=progress.finished)
+
+    def error(self, exc: BaseException) -> None:
+        self.emit("error", error=type(exc).__name__, kinds=[c.__name__ for c in type(exc).__mro__],
+                  message=str(exc).strip())
+
+
+def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None) -> RunInfo:
     cancel = threading.Event()
 
     def on_sigint(signum: int, frame: Any) -> None:
@@ -82,8 +122,12 @@ def _execute(app: CliApp, run_id: int, quiet: bool) -> RunInfo:
         print(f"\ncancelling run {run_id} (Ctrl-C again to abort at once)...", file=sys.stderr)
 
     previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    on_progress: Callable[[Progress], None] | None = stream or (None if quiet else ProgressBar())
     try:
-        return execute_run(app.library, run_id, on_progress=None if quiet else ProgressBar(), cancel=cancel)
+        if stream is not None:
+            info = app.library.runs.get(run_id)
+            stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid())
+        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -101,6 +145,26 @@ def _exit_code(info: RunInfo, fail_under: float | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    stream = JsonLines() if args.progress_jsonl else None
+    try:
+        info = _run(args, app, stream)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if stream is not None:  # a bug still leaves its traceback on stderr
+            stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
+        raise
+    code = _exit_code(info, args.fail_under)
+    if stream is not None:
+        stream.emit("summary", summary=summary(info), run=info.model_dump(mode="json"), exit_code=code)
+    elif args.json:
+        app.print_json(summary(info))
+    else:
+        _print_summary(info)
+    return code
+
+
+def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> RunInfo:
     try:
         if args.resume is not None:
             if args.grader or args.dataset:
@@ -113,14 +177,9 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
                                  pass_threshold=args.pass_threshold)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
-        info = _execute(app, run_id, quiet=args.json)
+        return _execute(app, run_id, quiet=args.json, stream=stream)
     except (LibraryError, UnsupportedGrader) as exc:
-        raise CliError(str(exc)) from None
-    if args.json:
-        app.print_json(summary(info))
-    else:
-        _print_summary(info)
-    return _exit_code(info, args.fail_under)
+        raise CliError(str(exc)) from exc
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
@@ -157,13 +216,16 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
+    """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
+    writer = write_csv if args.format == "csv" else write_jsonl
     try:
+        query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
         if args.output:
             with open(args.output, "w", encoding="utf-8", newline="") as out:
-                count = write_results(app.library, args.run_id, out, args.format)
+                count = writer(app.library.engine, query, out)
             print(f"wrote {count} results to {args.output}", file=sys.stderr)
         else:
-            write_results(app.library, args.run_id, sys.stdout, args.format)
+            writer(app.library.engine, query, sys.stdout)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
     return 0
@@ -181,6 +243,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    p.add_argument("--progress-jsonl", action="store_true",
+                   help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)
     p.set_defaults(func=cmd_run)
 

@@ -1,16 +1,40 @@
-"""A run's results as CSV or JSONL, joined with the samples they grade (CLI and window share it)."""
+"""A run's results as CSV or JSONL, joined with the samples they grade, streamed from SQL.
+
+The CLI (``runs export``) and the window's "Export CSV…" share it. Rows come off one raw sqlite3
+cursor in pages of ``FETCH_ROWS``, so exporting a million results costs a cursor, not a million dicts;
+the window passes its grid's ``ResultQuery`` (its filter and sort), the CLI the whole run by index.
+"""
 
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
+from sqlalchemy import Engine
+
 from studio.core.store import Library
+from studio.core.store.results_query import ResultQuery
+
+FETCH_ROWS = 2000
+FORMATS = ("csv", "jsonl")
+
+HEADER_HEAD = ["index", "sample_id", "status", "score"]
+HEADER_TAIL = ["error", "rationale", "duration_ms", "prompt_tokens", "completion_tokens", "cached",
+               "input", "completion", "expected"]
+
+#: the result columns every export reads, in the order ``_rows`` unpacks them
+_COLUMNS = ("r.sample_idx, r.sample_id, r.status, r.score, r.scores, r.error, r.rationale, r.duration_ms,"
+            " r.prompt_tokens, r.completion_tokens, r.cached, r.details, r.raw,"
+            " s.input_text, s.completion, s.expected")
+
+Progress = Callable[[int], None]
 
 
 def result_record(row: dict[str, Any]) -> dict[str, Any]:
-    """The per-sample JSON that scripts rely on (``runs show --json``)."""
+    """The per-sample JSON that scripts rely on (``runs show --json``, each ``--format jsonl`` line)."""
     return {
         "sample_id": row["sample_id"],
         "index": row["sample_idx"],
@@ -28,31 +52,96 @@ def result_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def write_results(library: Library, run_id: int, out: TextIO, fmt: str = "csv") -> int:
-    """Write every result of the run; returns how many rows were written."""
-    info = library.runs.get(run_id)
-    dataset = library.datasets.get(info.dataset, include_deleted=True)
-    samples = dict(library.datasets.iter_indexed(dataset.id, limit=info.total))
-    rows = library.runs.results(run_id)
-    if fmt == "jsonl":
-        for r in rows:
-            s = samples.get(r["sample_idx"])
-            record = result_record(r) | {"input": s.input_text() if s else None,
-                                         "completion": s.completion if s else None,
-                                         "expected": s.expected if s else None}
-            out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        return len(rows)
-    if fmt != "csv":
-        raise ValueError(f"unknown format {fmt!r}: csv or jsonl")
+def metric_keys(engine: Engine, run_id: int) -> list[str]:
+    """The per-metric score names of a run: one CSV column each, sorted."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        rows = raw.execute(
+            "SELECT DISTINCT j.key FROM results, json_each(results.scores) AS j"
+            " WHERE results.run_id = ? AND results.scores IS NOT NULL", (run_id,)
+        ).fetchall()
+    return sorted(r[0] for r in rows)
+
+
+def _json(text: str | None, default: Any = None) -> Any:
+    if text is None:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _rows(engine: Engine, query: ResultQuery, progress: Progress | None) -> Iterator[tuple[Any, ...]]:
+    """Every result ``query`` selects, in its order, with its sample's texts (a streamed cursor)."""
+    sql, params = query.select(_COLUMNS)
+    if " LEFT JOIN samples " not in sql:  # the filter/sort did not join the samples: the export needs them
+        sql = sql.replace("FROM results r", "FROM results r LEFT JOIN samples s ON s.dataset_id = ? AND"
+                          " s.idx = r.sample_idx", 1)
+        params = [query.dataset_id, *params]
+    written = 0
+    with engine.connect() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            cursor.execute(sql, params)
+            while batch := cursor.fetchmany(FETCH_ROWS):
+                yield from batch
+                written += len(batch)
+                if progress is not None:
+                    progress(written)
+        finally:
+            cursor.close()
+
+
+def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
+    """CSV of the results ``query`` selects; returns how many rows were written."""
+    keys = metric_keys(engine, query.run_id)
     writer = csv.writer(out)
-    metric_keys = sorted({k for r in rows for k in r["scores"]})
-    writer.writerow(["index", "sample_id", "status", "score", *metric_keys, "error", "rationale",
-                     "duration_ms", "prompt_tokens", "completion_tokens", "cached", "input",
-                     "completion", "expected"])
-    for r in rows:
-        s = samples.get(r["sample_idx"])
-        writer.writerow([r["sample_idx"], r["sample_id"], r["status"], r["score"],
-                         *[r["scores"].get(k) for k in metric_keys], r["error"], r["rationale"],
-                         r["duration_ms"], r["prompt_tokens"], r["completion_tokens"], r["cached"],
-                         s.input_text() if s else "", s.completion if s else "", s.expected if s else ""])
-    return len(rows)
+    writer.writerow([*HEADER_HEAD, *keys, *HEADER_TAIL])
+    count = 0
+    for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, _details, _raw,
+         inp, comp, exp) in _rows(engine, query, progress):
+        values = _json(scores, {}) if scores else {}
+        if not isinstance(values, dict):
+            values = {}
+        writer.writerow([idx, sid, status, score, *[values.get(k) for k in keys], error, rationale,
+                         ms, ptok, ctok, bool(cached), inp or "", comp or "", exp or ""])
+        count += 1
+    return count
+
+
+def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
+    """One JSON object a line: ``result_record`` plus the sample's input, completion and expected."""
+    count = 0
+    for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
+         inp, comp, exp) in _rows(engine, query, progress):
+        record = result_record({
+            "sample_idx": idx, "sample_id": sid, "status": status, "score": score,
+            "scores": _json(scores) or {}, "error": error, "rationale": rationale, "duration_ms": ms,
+            "prompt_tokens": ptok, "completion_tokens": ctok, "cached": bool(cached),
+            "details": _json(details) or {}, "raw": _json(raw),
+        }) | {"input": inp, "completion": comp, "expected": exp}
+        out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        count += 1
+    return count
+
+
+def export_csv(engine: Engine, query: ResultQuery, path: Path | str, progress: Progress | None = None) -> int:
+    """Write the results ``query`` selects to the CSV file ``path``; returns how many rows were written."""
+    with Path(path).open("w", encoding="utf-8", newline="") as handle:
+        return write_csv(engine, query, handle, progress)
+
+
+def run_query(library: Library, run_id: int) -> ResultQuery:
+    """The whole run in sample order (raises ``NotFound`` for an unknown run)."""
+    return ResultQuery(run_id, library.runs.raw(run_id).dataset_id)
+
+
+def write_results(library: Library, run_id: int, out: TextIO, fmt: str = "csv",
+                  progress: Progress | None = None) -> int:
+    """Write every result of the run as ``csv`` or ``jsonl``; returns how many rows were written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: csv or jsonl")
+    query = run_query(library, run_id)
+    writer = write_csv if fmt == "csv" else write_jsonl
+    return writer(library.engine, query, out, progress)

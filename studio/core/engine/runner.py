@@ -101,6 +101,10 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
                                 error=f"{type(exc).__name__}: {exc}")
         raise
+    finally:
+        bridge = ctx.options.get("model_bridge")
+        if bridge is not None and hasattr(bridge, "close"):
+            bridge.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .query import ResultRow
+from studio.core.store.results_query import ResultRow
 
 
 def one_line(text: str, limit: int = 240) -> str:

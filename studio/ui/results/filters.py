@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from studio.core.store.results_query import FAILED, ResultFilter
+
 from ..qt import QtGui, QTimer, QtWidgets, Signal
-from .query import FAILED, ResultFilter
 
 STATUS_CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("All results", ()),

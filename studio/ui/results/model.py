@@ -18,11 +18,20 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from studio.core.store.results_query import (
+    CELL_CHARS,
+    IdSnapshot,
+    ResultFilter,
+    ResultQuery,
+    ResultRow,
+    load_ids,
+    load_rows,
+)
+
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import QObject, Qt, QtCore, Signal
 from .columns import COLUMN_INDEX, COLUMNS
-from .query import CELL_CHARS, IdSnapshot, ResultFilter, ResultQuery, ResultRow, load_ids, load_rows
 from .status import status_colour, status_tint
 
 PAGE_ROWS = 100

@@ -5,9 +5,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from studio.core.store.results_query import RunSummary
+
 from ..qt import Qt, QtWidgets
 from .histogram import ScoreHistogram
-from .query import RunSummary
 from .status import STATUS_ORDER, status_hex
 
 

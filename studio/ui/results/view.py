@@ -5,15 +5,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from studio.core.engine.reports import export_csv
+from studio.core.store.results_query import (
+    ResultFilter,
+    ResultQuery,
+    RunSummary,
+    load_result,
+    load_summary,
+)
+
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
 from .columns import COLUMN_INDEX, COLUMNS
 from .detail import DetailPane
-from .export import export_csv
 from .filters import FilterBar
 from .model import ResultsModel
-from .query import ResultFilter, ResultQuery, RunSummary, load_result, load_summary
 from .summary import SummaryBar
 
 SUMMARY_INTERVAL_S = 0.5  # a streaming run's aggregates and histogram refresh at most twice a second

@@ -1,8 +1,10 @@
 """``RunPanel``: choose grader, dataset and endpoint, start or cancel a run, watch results stream in.
 
-Progress events arrive by queued signal from the ``RunWorker``; the panel keeps only the latest and
-applies it on a 100 ms timer (at most ten UI refreshes a second whatever the engine's pace), so a
-fast grader cannot flood the GUI thread. The grid re-reads its ids on each tick off the GUI thread.
+The run row is recorded here (``start_run``: one insert) so the grid can follow it at once; the grading
+itself happens in a child process driven by the ``RunWorker``, so the engine never competes with the
+GUI thread for the GIL. Progress events arrive by signal; the panel keeps only the latest and applies
+it on a 100 ms timer (at most ten UI refreshes a second whatever the engine's pace), so a fast grader
+cannot flood the GUI thread. The grid re-reads its ids on each tick off the GUI thread.
 """
 
 from __future__ import annotations
@@ -264,14 +266,19 @@ class RunPanel(QtWidgets.QWidget):
             self._say(f"Cancelling run {self.active_run}: finishing the samples in flight…")
 
     def shutdown(self, msecs: int = 10_000) -> None:
-        """Cancel a running run and wait for its thread (window closing, application quitting)."""
+        """Cancel a running run and wait for its process (window closing, application quitting).
+
+        A child that has not stopped within ``msecs`` is killed: its run keeps what was stored and
+        stays resumable.
+        """
         worker = self.worker
         if worker is not None:
             worker.cancel()
-            worker.wait(msecs)
+            if not worker.wait(msecs):
+                worker.kill()
 
     def _launch(self, run_id: int, total: int, done: int = 0) -> None:
-        worker = RunWorker(self.ctx.library, run_id, self)
+        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path)
         worker.progress.connect(self._on_progress)
         worker.completed.connect(self._on_completed)
         worker.failed.connect(self._on_failed)
@@ -284,10 +291,10 @@ class RunPanel(QtWidgets.QWidget):
         self._say(f"Run {run_id} started.")
         self._update_buttons()
         self.results.set_run(run_id, live=True)
-        worker.start()
         self._timer.start()
         self.ctx.runs_changed.emit()
         self.run_started.emit(run_id)
+        worker.start()  # last: a child that cannot start reports failed() at once
 
     def _on_progress(self, progress: Progress) -> None:
         if progress.run_id == self.active_run:

@@ -1,50 +1,237 @@
-"""``RunWorker``: one run's ``execute_run`` on its own thread, reporting to the GUI by queued signals.
+"""``RunWorker``: one run graded in a child process, reporting to the GUI by signals.
 
-A run is long (minutes of judge calls), so it gets a dedicated ``QThread`` rather than a slot of
-the shared task pool. The engine calls back on this thread; each callback only emits a signal,
-which Qt queues to the GUI thread: no widget is ever touched from here. ``cancel()`` sets the
-engine's ``threading.Event``, which every scorer checks between samples and calls.
+The engine is CPU-bound Python (scorers, JSON, SQLite writes); on a thread of the window's process
+it starves the GUI thread of the GIL (stalls of 100-200 ms while a fast run streams in). So a run
+is graded by ``grader-studio --db PATH run --resume RUN_ID --progress-jsonl`` in a child process,
+driven by a ``QProcess`` on the GUI thread: no thread of ours, only the child's output lines, each
+parsed (a few microseconds) and re-emitted as a signal. The run row itself is created by the window
+(``start_run``), so the panel knows its id at once and the grid reads results as the child writes
+them to the shared library file (SQLite in WAL mode: one writer, many readers).
+
+``cancel()`` sends SIGINT: the CLI's handler sets the engine's cancel event, the run ends
+"cancelled" with everything graded so far stored, and the summary line still arrives. A SIGINT is
+only sent once the child has said "started" (its handler is in place by then); a cancel asked
+earlier waits for that line. On Windows, where there is no SIGINT to send, it terminates the child.
+A child that dies without a summary is reported by ``failed`` with its last error or stderr lines.
 """
 
 from __future__ import annotations
 
-import threading
+import contextlib
+import json
+import os
+import signal
+import sys
+from collections import deque
+from pathlib import Path
+from typing import Any
 
-from studio.core.engine.runner import Progress, execute_run
+from pydantic import ValidationError
+
+from studio.core.engine.runner import Progress
+from studio.core.models import RunInfo
 from studio.core.store import Library
 
-from ..messages import describe_error
+from ..messages import _KNOWN
 from ..qt import QObject, QtCore, Signal
 
+CHILD_NICENESS = 10  # the grading child's nice value (Unix): the window stays first for the CPU
+STDERR_TAIL_LINES = 12
+STDERR_TAIL_BYTES = 64_000  # what is kept of the child's stderr (a traceback fits easily)
 
-class RunWorker(QtCore.QThread):
+_PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding ``studio``
+
+
+def child_command(db_path: Path | str) -> list[str]:
+    """Program and leading arguments of the CLI in a child process (tests substitute their own)."""
+    if getattr(sys, "frozen", False):  # a packaged build: the executable is the CLI
+        return [sys.executable, "--db", str(db_path)]
+    return [sys.executable, "-m", "studio", "--db", str(db_path)]
+
+
+def describe_child_error(event: dict[str, Any]) -> str:
+    """The sentence for an ``error`` line, as ``describe_error`` would have said it in-process."""
+    kinds = set(event.get("kinds") or [event.get("error", "")])
+    name = event.get("error") or "Error"
+    text = str(event.get("message") or "").strip()
+    if kinds & (set(_KNOWN) | {"ValueError", "OSError", "ValidationError"}):
+        return text or name
+    return f"Something went wrong ({name}): {text}" if text else f"Something went wrong ({name})."
+
+
+class RunWorker(QObject):
     progress = Signal(object)    # Progress, at most ~10 a second (the engine's flush rhythm)
     completed = Signal(object)   # RunInfo as stored at the end (completed or cancelled)
-    failed = Signal(str)         # a sentence: the run's status is "failed" in the store
+    failed = Signal(str)         # a sentence: the run could not start, broke, or its process died
 
-    def __init__(self, library: Library, run_id: int, parent: QObject | None = None) -> None:
+    def __init__(self, library: Library, run_id: int, parent: QObject | None = None,
+                 db_path: Path | str | None = None) -> None:
         super().__init__(parent)
         self.library = library
         self.run_id = run_id
-        self.cancel_event = threading.Event()
+        self.db_path = db_path if db_path is not None else library.path
         self.last_progress: Progress | None = None
+        self.child_pid: int | None = None
+        self._cancel_requested = False
+        self._interrupt_sent = False
+        self._reported = False
+        self._summary: dict[str, Any] | None = None
+        self._error: dict[str, Any] | None = None
+        self._stdout = bytearray()
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+
+        self.process = QtCore.QProcess(self)
+        self.process.setProcessChannelMode(QtCore.QProcess.ProcessChannelMode.SeparateChannels)
+        env = QtCore.QProcessEnvironment.systemEnvironment()
+        python_path = env.value("PYTHONPATH", "")
+        env.insert("PYTHONPATH", str(_PACKAGE_ROOT) + (os.pathsep + python_path if python_path else ""))
+        env.insert("PYTHONUNBUFFERED", "1")
+        self.process.setProcessEnvironment(env)
+        self.process.readyReadStandardOutput.connect(self._read_stdout)
+        self.process.readyReadStandardError.connect(self._read_stderr)
+        self.process.started.connect(self._on_started)
+        self.process.finished.connect(self._on_finished)
+        self.process.errorOccurred.connect(self._on_error)
+
+    # -- control -------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        if self.db_path is None:
+            self._report_failure("an in-memory library cannot be graded in a child process")
+            return
+        program, *args = child_command(self.db_path)
+        self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl"])
 
     def cancel(self) -> None:
-        """Ask the engine to stop; safe from any thread, idempotent."""
-        self.cancel_event.set()
+        """Ask the run to stop, keeping what is graded; idempotent."""
+        if self._cancel_requested:
+            return
+        self._cancel_requested = True
+        if self.child_pid is not None:
+            self._interrupt()
 
     @property
     def cancelling(self) -> bool:
-        return self.cancel_event.is_set()
+        return self._cancel_requested
 
-    def _report(self, progress: Progress) -> None:
-        self.last_progress = progress
-        self.progress.emit(progress)
+    def isRunning(self) -> bool:  # noqa: N802 - QThread's name, which the worker used to be
+        return self.process.state() != QtCore.QProcess.ProcessState.NotRunning
 
-    def run(self) -> None:
-        try:
-            info = execute_run(self.library, self.run_id, on_progress=self._report, cancel=self.cancel_event)
-        except BaseException as exc:  # reported as data; the store already says "failed"
-            self.failed.emit(describe_error(exc))
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the child has exited (shutdown); True when it has. Reports as usual."""
+        if self.isRunning():
+            self.process.waitForFinished(msecs)
+        return not self.isRunning()
+
+    def kill(self) -> None:
+        """Stop the child at once (it was asked to cancel and did not): its run is left resumable."""
+        if self.isRunning():
+            self.process.kill()
+            self.process.waitForFinished(5000)
+
+    def _on_started(self) -> None:
+        """Grading is background work: the child yields the CPU to the window (2 cores are common)."""
+        pid = int(self.process.processId())
+        if CHILD_NICENESS and pid and hasattr(os, "setpriority"):
+            with contextlib.suppress(OSError):
+                os.setpriority(os.PRIO_PROCESS, pid, CHILD_NICENESS)
+
+    def _interrupt(self) -> None:
+        if self._interrupt_sent or not self.isRunning():
             return
-        self.completed.emit(info)
+        self._interrupt_sent = True
+        if os.name == "nt" or self.child_pid is None:
+            self.process.terminate()
+            return
+        with contextlib.suppress(ProcessLookupError):  # exited meanwhile: finished() follows
+            os.kill(self.child_pid, signal.SIGINT)
+
+    # -- the child's output ----------------------------------------------------------------------------------
+    def _read_stdout(self) -> None:
+        self._stdout += bytes(self.process.readAllStandardOutput().data())
+        if b"\n" not in self._stdout:
+            return
+        *lines, rest = self._stdout.split(b"\n")
+        self._stdout = bytearray(rest)
+        for line in lines:
+            self._handle_line(line)
+
+    def _read_stderr(self) -> None:
+        chunk = bytes(self.process.readAllStandardError().data())
+        if not chunk:
+            return
+        self._stderr.append(chunk)
+        self._stderr_size += len(chunk)
+        while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
+            self._stderr_size -= len(self._stderr.popleft())
+
+    def _handle_line(self, line: bytes) -> None:
+        line = line.strip()
+        if not line.startswith(b"{"):
+            return  # not ours (a library printing to stdout): ignored
+        try:
+            event = json.loads(line)
+        except ValueError:
+            return
+        kind = event.get("event")
+        if kind == "progress":
+            progress = Progress(
+                run_id=int(event["run_id"]), done=int(event["done"]), total=int(event["total"]),
+                counts=dict(event.get("counts") or {}), elapsed=float(event.get("elapsed") or 0.0),
+                written=[], finished=bool(event.get("finished")),
+            )
+            self.last_progress = progress
+            self.progress.emit(progress)
+        elif kind == "started":
+            self.child_pid = int(event.get("pid") or self.process.processId()) or None
+            if self._cancel_requested:
+                self._interrupt()
+        elif kind == "summary":
+            self._summary = event
+        elif kind == "error":
+            self._error = event
+
+    def stderr_tail(self) -> str:
+        text = b"".join(self._stderr).decode("utf-8", errors="replace")
+        lines = [line for line in text.splitlines() if line.strip()]
+        return "\n".join(lines[-STDERR_TAIL_LINES:])
+
+    # -- the end -----------------------------------------------------------------------------------------
+    def _on_finished(self, exit_code: int, exit_status: QtCore.QProcess.ExitStatus) -> None:
+        self._read_stdout()
+        if self._stdout.strip():
+            self._handle_line(bytes(self._stdout))
+            self._stdout.clear()
+        self._read_stderr()
+        if self._summary is not None:
+            try:
+                info = RunInfo.model_validate(self._summary["run"])
+            except (KeyError, ValidationError) as exc:
+                self._report_failure(f"the run's summary could not be read ({exc})")
+                return
+            if not self._reported:
+                self._reported = True
+                self.completed.emit(info)
+            return
+        self._report_failure(self._failure_text(exit_code, exit_status))
+
+    def _on_error(self, error: QtCore.QProcess.ProcessError) -> None:
+        if error == QtCore.QProcess.ProcessError.FailedToStart:  # no finished() follows this one
+            self._report_failure(f"the grading process could not start ({self.process.errorString()})")
+
+    def _failure_text(self, exit_code: int, exit_status: QtCore.QProcess.ExitStatus) -> str:
+        if self._error is not None:
+            return describe_child_error(self._error)
+        tail = self.stderr_tail()
+        if exit_status == QtCore.QProcess.ExitStatus.CrashExit:
+            head = "the grading process stopped unexpectedly"
+            if self._interrupt_sent and os.name == "nt":
+                head = "the grading process was stopped"
+        else:
+            head = f"the grading process exited with code {exit_code}"
+        return f"{head}:\n{tail}" if tail else head + "."
+
+    def _report_failure(self, message: str) -> None:
+        if not self._reported:
+            self._reported = True
+            self.failed.emit(message)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,7 @@ from studio.ui.qt import Qt, QTimer
 from studio.ui.runs import RunPanel
 
 WAIT_MS = 30_000
+SLOW_CHILD = Path(__file__).with_name("slow_child.py")
 
 
 def math_samples(n: int) -> list[Sample]:
@@ -77,17 +79,11 @@ def test_run_a_builtin_grader_and_see_results(qtbot, app_ctx) -> None:  # type: 
 
 @pytest.fixture
 def slow_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Small batches with a pause each, so a cancel lands mid-run."""
-    from studio.core.graders import builtin
+    """Small batches with a pause each, so a cancel lands mid-run (in the run's child process)."""
+    from studio.ui.runs import worker
 
-    original = builtin.BuiltinScorer.score_batch
-
-    async def slow(self, batch):  # type: ignore[no-untyped-def]
-        await asyncio.sleep(0.02)
-        return await original(self, batch)
-
-    monkeypatch.setattr(builtin.BuiltinScorer, "batch_size", 20)
-    monkeypatch.setattr(builtin.BuiltinScorer, "score_batch", slow)
+    monkeypatch.setattr(worker, "child_command",
+                        lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
 
 
 def test_cancel_mid_run_keeps_the_window_responsive_then_resume(qtbot, app_ctx, slow_builtin) -> None:  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
-"""The SQL behind the results grid: which result ids match a filter, in what order, and their rows.
+"""The SQL behind the results grid and exports: which result ids match a filter, in what order, their rows.
 
-No Qt here. The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks
-for rows a page at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
+No Qt here: the window's grid and the streaming exports (``studio.core.engine.reports``) share it.
+The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks for rows a page
+at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
 from the ``(run_id, sample_idx)``, ``(run_id, score)`` and ``(run_id, status)`` indexes where it can.
 Ids are read through the raw sqlite3 cursor: a million SQLAlchemy ``Row`` objects would cost more
 than the query itself.

@@ -1,0 +1,185 @@
+"""The run's child process: the CLI's ``--progress-jsonl`` stream, and ``RunWorker`` driving it.
+
+Real processes throughout: ``grader-studio run`` as a user (or the window) starts it, SIGINT to
+cancel, a child that dies on its own, one that cannot find its run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from studio.core.engine.runner import RunOptions, start_run
+from studio.core.models import BuiltinGrader, Sample, Turn
+from studio.core.store import Library
+from studio.ui.runs import RunPanel, RunWorker, worker
+
+REPO = Path(__file__).resolve().parents[3]
+SLOW_CHILD = Path(__file__).with_name("slow_child.py")
+WAIT_MS = 30_000
+
+
+def math_samples(n: int) -> list[Sample]:
+    return [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
+                   completion=str(2 * i if i % 4 else i + 1), expected=str(2 * i)) for i in range(n)]
+
+
+@pytest.fixture
+def math_library(library: Library) -> Library:
+    library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    library.datasets.create("math", math_samples(3000))
+    return library
+
+
+def events(stdout: str) -> list[dict]:
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_progress_jsonl_streams_events_and_ends_with_the_summary(math_library: Library, db_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "studio", "--db", str(db_path), "run", "exact", "math", "--progress-jsonl"],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 0, result.stderr
+    lines = events(result.stdout)
+    started, *progress, summary = lines
+    assert started["event"] == "started" and started["total"] == 3000 and started["done"] == 0
+    run_id = started["run_id"]
+    assert progress and all(p["event"] == "progress" and p["run_id"] == run_id for p in progress)
+    assert progress[-1]["finished"] and progress[-1]["done"] == 3000
+    assert {"done", "total", "counts", "elapsed", "rate", "eta", "written", "finished"} <= set(progress[0])
+    written = [i for p in progress for i in p["written"]]
+    assert sorted(written) == list(range(3000))
+    assert summary["event"] == "summary" and summary["exit_code"] == 0
+    assert summary["summary"]["id"] == run_id and summary["summary"]["status"] == "completed"
+    assert summary["run"]["counts"] == math_library.runs.get(run_id).counts
+    assert result.stderr == ""  # no progress bar: stderr is not a terminal
+
+
+def test_progress_jsonl_reports_a_missing_run_as_an_error_line(library: Library, db_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "studio", "--db", str(db_path), "run", "--resume", "99", "--progress-jsonl"],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 1
+    (error,) = events(result.stdout)
+    assert error["event"] == "error" and "LibraryError" in error["kinds"] and "99" in error["message"]
+    assert worker.describe_child_error(error) == error["message"]
+    assert "error: no run with id 99" in result.stderr
+
+
+def test_sigint_cancels_the_child_and_keeps_what_was_graded(math_library: Library, db_path: Path) -> None:
+    run_id = start_run(math_library, "exact", "math").id
+    child = subprocess.Popen(
+        [sys.executable, str(SLOW_CHILD), "--db", str(db_path), "run", "--resume", str(run_id), "--progress-jsonl"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    assert child.stdout is not None
+    seen = []
+    for line in child.stdout:
+        seen.append(json.loads(line))
+        if seen[-1]["event"] == "progress" and seen[-1]["done"] >= 100:
+            child.send_signal(2)  # SIGINT, as the worker sends it
+            break
+    out, err = child.communicate(timeout=30)
+    summary = events(out)[-1]
+    assert summary["event"] == "summary" and summary["run"]["status"] == "cancelled"
+    assert child.returncode == 1 and "cancelling run" in err
+    info = math_library.runs.get(run_id)
+    assert info.status == "cancelled" and 100 <= info.done < 3000
+
+
+def test_worker_reports_progress_then_the_run(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(500))
+    run_id = start_run(lib, "exact", "math", RunOptions(limit=300)).id
+    w = RunWorker(lib, run_id, db_path=app_ctx.db_path)
+    seen = []
+    w.progress.connect(seen.append)
+    with qtbot.waitSignal(w.completed, timeout=WAIT_MS) as done:
+        w.start()
+    info = done.args[0]
+    assert info.id == run_id and info.status == "completed" and info.done == 300
+    assert seen and seen[-1].finished and seen[-1].done == 300 and w.last_progress is seen[-1]
+    assert w.wait(5000) and not w.isRunning()
+    w.deleteLater()
+
+
+def test_a_child_that_dies_reports_its_stderr_tail(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(10))
+    code = "import sys; print('not json'); sys.stderr.write('line one\\nthe disk is on fire\\n'); sys.exit(3)"
+    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, "-c", code])
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.select(grader="exact", dataset="math")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        run_id = panel.start()
+    assert finished.args[0] is None and not panel.is_running()
+    text = panel.message.text()
+    assert f"Run {run_id} failed" in text and "exited with code 3" in text and "the disk is on fire" in text
+    assert "Traceback" not in text and panel.start_button.isEnabled()
+
+
+def test_a_child_killed_mid_run_fails_and_the_run_stays_resumable(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(3000))
+    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.select(grader="exact", dataset="math")
+    run_id = panel.start()
+    qtbot.waitUntil(lambda: panel.worker is not None and panel.worker.child_pid is not None
+                    and panel.worker.last_progress is not None, timeout=WAIT_MS)
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        os.kill(panel.worker.child_pid, 9)
+    assert finished.args[0] is None
+    assert "stopped unexpectedly" in panel.message.text()
+    info = lib.runs.get(run_id)
+    assert 0 < info.done < 3000 and info.status != "completed"  # "running" until the store says otherwise
+    qtbot.waitUntil(lambda: panel.runs.row_of(run_id) is not None, timeout=WAIT_MS)
+    panel.open_run(run_id)
+    assert panel.resume_button.isEnabled()
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        assert panel.resume(run_id)
+    assert finished.args[0].status == "completed" and finished.args[0].done == 3000
+
+
+def test_cancel_before_the_child_started_still_cancels(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(3000))
+    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.select(grader="exact", dataset="math")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
+        run_id = panel.start()
+        panel.cancel()  # the child is still importing: the SIGINT waits for its "started" line
+        assert panel.worker is not None and panel.worker.child_pid is None
+    info = finished.args[0]
+    assert info is not None and info.id == run_id and info.status == "cancelled" and info.done < 3000
+
+
+def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(3000))
+    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.select(grader="exact", dataset="math")
+    run_id = panel.start()
+    child = panel.worker
+    assert child is not None
+    qtbot.waitUntil(lambda: child.last_progress is not None, timeout=WAIT_MS)
+    started = time.perf_counter()
+    panel.shutdown()
+    assert time.perf_counter() - started < 10 and not child.isRunning() and not panel.is_running()
+    assert lib.runs.get(run_id).status == "cancelled"
