@@ -61,7 +61,7 @@ def builtin_mismatch(grader: BuiltinGrader, semantics: dict[str, dict[str, Any]]
         else:
             ok = allowed[name] is None or value in allowed[name]  # None: any value
         if not ok:
-            return f"{label}'s {grader.function} cannot honour {name}={value!r}"
+            return f"{grader.function} in {label} cannot honour {name}={value!r}"
     return None
 
 
