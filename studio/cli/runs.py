@@ -17,6 +17,7 @@ start or breaks ends with an "error" line (and, for a bug, the traceback on stde
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -112,8 +113,23 @@ class JsonLines:
                   message=str(exc).strip())
 
 
-def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None) -> RunInfo:
+def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
+    """The window keeps our stdin open while it lives: EOF means it is gone, so stop grading."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while sys.stdin.buffer.read(4096):
+                pass
+        cancel.set()
+
+    threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
+
+
+def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
+             watch_stdin: bool = False) -> RunInfo:
     cancel = threading.Event()
+    if watch_stdin:
+        _cancel_on_stdin_eof(cancel)
 
     def on_sigint(signum: int, frame: Any) -> None:
         if cancel.is_set():
@@ -177,7 +193,7 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
                                  pass_threshold=args.pass_threshold)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
-        return _execute(app, run_id, quiet=args.json, stream=stream)
+        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof)
     except (LibraryError, UnsupportedGrader) as exc:
         raise CliError(str(exc)) from exc
 
@@ -243,6 +259,7 @@ def register(sub: Any) -> None:
     p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    p.add_argument("--cancel-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)

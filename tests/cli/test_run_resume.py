@@ -60,3 +60,23 @@ def test_sigkill_then_resume(db_path: Path, cli) -> None:  # type: ignore[no-unt
     assert sum(r["score"] for r in results) == 100
     again = cli("run", "--resume", "1")
     assert again.returncode == 1 and "already complete" in again.stderr
+
+
+def test_a_run_whose_window_is_gone_stops(db_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """The window's child run watches its stdin: when the window dies, the run cancels cleanly."""
+    with Library.open(db_path) as lib:
+        lib.graders.create(FunctionGrader(key="slow", source=SLOW))
+        lib.datasets.create("d", [Sample(id=f"s{i}", completion="0", expected="0") for i in range(2000)])
+    env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "studio", "run", "slow", "d", "--progress-jsonl",
+                             "--cancel-on-stdin-eof"], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "progress":
+            break
+    proc.stdin.close()  # what the OS does when the window's process dies
+    proc.stdout.read()
+    proc.wait(timeout=60)
+    info = json.loads(cli("runs", "list", "--json").stdout)[0]
+    assert info["status"] == "cancelled" and 0 < info["done"] < 2000

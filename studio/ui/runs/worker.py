@@ -100,7 +100,8 @@ class RunWorker(QObject):
             self._report_failure("an in-memory library cannot be graded in a child process")
             return
         program, *args = child_command(self.db_path)
-        self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl"])
+        self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
+                                        "--cancel-on-stdin-eof"])
 
     def cancel(self) -> None:
         """Ask the run to stop, keeping what is graded; idempotent."""
