@@ -123,9 +123,8 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
         return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - start) * 1000)
     if grader.options.negate:
         value = 1.0 - value
-    return Outcome(score=value, scores={grader.metric.key: value},
-                   duration_ms=(time.perf_counter() - start) * 1000,
-                   details={"submission": submission[:2000]} if grader.extractor else {})
+    return Outcome.scored(value, {grader.metric.key: value}, duration_ms=(time.perf_counter() - start) * 1000,
+                          details={"submission": submission[:2000]} if grader.extractor else None)
 
 
 class BuiltinScorer(ScorerBase):

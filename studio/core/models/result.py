@@ -35,6 +35,14 @@ class Outcome(BaseModel):
     cached: bool = False
 
     @classmethod
+    def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,
+               details: dict[str, Any] | None = None, rationale: str | None = None) -> Outcome:
+        """An ok outcome from values the caller already checked: the hot path of every run skips
+        validation here (it costs more than grading an exact match)."""
+        return cls.model_construct(status="ok", score=score, scores=scores, duration_ms=duration_ms,
+                                   details=details if details is not None else {}, rationale=rationale)
+
+    @classmethod
     def failure(cls, error: str, *, duration_ms: float = 0.0, raw: Any = None) -> Outcome:
         return cls(status="error", score=None, error=error, duration_ms=duration_ms, raw=raw)
 

@@ -37,7 +37,7 @@ def _finite_scores(raw: Any) -> dict[str, float]:
 def _number(value: Any, key: str) -> Outcome:
     if type(value) in _NUMBER_TYPES and math.isfinite(value):
         score = float(value)
-        return Outcome(status="ok", score=score, scores={key: score})
+        return Outcome.scored(score, {key: score})
     return Outcome.invalid(_describe(value), raw=_jsonable(value))
 
 
@@ -153,7 +153,7 @@ def to_outcome(
 ) -> Outcome:
     if entry[1] == OK and len(entry) == 3 and contract == "adaptive" and type(entry[2]) is float and math.isfinite(entry[2]):
         # the hot path of a run: one plain float, nothing printed
-        return Outcome(status="ok", score=entry[2], scores={key: entry[2]}, duration_ms=duration_ms)
+        return Outcome.scored(entry[2], {key: entry[2]}, duration_ms=duration_ms)
     if entry[1] == OK:
         outcome = _BY_CONTRACT.get(contract, _number)(entry[2], key)
     else:

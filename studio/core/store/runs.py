@@ -37,10 +37,13 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: json.dumps(default=...) builds one a call
+
+
 def _dumps(value: Any) -> str | None:
     if value is None or value == {} or value == []:
         return None
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _ENCODER.encode(value)
 
 
 def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict[str, Any]:
