@@ -34,7 +34,7 @@ SORT_SQL: dict[str, str] = {
     "cached": "r.cached",
 }
 #: keys whose order SQLite reads straight off an index (no temporary sort of the whole run)
-INDEXED_SORTS = frozenset({"idx", "score", "status"})
+INDEXED_SORTS = frozenset({"idx", "score", "status", "latency", "sample_id"})  # migration 2 indexes the last two
 
 FAILED = ("error", "invalid")
 CELL_CHARS = 600  # characters of a long text fetched for a cell and its tooltip; the pane shows all
