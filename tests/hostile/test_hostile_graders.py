@@ -18,6 +18,7 @@ from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
+BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
 HOME = pwd.getpwuid(os.getuid()).pw_dir
 
 
@@ -82,6 +83,8 @@ def run(pool: WorkerPool, source: str, contract: str = "adaptive", extra: dict[s
 @pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
 def test_hostile_grader_is_contained(hostile_pool: WorkerPool, path: Path, tmp_path: Path) -> None:
     source = path.read_text()
+    if header(source, "needs") == "audit-hook bypass":
+        source = BYPASS + "\n" + source
     host_file = tmp_path / "library.sqlite"
     host_file.write_text("the user's library")
     listener = Listener()
