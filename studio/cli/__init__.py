@@ -14,6 +14,10 @@ import os
 import sys
 from collections.abc import Sequence
 
+from sqlalchemy.exc import DBAPIError
+
+from studio.core.store.errors import LibraryError
+
 from .app import CliApp, CliError
 
 # Which module holds each command: only the module of the command being run is imported, so
@@ -79,6 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
+    except LibraryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except DBAPIError as exc:  # the file itself: locked by another program, not a database, disk full
+        print(f"error: the library {app.db_path()} could not be used: {exc.orig}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -94,3 +94,21 @@ def test_demo_library_and_a_run(cli) -> None:  # type: ignore[no-untyped-def]
     csv_text = cli("runs", "export", str(summary["id"]), "--format", "csv").stdout
     table = list(csv.reader(io.StringIO(csv_text)))
     assert table[0][:4] == ["index", "sample_id", "status", "score"] and len(table) == 61
+
+
+def test_a_broken_or_newer_library_is_a_sentence(tmp_path: Path) -> None:
+    import sqlite3
+
+    from tests.conftest import run_cli
+
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("this is not a database")
+    result = run_cli("graders", "list", db=junk)
+    assert result.returncode == 1 and "not a database" in result.stderr and "Traceback" not in result.stderr
+
+    newer = tmp_path / "newer.sqlite"
+    conn = sqlite3.connect(newer)
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    result = run_cli("graders", "list", db=newer)
+    assert result.returncode == 1 and "newer Grader Studio" in result.stderr and "Traceback" not in result.stderr

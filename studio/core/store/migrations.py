@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
+from .errors import LibraryError
+
 MIGRATIONS: list[list[str]] = [
     # 1: graders with immutable versions, datasets, runs, results, endpoints, judge cache
     [
@@ -117,7 +119,7 @@ MIGRATIONS: list[list[str]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-class SchemaTooNew(Exception):
+class SchemaTooNew(LibraryError):
     pass
 
 
