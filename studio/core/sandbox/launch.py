@@ -40,14 +40,37 @@ class LaunchPlan:
     cleanup: list[str] = field(default_factory=list)
 
 
-def python_runtime() -> tuple[str, str]:
-    """(interpreter, prefix to mount): the real binary behind a venv, and its installation."""
+@functools.lru_cache(maxsize=1)
+def _runtime() -> tuple[str, str, str]:
+    """(interpreter, installation prefix, "pythonX.Y") of the Python that runs the workers.
+
+    Normally the studio's own runtime (the real binary behind a venv). A frozen app (PyInstaller)
+    has no interpreter of its own to offer, so it uses the machine's ``python3``, asked once.
+    """
+    if getattr(sys, "frozen", False):
+        found = shutil.which("python3")
+        if found:
+            with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
+                out = subprocess.run(
+                    [found, "-I", "-S", "-c",
+                     "import os, sys; print(os.path.realpath(sys.executable)); print(sys.base_prefix);"
+                     " print(f'python{sys.version_info[0]}.{sys.version_info[1]}')"],
+                    capture_output=True, text=True, timeout=10, check=True,
+                ).stdout.split("\n")
+                return out[0], os.path.realpath(out[1]), out[2]
     exe = os.path.realpath(sys.executable)
     prefix = os.path.realpath(sys.base_prefix)
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     if not exe.startswith(prefix + os.sep):
-        candidate = Path(prefix, "bin", f"python{sys.version_info[0]}.{sys.version_info[1]}")
+        candidate = Path(prefix, "bin", version)
         if candidate.exists():
             exe = str(candidate)
+    return exe, prefix, version
+
+
+def python_runtime() -> tuple[str, str]:
+    """(interpreter, prefix to mount): the real binary behind a venv, and its installation."""
+    exe, prefix, _version = _runtime()
     return exe, prefix
 
 
@@ -122,7 +145,7 @@ def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) 
 
 def third_party_dirs(prefix: str) -> list[str]:
     """site-/dist-packages of the runtime and of /usr: mounted over with an empty directory."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    version = _runtime()[2]
     candidates = {
         f"{prefix}/lib/{version}/site-packages",
         f"{prefix}/lib64/{version}/site-packages",
