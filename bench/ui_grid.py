@@ -13,6 +13,7 @@ worst stall fell. Other processes on the machine move these figures: compare run
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import sys
@@ -31,30 +32,17 @@ from studio.ui.results import ResultsView  # noqa: E402
 from studio.ui.runs import RunPanel  # noqa: E402
 
 
-def build_big_run(lib: Library, n: int) -> int:
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    dataset = lib.datasets.create("big", (
-        Sample(id=f"s{i}", messages=[Turn(role="user", content=f"question {i}")], completion=f"answer {i}",
-               expected=f"answer {i}") for i in range(1000)))
-    run = lib.runs.create(lib.graders.get("exact").id, 1, dataset.id, n)
-    raw = lib.engine.raw_connection()
-    try:
-        raw.execute("BEGIN")
-        raw.execute(
-            """WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ? - 1)
-               INSERT INTO results (run_id, sample_idx, sample_id, status, score, duration_ms,
-                                    prompt_tokens, completion_tokens, cached, error)
-               SELECT ?, i, 's' || i,
-                      CASE WHEN i % 50 = 0 THEN 'error' WHEN i % 37 = 0 THEN 'invalid' ELSE 'ok' END,
-                      CASE WHEN i % 50 = 0 THEN NULL ELSE ((i * 7919) % 1000) / 1000.0 END,
-                      (i % 997) * 1.5, i % 300, i % 40, i % 3 = 0,
-                      CASE WHEN i % 50 = 0 THEN 'judge timed out #' || i END
-               FROM c""", (n, run.id))
-        raw.execute("COMMIT")
-    finally:
-        raw.close()
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
-    return run.id
+def _load_big_run():  # type: ignore[no-untyped-def]
+    """The results-grid tests' million-result run builder, so bench and tests measure the same data."""
+    path = Path(__file__).resolve().parents[1] / "tests" / "ui" / "results" / "big_run.py"
+    spec = importlib.util.spec_from_file_location("big_run", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.build_big_run
+
+
+build_big_run = _load_big_run()
 
 
 class Heartbeat:

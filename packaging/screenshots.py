@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from studio.core.store import Library
-from studio.ui.app import start_demo_servers
+from studio.ui.app import shut_down, start_demo_servers
 from studio.ui.context import AppContext
 from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
 from studio.ui.qt import QtCore, QtWidgets
@@ -146,15 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         ctx.tasks.wait_idle()
         window.page.discard()
         window.close()
-        for server in servers:
-            server.stop()
-        ctx.close()
-        try:
-            from studio.core.sandbox.pool import close_shared_pool
-
-            close_shared_pool()
-        except ImportError:
-            pass
+        shut_down(ctx, servers)
     for path in shots:
         print(path)
     return 0

@@ -8,7 +8,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
+from keyring.backend import KeyringBackend
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -45,3 +47,31 @@ def cli(db_path: Path):  # type: ignore[no-untyped-def]
         return run_cli(*args, db=db_path, **kwargs)
 
     return invoke
+
+
+class MemoryKeyring(KeyringBackend):
+    """An in-process keyring backend (the test machine has no OS keyring)."""
+
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.store.pop((service, username), None)
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

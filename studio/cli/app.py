@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+
     from studio.core.store.library import Library
 
 
@@ -17,6 +20,21 @@ class CliError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+def library_refusal(
+    func: Callable[[argparse.Namespace, CliApp], int],
+) -> Callable[[argparse.Namespace, CliApp], int]:
+    """Library refusals (locked, missing, conflict) become one line on stderr and exit 1."""
+    from studio.core.store import LibraryError
+
+    def wrapper(args: argparse.Namespace, app: CliApp) -> int:
+        try:
+            return func(args, app)
+        except LibraryError as exc:
+            raise CliError(str(exc)) from None
+
+    return wrapper
 
 
 class CliApp:

@@ -7,23 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.datasets import FORMATS, DatasetError, read_dataset
-from studio.core.store import LibraryError
 
-from .app import CliApp, CliError, add_json_flag
+from .app import CliApp, CliError, add_json_flag, library_refusal
 
 
+@library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     try:
         parsed = read_dataset(args.file, args.format)
     except DatasetError as exc:
         raise CliError(f"{exc}\nnothing was imported") from None
     name = args.name or Path(args.file).stem
-    try:
-        record = app.library.datasets.create(
-            name, parsed.samples, format=parsed.format, source=Path(args.file).name, replace=args.replace
-        )
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    record = app.library.datasets.create(
+        name, parsed.samples, format=parsed.format, source=Path(args.file).name, replace=args.replace
+    )
     print(f"imported {record.sample_count} samples into {record.name!r} (format {record.format})")
     return 0
 
@@ -38,12 +35,10 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        record = app.library.datasets.get(args.name)
-        samples = app.library.datasets.samples(args.name, offset=args.offset, limit=args.limit)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    record = app.library.datasets.get(args.name)
+    samples = app.library.datasets.samples(args.name, offset=args.offset, limit=args.limit)
     if args.json:
         app.print_json({"dataset": record.model_dump(mode="json"),
                         "samples": [s.model_dump(mode="json") for s in samples]})
@@ -59,11 +54,9 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+@library_refusal
 def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        app.library.datasets.delete(args.name)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    app.library.datasets.delete(args.name)
     print(f"deleted dataset {args.name}")
     return 0
 

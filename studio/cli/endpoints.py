@@ -22,7 +22,7 @@ from studio.core.judges.errors import JudgeError
 from studio.core.judges.probe import probe_endpoint
 from studio.core.store import LibraryError
 
-from .app import CliApp, CliError, add_json_flag
+from .app import CliApp, CliError, add_json_flag, library_refusal
 
 
 def key_source(config: EndpointConfig) -> str:
@@ -108,11 +108,9 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+@library_refusal
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        EndpointRepository.of(app.library).remove(args.name)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    EndpointRepository.of(app.library).remove(args.name)
     print(f"removed endpoint {args.name}")
     return 0
 

@@ -8,10 +8,9 @@ from typing import Any
 
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
-from studio.core.store import LibraryError
 from studio.core.store.graders import GraderRecord
 
-from .app import CliApp, CliError, add_json_flag
+from .app import CliApp, CliError, add_json_flag, library_refusal
 
 
 def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
@@ -53,19 +52,7 @@ def record_dict(record: GraderRecord) -> dict[str, Any]:
     }
 
 
-def _refusal(func):  # type: ignore[no-untyped-def]
-    """Library refusals (locked, missing, conflict) become one line on stderr and exit 1."""
-
-    def wrapper(args: argparse.Namespace, app: CliApp) -> int:
-        try:
-            return func(args, app)
-        except LibraryError as exc:
-            raise CliError(str(exc)) from None
-
-    return wrapper
-
-
-@_refusal
+@library_refusal
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     records = app.library.graders.list(include_deleted=args.all, deleted_only=args.trash)
     if args.json:
@@ -79,7 +66,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         definition = app.library.graders.version(args.key, args.version).definition
@@ -94,7 +81,7 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
     record = app.library.graders.create(definition, message=args.message or "")
@@ -103,7 +90,7 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
     before = app.library.graders.get(definition.key).current_version
@@ -115,14 +102,14 @@ def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
     app.library.graders.delete(args.key)
     print(f"deleted {args.key} (in the trash: `grader-studio graders restore {args.key}` brings it back)")
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         record = app.library.graders.restore_version(args.key, args.version)
@@ -133,14 +120,14 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     app.library.graders.set_locked(args.key, args.locked)
     print(f"{'locked' if args.locked else 'unlocked'} {args.key}")
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.graders.versions(args.key)
     if args.json:
@@ -160,14 +147,14 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_diff(args: argparse.Namespace, app: CliApp) -> int:
     diff = app.library.graders.diff(args.key, args.v1, args.v2)
     print(diff if diff else f"v{args.v1} and v{args.v2} are identical", end="" if diff else "\n")
     return 0
 
 
-@_refusal
+@library_refusal
 def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.graders.get(args.key, include_deleted=True)
     path = definition_files.save(record.definition, args.output)

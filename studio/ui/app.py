@@ -27,6 +27,19 @@ def start_demo_servers() -> tuple[list[Any], list[str]]:
     return servers, problems
 
 
+def shut_down(ctx: Any, servers: list[Any]) -> None:
+    """After the window: stop the demo servers, close the context, and end the sandbox workers."""
+    for server in servers:
+        server.stop()
+    ctx.close()
+    try:
+        from studio.core.sandbox.pool import close_shared_pool
+
+        close_shared_pool()
+    except ImportError:
+        pass
+
+
 def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
     from studio.core.store import Library
 
@@ -62,12 +75,4 @@ def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
     try:
         return app.exec()
     finally:
-        for server in servers:
-            server.stop()
-        ctx.close()
-        try:
-            from studio.core.sandbox.pool import close_shared_pool
-
-            close_shared_pool()
-        except ImportError:
-            pass
+        shut_down(ctx, servers)

@@ -126,6 +126,18 @@ def ctx(qapp: Any, tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
+def app_ctx(qapp: Any, library: Library, db_path: Path, tmp_path: Path) -> Iterator[Any]:
+    """An application context on the test's fresh library; background tasks drained before teardown."""
+    from studio.ui.context import AppContext
+
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    context = AppContext(library, db_path, settings=settings)
+    yield context
+    context.tasks.wait_idle()
+    qapp.processEvents()
+
+
+@pytest.fixture
 def window(qtbot: Any, ctx: Any, messages: FakeMessages) -> Iterator[Any]:
     from studio.ui.main_window import MainWindow
 

@@ -35,27 +35,11 @@ def test_export_dialog_previews_the_files(qtbot: Any, window: Any, ctx: Any, mes
     dialog.copy()
 
 
-class _Keyring:
-    def __init__(self) -> None:
-        self.stored: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, name: str) -> str | None:
-        return self.stored.get((service, name))
-
-    def set_password(self, service: str, name: str, key: str) -> None:
-        self.stored[(service, name)] = key
-
-    def delete_password(self, service: str, name: str) -> None:
-        self.stored.pop((service, name), None)
-
-
-def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, monkeypatch: Any) -> None:
-    credentials = pytest.importorskip("studio.core.judges.credentials")
+def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, memory_keyring: Any) -> None:
+    pytest.importorskip("studio.core.judges.credentials")
     from studio.core.judges.endpoint_store import EndpointRepository
     from studio.core.judges.fake_server import FakeJudgeServer
 
-    keyring = _Keyring()
-    monkeypatch.setattr(credentials, "_keyring", lambda: keyring)
     dialog = window.settings()
     qtbot.addWidget(dialog)
     page = dialog.endpoints
@@ -69,7 +53,7 @@ def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, mo
         assert page.save()
         config = EndpointRepository.of(ctx.library).get("local-judge")
         assert config.base_url == server.base_url
-        assert keyring.stored[("grader-studio", "local-judge")] == "sk-secret-123"
+        assert memory_keyring.store[("grader-studio", "local-judge")] == "sk-secret-123"
         raw = ctx.library.engine.raw_connection()
         try:
             dump = "\n".join(raw.iterdump())

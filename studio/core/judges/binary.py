@@ -7,8 +7,7 @@ from typing import Any
 
 from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
 
-from .chat import ChatMessage, ChatRequest, assistant, system, user
-from .parsing import parse_verdict
+from .chat import ChatMessage, assistant, system, user
 from .prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
 from .rendered import RenderedCall, RenderedPrompt
 from .templates import render_template
@@ -54,16 +53,11 @@ def preview(judge: BinaryJudge, sample: Sample) -> RenderedPrompt:
 
 
 async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
-    request = ChatRequest(
-        messages=build_messages(judge, sample),
-        temperature=judge.temperature,
-        max_tokens=judge.max_tokens,
-    )
-    response = await trace.ask("verdict", request)
-    verdict, reasoning = parse_verdict(response.text, VERDICTS)
+    messages = build_messages(judge, sample)
+    verdict, reasoning = await trace.ask_verdict("verdict", judge, messages, VERDICTS)
     if verdict is None:
         return trace.failure("the judge's answer has no PASS, FAIL or NA verdict")
     details = {"verdict": verdict}
     if verdict == "NA":
-        return trace.outcome(score=None, status="skipped", rationale=reasoning, details=details)
+        return trace.skipped(reasoning, details=details)
     return trace.outcome(score=SCORES[verdict], rationale=reasoning, details=details)

@@ -11,9 +11,8 @@ from typing import Any
 
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
 
-from .chat import ChatMessage, ChatRequest, system, user
+from .chat import ChatMessage, system, user
 from .errors import JudgeError
-from .parsing import parse_verdict
 from .prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
 from .rendered import RenderedCall, RenderedPrompt
 from .templates import render_template
@@ -60,13 +59,9 @@ async def score(
     judge: CriteriaJudge, sample: Sample, trace: Trace, memo: dict[str, Any]
 ) -> Outcome:
     async def one(i: int, criterion: Criterion) -> dict[str, Any]:
-        request = ChatRequest(
-            messages=build_messages(judge, sample, criterion),
-            temperature=judge.temperature,
-            max_tokens=judge.max_tokens,
+        verdict, reasoning = await trace.ask_verdict(
+            f"criterion {i}", judge, build_messages(judge, sample, criterion), VERDICTS
         )
-        response = await trace.ask(f"criterion {i}", request)
-        verdict, reasoning = parse_verdict(response.text, VERDICTS)
         return {
             "criterion": criterion.text,
             "weight": criterion.weight,

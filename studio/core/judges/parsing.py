@@ -42,27 +42,27 @@ def _balanced(text: str, opener: str, closer: str) -> list[str]:
     return found
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def _first_json(text: str, opener: str, closer: str, kind: type) -> Any:
+    """The first JSON value of type ``kind``: a fenced block or the whole text, else a bracketed part."""
     for candidate in _candidates(text):
-        for blob in [candidate.strip(), *_balanced(candidate, "{", "}")]:
+        for blob in [candidate.strip(), *_balanced(candidate, opener, closer)]:
             try:
                 value = json.loads(blob)
             except ValueError:
                 continue
-            if isinstance(value, dict):
+            if isinstance(value, kind):
                 return value
     return None
 
 
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    return _first_json(text, "{", "}", dict)
+
+
 def parse_json_list(text: str) -> list[Any] | None:
-    for candidate in _candidates(text):
-        for blob in [candidate.strip(), *_balanced(candidate, "[", "]")]:
-            try:
-                value = json.loads(blob)
-            except ValueError:
-                continue
-            if isinstance(value, list):
-                return value
+    found = _first_json(text, "[", "]", list)
+    if found is not None:
+        return found
     obj = parse_json_object(text)
     if obj:
         for value in obj.values():

@@ -15,7 +15,7 @@ from studio.core.models import Outcome, PrebuiltJudge, Sample
 
 from .chat import ChatMessage, ChatRequest, system, user
 from .errors import JudgeError
-from .parsing import parse_json_list, parse_verdict, split_sentences
+from .parsing import parse_json_list, split_sentences
 from .prompts import (
     ANSWER_RELEVANCY_SYSTEM,
     ANSWER_RELEVANCY_USER,
@@ -126,38 +126,19 @@ async def score(
     if judge.metric_type == "context_relevancy":
         items = [t.content for t in sample.messages if t.role == "document"]
         if not items:
-            return trace.outcome(
-                score=None,
-                status="skipped",
-                rationale="no document turns to judge",
-                details=details,
-            )
+            return trace.skipped("no document turns to judge", details=details)
     else:
         if judge.metric_type == "faithfulness" and not rag_context(sample).strip():
-            return trace.outcome(
-                score=None,
-                status="skipped",
-                rationale="no context to check claims against",
-                details=details,
-            )
+            return trace.skipped("no context to check claims against", details=details)
         items, method = await _claims(judge, sample, trace)
         details["claims_from"] = method
         if not items:
-            return trace.outcome(
-                score=None,
-                status="skipped",
-                rationale="the response makes no claims",
-                details=details,
-            )
+            return trace.skipped("the response makes no claims", details=details)
 
     async def one(i: int, item: str) -> dict[str, Any]:
-        request = ChatRequest(
-            messages=item_messages(judge, sample, item),
-            temperature=judge.temperature,
-            max_tokens=judge.max_tokens,
+        verdict, reasoning = await trace.ask_verdict(
+            f"{name} {i}", judge, item_messages(judge, sample, item), (positive, negative)
         )
-        response = await trace.ask(f"{name} {i}", request)
-        verdict, reasoning = parse_verdict(response.text, (positive, negative))
         if verdict is None:
             raise JudgeError(f"no {positive}/{negative} verdict for {name} {i}")
         return {name: item, "verdict": verdict, "ok": verdict == positive, "reasoning": reasoning}

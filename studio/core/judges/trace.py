@@ -5,10 +5,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from studio.core.models import Outcome
+from studio.core.models import JudgeBase, Outcome
 
 from .chat import ChatMessage, ChatRequest, ChatResponse
 from .client import JudgeClient
+from .parsing import parse_verdict
 
 
 class Trace:
@@ -34,6 +35,18 @@ class Trace:
         response = await self.client.chat(request)
         self.record(label, request.messages, response, slot)
         return response
+
+    async def ask_verdict(
+        self, label: str, judge: JudgeBase, messages: list[ChatMessage], allowed: tuple[str, ...]
+    ) -> tuple[str | None, str]:
+        """One call at the judge's temperature and token limit, read as (verdict, reasoning)."""
+        request = ChatRequest(
+            messages=messages,
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+        )
+        response = await self.ask(label, request)
+        return parse_verdict(response.text, allowed)
 
     def record(
         self,
@@ -92,6 +105,9 @@ class Trace:
 
     def failure(self, error: str, details: dict[str, Any] | None = None) -> Outcome:
         return self.outcome(score=None, status="error", error=error, details=details)
+
+    def skipped(self, rationale: str, details: dict[str, Any] | None = None) -> Outcome:
+        return self.outcome(score=None, status="skipped", rationale=rationale, details=details)
 
 
 def _finished(call: dict[str, Any]) -> dict[str, Any]:

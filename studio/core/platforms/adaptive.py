@@ -23,7 +23,16 @@ from studio.core.models import (
 )
 
 from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, judge_model, peek_json, read_json, read_text, slug, unexported
+from .fields import (
+    dump_json,
+    import_each,
+    judge_model,
+    peek_json,
+    read_json,
+    read_text,
+    slug,
+    unexported,
+)
 
 LABEL = "Adaptive"
 
@@ -241,14 +250,7 @@ class AdaptivePlatform(Platform):
                 raise PlatformError(f"{path.name} has no top-level async def grade(thread)")
             grader = FunctionGrader(key=key or slug(path.stem.removesuffix(".adaptive")), source=source)
             return ImportResult(graders=[grader])
-        data = read_json(path)
-        items = data if isinstance(data, list) else [data]
-        result = ImportResult()
-        for item in items:
-            try:
-                result.graders.append(self.from_payload(item, key if len(items) == 1 else None))
-            except PlatformError as exc:
-                result.warnings.append(str(exc))
+        result = import_each(read_json(path), self.from_payload, key)
         if not result.graders and result.warnings:
             raise PlatformError("; ".join(result.warnings))
         return result

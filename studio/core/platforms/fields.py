@@ -5,16 +5,16 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from studio.core.models import GraderBase, JudgeBase
+from studio.core.models import GraderBase, GraderDefinition, JudgeBase
 
-from .base import PlatformError
+from .base import ImportResult, PlatformError
 
 COMMON_FIELDS = frozenset({"kind", "key"})
 
@@ -86,6 +86,27 @@ def peek_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
+
+
+def import_each(
+    data: Any,
+    convert: Callable[[Any, str | None], GraderDefinition],
+    key: str | None,
+    errors: tuple[type[Exception], ...] = (PlatformError,),
+) -> ImportResult:
+    """A JSON list of graders (or a single one) converted item by item.
+
+    ``key`` names the grader only when there is just one; an item ``convert`` refuses with one of
+    ``errors`` becomes a warning. The caller decides what an import with no grader means.
+    """
+    items = data if isinstance(data, list) else [data]
+    result = ImportResult()
+    for item in items:
+        try:
+            result.graders.append(convert(item, key if len(items) == 1 else None))
+        except errors as exc:
+            result.warnings.append(str(exc))
+    return result
 
 
 def _yaml() -> YAML:

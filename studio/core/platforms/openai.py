@@ -24,7 +24,7 @@ from studio.core.models import (
 )
 
 from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, judge_model, peek_json, read_json, slug, unexported
+from .fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
 from .letta import builtin_mismatch
 from .templating import from_jinja, to_jinja
 
@@ -186,14 +186,7 @@ class OpenAIPlatform(Platform):
         return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        data = read_json(path)
-        items = data if isinstance(data, list) else [data]
-        result = ImportResult()
-        for item in items:
-            try:
-                result.graders.append(self.from_json(item, key if len(items) == 1 else None))
-            except (PlatformError, ValueError) as exc:
-                result.warnings.append(str(exc))
+        result = import_each(read_json(path), self.from_json, key, (PlatformError, ValueError))
         if not result.graders:
             raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.warnings)})")
         return result

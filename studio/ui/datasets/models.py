@@ -20,7 +20,21 @@ PAGE_ROWS = 100
 CACHE_ROWS = 600
 
 
-class DatasetsModel(QtCore.QAbstractTableModel):
+class _HeaderedModel(QtCore.QAbstractTableModel):
+    """A table whose columns are its ``HEADERS``, titled along the top."""
+
+    HEADERS: tuple[str, ...] = ()
+
+    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == _ROLE.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+
+class DatasetsModel(_HeaderedModel):
     HEADERS = ("Name", "Samples", "Format", "Source")
 
     def __init__(self, ctx: AppContext, parent: QObject | None = None) -> None:
@@ -42,14 +56,6 @@ class DatasetsModel(QtCore.QAbstractTableModel):
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.records)
-
-    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == _ROLE.DisplayRole:
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
         record = self.record(index.row()) if index.isValid() else None
@@ -79,7 +85,7 @@ def load_sample(engine: Engine, dataset_id: int, idx: int) -> Sample | None:
     return Sample.model_validate_json(row[0]) if row else None
 
 
-class SamplesModel(QtCore.QAbstractTableModel):
+class SamplesModel(_HeaderedModel):
     """A dataset's samples by position; idx runs 0..n-1, so a page is one indexed range query."""
 
     HEADERS = ("#", "Sample", "Input", "Completion", "Expected")
@@ -119,14 +125,6 @@ class SamplesModel(QtCore.QAbstractTableModel):
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.count
-
-    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == _ROLE.DisplayRole:
-            return self.HEADERS[section]
-        return None
 
     def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
         if not index.isValid():

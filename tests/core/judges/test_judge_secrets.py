@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
-import pytest
 from judge_helpers import add_endpoint, qa
-from keyring.backend import KeyringBackend
 
 from studio.cli import main
 from studio.core.judges.credentials import KEYRING_SERVICE, resolve_api_key, set_keyring_key
@@ -18,34 +14,6 @@ from studio.core.models import BinaryJudge, RangeJudge
 
 KEYRING_KEY = "sk-test-KEYRING-5f2c9a71d3"
 ENV_KEY = "sk-test-ENV-8b41e07c66"
-
-
-class MemoryKeyring(KeyringBackend):
-    """An in-process keyring backend (the test machine has no OS keyring)."""
-
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.store.pop((service, username), None)
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def library_bytes(db_path: Path) -> bytes:

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from big_run import build_big_run
 
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.store import Library
@@ -21,38 +22,11 @@ WAIT_MS = 20_000
 N = 1_000_000
 
 
-def build_big_run(lib: Library, n: int = N) -> int:
-    """A finished run of ``n`` results written straight into SQLite (one INSERT ... SELECT: ~4 s)."""
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    dataset = lib.datasets.create("big", (
-        Sample(id=f"s{i}", messages=[Turn(role="user", content=f"question {i}")], completion=f"answer {i}",
-               expected=f"answer {i}") for i in range(1000)))
-    run = lib.runs.create(lib.graders.get("exact").id, 1, dataset.id, n)
-    raw = lib.engine.raw_connection()
-    try:
-        raw.execute("BEGIN")
-        raw.execute(
-            """WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ? - 1)
-               INSERT INTO results (run_id, sample_idx, sample_id, status, score, duration_ms,
-                                    prompt_tokens, completion_tokens, cached, error)
-               SELECT ?, i, 's' || i,
-                      CASE WHEN i % 50 = 0 THEN 'error' WHEN i % 37 = 0 THEN 'invalid' ELSE 'ok' END,
-                      CASE WHEN i % 50 = 0 THEN NULL ELSE ((i * 7919) % 1000) / 1000.0 END,
-                      (i % 997) * 1.5, i % 300, i % 40, i % 3 = 0,
-                      CASE WHEN i % 50 = 0 THEN 'judge timed out #' || i END
-               FROM c""", (n, run.id))
-        raw.execute("COMMIT")
-    finally:
-        raw.close()
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
-    return run.id
-
-
 @pytest.fixture(scope="module")
 def big_library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int]]:
     path = tmp_path_factory.mktemp("big") / "library.sqlite"
     with Library.open(path) as lib:
-        run_id = build_big_run(lib)
+        run_id = build_big_run(lib, N)
     yield path, run_id
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from run_helpers import math_samples, slow_child_command
 
 from studio.core.models import BinaryJudge, BuiltinGrader, CriteriaJudge, Criterion, Sample, Turn
 from studio.core.store import Library
@@ -15,12 +14,6 @@ from studio.ui.qt import Qt, QTimer
 from studio.ui.runs import RunPanel
 
 WAIT_MS = 30_000
-SLOW_CHILD = Path(__file__).with_name("slow_child.py")
-
-
-def math_samples(n: int) -> list[Sample]:
-    return [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
-                   completion=str(2 * i if i % 4 else i + 1), expected=str(2 * i)) for i in range(n)]
 
 
 def make_panel(qtbot, app_ctx) -> RunPanel:  # type: ignore[no-untyped-def]
@@ -82,8 +75,7 @@ def slow_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small batches with a pause each, so a cancel lands mid-run (in the run's child process)."""
     from studio.ui.runs import worker
 
-    monkeypatch.setattr(worker, "child_command",
-                        lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
+    monkeypatch.setattr(worker, "child_command", slow_child_command)
 
 
 def test_cancel_mid_run_keeps_the_window_responsive_then_resume(qtbot, app_ctx, slow_builtin) -> None:  # type: ignore[no-untyped-def]

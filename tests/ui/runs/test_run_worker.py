@@ -14,20 +14,15 @@ import time
 from pathlib import Path
 
 import pytest
+from run_helpers import SLOW_CHILD, math_samples, slow_child_command
 
 from studio.core.engine.runner import RunOptions, start_run
-from studio.core.models import BuiltinGrader, Sample, Turn
+from studio.core.models import BuiltinGrader
 from studio.core.store import Library
 from studio.ui.runs import RunPanel, RunWorker, worker
 
 REPO = Path(__file__).resolve().parents[3]
-SLOW_CHILD = Path(__file__).with_name("slow_child.py")
 WAIT_MS = 30_000
-
-
-def math_samples(n: int) -> list[Sample]:
-    return [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
-                   completion=str(2 * i if i % 4 else i + 1), expected=str(2 * i)) for i in range(n)]
 
 
 @pytest.fixture
@@ -35,6 +30,18 @@ def math_library(library: Library) -> Library:
     library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
     library.datasets.create("math", math_samples(3000))
     return library
+
+
+def math_panel(qtbot, app_ctx, monkeypatch, samples: int, command) -> RunPanel:  # type: ignore[no-untyped-def]
+    """A run panel set to grade ``samples`` sums with exact_match, its child started by ``command(db)``."""
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(samples))
+    monkeypatch.setattr(worker, "child_command", command)
+    panel = RunPanel(app_ctx)
+    qtbot.addWidget(panel)
+    panel.select(grader="exact", dataset="math")
+    return panel
 
 
 def events(stdout: str) -> list[dict]:
@@ -110,14 +117,8 @@ def test_worker_reports_progress_then_the_run(qtbot, app_ctx) -> None:  # type: 
 
 
 def test_a_child_that_dies_reports_its_stderr_tail(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    lib: Library = app_ctx.library
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    lib.datasets.create("math", math_samples(10))
     code = "import sys; print('not json'); sys.stderr.write('line one\\nthe disk is on fire\\n'); sys.exit(3)"
-    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, "-c", code])
-    panel = RunPanel(app_ctx)
-    qtbot.addWidget(panel)
-    panel.select(grader="exact", dataset="math")
+    panel = math_panel(qtbot, app_ctx, monkeypatch, 10, lambda db: [sys.executable, "-c", code])
     with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
         run_id = panel.start()
     assert finished.args[0] is None and not panel.is_running()
@@ -127,13 +128,7 @@ def test_a_child_that_dies_reports_its_stderr_tail(qtbot, app_ctx, monkeypatch) 
 
 
 def test_a_child_killed_mid_run_fails_and_the_run_stays_resumable(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    lib: Library = app_ctx.library
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    lib.datasets.create("math", math_samples(3000))
-    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
-    panel = RunPanel(app_ctx)
-    qtbot.addWidget(panel)
-    panel.select(grader="exact", dataset="math")
+    panel = math_panel(qtbot, app_ctx, monkeypatch, 3000, slow_child_command)
     run_id = panel.start()
     qtbot.waitUntil(lambda: panel.worker is not None and panel.worker.child_pid is not None
                     and panel.worker.last_progress is not None, timeout=WAIT_MS)
@@ -141,7 +136,7 @@ def test_a_child_killed_mid_run_fails_and_the_run_stays_resumable(qtbot, app_ctx
         os.kill(panel.worker.child_pid, 9)
     assert finished.args[0] is None
     assert "stopped unexpectedly" in panel.message.text()
-    info = lib.runs.get(run_id)
+    info = app_ctx.library.runs.get(run_id)
     assert 0 < info.done < 3000 and info.status != "completed"  # "running" until the store says otherwise
     qtbot.waitUntil(lambda: panel.runs.row_of(run_id) is not None, timeout=WAIT_MS)
     panel.open_run(run_id)
@@ -152,13 +147,7 @@ def test_a_child_killed_mid_run_fails_and_the_run_stays_resumable(qtbot, app_ctx
 
 
 def test_cancel_before_the_child_started_still_cancels(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    lib: Library = app_ctx.library
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    lib.datasets.create("math", math_samples(3000))
-    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
-    panel = RunPanel(app_ctx)
-    qtbot.addWidget(panel)
-    panel.select(grader="exact", dataset="math")
+    panel = math_panel(qtbot, app_ctx, monkeypatch, 3000, slow_child_command)
     with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
         run_id = panel.start()
         panel.cancel()  # the child is still importing: the SIGINT waits for its "started" line
@@ -168,13 +157,7 @@ def test_cancel_before_the_child_started_still_cancels(qtbot, app_ctx, monkeypat
 
 
 def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    lib: Library = app_ctx.library
-    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
-    lib.datasets.create("math", math_samples(3000))
-    monkeypatch.setattr(worker, "child_command", lambda db: [sys.executable, str(SLOW_CHILD), "--db", str(db)])
-    panel = RunPanel(app_ctx)
-    qtbot.addWidget(panel)
-    panel.select(grader="exact", dataset="math")
+    panel = math_panel(qtbot, app_ctx, monkeypatch, 3000, slow_child_command)
     run_id = panel.start()
     child = panel.worker
     assert child is not None
@@ -182,4 +165,4 @@ def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> No
     started = time.perf_counter()
     panel.shutdown()
     assert time.perf_counter() - started < 10 and not child.isRunning() and not panel.is_running()
-    assert lib.runs.get(run_id).status == "cancelled"
+    assert app_ctx.library.runs.get(run_id).status == "cancelled"
