@@ -37,10 +37,14 @@ class Outcome(BaseModel):
     @classmethod
     def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,
                details: dict[str, Any] | None = None, rationale: str | None = None) -> Outcome:
-        """An ok outcome from values the caller already checked: the hot path of every run skips
-        validation here (it costs more than grading an exact match)."""
-        return cls.model_construct(status="ok", score=score, scores=scores, duration_ms=duration_ms,
-                                   details=details if details is not None else {}, rationale=rationale)
+        """An ok outcome: the constructor every scorer's hot path uses (validating a dict is the
+        fastest way pydantic builds a model; ``model_construct`` is twice as slow)."""
+        data: dict[str, Any] = {"status": "ok", "score": score, "scores": scores, "duration_ms": duration_ms}
+        if details:
+            data["details"] = details
+        if rationale is not None:
+            data["rationale"] = rationale
+        return cls.model_validate(data)
 
     @classmethod
     def failure(cls, error: str, *, duration_ms: float = 0.0, raw: Any = None) -> Outcome:

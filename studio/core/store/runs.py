@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -46,6 +47,21 @@ def _dumps(value: Any) -> str | None:
     return _ENCODER.encode(value)
 
 
+_SCORE_PREFIX: dict[str, str] = {}
+
+
+def _dumps_scores(scores: dict[str, float]) -> str | None:
+    """Most outcomes carry one finite score under the metric key: write that JSON directly."""
+    if len(scores) == 1:
+        key, value = next(iter(scores.items()))
+        if type(value) is float and math.isfinite(value):
+            prefix = _SCORE_PREFIX.get(key)
+            if prefix is None:
+                prefix = _SCORE_PREFIX.setdefault(key, "{" + json.dumps(key, ensure_ascii=False) + ": ")
+            return prefix + repr(value) + "}"
+    return _dumps(scores)
+
+
 def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict[str, Any]:
     return {
         "run_id": run_id,
@@ -53,7 +69,7 @@ def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict
         "sample_id": sample_id,
         "status": outcome.status,
         "score": outcome.score,
-        "scores": _dumps(outcome.scores),
+        "scores": _dumps_scores(outcome.scores),
         "rationale": outcome.rationale,
         "details": _dumps(outcome.details),
         "error": outcome.error,
