@@ -116,6 +116,8 @@ class DatasetsView(QtWidgets.QWidget):
             self.select_dataset(current.name)
         elif self.pages.currentWidget() is not self.importer:
             self._show_default()
+            if self.datasets.rowCount():  # open on the first dataset rather than an empty pane
+                self.list.setCurrentIndex(self.datasets.index(0, 0))
 
     def current_dataset(self) -> DatasetRecord | None:
         index = self.list.currentIndex()
