@@ -94,6 +94,23 @@ def engine_end_to_end(samples: list[Sample]) -> tuple[float, str]:
     return elapsed, "engine run with results persisted (pool start included)"
 
 
+def cli_end_to_end(samples: list[Sample]) -> float:
+    """``grader-studio run`` as a user types it: interpreter and CLI start-up, sandbox, storage."""
+    import subprocess
+
+    from studio.core.store import Library
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "cli.sqlite"
+        with Library.open(db) as library:
+            library.graders.create(FunctionGrader(key="exact", source=SOURCE))
+            library.datasets.create("bench", samples)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "studio", "--db", str(db), "run", "exact", "bench", "--json"],
+                       check=True, capture_output=True)
+        return time.perf_counter() - start
+
+
 def engine_floor(samples: list[Sample]) -> float | None:
     """The same engine run with the in-process built-in exact_match: what storage alone costs."""
     try:
@@ -167,6 +184,7 @@ def main() -> int:
 
     plain = plain_loop(samples)
     engine, how = engine_end_to_end(samples)
+    cli = cli_end_to_end(samples)
     floor = engine_floor(samples)
     scorer = scorer_only(samples)
     naive_n = min(args.naive, args.samples)
@@ -176,6 +194,7 @@ def main() -> int:
     rows = [
         ("plain in-process loop", plain),
         (f"sandboxed: {how}", engine),
+        ("sandboxed: `grader-studio run` end to end (CLI start-up included)", cli),
         ("sandboxed: scorer only (pool start included)", scorer),
         *([("no sandbox: same engine run, built-in exact_match in-process", floor)] if floor else []),
         (f"one sandboxed process per sample (extrapolated from {naive_n})", naive),
@@ -187,8 +206,8 @@ def main() -> int:
     print(f"  and {naive / engine:,.0f}x faster than a process per sample "
           f"(scorer only: {naive / scorer:,.0f}x)")
     target = 50_000
-    verdict = "meets" if n / engine >= target else "misses"
-    print(f"  target {target:,} samples/s end to end: {verdict} ({n / engine:,.0f})")
+    verdict = "meets" if n / cli >= target else "misses"
+    print(f"  target {target:,} samples/s end to end (CLI): {verdict} ({n / cli:,.0f}; engine alone {n / engine:,.0f})")
     return 0
 
 
