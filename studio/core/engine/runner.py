@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import itertools
 import threading
 import time
@@ -19,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from studio.core.models import Outcome, RunInfo, Sample
+from studio.core.models import Outcome, RunInfo
 from studio.core.store import Library
 
 from .registry import make_scorer
@@ -91,7 +92,16 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     done = library.runs.done_indices(run_id)
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, cancel=cancel)
-    pending = library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
+
+    def pending(raw: bool) -> Iterator[Any]:
+        if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
+            return library.datasets.iter_raw(dataset.id, limit=info.total, skip=done)
+        return library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
+
+    # A run allocates a few short-lived objects per sample; every full collection would also walk
+    # the whole heap the process already held (the app, a caller's data): keep that out of the
+    # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
+    gc.freeze()
     try:
         _attach_model_bridge(library, definition, ctx)
         metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
@@ -102,6 +112,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
                                 error=f"{type(exc).__name__}: {exc}")
         raise
     finally:
+        gc.unfreeze()
         bridge = ctx.options.get("model_bridge")
         if bridge is not None and hasattr(bridge, "close"):
             bridge.close()
@@ -142,12 +153,12 @@ class _Feeder:
     small batches: a killed run then loses at most a fraction of a second of work per worker.
     """
 
-    def __init__(self, pending: Iterator[tuple[int, Sample]], maximum: int | None) -> None:
+    def __init__(self, pending: Iterator[Any], maximum: int | None) -> None:
         self.pending = pending
         self.maximum = maximum
         self.size = maximum if maximum is None else min(FIRST_BATCH, maximum)
 
-    def next_batch(self) -> list[tuple[int, Sample]] | None:
+    def next_batch(self) -> list[Any] | None:
         if self.size is None:
             batch = list(self.pending)
         else:
@@ -164,9 +175,12 @@ class _Feeder:
 
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
-                 pending: Iterator[tuple[int, Sample]], total: int, already: int,
+                 pending: Callable[[bool], Iterator[Any]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event) -> dict[str, float]:
+    """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
+    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane)."""
     scorer: Scorer = make_scorer(definition, ctx)
+    raw = bool(getattr(scorer, "accepts_raw_json", False)) and hasattr(scorer, "score_raw_batch")
     start = time.perf_counter()
     counts: dict[str, int] = {}
     done = already
@@ -199,7 +213,7 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
                                          [(idx, o) for idx, _, o in rows]))
 
-    feeder = _Feeder(pending, scorer.batch_size)
+    feeder = _Feeder(pending(raw), scorer.batch_size)
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:
@@ -209,15 +223,20 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             if batch is None:
                 return
             began = time.perf_counter()
-            outcomes = await scorer.score_batch([s for _, s in batch])
+            if raw:
+                outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
+                keyed = [(i, sid) for i, sid, _ in batch]
+            else:
+                outcomes = await scorer.score_batch([s for _, s in batch])
+                keyed = [(i, s.id) for i, s in batch]
             feeder.observe(len(batch), time.perf_counter() - began)
             if len(outcomes) != len(batch):
                 raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
             if cancel.is_set():
                 # a batch cut short by cancel: keep only what really graded
-                pairs = [(i, s.id, o) for (i, s), o in zip(batch, outcomes, strict=True) if o.error != "cancelled"]
+                pairs = [(i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True) if o.error != "cancelled"]
             else:
-                pairs = [(i, s.id, o) for (i, s), o in zip(batch, outcomes, strict=True)]
+                pairs = [(i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
             await outbox.put(pairs)
 
     writer_task = asyncio.create_task(writer())

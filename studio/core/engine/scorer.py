@@ -45,6 +45,10 @@ class Scorer(Protocol):
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]: ...
 
+    # Optional (see ``ScorerBase``): a scorer whose ``accepts_raw_json`` is true also has
+    # ``async score_raw_batch(rows: Sequence[tuple[str, str]]) -> list[Outcome]`` taking
+    # (sample id, stored sample JSON) pairs, and the engine then never parses the samples.
+
     def run_metrics(self) -> dict[str, float]:
         """Run-level metrics the grader reported (MKA1 ``grade_batch`` ``metrics``), else {}."""
         ...
@@ -60,6 +64,8 @@ class ScorerBase:
 
     batch_size: int | None = 64
     parallel_batches: int = 1
+    #: true when ``score_raw_batch`` grades samples from their stored JSON (the engine's raw lane)
+    accepts_raw_json: bool = False
 
     def run_metrics(self) -> dict[str, float]:
         return {}

@@ -1,7 +1,9 @@
-"""A studio Sample in the shape each platform's grader reads (built in the parent, sent as JSON).
+"""A studio Sample in the shape each platform's grader reads.
 
-Row fields (``Sample.fields``) pass through unchanged so graders written against a platform's own
-rows (MKA1 ``item``, Letta ``rubric_vars``, promptfoo ``vars``) see what they would see there.
+The builders live in the guest package (``studio_guest.payloads``, stdlib only) so that there is one
+implementation: the worker builds payloads from the stored sample JSON it is sent as is, and the
+studio builds them here, from the same plain-data form of a ``Sample``, when it holds objects
+(validation, a Letta extractor that runs in the studio).
 """
 
 from __future__ import annotations
@@ -11,66 +13,41 @@ from typing import Any
 
 from studio.core.models import Extractor, Sample
 
+from .guest.studio_guest import payloads as guest
+
+input_text = guest.input_text
+
+
+def sample_data(sample: Sample) -> dict[str, Any]:
+    """The plain-data form of a sample the guest builders read (the fields they use, values as is)."""
+    return {
+        "id": sample.id,
+        "messages": [{"role": t.role, "content": t.content} for t in sample.messages],
+        "completion": sample.completion,
+        "expected": sample.expected,
+        "metadata": sample.metadata,
+        "fields": sample.fields,
+    }
+
 
 def adaptive(sample: Sample) -> dict[str, Any]:
-    turns = [[t.role, t.content] for t in sample.messages]
-    if sample.completion is not None:
-        turns.append(["assistant", sample.completion])
-    metadata = sample.metadata
-    if sample.expected is not None and "expected" not in metadata:
-        metadata = {**metadata, "expected": sample.expected}
-    return {"turns": turns, "metadata": metadata}
-
-
-def _prompt(sample: Sample) -> str:
-    prompt = sample.fields.get("prompt")
-    return prompt if isinstance(prompt, str) else sample.input_text()
+    return guest.adaptive(sample_data(sample))
 
 
 def mka1_sample_dict(sample: Sample) -> dict[str, Any]:
-    f = sample.fields
-    output = sample.completion or ""
-    return {
-        "output_text": output,
-        "extracted_output": f.get("extracted_output", output),
-        "model": f.get("model"),
-        "prompt": _prompt(sample),
-        "task_id": f.get("task_id"),
-        "run_id": f.get("run_id"),
-        "sample_id": sample.id,
-    }
+    return guest.mka1_sample_dict(sample_data(sample))
 
 
 def mka1_item(sample: Sample) -> dict[str, Any]:
-    item = dict(sample.fields)
-    item.setdefault("prompt", _prompt(sample))
-    item.setdefault("target", sample.expected)
-    item.setdefault("reference_answer", sample.expected)
-    item.setdefault("choices", [])
-    item.setdefault("task_id", sample.fields.get("task_id"))
-    return item
+    return guest.mka1_item(sample_data(sample))
 
 
 def mka1_sample(sample: Sample) -> dict[str, Any]:
-    return {"sample": mka1_sample_dict(sample), "item": mka1_item(sample)}
+    return guest.mka1_sample(sample_data(sample))
 
 
 def mka1_batch_entry(sample: Sample) -> dict[str, Any]:
-    f = sample.fields
-    output = sample.completion or ""
-    return {
-        "sample_id": sample.id,
-        "task_id": f.get("task_id"),
-        "model": f.get("model"),
-        "prompt": _prompt(sample),
-        "target": sample.expected,
-        "output_text": output,
-        "extracted_output": f.get("extracted_output", output),
-        "dataset_row": dict(f),
-        "response_id": f.get("response_id"),
-        "scores": {},
-        "judge": None,
-    }
+    return guest.mka1_batch_entry(sample_data(sample))
 
 
 def _submission(sample: Sample, extractor: Extractor | None) -> str:
@@ -86,34 +63,11 @@ def _submission(sample: Sample, extractor: Extractor | None) -> str:
 
 
 def letta(sample: Sample, extractor: Extractor | None = None) -> dict[str, Any]:
-    f = sample.fields
-    return {
-        "sample": {
-            "id": sample.id,
-            "input": f.get("input", sample.input_text()),
-            "ground_truth": sample.expected,
-            "metadata": sample.metadata,
-            "rubric_vars": f.get("rubric_vars") or {},
-            "agent_args": f.get("agent_args") or {},
-            "extra_vars": f.get("extra_vars") or {},
-        },
-        "submission": _submission(sample, extractor),
-    }
+    return guest.letta(sample_data(sample), _submission(sample, extractor))
 
 
 def promptfoo(sample: Sample) -> dict[str, Any]:
-    variables = dict(sample.fields.get("vars") or sample.fields)
-    if sample.expected is not None:
-        variables.setdefault("expected", sample.expected)
-    return {
-        "output": sample.completion or "",
-        "context": {
-            "prompt": _prompt(sample),
-            "vars": variables,
-            "test": {"vars": variables, "metadata": sample.metadata},
-            "config": {},
-        },
-    }
+    return guest.promptfoo(sample_data(sample))
 
 
 BUILDERS: dict[str, Callable[[Sample], dict[str, Any]]] = {
@@ -128,5 +82,10 @@ BUILDERS: dict[str, Callable[[Sample], dict[str, Any]]] = {
 def build(contract: str, samples: Sequence[Sample], extractor: Extractor | None = None) -> list[dict[str, Any]]:
     if contract == "letta" and extractor is not None:
         return [letta(s, extractor) for s in samples]
-    make = BUILDERS[contract]
-    return [make(s) for s in samples]
+    make = guest.BUILDERS[contract]
+    return [make(sample_data(s)) for s in samples]
+
+
+def needs_studio(contract: str, extractor: Extractor | None) -> bool:
+    """Whether payloads must be built in the studio (a Letta extractor runs there), not in the worker."""
+    return contract == "letta" and extractor is not None

@@ -76,6 +76,17 @@ def describe_exit(code: int | None, memory_mb: int | None = None) -> str:
     return f"the worker exited with code {code} (os._exit or a fatal error in the grader)"
 
 
+def _raw_request(rid: int, texts: list[str], precise: bool, whole: bool) -> bytes:
+    """A grade request whose samples are JSON texts already (one line each, as stored): joined into
+    the message instead of parsed and encoded again."""
+    body = ",".join(texts)
+    if "\n" in body:  # compact JSON never holds a raw newline; anything else goes through a parse
+        body = ",".join(json.dumps(json.loads(t), separators=(",", ":"), allow_nan=True) for t in texts)
+    head = json.dumps({"op": "grade", "id": rid, "precise": precise, "whole": whole, "raw": True},
+                      separators=(",", ":"))
+    return (head[:-1] + ',"samples":[' + body + "]}\n").encode()
+
+
 class WorkerProcess:
     def __init__(self, plan: LaunchPlan) -> None:
         self.plan = plan
@@ -103,7 +114,9 @@ class WorkerProcess:
         return self.proc.poll() is None
 
     def _write(self, message: dict[str, Any]) -> None:
-        data = (json.dumps(message, separators=(",", ":"), allow_nan=True) + "\n").encode()
+        self._write_bytes((json.dumps(message, separators=(",", ":"), allow_nan=True) + "\n").encode())
+
+    def _write_bytes(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
@@ -212,7 +225,7 @@ class WorkerProcess:
 
     def grade(
         self,
-        samples: list[Any],
+        samples: list[Any] | list[str],
         *,
         timeout: float,
         precise: bool = False,
@@ -220,15 +233,20 @@ class WorkerProcess:
         on_model: ModelHandler | None = None,
         memory_mb: int | None = None,
         cancel: threading.Event | None = None,
+        raw: bool = False,
     ) -> BatchReply:
         """Run one batch. ``timeout`` is the per-sample wall limit: the time allowed between two
-        signs of progress (a flushed result or a model call)."""
+        signs of progress (a flushed result or a model call). ``raw``: the samples are stored sample
+        JSON texts, spliced into the request as they are; the worker shapes them for the contract."""
         self._next_id += 1
         rid = self._next_id
         reply = BatchReply()
         count = 1 if whole else len(samples)
         try:
-            self._write({"op": "grade", "id": rid, "samples": samples, "precise": precise, "whole": whole})
+            if raw:
+                self._write_bytes(_raw_request(rid, samples, precise, whole))  # type: ignore[arg-type]
+            else:
+                self._write({"op": "grade", "id": rid, "samples": samples, "precise": precise, "whole": whole})
         except (BrokenPipeError, OSError):
             reply.failure = Failure("crash", self._exit_message(memory_mb))
             self.kill()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from studio.core.engine.scorer import GradingContext, ScorerBase
 from studio.core.models import FunctionGrader, Outcome, Sample
@@ -33,6 +34,9 @@ class FunctionScorer(ScorerBase):
         self._idle: list[GraderSession] = []
         self._all: list[GraderSession] = []
         self._metrics: dict[str, float] = {}
+        #: the engine may hand over samples as stored JSON (``score_raw_batch``): the worker builds
+        #: the payloads, except when a Letta extractor must run in the studio
+        self.accepts_raw_json = not payloads.needs_studio(grader.contract, grader.extractor)
 
     def _session(self) -> GraderSession:
         if self._idle:
@@ -58,23 +62,37 @@ class FunctionScorer(ScorerBase):
         finally:
             self._idle.append(session)
 
+    async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]:
+        """``score_batch`` for samples as stored: (sample id, sample JSON) pairs, never parsed here;
+        the worker shapes them for the contract (only when ``accepts_raw_json``)."""
+        if self.ctx.cancel.is_set():
+            return [Outcome.failure("cancelled") for _ in rows]
+        session = self._session()
+        try:
+            return await asyncio.to_thread(self._run, session, [t for _, t in rows], [i for i, _ in rows], True)
+        finally:
+            self._idle.append(session)
+
     def _score(self, session: GraderSession, samples: Sequence[Sample]) -> list[Outcome]:
+        data = payloads.build(self.grader.contract, samples, self.grader.extractor)
+        return self._run(session, data, [s.id for s in samples], False)
+
+    def _run(self, session: GraderSession, data: list[Any], ids: list[str], raw: bool) -> list[Outcome]:
         contract = self.grader.contract
         start = time.perf_counter()
-        data = payloads.build(contract, samples, self.grader.extractor)
         if contract == "mka1_batch":
-            entry = session.run(data, whole=True, cancel=self.ctx.cancel)[0]
-            ms = (time.perf_counter() - start) * 1000 / max(1, len(samples))
+            entry = session.run(data, whole=True, cancel=self.ctx.cancel, raw=raw)[0]
+            ms = (time.perf_counter() - start) * 1000 / max(1, len(ids))
             if entry[1] != OK:
                 failed = to_outcome(entry, contract, self.key, self.spec.memory_mb, self.spec.output_kib)
-                return [failed.model_copy(update={"duration_ms": ms}) for _ in samples]
-            outcomes, metrics = batch_outcomes(entry[2], [s.id for s in samples], self.key)
+                return [failed.model_copy(update={"duration_ms": ms}) for _ in ids]
+            outcomes, metrics = batch_outcomes(entry[2], ids, self.key)
             self._metrics.update(metrics)
             for outcome in outcomes:
                 outcome.duration_ms = ms
             return outcomes
-        entries = session.run(data, cancel=self.ctx.cancel)
-        ms = (time.perf_counter() - start) * 1000 / max(1, len(samples))
+        entries = session.run(data, cancel=self.ctx.cancel, raw=raw)
+        ms = (time.perf_counter() - start) * 1000 / max(1, len(ids))
         key, memory_mb, output_kib = self.key, self.spec.memory_mb, self.spec.output_kib
         return [to_outcome(e, contract, key, memory_mb, output_kib, ms) for e in entries]
 

@@ -131,10 +131,12 @@ class GraderSession:
         return handle
 
     def run(
-        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None
+        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None,
+        raw: bool = False,
     ) -> list[list[Any]]:
         """One raw entry [index, status, value, ...] per payload (or one entry when ``whole``);
-        after a cancel the samples not yet graded get a "cancelled" error."""
+        after a cancel the samples not yet graded get a "cancelled" error. ``raw``: the payloads are
+        stored sample JSON texts that the worker shapes for the contract itself."""
         n = 1 if whole else len(payloads)
         results: list[list[Any] | None] = [None] * n
         pending = list(range(n))
@@ -155,6 +157,7 @@ class GraderSession:
                 on_model=self._model_handler(pending),
                 memory_mb=self.spec.memory_mb,
                 cancel=cancel,
+                raw=raw,
             )
             for local, entry in reply.results.items():
                 entry[0] = pending[local]

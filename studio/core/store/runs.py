@@ -28,6 +28,12 @@ _INSERT_RESULT = (
 )
 
 
+_INSERT_RESULT_VALUES = (
+    "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES ("
+    + ", ".join("?" for _ in range(len(RESULT_COLUMNS) + 1)) + ")"
+)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -81,6 +87,16 @@ def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict
     }
 
 
+def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
+    """``outcome_row`` as a tuple in ``RESULT_COLUMNS`` order (after run_id): the write hot path."""
+    raw = outcome.raw
+    return (
+        run_id, idx, sample_id, outcome.status, outcome.score, _dumps_scores(outcome.scores),
+        outcome.rationale, _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw),
+        outcome.duration_ms, outcome.prompt_tokens, outcome.completion_tokens, outcome.cached,
+    )
+
+
 def result_dict(row: Any) -> dict[str, Any]:
     data = dict(row._mapping)
     for key in ("scores", "details", "raw"):
@@ -110,10 +126,10 @@ class RunRepository:
         """One transaction per batch: what is written survives a kill; a re-graded sample is replaced."""
         if not rows:
             return
-        payload = [outcome_row(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
+        payload = [outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
         with self._engine.begin() as conn:
-            # the driver's executemany directly: this is the hot path of every run
-            conn.exec_driver_sql(_INSERT_RESULT, payload)
+            # the driver's executemany directly, positional parameters: this is the hot path of every run
+            conn.exec_driver_sql(_INSERT_RESULT_VALUES, payload)
 
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
