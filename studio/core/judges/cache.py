@@ -18,6 +18,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from studio.core.store.database import utcnow
 from studio.core.store.tables import judge_cache
 
+MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)
 _SELECT = f"SELECT response FROM {judge_cache.name} WHERE key = ?"
 
 
@@ -27,7 +28,8 @@ def request_body(payload: dict[str, Any]) -> bytes:
 
 
 def cache_key(kind: str, url_path: str, body: bytes) -> str:
-    """Digest of the provider, API path and request body (the model is in the body)."""
+    """Digest of the provider, the full URL (server and API path) and the request body (the model
+    is in the body)."""
     return hashlib.sha256(f"{kind} {url_path} ".encode() + body).hexdigest()
 
 
@@ -35,7 +37,8 @@ class ResponseCache:
     """Reads go straight to SQLite; writes are batched and done on one background thread so a
     run's event loop never waits on a commit. ``close`` (or ``flush``) writes what is left."""
 
-    def __init__(self, engine: Engine, flush_every: int = 64) -> None:
+    def __init__(self, engine: Engine, flush_every: int = 64, max_entries: int = MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
         self._engine = engine
         self._flush_every = flush_every
         self._pending: dict[str, str] = {}
@@ -82,9 +85,18 @@ class ResponseCache:
             )
             with self._engine.begin() as conn:
                 conn.execute(stmt)
+                self._evict(conn)
         with self._lock:
             for key in items:
                 self._writing.pop(key, None)
+
+    def _evict(self, conn: Any) -> None:
+        """Keep the newest ``max_entries`` responses: the cache must not grow the library forever."""
+        excess = conn.exec_driver_sql(f"SELECT count(*) FROM {judge_cache.name}").scalar_one() - self.max_entries
+        if excess > 0:
+            conn.exec_driver_sql(
+                f"DELETE FROM {judge_cache.name} WHERE key IN (SELECT key FROM {judge_cache.name} "
+                "ORDER BY created_at LIMIT ?)", (excess,))
 
     def flush(self) -> None:
         """Write everything remembered so far and wait until it is in the file."""

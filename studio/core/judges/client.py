@@ -105,7 +105,8 @@ class JudgeClient:
         salt: str = "",
     ) -> ChatResponse:
         body = request_body(payload)
-        key = cache_key(self.config.kind, path + salt, body)
+        # the server is part of the key: two servers that both call their model "default" differ
+        key = cache_key(self.config.kind, self.config.url_for(path) + salt, body)
         if self.cache is not None and self.read_cache:
             hit = self.cache.get(key)
             if hit is not None:

@@ -51,3 +51,29 @@ def test_multi_call_judges_are_cached_per_call(endpoint, fake_judge, score) -> N
     assert made == 6
     assert all(o.cached for o in score(judge, SAMPLES))
     assert calls(fake_judge) == made
+
+
+def test_two_servers_with_one_model_name_do_not_share_answers(library, endpoint, fake_judge, score) -> None:  # type: ignore[no-untyped-def]
+    from judge_helpers import add_endpoint
+
+    from studio.core.judges.fake_server import FakeJudgeServer
+
+    score(JUDGE, SAMPLES)
+    with FakeJudgeServer() as other:
+        add_endpoint(library, other, name="other")  # same model name "fake-judge", another server
+        again = score(JUDGE.model_copy(update={"endpoint": "other"}), SAMPLES)
+        assert other.requests["/v1/chat/completions"] == 3
+    assert not any(o.cached for o in again)
+
+
+def test_the_cache_keeps_only_its_newest_entries(library) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.judges.cache import ResponseCache
+
+    cache = ResponseCache(library.engine, flush_every=1, max_entries=5)
+    try:
+        for i in range(8):
+            cache.put(f"k{i}", {"n": i})
+            cache.flush()
+        assert [cache.get(f"k{i}") for i in range(8)] == [None, None, None] + [{"n": i} for i in range(3, 8)]
+    finally:
+        cache.close()
