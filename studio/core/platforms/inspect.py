@@ -1,14 +1,17 @@
 """Inspect AI: a Python module with an ``@scorer`` (and a task stub so ``inspect list tasks`` sees it).
 
-Built-in comparisons are written out as plain Python inside the scorer; MKA1-sample function
-graders are embedded verbatim and called with the sample/item dicts built from Inspect's state and
-target. Judges and composites are not exported: Inspect's model-graded scorers use their own
-prompts, which would score differently.
+Built-in comparisons are written out as plain Python inside the scorer. Function graders are embedded
+verbatim: MKA1-sample ones are called with the sample/item dicts built from Inspect's state and
+target; Adaptive ones with a ``StringThread`` of the conversation (the studio's own stdlib stand-in for
+``adaptive_harmony`` travels inside the module, so nothing else needs installing). Judges and
+composites are not exported: Inspect's model-graded scorers use their own prompts, which would score
+differently.
 """
 
 from __future__ import annotations
 
 from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
+from studio.core.sandbox.launch import GUEST_DIR
 
 from .base import ExportResult, Platform, Support
 from .fields import unexported
@@ -39,10 +42,10 @@ class InspectPlatform(Platform):
                 return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
             return Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "mka1_sample" or grader.model_access:
+            if grader.contract not in ("mka1_sample", "adaptive") or grader.model_access:
                 return Support.no(
-                    f"only grade(sample, item) functions without model access run inside an Inspect scorer; "
-                    f"this one uses {grader.contract}"
+                    "only grade(sample, item) and Adaptive grade(thread) functions without model access "
+                    f"run inside an Inspect scorer; this one uses {grader.contract}"
                 )
             return Support.yes()
         return Support.no(
@@ -58,12 +61,14 @@ class InspectPlatform(Platform):
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
         else:
             assert isinstance(grader, FunctionGrader)
-            body = self._function(grader)
+            body = self._adaptive(grader) if grader.contract == "adaptive" else self._function(grader)
             warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
         module = (
             f'"""{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r})."""\n\n'
             "from __future__ import annotations\n\n"
             "import re  # noqa: F401\n\n"
+            "import sys  # noqa: F401\n"
+            "import types  # noqa: F401\n\n"
             "from inspect_ai import Task, task\n"
             "from inspect_ai.scorer import Score, Target, mean, scorer\n"
             "from inspect_ai.solver import TaskState\n\n"
@@ -72,7 +77,7 @@ class InspectPlatform(Platform):
             f"def {fn}():\n"
             "    async def score(state: TaskState, target: Target) -> Score:\n"
             "        output = state.output.completion\n"
-            "        value = _score(output, target.text, state.input_text)\n"
+            "        value = await _score(state, output, target.text)\n"
             f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
             "    return score\n\n\n"
             "@task\n"
@@ -95,7 +100,7 @@ class InspectPlatform(Platform):
             "def fold(text: str) -> str:\n"
             "    text = text.strip() if STRIP else text\n"
             "    return text if CASE_SENSITIVE else text.lower()\n\n\n"
-            "def _score(output: str, target: str, question: str) -> float:\n"
+            "async def _score(state: TaskState, output: str, target: str) -> float:\n"
             f"    reference = {reference}\n"
             f"    return {value}\n"
         )
@@ -107,13 +112,37 @@ class InspectPlatform(Platform):
             "# --- the grader's own source, unchanged (MKA1 sample contract) ---\n"
             f"{grader.source.rstrip()}\n"
             "# --- end of the grader's source ---\n\n\n"
-            "def _score(output: str, target: str, question: str) -> float:\n"
+            "async def _score(state: TaskState, output: str, target: str) -> float:\n"
+            "    question = state.input_text\n"
             '    sample = {"output_text": output, "extracted_output": output, "prompt": question}\n'
             '    item = {"input": question, "target": target, "reference_answer": target}\n'
             "    result = grade(sample, item)  # noqa: F821 - defined by the source above\n"
             "    if isinstance(result, dict):\n"
             '        scores = result.get("scores") or {}\n'
             "        return float(scores.get(METRIC, next(iter(scores.values()), 0.0)))\n"
+            "    return float(result)\n"
+        )
+
+    @staticmethod
+    def _adaptive(grader: FunctionGrader) -> str:
+        shim = (GUEST_DIR / "shims" / "adaptive_harmony.py").read_text(encoding="utf-8")
+        return (
+            "# Grader Studio's stdlib stand-in for adaptive_harmony.StringThread, for the source below\n"
+            f"_SHIM = {shim!r}\n"
+            "if 'adaptive_harmony' not in sys.modules:\n"
+            "    _module = types.ModuleType('adaptive_harmony')\n"
+            "    exec(compile(_SHIM, 'adaptive_harmony.py', 'exec'), _module.__dict__)\n"
+            "    sys.modules['adaptive_harmony'] = _module\n\n"
+            "# --- the grader's own source, unchanged (Adaptive contract) ---\n"
+            f"{grader.source.rstrip()}\n"
+            "# --- end of the grader's source ---\n\n\n"
+            "async def _score(state: TaskState, output: str, target: str) -> float:\n"
+            "    from adaptive_harmony import StringThread\n\n"
+            "    turns = [(m.role, m.text) for m in state.messages if m.role != 'assistant']\n"
+            "    metadata = {**(state.metadata or {}), 'expected': target}\n"
+            "    result = grade(StringThread(turns + [('assistant', output)], metadata))  # noqa: F821\n"
+            "    if hasattr(result, '__await__'):\n"
+            "        result = await result\n"
             "    return float(result)\n"
         )
 

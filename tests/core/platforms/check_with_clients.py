@@ -65,8 +65,31 @@ def check_hud(path: Path) -> None:
         assert 0.0 <= result.reward <= 1.0, result
 
 
+def check_inspect(path: Path) -> None:
+    """Load the module and run its scorer on a stand-in state (no model is called)."""
+    from types import SimpleNamespace
+
+    from inspect_ai.model import ChatMessageUser
+    from inspect_ai.scorer import Score, Target
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    name = path.name.removesuffix("_inspect.py")
+    state = SimpleNamespace(
+        input_text="What is the capital of France?",
+        messages=[ChatMessageUser(content="What is the capital of France?")],
+        output=SimpleNamespace(completion="Paris"),
+        metadata={},
+    )
+    result = asyncio.run(getattr(module, name)()(state, Target("Paris")))
+    assert isinstance(result, Score) and 0.0 <= float(result.value) <= 1.0, result
+
+
 CHECKS = {".adaptive.json": check_adaptive, ".task.json": check_mka1, ".grader.json": check_mka1,
-          ".openai.json": check_openai, "_hud.py": check_hud}
+          ".openai.json": check_openai, "_hud.py": check_hud,
+          "_inspect.py": check_inspect}
 
 
 def main(root: Path) -> int:

@@ -116,5 +116,5 @@ EXPRESSIBLE = {
     "promptfoo": {"fn-promptfoo", "judge-plain", "judge-range", "rag-faithfulness", "rag-answer", "exact-raw",
                   "contains", "contains-case", "regex", "is-json", "keywords", "blend"},
     "hud": {"tests-pass", "judge-criteria", "contains", "keywords", "normalized", "either"},
-    "inspect": {"fn-mka1", "exact", "exact-raw", "contains", "regex"},
+    "inspect": {"fn-mka1", "fn-adaptive", "exact", "exact-raw", "contains", "regex"},
 }

@@ -69,7 +69,8 @@ def needs(module: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "module"),
-    [("adaptive", "adaptive_sdk"), ("mka1", "mka1"), ("openai", "openai"), ("hud", "hud.graders")],
+    [("adaptive", "adaptive_sdk"), ("mka1", "mka1"), ("openai", "openai"), ("hud", "hud.graders"),
+     ("inspect", "inspect_ai")],
 )
 def test_exports_load_in_python_clients(name: str, module: str, tmp_path: Path) -> None:
     needs(module)
