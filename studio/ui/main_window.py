@@ -7,9 +7,9 @@ Owns the menus and shortcuts, the unsaved-change guard (switching graders, closi
 from __future__ import annotations
 
 import contextlib
-import importlib
 
 from .context import AppContext
+from .datasets.view import DatasetsView
 from .dialogs.export import ExportDialog
 from .dialogs.settings import SettingsDialog
 from .editor.page import GraderPage
@@ -17,6 +17,7 @@ from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
 from .qt import Qt, QtGui, QtWidgets
+from .runs.panel import RunPanel
 from .theme import apply_theme
 
 TAB_GRADER, TAB_DATASETS, TAB_RUN = range(3)
@@ -28,15 +29,6 @@ def _placeholder(text: str) -> QtWidgets.QWidget:
     label.setObjectName("emptyState")
     label.setWordWrap(True)
     return label
-
-
-def _lazy_view(module: str, cls: str, ctx: AppContext, what: str) -> QtWidgets.QWidget:
-    """Another engineer's view, or a visible placeholder while it does not import."""
-    try:
-        view = getattr(importlib.import_module(module), cls)(ctx)
-    except ImportError:
-        return _placeholder(f"The {what} view is not available yet in this build.")
-    return view
 
 
 def _scrollable(view: QtWidgets.QWidget) -> QtWidgets.QWidget:
@@ -70,8 +62,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.grader_stack = QtWidgets.QStackedWidget()
         self.grader_stack.addWidget(self.empty)
         self.grader_stack.addWidget(self.page)
-        self.datasets_view = _lazy_view("studio.ui.datasets.view", "DatasetsView", ctx, "datasets")
-        self.run_panel = _lazy_view("studio.ui.runs.panel", "RunPanel", ctx, "run")
+        self.datasets_view = DatasetsView(ctx)
+        self.run_panel = RunPanel(ctx)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.grader_stack, "Grader")
@@ -178,9 +170,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _sandbox_unknown(self, exc: BaseException) -> None:
         self.sandbox_info = None
-        missing = isinstance(exc, ImportError)
-        self.sandbox_label.setText("Sandbox: not available yet" if missing else "Sandbox: unknown")
-        self.sandbox_label.setToolTip("" if missing else str(exc))
+        self.sandbox_label.setText("Sandbox: unknown")
+        self.sandbox_label.setToolTip(str(exc))
 
     def show_sandbox(self) -> None:
         text = self.sandbox_label.toolTip() or self.sandbox_label.text()
@@ -300,11 +291,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def run_current(self) -> None:
         self.tabs.setCurrentIndex(TAB_RUN)
         key = self.page.key
-        select = getattr(self.run_panel, "select", None)
-        if key and select is not None:
+        if key:
             if self.page.is_dirty():
                 self.say("The run uses the saved version: save (Ctrl+S) to run your edits.")
-            select(grader=key)
+            self.run_panel.select(grader=key)
 
     # -- state --------------------------------------------------------------------------------------------
     def _restore_state(self) -> None:
@@ -338,13 +328,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.guard():
             event.ignore()
             return
-        running = getattr(self.run_panel, "is_running", None)
-        if running is not None and running():
+        if self.run_panel.is_running():
             if not self.messages.confirm("A run is in progress",
                                          "Quit and cancel the run? Samples already graded are kept; you can resume it later.",
                                          "Cancel run and quit"):
                 event.ignore()
                 return
-            self.run_panel.shutdown()  # type: ignore[attr-defined]
+            self.run_panel.shutdown()
         self.save_state()
         event.accept()

@@ -9,19 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.core.models import GraderDefinition
+from studio.core.platforms import platforms
 
 from ..context import AppContext
 from ..editor.code_editor import CodeEditor
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtGui, QtWidgets
-
-
-def _platforms() -> dict | None:
-    try:
-        from studio.core.platforms import platforms
-    except ImportError:
-        return None
-    return platforms()
 
 
 def _language(path: str) -> str | None:
@@ -79,11 +72,7 @@ class ExportDialog(QtWidgets.QDialog):
         close.clicked.connect(self.reject)
         self.resize(960, 620)
 
-        found = _platforms()
-        if found is None:
-            self.platform.setEnabled(False)
-            self._show_problem("Exporters are not available yet in this build.")
-            return
+        found = platforms()
         for name, platform in found.items():
             support = platform.can_export(definition)
             self.platform.addItem(platform.label + ("" if support.ok else "  (cannot export this grader)"), name)
@@ -117,7 +106,7 @@ class ExportDialog(QtWidgets.QDialog):
 
     def refresh(self, *_: object) -> None:
         name = self.platform.currentData()
-        found = _platforms() or {}
+        found = platforms()
         platform = found.get(name)
         if platform is None:
             return

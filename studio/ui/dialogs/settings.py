@@ -210,14 +210,8 @@ class SettingsDialog(QtWidgets.QDialog):
         self.setWindowTitle("Settings")
         self.ctx = ctx
         tabs = QtWidgets.QTabWidget()
-        try:
-            self.endpoints: EndpointsPage | None = EndpointsPage(ctx, messages)
-            tabs.addTab(self.endpoints, "Endpoints")
-        except ImportError:
-            self.endpoints = None
-            missing = QtWidgets.QLabel("Judge endpoints are not available yet in this build.")
-            missing.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            tabs.addTab(missing, "Endpoints")
+        self.endpoints = EndpointsPage(ctx, messages)
+        tabs.addTab(self.endpoints, "Endpoints")
         appearance = QtWidgets.QWidget()
         self.theme = QtWidgets.QComboBox()
         self.theme.addItem("Light", "light")

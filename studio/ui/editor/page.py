@@ -26,18 +26,6 @@ from .function_body import FunctionBody
 from .try_panel import TryPanel, grade_one
 
 
-def run_checks(definition: GraderDefinition) -> list[Check]:
-    """The core's checks; the sandbox's source checks are reported as skipped until they exist."""
-    try:
-        return check_definition(definition)
-    except ModuleNotFoundError as exc:
-        if "sandbox" not in (exc.name or ""):
-            raise
-        return [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}"),
-                Check(name="source checks", status="skipped",
-                      message="the sandbox's checks (syntax, entry point, contract, imports, a dry run) are not available yet")]
-
-
 def make_body(ctx: AppContext, kind: str, theme: str) -> DefinitionBody:
     if kind == "function":
         return FunctionBody(theme)
@@ -276,7 +264,7 @@ class GraderPage(QtWidgets.QWidget):
                 self.checks.set_error(f"Validation could not run: {describe_error(exc)}")
                 self.status.emit("Validation could not run.")
 
-        self.ctx.tasks.run(lambda: run_checks(definition), done, failed)
+        self.ctx.tasks.run(lambda: check_definition(definition), done, failed)
 
     def try_sample(self) -> None:
         if self.body is None:

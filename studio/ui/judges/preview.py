@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from studio.core.judges.render import render_prompt
 from studio.core.models import GraderDefinition
 
 from ..context import AppContext
@@ -15,14 +16,6 @@ from ..editor.code_editor import monospace_font
 from ..messages import describe_error
 from ..qt import QtGui, QtWidgets, Signal
 from ..samples import SamplePicker
-
-
-def _renderer() -> Callable | None:
-    try:
-        from studio.core.judges.render import render_prompt
-    except ImportError:
-        return None
-    return render_prompt
 
 
 class PreviewPane(QtWidgets.QWidget):
@@ -47,13 +40,10 @@ class PreviewPane(QtWidgets.QWidget):
         layout.addWidget(self.picker)
         layout.addWidget(self.problem)
         layout.addWidget(self.view, 1)
-        self.renderer = _renderer()
+        self.renderer = render_prompt
         self.last_text = ""
 
     def refresh(self, build: Callable[[], GraderDefinition]) -> None:
-        if self.renderer is None:
-            self._problem("The prompt preview is not available yet (the judges module is missing).")
-            return
         sample = self.picker.sample()
         if sample is None:
             self._problem("Import a dataset, or pick “Write a sample by hand…”, to see the prompt.")
