@@ -2,7 +2,7 @@
 
 1. plain in-process loop (the limit: no isolation at all)
 2. the sandboxed engine end to end: warm pool, batches of 256, results persisted by the engine's
-   runner into a fresh SQLite library (falls back to scorer-only when the runner is missing)
+   runner into a fresh SQLite library
 3. one fresh sandboxed process per sample (the naive design), measured on a few hundred samples
    and extrapolated
 
@@ -72,12 +72,9 @@ def plain_loop(samples: list[Sample]) -> float:
 def engine_end_to_end(samples: list[Sample]) -> tuple[float, str]:
     """Library + dataset prepared first (not timed: that is import, not grading); the run is timed
     from pool start to the last result committed."""
-    try:
-        from studio.core.engine.runner import run_grader
-        from studio.core.store import Library
-    except ImportError:
-        return scorer_only(samples), "scorer only (no engine runner yet)"
+    from studio.core.engine.runner import run_grader
     from studio.core.sandbox import close_shared_pool
+    from studio.core.store import Library
 
     close_shared_pool()
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,14 +108,12 @@ def cli_end_to_end(samples: list[Sample]) -> float:
         return time.perf_counter() - start
 
 
-def engine_floor(samples: list[Sample]) -> float | None:
+def engine_floor(samples: list[Sample]) -> float:
     """The same engine run with the in-process built-in exact_match: what storage alone costs."""
-    try:
-        from studio.core.engine.runner import run_grader
-        from studio.core.models import BuiltinGrader
-        from studio.core.store import Library
-    except ImportError:
-        return None
+    from studio.core.engine.runner import run_grader
+    from studio.core.models import BuiltinGrader
+    from studio.core.store import Library
+
     with tempfile.TemporaryDirectory() as tmp:
         library = Library.open(Path(tmp) / "floor.sqlite")
         try:
@@ -196,7 +191,7 @@ def main() -> int:
         (f"sandboxed: {how}", engine),
         ("sandboxed: `grader-studio run` end to end (CLI start-up included)", cli),
         ("sandboxed: scorer only (pool start included)", scorer),
-        *([("no sandbox: same engine run, built-in exact_match in-process", floor)] if floor else []),
+        ("no sandbox: same engine run, built-in exact_match in-process", floor),
         (f"one sandboxed process per sample (extrapolated from {naive_n})", naive),
     ]
     print(f"{n} samples, exact-match Adaptive function grader")

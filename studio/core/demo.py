@@ -52,9 +52,7 @@ def build_demo(library: Library, source: Path | None = None) -> DemoReport:
 
 def _demo_endpoint(library: Library) -> str | None:
     """Point the demo judges at the scripted fake judge (no account, no model, no key)."""
-    try:
-        from studio.core.judges.endpoint_store import demo_endpoint_config, save_endpoint_if_missing
-    except ImportError:
-        return None
+    from studio.core.judges.endpoint_store import demo_endpoint_config, save_endpoint_if_missing
+
     save_endpoint_if_missing(library, demo_endpoint_config(DEMO_ENDPOINT, DEMO_JUDGE_PORT))
     return DEMO_ENDPOINT

@@ -14,11 +14,9 @@ def start_demo_servers() -> tuple[list[Any], list[str]]:
     """The fake judge (and reward server) the demo library points at; problems come back as text."""
     servers: list[Any] = []
     problems: list[str] = []
-    try:
-        from studio.core.demo import DEMO_JUDGE_PORT, DEMO_REWARD_PORT
-        from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
-    except ImportError:
-        return servers, ["the scripted demo judge is not available in this build"]
+    from studio.core.demo import DEMO_JUDGE_PORT, DEMO_REWARD_PORT
+    from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+
     for cls, port in ((FakeJudgeServer, DEMO_JUDGE_PORT), (FakeRewardServer, DEMO_REWARD_PORT)):
         try:
             servers.append(cls(port=port).start())
@@ -32,12 +30,9 @@ def shut_down(ctx: Any, servers: list[Any]) -> None:
     for server in servers:
         server.stop()
     ctx.close()
-    try:
-        from studio.core.sandbox.pool import close_shared_pool
+    from studio.core.sandbox.pool import close_shared_pool
 
-        close_shared_pool()
-    except ImportError:
-        pass
+    close_shared_pool()
 
 
 def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:

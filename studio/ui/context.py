@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from studio.core.judges.endpoint_store import EndpointRepository
 from studio.core.store import Library
 
 from .qt import QObject, QtCore, Signal
@@ -29,6 +30,10 @@ class AppContext(QObject):
         self.db_path = db_path
         self.settings = settings or QtCore.QSettings("grader-studio", "grader-studio")
         self.tasks = TaskManager(parent=self)
+
+    def endpoint_names(self) -> list[str]:
+        """Names of the judge endpoints configured in the library (pickers in several views)."""
+        return EndpointRepository.of(self.library).names()
 
     def close(self) -> None:
         self.tasks.wait_idle()

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from studio.ui.library.starters import starter
 
 
 def test_export_dialog_previews_the_files(qtbot: Any, window: Any, ctx: Any, messages: Any, tmp_path: Any) -> None:
-    pytest.importorskip("studio.core.platforms")
     from studio.ui.dialogs.export import ExportDialog
 
     definition = starter("builtin", "exact")
@@ -36,7 +33,6 @@ def test_export_dialog_previews_the_files(qtbot: Any, window: Any, ctx: Any, mes
 
 
 def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, memory_keyring: Any) -> None:
-    pytest.importorskip("studio.core.judges.credentials")
     from studio.core.judges.endpoint_store import EndpointRepository
     from studio.core.judges.fake_server import FakeJudgeServer
 

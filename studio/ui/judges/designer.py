@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.judges import prompts
+from studio.core.judges.prebuilt import METRICS
 from studio.core.models import GraderDefinition, JudgeBase
 
 from ..context import AppContext
@@ -20,34 +22,16 @@ PREVIEW_DELAY_MS = 200
 
 def _builtin_templates(kind: str, metric_type: str = "faithfulness") -> tuple[str, str]:
     """The (system, user) templates a judge uses when its definition brings none."""
-    try:
-        from studio.core.judges import prompts
-    except ImportError:
-        return "", ""
     if kind == "binary_judge":
         return prompts.BINARY_SYSTEM, prompts.CONVERSATION_BLOCK
     if kind == "range_judge":
         return prompts.RANGE_SYSTEM, prompts.CONVERSATION_BLOCK
     if kind == "criteria_judge":
         return prompts.CRITERION_SYSTEM, prompts.CRITERION_USER
-    if kind == "prebuilt":
-        try:
-            from studio.core.judges.prebuilt import METRICS
-
-            _name, system, user, *_ = METRICS[metric_type]
-            return system, user
-        except (ImportError, KeyError):
-            return "", ""
+    if kind == "prebuilt" and metric_type in METRICS:
+        _name, system, user, *_ = METRICS[metric_type]
+        return system, user
     return "", ""
-
-
-def _endpoint_names(ctx: AppContext) -> list[str]:
-    try:
-        from studio.core.judges.endpoint_store import EndpointRepository
-
-        return EndpointRepository.of(ctx.library).names()
-    except Exception:  # the endpoints table or module not there yet
-        return []
 
 
 class JudgeBody(DefinitionBody):
@@ -224,7 +208,7 @@ class JudgeBody(DefinitionBody):
     def _load(self, definition: GraderDefinition) -> None:
         assert isinstance(definition, JudgeBase)
         self.common.load(definition)
-        names = _endpoint_names(self.ctx)
+        names = self.ctx.endpoint_names()
         self.endpoint.clear()
         self.endpoint.addItem("")
         self.endpoint.addItems(names)

@@ -43,15 +43,6 @@ def progress_text(progress: Progress) -> str:
     return " · ".join(parts)
 
 
-def endpoint_names(ctx: AppContext) -> list[str]:
-    try:
-        from studio.core.judges.endpoint_store import EndpointRepository
-    except ImportError:  # judges not installed in this build
-        return []
-    try:
-        return EndpointRepository.of(ctx.library).names()
-    except Exception:
-        return []
 
 
 class RunPanel(QtWidgets.QWidget):
@@ -181,7 +172,7 @@ class RunPanel(QtWidgets.QWidget):
         self._select(self.dataset, keep_dataset)
         self.endpoint.clear()
         self.endpoint.addItem("(the grader’s own)", None)
-        for name in endpoint_names(self.ctx):
+        for name in self.ctx.endpoint_names():
             self.endpoint.addItem(name, name)
         self._select(self.endpoint, keep_endpoint)
         self._reload_versions()

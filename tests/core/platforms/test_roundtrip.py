@@ -80,7 +80,6 @@ def test_fixtures_export_without_losses(platform: Platform) -> None:
     assert set(lossy) == expected_losses.get(platform.name, set()), lossy
 
 
-@pytest.mark.skipif(not DEMO.is_dir(), reason="resources/demo/graders is not there yet")
 @pytest.mark.parametrize("platform", IMPORTERS, ids=lambda p: p.name)
 def test_demo_graders_round_trip(platform: Platform, tmp_path: Path) -> None:
     demo = [load_definition(p) for p in sorted(DEMO.glob("*.grader.yaml"))]

@@ -6,15 +6,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest
-
 from studio.core.datasets import read_dataset
 from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Sample
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import platforms
-
-scorer_module = pytest.importorskip("studio.core.sandbox.scorer", reason="the sandbox is not there yet")
+from studio.core.sandbox.scorer import make_scorer
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "resources" / "demo"
@@ -29,7 +26,7 @@ def samples(grader: FunctionGrader) -> list[Sample]:
 
 
 async def score(grader: FunctionGrader, batch: list[Sample]) -> tuple[list[tuple[str, float | None]], dict]:
-    scorer = scorer_module.make_scorer(grader, GradingContext())
+    scorer = make_scorer(grader, GradingContext())
     try:
         outcomes = await scorer.score_batch(batch)
         metrics = scorer.run_metrics()
@@ -38,7 +35,6 @@ async def score(grader: FunctionGrader, batch: list[Sample]) -> tuple[list[tuple
     return [(o.status, o.score) for o in outcomes], metrics
 
 
-@pytest.mark.skipif(not (DEMO / "datasets" / "qa.jsonl").exists(), reason="demo dataset not there yet")
 def test_exported_function_graders_score_the_same(tmp_path: Path) -> None:
     functions = [load_definition(p) for p in sorted((DEMO / "graders").glob("*.grader.yaml"))]
     functions = [g for g in functions if isinstance(g, FunctionGrader)]

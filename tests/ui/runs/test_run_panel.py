@@ -117,8 +117,9 @@ def test_cancel_mid_run_keeps_the_window_responsive_then_resume(qtbot, app_ctx, 
 
 @pytest.fixture
 def fake_judge() -> Iterator[object]:
-    judges = pytest.importorskip("studio.core.judges.fake_server", reason="the judges engineer's fake server")
-    server = judges.FakeJudgeServer().start()
+    from studio.core.judges.fake_server import FakeJudgeServer
+
+    server = FakeJudgeServer().start()
     yield server
     server.stop()
 
