@@ -8,9 +8,6 @@ renders). Each check is data: name, status, message, line.
 from __future__ import annotations
 
 import re
-from typing import Literal
-
-from pydantic import BaseModel
 
 from studio.core.models import (
     BuiltinGrader,
@@ -19,23 +16,15 @@ from studio.core.models import (
     GraderDefinition,
     RangeJudge,
 )
+from studio.core.sandbox.validation import Check, validate
 
-CheckStatus = Literal["passed", "failed", "warning", "skipped"]
-
-
-class Check(BaseModel):
-    name: str
-    status: CheckStatus
-    message: str = ""
-    line: int | None = None
+__all__ = ["Check", "check_definition"]
 
 
 def check_definition(definition: GraderDefinition) -> list[Check]:
     checks = [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
     if isinstance(definition, FunctionGrader):
-        from studio.core.sandbox.validation import validate
-
-        checks.extend(Check.model_validate(c.model_dump()) for c in validate(definition.source, definition.contract))
+        checks.extend(validate(definition.source, definition.contract))
     elif isinstance(definition, RangeJudge):
         gaps = definition.subrange_gaps()
         if definition.subrange_expectations and gaps:

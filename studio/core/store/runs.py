@@ -68,27 +68,8 @@ def _dumps_scores(scores: dict[str, float]) -> str | None:
     return _dumps(scores)
 
 
-def outcome_row(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> dict[str, Any]:
-    return {
-        "run_id": run_id,
-        "sample_idx": idx,
-        "sample_id": sample_id,
-        "status": outcome.status,
-        "score": outcome.score,
-        "scores": _dumps_scores(outcome.scores),
-        "rationale": outcome.rationale,
-        "details": _dumps(outcome.details),
-        "error": outcome.error,
-        "raw": _dumps(outcome.raw) if outcome.raw is not None else None,
-        "duration_ms": outcome.duration_ms,
-        "prompt_tokens": outcome.prompt_tokens,
-        "completion_tokens": outcome.completion_tokens,
-        "cached": outcome.cached,
-    }
-
-
 def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
-    """``outcome_row`` as a tuple in ``RESULT_COLUMNS`` order (after run_id): the write hot path."""
+    """One result row as a tuple: run_id, then ``RESULT_COLUMNS`` in order (the write hot path)."""
     raw = outcome.raw
     return (
         run_id, idx, sample_id, outcome.status, outcome.score, _dumps_scores(outcome.scores),
