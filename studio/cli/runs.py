@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from studio.core.engine.registry import UnsupportedGrader
-from studio.core.engine.reports import result_record, run_query, write_csv, write_jsonl
+from studio.core.engine.reports import result_record, run_query, write_results
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
@@ -233,15 +233,14 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
-    writer = write_csv if args.format == "csv" else write_jsonl
     try:
         query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
         if args.output:
             with open(args.output, "w", encoding="utf-8", newline="") as out:
-                count = writer(app.library.engine, query, out)
+                count = write_results(app.library.engine, query, out, args.format)
             print(f"wrote {count} results to {args.output}", file=sys.stderr)
         else:
-            writer(app.library.engine, query, sys.stdout)
+            write_results(app.library.engine, query, sys.stdout, args.format)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
     return 0

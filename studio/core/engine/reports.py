@@ -137,11 +137,10 @@ def run_query(library: Library, run_id: int) -> ResultQuery:
     return ResultQuery(run_id, library.runs.raw(run_id).dataset_id)
 
 
-def write_results(library: Library, run_id: int, out: TextIO, fmt: str = "csv",
+def write_results(engine: Engine, query: ResultQuery, out: TextIO, fmt: str = "csv",
                   progress: Progress | None = None) -> int:
-    """Write every result of the run as ``csv`` or ``jsonl``; returns how many rows were written."""
+    """Write the results ``query`` selects as ``csv`` or ``jsonl``; returns how many rows were written."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: csv or jsonl")
-    query = run_query(library, run_id)
     writer = write_csv if fmt == "csv" else write_jsonl
-    return writer(library.engine, query, out, progress)
+    return writer(engine, query, out, progress)

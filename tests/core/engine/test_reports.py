@@ -75,4 +75,4 @@ def test_a_filtered_sorted_query_exports_only_what_it_selects(library: Library) 
     assert reports.write_csv(library.engine, query, out, progress.append) == 4 and progress == [4]
     assert [row[0] for row in csv.reader(io.StringIO(out.getvalue()))][1:] == ["4", "2", "1", "0"]
     out = io.StringIO()
-    assert reports.write_results(library, run_id, out, "jsonl") == 5
+    assert reports.write_results(library.engine, reports.run_query(library, run_id), out, "jsonl") == 5
