@@ -70,13 +70,25 @@ class GraderRepository:
         return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text)))
 
     def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[GraderRecord]:
-        query = select(graders).order_by(graders.c.kind, graders.c.key)
+        """One query, each grader joined with its current version (the sidebar refreshes often)."""
+        query = (
+            select(graders, grader_versions.c.definition)
+            .join(grader_versions, (grader_versions.c.grader_id == graders.c.id)
+                  & (grader_versions.c.version == graders.c.current_version))
+            .order_by(graders.c.kind, graders.c.key)
+        )
         if deleted_only:
             query = query.where(graders.c.deleted_at.is_not(None))
         elif not include_deleted:
             query = query.where(graders.c.deleted_at.is_(None))
         with self._engine.connect() as conn:
-            return [self._record(conn, row) for row in conn.execute(query)]
+            rows = conn.execute(query).all()
+        records = []
+        for row in rows:
+            fields = row._asdict()
+            text = fields.pop("definition")
+            records.append(GraderRecord(**fields, definition=parse_grader(json.loads(text))))
+        return records
 
     def get(self, key: str, *, include_deleted: bool = False) -> GraderRecord:
         with self._engine.connect() as conn:
