@@ -23,10 +23,11 @@ import time
 from pathlib import Path
 
 from studio.core.engine.registry import make_scorer
-from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.engine.scorer import GradingContext
 from studio.core.judges.endpoint_store import EndpointRepository
 from studio.core.judges.endpoints import EndpointConfig
+
+from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.models import BinaryJudge, Sample, Turn
 from studio.core.store import Library
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.engine.scorer import GradingContext
+
 from studio.core.models import FunctionGrader, Sample, Turn
 from studio.core.sandbox import sandbox_info
 from studio.core.sandbox.launch import GUEST_DIR, plan_worker

@@ -11,15 +11,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from studio.core.judges.credentials import (
+from studio.core.judges.http.credentials import (
     KeyringUnavailable,
     get_keyring_key,
     set_keyring_key,
 )
-from studio.core.judges.endpoint_store import EndpointRepository
-from studio.core.judges.endpoints import EndpointConfig
-from studio.core.judges.errors import JudgeError
-from studio.core.judges.probe import probe_endpoint
+from studio.core.judges.http.endpoint_store import EndpointRepository
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.http.probe import probe_endpoint
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import LibraryError
 
 from .app import CliApp, CliError, add_json_flag, library_refusal

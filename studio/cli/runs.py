@@ -26,11 +26,11 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from studio.core.engine.registry import UnsupportedGrader
-from studio.core.engine.reports import result_record, run_query, write_results
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
+from studio.core.store.reports import result_record, run_query, write_results
 
 from .app import CliApp, CliError, add_json_flag
 

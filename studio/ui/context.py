@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.judges.endpoint_store import EndpointRepository
+from studio.core.judges.http.endpoint_store import EndpointRepository
 from studio.core.store import Library
 
 from .qt import QObject, QtCore, Signal

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Outcome, Sample, Turn
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
+from studio.core.scoring import GradingContext
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()

@@ -20,11 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo
+from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
-
-from .registry import make_scorer
-from .scorer import GradingContext, Scorer
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1

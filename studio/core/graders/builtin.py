@@ -11,11 +11,10 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
-
-from .extractors import ExtractionError, extract
-from .text import ascii_printable, first_number, normalize, token_f1
+from studio.core.models.extractors import ExtractionError, extract
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 class NoReference(ValueError):

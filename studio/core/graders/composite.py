@@ -12,9 +12,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.registry import make_scorer as make_sub_scorer
-from studio.core.engine.scorer import GradingContext, Scorer, ScorerBase
+from studio.core.graders.registry import make_scorer as make_sub_scorer
 from studio.core.models import CompositeGrader, Outcome, Sample
+from studio.core.scoring import GradingContext, Scorer, ScorerBase
 
 
 def unique_names(names: Sequence[str]) -> list[str]:

@@ -14,14 +14,13 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.judges.http.adapters import MalformedResponse
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.variables import extracted_completion
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
-
-from .adapters import MalformedResponse
-from .client import JudgeClient
-from .endpoints import EndpointConfig
-from .errors import JudgeError
-from .variables import extracted_completion
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:

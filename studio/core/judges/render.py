@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 from types import ModuleType
 
+from studio.core.judges.http.chat import user
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.kinds import binary_judge as binary
+from studio.core.judges.kinds import criteria_judge as criteria
+from studio.core.judges.kinds import prebuilt, range_judge
+from studio.core.judges.kinds import rubric_judge as rubric
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.variables import extracted_completion
 from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, Sample
-
-from . import binary, criteria, prebuilt, range_judge, rubric
-from .chat import user
-from .errors import JudgeError
-from .rendered import RenderedCall, RenderedPrompt
-from .variables import extracted_completion
 
 KIND_MODULES: dict[str, ModuleType] = {
     "binary_judge": binary,
@@ -29,7 +31,7 @@ KIND_MODULES: dict[str, ModuleType] = {
 def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
     kind = getattr(grader, "kind", "")
     if isinstance(grader, ExternalEndpoint):
-        from .external import score_payload
+        from studio.core.judges.external import score_payload
 
         completion = extracted_completion(grader, sample) if grader.extractor else None
         body = json.dumps(score_payload(sample, completion), indent=2, ensure_ascii=False)

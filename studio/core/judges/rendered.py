@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .chat import ChatMessage
+from studio.core.judges.http.chat import ChatMessage
 
 
 class RenderedCall(BaseModel):

@@ -11,17 +11,16 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.judges.http.cache import ResponseCache
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.credentials import resolve_api_key
+from studio.core.judges.http.endpoint_store import EndpointRepository
+from studio.core.judges.http.errors import JudgeError, NoEndpoint
+from studio.core.judges.render import KIND_MODULES
+from studio.core.judges.trace import Trace
 from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
-
-from .cache import ResponseCache
-from .client import JudgeClient
-from .credentials import resolve_api_key
-from .endpoint_store import EndpointRepository
-from .endpoints import EndpointConfig
-from .errors import JudgeError, NoEndpoint
-from .render import KIND_MODULES
-from .trace import Trace
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 def open_client(

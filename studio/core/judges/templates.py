@@ -15,7 +15,7 @@ from typing import Any
 
 from pybars import Compiler, PybarsError
 
-from .errors import TemplateError, UnknownVariable
+from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
 _OPENAI_REF = re.compile(r"\{\{\s*((?:sample|item)(?:\.[A-Za-z0-9_\-]+)+)\s*\}\}")
 _ANY_MUSTACHE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")

@@ -15,7 +15,7 @@ from studio.core.models import GraderBase, Sample, Turn
 def extracted_completion(grader: GraderBase, sample: Sample) -> str:
     """The text under judgement: the grader's extractor's output, else the sample's completion."""
     if grader.extractor is not None:
-        from studio.core.graders.extractors import extract
+        from studio.core.models.extractors import extract
 
         return extract(sample, grader.extractor)
     return sample.completion or ""

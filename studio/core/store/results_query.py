@@ -1,6 +1,6 @@
 """The SQL behind the results grid and exports: which result ids match a filter, in what order, their rows.
 
-No Qt here: the window's grid and the streaming exports (``studio.core.engine.reports``) share it.
+No Qt here: the window's grid and the streaming exports (``studio.core.store.reports``) share it.
 The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks for rows a page
 at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
 from the ``(run_id, sample_idx)``, ``(run_id, score)`` and ``(run_id, status)`` indexes where it can.

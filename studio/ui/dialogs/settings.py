@@ -14,9 +14,9 @@ from ..qt import Qt, QtWidgets, Signal
 
 def probe(config: Any, api_key: str | None) -> tuple[float, bool, str]:
     """Off the GUI thread: one tiny chat call; (latency ms, logprobs supported, reply)."""
-    from studio.core.judges.chat import ChatRequest, user
-    from studio.core.judges.client import JudgeClient
-    from studio.core.judges.credentials import resolve_api_key
+    from studio.core.judges.http.chat import ChatRequest, user
+    from studio.core.judges.http.client import JudgeClient
+    from studio.core.judges.http.credentials import resolve_api_key
 
     async def go() -> tuple[float, bool, str]:
         client = JudgeClient(config, api_key=api_key or resolve_api_key(config), use_cache=False, max_retries=0)
@@ -38,7 +38,7 @@ class EndpointsPage(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.messages = messages
-        from studio.core.judges.endpoint_store import EndpointRepository
+        from studio.core.judges.http.endpoint_store import EndpointRepository
 
         self.repo = EndpointRepository.of(ctx.library)
         self.list = QtWidgets.QListWidget()
@@ -126,7 +126,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.base_url.setText(config.base_url)
         self.model.setText(config.model)
         self.api_key.clear()
-        from studio.core.judges.credentials import get_keyring_key
+        from studio.core.judges.http.credentials import get_keyring_key
 
         self.api_key.setPlaceholderText("a key is stored in the keyring (type to replace)" if get_keyring_key(name)
                                         else "stored in the OS keyring, never in the library")
@@ -136,7 +136,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.result.setText(config.label)
 
     def config(self) -> Any:
-        from studio.core.judges.endpoints import EndpointConfig
+        from studio.core.models.endpoints import EndpointConfig
 
         name = self.name.text().strip()
         try:
@@ -153,7 +153,7 @@ class EndpointsPage(QtWidgets.QWidget):
             config = self.config()
             key = self.api_key.text()
             if key:
-                from studio.core.judges.credentials import set_keyring_key
+                from studio.core.judges.http.credentials import set_keyring_key
 
                 set_keyring_key(config.name, key)
             self.repo.save(config)

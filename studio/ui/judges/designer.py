@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.judges import prompts
-from studio.core.judges.prebuilt import METRICS
+from studio.core.judges.kinds.prebuilt import METRICS
 from studio.core.models import GraderDefinition, JudgeBase
 
 from ..context import AppContext

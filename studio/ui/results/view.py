@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from studio.core.engine.reports import export_csv
+from studio.core.store.reports import export_csv
 from studio.core.store.results_query import (
     ResultFilter,
     ResultQuery,

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from studio.core.graders.builtin import score_sample
-from studio.core.graders.extractors import extract
 from studio.core.graders.text import normalize, token_f1
 from studio.core.models import BuiltinGrader, BuiltinOptions, Extractor, Sample, ToolCall, Turn
+from studio.core.models.extractors import extract
 
 
 def grade(function: str, completion: str, expected: str | None = None, **options: object) -> float | None:

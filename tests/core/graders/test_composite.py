@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.graders.composite import combine, make_scorer, unique_names
 from studio.core.models import BuiltinGrader, BuiltinOptions, Component, CompositeGrader, Sample
+from studio.core.scoring import GradingContext
 
 
 def test_hud_combine_rules() -> None:

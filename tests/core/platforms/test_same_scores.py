@@ -7,11 +7,11 @@ import asyncio
 from pathlib import Path
 
 from studio.core.datasets import read_dataset
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Sample
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import platforms
 from studio.core.sandbox.scorer import make_scorer
+from studio.core.scoring import GradingContext
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "resources" / "demo"

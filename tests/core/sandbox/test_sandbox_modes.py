@@ -10,11 +10,11 @@ import time
 import pytest
 from sandbox_helpers import make_samples
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
 from studio.core.sandbox.settings import SandboxSettings
+from studio.core.scoring import GradingContext
 
 EXACT = "async def grade(thread):\n    return 1.0 if thread.completion() == thread.metadata['expected'] else 0.0\n"
 PROBE = "import os\nasync def grade(thread):\n    return float(os.path.exists('/etc/passwd'))\n"

@@ -8,10 +8,10 @@ from typing import Any
 
 from sandbox_helpers import Score, make_samples
 
-from studio.core.engine.registry import make_scorer
-from studio.core.engine.scorer import GradingContext, Scorer
+from studio.core.graders.registry import make_scorer
 from studio.core.models import FunctionGrader
 from studio.core.sandbox.pool import WorkerPool
+from studio.core.scoring import GradingContext, Scorer
 
 EXACT = """
 from adaptive_harmony import StringThread

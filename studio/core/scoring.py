@@ -3,7 +3,7 @@
 A scorer grades batches of samples and returns one ``Outcome`` per sample, in order. It never raises
 for a sample's failure: a crash, timeout, endpoint error or invalid return becomes that sample's
 ``Outcome`` (status error/invalid) so the run goes on. Scorers are built per run by
-``studio.core.engine.registry.make_scorer``, used from one asyncio loop, and closed at the end.
+``studio.core.graders.registry.make_scorer``, used from one asyncio loop, and closed at the end.
 """
 
 from __future__ import annotations

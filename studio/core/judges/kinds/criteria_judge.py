@@ -9,15 +9,14 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from studio.core.judges.http.chat import ChatMessage, system, user
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.templates import render_template
+from studio.core.judges.trace import Trace
+from studio.core.judges.variables import sample_variables
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
-
-from .chat import ChatMessage, system, user
-from .errors import JudgeError
-from .prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
-from .rendered import RenderedCall, RenderedPrompt
-from .templates import render_template
-from .trace import Trace
-from .variables import sample_variables
 
 VERDICTS = ("MET", "UNMET")
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.parsing import parse_json_object
+from studio.core.judges.prompts import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.templates import format_fields, render_format
+from studio.core.judges.trace import Trace
+from studio.core.judges.variables import extracted_completion
 from studio.core.models import Outcome, RubricJudge, Sample
-
-from .chat import ChatMessage, ChatRequest, system, user
-from .errors import JudgeError
-from .parsing import parse_json_object
-from .prompts import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
-from .rendered import RenderedCall, RenderedPrompt
-from .templates import format_fields, render_format
-from .trace import Trace
-from .variables import extracted_completion
 
 RESERVED = ("input", "submission", "ground_truth")
 

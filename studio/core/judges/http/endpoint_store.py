@@ -6,12 +6,11 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, delete, insert, select, update
 
+from studio.core.judges.http.credentials import delete_keyring_key
+from studio.core.judges.http.errors import EndpointNotFound, NoEndpoint
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.database import utcnow
 from studio.core.store.tables import endpoints as endpoints_table
-
-from .credentials import delete_keyring_key
-from .endpoints import EndpointConfig
-from .errors import EndpointNotFound, NoEndpoint
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library

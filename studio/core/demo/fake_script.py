@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parsing import split_sentences
+from studio.core.judges.parsing import split_sentences
 
 LABEL = "grader-studio fake-judge (a scripted judge, not a model)"
 _STOPWORD_TEXT = (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Self
 
-from .fake_script import find_fault
+from studio.core.demo.fake_script import find_fault
 
 SLOW_SECONDS = 5.0
 MAX_BODY = 32 * 1024 * 1024

@@ -5,8 +5,7 @@ from __future__ import annotations
 import importlib
 
 from studio.core.models import GraderDefinition
-
-from .scorer import GradingContext, Scorer, ScorerFactory
+from studio.core.scoring import GradingContext, Scorer, ScorerFactory
 
 _FACTORIES: dict[str, str] = {
     "function": "studio.core.sandbox.scorer:make_scorer",

@@ -7,10 +7,10 @@ import time
 
 from pydantic import BaseModel
 
-from .chat import ChatRequest, user
-from .client import JudgeClient
-from .credentials import resolve_api_key
-from .endpoints import EndpointConfig
+from studio.core.judges.http.chat import ChatRequest, user
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.credentials import resolve_api_key
+from studio.core.models.endpoints import EndpointConfig
 
 
 class ProbeResult(BaseModel):

@@ -13,8 +13,8 @@ import math
 import time
 from typing import Any
 
-from .fake_http import FakeServerBase
-from .fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
+from studio.core.demo.fake_http import FakeServerBase
+from studio.core.demo.fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
 
 MODEL_ID = "fake-judge"
 

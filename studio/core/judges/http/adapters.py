@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .chat import ChatRequest, ChatResponse, TokenLogprob
-from .endpoints import EndpointConfig
+from studio.core.judges.http.chat import ChatRequest, ChatResponse, TokenLogprob
+from studio.core.models.endpoints import EndpointConfig
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024

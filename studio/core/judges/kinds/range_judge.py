@@ -11,22 +11,29 @@ import asyncio
 import re
 from typing import Any
 
-from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
-
-from .chat import ChatMessage, ChatRequest, ChatResponse, assistant, softmax, system, user
-from .errors import ResponseFormatError
-from .parsing import parse_int_score, parse_numbered_list
-from .prompts import (
+from studio.core.judges.http.chat import (
+    ChatMessage,
+    ChatRequest,
+    ChatResponse,
+    assistant,
+    softmax,
+    system,
+    user,
+)
+from studio.core.judges.http.errors import ResponseFormatError
+from studio.core.judges.parsing import parse_int_score, parse_numbered_list
+from studio.core.judges.prompts import (
     CONVERSATION_BLOCK,
     RANGE_SCORE_QUESTION,
     RANGE_SYSTEM,
     STEPS_SYSTEM,
     STEPS_USER,
 )
-from .rendered import RenderedCall, RenderedPrompt
-from .templates import render_handlebars, render_template
-from .trace import Trace
-from .variables import sample_variables
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.templates import render_handlebars, render_template
+from studio.core.judges.trace import Trace
+from studio.core.judges.variables import sample_variables
+from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
 
 FALLBACK_SAMPLES = 5
 FALLBACK_TEMPERATURE = 1.0

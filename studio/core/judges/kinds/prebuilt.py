@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from studio.core.models import Outcome, PrebuiltJudge, Sample
-
-from .chat import ChatMessage, ChatRequest, system, user
-from .errors import JudgeError
-from .parsing import parse_json_list, split_sentences
-from .prompts import (
+from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.parsing import parse_json_list, split_sentences
+from studio.core.judges.prompts import (
     ANSWER_RELEVANCY_SYSTEM,
     ANSWER_RELEVANCY_USER,
     CLAIMS_SYSTEM,
@@ -26,10 +24,11 @@ from .prompts import (
     FAITHFULNESS_SYSTEM,
     FAITHFULNESS_USER,
 )
-from .rendered import RenderedCall, RenderedPrompt
-from .templates import render_template
-from .trace import Trace
-from .variables import before_last_user, format_turns, sample_variables
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.templates import render_template
+from studio.core.judges.trace import Trace
+from studio.core.judges.variables import before_last_user, format_turns, sample_variables
+from studio.core.models import Outcome, PrebuiltJudge, Sample
 
 # metric -> (item name, system prompt, user prompt, positive verdict, negative verdict)
 METRICS: dict[str, tuple[str, str, str, str, str]] = {

@@ -11,7 +11,7 @@ import logging
 import os
 import re
 
-from .endpoints import EndpointConfig
+from studio.core.models.endpoints import EndpointConfig
 
 KEYRING_SERVICE = "grader-studio"
 

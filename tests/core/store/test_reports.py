@@ -1,4 +1,4 @@
-"""Exports share one streaming implementation (``studio.core.engine.reports``): the grid's CSV and
+"""Exports share one streaming implementation (``studio.core.store.reports``): the grid's CSV and
 ``grader-studio runs export --format csv|jsonl`` write the same columns from one SQL cursor."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from studio.core.engine import reports
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
-from studio.core.store import Library
+from studio.core.store import Library, reports
 from studio.core.store.results_query import ResultFilter, ResultQuery
 
 REPO = Path(__file__).resolve().parents[3]

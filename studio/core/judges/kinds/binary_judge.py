@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from studio.core.judges.http.chat import ChatMessage, assistant, system, user
+from studio.core.judges.prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
+from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.templates import render_template
+from studio.core.judges.trace import Trace
+from studio.core.judges.variables import sample_variables
 from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
-
-from .chat import ChatMessage, assistant, system, user
-from .prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
-from .rendered import RenderedCall, RenderedPrompt
-from .templates import render_template
-from .trace import Trace
-from .variables import sample_variables
 
 VERDICTS = ("PASS", "FAIL", "NA")
 SCORES = {"PASS": 1.0, "FAIL": 0.0}

@@ -15,14 +15,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .adapters import MalformedResponse, adapter_for
-from .cache import ResponseCache, cache_key, request_body
-from .chat import ChatRequest, ChatResponse
-from .credentials import redact_logs, remember_secret, scrub
-from .endpoints import EndpointConfig
-from .errors import EndpointCallError
-from .limits import RateLimiter, backoff_delay, parse_retry_after
-from .transport import CONNECTION_ERRORS, TIMEOUT_ERRORS, close_pools, open_pools
+from studio.core.judges.http.adapters import MalformedResponse, adapter_for
+from studio.core.judges.http.cache import ResponseCache, cache_key, request_body
+from studio.core.judges.http.chat import ChatRequest, ChatResponse
+from studio.core.judges.http.credentials import redact_logs, remember_secret, scrub
+from studio.core.judges.http.errors import EndpointCallError
+from studio.core.judges.http.limits import RateLimiter, backoff_delay, parse_retry_after
+from studio.core.judges.http.transport import (
+    CONNECTION_ERRORS,
+    TIMEOUT_ERRORS,
+    close_pools,
+    open_pools,
+)
+from studio.core.models.endpoints import EndpointConfig
 
 log = logging.getLogger("studio.judges")
 
