@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.demo.fake_server import FakeJudgeServer
-from studio.core.judges.http.endpoint_store import EndpointRepository
 from studio.core.models import Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
+from studio.core.store.endpoints import EndpointRepository
 
 
 def add_endpoint(

@@ -34,6 +34,25 @@ class GradingContext:
     concurrency: int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     options: dict[str, Any] = field(default_factory=dict)
+    #: makes the model bridge (MKA1 ``ctx.responses_create``) for an endpoint name; set by the
+    #: grader kind that needs one, so this low layer never imports the judges
+    bridge_factory: Callable[[str | None], Any] | None = None
+
+    def model_bridge(self, endpoint: str | None = None) -> Any:
+        """The run's one model bridge, made on first request and shared by every grader in the run.
+
+        ``None`` when nothing can make one. The run's ``endpoint`` wins over the grader's.
+        """
+        bridge = self.options.get("model_bridge")
+        if bridge is None and self.bridge_factory is not None:
+            bridge = self.options["model_bridge"] = self.bridge_factory(self.endpoint or endpoint)
+        return bridge
+
+    def close(self) -> None:
+        """Release what the context made for the run (the model bridge's thread and connections)."""
+        bridge = self.options.pop("model_bridge", None)
+        if bridge is not None and hasattr(bridge, "close"):
+            bridge.close()
 
 
 @runtime_checkable

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.judges.http.endpoint_store import EndpointRepository
 from studio.core.store import Library
 
 from .qt import QObject, QtCore, Signal
@@ -33,7 +32,7 @@ class AppContext(QObject):
 
     def endpoint_names(self) -> list[str]:
         """Names of the judge endpoints configured in the library (pickers in several views)."""
-        return EndpointRepository.of(self.library).names()
+        return self.library.endpoints.names()
 
     def close(self) -> None:
         self.tasks.wait_idle()

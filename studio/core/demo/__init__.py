@@ -52,7 +52,7 @@ def build_demo(library: Library, source: Path | None = None) -> DemoReport:
 
 def _demo_endpoint(library: Library) -> str | None:
     """Point the demo judges at the scripted fake judge (no account, no model, no key)."""
-    from studio.core.judges.http.endpoint_store import (
+    from studio.core.store.endpoints import (
         demo_endpoint_config,
         save_endpoint_if_missing,
     )

@@ -102,7 +102,6 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
     try:
-        _attach_model_bridge(library, definition, ctx)
         metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
                                      on_progress, cancel))
     except BaseException as exc:
@@ -112,30 +111,13 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         raise
     finally:
         gc.unfreeze()
-        bridge = ctx.options.get("model_bridge")
-        if bridge is not None and hasattr(bridge, "close"):
-            bridge.close()
+        ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics
     status = "cancelled" if cancel.is_set() else "completed"
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
-
-
-def _attach_model_bridge(library: Library, definition: Any, ctx: GradingContext) -> None:
-    """MKA1 model-backed function graders reach a judge endpoint only through this bridge."""
-    graders = [definition]
-    while graders:
-        grader = graders.pop()
-        if grader.kind == "composite":
-            graders.extend(c.grader for c in grader.components)
-        elif grader.kind == "function" and grader.model_access and "model_bridge" not in ctx.options:
-            from studio.core.judges.bridge import make_model_bridge
-
-            ctx.options["model_bridge"] = make_model_bridge(
-                library, ctx.endpoint or grader.endpoint, use_cache=ctx.use_cache
-            )
 
 
 def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,

@@ -8,7 +8,7 @@ from studio.core.models import GraderDefinition
 from studio.core.scoring import GradingContext, Scorer, ScorerFactory
 
 _FACTORIES: dict[str, str] = {
-    "function": "studio.core.sandbox.scorer:make_scorer",
+    "function": "studio.core.graders.function:make_scorer",
     "binary_judge": "studio.core.judges.scorer:make_scorer",
     "range_judge": "studio.core.judges.scorer:make_scorer",
     "rubric_judge": "studio.core.judges.scorer:make_scorer",

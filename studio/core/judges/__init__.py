@@ -1,8 +1,8 @@
 """LLM judges: endpoints, the async client (limits, retries, cache), templates, one module per kind.
 
 Public entry points: ``render_prompt`` (exact prompts, no model call), ``make_scorer`` in
-``scorer``/``external`` (the engine's), ``make_model_bridge`` (MKA1 ctx model calls),
-``EndpointRepository``. Sub-packages: ``http`` (reaching a model server), ``kinds`` (one module per
+``scorer``/``external`` (the engine's), ``make_model_bridge`` (MKA1 ctx model calls).
+Sub-packages: ``http`` (reaching a model server), ``kinds`` (one module per
 judge kind). The scripted fake judge is a product feature and lives in ``studio.core.demo``.
 Imports are lazy so ``import studio.core.judges`` stays cheap for the window.
 """
@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "EndpointRepository": "http.endpoint_store",
     "RenderedPrompt": "rendered",
     "render_prompt": "render",
     "make_model_bridge": "bridge",

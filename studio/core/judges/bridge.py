@@ -22,8 +22,8 @@ from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.chat import ChatMessage, ChatRequest
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
-from studio.core.judges.http.endpoint_store import EndpointRepository
 from studio.core.judges.http.errors import JudgeError
+from studio.core.store.endpoints import EndpointRepository
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library

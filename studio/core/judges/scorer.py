@@ -14,13 +14,14 @@ from typing import Any
 from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
-from studio.core.judges.http.endpoint_store import EndpointRepository
-from studio.core.judges.http.errors import JudgeError, NoEndpoint
+from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import KIND_MODULES
 from studio.core.judges.trace import Trace
 from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.store.endpoints import EndpointRepository
+from studio.core.store.errors import NoEndpoint
 
 
 def open_client(

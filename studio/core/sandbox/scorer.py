@@ -41,7 +41,7 @@ class FunctionScorer(ScorerBase):
     def _session(self) -> GraderSession:
         if self._idle:
             return self._idle.pop()
-        session = GraderSession(self.pool, self.spec, self.ctx.options.get("model_bridge"))
+        session = GraderSession(self.pool, self.spec, self.ctx.model_bridge(self.grader.endpoint))
         self._all.append(session)
         return session
 

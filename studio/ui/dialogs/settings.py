@@ -38,9 +38,8 @@ class EndpointsPage(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.messages = messages
-        from studio.core.judges.http.endpoint_store import EndpointRepository
 
-        self.repo = EndpointRepository.of(ctx.library)
+        self.repo = ctx.library.endpoints
         self.list = QtWidgets.QListWidget()
         self.list.setMaximumWidth(220)
         self.add_button = QtWidgets.QPushButton("Add")

@@ -102,7 +102,7 @@ def test_concurrency_is_bounded(library, score) -> None:
 
 
 def test_unknown_endpoint_is_refused_before_the_run(library, score) -> None:
-    from studio.core.judges.http.errors import EndpointNotFound
+    from studio.core.store.errors import EndpointNotFound
 
     with pytest.raises(EndpointNotFound, match="no endpoint named 'fake'"):
         score(JUDGE, [qa("s", "q", "a")])

@@ -125,8 +125,8 @@ def fake_judge() -> Iterator[object]:
 
 
 def add_fake_endpoint(lib: Library, server) -> None:  # type: ignore[no-untyped-def]
-    from studio.core.judges.http.endpoint_store import EndpointRepository
     from studio.core.models.endpoints import EndpointConfig
+    from studio.core.store.endpoints import EndpointRepository
 
     EndpointRepository.of(lib).save(EndpointConfig(
         name="fake", base_url=server.base_url, model="fake-judge", timeout=5.0, retry_backoff=0.01,

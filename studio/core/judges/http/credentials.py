@@ -6,14 +6,12 @@ replaces any known key (and any Authorization header value) with ``***``.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
 
 from studio.core.models.endpoints import EndpointConfig
-
-KEYRING_SERVICE = "grader-studio"
+from studio.core.store.endpoints import KEYRING_SERVICE
 
 _KNOWN_SECRETS: set[str] = set()
 _AUTH_RE = re.compile(
@@ -58,11 +56,6 @@ def set_keyring_key(name: str, key: str) -> None:
             "use --api-key-env VAR instead"
         ) from exc
     remember_secret(key)
-
-
-def delete_keyring_key(name: str) -> None:
-    with contextlib.suppress(Exception):  # nothing stored or no backend: nothing to delete
-        _keyring().delete_password(KEYRING_SERVICE, name)
 
 
 def resolve_api_key(config: EndpointConfig) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from studio.core.store.errors import LibraryError, NotFound
-
 
 class JudgeError(Exception):
     """A judge could not produce a grade for one sample (becomes that sample's error outcome)."""
@@ -30,13 +28,3 @@ class EndpointCallError(JudgeError):
 
 class ResponseFormatError(JudgeError):
     """The judge answered, but not in the format its prompt asked for."""
-
-
-class EndpointNotFound(NotFound):
-    def __init__(self, name: str) -> None:
-        super().__init__(f"no endpoint named {name!r}; add one with `grader-studio endpoints add`")
-        self.name = name
-
-
-class NoEndpoint(LibraryError):
-    """A judge has no endpoint: neither the definition, the run, nor a single library endpoint."""

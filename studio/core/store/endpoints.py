@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, delete, insert, select, update
 
-from studio.core.judges.http.credentials import delete_keyring_key
-from studio.core.judges.http.errors import EndpointNotFound, NoEndpoint
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.database import utcnow
+from studio.core.store.errors import EndpointNotFound, NoEndpoint
 from studio.core.store.tables import endpoints as endpoints_table
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library
+
+#: the OS keyring service our endpoint keys are stored under (by endpoint name)
+KEYRING_SERVICE = "grader-studio"
+
+
+def delete_keyring_key(name: str) -> None:
+    """Removing an endpoint removes its key too; the keyring is the library's secret half."""
+    with contextlib.suppress(Exception):  # nothing stored or no backend: nothing to delete
+        import keyring
+
+        keyring.delete_password(KEYRING_SERVICE, name)
 
 
 class EndpointRepository:
