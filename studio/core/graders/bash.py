@@ -21,7 +21,7 @@ from studio.core.models import BashGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
 from studio.core.sandbox.launch import plan_command
 from studio.core.sandbox.settings import SandboxSettings
-from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.scoring import GradingContext, Kind, ScorerBase
 
 OUTPUT_LIMIT = 16 * 1024
 MEMORY_MB = 512
@@ -90,3 +90,7 @@ class BashScorer(ScorerBase):
 
 def make_scorer(grader: BashGrader, ctx: GradingContext) -> BashScorer:
     return BashScorer(grader, ctx)
+
+
+KIND = Kind(kind="bash", label="Bash", scorer=f"{__name__}:make_scorer",
+            starter={"command": "exit 0", "timeout_seconds": 30})

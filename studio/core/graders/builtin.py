@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
-from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.scoring import GradingContext, Kind, ScorerBase
 
 
 class NoReference(ValueError):
@@ -139,3 +139,7 @@ class BuiltinScorer(ScorerBase):
 
 def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
     return BuiltinScorer(grader)
+
+
+KIND = Kind(kind="builtin", label="Built-in", scorer=f"{__name__}:make_scorer",
+            starter={"function": "exact_match", "options": {"normalize": True}})

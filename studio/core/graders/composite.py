@@ -14,7 +14,7 @@ from typing import Any
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
 from studio.core.models import CompositeGrader, Outcome, Sample
-from studio.core.scoring import GradingContext, Scorer, ScorerBase
+from studio.core.scoring import GradingContext, Kind, Scorer, ScorerBase
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
@@ -97,3 +97,9 @@ class CompositeScorer(ScorerBase):
 
 def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer:
     return CompositeScorer(grader, ctx)
+
+
+KIND = Kind(kind="composite", label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
+    {"name": "exact", "weight": 1.0,
+     "grader": {"kind": "builtin", "key": "part-exact", "function": "exact_match"}},
+]})

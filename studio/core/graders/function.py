@@ -6,7 +6,7 @@ from __future__ import annotations
 from studio.core.judges.bridge import make_model_bridge
 from studio.core.models import FunctionGrader
 from studio.core.sandbox import scorer as sandbox_scorer
-from studio.core.scoring import GradingContext, Scorer
+from studio.core.scoring import GradingContext, Kind, Scorer
 
 
 def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> Scorer:
@@ -17,3 +17,15 @@ def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> Scorer:
         # made now, not on the first sample: an endpoint that cannot be found fails the run up front
         ctx.model_bridge(grader.endpoint)
     return sandbox_scorer.make_scorer(grader, ctx)
+
+
+FUNCTION_SOURCE = '''\
+async def grade(thread):
+    """Score the last assistant turn against metadata["expected"] (1.0 = match)."""
+    completion = (thread.completion() or "").strip().lower()
+    expected = str((thread.metadata or {}).get("expected", "")).strip().lower()
+    return 1.0 if expected and expected in completion else 0.0
+'''
+
+KIND = Kind(kind="function", label="Function", scorer=f"{__name__}:make_scorer",
+            starter={"source": FUNCTION_SOURCE, "contract": "adaptive"})

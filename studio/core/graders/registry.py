@@ -1,35 +1,52 @@
-"""Which module scores which grader kind: one line per kind, imported only when used."""
+"""Finds the grader kinds: any module in the kind packages with a ``KIND`` (``studio.core.scoring.Kind``).
+
+Adding a kind is one new module declaring ``KIND = Kind(...)`` (plus its definition model in
+``studio.core.models``); nothing here changes. Scorer modules are imported only when a run needs them.
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
+from functools import cache
 
-from studio.core.models import GraderDefinition
-from studio.core.scoring import GradingContext, Scorer, ScorerFactory
+from studio.core.models import GRADER_KINDS, GraderDefinition
+from studio.core.scoring import GraderKind, GradingContext, Scorer, ScorerFactory
 
-_FACTORIES: dict[str, str] = {
-    "function": "studio.core.graders.function:make_scorer",
-    "binary_judge": "studio.core.judges.scorer:make_scorer",
-    "range_judge": "studio.core.judges.scorer:make_scorer",
-    "rubric_judge": "studio.core.judges.scorer:make_scorer",
-    "criteria_judge": "studio.core.judges.scorer:make_scorer",
-    "prebuilt": "studio.core.judges.scorer:make_scorer",
-    "external_endpoint": "studio.core.judges.external:make_scorer",
-    "builtin": "studio.core.graders.builtin:make_scorer",
-    "bash": "studio.core.graders.bash:make_scorer",
-    "composite": "studio.core.graders.composite:make_scorer",
-}
+#: where kind modules live: prompt judges, other graders reached over HTTP, graders run here
+KIND_PACKAGES = ("studio.core.judges.kinds", "studio.core.judges", "studio.core.graders")
 
 
 class UnsupportedGrader(Exception):
     pass
 
 
+@cache
+def kinds() -> dict[str, GraderKind]:
+    """Every grader kind by name, in the order of ``GRADER_KINDS`` (menus, library groups)."""
+    found: dict[str, GraderKind] = {}
+    for package_name in KIND_PACKAGES:
+        package = importlib.import_module(package_name)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.ispkg or info.name.startswith("_") or info.name == "registry":
+                continue
+            module = importlib.import_module(f"{package_name}.{info.name}")
+            kind = getattr(module, "KIND", None)
+            if kind is not None:
+                found[kind.kind] = kind
+    order = {name: i for i, name in enumerate(GRADER_KINDS)}
+    return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
+
+
+def get_kind(kind: str) -> GraderKind:
+    try:
+        return kinds()[kind]
+    except KeyError:
+        raise UnsupportedGrader(f"no scorer for grader kind {kind!r}") from None
+
+
 def factory_for(kind: str) -> ScorerFactory:
-    target = _FACTORIES.get(kind)
-    if target is None:
-        raise UnsupportedGrader(f"no scorer for grader kind {kind!r}")
-    module_name, attr = target.split(":")
+    module_name, attr = get_kind(kind).scorer.split(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -39,3 +56,8 @@ def factory_for(kind: str) -> ScorerFactory:
 
 def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> Scorer:
     return factory_for(grader.kind)(grader, ctx)
+
+
+def kind_labels() -> dict[str, str]:
+    """What the window calls each kind ("Binary judge"), in menu order."""
+    return {name: kind.label for name, kind in kinds().items()}

@@ -20,7 +20,7 @@ from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.variables import extracted_completion
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.scoring import GradingContext, Kind, ScorerBase
 
 
 def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
@@ -127,3 +127,7 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     if not isinstance(grader, ExternalEndpoint):
         raise TypeError(f"{grader.kind} is not an external endpoint")
     return ExternalScorer(grader, ctx)
+
+
+KIND = Kind(kind="external_endpoint", label="External endpoint", scorer=f"{__name__}:make_scorer",
+            starter={"url": "http://127.0.0.1:8766"})

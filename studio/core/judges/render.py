@@ -7,25 +7,52 @@ keystroke. Raises ``TemplateError``/``UnknownVariable`` with a message naming wh
 from __future__ import annotations
 
 import json
-from types import ModuleType
 
-from studio.core.judges.http.chat import user
+from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.judges.http.chat import ChatMessage, user
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.kinds import binary_judge as binary
-from studio.core.judges.kinds import criteria_judge as criteria
-from studio.core.judges.kinds import prebuilt, range_judge
-from studio.core.judges.kinds import rubric_judge as rubric
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.variables import extracted_completion
 from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, Sample
 
-KIND_MODULES: dict[str, ModuleType] = {
-    "binary_judge": binary,
-    "range_judge": range_judge,
-    "rubric_judge": rubric,
-    "criteria_judge": criteria,
-    "prebuilt": prebuilt,
-}
+
+class RenderedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    messages: list[ChatMessage]
+    note: str = Field(default="", description="why this call's text may differ at run time")
+
+
+class RenderedPrompt(BaseModel):
+    """Calls in the order the judge makes them; ``messages`` is the main judgement call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    calls: list[RenderedCall]
+    main: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return self.calls[self.main].messages if self.calls else []
+
+    def text(self) -> str:
+        """Plain text for a terminal: each call, each message under a role header."""
+        out: list[str] = []
+        for n, call in enumerate(self.calls, 1):
+            title = f"=== call {n}/{len(self.calls)}: {call.label} ==="
+            out.append(title)
+            if call.note:
+                out.append(f"({call.note})")
+            for message in call.messages:
+                out.append(f"--- {message.role} ---")
+                out.append(message.content)
+            out.append("")
+        out.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(out).rstrip() + "\n"
 
 
 def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
@@ -41,7 +68,7 @@ def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
         )
     if isinstance(grader, CompositeGrader):
         return _render_composite(grader, sample)
-    module = KIND_MODULES.get(kind)
+    module = prompt_judges().get(kind)
     if module is None:
         raise JudgeError(f"a {kind or type(grader).__name__} grader has no judge prompt to render")
     return module.preview(grader, sample)
@@ -53,7 +80,7 @@ def _render_composite(grader: CompositeGrader, sample: Sample) -> RenderedPrompt
     notes: list[str] = []
     for component in grader.components:
         inner = component.grader
-        if inner.kind not in KIND_MODULES and not isinstance(
+        if inner.kind not in prompt_judges() and not isinstance(
             inner, (ExternalEndpoint, CompositeGrader)
         ):
             continue

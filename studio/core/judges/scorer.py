@@ -15,7 +15,7 @@ from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.render import KIND_MODULES
+from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.trace import Trace
 from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
@@ -57,7 +57,7 @@ class JudgeScorer(ScorerBase):
         self.grader = grader
         self.ctx = ctx
         self.client = client
-        self.module = KIND_MODULES[grader.kind]  # type: ignore[attr-defined]
+        self.module = prompt_judges()[grader.kind]  # type: ignore[attr-defined]
         self.memo: dict[str, Any] = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])

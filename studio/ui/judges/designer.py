@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studio.core.judges import prompts
-from studio.core.judges.kinds.prebuilt import METRICS
+from studio.core.graders.registry import get_kind
 from studio.core.models import GraderDefinition, JudgeBase
 
 from ..context import AppContext
@@ -15,23 +14,15 @@ from ..editor.code_editor import CodeEditor
 from ..qt import Qt, QTimer, QtWidgets
 from .lists import StepsEditor, TableEditor
 from .preview import PreviewPane
-from .templates import KIND_VARIABLES, SAMPLE_VARIABLES, TemplateEditor
+from .templates import SAMPLE_VARIABLES, TemplateEditor
 
 PREVIEW_DELAY_MS = 200
 
 
 def _builtin_templates(kind: str, metric_type: str = "faithfulness") -> tuple[str, str]:
     """The (system, user) templates a judge uses when its definition brings none."""
-    if kind == "binary_judge":
-        return prompts.BINARY_SYSTEM, prompts.CONVERSATION_BLOCK
-    if kind == "range_judge":
-        return prompts.RANGE_SYSTEM, prompts.CONVERSATION_BLOCK
-    if kind == "criteria_judge":
-        return prompts.CRITERION_SYSTEM, prompts.CRITERION_USER
-    if kind == "prebuilt" and metric_type in METRICS:
-        _name, system, user, *_ = METRICS[metric_type]
-        return system, user
-    return "", ""
+    defaults = get_kind(kind).default_templates
+    return defaults(metric_type) if defaults is not None else ("", "")
 
 
 class JudgeBody(DefinitionBody):
@@ -168,7 +159,8 @@ class JudgeBody(DefinitionBody):
                 self.metric_type.addItem(label, value)
             self.form.addRow("Metric", self.metric_type)
             self.metric_type.currentIndexChanged.connect(self._metric_type_changed)
-        variables = KIND_VARIABLES.get(kind, []) + ([] if kind == "rubric_judge" else SAMPLE_VARIABLES)
+        descriptor = get_kind(kind)
+        variables = list(descriptor.variables) + (SAMPLE_VARIABLES if descriptor.sample_variables else [])
         if kind == "rubric_judge":
             self.templates.configure([("prompt", "Rubric prompt", ""), ("system_prompt", "System prompt", "")],
                                      variables, "format")

@@ -7,11 +7,12 @@ from typing import Any
 
 from studio.core.judges.http.chat import ChatMessage, assistant, system, user
 from studio.core.judges.prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
+from studio.core.scoring import Kind
 
 VERDICTS = ("PASS", "FAIL", "NA")
 SCORES = {"PASS": 1.0, "FAIL": 0.0}
@@ -60,3 +61,11 @@ async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str
     if verdict == "NA":
         return trace.skipped(reasoning, details=details)
     return trace.outcome(score=SCORES[verdict], rationale=reasoning, details=details)
+
+
+KIND = Kind(
+    kind="binary_judge", label="Binary judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    starter={"criteria": "The response answers the user's question correctly and directly."},
+    default_templates=lambda _variant: (BINARY_SYSTEM, CONVERSATION_BLOCK),
+    variables=(("criteria", "the judge's criteria"), ("output_schema", "the JSON answer schema")),
+)

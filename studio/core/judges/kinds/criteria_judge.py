@@ -12,11 +12,12 @@ from typing import Any
 from studio.core.judges.http.chat import ChatMessage, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
+from studio.core.scoring import Kind
 
 VERDICTS = ("MET", "UNMET")
 
@@ -86,3 +87,13 @@ async def score(
         f"{v['verdict']} ({v['weight']:+g}) {v['criterion']}: {v['reasoning']}" for v in verdicts
     )
     return trace.outcome(score=value, rationale=rationale, details={"criteria": verdicts})
+
+
+KIND = Kind(
+    kind="criteria_judge", label="Criteria judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    starter={"criteria": [{"text": "The answer is factually correct.", "weight": 1.0},
+                          {"text": "The answer is concise.", "weight": 0.5}]},
+    default_templates=lambda _variant: (CRITERION_SYSTEM, CRITERION_USER),
+    variables=(("criterion", "the criterion being judged"), ("criteria", "all criteria with weights"),
+               ("weight", "the criterion's weight"), ("output_schema", "the JSON answer schema")),
+)

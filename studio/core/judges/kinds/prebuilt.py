@@ -24,11 +24,12 @@ from studio.core.judges.prompts import (
     FAITHFULNESS_SYSTEM,
     FAITHFULNESS_USER,
 )
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import before_last_user, format_turns, sample_variables
 from studio.core.models import Outcome, PrebuiltJudge, Sample
+from studio.core.scoring import Kind
 
 # metric -> (item name, system prompt, user prompt, positive verdict, negative verdict)
 METRICS: dict[str, tuple[str, str, str, str, str]] = {
@@ -154,3 +155,18 @@ async def score(
     details.update(passed=good, total=len(verdicts))
     rationale = "\n".join(f"{v['verdict']}: {v[name]}" for v in verdicts)
     return trace.outcome(score=good / len(verdicts), rationale=rationale, details=details)
+
+
+def default_templates(metric_type: str) -> tuple[str, str]:
+    if metric_type not in METRICS:
+        return "", ""
+    _name, system, user, *_ = METRICS[metric_type]
+    return system, user
+
+
+KIND = Kind(
+    kind="prebuilt", label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    starter={"metric_type": "faithfulness"}, default_templates=default_templates,
+    variables=(("context", "the retrieved context"), ("item_text", "the claim/document/statement judged"),
+               ("criteria", "what the metric checks"), ("output_schema", "answer format")),
+)

@@ -29,11 +29,12 @@ from studio.core.judges.prompts import (
     STEPS_SYSTEM,
     STEPS_USER,
 )
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_handlebars, render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
+from studio.core.scoring import Kind
 
 FALLBACK_SAMPLES = 5
 FALLBACK_TEMPERATURE = 1.0
@@ -259,3 +260,23 @@ async def _fallback(
         )
     method = "sampled" if samples > 1 else "parsed"
     return sum(parsed) / len(parsed), method, parsed
+
+
+KIND = Kind(
+    kind="range_judge", label="Range judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    starter={
+        "criteria": "Rate how well the response answers the user's question.",
+        "score_range": [1, 5],
+        "evaluation_steps": ["Identify what the user asked.", "Check the answer is correct.",
+                             "Assign a score using the criteria."],
+        "subrange_expectations": [
+            {"min": 1, "max": 2, "expectation": "Wrong, off-topic or a refusal."},
+            {"min": 3, "max": 4, "expectation": "Correct but vague or incomplete."},
+            {"min": 5, "max": 5, "expectation": "Correct, complete and concise."},
+        ],
+    },
+    default_templates=lambda _variant: (RANGE_SYSTEM, CONVERSATION_BLOCK),
+    variables=(("criteria", "the judge's criteria"), ("score_min", "lowest score"), ("score_max", "highest score"),
+               ("evaluation_steps_text", "numbered evaluation steps"),
+               ("subrange_text", "one line per subrange expectation"), ("output_schema", "answer format")),
+)

@@ -13,11 +13,12 @@ from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.parsing import parse_json_object
 from studio.core.judges.prompts import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
-from studio.core.judges.rendered import RenderedCall, RenderedPrompt
+from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import format_fields, render_format
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import extracted_completion
 from studio.core.models import Outcome, RubricJudge, Sample
+from studio.core.scoring import Kind
 
 RESERVED = ("input", "submission", "ground_truth")
 
@@ -86,3 +87,14 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
         return outcome.model_copy(update={"score": 0.0, "rationale": f"Error: {exc}"})
     details: dict[str, Any] = {"clamped": clamped} if clamped else {}
     return trace.outcome(score=value, rationale=rationale, details=details)
+
+
+KIND = Kind(
+    kind="rubric_judge", label="Rubric judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    starter={"prompt": "Question: {input}\nAnswer: {submission}\nReference: {ground_truth}\n\n"
+                        "Score the answer from 0 to 1 for correctness."},
+    default_templates=lambda _variant: ("", ""),
+    variables=(("input", "the user's input"), ("submission", "the completion"),
+               ("ground_truth", "the expected answer")),
+    sample_variables=False,  # a rubric is a Python format string over its own three names
+)
