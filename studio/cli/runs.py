@@ -7,7 +7,7 @@ process): standard output carries one JSON object a line, flushed as it happens:
     {"event": "progress", "run_id": 7, "done": 2000, "total": 20000, "counts": {"ok": 2000},
      "elapsed": 0.1, "rate": 20000.0, "eta": 0.9, "written": [0, 1, ...], "finished": false}
     {"event": "summary", "summary": {...as run --json...}, "run": {...RunInfo...}, "exit_code": 0}
-    {"event": "error", "error": "NotFound", "kinds": ["NotFound", "LibraryError", ...], "message": "..."}
+    {"event": "error", "error": "NotFound", "user_error": true, "message": "...", "kinds": [...]}
 
 "started" comes once the SIGINT handler is in place: from then on SIGINT cancels the run (everything
 graded so far is kept, the run ends "cancelled" and the summary line still comes). A run that cannot
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -26,6 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from studio.core.engine import events
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
@@ -98,19 +98,14 @@ class JsonLines:
 
     def emit(self, event: str, **fields: Any) -> None:
         stream = self.stream or sys.stdout
-        stream.write(json.dumps({"event": event, **fields}, ensure_ascii=False, default=str) + "\n")
+        stream.write(events.encode(event, **fields) + "\n")
         stream.flush()
 
     def __call__(self, progress: Progress) -> None:
-        eta = progress.eta
-        self.emit("progress", run_id=progress.run_id, done=progress.done, total=progress.total,
-                  counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
-                  eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
-                  finished=progress.finished)
+        self.emit("progress", **events.progress_fields(progress))
 
     def error(self, exc: BaseException) -> None:
-        self.emit("error", error=type(exc).__name__, kinds=[c.__name__ for c in type(exc).__mro__],
-                  message=str(exc).strip())
+        self.emit("error", **events.error_fields(exc))
 
 
 def _cancel_on_stdin_eof(cancel: threading.Event) -> None:

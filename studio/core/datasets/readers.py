@@ -10,12 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from studio.core.errors import StudioError
 from studio.core.models import Sample
 
 from .shapes import FORMATS, RowError, detect_format, row_to_sample
 
 
-class DatasetError(ValueError):
+class DatasetError(StudioError, ValueError):
     def __init__(self, path: str, line: int | None, message: str) -> None:
         self.path, self.line, self.message = path, line, message
         where = f"{path}:{line}" if line is not None else path

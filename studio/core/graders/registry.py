@@ -10,6 +10,7 @@ import importlib
 import pkgutil
 from functools import cache
 
+from studio.core.errors import StudioError
 from studio.core.models import GRADER_KINDS, GraderDefinition
 from studio.core.scoring import GraderKind, GradingContext, Scorer, ScorerFactory
 
@@ -17,7 +18,7 @@ from studio.core.scoring import GraderKind, GradingContext, Scorer, ScorerFactor
 KIND_PACKAGES = ("studio.core.judges.kinds", "studio.core.judges", "studio.core.graders")
 
 
-class UnsupportedGrader(Exception):
+class UnsupportedGrader(StudioError):
     pass
 
 

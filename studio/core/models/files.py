@@ -17,13 +17,15 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from studio.core.errors import StudioError
+
 from .common import GraderBase
 from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_grader
 
 SCHEMA_VERSION = 1
 
 
-class DefinitionError(ValueError):
+class DefinitionError(StudioError, ValueError):
     """A definition file that does not validate; ``problems`` has one entry per bad field."""
 
     def __init__(self, source: str, problems: list[tuple[int | None, str, str]]) -> None:

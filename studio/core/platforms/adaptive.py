@@ -22,8 +22,8 @@ from studio.core.models import (
     Turn,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import (
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import (
     dump_json,
     import_each,
     judge_model,

@@ -15,8 +15,8 @@ from studio.core.models import (
     GraderDefinition,
 )
 
-from .base import ExportResult, Platform, PlatformError, Support
-from .fields import judge_model, unexported
+from ._base import ExportResult, Platform, PlatformError, Support
+from ._fields import judge_model, unexported
 from .openai import plain_extractor
 
 LABEL = "HUD"

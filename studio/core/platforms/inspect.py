@@ -13,8 +13,8 @@ from __future__ import annotations
 from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
 from studio.core.sandbox.launch import GUEST_DIR
 
-from .base import ExportResult, Platform, Support
-from .fields import unexported
+from ._base import ExportResult, Platform, Support
+from ._fields import unexported
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"

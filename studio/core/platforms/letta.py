@@ -22,8 +22,8 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import (
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import (
     dump_yaml,
     judge_model,
     load_yaml_text,

@@ -13,8 +13,8 @@ from typing import Any
 
 from studio.core.models import FunctionGrader, GraderDefinition, Metric
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, peek_json, read_json, slug, unexported
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import dump_json, peek_json, read_json, slug, unexported
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for

@@ -23,10 +23,10 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
+from ._templating import from_jinja, to_jinja
 from .letta import builtin_mismatch
-from .templating import from_jinja, to_jinja
 
 LABEL = "OpenAI graders"
 OUTPUT = "{{ sample.output_text }}"

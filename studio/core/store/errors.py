@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from studio.core.errors import StudioError
 
-class LibraryError(Exception):
+
+class LibraryError(StudioError):
     """Base of every refusal by the library."""
 
 

@@ -112,7 +112,7 @@ def test_promptfoo_config_validates(tmp_path: Path) -> None:
     done = run([str(PROMPTFOO), "validate", "-c", "promptfooconfig.yaml"], cwd=tmp_path)
     assert done.returncode == 0 and "Configuration is valid" in done.stdout, done.stdout + done.stderr
     # ``validate`` does not check assertion types; promptfoo's own schema does
-    from studio.core.platforms.fields import load_yaml_text
+    from studio.core.platforms._fields import load_yaml_text
 
     asserts = load_yaml_text(result.files["promptfooconfig.yaml"], "config")["defaultTest"]["assert"]
     (tmp_path / "asserts.json").write_text(json.dumps(asserts))

@@ -112,7 +112,7 @@ def test_worker_reports_progress_then_the_run(qtbot, app_ctx) -> None:  # type: 
     info = done.args[0]
     assert info.id == run_id and info.status == "completed" and info.done == 300
     assert seen and seen[-1].finished and seen[-1].done == 300 and w.last_progress is seen[-1]
-    assert w.wait(5000) and not w.isRunning()
+    assert w.wait(5000) and not w.is_running()
     w.deleteLater()
 
 
@@ -164,5 +164,5 @@ def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> No
     qtbot.waitUntil(lambda: child.last_progress is not None, timeout=WAIT_MS)
     started = time.perf_counter()
     panel.shutdown()
-    assert time.perf_counter() - started < 10 and not child.isRunning() and not panel.is_running()
+    assert time.perf_counter() - started < 10 and not child.is_running() and not panel.is_running()
     assert app_ctx.library.runs.get(run_id).status == "cancelled"

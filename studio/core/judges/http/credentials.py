@@ -10,6 +10,7 @@ import logging
 import os
 import re
 
+from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.endpoints import KEYRING_SERVICE
 
@@ -29,7 +30,7 @@ _HTTP_LOGGERS = (
 )
 
 
-class KeyringUnavailable(Exception):
+class KeyringUnavailable(StudioError):
     pass
 
 

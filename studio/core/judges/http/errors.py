@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from studio.core.errors import StudioError
 
-class JudgeError(Exception):
+
+class JudgeError(StudioError):
     """A judge could not produce a grade for one sample (becomes that sample's error outcome)."""
 
 

@@ -14,7 +14,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.models import GraderBase, GraderDefinition, JudgeBase
 
-from .base import ImportResult, PlatformError
+from ._base import ImportResult, PlatformError
 
 COMMON_FIELDS = frozenset({"kind", "key"})
 

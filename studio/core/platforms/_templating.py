@@ -11,7 +11,7 @@ import re
 import string
 from collections.abc import Mapping
 
-from .base import PlatformError
+from ._base import PlatformError
 
 
 def to_jinja(prompt: str, fields: Mapping[str, str], other: str) -> str:

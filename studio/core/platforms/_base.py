@@ -15,10 +15,11 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.errors import StudioError
 from studio.core.models import GraderDefinition
 
 
-class PlatformError(Exception):
+class PlatformError(StudioError):
     """A file that is not this platform's format, or a grader it cannot express: one readable line."""
 
 
