@@ -34,10 +34,10 @@ def error_fields(exc: BaseException) -> dict[str, Any]:
                 user_error=is_user_error(exc), message=str(exc).strip())
 
 
-def decode(line: bytes | str) -> dict[str, Any] | None:
+def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     """The event on ``line``; ``None`` for a line that is not ours (a library printing to stdout)."""
     line = line.strip()
-    if not line.startswith(b"{" if isinstance(line, bytes) else "{"):
+    if not line.startswith(b"{" if isinstance(line, (bytes, bytearray)) else "{"):
         return None
     try:
         event = json.loads(line)

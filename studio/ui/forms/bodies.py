@@ -14,7 +14,7 @@ from ..editor.body import CommonFields, DefinitionBody
 from ..editor.code_editor import CodeEditor
 from ..editor.find_bar import FindBar
 from ..qt import Qt, QtWidgets
-from ._fields import ModelFields
+from .fields import ModelFields
 
 _COMMON = set(GraderBase.model_fields) | {"kind"}
 
