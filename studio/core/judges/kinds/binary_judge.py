@@ -6,13 +6,39 @@ import json
 from typing import Any
 
 from studio.core.judges.http.chat import ChatMessage, assistant, system, user
-from studio.core.judges.prompts import BINARY_SCHEMA, BINARY_SYSTEM, CONVERSATION_BLOCK
 from studio.core.judges.render import RenderedCall, RenderedPrompt
-from studio.core.judges.templates import render_template
+from studio.core.judges.templates import CONVERSATION_BLOCK, render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
 from studio.core.scoring import Kind
+
+# The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
+# sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
+BINARY_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["PASS", "FAIL", "NA"]},
+        },
+        "required": ["reasoning", "verdict"],
+    }
+)
+
+BINARY_SYSTEM = """You review answers written by an AI assistant. Judge the final response against one criterion.
+
+Criterion:
+{{{criteria}}}
+
+Possible verdicts:
+- PASS: the response satisfies the criterion.
+- FAIL: the response does not satisfy the criterion.
+- NA: the criterion does not apply to this conversation at all.
+
+When a reference answer is given, treat it as the ground truth. Reason briefly, then reply with a JSON object that follows this schema:
+{{{output_schema}}}"""
+
 
 VERDICTS = ("PASS", "FAIL", "NA")
 SCORES = {"PASS": 1.0, "FAIL": 0.0}

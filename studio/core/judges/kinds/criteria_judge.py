@@ -7,17 +7,56 @@ clamp(sum(v * w) / sum(positive w), 0, 1) with v = 1 for MET; every verdict is k
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from studio.core.judges.http.chat import ChatMessage, system, user
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.prompts import CRITERION_SCHEMA, CRITERION_SYSTEM, CRITERION_USER
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
 from studio.core.scoring import Kind
+
+# The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
+# sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
+CRITERION_SCHEMA = json.dumps(
+    {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "verdict": {"type": "string", "enum": ["MET", "UNMET"]},
+        },
+        "required": ["reasoning", "verdict"],
+    }
+)
+
+CRITERION_SYSTEM = """You check one criterion against an answer written by an AI assistant.
+{{#if negative}}
+This criterion describes a MISTAKE. Reply MET if the mistake is present in the answer, UNMET if it is absent.
+{{else}}
+Reply MET if the answer satisfies the criterion, UNMET if it does not.
+{{/if}}
+Reason briefly, then reply with a JSON object that follows this schema:
+{{{output_schema}}}"""
+
+CRITERION_USER = """{{#if context_str_without_last_user}}<context>
+{{{context_str_without_last_user}}}
+</context>
+
+{{/if}}<question>
+{{{last_user_turn_content}}}
+</question>
+
+<answer>
+{{{completion}}}
+</answer>
+
+<criterion>
+{{{criterion}}}
+</criterion>"""
+
 
 VERDICTS = ("MET", "UNMET")
 

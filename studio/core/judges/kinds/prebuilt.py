@@ -14,22 +14,65 @@ from typing import Any
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.parsing import parse_json_list, split_sentences
-from studio.core.judges.prompts import (
-    ANSWER_RELEVANCY_SYSTEM,
-    ANSWER_RELEVANCY_USER,
-    CLAIMS_SYSTEM,
-    CLAIMS_USER,
-    CONTEXT_RELEVANCY_SYSTEM,
-    CONTEXT_RELEVANCY_USER,
-    FAITHFULNESS_SYSTEM,
-    FAITHFULNESS_USER,
-)
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import before_last_user, format_turns, sample_variables
 from studio.core.models import Outcome, PrebuiltJudge, Sample
 from studio.core.scoring import Kind
+
+# The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
+# sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
+CLAIMS_SYSTEM = """You break a text into atomic claims: short, self-contained factual statements that can each be checked on their own. Resolve pronouns using the question. Do not add anything the text does not say.
+Reply with only a JSON array of strings."""
+
+CLAIMS_USER = """<question>
+{{{last_user_turn_content}}}
+</question>
+
+<text>
+{{{completion}}}
+</text>"""
+
+FAITHFULNESS_SYSTEM = """You check whether a claim is supported by a context.
+SUPPORTED: the context states the claim or directly implies it.
+UNSUPPORTED: the context contradicts the claim or does not contain the information.
+Reply with a JSON object: {"reasoning": "<one sentence>", "verdict": "SUPPORTED" or "UNSUPPORTED"}."""
+
+FAITHFULNESS_USER = """<context>
+{{{context}}}
+</context>
+
+<claim>
+{{{claim}}}
+</claim>"""
+
+CONTEXT_RELEVANCY_SYSTEM = """You check whether a retrieved document is relevant to a question.
+RELEVANT: the document contains information that helps answer the question.
+IRRELEVANT: it does not.
+Reply with a JSON object: {"reasoning": "<one sentence>", "verdict": "RELEVANT" or "IRRELEVANT"}."""
+
+CONTEXT_RELEVANCY_USER = """<question>
+{{{last_user_turn_content}}}
+</question>
+
+<document>
+{{{document}}}
+</document>"""
+
+ANSWER_RELEVANCY_SYSTEM = """You check whether one statement from an answer addresses the question that was asked.
+RELEVANT: the statement helps answer the question.
+IRRELEVANT: the statement is off-topic or adds information the user did not ask for.
+Reply with a JSON object: {"reasoning": "<one sentence>", "verdict": "RELEVANT" or "IRRELEVANT"}."""
+
+ANSWER_RELEVANCY_USER = """<question>
+{{{last_user_turn_content}}}
+</question>
+
+<statement>
+{{{statement}}}
+</statement>"""
+
 
 # metric -> (item name, system prompt, user prompt, positive verdict, negative verdict)
 METRICS: dict[str, tuple[str, str, str, str, str]] = {

@@ -22,19 +22,44 @@ from studio.core.judges.http.chat import (
 )
 from studio.core.judges.http.errors import ResponseFormatError
 from studio.core.judges.parsing import parse_int_score, parse_numbered_list
-from studio.core.judges.prompts import (
-    CONVERSATION_BLOCK,
-    RANGE_SCORE_QUESTION,
-    RANGE_SYSTEM,
-    STEPS_SYSTEM,
-    STEPS_USER,
-)
 from studio.core.judges.render import RenderedCall, RenderedPrompt
-from studio.core.judges.templates import render_handlebars, render_template
+from studio.core.judges.templates import CONVERSATION_BLOCK, render_handlebars, render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
 from studio.core.scoring import Kind
+
+# The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
+# sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
+RANGE_SYSTEM = """You review answers written by an AI assistant and rate the final response on an integer scale from {{score_min}} to {{score_max}}.
+
+Criteria:
+{{{criteria}}}
+{{#if subrange_text}}
+
+What the scores mean:
+{{{subrange_text}}}
+{{/if}}
+
+Evaluation steps:
+{{{evaluation_steps_text}}}
+
+Work through the evaluation steps and write down your reasoning. Do not state a score yet: you will be asked for it afterwards."""
+
+RANGE_SCORE_QUESTION = (
+    "Now give your score. Reply with SCORE: followed by a single integer from {low} to {high}, "
+    "and nothing else."
+)
+
+STEPS_SYSTEM = "You design short, concrete procedures that graders follow to evaluate AI responses."
+
+STEPS_USER = """Criteria:
+{{{criteria}}}
+
+Score range: {{score_min}} to {{score_max}}.
+
+Write 3 or 4 concise evaluation steps a grader should follow to apply these criteria. Reply with a numbered list, one step per line, and nothing else."""
+
 
 FALLBACK_SAMPLES = 5
 FALLBACK_TEMPERATURE = 1.0

@@ -12,13 +12,20 @@ from typing import Any
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.parsing import parse_json_object
-from studio.core.judges.prompts import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import format_fields, render_format
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import extracted_completion
 from studio.core.models import Outcome, RubricJudge, Sample
 from studio.core.scoring import Kind
+
+# The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
+# sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
+RUBRIC_SYSTEM = """You are an evaluator. Grade the submission using the rubric in the user message.
+Reply with only a JSON object of the form {"score": <number from 0.0 to 1.0>, "rationale": "<why, in one to three sentences>"}."""
+
+RUBRIC_SUBMISSION_SUFFIX = "\n\nSubmission to grade:\n{submission}"
+
 
 RESERVED = ("input", "submission", "ground_truth")
 
