@@ -17,11 +17,12 @@ import signal
 import time
 from collections.abc import Sequence
 
+from studio.core.kinds import Kind
 from studio.core.models import BashGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
 from studio.core.sandbox.launch import plan_command
 from studio.core.sandbox.settings import SandboxSettings
-from studio.core.scoring import GradingContext, Kind, ScorerBase
+from studio.core.scoring import GradingContext, ScorerBase
 
 OUTPUT_LIMIT = 16 * 1024
 MEMORY_MB = 512

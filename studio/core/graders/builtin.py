@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable, Sequence
 
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
+from studio.core.kinds import Kind
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
-from studio.core.scoring import GradingContext, Kind, ScorerBase
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 class NoReference(ValueError):

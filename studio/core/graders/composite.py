@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.kinds import Kind
 from studio.core.models import CompositeGrader, Outcome, Sample
-from studio.core.scoring import GradingContext, Kind, Scorer, ScorerBase
+from studio.core.scoring import GradingContext, Scorer, ScorerBase
 
 
 def unique_names(names: Sequence[str]) -> list[str]:

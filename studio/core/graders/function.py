@@ -4,9 +4,10 @@ through the run's model bridge, which this kind (above both the sandbox and the 
 from __future__ import annotations
 
 from studio.core.judges.bridge import make_model_bridge
+from studio.core.kinds import Kind
 from studio.core.models import FunctionGrader
 from studio.core.sandbox import scorer as sandbox_scorer
-from studio.core.scoring import GradingContext, Kind, Scorer
+from studio.core.scoring import GradingContext, Scorer
 
 
 def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> Scorer:

@@ -1,4 +1,4 @@
-"""Finds the grader kinds: any module in the kind packages with a ``KIND`` (``studio.core.scoring.Kind``).
+"""Finds the grader kinds: any module in the kind packages with a ``KIND`` (``studio.core.kinds.Kind``).
 
 Adding a kind is one new module declaring ``KIND = Kind(...)`` (plus its definition model in
 ``studio.core.models``); nothing here changes. Scorer modules are imported only when a run needs them.
@@ -11,8 +11,9 @@ import pkgutil
 from functools import cache
 
 from studio.core.errors import StudioError
+from studio.core.kinds import GraderKind
 from studio.core.models import GRADER_KINDS, GraderDefinition
-from studio.core.scoring import GraderKind, GradingContext, Scorer, ScorerFactory
+from studio.core.scoring import GradingContext, Scorer, ScorerFactory
 
 #: where kind modules live: prompt judges, other graders reached over HTTP, graders run here
 KIND_PACKAGES = ("studio.core.judges.kinds", "studio.core.judges", "studio.core.graders")

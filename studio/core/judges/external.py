@@ -18,9 +18,10 @@ from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.variables import extracted_completion
+from studio.core.kinds import Kind
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.scoring import GradingContext, Kind, ScorerBase
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""One module per judge kind, named after it, each declaring ``KIND`` (see ``studio.core.scoring.Kind``).
+"""One module per judge kind, named after it, each declaring ``KIND`` (see ``studio.core.kinds.Kind``).
 
 A module here defines the kind's prompts, ``preview`` and how it reads the model's answer; nothing
 else lists the judge kinds: ``prompt_judges`` finds them.

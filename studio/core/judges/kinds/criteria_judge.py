@@ -16,8 +16,8 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
+from studio.core.kinds import Kind
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
-from studio.core.scoring import Kind
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
 # sections are wrapped in XML-like tags so a model (and the scripted fake judge) can tell them apart.
