@@ -23,6 +23,8 @@ class GraderKind(Protocol):
     scorer: str
     #: the fields of a small working definition ("New grader" starts from it)
     starter: dict[str, Any]
+    #: the window's editor body: "function", "judge", "form" or "yaml"
+    editor: str
 
     @property
     def is_judge(self) -> bool: ...
@@ -46,6 +48,7 @@ class Kind:
     default_templates: Callable[[str], tuple[str, str]] | None = None
     variables: tuple[tuple[str, str], ...] = ()
     sample_variables: bool = True
+    editor: str = "yaml"
 
     @property
     def is_judge(self) -> bool:

@@ -16,6 +16,8 @@ def test_every_kind_is_declared_once_in_menu_order() -> None:
         assert callable(factory_for(name)), name
         definition = parse_grader({"kind": name, "key": f"starter-{name}", **kind.starter})
         assert definition.kind == name
+        assert kind.editor == ("judge" if kind.is_judge else kind.editor)
+        assert kind.editor in {"function", "judge", "form", "yaml"}, name
 
 
 def test_prompt_judges_are_the_kinds_with_a_preview() -> None:

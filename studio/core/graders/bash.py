@@ -93,5 +93,5 @@ def make_scorer(grader: BashGrader, ctx: GradingContext) -> BashScorer:
     return BashScorer(grader, ctx)
 
 
-KIND = Kind(kind="bash", label="Bash", scorer=f"{__name__}:make_scorer",
+KIND = Kind(kind="bash", label="Bash", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"command": "exit 0", "timeout_seconds": 30})

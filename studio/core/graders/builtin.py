@@ -142,5 +142,5 @@ def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
     return BuiltinScorer(grader)
 
 
-KIND = Kind(kind="builtin", label="Built-in", scorer=f"{__name__}:make_scorer",
+KIND = Kind(kind="builtin", label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"function": "exact_match", "options": {"normalize": True}})

@@ -28,5 +28,5 @@ async def grade(thread):
     return 1.0 if expected and expected in completion else 0.0
 '''
 
-KIND = Kind(kind="function", label="Function", scorer=f"{__name__}:make_scorer",
+KIND = Kind(kind="function", label="Function", scorer=f"{__name__}:make_scorer", editor="function",
             starter={"source": FUNCTION_SOURCE, "contract": "adaptive"})

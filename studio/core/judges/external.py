@@ -130,5 +130,5 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     return ExternalScorer(grader, ctx)
 
 
-KIND = Kind(kind="external_endpoint", label="External endpoint", scorer=f"{__name__}:make_scorer",
+KIND = Kind(kind="external_endpoint", label="External endpoint", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"url": "http://127.0.0.1:8766"})

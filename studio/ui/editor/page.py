@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from studio.core.checks import Check, check_definition
-from studio.core.graders.registry import get_kind, kind_labels
+from studio.core.graders.registry import kind_labels
 from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
@@ -21,24 +21,10 @@ from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
+from .bodies import make_body
 from .body import DefinitionBody
 from .checks_panel import ChecksPanel
-from .function_body import FunctionBody
 from .try_panel import TryPanel, grade_one
-
-
-def make_body(ctx: AppContext, kind: str, theme: str) -> DefinitionBody:
-    if kind == "function":
-        return FunctionBody(theme)
-    if get_kind(kind).is_judge:
-        from ..judges.designer import JudgeBody
-
-        return JudgeBody(ctx, kind, theme)
-    from ..forms.bodies import FormBody, YamlBody
-
-    if kind in ("builtin", "bash", "external_endpoint"):
-        return FormBody(kind)
-    return YamlBody(theme)
 
 
 def _same(a: GraderDefinition, b: GraderDefinition) -> bool:

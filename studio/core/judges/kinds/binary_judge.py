@@ -90,7 +90,7 @@ async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str
 
 
 KIND = Kind(
-    kind="binary_judge", label="Binary judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    kind="binary_judge", label="Binary judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"criteria": "The response answers the user's question correctly and directly."},
     default_templates=lambda _variant: (BINARY_SYSTEM, CONVERSATION_BLOCK),
     variables=(("criteria", "the judge's criteria"), ("output_schema", "the JSON answer schema")),

@@ -129,7 +129,7 @@ async def score(
 
 
 KIND = Kind(
-    kind="criteria_judge", label="Criteria judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    kind="criteria_judge", label="Criteria judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"criteria": [{"text": "The answer is factually correct.", "weight": 1.0},
                           {"text": "The answer is concise.", "weight": 0.5}]},
     default_templates=lambda _variant: (CRITERION_SYSTEM, CRITERION_USER),

@@ -208,7 +208,7 @@ def default_templates(metric_type: str) -> tuple[str, str]:
 
 
 KIND = Kind(
-    kind="prebuilt", label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    kind="prebuilt", label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"metric_type": "faithfulness"}, default_templates=default_templates,
     variables=(("context", "the retrieved context"), ("item_text", "the claim/document/statement judged"),
                ("criteria", "what the metric checks"), ("output_schema", "answer format")),

@@ -288,7 +288,7 @@ async def _fallback(
 
 
 KIND = Kind(
-    kind="range_judge", label="Range judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    kind="range_judge", label="Range judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={
         "criteria": "Rate how well the response answers the user's question.",
         "score_range": [1, 5],

@@ -97,7 +97,7 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
 
 
 KIND = Kind(
-    kind="rubric_judge", label="Rubric judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview,
+    kind="rubric_judge", label="Rubric judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"prompt": "Question: {input}\nAnswer: {submission}\nReference: {ground_truth}\n\n"
                         "Score the answer from 0 to 1 for correctness."},
     default_templates=lambda _variant: ("", ""),

@@ -7,10 +7,10 @@ from typing import Any
 from studio.core.checks import Check
 from studio.core.models import CONTRACT_LABELS, MAX_SOURCE_BYTES, FunctionGrader, GraderDefinition
 
-from ..qt import Qt, QtWidgets
-from .body import CommonFields, DefinitionBody
-from .code_editor import CodeEditor
-from .find_bar import FindBar
+from ...qt import Qt, QtWidgets
+from ..body import CommonFields, DefinitionBody
+from ..code_editor import CodeEditor
+from ..find_bar import FindBar
 
 
 class FunctionBody(DefinitionBody):

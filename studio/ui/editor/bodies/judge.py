@@ -8,13 +8,13 @@ from typing import Any
 from studio.core.graders.registry import get_kind
 from studio.core.models import GraderDefinition, JudgeBase
 
-from ..context import AppContext
-from ..editor.body import CommonFields, DefinitionBody
-from ..editor.code_editor import CodeEditor
-from ..qt import Qt, QTimer, QtWidgets
-from .lists import StepsEditor, TableEditor
-from .preview import PreviewPane
-from .templates import SAMPLE_VARIABLES, TemplateEditor
+from ...context import AppContext
+from ...judges.lists import StepsEditor, TableEditor
+from ...judges.preview import PreviewPane
+from ...judges.templates import SAMPLE_VARIABLES, TemplateEditor
+from ...qt import Qt, QTimer, QtWidgets
+from ..body import CommonFields, DefinitionBody
+from ..code_editor import CodeEditor
 
 PREVIEW_DELAY_MS = 200
 

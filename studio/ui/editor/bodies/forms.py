@@ -10,11 +10,11 @@ from studio.core.models import GraderDefinition
 from studio.core.models import files as definition_files
 from studio.core.models.common import GraderBase
 
-from ..editor.body import CommonFields, DefinitionBody
-from ..editor.code_editor import CodeEditor
-from ..editor.find_bar import FindBar
-from ..qt import Qt, QtWidgets
-from .fields import ModelFields
+from ...forms.fields import ModelFields
+from ...qt import Qt, QtWidgets
+from ..body import CommonFields, DefinitionBody
+from ..code_editor import CodeEditor
+from ..find_bar import FindBar
 
 _COMMON = set(GraderBase.model_fields) | {"kind"}
 
