@@ -29,21 +29,23 @@ def _reference(options: BuiltinOptions, sample: Sample) -> str:
     return ref
 
 
-def _fold(text: str, options: BuiltinOptions, case_default: bool) -> str:
+def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -> str:
     if options.normalize:
         return normalize(text)
-    if options.strip:
+    if strip:
         text = text.strip()
     case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
     return text if case_sensitive else text.lower()
 
 
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(sub, o, True) == _fold(_reference(o, s), o, True))
+    strip = True if o.strip is None else o.strip
+    return float(_fold(sub, o, True, strip) == _fold(_reference(o, s), o, True, strip))
 
 
 def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(_reference(o, s), o, False) in _fold(sub, o, False))
+    strip = bool(o.strip)
+    return float(_fold(_reference(o, s), o, False, strip) in _fold(sub, o, False, strip))
 
 
 def _values(o: BuiltinOptions, s: Sample) -> list[str]:
@@ -54,11 +56,13 @@ def _values(o: BuiltinOptions, s: Sample) -> list[str]:
 
 def contains_any(sub: str, o: BuiltinOptions, s: Sample) -> float:
     values = _values(o, s)
-    return float(any(_fold(v, o, False) in _fold(sub, o, False) for v in values)) if values else 0.0
+    strip = bool(o.strip)
+    return float(any(_fold(v, o, False, strip) in _fold(sub, o, False, strip) for v in values)) if values else 0.0
 
 
 def contains_all(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(all(_fold(v, o, False) in _fold(sub, o, False) for v in _values(o, s)))
+    strip = bool(o.strip)
+    return float(all(_fold(v, o, False, strip) in _fold(sub, o, False, strip) for v in _values(o, s)))
 
 
 def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
@@ -74,7 +78,8 @@ def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def numeric_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    got, want = first_number(sub), first_number(_reference(o, s))
+    got = first_number(sub, o.thousands_separators)
+    want = first_number(_reference(o, s), o.thousands_separators)
     if got is None or want is None:
         return 0.0
     return float(abs(got - want) <= o.tolerance)
@@ -93,7 +98,8 @@ def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(sub, o, True).startswith(_fold(_reference(o, s), o, True)))
+    strip = bool(o.strip)
+    return float(_fold(sub, o, True, strip).startswith(_fold(_reference(o, s), o, True, strip)))
 
 
 FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
@@ -110,10 +116,31 @@ FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
 }
 
 
+USES_REFERENCE = {"exact_match", "contains", "regex_match", "numeric_match", "token_f1", "starts_with"}
+
+
+def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None:
+    """Letta's early zero (``options.empty_is_zero``): why this sample scores 0.0 before comparing."""
+    if not grader.options.empty_is_zero:
+        return None
+    if not submission:
+        return "empty submission: the extractor found no content"
+    if grader.function in USES_REFERENCE or (grader.function in ("contains_any", "contains_all")
+                                             and not grader.options.values):
+        ref = grader.options.reference if grader.options.reference is not None else sample.expected
+        if ref == "":
+            return "empty ground truth"
+    return None
+
+
 def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
     start = time.perf_counter()
     try:
         submission = extract(sample, grader.extractor)
+        empty = _empty(grader, submission, sample)
+        if empty is not None:
+            return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,
+                           duration_ms=(time.perf_counter() - start) * 1000)
         value = FUNCTIONS[grader.function](submission, grader.options, sample)
     except NoReference as exc:
         # Letta's rule: a tool grader without ground truth scores 0.0

@@ -34,15 +34,30 @@ class BuiltinOptions(BaseModel):
     values: list[str] = Field(default_factory=list)
     case_sensitive: bool | None = None
     normalize: bool = False
-    strip: bool = True
+    # None: the function's own rule (exact_match strips both sides as Letta and HUD do; the contains
+    # family and starts_with compare the text as it is, as Letta, HUD and promptfoo do).
+    strip: bool | None = None
     tolerance: float = 0.0
     negate: bool = False
+    # Named difference from HUD (off by default): numeric_match reads ``1,000`` as 1000, not 1.
+    thousands_separators: bool = False
+    # Letta's rule (on by default): an empty submission, or an empty reference for a function that
+    # compares with one, scores 0.0 before comparing. Off: empty text is compared like any other
+    # (HUD's, promptfoo's and OpenAI's behaviour, e.g. promptfoo ``contains ""`` passes).
+    empty_is_zero: bool = True
 
 
 class BuiltinGrader(GraderBase):
     kind: Literal["builtin"] = "builtin"
     function: BuiltinFunction
     options: BuiltinOptions = Field(default_factory=BuiltinOptions)
+
+    @property
+    def strips(self) -> bool:
+        """Whether both sides are stripped before comparing (``options.strip`` or the function's rule)."""
+        if self.options.strip is not None:
+            return self.options.strip
+        return self.function == "exact_match"
 
 
 class BashGrader(GraderBase):

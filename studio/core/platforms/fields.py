@@ -161,3 +161,9 @@ def safe_relative(base: Path, ref: str) -> Path:
     if not target.is_relative_to(base.resolve()):
         raise PlatformError(f"{ref!r} points outside {base}; refusing to read it")
     return target
+
+
+def docstring(text: str) -> str:
+    """A module docstring for generated Python: a literal from ``repr`` (never text pasted between
+    quotes), so a name holding ``\"\"\"`` or a backslash still gives valid source."""
+    return repr(text)

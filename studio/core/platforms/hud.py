@@ -16,7 +16,7 @@ from studio.core.models import (
 )
 
 from .base import ExportResult, Platform, PlatformError, Support
-from .fields import judge_model, unexported
+from .fields import docstring, judge_model, unexported
 from .openai import plain_extractor
 
 LABEL = "HUD"
@@ -36,10 +36,14 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     if grader.function not in HUD_FUNCTIONS:
         return f"HUD has no {grader.function} comparison"
     if grader.function == "exact_match":
-        if not o.normalize and not (o.strip and o.case_sensitive is False):
+        if not o.normalize and not (grader.strips and o.case_sensitive is False):
             return "HUD's exact_match either normalises or compares stripped and case-insensitive"
     elif o.normalize and grader.function != "token_f1":
         return f"HUD's {grader.function} does not normalise text"
+    elif grader.strips and grader.function.startswith("contains"):
+        return f"HUD's {grader.function} does not strip whitespace (set strip off)"
+    if grader.function == "numeric_match" and o.thousands_separators:
+        return "HUD's numeric_match reads 1,000 as 1: thousands_separators cannot be exported"
     if grader.function in ("contains_any", "contains_all") and not o.values:
         return f"HUD's {grader.function} needs the list of values"
     if grader.function == "numeric_match" and o.reference is not None:
@@ -97,6 +101,11 @@ class HudPlatform(Platform):
                 call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
             if o.negate:
                 call = f"1.0 - {call}"
+            if o.empty_is_zero:  # the studio's (Letta's) early zero on an empty answer or reference
+                empty = "not answer"
+                if grader.function not in ("contains_any", "contains_all"):
+                    empty += f" or not {ref}"
+                call = f"(0.0 if {empty} else {call})"
             warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
             return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
         if isinstance(grader, BashGrader):
@@ -134,10 +143,10 @@ class HudPlatform(Platform):
             items = [self.expr(grader, 1.0, grader.metric.key if grader.metric.key != "score" else grader.key, warnings)]
         body = ",\n        ".join(items)
         title = grader.name or grader.key
+        doc = (f"{title}: HUD grader exported by Grader Studio (grader {grader.key!r}).\n\n"
+               "Call ``await grade(answer, expected, question)`` from a HUD task and yield the result.\n")
         module = (
-            f'"""{title}: HUD grader exported by Grader Studio (grader {grader.key!r}).\n\n'
-            "Call ``await grade(answer, expected, question)`` from a HUD task and yield the result.\n"
-            '"""\n\n'
+            f"{docstring(doc)}\n\n"
             "from __future__ import annotations\n\n"
             "import re\n\n"
             "from hud.graders import (  # noqa: F401 - the set every export may use\n"

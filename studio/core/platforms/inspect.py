@@ -14,7 +14,7 @@ from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
 from studio.core.sandbox.launch import GUEST_DIR
 
 from .base import ExportResult, Platform, Support
-from .fields import unexported
+from .fields import docstring, unexported
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -64,7 +64,7 @@ class InspectPlatform(Platform):
             body = self._adaptive(grader) if grader.contract == "adaptive" else self._function(grader)
             warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
         module = (
-            f'"""{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r})."""\n\n'
+            f"{docstring(f'{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r}).')}\n\n"
             "from __future__ import annotations\n\n"
             "import re  # noqa: F401\n\n"
             "import sys  # noqa: F401\n"
@@ -95,13 +95,17 @@ class InspectPlatform(Platform):
         value = COMPARISONS[grader.function]
         if o.negate:
             value = f"1.0 - {value}"
+        guard = ""
+        if o.empty_is_zero:  # Letta's early zero, as the studio scores it
+            guard = "    if not output or not reference:\n        return 0.0\n"
         return (
-            f"STRIP = {o.strip!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
+            f"STRIP = {grader.strips!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
             "def fold(text: str) -> str:\n"
             "    text = text.strip() if STRIP else text\n"
             "    return text if CASE_SENSITIVE else text.lower()\n\n\n"
             "async def _score(state: TaskState, output: str, target: str) -> float:\n"
             f"    reference = {reference}\n"
+            f"{guard}"
             f"    return {value}\n"
         )
 

@@ -37,10 +37,10 @@ LABEL = "Letta evals"
 LETTA_BUILTINS = ("exact_match", "contains", "regex_match", "ascii_printable_only")
 # Options each Letta built-in fixes; a studio grader matching these scores the same there.
 LETTA_SEMANTICS: dict[str, dict[str, Any]] = {
-    "exact_match": {"case_sensitive": (None, True)},
-    "contains": {"case_sensitive": (None, False)},
-    "regex_match": {"case_sensitive": (None, True)},
-    "ascii_printable_only": {"case_sensitive": (None, True, False), "strip": (True, False)},
+    "exact_match": {"case_sensitive": (None, True), "strip": (None, True)},
+    "contains": {"case_sensitive": (None, False), "strip": (None, False)},
+    "regex_match": {"case_sensitive": (None, True), "strip": (None, True, False)},
+    "ascii_printable_only": {"case_sensitive": (None, True, False), "strip": (None, True, False)},
 }
 
 

@@ -53,7 +53,7 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 }
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
-    name: {"case_sensitive": (None, True, False), "strip": (True, False), "negate": (False, True),
+    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_is_zero": (True, False), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -118,7 +118,10 @@ class PromptfooPlatform(Platform):
                 data["value"] = list(o.values)
             elif grader.function != "is_json":
                 data["value"] = o.reference if o.reference is not None else EXPECTED
-            if o.strip and grader.function == "exact_match":
+            if o.empty_is_zero:
+                warnings.append(f"{grader.key}: promptfoo compares an empty output or value as text; the "
+                                "studio scores it 0.0 (empty_is_zero, Letta's rule): turn it off to match")
+            if grader.strips and grader.function == "exact_match":
                 warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
             keep |= {"function", "options"}
         elif isinstance(grader, FunctionGrader):
@@ -240,7 +243,7 @@ class PromptfooPlatform(Platform):
             model = provider.removeprefix(PROVIDER_PREFIX)
         if kind in builtins:
             function, case = builtins[kind]
-            options: dict[str, Any] = {"negate": negate}
+            options: dict[str, Any] = {"negate": negate, "empty_is_zero": False}
             if case != CASE_DEFAULT.get(function, False):
                 options["case_sensitive"] = case
             if function == "exact_match":
