@@ -59,9 +59,9 @@ def _required(config: dict, name: str, kind: str) -> str:
 def _pattern(messages: list[str], config: dict) -> str:
     pattern = _required(config, "pattern", "pattern")
     group = config.get("group", 0)
-    try:
-        compiled = re.compile(pattern)
+    try:  # compiled on first use: with no assistant message a bad pattern is never read (Letta)
         for content in reversed(messages):
+            compiled = re.compile(pattern)
             if config.get("search_all"):
                 found = compiled.findall(content)
                 if found:
@@ -82,6 +82,8 @@ def extract(sample: Sample, extractor: Extractor | None) -> str:
     if extractor is None and sample.completion is not None:
         return sample.completion
     groups = trajectory(sample.thread().turns)
+    if not any(groups):
+        return ""  # Letta's empty trajectory: no extractor runs
     kind = extractor.kind if extractor is not None else "last_assistant"
     config = extractor.config if extractor is not None else {}
     separator = str(config.get("separator", "\n"))
