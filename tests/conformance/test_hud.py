@@ -39,7 +39,8 @@ def hud_graders() -> list[BuiltinGrader]:
             ("token_f1", {}),
         ]):
             found.append(BuiltinGrader(key=f"b{n}-{int(empty)}", function=function,
-                                       options={**options, "empty_is_zero": empty}))
+                                       options={**options, "empty_submission_zero": empty,
+                                                "empty_reference_zero": not empty if n % 2 else empty}))
     return found
 
 

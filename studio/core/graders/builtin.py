@@ -120,14 +120,14 @@ USES_REFERENCE = {"exact_match", "contains", "regex_match", "numeric_match", "to
 
 
 def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None:
-    """Letta's early zero (``options.empty_is_zero``): why this sample scores 0.0 before comparing."""
-    if not grader.options.empty_is_zero:
-        return None
-    if not submission:
+    """Letta's early zeros (``empty_submission_zero``, ``empty_reference_zero``): why this sample
+    scores 0.0 before comparing, or None."""
+    o = grader.options
+    if o.empty_submission_zero and not submission:
         return "empty submission: the extractor found no content"
-    if grader.function in USES_REFERENCE or (grader.function in ("contains_any", "contains_all")
-                                             and not grader.options.values):
-        ref = grader.options.reference if grader.options.reference is not None else sample.expected
+    if o.empty_reference_zero and (grader.function in USES_REFERENCE or (
+            grader.function in ("contains_any", "contains_all") and not o.values)):
+        ref = o.reference if o.reference is not None else sample.expected
         if ref == "":
             return "empty ground truth"
     return None

@@ -41,10 +41,12 @@ class BuiltinOptions(BaseModel):
     negate: bool = False
     # Named difference from HUD (off by default): numeric_match reads ``1,000`` as 1000, not 1.
     thousands_separators: bool = False
-    # Letta's rule (on by default): an empty submission, or an empty reference for a function that
-    # compares with one, scores 0.0 before comparing. Off: empty text is compared like any other
-    # (HUD's, promptfoo's and OpenAI's behaviour, e.g. promptfoo ``contains ""`` passes).
-    empty_is_zero: bool = True
+    # Letta's rules (on by default): an empty submission scores 0.0 before comparing; so does an empty
+    # reference for a function that compares with one (promptfoo's contains/starts-with/regex fail
+    # on an empty value too). Off: empty text is compared like any other (HUD, OpenAI, promptfoo's
+    # equals; e.g. HUD's contains("x", "") passes).
+    empty_submission_zero: bool = True
+    empty_reference_zero: bool = True
 
 
 class BuiltinGrader(GraderBase):

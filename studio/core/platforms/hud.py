@@ -101,11 +101,13 @@ class HudPlatform(Platform):
                 call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
             if o.negate:
                 call = f"1.0 - {call}"
-            if o.empty_is_zero:  # the studio's (Letta's) early zero on an empty answer or reference
-                empty = "not answer"
-                if grader.function not in ("contains_any", "contains_all"):
-                    empty += f" or not {ref}"
-                call = f"(0.0 if {empty} else {call})"
+            empty = []  # the studio's (Letta's) early zeros on an empty answer or reference
+            if o.empty_submission_zero:
+                empty.append("not answer")
+            if o.empty_reference_zero and grader.function not in ("contains_any", "contains_all"):
+                empty.append(f"not {ref}")
+            if empty:
+                call = f"(0.0 if {' or '.join(empty)} else {call})"
             warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
             return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
         if isinstance(grader, BashGrader):

@@ -95,9 +95,10 @@ class InspectPlatform(Platform):
         value = COMPARISONS[grader.function]
         if o.negate:
             value = f"1.0 - {value}"
-        guard = ""
-        if o.empty_is_zero:  # Letta's early zero, as the studio scores it
-            guard = "    if not output or not reference:\n        return 0.0\n"
+        empty = ["not output"] if o.empty_submission_zero else []  # the studio's (Letta's) early zeros
+        if o.empty_reference_zero:
+            empty.append("not reference")
+        guard = f"    if {' or '.join(empty)}:\n        return 0.0\n" if empty else ""
         return (
             f"STRIP = {grader.strips!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
             "def fold(text: str) -> str:\n"

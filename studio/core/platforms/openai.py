@@ -34,9 +34,9 @@ EXPECTED = "{{ item.reference }}"
 PROMPT_FIELDS = {"submission": "sample.output_text", "input": "item.input", "ground_truth": "item.reference"}
 TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
 SEMANTICS: dict[str, dict[str, Any]] = {
-    "exact_match": {"case_sensitive": (None, True), "strip": (None, True, False), "empty_is_zero": (True, False), "negate": (False, True),
+    "exact_match": {"case_sensitive": (None, True), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "negate": (False, True),
                     "reference": None},
-    "contains": {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_is_zero": (True, False), "reference": None},
+    "contains": {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "reference": None},
 }
 BINARY_PREAMBLE = (
     "You grade one completion against a criterion. Answer PASS when the completion satisfies it, "
@@ -115,9 +115,10 @@ class OpenAIPlatform(Platform):
                     warnings.append(f"{grader.key}: string_check {op} compares without trimming whitespace")
             else:
                 op = "like" if o.case_sensitive else "ilike"
-            if o.empty_is_zero:
+            if o.empty_submission_zero or o.empty_reference_zero:
                 warnings.append(f"{grader.key}: string_check compares an empty output or reference as text; "
-                                "the studio scores it 0.0 (empty_is_zero, Letta's rule): turn it off to match")
+                                "the studio scores it 0.0 (empty_submission_zero / empty_reference_zero, "
+                                "Letta's rules): turn them off to match")
             reference = o.reference if o.reference is not None else EXPECTED
             data = {"type": "string_check", "name": grader.key, "input": OUTPUT, "reference": reference,
                     "operation": op}
@@ -204,7 +205,7 @@ class OpenAIPlatform(Platform):
             if kind == "string_check":
                 op = data["operation"]
                 ref = data["reference"]
-                options: dict[str, Any] = {"empty_is_zero": False}
+                options: dict[str, Any] = {"empty_submission_zero": False, "empty_reference_zero": False}
                 if not re.fullmatch(r"\{\{\s*item\.\w+\s*\}\}", ref):
                     options["reference"] = ref
                 if op in ("eq", "ne"):

@@ -53,7 +53,7 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 }
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
-    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_is_zero": (True, False), "negate": (False, True),
+    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -63,6 +63,20 @@ PREBUILT_TYPES = {
     "context_relevancy": "context-relevance",
 }
 PROVIDER_PREFIX = "openai:"
+
+
+# promptfoo's handlers refuse an empty value (the assertion fails, negated or not) for these
+EMPTY_VALUE_FAILS = ("contains", "starts_with", "regex_match")
+
+
+def empty_rule(function: str, reference_default: bool) -> tuple[bool, bool]:
+    """(empty_submission_zero, empty_reference_zero) as promptfoo behaves for this function; for a
+    function that reads no single reference the second is irrelevant and keeps ``reference_default``."""
+    if function in EMPTY_VALUE_FAILS:
+        return False, True
+    if function == "exact_match":
+        return False, False
+    return False, reference_default
 
 
 def _case(grader: BuiltinGrader) -> bool:
@@ -118,9 +132,10 @@ class PromptfooPlatform(Platform):
                 data["value"] = list(o.values)
             elif grader.function != "is_json":
                 data["value"] = o.reference if o.reference is not None else EXPECTED
-            if o.empty_is_zero:
-                warnings.append(f"{grader.key}: promptfoo compares an empty output or value as text; the "
-                                "studio scores it 0.0 (empty_is_zero, Letta's rule): turn it off to match")
+            if (o.empty_submission_zero, o.empty_reference_zero) != empty_rule(grader.function, o.empty_reference_zero):
+                warnings.append(f"{grader.key}: promptfoo compares an empty output as text and fails an empty "
+                                f"value only for {', '.join(EMPTY_VALUE_FAILS)}; the studio's empty_submission_zero / "
+                                "empty_reference_zero (Letta's rules) differ: set them as promptfoo does to match")
             if grader.strips and grader.function == "exact_match":
                 warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
             keep |= {"function", "options"}
@@ -243,7 +258,9 @@ class PromptfooPlatform(Platform):
             model = provider.removeprefix(PROVIDER_PREFIX)
         if kind in builtins:
             function, case = builtins[kind]
-            options: dict[str, Any] = {"negate": negate, "empty_is_zero": False}
+            submission_zero, reference_zero = empty_rule(function, False)
+            options: dict[str, Any] = {"negate": negate, "empty_submission_zero": submission_zero,
+                                       "empty_reference_zero": reference_zero}
             if case != CASE_DEFAULT.get(function, False):
                 options["case_sensitive"] = case
             if function == "exact_match":

@@ -36,7 +36,7 @@ def grade(function: str, completion: str, expected: str | None = None, **options
         ("contains", "a b", " b ", {}, 0.0),                       # no strip (Letta, HUD)
         ("contains", "a b", " b ", {"strip": True}, 1.0),
         ("exact_match", "x", "", {}, 0.0),                         # empty ground truth (Letta)
-        ("exact_match", "", "", {"empty_is_zero": False}, 1.0),
+        ("exact_match", "", "", {"empty_submission_zero": False, "empty_reference_zero": False}, 1.0),
         ("exact_match", "", "x", {"negate": True}, 0.0),          # empty submission: 0 before negation
         ("numeric_match", "no number", "4", {}, 0.0),
         ("is_json", '{"a": 1}', None, {}, 1.0),
