@@ -15,6 +15,7 @@ from studio.core.engine.scorer import GradingContext, ScorerBase
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 
 from .extractors import ExtractionError, extract
+from .jsregex import translate as translate_js
 from .text import ascii_printable, first_number, normalize, token_f1
 
 
@@ -68,6 +69,9 @@ def contains_all(sub: str, o: BuiltinOptions, s: Sample) -> float:
 def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
     try:
+        if o.regex_dialect == "javascript":
+            pattern = re.compile(translate_js(_reference(o, s)), flags | re.ASCII)
+            return float(pattern.search(sub) is not None)
         return float(re.search(_reference(o, s), sub, flags) is not None)
     except re.error:
         return 0.0
@@ -89,9 +93,14 @@ def token_f1_score(sub: str, o: BuiltinOptions, s: Sample) -> float:
     return token_f1(sub, _reference(o, s))
 
 
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
 def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    """Valid JSON as RFC 8259 (and JavaScript's JSON.parse) reads it: NaN and Infinity are not."""
     try:
-        json.loads(sub)
+        json.loads(sub, parse_constant=_no_constant)
     except (ValueError, TypeError):
         return 0.0
     return 1.0

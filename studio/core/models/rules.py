@@ -47,6 +47,9 @@ class BuiltinOptions(BaseModel):
     # equals; e.g. HUD's contains("x", "") passes).
     empty_submission_zero: bool = True
     empty_reference_zero: bool = True
+    # Which regular-expression language regex_match reads: Python's re (Letta) or JavaScript's
+    # (promptfoo: ``\d`` ASCII-only, ``$`` only at the very end ...). promptfoo imports set it.
+    regex_dialect: Literal["python", "javascript"] = "python"
 
 
 class BuiltinGrader(GraderBase):

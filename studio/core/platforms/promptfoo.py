@@ -8,10 +8,12 @@ context-faithfulness / answer-relevance / context-relevance, promptfoo-contract 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from studio.core.graders.jsregex import JS_SPACE
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -53,7 +55,8 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 }
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
-    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "negate": (False, True),
+    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False),
+           "regex_dialect": ("python", "javascript"), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -82,6 +85,57 @@ def empty_rule(function: str, reference_default: bool) -> tuple[bool, bool]:
 def _case(grader: BuiltinGrader) -> bool:
     value = grader.options.case_sensitive
     return CASE_DEFAULT.get(grader.function, False) if value is None else value
+
+
+_JS_SPACE = re.compile(f"[{JS_SPACE}]")
+_JS_SPACE_RUNS = re.compile(f"^[{JS_SPACE}]+|[{JS_SPACE}]+$")  # JavaScript's String.prototype.trim
+
+
+def split_values(value: str) -> list[str]:
+    """A contains-any/all value written as one string, split as promptfoo does: on commas, each field
+    trimmed, empty fields dropped, a double-quoted field kept whole (``\\"`` or ``""`` is a quote)."""
+    fields: list[str] = []
+    i = 0
+    while i < len(value):
+        while i < len(value) and (value[i] == "," or _JS_SPACE.fullmatch(value[i])):
+            i += 1
+        if i >= len(value):
+            break
+        if value[i] == '"':
+            field, i, closed = "", i + 1, False
+            while i < len(value):
+                if value[i] == "\\" and value[i + 1:i + 2] in ('"', "\\"):
+                    field, i = field + value[i + 1], i + 2
+                elif value[i] == '"' and value[i + 1:i + 2] == '"':
+                    field, i = field + '"', i + 2
+                elif value[i] == '"':
+                    i, closed = i + 1, True
+                    break
+                else:
+                    field, i = field + value[i], i + 1
+            if not closed:
+                raise PlatformError(f"unterminated quoted field in {value!r}")
+            while i < len(value) and _JS_SPACE.fullmatch(value[i]):
+                i += 1
+            if i < len(value) and value[i] != ",":
+                raise PlatformError(f"expected a comma after a quoted field in {value!r}")
+        else:
+            end = value.find(",", i)
+            end = len(value) if end < 0 else end
+            field, i = _JS_SPACE_RUNS.sub("", value[i:end]), end
+        fields.append(field)
+    return fields
+
+
+def assert_line(text: str, index: int, kind: str) -> int | None:
+    """The 1-based line of the ``index``-th assertion's ``type:`` in the config (None if not found)."""
+    seen = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*(?:-\s*)?type:\s*", line):
+            if seen == index:
+                return number
+            seen += 1
+    return None
 
 
 class PromptfooPlatform(Platform):
@@ -136,6 +190,10 @@ class PromptfooPlatform(Platform):
                 warnings.append(f"{grader.key}: promptfoo compares an empty output as text and fails an empty "
                                 f"value only for {', '.join(EMPTY_VALUE_FAILS)}; the studio's empty_submission_zero / "
                                 "empty_reference_zero (Letta's rules) differ: set them as promptfoo does to match")
+            if grader.function == "regex_match" and o.regex_dialect == "python" and o.reference is not None \
+                    and re.search(r"\\[dwbsSDWB]|\$|\.|\(\?[aiLmsux]", o.reference):
+                warnings.append(f"{grader.key}: promptfoo reads the pattern as JavaScript (ASCII \\d, \\w, \\b; "
+                                "$ only at the end); set regex_dialect: javascript to score it that way here")
             if grader.strips and grader.function == "exact_match":
                 warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
             keep |= {"function", "options"}
@@ -227,7 +285,8 @@ class PromptfooPlatform(Platform):
         return [a for a in found if isinstance(a, dict)]
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        data = load_yaml_text(read_text(path), path.name)
+        text = read_text(path)
+        data = load_yaml_text(text, path.name)
         if not isinstance(data, dict):
             raise PlatformError(f"{path.name} is not a promptfoo config")
         asserts = self._asserts(data)
@@ -241,7 +300,9 @@ class PromptfooPlatform(Platform):
                 result.graders.append(self.from_assert(item, grader_key, path.parent))
                 seen.add(grader_key)
             except (PlatformError, ValueError) as exc:
-                result.warnings.append(f"assert {n + 1} ({item.get('type')}): {exc}")
+                line = assert_line(text, n, str(item.get("type")))
+                where = f"line {line}: " if line else ""
+                result.warnings.append(f"{where}assert {n + 1} ({item.get('type')}): {exc}")
         if not result.graders:
             raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.warnings)})")
         return result
@@ -265,11 +326,23 @@ class PromptfooPlatform(Platform):
                 options["case_sensitive"] = case
             if function == "exact_match":
                 options["strip"] = False
-            if isinstance(value, list):
+            if function == "regex_match":
+                options["regex_dialect"] = "javascript"  # promptfoo builds new RegExp(value)
+            if isinstance(value, str) and "{{" in value and value != EXPECTED:
+                raise PlatformError(f"the value {value!r} is a template; only {EXPECTED} maps to the sample's answer")
+            if function in ("contains_any", "contains_all"):
+                if value == EXPECTED:
+                    raise PlatformError(f"{kind} splits {EXPECTED} on commas at run time; write the values as a list")
+                options["values"] = ([str(v) for v in value] if isinstance(value, list)
+                                     else split_values(str(value or "")))
+            elif isinstance(value, list):
                 options["values"] = [str(v) for v in value]
             elif value is not None and value != EXPECTED:
                 options["reference"] = str(value)
             return BuiltinGrader(key=key, function=function, options=options)
+        if kind == "javascript":
+            raise PlatformError("an inline javascript assertion runs JavaScript, which the studio does not run: "
+                                "rewrite it as a python assertion (file://check.py) to import it")
         if negate:
             raise PlatformError(f"not-{kind} has no studio equivalent")
         if kind == "python":
