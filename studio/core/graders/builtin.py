@@ -66,15 +66,20 @@ def contains_all(sub: str, o: BuiltinOptions, s: Sample) -> float:
     return float(all(_fold(v, o, False, strip) in _fold(sub, o, False, strip) for v in _values(o, s)))
 
 
+class InvalidPattern(ValueError):
+    """A regex that does not compile: 0.0 whether negated or not (Letta and promptfoo both fail it)."""
+
+
 def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
     try:
         if o.regex_dialect == "javascript":
             pattern = re.compile(translate_js(_reference(o, s)), flags | re.ASCII)
-            return float(pattern.search(sub) is not None)
-        return float(re.search(_reference(o, s), sub, flags) is not None)
-    except re.error:
-        return 0.0
+        else:
+            pattern = re.compile(_reference(o, s), flags)
+    except re.error as exc:
+        raise InvalidPattern(f"invalid regular expression: {exc}") from None
+    return float(pattern.search(sub) is not None)
 
 
 def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
@@ -151,6 +156,9 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
             return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,
                            duration_ms=(time.perf_counter() - start) * 1000)
         value = FUNCTIONS[grader.function](submission, grader.options, sample)
+    except InvalidPattern as exc:
+        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
+                       duration_ms=(time.perf_counter() - start) * 1000)
     except NoReference as exc:
         # Letta's rule: a tool grader without ground truth scores 0.0
         return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
