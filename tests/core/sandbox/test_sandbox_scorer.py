@@ -41,6 +41,24 @@ async def grade(thread):
     assert [o.score for o in outcomes] == [1.0, 1.0, 1.0]
 
 
+def test_adaptive_grader_whose_first_step_needs_the_running_loop(score: Score) -> None:
+    """The usual Adaptive grader awaits at once: a real sleep, gather, the running loop (issue 12)."""
+    source = """
+import asyncio
+async def part(x):
+    await asyncio.sleep(0.001)
+    return x
+async def grade(thread):
+    await asyncio.sleep(0.001)
+    loop = asyncio.get_running_loop()
+    a, b = await asyncio.gather(part(1.0), part(2.0))
+    return float(loop is not None) * (a + b) / 3.0
+"""
+    outcomes, _ = score(source, make_samples(3))
+    assert [o.status for o in outcomes] == ["ok"] * 3, [o.error for o in outcomes]
+    assert [o.score for o in outcomes] == [1.0, 1.0, 1.0]
+
+
 def test_registry_builds_the_sandbox_scorer_for_function_graders(sandbox_pool: WorkerPool) -> None:
     grader = FunctionGrader(key="em", source=EXACT)
     scorer = make_scorer(grader, GradingContext(options={"sandbox_pool": sandbox_pool}))
