@@ -127,7 +127,8 @@ def _openai(row: dict[str, Any], default_id: str) -> Sample:
         id=_id(default_id, row.get("id"), item.get("id")),
         messages=_turns(_first(item, ("messages",)) or _first(item, INPUT_KEYS)),
         completion=_text(completion),
-        expected=_text(_value(item, EXPECTED_KEYS)),
+        # OpenAI graders write the answer as {{ item.reference }}: that field first
+        expected=_text(_value(item, ("reference",) + EXPECTED_KEYS)),
         metadata={k: v for k, v in item.items() if k not in INPUT_KEYS},
         fields=row,
     )

@@ -23,8 +23,23 @@ class NoReference(ValueError):
     pass
 
 
-def _reference(options: BuiltinOptions, sample: Sample) -> str:
-    ref = options.reference if options.reference is not None else sample.expected
+def row_item(sample: Sample) -> dict:
+    """The dataset row as OpenAI's ``item`` (an OpenAI-shaped row's own ``item``, else the row)."""
+    item = sample.fields.get("item")
+    return item if isinstance(item, dict) else sample.fields
+
+
+def _reference(options: BuiltinOptions, sample: Sample) -> str | None:
+    if options.reference is not None:
+        return options.reference
+    if options.reference_field is not None:
+        value = row_item(sample).get(options.reference_field)
+        return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return sample.expected
+
+
+def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
+    ref = _reference(options, sample)
     if ref is None:
         raise NoReference("no ground truth: the sample has no expected answer and the grader sets no reference")
     return ref
@@ -41,18 +56,18 @@ def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -
 
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     strip = True if o.strip is None else o.strip
-    return float(_fold(sub, o, True, strip) == _fold(_reference(o, s), o, True, strip))
+    return float(_fold(sub, o, True, strip) == _fold(_required_reference(o, s), o, True, strip))
 
 
 def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
     strip = bool(o.strip)
-    return float(_fold(_reference(o, s), o, False, strip) in _fold(sub, o, False, strip))
+    return float(_fold(_required_reference(o, s), o, False, strip) in _fold(sub, o, False, strip))
 
 
 def _values(o: BuiltinOptions, s: Sample) -> list[str]:
     if o.values:
         return o.values
-    return [_reference(o, s)]
+    return [_required_reference(o, s)]
 
 
 def contains_any(sub: str, o: BuiltinOptions, s: Sample) -> float:
@@ -74,9 +89,9 @@ def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
     try:
         if o.regex_dialect == "javascript":
-            pattern = re.compile(translate_js(_reference(o, s)), flags | re.ASCII)
+            pattern = re.compile(translate_js(_required_reference(o, s)), flags | re.ASCII)
         else:
-            pattern = re.compile(_reference(o, s), flags)
+            pattern = re.compile(_required_reference(o, s), flags)
     except re.error as exc:
         raise InvalidPattern(f"invalid regular expression: {exc}") from None
     return float(pattern.search(sub) is not None)
@@ -88,14 +103,14 @@ def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 def numeric_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     got = first_number(sub, o.thousands_separators)
-    want = first_number(_reference(o, s), o.thousands_separators)
+    want = first_number(_required_reference(o, s), o.thousands_separators)
     if got is None or want is None:
         return 0.0
     return float(abs(got - want) <= o.tolerance)
 
 
 def token_f1_score(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return token_f1(sub, _reference(o, s))
+    return token_f1(sub, _required_reference(o, s))
 
 
 def _no_constant(name: str) -> None:
@@ -113,7 +128,7 @@ def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
     strip = bool(o.strip)
-    return float(_fold(sub, o, True, strip).startswith(_fold(_reference(o, s), o, True, strip)))
+    return float(_fold(sub, o, True, strip).startswith(_fold(_required_reference(o, s), o, True, strip)))
 
 
 FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
@@ -141,8 +156,7 @@ def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None
         return "empty submission: the extractor found no content"
     if o.empty_reference_zero and (grader.function in USES_REFERENCE or (
             grader.function in ("contains_any", "contains_all") and not o.values)):
-        ref = o.reference if o.reference is not None else sample.expected
-        if ref == "":
+        if _reference(o, sample) == "":
             return "empty ground truth"
     return None
 

@@ -31,6 +31,9 @@ class BuiltinOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reference: str | None = None
+    # The reference read from this field of the dataset row (OpenAI's ``{{ item.<field> }}``) instead
+    # of the sample's expected answer; a row without it has no ground truth.
+    reference_field: str | None = None
     values: list[str] = Field(default_factory=list)
     case_sensitive: bool | None = None
     normalize: bool = False

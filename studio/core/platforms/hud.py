@@ -35,6 +35,10 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     o = grader.options
     if grader.function not in HUD_FUNCTIONS:
         return f"HUD has no {grader.function} comparison"
+    if o.reference_field:
+        return "HUD's grade(answer, expected) has no dataset row field (OpenAI graders read item fields)"
+    if o.regex_dialect != "python":
+        return "HUD has no regex comparison"
     if grader.function == "exact_match":
         if not o.normalize and not (grader.strips and o.case_sensitive is False):
             return "HUD's exact_match either normalises or compares stripped and case-insensitive"

@@ -38,6 +38,11 @@ class InspectPlatform(Platform):
             o = grader.options
             if grader.function not in COMPARISONS:
                 return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
+            if o.reference_field:
+                return Support.no("Inspect's target is the sample's answer, not a dataset row field; "
+                                  "OpenAI graders can read it")
+            if o.regex_dialect != "python":
+                return Support.no("the JavaScript regex dialect is not written for Inspect; promptfoo reads it")
             if o.normalize or o.values or o.tolerance:
                 return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
             return Support.yes()
