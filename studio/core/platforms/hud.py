@@ -12,9 +12,11 @@ from studio.core.models import (
     BuiltinGrader,
     CompositeGrader,
     CriteriaJudge,
+    FunctionGrader,
     GraderDefinition,
 )
 
+from .adapters import adapter_module, refusal
 from .base import ExportResult, Platform, PlatformError, Support
 from .fields import docstring, judge_model, unexported
 from .openai import plain_extractor
@@ -70,6 +72,9 @@ class HudPlatform(Platform):
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, (BashGrader, CriteriaJudge)):
             return Support.yes()
+        if isinstance(grader, FunctionGrader):  # carried by a generated async grade(answer, ...) adapter
+            problem = refusal(grader, LABEL)
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, CompositeGrader):
             for c in grader.components:
                 if isinstance(c.grader, CompositeGrader) and c.grader.mode == "weighted":
@@ -142,6 +147,11 @@ class HudPlatform(Platform):
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
+        module_name = grader.key.replace("-", "_").replace(".", "_")
+        if isinstance(grader, FunctionGrader):
+            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                            "grade(answer, expected, question, row) adapter")
+            return ExportResult(files={f"{module_name}_hud.py": adapter_module(grader, "hud")}, warnings=warnings)
         if isinstance(grader, CompositeGrader) and grader.mode == "weighted":
             warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
             items = [self.expr(c.grader, c.weight, c.label, warnings) for c in grader.components]
@@ -165,7 +175,6 @@ class HudPlatform(Platform):
             'async def grade(answer: str, expected: str = "", question: str = "") -> EvaluationResult:\n'
             f"    return await combine(\n        {body},\n    )\n"
         )
-        module_name = grader.key.replace("-", "_").replace(".", "_")
         return ExportResult(files={f"{module_name}_hud.py": module}, warnings=warnings)
 
 

@@ -23,6 +23,7 @@ from studio.core.models import (
     RubricJudge,
 )
 
+from .adapters import adapter_module, refusal
 from .base import ExportResult, ImportResult, Platform, PlatformError, Support
 from .fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
 from .letta import builtin_mismatch
@@ -70,12 +71,8 @@ class OpenAIPlatform(Platform):
                 problem = "string_check has no negated contains"
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "mka1_sample" or grader.model_access:
-                return Support.no(
-                    f"OpenAI python graders are grade(sample, item) without model access; this one uses "
-                    f"{grader.contract}{' with model access' if grader.model_access else ''}"
-                )
-            return Support.yes()
+            problem = refusal(grader, LABEL)  # other contracts travel in a grade(sample, item) adapter
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, RubricJudge):
             if grader.provider != "openai":
                 return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
@@ -126,7 +123,12 @@ class OpenAIPlatform(Platform):
                     "operation": op}
             keep |= {"function", "options"}
         elif isinstance(grader, FunctionGrader):
-            data = {"type": "python", "name": grader.key, "source": grader.source}
+            source = grader.source
+            if grader.contract != "mka1_sample":
+                source = adapter_module(grader, "openai")
+                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                                "grade(sample, item) adapter (the question reaches it as one user turn)")
+            data = {"type": "python", "name": grader.key, "source": source}
             keep |= {"source", "contract"}
         elif isinstance(grader, RubricJudge):
             messages = []

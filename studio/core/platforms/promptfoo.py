@@ -25,6 +25,7 @@ from studio.core.models import (
     RangeJudge,
 )
 
+from .adapters import adapter_module, refusal
 from .base import ExportResult, ImportResult, Platform, PlatformError, Support
 from .fields import (
     dump_yaml,
@@ -154,9 +155,8 @@ class PromptfooPlatform(Platform):
                 problem = f"{grader.function} needs its list of values (promptfoo splits a single string on commas)"
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "promptfoo":
-                return Support.no(f"it uses the {grader.contract} contract; promptfoo calls get_assert(output, context)")
-            return Support.yes()
+            problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, BinaryJudge):
             if grader.system_template or grader.user_template:
                 return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
@@ -198,8 +198,14 @@ class PromptfooPlatform(Platform):
                 warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
             keep |= {"function", "options"}
         elif isinstance(grader, FunctionGrader):
-            files[f"{grader.key}.py"] = grader.source
-            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if grader.function_name else "")
+            if grader.contract == "promptfoo":
+                files[f"{grader.key}.py"] = grader.source
+            else:
+                files[f"{grader.key}.py"] = adapter_module(grader, "promptfoo")
+                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated get_assert "
+                                "adapter (the question reaches it as one user turn)")
+            own = grader.contract == "promptfoo" and grader.function_name
+            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if own else "")
             data = {"type": "python", "value": ref}
             keep |= {"source", "contract", "function_name"}
         elif isinstance(grader, BinaryJudge):
