@@ -7,8 +7,8 @@ cannot collide with the grader's. The target's inputs become the studio's plain 
 expected answer, question as one user turn, the row's fields and metadata); the studio's own payload
 builders (``studio_guest.payloads``, stdlib only, embedded the same way) shape it for the grader's
 contract, exactly as the studio's sandbox does; the result is read back as the studio reads it.
-Where the grader needs ``adaptive_harmony`` or ``letta_evals`` and the target lacks it, the studio's
-stdlib stand-ins are installed under those names (the real package wins when present).
+The grader's imports of ``adaptive_harmony`` and ``letta_evals`` get the studio's stdlib stand-ins
+(private to the grader: nothing is put in ``sys.modules``), exactly what it runs against in the studio.
 """
 
 from __future__ import annotations
@@ -45,43 +45,53 @@ import sys as _sys
 import types as _types
 
 
-def _install(name, source):
-    """Install a stdlib stand-in under ``name`` unless the real module imports."""
-    try:
-        __import__(name)
-        return
-    except ImportError:
-        pass
-    module = _types.ModuleType(name)
-    _sys.modules[name] = module
-    exec(compile(source, name + ".py", "exec"), module.__dict__)
-
-
 def _private(name, source):
     module = _types.ModuleType(name)
     exec(compile(source, name + ".py", "exec"), module.__dict__)
     return module
 
 
-if CONTRACT == "adaptive":
-    _install("adaptive_harmony", STANDINS["adaptive_harmony"])
-if CONTRACT == "letta":
-    try:
-        __import__("letta_evals")
-    except ImportError:
-        _package = _types.ModuleType("letta_evals")
-        _package.__path__ = []
-        _package.__package__ = "letta_evals"
-        _sys.modules["letta_evals"] = _package
-        for _part in ("decorators", "models"):
-            _module = _types.ModuleType("letta_evals." + _part)
-            _module.__package__ = "letta_evals"
-            _sys.modules["letta_evals." + _part] = _module
-            exec(compile(STANDINS["letta_evals." + _part], "letta_evals/" + _part + ".py", "exec"), _module.__dict__)
-        exec(compile(STANDINS["letta_evals"], "letta_evals/__init__.py", "exec"), _package.__dict__)
+_STANDIN_MODULES = {}
+
+
+def _standin(name):
+    """The studio's stdlib stand-in for ``name`` (private: never put in sys.modules)."""
+    if name not in _STANDIN_MODULES:
+        module = _types.ModuleType(name)
+        module.__package__ = "letta_evals" if name.startswith("letta_evals") else ""
+        if name == "letta_evals":
+            module.__path__ = []
+            module.decorators = _standin("letta_evals.decorators")
+            module.models = _standin("letta_evals.models")
+            source = ("from letta_evals.decorators import extractor, grader; "
+                      "from letta_evals.models import GradeResult, Sample")
+        else:
+            source = STANDINS[name]
+        _STANDIN_MODULES[name] = module
+        exec(compile(source, name.replace(".", "/") + ".py", "exec"), _bind(module))
+    return _STANDIN_MODULES[name]
+
+
+def _bind(module):
+    module.__dict__["__builtins__"] = _BUILTINS
+    return module.__dict__
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    """The grader sees the studio's stand-ins for adaptive_harmony and letta_evals, as in the
+    studio's sandbox, whatever this process has installed; every other import is the real one."""
+    if level == 0 and (name == "adaptive_harmony" or name == "letta_evals" or name.startswith("letta_evals.")):
+        module = _standin(name)
+        return module if fromlist or "." not in name else _standin(name.partition(".")[0])
+    return _real_import(name, globals, locals, fromlist, level)
+
+
+import builtins as _builtins_module  # noqa: E402
+
+_real_import = _builtins_module.__import__
+_BUILTINS = dict(_builtins_module.__dict__, __import__=_import)
 _PAYLOADS = _private("studio_payloads", PAYLOADS)
-_LETTA_MODELS = _private("studio_letta_models", STANDINS["letta_evals.models"])
-_GRADER = {"__name__": "grader_source"}
+_GRADER = {"__name__": "grader_source", "__builtins__": _BUILTINS}
 exec(compile(GRADER_SOURCE, "grader_source.py", "exec"), _GRADER)
 
 
@@ -106,7 +116,9 @@ def _plain(output, expected, question, row):
         "messages": [{"role": "user", "content": question}] if question else [],
         "completion": output,
         "expected": expected,
-        "metadata": {k: v for k, v in row.items() if k not in skip},
+        # a row's own metadata object holds its extra keys (Adaptive rows), as the studio reads it
+        "metadata": {**{k: v for k, v in row.items() if k not in skip and k != "metadata"},
+                     **(row["metadata"] if isinstance(row.get("metadata"), dict) else {})},
         "fields": row,
     }
 
@@ -115,14 +127,14 @@ def _call(sample):
     fn = _entry()
     if CONTRACT == "adaptive":
         p = _PAYLOADS.adaptive(sample)
-        from adaptive_harmony import StringThread
+        StringThread = _standin("adaptive_harmony").StringThread
         return fn(StringThread([tuple(t) for t in p["turns"]], p["metadata"]))
     if CONTRACT == "mka1_sample":
         p = _PAYLOADS.mka1_sample(sample)
         return fn(p["sample"], p["item"])
     if CONTRACT == "letta":
         p = _PAYLOADS.letta(sample)
-        return fn(_LETTA_MODELS.Sample(**p["sample"]), p["submission"])
+        return fn(_standin("letta_evals.models").Sample(**p["sample"]), p["submission"])
     p = _PAYLOADS.promptfoo(sample)
     return fn(p["output"], p["context"])
 
@@ -163,7 +175,23 @@ def _finish(value):
             _asyncio.get_running_loop()
         except RuntimeError:
             return _asyncio.run(wait())
-        raise RuntimeError("an async grader called from inside a running loop: use the async entry")
+        # called synchronously from inside a running loop: finish on a loop of its own, in a thread
+        import threading
+
+        box = {}
+
+        def work():
+            try:
+                box["value"] = _asyncio.run(wait())
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+                box["error"] = exc
+
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
     return value
 
 
@@ -187,8 +215,9 @@ ENTRIES = {
 def grade(sample, item):
     """MKA1 / OpenAI python grader entry: ``sample`` carries the output, ``item`` is the dataset row."""
     item = dict(item or {})
-    expected = next((item[k] for k in ("target", "reference", "reference_answer", "expected", "ground_truth")
-                     if item.get(k) is not None), None)
+    keys = ("target", "reference", "reference_answer", "expected", "ground_truth")
+    nested = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    expected = next((where[k] for where in (item, nested) for k in keys if where.get(k) is not None), None)
     question = item.get("prompt") or item.get("input") or (sample or {}).get("prompt") or ""
     if not isinstance(question, str):
         question = str(question)
