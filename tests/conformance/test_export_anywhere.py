@@ -121,20 +121,26 @@ def test_python_targets_score_like_the_studio(graders: list[FunctionGrader], tmp
     assert not bad, "\n".join(bad[:30])
 
 
+PROMPTFOO_SAMPLES = 4  # promptfoo starts a python process per call: a slice of each dataset
+
+
+@pytest.mark.timeout(600)
 def test_promptfoo_runs_the_exported_assertion_like_the_studio(graders: list[FunctionGrader], tmp_path: Path) -> None:
     needs_promptfoo()
     node = shutil.which("node")
     assert node
     index = NPM_MODULES / "promptfoo" / "dist" / "src" / "index.js"
-    bad: list[str] = []
+    jobs, expected, labels = [], [], []
     for grader in graders:
-        samples = dataset(grader)
-        mine = studio_scores(grader, samples)
-        base, files = export(grader, "promptfoo", tmp_path)
-        script = base / f"{grader.key}.py"
-        assertion = {"type": "python", "value": f"file://{script}"}
-        calls = [payloads.promptfoo(s) for s in samples]
-        out = run_json([node, str(SIDE / "promptfoo_python_side.mjs")],
-                       {"index": str(index), "assertion": assertion, "calls": calls}, cwd=base, timeout=600)
-        bad += compare("promptfoo", mine, out["scores"], [f"{grader.key} #{i}" for i in range(len(mine))])
+        samples = dataset(grader)[:PROMPTFOO_SAMPLES]
+        expected.append(studio_scores(grader, samples))
+        base, _ = export(grader, "promptfoo", tmp_path)
+        jobs.append({"assertion": {"type": "python", "value": f"file://{base / (grader.key + '.py')}"},
+                     "calls": [payloads.promptfoo(s) for s in samples]})
+        labels.append(grader.key)
+    out = run_json([node, str(SIDE / "promptfoo_python_side.mjs")], {"index": str(index), "jobs": jobs},
+                   cwd=tmp_path, timeout=600)
+    bad: list[str] = []
+    for label, mine, theirs in zip(labels, expected, out["scores"], strict=True):
+        bad += compare("promptfoo", mine, theirs, [f"{label} #{i}" for i in range(len(mine))])
     assert not bad, "\n".join(bad[:30])
