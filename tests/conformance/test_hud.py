@@ -52,9 +52,10 @@ def composite() -> CompositeGrader:
 
 def ours(grader: GraderDefinition, answer: str, expected: str) -> list:
     if isinstance(grader, CompositeGrader):
-        from studio.core.graders.composite import CompositeScorer
-        from studio.core.engine.scorer import GradingContext
         import asyncio
+
+        from studio.core.engine.scorer import GradingContext
+        from studio.core.graders.composite import CompositeScorer
 
         out = asyncio.run(CompositeScorer(grader, GradingContext()).score_batch(
             [Sample(id="s", completion=answer, expected=expected)]))[0]

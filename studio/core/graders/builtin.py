@@ -154,10 +154,10 @@ def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None
     o = grader.options
     if o.empty_submission_zero and not submission:
         return "empty submission: the extractor found no content"
-    if o.empty_reference_zero and (grader.function in USES_REFERENCE or (
-            grader.function in ("contains_any", "contains_all") and not o.values)):
-        if _reference(o, sample) == "":
-            return "empty ground truth"
+    reads_reference = grader.function in USES_REFERENCE or (
+        grader.function in ("contains_any", "contains_all") and not o.values)
+    if o.empty_reference_zero and reads_reference and _reference(o, sample) == "":
+        return "empty ground truth"
     return None
 
 

@@ -29,7 +29,7 @@ from .adapters import adapter_module, refusal
 from .base import ExportResult, ImportResult, Platform, PlatformError, Support
 from .fields import (
     dump_yaml,
-    judge_model,
+    endpoint_config,
     load_yaml_text,
     peek_yaml,
     read_text,
@@ -230,12 +230,34 @@ class PromptfooPlatform(Platform):
         else:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
         if hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge):
-            model = judge_model(grader, LABEL, warnings)  # type: ignore[arg-type]
-            if model:
-                data["provider"] = PROVIDER_PREFIX + model
+            provider = self.provider(grader, warnings)  # type: ignore[arg-type]
+            if provider:
+                data["provider"] = provider
         data["metric"] = grader.key
         warnings += unexported(grader, keep, LABEL)
         return data
+
+    @staticmethod
+    def provider(grader: Any, warnings: list[str]) -> str | dict[str, Any] | None:
+        """A provider promptfoo can call: the endpoint's base URL and model when the export knows the
+        endpoint (an OpenAI-compatible chat provider), else ``openai:<model>``."""
+        config = endpoint_config(grader.endpoint)
+        if config is None:
+            if grader.endpoint and not grader.model:
+                warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
+                                "its model and base URL are not written: set the assertion's provider")
+                return None
+            return PROVIDER_PREFIX + grader.model if grader.model else None
+        model = grader.model or config.model
+        if config.kind == "anthropic":
+            spec: dict[str, Any] = {"id": f"anthropic:messages:{model}"}
+            if config.base_url:
+                spec["config"] = {"apiBaseUrl": config.base_url}
+        else:
+            spec = {"id": f"openai:chat:{model}", "config": {"apiBaseUrl": config.base_url}}
+        if getattr(config, "api_key_env", None):
+            spec.setdefault("config", {})["apiKeyEnvar"] = config.api_key_env
+        return spec
 
     def _component(self, c: Component, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
         data = self.assertion(c.grader, warnings, files)
@@ -321,8 +343,10 @@ class PromptfooPlatform(Platform):
         builtins = {v: k for k, v in BUILTIN_TYPES.items()}
         model = None
         provider = item.get("provider")
+        if isinstance(provider, dict):
+            provider = provider.get("id")
         if isinstance(provider, str):
-            model = provider.removeprefix(PROVIDER_PREFIX)
+            model = provider.removeprefix(PROVIDER_PREFIX).removeprefix("chat:").removeprefix("anthropic:messages:")
         if kind in builtins:
             function, case = builtins[kind]
             submission_zero, reference_zero = empty_rule(function, False)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .base import Platform, PlatformError
 
-_HELPERS = frozenset({"base", "fields", "registry", "templates"})
+_HELPERS = frozenset({"adapters", "base", "fields", "registry", "templates", "templating"})
 
 
 @cache

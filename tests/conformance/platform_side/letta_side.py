@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from letta_client.types import ToolReturnMessage
 from letta_client.types.agents import AssistantMessage, ToolCallMessage
@@ -20,7 +20,7 @@ from letta_client.types.agents.tool_call import ToolCall
 from letta_evals.graders.tool import ToolGrader
 from letta_evals.models import Sample
 
-NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def to_trajectory(turns: list[dict]) -> list[list]:

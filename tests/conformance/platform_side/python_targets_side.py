@@ -13,7 +13,7 @@ import importlib.util
 import json
 import sys
 import types
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 
@@ -35,7 +35,7 @@ async def run_job(job: dict, n: int) -> list:
         grader = ToolGrader(function=f"{job['file']}:{job['entry']}", base_dir=base)
         for c in job["calls"]:
             sample = Sample(id=0, input=c["input"], ground_truth=c["ground_truth"], extra_vars=c["extra_vars"])
-            trajectory = [[AssistantMessage(id="m", date=datetime.now(timezone.utc), content=c["submission"])]]
+            trajectory = [[AssistantMessage(id="m", date=datetime.now(UTC), content=c["submission"])]]
             try:
                 result, _ = await grader.grade(sample, trajectory)
                 out.append(result.score)
