@@ -51,7 +51,9 @@ def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -
     if strip:
         text = text.strip()
     case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
-    return text if case_sensitive else text.lower()
+    if case_sensitive:
+        return text
+    return text.casefold() if options.case_fold == "casefold" else text.lower()
 
 
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:

@@ -53,6 +53,9 @@ class BuiltinOptions(BaseModel):
     # Which regular-expression language regex_match reads: Python's re (Letta) or JavaScript's
     # (promptfoo: ``\d`` ASCII-only, ``$`` only at the very end ...). promptfoo imports set it.
     regex_dialect: Literal["python", "javascript"] = "python"
+    # How a case-insensitive comparison folds case: str.lower (Letta, HUD, promptfoo) or
+    # str.casefold (Inspect's includes: "Straße" contains "STRASSE").
+    case_fold: Literal["lower", "casefold"] = "lower"
 
 
 class BuiltinGrader(GraderBase):

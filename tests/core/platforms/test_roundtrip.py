@@ -20,7 +20,9 @@ from studio.core.platforms import (
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "resources" / "demo" / "graders"
-IMPORTERS = [p for p in platforms().values() if p.imports]
+# Inspect imports the built-in scorers a task file calls (tests/core/platforms/test_inspect_import.py);
+# the studio's Inspect export writes its own @scorer Python, which that import refuses by design
+IMPORTERS = [p for p in platforms().values() if p.imports and p.name != "inspect"]
 # the file of an export that holds the whole definition, by preference
 PRIMARY = (".task.json", ".adaptive.json", ".openai.json", "suite.yaml", "promptfooconfig.yaml")
 
