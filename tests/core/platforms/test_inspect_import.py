@@ -38,7 +38,7 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
     graders = result.graders
     assert [g.options.case_sensitive for g in graders if isinstance(g, BuiltinGrader)] == [False, True]
     assert any(w.startswith("line 7:") and "@scorer custom" in w for w in result.warnings), result.warnings
-    assert any(w.startswith("line 17:") and "model_graded_fact" in w for w in result.warnings), result.warnings
+    assert any(w.startswith("line 16:") and "model_graded_fact" in w for w in result.warnings), result.warnings
     # Inspect's includes casefolds and reads an empty target as contained
     folded = graders[0]
     assert score_sample(folded, Sample(id="1", completion="Stra\u00dfe", expected="STRASSE")).score == 1.0
