@@ -213,3 +213,20 @@ def test_letta_extractor_picks_the_submission(score: Score) -> None:
     sample = Sample(id="a", messages=[Turn(role="user", content="q"), Turn(role="assistant", content="first")], completion="last")
     outcomes, _ = score(source, [sample], "letta", extractor=Extractor(kind="first_assistant"))
     assert outcomes[0].score == 1.0
+
+
+def test_letta_empty_submission_scores_zero_before_the_grader_runs(score: Score) -> None:
+    """letta-evals returns 0.0 for an empty submission without calling the grader (issue 12)."""
+    source = """
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+@grader
+def always_one(sample, submission):
+    return GradeResult(score=1.0, rationale="called")
+"""
+    samples = make_samples(2)
+    samples[1] = samples[1].model_copy(update={"completion": ""})
+    outcomes, _ = score(source, samples, "letta")
+    assert [o.score for o in outcomes] == [1.0, 0.0]
+    assert "Empty submission" in (outcomes[1].rationale or "")
