@@ -47,7 +47,9 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
         for row in reader:
             if None in row:
                 raise DatasetError(str(path), reader.line_num, "more values than header columns")
-            yield reader.line_num, {k: _maybe_json(v) for k, v in row.items()}
+            # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
+            # an explicit "" stays a value
+            yield reader.line_num, {k: (None if v == "" else _maybe_json(v)) for k, v in row.items()}
 
 
 def _maybe_json(value: str | None) -> Any:

@@ -1,71 +1,122 @@
-"""Letta's extractors: which part of a sample's trajectory a grader scores."""
+"""Letta's extractors: which part of a sample's trajectory a grader scores.
+
+A sample's flat thread is read as Letta's trajectory: each user turn opens a new turn of the
+agent; an assistant turn with text is an assistant message, its tool calls a tool-call message (an
+assistant turn that only calls tools has no assistant message); a tool turn is a tool return. Each
+extractor then follows letta-evals' rule exactly (checked in tests/conformance): ``pattern`` and
+``after_marker`` search the latest assistant message that matches, ``tool_arguments`` and
+``tool_output`` take the first matching call, ``last_turn`` joins every assistant message of the
+last turn.
+"""
 
 from __future__ import annotations
 
 import re
 
-from studio.core.models import Extractor, Sample, Turn
+from studio.core.models import Extractor, Sample, ToolCall, Turn
 
 
 class ExtractionError(ValueError):
     pass
 
 
-def _assistant(turns: list[Turn]) -> list[Turn]:
-    return [t for t in turns if t.role == "assistant"]
+def trajectory(turns: list[Turn]) -> list[list[Turn]]:
+    """The agent's turns (user turns split them; system and document turns are not messages)."""
+    groups: list[list[Turn]] = []
+    current: list[Turn] | None = None
+    for turn in turns:
+        if turn.role == "user":
+            current = []
+            groups.append(current)
+        elif turn.role in ("assistant", "tool"):
+            if current is None:
+                current = []
+                groups.append(current)
+            current.append(turn)
+    return groups
+
+
+def _is_message(turn: Turn) -> bool:
+    """An assistant turn is an assistant message unless it only calls tools."""
+    return turn.role == "assistant" and (bool(turn.content) or not turn.tool_calls)
+
+
+def _messages(groups: list[list[Turn]]) -> list[str]:
+    return [t.content for group in groups for t in group if _is_message(t)]
+
+
+def _calls(groups: list[list[Turn]]) -> list[ToolCall]:
+    return [c for group in groups for t in group if t.role == "assistant" for c in t.tool_calls]
+
+
+def _required(config: dict, name: str, kind: str) -> str:
+    value = config.get(name)
+    if not value:
+        raise ExtractionError(f"the {kind} extractor needs config.{name}")
+    return str(value)
+
+
+def _pattern(messages: list[str], config: dict) -> str:
+    pattern = _required(config, "pattern", "pattern")
+    group = config.get("group", 0)
+    try:  # compiled on first use: with no assistant message a bad pattern is never read (Letta)
+        for content in reversed(messages):
+            compiled = re.compile(pattern)
+            if config.get("search_all"):
+                found = compiled.findall(content)
+                if found:
+                    if isinstance(found[0], tuple):
+                        return " ".join(m[group] for m in found)
+                    return " ".join(found)
+            else:
+                match = compiled.search(content)
+                if match:
+                    return match.group(group) or ""
+    except (re.error, IndexError, TypeError) as exc:
+        raise ExtractionError(f"pattern extractor: {exc}") from None
+    return ""
 
 
 def extract(sample: Sample, extractor: Extractor | None) -> str:
-    """The submission text; without an extractor, the completion (last assistant turn)."""
+    """The submission text; without an extractor, the completion (last assistant message)."""
     if extractor is None and sample.completion is not None:
         return sample.completion
-    turns = sample.thread().turns
-    if extractor is None or extractor.kind == "last_assistant":
-        assistant = _assistant(turns)
-        return assistant[-1].content if assistant else ""
-    config = extractor.config
-    kind = extractor.kind
+    groups = trajectory(sample.thread().turns)
+    if not any(groups):
+        return ""  # Letta's empty trajectory: no extractor runs
+    kind = extractor.kind if extractor is not None else "last_assistant"
+    config = extractor.config if extractor is not None else {}
+    separator = str(config.get("separator", "\n"))
+    if kind == "last_assistant":
+        messages = _messages(groups)
+        return messages[-1] if messages else ""
     if kind == "first_assistant":
-        assistant = _assistant(turns)
-        return assistant[0].content if assistant else ""
+        messages = _messages(groups)
+        return messages[0] if messages else ""
     if kind == "all_assistant":
-        return str(config.get("separator", "\n")).join(t.content for t in _assistant(turns))
+        return separator.join(_messages(groups))
     if kind == "last_turn":
-        return turns[-1].content if turns else ""
+        return separator.join(_messages(groups[-1:]))
     if kind == "pattern":
-        pattern = config.get("pattern")
-        if not pattern:
-            raise ExtractionError("the pattern extractor needs config.pattern")
-        group = config.get("group", 0)
-        text = "\n".join(t.content for t in _assistant(turns))
-        try:
-            if config.get("search_all"):
-                return "\n".join(m.group(group) or "" for m in re.finditer(pattern, text))
-            match = re.search(pattern, text)
-        except (re.error, IndexError) as exc:
-            raise ExtractionError(f"pattern extractor: {exc}") from None
-        return (match.group(group) or "") if match else ""
+        return _pattern(_messages(groups), config)
     if kind == "tool_arguments":
-        name = config.get("tool_name")
-        for turn in reversed(turns):
-            for call in reversed(turn.tool_calls):
-                if name is None or call.name == name:
-                    return call.arguments
-        return "{}"
+        name = _required(config, "tool_name", "tool_arguments")
+        return next((c.arguments for c in _calls(groups) if c.name == name), "{}")
     if kind == "tool_output":
-        name = config.get("tool_name")
-        for turn in reversed(turns):
-            if turn.role == "tool" and (name is None or turn.name == name):
-                return turn.content
+        name = _required(config, "tool_name", "tool_output")
+        call_id = next((c.id for c in _calls(groups) if c.name == name), None)
+        if call_id:
+            for group in groups:
+                for turn in group:
+                    if turn.role == "tool" and turn.tool_call_id == call_id:
+                        return turn.content
         return ""
     if kind == "after_marker":
-        marker = config.get("marker")
-        if not marker:
-            raise ExtractionError("the after_marker extractor needs config.marker")
-        for turn in reversed(_assistant(turns)):
-            if marker in turn.content:
-                head, _, tail = turn.content.rpartition(marker)
-                return (marker + tail if config.get("include_marker") else tail).strip()
+        marker = _required(config, "marker", "after_marker")
+        for content in reversed(_messages(groups)):
+            at = content.find(marker)
+            if at >= 0:
+                return (content[at:] if config.get("include_marker") else content[at + len(marker):]).strip()
         return ""
     if kind == "memory_block":
         raise ExtractionError("the memory_block extractor needs a Letta agent's state, which offline samples do not have")

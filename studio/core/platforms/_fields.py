@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +163,28 @@ def safe_relative(base: Path, ref: str) -> Path:
     if not target.is_relative_to(base.resolve()):
         raise PlatformError(f"{ref!r} points outside {base}; refusing to read it")
     return target
+
+
+def docstring(text: str) -> str:
+    """A module docstring for generated Python: a literal from ``repr`` (never text pasted between
+    quotes), so a name holding ``\"\"\"`` or a backslash still gives valid source."""
+    return repr(text)
+
+
+# The endpoints an export may describe (name -> EndpointConfig), set by the caller that has the
+# library (``with export_endpoints(...)``); a judge's endpoint then becomes a callable provider.
+_ENDPOINTS: ContextVar[Mapping[str, Any] | None] = ContextVar("export_endpoints", default=None)
+
+
+@contextmanager
+def export_endpoints(endpoints: Mapping[str, Any]) -> Iterator[None]:
+    token = _ENDPOINTS.set(dict(endpoints))
+    try:
+        yield
+    finally:
+        _ENDPOINTS.reset(token)
+
+
+def endpoint_config(name: str | None) -> Any | None:
+    known = _ENDPOINTS.get() or {}
+    return known.get(name) if name else None

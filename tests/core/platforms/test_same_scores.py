@@ -48,6 +48,8 @@ def test_exported_function_graders_score_the_same(tmp_path: Path) -> None:
             if not (platform.imports and platform.can_export(grader).ok):
                 continue
             result = platform.export(grader)
+            if any("adapter" in w for w in result.warnings):
+                continue  # another contract in a generated adapter: tests/conformance runs those on the platforms
             root = tmp_path / platform.name / grader.key
             for rel, text in result.files.items():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,9 @@ def read_score(text: str) -> tuple[float, str, bool]:
 
 
 async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+    if not extracted_completion(judge, sample):  # Letta: an empty submission scores 0 before any judge call
+        return trace.outcome(score=0.0, rationale="Empty submission - extractor found no content",
+                             details={"letta_rule": "empty submission -> score 0"})
     try:
         messages = build_messages(judge, sample)
         request = ChatRequest(
