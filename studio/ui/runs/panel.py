@@ -269,7 +269,9 @@ class RunPanel(QtWidgets.QWidget):
                 worker.kill()
 
     def _launch(self, run_id: int, total: int, done: int = 0) -> None:
-        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path)
+        allow = str(self.ctx.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true"
+        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path, allow_unsandboxed=allow)
+        worker.warning.connect(lambda text: self._say(text, error=True))
         worker.progress.connect(self._on_progress)
         worker.completed.connect(self._on_completed)
         worker.failed.connect(self._on_failed)
