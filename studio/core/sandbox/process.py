@@ -289,9 +289,8 @@ class WorkerProcess:
                 break
             except OverflowError:
                 reply.failure = Failure(
-                    "output", f"output size limit exceeded: the worker sent a message over {line_limit} bytes "
-                    f"(result limit {output_bytes // 1024} KiB per sample, printed text {wire.PRINTED_CHARS} "
-                    "characters)")
+                    "output", f"output size limit ({output_bytes // 1024} KiB) exceeded: the worker sent a message "
+                    f"over {line_limit} bytes (printed text is kept up to {wire.PRINTED_CHARS} characters)")
                 break
             if line is None:
                 reply.failure = Failure("timeout", f"wall-time limit ({timeout:g} s) exceeded")

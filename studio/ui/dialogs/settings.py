@@ -249,8 +249,11 @@ class SettingsDialog(QtWidgets.QDialog):
         layout.addWidget(self.allow_unsandboxed)
         layout.addWidget(note)
         layout.addStretch(1)
-        self.allow_unsandboxed.toggled.connect(
-            lambda on: self.ctx.settings.setValue("sandbox/allow_unsandboxed", "true" if on else "false"))
+        def toggled(on: bool) -> None:
+            self.ctx.settings.setValue("sandbox/allow_unsandboxed", "true" if on else "false")
+            self.ctx.apply_sandbox_setting()
+
+        self.allow_unsandboxed.toggled.connect(toggled)
         return page
 
     def _theme(self, _index: int) -> None:
