@@ -14,6 +14,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -78,6 +79,24 @@ def describe_exit(code: int | None, memory_mb: int | None = None) -> str:
     return f"the worker exited with code {code} (os._exit or a fatal error in the grader)"
 
 
+def _prctl() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl() if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:
+    """In the child between fork and exec: SIGKILL when the parent goes (PR_SET_PDEATHSIG)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL, 0, 0, 0)
+
+
 def _raw_request(rid: int, texts: list[str], precise: bool, whole: bool) -> bytes:
     """A grade request whose samples are JSON texts already (one line each, as stored): joined into
     the message instead of parsed and encoded again."""
@@ -102,6 +121,9 @@ class WorkerProcess:
             cwd=plan.cwd,
             close_fds=True,
             start_new_session=True,
+            # bwrap has --die-with-parent; unshare has nothing of the kind: the kernel kills it
+            # (and --kill-child its namespace) when the thread that started it ends
+            preexec_fn=_die_with_parent if plan.mode == "namespaces" else None,
         )
         self._buf = bytearray()
         self.ready: dict[str, Any] | None = None
