@@ -88,6 +88,8 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
+    if agg.get("stopped"):
+        print(f"  {agg['stopped']}")
 
 
 class JsonLines:
@@ -121,7 +123,7 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
 
 
 def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
-             watch_stdin: bool = False) -> RunInfo:
+             watch_stdin: bool = False, keep_going: bool | None = None) -> RunInfo:
     cancel = threading.Event()
     if watch_stdin:
         _cancel_on_stdin_eof(cancel)
@@ -138,7 +140,7 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
         if stream is not None:
             info = app.library.runs.get(run_id)
             stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid())
-        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel)
+        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -176,6 +178,9 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> RunInfo:
+    from .sandbox_notice import warn_if_degraded
+
+    warn_if_degraded(app, args, stream)
     try:
         if args.resume is not None:
             if args.grader or args.dataset:
@@ -186,9 +191,10 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
                 raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
-                                 pass_threshold=args.pass_threshold)
+                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
-        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof)
+        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+                        keep_going=args.keep_going or None)
     except (LibraryError, UnsupportedGrader) as exc:
         raise CliError(str(exc)) from exc
 
@@ -254,6 +260,10 @@ def register(sub: Any) -> None:
     p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
     p.add_argument("--cancel-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--keep-going", action="store_true",
+                   help="grade every sample even when the first ones all fail the same way")
+    p.add_argument("--allow-unsandboxed", action="store_true",
+                   help="run function/bash graders without bubblewrap (weaker isolation; you trust the grader)")
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)

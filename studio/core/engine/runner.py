@@ -25,6 +25,8 @@ from studio.core.models import Outcome, RunInfo
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
 
+from .streak import FailureStreak
+
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
 FIRST_BATCH = 8
@@ -38,6 +40,8 @@ class RunOptions(BaseModel):
     endpoint: str | None = None
     use_cache: bool = True
     pass_threshold: float = 0.5
+    #: grade every sample even when the first ones all fail the same way (see streak.py)
+    keep_going: bool = False
 
 
 @dataclass
@@ -80,8 +84,9 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
 
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None) -> RunInfo:
-    """Grade every sample of the run not yet graded; returns the run as stored at the end."""
+                cancel: threading.Event | None = None, keep_going: bool | None = None) -> RunInfo:
+    """Grade every sample of the run not yet graded; returns the run as stored at the end.
+    ``keep_going`` overrides the run's own setting (a resume may ask to grade everything)."""
     cancel = cancel or threading.Event()
     library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
     info = library.runs.get(run_id)
@@ -101,9 +106,10 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     # the whole heap the process already held (the app, a caller's data): keep that out of the
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
+    streak = None if (options.keep_going if keep_going is None else keep_going) else FailureStreak()
     try:
         metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
-                                     on_progress, cancel))
+                                     on_progress, cancel, streak))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -115,6 +121,11 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics
+    stopped = streak.stopped if streak is not None else None
+    if stopped:
+        aggregates["stopped"] = stopped
+        library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
+        return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
@@ -157,7 +168,8 @@ class _Feeder:
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
                  pending: Callable[[bool], Iterator[Any]], total: int, already: int,
-                 on_progress: ProgressCallback | None, cancel: threading.Event) -> dict[str, float]:
+                 on_progress: ProgressCallback | None, cancel: threading.Event,
+                 streak: FailureStreak | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
     JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane)."""
     scorer: Scorer = make_scorer(definition, ctx)
@@ -189,6 +201,8 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 last = time.perf_counter()
                 for _, _, outcome in rows:
                     counts[outcome.status] = counts.get(outcome.status, 0) + 1
+                    if streak is not None and streak.observe(outcome):
+                        cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
                 done += len(rows)
                 if on_progress is not None:
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,

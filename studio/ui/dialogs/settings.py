@@ -219,6 +219,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.theme.setCurrentIndex(max(0, self.theme.findData(current)))
         QtWidgets.QFormLayout(appearance).addRow("Theme", self.theme)
         tabs.addTab(appearance, "Appearance")
+        tabs.addTab(self._sandbox_page(), "Sandbox")
         close = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
         layout = QtWidgets.QVBoxLayout(self)
@@ -226,6 +227,33 @@ class SettingsDialog(QtWidgets.QDialog):
         layout.addWidget(close)
         self.theme.currentIndexChanged.connect(self._theme)
         self.resize(760, 460)
+
+    def _sandbox_page(self) -> QtWidgets.QWidget:
+        """The opt-in for running function/bash graders without bubblewrap, and what it costs."""
+        from studio.core.sandbox.launch import detect_mode
+
+        page = QtWidgets.QWidget()
+        self.allow_unsandboxed = QtWidgets.QCheckBox("Allow unsandboxed graders (weaker isolation)")
+        value = str(self.ctx.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true"
+        self.allow_unsandboxed.setChecked(value)
+        mode = detect_mode()
+        note = QtWidgets.QLabel(
+            f"Isolation here: {mode}. " + (
+                "Function and bash graders run under bubblewrap." if mode == "bubblewrap" else
+                "Warning: bubblewrap is not available. Without this setting function and bash graders are "
+                "refused; with it they run in a weaker sandbox, and every run says so. Only allow graders "
+                "you trust."))
+        note.setWordWrap(True)
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.addWidget(self.allow_unsandboxed)
+        layout.addWidget(note)
+        layout.addStretch(1)
+        def toggled(on: bool) -> None:
+            self.ctx.settings.setValue("sandbox/allow_unsandboxed", "true" if on else "false")
+            self.ctx.apply_sandbox_setting()
+
+        self.allow_unsandboxed.toggled.connect(toggled)
+        return page
 
     def _theme(self, _index: int) -> None:
         value = self.theme.currentData()

@@ -57,10 +57,12 @@ class RunWorker(QObject):
     progress = Signal(object)    # Progress, at most ~10 a second (the engine's flush rhythm)
     completed = Signal(object)   # RunInfo as stored at the end (completed or cancelled)
     failed = Signal(str)         # a sentence: the run could not start, broke, or its process died
+    warning = Signal(str)        # a sentence the user must see (degraded sandbox isolation)
 
     def __init__(self, library: Library, run_id: int, parent: QObject | None = None,
-                 db_path: Path | str | None = None) -> None:
+                 db_path: Path | str | None = None, allow_unsandboxed: bool = False) -> None:
         super().__init__(parent)
+        self.allow_unsandboxed = allow_unsandboxed
         self.library = library
         self.run_id = run_id
         self.db_path = db_path if db_path is not None else library.path
@@ -95,7 +97,8 @@ class RunWorker(QObject):
             return
         program, *args = child_command(self.db_path)
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
-                                        "--cancel-on-stdin-eof"])
+                                        "--cancel-on-stdin-eof",
+                                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else [])])
 
     def cancel(self) -> None:
         """Ask the run to stop, keeping what is graded; idempotent."""
@@ -177,6 +180,8 @@ class RunWorker(QObject):
             self._summary = event
         elif kind == "error":
             self._error = event
+        elif kind == "warning":
+            self.warning.emit(str(event.get("message") or ""))
 
     def stderr_tail(self) -> str:
         text = b"".join(self._stderr).decode("utf-8", errors="replace")

@@ -103,6 +103,8 @@ class Worker:
             code = compile(source, filename, "exec")
         except SyntaxError as exc:
             return {"ok": False, "stage": "syntax", "error": f"{exc.msg}", "line": exc.lineno}
+        except (MemoryError, RecursionError, ValueError) as exc:  # too big or too deep to compile
+            return {"ok": False, "stage": "syntax", "error": f"cannot compile the grader: {type(exc).__name__}", "line": None}
         namespace: dict[str, Any] = {"__name__": "grader", "__file__": filename, "__builtins__": __builtins__}
         try:
             exec(code, namespace)  # noqa: S102 - this is the sandbox
