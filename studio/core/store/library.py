@@ -12,6 +12,7 @@ from sqlalchemy import Engine
 from .database import open_engine
 from .datasets import DatasetRepository
 from .graders import GraderRepository
+from .labels import LabelRepository
 from .runs import RunRepository
 
 
@@ -22,6 +23,7 @@ class Library:
         self.graders = GraderRepository(engine)
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
+        self.labels = LabelRepository(engine)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
