@@ -190,9 +190,8 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
     if len(scores) < 2:
         return [], None
     human = [lab.verdict for lab, _ in pairs]
-    candidates = sorted(set(scores) | {round(x, 2) for x in np.linspace(min(scores), max(scores), 21)})
     sweep = []
-    for t in candidates:
+    for t in scores:  # "score >= t" only changes at an observed score
         judge = ["PASS" if (call.score or 0.0) >= t else "FAIL" for _, call in pairs]
         k = stats.cohen_kappa(human, judge, CLASSES, ci=False).value
         accuracy = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
