@@ -52,6 +52,14 @@ class LabelRepository:
         return int(conn.execute(insert(label_sets).values(
             dataset_id=dataset_id, key=key, created_at=utcnow())).inserted_primary_key[0])
 
+    def set_id(self, dataset: str, key: str = DEFAULT_KEY, *, create: bool = False) -> int | None:
+        """The label set's row id (the results grid joins on it); None when it does not exist."""
+        if create:
+            with self._engine.begin() as conn:
+                return self._set_id(conn, dataset, key, create=True)
+        with self._engine.connect() as conn:
+            return self._set_id(conn, dataset, key)
+
     def set_scale(self, dataset: str, key: str, low: float, high: float) -> None:
         if not high > low:
             raise Conflict(f"a scale needs its low end below its high end (got {low:g}-{high:g})")
