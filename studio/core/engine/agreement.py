@@ -127,6 +127,8 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
     report.update(_binary_part(binary, report["undefined"], seed))
     report.update(_score_part(library, run_id, run.dataset, key, scored, report["undefined"], seed))
     report["threshold_sweep"], report["best_threshold"] = _sweep(binary)
+    report["binary_points"] = [{"sample_id": call.sample_id, "human": label.verdict, "judge": call.score}
+                               for label, call in binary]
     disagreements = _binary_disagreements(binary, threshold) + report.pop("_score_disagreements")
     disagreements.sort(key=lambda d: (-d["severity"], d["idx"]))
     report["disagreements"] = disagreements

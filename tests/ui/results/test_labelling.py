@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.runner import start_run
 from studio.core.models import BuiltinGrader, Outcome, Sample
 from studio.core.store import Library
 from studio.ui.context import AppContext
