@@ -158,6 +158,10 @@ def _exit_code(info: RunInfo, fail_under: float | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    if args.repeat is not None:
+        from .repeat import run_repeated
+
+        return run_repeated(args, app)
     stream = JsonLines() if args.progress_jsonl else None
     try:
         info = _run(args, app, stream)
@@ -259,6 +263,8 @@ def register(sub: Any) -> None:
     p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    p.add_argument("--repeat", type=int, metavar="N",
+                   help="grade each sample N times (cache bypassed) and report the judge's self-agreement")
     p.add_argument("--cancel-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keep-going", action="store_true",
                    help="grade every sample even when the first ones all fail the same way")

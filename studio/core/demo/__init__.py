@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from studio.core.datasets import read_dataset
+from studio.core.demo.labels import add_demo_labels
 from studio.core.models import files as definition_files
 from studio.core.paths import demo_dir
 from studio.core.store import Library, NotFound
@@ -46,6 +47,7 @@ def build_demo(library: Library, source: Path | None = None) -> DemoReport:
             parsed = read_dataset(path)
             library.datasets.create(name, parsed.samples, format=parsed.format, source=path.name)
         datasets[name] = library.datasets.get(name).sample_count
+    add_demo_labels(library, source)
     return DemoReport(graders_created=created, graders_kept=kept, datasets=datasets,
                       endpoint=_demo_endpoint(library))
 

@@ -22,6 +22,8 @@ from typing import Any
 
 from studio.core.judges.parsing import split_sentences
 
+from .fake_shots import learned_answer
+
 LABEL = "grader-studio fake-judge (a scripted judge, not a model)"
 _STOPWORD_TEXT = (
     "a an the and or of to in on at for by with from as is are was were be been it its this that "
@@ -142,7 +144,7 @@ class ScriptedJudge:
                 return self._scripted(rule, last)
         if "SCORE:" in last and "integer from" in last:
             subject = users[-2] if len(users) >= 2 else last
-            return self._score(last, subject)
+            return self._score(last, subject, learned_answer(messages[:-2], subject))
         if "evaluation steps" in last and "numbered list" in last:
             return Answer(
                 "1. Read the criteria and note what a top answer must contain.\n"
@@ -161,7 +163,7 @@ class ScriptedJudge:
         if '"score"' in system + last and "rationale" in system + last:
             return self._rubric(last)
         if "PASS" in system and "FAIL" in system:
-            return self._binary(last)
+            return self._binary(last, learned_answer(messages, last))
         if "asked for it afterwards" in system:
             return Answer(
                 "The response was compared with the criteria and the evaluation steps, one by one."
@@ -179,9 +181,11 @@ class ScriptedJudge:
             return _score_answer(text, low, rule.probs)
         return Answer(text, _word_tokens(text))
 
-    def _score(self, question: str, subject: str) -> Answer:
+    def _score(self, question: str, subject: str, learned: str | None = None) -> Answer:
         low, high = _range_of(question) or (1, 5)
         found = markers(subject)
+        if learned is not None and learned.lstrip("-").isdigit() and "score" not in found:
+            found["score"] = learned
         if "probs" in found:
             probs = [float(x) for x in found["probs"].split(",") if x.strip()]
         else:
@@ -248,9 +252,10 @@ class ScriptedJudge:
         body = json.dumps({"score": value, "rationale": f"Scripted rule gave {value:g}."})
         return Answer(body, _word_tokens(body))
 
-    def _binary(self, text: str) -> Answer:
+    def _binary(self, text: str, learned: str | None = None) -> Answer:
         found = markers(text)
         verdict = next((v for v in ("PASS", "FAIL", "NA") if v.lower() in found), None)
+        verdict = verdict or (learned if learned in ("PASS", "FAIL", "NA") else None)
         if verdict is None:
             reference = labelled(text, REFERENCE_LABELS)
             response = labelled(text, RESPONSE_LABELS) or ""

@@ -42,6 +42,11 @@ class RunOptions(BaseModel):
     pass_threshold: float = 0.5
     #: grade every sample even when the first ones all fail the same way (see streak.py)
     keep_going: bool = False
+    #: grade only these sample indices (align's held-out part); None = the whole dataset
+    samples: list[int] | None = None
+    #: runs made together by ``run --repeat``: the first run's id, and this run's place (1..N)
+    repeat_of: int | None = None
+    repeat_index: int | None = None
 
 
 @dataclass
@@ -77,6 +82,8 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
     library.graders.version(grader_key, version)  # raises NotFound for a missing version
     dataset = library.datasets.get(dataset_name)
     total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
+    if options.samples is not None:
+        total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
     return library.runs.create(
         record.id, version, dataset.id, total, endpoint=options.endpoint,
         settings=options.model_dump(exclude_none=True),
@@ -94,13 +101,18 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     definition = library.graders.version(info.grader_key, info.grader_version).definition
     dataset = library.datasets.get(info.dataset)
     done = library.runs.done_indices(run_id)
+    already = len(done)
+    limit: int | None = info.total
+    if options.samples is not None:  # a subset: everything else is skipped, as if already graded
+        done |= set(range(dataset.sample_count)) - set(options.samples)
+        limit = None
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, cancel=cancel)
 
     def pending(raw: bool) -> Iterator[Any]:
         if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
-            return library.datasets.iter_raw(dataset.id, limit=info.total, skip=done)
-        return library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
+            return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
+        return library.datasets.iter_indexed(dataset.id, limit=limit, skip=done)
 
     # A run allocates a few short-lived objects per sample; every full collection would also walk
     # the whole heap the process already held (the app, a caller's data): keep that out of the
@@ -108,7 +120,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     gc.freeze()
     streak = None if (options.keep_going if keep_going is None else keep_going) else FailureStreak()
     try:
-        metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
+        metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, already,
                                      on_progress, cancel, streak))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",

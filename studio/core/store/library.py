@@ -13,6 +13,7 @@ from .database import open_engine
 from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
+from .labels import LabelRepository
 from .runs import RunRepository
 
 
@@ -24,6 +25,7 @@ class Library:
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
         self.endpoints = EndpointRepository(engine)
+        self.labels = LabelRepository(engine)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
