@@ -13,6 +13,7 @@ from .database import open_engine
 from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
+from .judge_cache import JudgeCacheRepository
 from .runs import RunRepository
 
 
@@ -24,6 +25,7 @@ class Library:
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
         self.endpoints = EndpointRepository(engine)
+        self.judge_cache = JudgeCacheRepository(engine)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:
