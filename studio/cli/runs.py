@@ -7,7 +7,7 @@ process): standard output carries one JSON object a line, flushed as it happens:
     {"event": "progress", "run_id": 7, "done": 2000, "total": 20000, "counts": {"ok": 2000},
      "elapsed": 0.1, "rate": 20000.0, "eta": 0.9, "written": [0, 1, ...], "finished": false}
     {"event": "summary", "summary": {...as run --json...}, "run": {...RunInfo...}, "exit_code": 0}
-    {"event": "error", "error": "NotFound", "user_error": true, "message": "...", "kinds": [...]}
+    {"event": "error", "error": "NotFound", "user_error": true, "message": "..."}
 
 "started" comes once the SIGINT handler is in place: from then on SIGINT cancels the run (everything
 graded so far is kept, the run ends "cancelled" and the summary line still comes). A run that cannot

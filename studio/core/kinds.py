@@ -23,7 +23,8 @@ class GraderKind(Protocol):
     scorer: str
     #: the fields of a small working definition ("New grader" starts from it)
     starter: dict[str, Any]
-    #: the window's editor body: "function", "judge", "form" or "yaml"
+    #: the window's editor body: "function", "judge" (the designer body in the module of
+    #: ``studio.ui.editor.bodies`` named after the kind), "form" or "yaml"
     editor: str
 
     @property

@@ -30,8 +30,9 @@ def progress_fields(progress: Progress) -> dict[str, Any]:
 
 
 def error_fields(exc: BaseException) -> dict[str, Any]:
-    return dict(error=type(exc).__name__, kinds=[c.__name__ for c in type(exc).__mro__],
-                user_error=is_user_error(exc), message=str(exc).strip())
+    """The class name is for the bug report only; the reader decides with ``user_error``, never by
+    matching class names (which would tie the window to the core's exception hierarchy)."""
+    return dict(error=type(exc).__name__, user_error=is_user_error(exc), message=str(exc).strip())
 
 
 def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
 from .labels import LabelRepository
+from .judge_cache import JudgeCacheRepository
 from .runs import RunRepository
 
 
@@ -26,6 +27,7 @@ class Library:
         self.runs = RunRepository(engine)
         self.endpoints = EndpointRepository(engine)
         self.labels = LabelRepository(engine)
+        self.judge_cache = JudgeCacheRepository(engine)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:

@@ -74,7 +74,7 @@ def test_progress_jsonl_reports_a_missing_run_as_an_error_line(library: Library,
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 1
     (error,) = events(result.stdout)
-    assert error["event"] == "error" and "LibraryError" in error["kinds"] and "99" in error["message"]
+    assert error["event"] == "error" and error["user_error"] is True and "99" in error["message"]
     assert worker.describe_child_error(error) == error["message"]
     assert "error: no run with id 99" in result.stderr
 

@@ -13,13 +13,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from studio.core.store.database import utcnow
-from studio.core.store.tables import judge_cache
+from studio.core.store.judge_cache import JudgeCacheRepository
 
 MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)
-_SELECT = f"SELECT response FROM {judge_cache.name} WHERE key = ?"
 
 
 def request_body(payload: dict[str, Any]) -> bytes:
@@ -39,23 +36,19 @@ class ResponseCache:
 
     def __init__(self, engine: Engine, flush_every: int = 64, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
-        self._engine = engine
+        self._store = JudgeCacheRepository.of(engine)
         self._flush_every = flush_every
         self._pending: dict[str, str] = {}
         self._writing: dict[str, str] = {}
         self._lock = threading.Lock()
-        self._reader: Any = None
+        self._reader = self._store.reader()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-cache")
 
     def get(self, key: str) -> Any | None:
         with self._lock:
             text = self._pending.get(key) or self._writing.get(key)
             if text is None:
-                # a plain DB-API read: the engine's per-transaction hooks would triple its cost
-                if self._reader is None:
-                    self._reader = self._engine.raw_connection()
-                row = self._reader.execute(_SELECT, (key,)).fetchone()
-                text = None if row is None else row[0]
+                text = self._reader.response(key)
         return None if text is None else json.loads(text)
 
     def put(self, key: str, response: Any, text: str | None = None) -> None:
@@ -75,28 +68,10 @@ class ResponseCache:
         return self._writer.submit(self._write, items)
 
     def _write(self, items: dict[str, str]) -> None:
-        if items:
-            now = utcnow()
-            rows = [{"key": k, "response": v, "created_at": now} for k, v in items.items()]
-            stmt = sqlite_insert(judge_cache).values(rows)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[judge_cache.c.key],
-                set_={"response": stmt.excluded.response, "created_at": stmt.excluded.created_at},
-            )
-            with self._engine.begin() as conn:
-                conn.execute(stmt)
-                self._evict(conn)
+        self._store.write(items, self.max_entries)
         with self._lock:
             for key in items:
                 self._writing.pop(key, None)
-
-    def _evict(self, conn: Any) -> None:
-        """Keep the newest ``max_entries`` responses: the cache must not grow the library forever."""
-        excess = conn.exec_driver_sql(f"SELECT count(*) FROM {judge_cache.name}").scalar_one() - self.max_entries
-        if excess > 0:
-            conn.exec_driver_sql(
-                f"DELETE FROM {judge_cache.name} WHERE key IN (SELECT key FROM {judge_cache.name} "
-                "ORDER BY created_at LIMIT ?)", (excess,))
 
     def flush(self) -> None:
         """Write everything remembered so far and wait until it is in the file."""
@@ -106,11 +81,8 @@ class ResponseCache:
         self.flush()
         self._writer.shutdown(wait=True)
         with self._lock:
-            if self._reader is not None:
-                self._reader.close()
-                self._reader = None
+            self._reader.close()
 
     def clear(self) -> int:
         self.flush()
-        with self._engine.begin() as conn:
-            return conn.execute(judge_cache.delete()).rowcount
+        return self._store.clear()
