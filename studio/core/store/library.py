@@ -13,8 +13,8 @@ from .database import open_engine
 from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
-from .labels import LabelRepository
 from .judge_cache import JudgeCacheRepository
+from .labels import LabelRepository
 from .runs import RunRepository
 
 
