@@ -32,10 +32,12 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            text = line.rstrip("\r\n")  # a trailing newline would move the error to "line 2, column 1"
             try:
-                yield number, json.loads(line)
+                yield number, json.loads(text)
             except json.JSONDecodeError as exc:
-                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
+                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:

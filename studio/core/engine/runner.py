@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from studio.core.models import Outcome, RunInfo
 from studio.core.store import Library
 
+from .preflight import check_run_configuration
 from .registry import make_scorer
 from .scorer import GradingContext, Scorer
 
@@ -71,8 +72,9 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
     options = options or RunOptions()
     record = library.graders.get(grader_key)
     version = options.version or record.current_version
-    library.graders.version(grader_key, version)  # raises NotFound for a missing version
+    definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
     dataset = library.datasets.get(dataset_name)
+    check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
     total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
     return library.runs.create(
         record.id, version, dataset.id, total, endpoint=options.endpoint,
