@@ -70,6 +70,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter.setSizes([270, 1010])
         self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
+        # the sidebar keeps the width the user gave it: a page with other minimum sizes (the editor
+        # empty, a locked banner, a wide designer) must not push it around
+        self._sidebar_width = max(270, self.library.minimumSizeHint().width())
+        self.splitter.splitterMoved.connect(lambda pos, _index: setattr(self, "_sidebar_width", pos))
+        self.library.installEventFilter(self)
 
         self.library_label = QtWidgets.QLabel(str(ctx.db_path))
         self.sandbox_label = QtWidgets.QLabel("Sandbox: checking…")
@@ -93,6 +98,18 @@ class MainWindow(QtWidgets.QMainWindow):
             self._check_sandbox()
             self.ctx.tasks.run(_warm_imports)
         self.say("Ready.")
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802
+        if watched is self.library and event.type() == QtCore.QEvent.Type.Resize \
+                and self.library.width() != self._sidebar_width:
+            QtCore.QTimer.singleShot(0, self._keep_sidebar)
+        return super().eventFilter(watched, event)
+
+    def _keep_sidebar(self) -> None:
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if len(sizes) == 2 and sizes[0] != self._sidebar_width and total > self._sidebar_width:
+            self.splitter.setSizes([self._sidebar_width, total - self._sidebar_width])
 
     # -- menus and shortcuts ------------------------------------------------------------------------------
     def _action(self, menu: QtWidgets.QMenu, text: str, slot, shortcut: str | QtGui.QKeySequence | None = None,  # type: ignore[no-untyped-def]
@@ -409,6 +426,7 @@ class MainWindow(QtWidgets.QMainWindow):
         splitter = settings.value("window/splitter")
         if splitter is not None:
             self.splitter.restoreState(splitter)
+            self._sidebar_width = self.splitter.sizes()[0] or self._sidebar_width
         page_splitter = settings.value("window/page_splitter")
         if page_splitter is not None:
             self.page.splitter.restoreState(page_splitter)
