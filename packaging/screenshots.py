@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             panel.start()
             wait(app, 60, lambda: not panel.is_running())
             wait(app, 1.0)
+            panel.results.select_row(1)  # a result's rationale in the detail pane
+            wait(app, 1.0)
         shoot("07-run-and-results")
         window.tabs.setCurrentIndex(TAB_GRADER)
 

@@ -187,8 +187,9 @@ class GraderPage(QtWidgets.QWidget):
         self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
         state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, KIND_LABELS.get(record.kind, record.kind),
-                                                         f"v{record.current_version}",
-                                                         f"updated {record.updated_at:%Y-%m-%d %H:%M}", state) if p))
+                                                         f"v{record.current_version}", state,
+                                                         f"updated {record.updated_at:%Y-%m-%d %H:%M}") if p))
+        self.subtitle.setToolTip(self.subtitle.text())
         read_only = self.read_only
         self.banner.setVisible(record.locked or record.deleted)
         self.banner_text.setText(TRASHED_TEXT if record.deleted else LOCKED_TEXT)

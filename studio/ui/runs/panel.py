@@ -178,7 +178,7 @@ class RunPanel(QtWidgets.QWidget):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setCollapsible(0, True)
         self.splitter.setCollapsible(1, False)
-        self.splitter.setSizes([260, 900])
+        self.splitter.setSizes([200, 960])
         self.splitter.splitterMoved.connect(
             lambda *_: self.history_button.setChecked(self.splitter.sizes()[0] > 0))
         layout = QtWidgets.QVBoxLayout(self)
@@ -192,7 +192,7 @@ class RunPanel(QtWidgets.QWidget):
     def _show_history(self, shown: bool) -> None:
         sizes = self.splitter.sizes()
         if shown and sizes[0] == 0:
-            self.splitter.setSizes([260, max(sizes[1] - 260, 200)])
+            self.splitter.setSizes([200, max(sizes[1] - 200, 200)])
         elif not shown and sizes[0] > 0:
             self.splitter.setSizes([0, sum(sizes)])
 
