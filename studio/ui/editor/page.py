@@ -188,7 +188,7 @@ class GraderPage(QtWidgets.QWidget):
         state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, KIND_LABELS.get(record.kind, record.kind),
                                                          f"v{record.current_version}", state,
-                                                         f"updated {record.updated_at:%Y-%m-%d %H:%M}") if p))
+                                                         f"updated {record.updated_at:%Y-%m-%d}") if p))
         self.subtitle.setToolTip(self.subtitle.text())
         read_only = self.read_only
         self.banner.setVisible(record.locked or record.deleted)

@@ -88,7 +88,7 @@ class JudgeBody(DefinitionBody):
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([max(inner.minimumSizeHint().width() + 24, 480), 520])
+        splitter.setSizes([max(inner.minimumSizeHint().width() + 24, 420), 520])
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)

@@ -207,8 +207,8 @@ class RunPanel(QtWidgets.QWidget):
         # by the name the library shows, not by kind: the picker is searched by eye
         for record in sorted(library.graders.list(), key=lambda r: ((r.name or r.key).casefold(), r.key)):
             kind = KIND_LABELS.get(record.kind, record.kind)
-            label = f"{record.name}  ({kind})" if record.name and record.name != record.key \
-                else f"{record.key}  ({kind})"
+            name = record.name if record.name and record.name != record.key else record.key
+            label = name if kind.casefold() in name.casefold() else f"{name}  ({kind})"
             self.grader.addItem(label, record.key)
             self.grader.setItemData(self.grader.count() - 1, record.key, Qt.ItemDataRole.ToolTipRole)
         self._select(self.grader, keep_grader)
