@@ -342,8 +342,11 @@ class MainWindow(QtWidgets.QMainWindow):
         from .editor.code_editor import CodeEditor
 
         self.page.theme = self.theme
+        had_edits = self.page.is_dirty()
         for editor in self.findChildren(CodeEditor):
-            editor.set_theme(self.theme)
+            editor.set_theme(self.theme)  # re-highlighting reports a text change: it is not an edit
+        if not had_edits:
+            self.page.discard()
 
     def _editor(self):  # type: ignore[no-untyped-def]
         return self.page.body.code_editor() if self.page.body is not None and self.page.record else None

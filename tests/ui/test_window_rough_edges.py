@@ -310,3 +310,14 @@ def test_the_detail_pane_shows_a_judges_rationale_first_and_keeps_its_size(qtbot
     again.resize(900, 700)
     again.show()
     assert again.splitter.sizes()[0] == view.splitter.sizes()[0]
+
+
+def test_switching_the_theme_is_not_an_edit(qtbot: Any, window: Any, ctx: Any) -> None:
+    _demo(ctx)
+    window.open_grader("qa-exact-match")
+    window.set_theme("dark")
+    assert not window.page.save_button.isEnabled() and "●" not in window.windowTitle()
+    _edit_description(window, "a real edit")
+    window.set_theme("light")
+    assert window.page.save_button.isEnabled() and window.page.is_dirty()
+    window.page.discard()
