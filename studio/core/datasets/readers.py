@@ -54,10 +54,12 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                                    f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
+            text = line.rstrip("\r\n")  # a trailing newline would move the error to "line 2, column 1"
             try:
-                row = json.loads(line)
+                row = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
+                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
             except RecursionError:
                 row = None
             if row is None or _too_deep(row):

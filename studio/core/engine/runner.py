@@ -25,6 +25,7 @@ from studio.core.models import Outcome, RunInfo
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
 
+from .preflight import check_run_configuration
 from .streak import FailureStreak
 
 FLUSH_ROWS = 2000
@@ -79,8 +80,9 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
     options = options or RunOptions()
     record = library.graders.get(grader_key)
     version = options.version or record.current_version
-    library.graders.version(grader_key, version)  # raises NotFound for a missing version
+    definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
     dataset = library.datasets.get(dataset_name)
+    check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
     total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
     if options.samples is not None:
         total = len({i for i in options.samples if 0 <= i < dataset.sample_count})

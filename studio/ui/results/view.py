@@ -24,6 +24,7 @@ from .labeling import Labeler
 from .model import ResultsModel
 from .summary import SummaryBar
 
+SPLITTER_KEY = "results/detail_splitter"
 SUMMARY_INTERVAL_S = 0.5  # a streaming run's aggregates and histogram refresh at most twice a second
 
 
@@ -73,7 +74,14 @@ class ResultsView(QtWidgets.QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setSizes([560, 300])
+        # the detail pane gets more room than the grid (a thread or a rationale is read, not glanced
+        # at), and keeps the size the analyst gives it across runs and sessions
+        self.splitter.setSizes([360, 540])
+        saved = ctx.settings.value(SPLITTER_KEY)
+        if saved is not None:
+            self.splitter.restoreState(saved)
+        self.splitter.splitterMoved.connect(
+            lambda *_: ctx.settings.setValue(SPLITTER_KEY, self.splitter.saveState()))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary_bar)
