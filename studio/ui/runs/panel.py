@@ -13,7 +13,8 @@ import html
 from collections.abc import Callable
 
 from studio.core.engine.runner import Progress, RunOptions, start_run
-from studio.core.models import KIND_LABELS, RunInfo
+from studio.core.graders.registry import kind_labels
+from studio.core.models import RunInfo
 
 from ..context import AppContext
 from ..messages import describe_error
@@ -206,7 +207,7 @@ class RunPanel(QtWidgets.QWidget):
         self.grader.clear()
         # by the name the library shows, not by kind: the picker is searched by eye
         for record in sorted(library.graders.list(), key=lambda r: ((r.name or r.key).casefold(), r.key)):
-            kind = KIND_LABELS.get(record.kind, record.kind)
+            kind = kind_labels().get(record.kind, record.kind)
             name = record.name if record.name and record.name != record.key else record.key
             label = name if kind.casefold() in name.casefold() else f"{name}  ({kind})"
             self.grader.addItem(label, record.key)
