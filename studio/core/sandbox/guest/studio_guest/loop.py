@@ -54,6 +54,29 @@ class Capture:
         return text
 
 
+class _Resume:
+    """Continues a coroutine that already yielded once, so an event loop can finish it."""
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro, self.first = coro, first
+
+    def __await__(self) -> Any:
+        coro, out = self.coro, self.first
+        while True:
+            try:
+                sent = yield out
+            except BaseException as exc:  # noqa: BLE001 - forwarded into the grader
+                try:
+                    out = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    out = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+
 class Worker:
     def __init__(self, out_fd: int, in_file: Any) -> None:
         self.out_fd = out_fd
@@ -120,6 +143,9 @@ class Worker:
             self.bridge, bool(req.get("model_access")), int(req.get("max_model_calls", 64))
         )
         self.call = contracts.make_caller(self.contract, fn, self.model_ctx)
+        is_async = getattr(getattr(fn, "__code__", None), "co_flags", 0) & 0x80
+        if is_async and ("asyncio" in sys.modules or "asyncio" in source):
+            self._loop()  # an async grader using asyncio: its loop is built now, not in the first sample
         return {
             "ok": True,
             "entry": getattr(fn, "__name__", "?"),
@@ -128,13 +154,28 @@ class Worker:
         }
 
     def drive(self, coro: Any) -> Any:
-        """Run an ``async def grade`` inside an event loop from its first step, so that anything it
-        awaits (``asyncio.sleep``, ``asyncio.gather``, a lock ...) finds a running loop."""
+        """Finish an ``async def grade``. A grader that uses asyncio (it imported it) runs inside an
+        event loop from its first step, so ``asyncio.sleep``, ``gather`` or the running loop work;
+        one that never touched asyncio is stepped directly (no loop to build, asyncio never loads)
+        and handed to a loop only if it suspends."""
+        if self.loop is not None or "asyncio" in sys.modules:
+            return self._loop().run_until_complete(coro)
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+
+        async def finish() -> Any:
+            return await _Resume(coro, first)
+
+        return self._loop().run_until_complete(finish())
+
+    def _loop(self) -> Any:
         if self.loop is None:
             import asyncio
 
             self.loop = asyncio.new_event_loop()
-        return self.loop.run_until_complete(coro)
+        return self.loop
 
     def run_one(self, index: int, payload: Any, build: Callable[[Any], Any] | None = None) -> list[Any]:
         call = self.call
