@@ -236,7 +236,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_sample(self, run_id: int, sample_id: str) -> None:
         """Open a run's results on one sample: its thread, rationale and label controls together."""
-        self.tabs.setCurrentIndex(2)
+        self.tabs.setCurrentIndex(TAB_RUN)
         self.run_panel.open_run(run_id)
         results = self.run_panel.results
 
