@@ -50,9 +50,10 @@ class ProgressBar:
         filled = int(width * progress.done / total)
         eta = f"{progress.eta:5.0f}s" if progress.eta is not None else "   --"
         errors = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
+        calls = "" if progress.in_flight is None else f" calls in flight {progress.in_flight:3d}"
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total} "
-            f"{progress.rate:8.0f}/s eta {eta} errors {errors}"
+            f"{progress.rate:8.0f}/s eta {eta} errors {errors}{calls}"
         )
         if progress.finished:
             self.stream.write("\n")
@@ -106,7 +107,7 @@ class JsonLines:
         self.emit("progress", run_id=progress.run_id, done=progress.done, total=progress.total,
                   counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
                   eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
-                  finished=progress.finished)
+                  finished=progress.finished, in_flight=progress.in_flight)
 
     def error(self, exc: BaseException) -> None:
         self.emit("error", error=type(exc).__name__, kinds=[c.__name__ for c in type(exc).__mro__],

@@ -180,6 +180,7 @@ class RunWorker(QObject):
                 run_id=int(event["run_id"]), done=int(event["done"]), total=int(event["total"]),
                 counts=dict(event.get("counts") or {}), elapsed=float(event.get("elapsed") or 0.0),
                 written=[], finished=bool(event.get("finished")),
+                in_flight=event["in_flight"] if type(event.get("in_flight")) is int else None,
             )
             self.last_progress = progress
             self.progress.emit(progress)
