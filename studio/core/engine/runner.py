@@ -160,11 +160,13 @@ class _Feeder:
     wait on a server, and a time target would leave most of its allowed calls unused.
     """
 
-    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True) -> None:
+    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True, minimum: int = 1) -> None:
         self.pending = pending
         self.maximum = maximum
         self.adaptive = adaptive
-        self.size = maximum if maximum is None or not adaptive else min(FIRST_BATCH, maximum)
+        #: a scorer that overlaps samples inside one call (an async grader) wants at least that many
+        self.minimum = max(1, minimum if maximum is None else min(minimum, maximum))
+        self.size = maximum if maximum is None or not adaptive else min(max(FIRST_BATCH, self.minimum), maximum)
 
     def next_batch(self) -> list[Any] | None:
         if self.size is None:
@@ -179,7 +181,7 @@ class _Feeder:
         per_sample = seconds / count
         wanted = int(TARGET_BATCH_SECONDS / per_sample) if per_sample > 0 else self.maximum
         # grow at most 4x per step so one lucky fast batch does not jump to the maximum
-        self.size = max(1, min(self.maximum, wanted, max(self.size or 1, count) * 4))
+        self.size = max(self.minimum, min(self.maximum, wanted, max(self.size or 1, count) * 4))
 
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
@@ -223,7 +225,8 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
                                          [(idx, o) for idx, _, o in rows], in_flight=in_flight()))
 
-    feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False))
+    feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False),
+                     minimum=getattr(scorer, "min_batch", 1))
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:

@@ -69,6 +69,9 @@ class ScorerBase:
     #: true when a sample's time is spent waiting on a server (judges), not computing: the engine then
     #: keeps ``batch_size`` x ``parallel_batches`` samples in flight instead of sizing batches by time
     io_bound: bool = False
+    #: the smallest batch worth sending: a scorer that overlaps a batch's samples (an async function
+    #: grader) sets its overlap, so sizing batches by time never leaves it one sample at a time
+    min_batch: int = 1
 
     def calls_in_flight(self) -> int | None:
         """Calls waiting on a server right now (shown in the progress), or None when not applicable."""
