@@ -16,7 +16,7 @@ from .editor.page import GraderPage
 from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
-from .qt import Qt, QtGui, QtWidgets
+from .qt import Qt, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
 from .theme import apply_theme
 
@@ -38,6 +38,10 @@ def _scrollable(view: QtWidgets.QWidget) -> QtWidgets.QWidget:
     scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
     scroll.setWidget(view)
     return scroll
+
+
+#: the sandbox probe and warm-up imports wait this long after the window is built (its first paint)
+AFTER_FIRST_PAINT_MS = 300
 
 
 def _warm_imports() -> None:
@@ -93,8 +97,9 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.endpoints_changed.connect(self._endpoints_changed)
         self._restore_state()
         if check_sandbox:
-            self._check_sandbox()
-            self.ctx.tasks.run(_warm_imports)
+            # after the first paint: the probe and the warm-up import on a thread that would
+            # otherwise share the interpreter with building and showing this window
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self._after_first_paint)
         self.say("Ready.")
 
     # -- menus and shortcuts ------------------------------------------------------------------------------
@@ -149,6 +154,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
         self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {self.ctx.db_path.name}")
+
+    def _after_first_paint(self) -> None:
+        self._check_sandbox()
+        self.ctx.tasks.run(_warm_imports)
 
     def _check_sandbox(self) -> None:
         def probe():  # type: ignore[no-untyped-def]
