@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
@@ -49,3 +50,14 @@ def test_the_endpoint_limit_bounds_a_larger_concurrency(lib: Library, slow_judge
     run = run_grader(lib, "binary", "qa", RunOptions(concurrency=64, use_cache=False))
     assert run.counts == {"ok": 120}
     assert slow_judge.max_in_flight == 12  # the endpoint's max_concurrency, not the 64 asked for
+
+
+def test_the_progress_stream_reports_calls_in_flight(lib: Library, db_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from studio.cli import main
+
+    lib.graders.create(BinaryJudge(key="binary", criteria="Is it right?", endpoint="fake"))
+    assert main(["--db", str(db_path), "run", "binary", "qa", "--concurrency", "6", "--no-cache",
+                 "--progress-jsonl"]) == 0
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    progress = [e for e in events if e.get("event") == "progress" and not e["finished"]]
+    assert progress and all(0 <= e["in_flight"] <= 6 for e in progress)
