@@ -50,9 +50,10 @@ class ProgressBar:
         filled = int(width * progress.done / total)
         eta = f"{progress.eta:5.0f}s" if progress.eta is not None else "   --"
         errors = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
+        calls = "" if progress.in_flight is None else f" calls in flight {progress.in_flight:3d}"
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total} "
-            f"{progress.rate:8.0f}/s eta {eta} errors {errors}"
+            f"{progress.rate:8.0f}/s eta {eta} errors {errors}{calls}"
         )
         if progress.finished:
             self.stream.write("\n")

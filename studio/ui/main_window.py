@@ -18,7 +18,7 @@ from .editor.page import GraderPage
 from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
-from .qt import Qt, QtCore, QtGui, QtWidgets
+from .qt import Qt, QtCore, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
 from .theme import apply_theme
 
@@ -31,6 +31,10 @@ def _placeholder(text: str) -> QtWidgets.QWidget:
     label.setObjectName("emptyState")
     label.setWordWrap(True)
     return label
+
+
+#: the sandbox probe and warm-up imports wait this long after the window is built (its first paint)
+AFTER_FIRST_PAINT_MS = 300
 
 
 def _warm_imports() -> None:
@@ -104,8 +108,9 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.endpoints_changed.connect(self._endpoints_changed)
         self._restore_state()
         if check_sandbox:
-            self._check_sandbox()
-            self.ctx.tasks.run(_warm_imports)
+            # after the first paint: the probe and the warm-up import on a thread that would
+            # otherwise share the interpreter with building and showing this window
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self._after_first_paint)
         self.say("Ready.")
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802
@@ -261,6 +266,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
         self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {self.ctx.db_path.name}")
+
+    def _after_first_paint(self) -> None:
+        self._check_sandbox()
+        self.ctx.tasks.run(_warm_imports)
 
     def _check_sandbox(self) -> None:
         def probe():  # type: ignore[no-untyped-def]

@@ -238,8 +238,7 @@ def test_open_another_library(qtbot: Any, window: Any, ctx: Any, tmp_path: Path)
 
 
 def test_endpoint_test_reply_is_never_cut_mid_word(qtbot: Any, window: Any, ctx: Any, memory_keyring: Any) -> None:
-    from studio.core.judges.fake_server import FakeJudgeServer
-
+    from studio.core.demo.fake_server import FakeJudgeServer
     from studio.ui.dialogs.settings import reply_excerpt
 
     words = ("OK. This scripted endpoint answers at some length so that the reply does not fit on the "

@@ -30,7 +30,7 @@ def seed_demo_run(library: Library, port: int) -> RunInfo | None:
         return None
     server = None
     if not _listening(port):
-        from studio.core.judges.fake_server import FakeJudgeServer
+        from studio.core.demo.fake_server import FakeJudgeServer
 
         server = FakeJudgeServer(port=port).start()
     try:

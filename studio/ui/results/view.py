@@ -43,6 +43,7 @@ class ResultsView(QtWidgets.QWidget):
         self.live = False
         self.summary: RunSummary | None = None
         self._summary_busy = False
+        self._summary_after_ids = False
         self._summary_again = False
         self._summary_at = 0.0
         self._shown_result: int | None = None
@@ -156,7 +157,9 @@ class ResultsView(QtWidgets.QWidget):
             header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder))
         self.summary_bar.clear("Loading run…")
         self.export_button.setEnabled(True)
-        self._load_summary()
+        # the aggregates wait for the ids: run side by side on two cores, the two scans of a big run
+        # slowed the grid's opening down by half
+        self._summary_after_ids = True
 
     def refresh(self, *, force_summary: bool = False) -> None:
         """Pull in what the run wrote since the last look: new ids now, aggregates at most 2/s."""
@@ -249,6 +252,12 @@ class ResultsView(QtWidgets.QWidget):
             self.filters.set_count(self.model.rowCount(), None, busy=True)
         else:
             self._update_count()
+            self._summary_after_ids_loaded()
+
+    def _summary_after_ids_loaded(self) -> None:
+        if self._summary_after_ids:
+            self._summary_after_ids = False
+            self._load_summary()
 
     def _on_failed(self, message: str) -> None:
         self.status_line.setText(f"Query failed: {message}")

@@ -40,6 +40,8 @@ def progress_text(progress: Progress) -> str:
     failed = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
     parts = [f"{progress.done:,} / {progress.total:,}", f"{progress.rate:,.1f}/s" if progress.rate < 10
              else f"{progress.rate:,.0f}/s", f"ETA {_duration(progress.eta)}"]
+    if progress.in_flight is not None and not progress.finished:
+        parts.append(f"{progress.in_flight:,} calls in flight")
     if failed:
         parts.append(f"<span style='color:{status_hex('error')}'>{failed:,} failed</span>")
     return " · ".join(parts)
