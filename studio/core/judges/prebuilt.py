@@ -13,6 +13,7 @@ from typing import Any
 
 from studio.core.models import Outcome, PrebuiltJudge, Sample
 
+from .answers import CLAIMS_ANSWER, CLAIMS_TOKENS
 from .chat import ChatMessage, ChatRequest, system, user
 from .errors import JudgeError
 from .parsing import parse_json_list, split_sentences
@@ -110,7 +111,13 @@ def preview(judge: PrebuiltJudge, sample: Sample) -> RenderedPrompt:
 
 async def _claims(judge: PrebuiltJudge, sample: Sample, trace: Trace) -> tuple[list[str], str]:
     response = await trace.ask(
-        "split into claims", ChatRequest(messages=claims_messages(judge, sample), temperature=0.0)
+        "split into claims",
+        ChatRequest(
+            messages=claims_messages(judge, sample),
+            temperature=0.0,
+            answer_tokens=CLAIMS_TOKENS,
+            json_schema=CLAIMS_ANSWER,
+        ),
     )
     parsed = parse_json_list(response.text)
     if parsed is not None and all(isinstance(x, str) for x in parsed):

@@ -13,6 +13,7 @@ from typing import Any
 
 from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
 
+from .answers import REASONING_TOKENS
 from .chat import ChatMessage, ChatRequest, ChatResponse, assistant, softmax, system, user
 from .errors import ResponseFormatError
 from .parsing import parse_int_score, parse_numbered_list
@@ -196,7 +197,10 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     first = await trace.ask(
         "reasoning",
         ChatRequest(
-            messages=reasoning_msgs, temperature=judge.temperature, max_tokens=judge.max_tokens
+            messages=reasoning_msgs,
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+            answer_tokens=REASONING_TOKENS,
         ),
     )
     reasoning = first.text.strip()

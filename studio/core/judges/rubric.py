@@ -11,6 +11,7 @@ from typing import Any
 
 from studio.core.models import Outcome, RubricJudge, Sample
 
+from .answers import RUBRIC_ANSWER, RUBRIC_TOKENS
 from .chat import ChatMessage, ChatRequest, system, user
 from .errors import JudgeError
 from .parsing import parse_json_object
@@ -79,6 +80,8 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
             temperature=judge.temperature,
             max_tokens=judge.max_tokens,
             json_mode=True,
+            answer_tokens=RUBRIC_TOKENS,
+            json_schema=RUBRIC_ANSWER,
         )
         response = await trace.ask("grade", request)
         value, rationale, clamped = read_score(response.text)

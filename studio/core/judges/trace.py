@@ -7,6 +7,7 @@ from typing import Any
 
 from studio.core.models import JudgeBase, Outcome
 
+from .answers import VERDICT_TOKENS, verdict_schema
 from .chat import ChatMessage, ChatRequest, ChatResponse
 from .client import JudgeClient
 from .parsing import parse_verdict
@@ -44,6 +45,8 @@ class Trace:
             messages=messages,
             temperature=judge.temperature,
             max_tokens=judge.max_tokens,
+            answer_tokens=VERDICT_TOKENS,
+            json_schema=verdict_schema(allowed),
         )
         response = await self.ask(label, request)
         return parse_verdict(response.text, allowed)
@@ -64,6 +67,7 @@ class Trace:
             "prompt_tokens": response.prompt_tokens,
             "completion_tokens": response.completion_tokens,
             "latency_ms": round(response.latency_ms, 1),
+            "queue_ms": round(response.queue_ms, 1),
         }
         if slot is None:
             self.calls.append(entry)
