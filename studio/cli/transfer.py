@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import dump_grader
 from studio.core.platforms import (
     ExportResult,
@@ -115,6 +116,9 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError(str(exc)) from None
     for line in result.warnings:
         print(f"warning: {line}", file=sys.stderr)
+    secrets = secret_requests(result.graders, app.library)
+    for line in secrets:
+        print(f"warning: {line}", file=sys.stderr)
     created: list[str] = []
     refused: dict[str, str] = {}
     for grader in result.graders:
@@ -131,6 +135,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             "created": created,
             "refused": refused,
             "warnings": result.warnings,
+            "secrets": secrets,
             "graders": [dump_grader(g) for g in result.graders] if args.dry_run else [],
         })
     else:

@@ -15,7 +15,7 @@ from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
 
 from .answers import REASONING_TOKENS
 from .chat import ChatMessage, ChatRequest, ChatResponse, assistant, softmax, system, user
-from .errors import ResponseFormatError
+from .errors import EndpointCallError, ResponseFormatError
 from .parsing import parse_int_score, parse_numbered_list
 from .prompts import (
     CONVERSATION_BLOCK,
@@ -206,17 +206,31 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     reasoning = first.text.strip()
     score_msgs = score_messages(judge, reasoning_msgs, reasoning)
     wants_logprobs = (
-        trace.client.config.supports_logprobs is not False and trace.client.config.kind == "openai"
+        trace.client.config.supports_logprobs is not False
+        and trace.client.config.kind == "openai"
+        and "logprobs_refused" not in memo
     )
     request = ChatRequest(
         messages=score_msgs, temperature=judge.temperature, max_tokens=8, logprobs=wants_logprobs
     )
-    answer = await trace.ask("score", request)
     details: dict[str, Any] = {
         "evaluation_steps": steps,
         "steps_generated": generated,
         "range": [low, high],
     }
+    try:
+        answer = await trace.ask("score", request)
+    except EndpointCallError as exc:
+        if not (wants_logprobs and exc.rejected):
+            raise
+        # the server refuses logprobs (llama.cpp started without logits): sample the score instead,
+        # and stop asking for logprobs for the rest of this run
+        memo["logprobs_refused"] = str(exc)
+        trace.forget_pending("score")
+        wants_logprobs = False
+        answer = await trace.ask("score", request.model_copy(update={"logprobs": False}))
+    if "logprobs_refused" in memo:
+        details["logprobs_refused"] = memo["logprobs_refused"]
     probs = logprob_score(answer, low, high) if wants_logprobs else None
     if probs:
         raw = sum(s * p for s, p in probs.items())

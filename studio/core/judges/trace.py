@@ -78,6 +78,14 @@ class Trace:
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
 
+    def forget_pending(self, label: str) -> None:
+        """Drop the last unfinished call named ``label``: a refusal the judge has worked around
+        (it asks again differently) is not a failed call of this sample."""
+        for i in range(len(self.calls) - 1, -1, -1):
+            if self.calls[i].get("pending") and self.calls[i]["label"] == label:
+                del self.calls[i], self.raw[i]
+                return
+
     @property
     def cached(self) -> bool:
         done = [c for c in self.calls if "pending" not in c]
