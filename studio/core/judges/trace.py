@@ -11,6 +11,7 @@ from .answers import VERDICT_TOKENS, verdict_schema
 from .chat import ChatMessage, ChatRequest, ChatResponse
 from .client import JudgeClient
 from .parsing import parse_verdict
+from .redaction import redact_value
 
 
 class Trace:
@@ -102,13 +103,15 @@ class Trace:
     ) -> Outcome:
         info = {"endpoint": self.client.config.name, "model": self.client.model, **(details or {})}
         info["calls"] = [_finished(c) for c in self.calls]
+        # what the judge wrote is stored and exported: a key it echoes (even inside its own JSON,
+        # escaped) is removed here, where every judge's outcome is made
         return Outcome(
             status=status,  # type: ignore[arg-type]
             score=score,
-            rationale=rationale,
-            details=info,
-            error=error,
-            raw=self.raw if len(self.raw) != 1 else self.raw[0],
+            rationale=redact_value(rationale),
+            details=redact_value(info),
+            error=redact_value(error),
+            raw=redact_value(self.raw if len(self.raw) != 1 else self.raw[0]),
             duration_ms=(time.perf_counter() - self.started) * 1000,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
