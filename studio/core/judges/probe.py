@@ -52,9 +52,10 @@ def is_local(base_url: str) -> bool:
         return False
 
 
-async def probe_endpoint(config: EndpointConfig) -> ProbeResult:
-    """Raises ``EndpointCallError`` with a readable message when the endpoint does not answer."""
-    api_key = resolve_api_key(config)
+async def probe_endpoint(config: EndpointConfig, api_key: str | None = None) -> ProbeResult:
+    """Raises ``EndpointCallError`` with a readable message when the endpoint does not answer.
+    ``api_key``: a key typed in but not stored yet (else the endpoint's own)."""
+    api_key = api_key or resolve_api_key(config)
     notes: list[str] = []
     client = JudgeClient(config, api_key=api_key, max_retries=1)
     try:
