@@ -19,7 +19,9 @@ PROBE_ORDER: tuple[StructuredOutput, ...] = ("json_schema", "json_object_schema"
 def response_format(mode: str | None, schema: dict[str, Any] | None, json_mode: bool) -> Any:
     """The ``response_format`` field for one request, or None to send none."""
     if schema is not None:
-        if mode == "json_schema":
+        # OpenAI's structured outputs take an object at the root only; an array answer (claims)
+        # is then asked for by the prompt alone rather than risk refusing the whole call
+        if mode == "json_schema" and schema.get("type") == "object":
             return {
                 "type": "json_schema",
                 "json_schema": {"name": "answer", "schema": schema, "strict": False},
