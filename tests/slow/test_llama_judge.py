@@ -23,7 +23,8 @@ from studio.core.judges.errors import JudgeError
 from studio.core.judges.local_server import LocalJudgeServer, demo_model_path, server_installed
 from studio.core.store import Library
 
-pytestmark = pytest.mark.slow
+# a CPU model: minutes, not the default suite's two-minute cap per test
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 # one grader of every judge kind in the demo library, and the dataset it grades
 KINDS = [
