@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "endpoints": "studio.cli.endpoints",
     "render": "studio.cli.judging",
     "fake-judge": "studio.cli.judging",
+    "local-judge": "studio.cli.local_judge",
     "export": "studio.cli.transfer",
     "import": "studio.cli.transfer",
     "demo": "studio.cli.demo",

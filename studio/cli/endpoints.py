@@ -17,7 +17,7 @@ from studio.core.judges.http.credentials import (
     set_keyring_key,
 )
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.http.probe import probe_endpoint
+from studio.core.judges.http.probe import apply_probe, probe_endpoint
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import LibraryError
 
@@ -121,12 +121,18 @@ def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
         result = asyncio.run(probe_endpoint(config))
     except (LibraryError, JudgeError) as exc:
         raise CliError(str(exc)) from None
-    repo.save(config.model_copy(update={"supports_logprobs": result.logprobs}))
+    updated, changes = apply_probe(config, result)
+    repo.save(updated)
     if args.json:
-        app.print_json(result.model_dump())
+        app.print_json({**result.model_dump(), "changes": changes})
     else:
         support = "supported" if result.logprobs else "not supported"
         print(f"{config.name}: answered in {result.latency_ms:.0f} ms; logprobs {support}")
+        print(f"structured output: {result.structured_output}")
+        if result.slots is not None:
+            print(f"server: {result.server or 'unknown'}, {result.slots} request(s) at a time")
+        for line in [*result.notes, *changes]:
+            print(f"note: {line}")
         print(f"reply: {result.reply!r}")
     return 0
 

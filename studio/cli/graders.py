@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
 from studio.core.store.graders import GraderRecord
@@ -132,6 +133,8 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.graders.create(definition, message=args.message or "")
     verb = "recreated" if record.current_version > 1 else "created"
     print(f"{verb} {record.key} (v{record.current_version})")
+    for line in secret_requests([definition], app.library):
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 

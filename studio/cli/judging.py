@@ -42,10 +42,26 @@ def cmd_render(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.demo.fake_local import LocalServerHabits
     from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer
 
+    habits = (
+        LocalServerHabits(
+            logprobs=not args.no_logprobs,
+            structured="json_object_schema",
+            slots=1,
+            unbounded_seconds=60.0,
+            nests_json=True,
+        )
+        if args.as_llama_cpp
+        else None
+    )
     judge = FakeJudgeServer(
-        args.host, args.port, latency_ms=args.latency_ms, logprobs=not args.no_logprobs
+        args.host,
+        args.port,
+        latency_ms=args.latency_ms,
+        logprobs=not args.no_logprobs,
+        habits=habits,
     )
     reward_port = (
         args.reward_port if args.reward_port is not None else (args.port + 1 if args.port else 0)
@@ -104,6 +120,13 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--no-logprobs", action="store_true", help="behave like a server without logprobs"
+    )
+    p.add_argument(
+        "--as-llama-cpp",
+        action="store_true",
+        help="act like llama-cpp-python: one request at a time, 500 + validation body for fields it "
+        "refuses (and for logprobs with --no-logprobs), a minute per request without max_tokens, "
+        "nested JSON unless the schema is pinned",
     )
     p.add_argument("--reward-port", type=int, help="reward server port (default: --port + 1)")
     p.add_argument("--no-reward", action="store_true", help="do not serve the reward server")

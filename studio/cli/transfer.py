@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import dump_grader
 from studio.core.platforms import (
     ExportResult,
@@ -125,6 +126,9 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError(str(exc)) from None
     for line in result.warnings:
         print(f"warning: {line}", file=sys.stderr)
+    secrets = secret_requests(result.graders, app.library)
+    for line in secrets:
+        print(f"warning: {line}", file=sys.stderr)
     actions: dict[str, str] = {}  # key -> "created"/"recreated" (or "would create"/"would recreate")
     refused: dict[str, str] = {}
     for grader in result.graders:
@@ -151,6 +155,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             "would_create": list(actions) if args.dry_run else [],
             "refused": refused,
             "warnings": result.warnings,
+            "secrets": secrets,
             "graders": [dump_grader(g) for g in result.graders] if args.dry_run else [],
         })
     else:

@@ -22,6 +22,7 @@ from studio.core.demo.fake_script import find_fault
 
 SLOW_SECONDS = 5.0
 MAX_BODY = 32 * 1024 * 1024
+ENDLESS_BYTES = 2 * 1024**3
 
 
 @dataclass
@@ -30,6 +31,7 @@ class Reply:
     body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
     drop: bool = False
+    endless: bool = False  # announce 2 GiB and keep sending until the client hangs up
 
 
 def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
@@ -147,6 +149,9 @@ class FakeServerBase:
                 if reply.drop:
                     writer.transport.abort()
                     return
+                if reply.endless:
+                    await self._endless(writer)
+                    return
                 phrase = HTTPStatus(reply.status).phrase
                 head = [
                     f"HTTP/1.1 {reply.status} {phrase}",
@@ -168,6 +173,14 @@ class FakeServerBase:
             self._connections.discard(task)
             with contextlib.suppress(Exception):
                 writer.close()
+
+    async def _endless(self, writer: asyncio.StreamWriter) -> None:
+        head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {ENDLESS_BYTES}\r\n\r\n"
+        writer.write(head.encode("latin-1") + b'{"choices": [{"message": {"content": "')
+        chunk = b"x" * (1024 * 1024)
+        for _ in range(ENDLESS_BYTES // len(chunk)):
+            writer.write(chunk)
+            await writer.drain()  # raises once the client has closed the connection
 
     # --- faults ---------------------------------------------------------------------------------
     def inject(self, kind: str, times: int = 1, delay: float | None = None) -> None:
@@ -201,6 +214,8 @@ class FakeServerBase:
             return Reply(200, b'{"choices": [ {"message": oops')
         if kind == "drop":
             return Reply(drop=True)
+        if kind == "endless":
+            return Reply(endless=True)
         if kind == "slow":
             await asyncio.sleep(SLOW_SECONDS if delay is None else delay)
         return None

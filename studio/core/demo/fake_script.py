@@ -9,7 +9,7 @@ the context). Tests and demos steer it with markers placed anywhere in a sample'
 * ``[[judge:score=4]]`` (range or rubric score), ``[[judge:probs=0.05,0.05,0.1,0.3,0.5]]``
   (probabilities of each integer of the range, lowest first, returned as top logprobs);
 * ``[[fault:KIND]]``, ``[[fault:KINDxN]]``, ``[[fault:KINDxN@SECONDS]]`` with KIND one of 429,
-  500, slow, malformed, drop: fail the first N identical requests (every one when N is absent).
+  500, slow, malformed, drop, endless (a 2 GiB body): fail the first N identical requests (every one when N is absent).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _STOPWORD_TEXT = (
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _MARKER = re.compile(r"\[\[judge:([A-Za-z_]+)(?:=([^\]]*))?\]\]")
-_FAULT = re.compile(r"\[\[fault:(429|500|slow|malformed|drop)(?:x(\d+))?(?:@([\d.]+))?\]\]")
+_FAULT = re.compile(r"\[\[fault:(429|500|slow|malformed|drop|endless)(?:x(\d+))?(?:@([\d.]+))?\]\]")
 
 
 @dataclass

@@ -8,13 +8,16 @@ A scripted judge, not a model (see ``fake_script``). ``FakeJudgeServer`` serves
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import json
 import math
 import time
 from typing import Any
 
-from studio.core.demo.fake_http import FakeServerBase
-from studio.core.demo.fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
+from .fake_http import FakeServerBase, Reply
+from .fake_local import LocalServerHabits
+from .fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
 
 MODEL_ID = "fake-judge"
 
@@ -29,11 +32,48 @@ class FakeJudgeServer(FakeServerBase):
         latency_ms: float = 0.0,
         logprobs: bool = True,
         rules: list[Rule] | None = None,
+        habits: LocalServerHabits | None = None,
     ) -> None:
         super().__init__(host, port, latency_ms)
         self.logprobs = logprobs
         self.judge = ScriptedJudge(rules)
         self._ids = 0
+        # how a local model server (llama-cpp-python) behaves where it differs from OpenAI
+        self.habits = habits or LocalServerHabits()
+        self._slots: asyncio.Semaphore | None = None
+
+    async def dispatch(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes | None
+    ) -> Reply:
+        habits = self.habits
+        if habits.slots is None:
+            return await self._as_local_server(method, target, headers, raw)
+        if self._slots is None:  # made on the server's own loop, at its first request
+            self._slots = asyncio.Semaphore(habits.slots)
+        async with self._slots:  # single-slot servers answer one request at a time
+            return await self._as_local_server(method, target, headers, raw)
+
+    async def _as_local_server(
+        self, method: str, target: str, headers: dict[str, str], raw: bytes | None
+    ) -> Reply:
+        path = target.split("?", 1)[0].rstrip("/")
+        if method == "GET" and path == "/props" and self.habits.slots is not None:
+            return Reply(200, json.dumps({"total_slots": self.habits.slots}).encode())
+        if method == "POST" and raw and path.endswith("/chat/completions"):
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = None
+            if isinstance(body, dict):
+                refusal = self.habits.refusal(body)
+                if refusal is not None:
+                    with self._lock:
+                        self.requests[path] += 1
+                    return refusal
+                if body.get("max_tokens") is None and self.habits.unbounded_seconds:
+                    # generating to the end of the context: the answer comes, but much later
+                    await asyncio.sleep(self.habits.unbounded_seconds)
+        return await super().dispatch(method, target, headers, raw)
 
     @property
     def base_url(self) -> str:
@@ -69,6 +109,7 @@ class FakeJudgeServer(FakeServerBase):
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages") or []
         answer = self.judge.answer(messages)
+        answer.text = self.habits.shape(answer.text, body)
         if not answer.tokens:
             answer.tokens = [(t, 0.0, {t: 0.0}) for t in answer.text.split()[:64]] or [
                 ("", 0.0, {})

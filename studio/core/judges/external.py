@@ -9,7 +9,6 @@ change while the URL stays the same.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -22,6 +21,8 @@ from studio.core.kinds import Kind
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
+
+from .reward_keys import reward_key
 
 
 def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
@@ -66,7 +67,8 @@ class ExternalScorer(ScorerBase):
     def __init__(self, grader: ExternalEndpoint, ctx: GradingContext) -> None:
         self.grader = grader
         self.ctx = ctx
-        api_key = os.environ.get(grader.api_key_env) if grader.api_key_env else None
+        # the key comes from an endpoint the user bound to this URL, never from the file's fields
+        api_key, self.key_problem = reward_key(grader, ctx.library)
         config = EndpointConfig(
             name=f"reward-{grader.key}"[:64],
             base_url=grader.url,
@@ -83,6 +85,8 @@ class ExternalScorer(ScorerBase):
         return self.client.in_flight
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        if self.key_problem is not None:
+            return [Outcome.failure(self.key_problem) for _ in samples]
         if self.grader.batch:
             return await self._batch(samples)
         return list(await asyncio.gather(*(self._one(s) for s in samples)))

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from studio.core.judges.answers import VERDICT_TOKENS, verdict_schema
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.redaction import redact_value
 from studio.core.judges.parsing import parse_verdict
 from studio.core.models import JudgeBase, Outcome
 
@@ -43,6 +45,8 @@ class Trace:
             messages=messages,
             temperature=judge.temperature,
             max_tokens=judge.max_tokens,
+            answer_tokens=VERDICT_TOKENS,
+            json_schema=verdict_schema(allowed),
         )
         response = await self.ask(label, request)
         return parse_verdict(response.text, allowed)
@@ -63,6 +67,7 @@ class Trace:
             "prompt_tokens": response.prompt_tokens,
             "completion_tokens": response.completion_tokens,
             "latency_ms": round(response.latency_ms, 1),
+            "queue_ms": round(response.queue_ms, 1),
         }
         if slot is None:
             self.calls.append(entry)
@@ -72,6 +77,14 @@ class Trace:
             self.raw[slot] = response.raw
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
+
+    def forget_pending(self, label: str) -> None:
+        """Drop the last unfinished call named ``label``: a refusal the judge has worked around
+        (it asks again differently) is not a failed call of this sample."""
+        for i in range(len(self.calls) - 1, -1, -1):
+            if self.calls[i].get("pending") and self.calls[i]["label"] == label:
+                del self.calls[i], self.raw[i]
+                return
 
     @property
     def cached(self) -> bool:
@@ -89,13 +102,15 @@ class Trace:
     ) -> Outcome:
         info = {"endpoint": self.client.config.name, "model": self.client.model, **(details or {})}
         info["calls"] = [_finished(c) for c in self.calls]
+        # what the judge wrote is stored and exported: a key it echoes (even inside its own JSON,
+        # escaped) is removed here, where every judge's outcome is made
         return Outcome(
             status=status,  # type: ignore[arg-type]
             score=score,
-            rationale=rationale,
-            details=info,
-            error=error,
-            raw=self.raw if len(self.raw) != 1 else self.raw[0],
+            rationale=redact_value(rationale),
+            details=redact_value(info),
+            error=redact_value(error),
+            raw=redact_value(self.raw if len(self.raw) != 1 else self.raw[0]),
             duration_ms=(time.perf_counter() - self.started) * 1000,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,

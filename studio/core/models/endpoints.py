@@ -11,6 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+#: how a server takes an exact JSON schema (found by the endpoint probe; see judges/http/structured.py)
+StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
+
 EndpointKind = Literal["openai", "anthropic"]
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -35,6 +38,9 @@ class EndpointConfig(BaseModel):
     embedding_model: str | None = Field(default=None, description="for ctx.embeddings_create")
     api_key_env: str | None = None
     supports_logprobs: bool | None = Field(default=None, description="None = not yet detected")
+    structured_output: StructuredOutput | None = Field(
+        default=None, description="how to ask for a JSON schema; None = not yet detected"
+    )
     label: str = Field(default="", description="Shown next to the name, e.g. 'scripted judge'")
 
     @field_validator("base_url")

@@ -4,7 +4,6 @@ the library file) and the theme."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from ..context import AppContext
@@ -12,23 +11,18 @@ from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 
 
-def probe(config: Any, api_key: str | None) -> tuple[float, bool, str]:
-    """Off the GUI thread: one tiny chat call; (latency ms, logprobs supported, reply)."""
-    from studio.core.judges.http.chat import ChatRequest, user
-    from studio.core.judges.http.client import JudgeClient
-    from studio.core.judges.http.credentials import resolve_api_key
+def probe(config: Any, api_key: str | None, repo: Any = None) -> tuple[float, bool, str, list[str]]:
+    """Off the GUI thread: the endpoint probe (``endpoints test``); (latency ms, logprobs supported,
+    reply, notes). A saved endpoint keeps what the probe found (logprobs, schema dialect, and
+    concurrency 1 for a single-slot local server)."""
+    from studio.core.judges.http.probe import apply_probe, probe_endpoint
 
-    async def go() -> tuple[float, bool, str]:
-        client = JudgeClient(config, api_key=api_key or resolve_api_key(config), use_cache=False, max_retries=0)
-        try:
-            started = time.perf_counter()
-            response = await client.chat(ChatRequest(messages=[user("Reply with the single word OK.")],
-                                                     max_tokens=16, logprobs=True, temperature=0.0))
-            return (time.perf_counter() - started) * 1000, bool(response.logprobs), response.text
-        finally:
-            await client.aclose()
-
-    return asyncio.run(go())
+    result = asyncio.run(probe_endpoint(config, api_key))
+    updated, changes = apply_probe(config, result)
+    if repo is not None and config.name in repo.names():
+        repo.save(updated)
+    notes = [f"Structured output: {result.structured_output}.", *result.notes, *changes]
+    return result.latency_ms, result.logprobs, result.reply, notes
 
 
 def reply_excerpt(text: str, limit: int = 80) -> str:
@@ -86,6 +80,11 @@ class EndpointsPage(QtWidgets.QWidget):
         right.addLayout(actions)
         right.addWidget(self.result)
         right.addStretch(1)
+        from .local_judge import LocalJudgeOffer
+
+        self.local_judge = LocalJudgeOffer(ctx)
+        self.local_judge.registered.connect(lambda name: (self.reload(select=name), self.changed.emit()))
+        right.addWidget(self.local_judge)
         left = QtWidgets.QVBoxLayout()
         left.addWidget(self.list, 1)
         row = QtWidgets.QHBoxLayout()
@@ -197,18 +196,20 @@ class EndpointsPage(QtWidgets.QWidget):
         self.test_button.setEnabled(False)
         self.result.setText(f"Testing {config.base_url}…")
 
-        def done(result: tuple[float, bool, str]) -> None:
+        def done(result: tuple[float, bool, str, list[str]]) -> None:
             self.test_button.setEnabled(True)
-            latency, logprobs, text = result
+            latency, logprobs, text, notes = result
             self.result.setText(f"✓ Answered in {latency:.0f} ms; logprobs {'supported' if logprobs else 'not supported'}."
-                                f"  Reply: “{reply_excerpt(text)}”")
+                                f"  Reply: “{reply_excerpt(text)}”\n" + "\n".join(notes))
+            if config.name in self.repo.names():  # the concurrency the probe chose, if it chose one
+                self.concurrency.setValue(self.repo.get(config.name).max_concurrency)
             self.result.setToolTip(text)
 
         def failed(exc: BaseException) -> None:
             self.test_button.setEnabled(True)
             self.result.setText(f"✗ {describe_error(exc)}")
 
-        self.ctx.tasks.run(lambda: probe(config, key), done, failed)
+        self.ctx.tasks.run(lambda: probe(config, key, self.repo), done, failed)
 
 
 class SettingsDialog(QtWidgets.QDialog):

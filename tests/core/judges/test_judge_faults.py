@@ -50,7 +50,9 @@ def test_persistent_faults_fail_only_their_sample(library, fake_judge, score, ki
     assert (good1.status, good1.score) == ("ok", 1.0)
     assert (good2.status, good2.score) == ("ok", 0.0)
     assert bad.status == "error" and bad.score is None
-    assert "gave up after 3 attempts" in bad.error
+    # a timed-out request is sent unchanged once more at most (the server may still be busy on it)
+    attempts = 2 if kind == "slow" else 3
+    assert f"gave up after {attempts} attempts" in bad.error
     expected = {
         "429": "HTTP 429",
         "500": "HTTP 500",

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from studio.core.judges.answers import DEFAULT_TOKENS
 from studio.core.judges.http.chat import ChatRequest, ChatResponse, TokenLogprob
 from studio.core.models.endpoints import EndpointConfig
+
+from .structured import response_format
 
 ANTHROPIC_VERSION = "2023-06-01"
 ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
@@ -42,16 +45,15 @@ class OpenAIAdapter:
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             body["temperature"] = temperature
-        max_tokens = request.max_tokens or config.max_tokens
-        if max_tokens:
-            body["max_tokens"] = max_tokens
+        body["max_tokens"] = answer_budget(config, request)
         if request.logprobs:
             body["logprobs"] = True
             body["top_logprobs"] = request.top_logprobs or 20
         if request.seed is not None:
             body["seed"] = request.seed
-        if request.json_mode:
-            body["response_format"] = {"type": "json_object"}
+        fmt = response_format(config.structured_output, request.json_schema, request.json_mode)
+        if fmt is not None:
+            body["response_format"] = fmt
         return body
 
     def headers(self, api_key: str | None) -> dict[str, str]:
@@ -109,7 +111,7 @@ class AnthropicAdapter:
                 turns.append({"role": message.role, "content": message.content})
         body: dict[str, Any] = {
             "model": model,
-            "max_tokens": request.max_tokens or config.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS,
+            "max_tokens": answer_budget(config, request, ANTHROPIC_DEFAULT_MAX_TOKENS),
             "messages": turns,
         }
         if system:
@@ -139,6 +141,11 @@ class AnthropicAdapter:
             completion_tokens=int(usage.get("output_tokens") or 0),
             raw=body,
         )
+
+
+def answer_budget(config: EndpointConfig, request: ChatRequest, default: int = DEFAULT_TOKENS) -> int:
+    """Always a bound: the judge's own max_tokens, else the endpoint's, else the call's budget."""
+    return request.max_tokens or config.max_tokens or request.answer_tokens or default
 
 
 def adapter_for(config: EndpointConfig) -> Adapter:

@@ -29,6 +29,11 @@ class ChatRequest(BaseModel):
     top_logprobs: int | None = None
     seed: int | None = None
     json_mode: bool = False
+    # the budget suited to this call's answer, used when neither the judge nor the endpoint sets
+    # max_tokens: no call goes out unbounded (a local server would generate to its context's end)
+    answer_tokens: int | None = None
+    # the answer's exact JSON schema, asked for through whatever the endpoint supports
+    json_schema: dict[str, Any] | None = None
 
 
 class TokenLogprob(BaseModel):
@@ -51,6 +56,7 @@ class ChatResponse(BaseModel):
     cached: bool = False
     attempts: int = 1
     latency_ms: float = 0.0
+    queue_ms: float = 0.0  # waiting for a connection slot (and the rate limit), not the server
     raw: Any = None
 
 

@@ -15,23 +15,30 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from studio.core.judges.http.adapters import MalformedResponse, adapter_for
-from studio.core.judges.http.cache import ResponseCache, cache_key, request_body
-from studio.core.judges.http.chat import ChatRequest, ChatResponse
-from studio.core.judges.http.credentials import redact_logs, remember_secret, scrub
-from studio.core.judges.http.errors import EndpointCallError
-from studio.core.judges.http.limits import RateLimiter, backoff_delay, parse_retry_after
-from studio.core.judges.http.transport import (
+from studio.core.models.endpoints import EndpointConfig
+
+from .adapters import MalformedResponse, adapter_for
+from .cache import ResponseCache, cache_key, request_body
+from .chat import ChatRequest, ChatResponse
+from .credentials import redact_logs, remember_secret, scrub
+from .errors import EndpointCallError
+from .limits import MAX_RETRY_AFTER, RateLimiter, backoff_delay, parse_retry_after
+from .redaction import redact_answer, redact_value
+from .rejections import body_excerpt, request_rejected
+from .transport import (
     CONNECTION_ERRORS,
     TIMEOUT_ERRORS,
+    BodyTooLarge,
     close_pools,
     open_pools,
 )
-from studio.core.models.endpoints import EndpointConfig
 
 log = logging.getLogger("studio.judges")
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+#: a request that timed out is sent unchanged once more at most: a server still generating the
+#: first answer (a local model) is only slowed down further by more copies of the same request
+MAX_TIMEOUT_RETRIES = 1
 
 
 class JudgeClient:
@@ -101,8 +108,12 @@ class JudgeClient:
                 transport, "GET", self.config.url_for(path), self.adapter.headers(self._api_key)
             )
         if reply.status >= 400:
-            raise EndpointCallError(f"HTTP {reply.status} from {self.config.name} for GET /{path}")
-        return json.loads(reply.content)
+            raise EndpointCallError(
+                f"HTTP {reply.status} from {self.config.name} for GET /{path}: "
+                f"{body_excerpt(reply.text)}",
+                status=reply.status,
+            )
+        return redact_value(json.loads(reply.content))
 
     async def _cached_call(
         self,
@@ -131,11 +142,7 @@ class JudgeClient:
                             "completion_tokens": 0,
                         }
                     )
-        started = time.perf_counter()
         raw, response, attempts, text = await self._post(path, body, parse)
-        response = response.model_copy(
-            update={"attempts": attempts, "latency_ms": (time.perf_counter() - started) * 1000}
-        )
         if self.cache is not None:
             self.cache.put(key, raw, text)
         return response
@@ -143,46 +150,84 @@ class JudgeClient:
     async def _post(
         self, path: str, body: bytes, parse: Callable[[Any], ChatResponse]
     ) -> tuple[Any, ChatResponse, int, str]:
-        """(parsed body, response, attempts made, body text) of the first good answer."""
+        """(parsed body, response, attempts made, body text) of the first good answer.
+
+        The response's ``latency_ms`` is the good attempt's own time on the wire; ``queue_ms`` is
+        the time spent waiting for a connection slot and the rate limit, over every attempt.
+        """
         url = self.config.url_for(path)
         headers = {"Content-Type": "application/json", **self.adapter.headers(self._api_key)}
         problem = "no attempt made"
+        queued = 0.0
+        timeouts = 0
+        last_status: int | None = None
         for attempt in range(self.max_retries + 1):
             if self.cancel.is_set():
                 raise EndpointCallError("cancelled", attempts=attempt)
             retry_after: float | None = None
+            waiting = time.perf_counter()
             async with self._pool.slot() as transport:
                 if self._limiter is not None:
                     await self._limiter.acquire()
+                sent = time.perf_counter()
+                queued += sent - waiting
                 self.calls += 1
                 self.in_flight += 1
                 try:
                     async with asyncio.timeout(self.timeout):  # one timer, not one per socket op
                         reply = await self._pool.send(transport, "POST", url, headers, body)
                 except TIMEOUT_ERRORS:
+                    timeouts += 1
                     problem = f"timed out after {self.timeout:g} s"
+                except BodyTooLarge as exc:
+                    problem = str(exc)
                 except CONNECTION_ERRORS as exc:
                     problem = f"connection error ({exc.__class__.__name__}: {scrub(str(exc)) or 'no detail'})"
                 else:
-                    status = reply.status
-                    if status in RETRYABLE_STATUS or status >= 500:
-                        problem = f"HTTP {status}"
-                        retry_after = parse_retry_after(reply.headers.get("retry-after"))
-                    elif status >= 400:
-                        detail = scrub(reply.text[:300].strip())
+                    status = last_status = reply.status
+                    if status >= 400 and (
+                        request_rejected(status, reply.text)
+                        or status not in RETRYABLE_STATUS and status < 500
+                    ):
                         raise EndpointCallError(
-                            f"HTTP {status} from {self.config.name}: {detail}", attempts=attempt + 1
+                            f"HTTP {status} from {self.config.name}: {body_excerpt(reply.text)}",
+                            attempts=attempt + 1,
+                            status=status,
+                            rejected=True,
                         )
+                    if status >= 400:
+                        problem = f"HTTP {status}: {body_excerpt(reply.text)}"
+                        header = reply.headers.get("retry-after")
+                        retry_after = parse_retry_after(header)
+                        if header and retry_after is None:
+                            problem += (
+                                f" (asked to wait {header.strip()[:40]} s, past our cap of "
+                                f"{MAX_RETRY_AFTER:g} s)"
+                            )
                     else:
                         try:
                             text = reply.text
                             answer = json.loads(text)
-                            return answer, parse(answer), attempt + 1, text
+                            answer, text = redact_answer(answer, text)
+                            response = parse(answer).model_copy(
+                                update={
+                                    "attempts": attempt + 1,
+                                    "latency_ms": (time.perf_counter() - sent) * 1000,
+                                    "queue_ms": queued * 1000,
+                                }
+                            )
+                            return answer, response, attempt + 1, text
                         except (ValueError, MalformedResponse) as exc:
                             problem = f"malformed response ({scrub(str(exc))[:200]})"
                 finally:
                     self.in_flight -= 1
             if attempt >= self.max_retries:
+                break
+            if timeouts > MAX_TIMEOUT_RETRIES:
+                problem += (
+                    "; not sent again: the server may still be working on it "
+                    "(lower max_tokens or raise the endpoint's timeout)"
+                )
                 break
             delay = (
                 retry_after
@@ -191,10 +236,11 @@ class JudgeClient:
             )
             log.info("%s: %s; retry %d in %.2f s", self.config.name, problem, attempt + 1, delay)
             await self._sleep(delay)
-        attempts = self.max_retries + 1
+        attempts = attempt + 1
         raise EndpointCallError(
             f"{self.config.name}: {problem} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})",
             attempts=attempts,
+            status=last_status,
         )
 
     async def _sleep(self, seconds: float) -> None:

@@ -76,6 +76,11 @@ def remember_secret(secret: str) -> None:
     redact_logs()
 
 
+def known_secrets() -> frozenset[str]:
+    """The keys resolved or stored in this process (what answers and logs are cleaned of)."""
+    return frozenset(_KNOWN_SECRETS)
+
+
 def scrub(text: str) -> str:
     for secret in _KNOWN_SECRETS:
         if secret in text:

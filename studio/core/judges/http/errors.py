@@ -21,11 +21,16 @@ class UnknownVariable(TemplateError):
 
 
 class EndpointCallError(JudgeError):
-    """The endpoint failed after every retry; ``attempts`` says how hard we tried."""
+    """The endpoint failed after every retry; ``attempts`` says how hard we tried. ``rejected``:
+    the server said the request itself is invalid (e.g. a field it does not support)."""
 
-    def __init__(self, message: str, attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, attempts: int = 1, status: int | None = None, rejected: bool = False
+    ) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.status = status
+        self.rejected = rejected
 
 
 class ResponseFormatError(JudgeError):

@@ -7,7 +7,8 @@ import random
 import time
 from email.utils import parsedate_to_datetime
 
-MAX_RETRY_AFTER = 120.0
+#: the longest Retry-After we honour; a server asking for more gets our own backoff instead
+MAX_RETRY_AFTER = 60.0
 MAX_BACKOFF = 30.0
 
 
@@ -39,7 +40,9 @@ def backoff_delay(attempt: int, base: float) -> float:
 
 
 def parse_retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), capped."""
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date); None when absent,
+    unreadable or past ``MAX_RETRY_AFTER`` (a day-long wait would stall the run: the call is then
+    retried on our own backoff, and fails after the usual attempts)."""
     if not value:
         return None
     value = value.strip()
@@ -51,4 +54,6 @@ def parse_retry_after(value: str | None) -> float | None:
         except (TypeError, ValueError):
             return None
         seconds = when.timestamp() - time.time()
-    return max(0.0, min(MAX_RETRY_AFTER, seconds))
+    if seconds != seconds or seconds > MAX_RETRY_AFTER:  # NaN or past the cap
+        return None
+    return max(0.0, seconds)

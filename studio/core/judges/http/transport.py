@@ -28,6 +28,16 @@ import httpcore
 import httpx
 
 CONNECTIONS_PER_SHARD = 4
+#: the most of one answer kept in memory; past it the answer is dropped and the call retried
+MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+
+
+class BodyTooLarge(Exception):
+    """The server sent (or announced) more than ``MAX_RESPONSE_BYTES``: a retryable failure."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"response body larger than {limit // (1024 * 1024)} MiB (the cap)")
+        self.limit = limit
 
 #: what a transport failure looks like, whichever layer raised it
 TIMEOUT_ERRORS: tuple[type[BaseException], ...] = (TimeoutError, httpcore.TimeoutException)
@@ -196,12 +206,24 @@ class ShardedPools:
         url: str,
         headers: dict[str, str],
         body: bytes = b"",
+        max_body: int = MAX_RESPONSE_BYTES,
     ) -> Reply:
-        response = await pool.request(
+        """One request; the body is read in chunks and never more than ``max_body`` of it."""
+        async with pool.stream(
             method, url, headers=list(headers.items()), content=body, extensions=self._extensions
-        )
-        names = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
-        return Reply(response.status, names, response.content)
+        ) as response:
+            names = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+            declared = names.get("content-length", "")
+            if declared.isdigit() and int(declared) > max_body:
+                raise BodyTooLarge(max_body)
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_stream():
+                size += len(chunk)
+                if size > max_body:
+                    raise BodyTooLarge(max_body)  # leaving the block closes the connection
+                chunks.append(chunk)
+        return Reply(response.status, names, b"".join(chunks))
 
     async def aclose(self) -> None:
         for shard in self.shards:

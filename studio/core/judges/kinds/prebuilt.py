@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from studio.core.judges.answers import CLAIMS_ANSWER, CLAIMS_TOKENS
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.parsing import parse_json_list, split_sentences
@@ -153,7 +154,13 @@ def preview(judge: PrebuiltJudge, sample: Sample) -> RenderedPrompt:
 
 async def _claims(judge: PrebuiltJudge, sample: Sample, trace: Trace) -> tuple[list[str], str]:
     response = await trace.ask(
-        "split into claims", ChatRequest(messages=claims_messages(judge, sample), temperature=0.0)
+        "split into claims",
+        ChatRequest(
+            messages=claims_messages(judge, sample),
+            temperature=0.0,
+            answer_tokens=CLAIMS_TOKENS,
+            json_schema=CLAIMS_ANSWER,
+        ),
     )
     parsed = parse_json_list(response.text)
     if parsed is not None and all(isinstance(x, str) for x in parsed):

@@ -11,6 +11,7 @@ import asyncio
 import re
 from typing import Any
 
+from studio.core.judges.answers import REASONING_TOKENS
 from studio.core.judges.http.chat import (
     ChatMessage,
     ChatRequest,
@@ -20,7 +21,7 @@ from studio.core.judges.http.chat import (
     system,
     user,
 )
-from studio.core.judges.http.errors import ResponseFormatError
+from studio.core.judges.http.errors import EndpointCallError, ResponseFormatError
 from studio.core.judges.parsing import parse_int_score, parse_numbered_list
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_handlebars, render_template
@@ -229,23 +230,40 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     first = await trace.ask(
         "reasoning",
         ChatRequest(
-            messages=reasoning_msgs, temperature=judge.temperature, max_tokens=judge.max_tokens
+            messages=reasoning_msgs,
+            temperature=judge.temperature,
+            max_tokens=judge.max_tokens,
+            answer_tokens=REASONING_TOKENS,
         ),
     )
     reasoning = first.text.strip()
     score_msgs = score_messages(judge, reasoning_msgs, reasoning)
     wants_logprobs = (
-        trace.client.config.supports_logprobs is not False and trace.client.config.kind == "openai"
+        trace.client.config.supports_logprobs is not False
+        and trace.client.config.kind == "openai"
+        and "logprobs_refused" not in memo
     )
     request = ChatRequest(
         messages=score_msgs, temperature=judge.temperature, max_tokens=8, logprobs=wants_logprobs
     )
-    answer = await trace.ask("score", request)
     details: dict[str, Any] = {
         "evaluation_steps": steps,
         "steps_generated": generated,
         "range": [low, high],
     }
+    try:
+        answer = await trace.ask("score", request)
+    except EndpointCallError as exc:
+        if not (wants_logprobs and exc.rejected):
+            raise
+        # the server refuses logprobs (llama.cpp started without logits): sample the score instead,
+        # and stop asking for logprobs for the rest of this run
+        memo["logprobs_refused"] = str(exc)
+        trace.forget_pending("score")
+        wants_logprobs = False
+        answer = await trace.ask("score", request.model_copy(update={"logprobs": False}))
+    if "logprobs_refused" in memo:
+        details["logprobs_refused"] = memo["logprobs_refused"]
     probs = logprob_score(answer, low, high) if wants_logprobs else None
     if probs:
         raw = sum(s * p for s, p in probs.items())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from studio.core.judges.answers import RUBRIC_ANSWER, RUBRIC_TOKENS
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.parsing import parse_json_object
@@ -89,6 +90,8 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
             temperature=judge.temperature,
             max_tokens=judge.max_tokens,
             json_mode=True,
+            answer_tokens=RUBRIC_TOKENS,
+            json_schema=RUBRIC_ANSWER,
         )
         response = await trace.ask("grade", request)
         value, rationale, clamped = read_score(response.text)
