@@ -40,10 +40,32 @@ def test_output_under_the_limit_is_kept() -> None:
 
 
 def test_a_timed_out_command_leaves_no_process_behind() -> None:
-    outcome = bash("sleep 300 & sleep 300; exit 0", timeout=1)
+    outcome = bash("sleep 311 & sleep 311; exit 0", timeout=1)
     assert outcome.details["timed_out"] is True and outcome.score == 0.0
-    children = [p for p in os.listdir("/proc") if p.isdigit() and _parent(int(p)) == os.getpid()]
-    assert children == []
+    assert [pid for pid in _descendants(os.getpid()) if _cmdline(pid) == b"sleep\x00311\x00"] == []
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            parent = _parent(int(entry))
+            if parent is not None:
+                children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def _parent(pid: int) -> int | None:

@@ -12,6 +12,7 @@ import os
 import shutil
 import socket
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,7 @@ except OSError as exc:
 
 
 def test_tmp_is_private_and_leaves_nothing_on_the_host(mode_pool: WorkerPool) -> None:
-    marker = "grader-studio-fallback-marker"
+    marker = f"grader-studio-fallback-{uuid.uuid4().hex}"
     out = inside(mode_pool, f"""
 out['tmp_before'] = os.listdir('/tmp')
 open('/tmp/{marker}', 'w').write('x')

@@ -129,7 +129,7 @@ def test_the_default_timeout_suits_a_grader() -> None:
 
 
 def test_the_same_failure_on_the_first_samples_stops_the_run(library: Library) -> None:
-    source = "async def grade(thread):\n    raise ValueError('no such column')\n"
+    source = "import time\nasync def grade(thread):\n    time.sleep(0.1)\n    raise ValueError('no such column')\n"
     info = grade_run(library, source, n=40, evil=None)
     assert info.status == "failed"
     assert info.aggregates["stopped"].startswith("stopped after the first 5 samples all failed the same way")

@@ -26,7 +26,7 @@ from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
 
 from .preflight import check_run_configuration
-from .streak import FailureStreak
+from .streak import STREAK_LIMIT, FailureStreak
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
@@ -125,7 +125,9 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     # the whole heap the process already held (the app, a caller's data): keep that out of the
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
-    streak = None if (options.keep_going if keep_going is None else keep_going) else FailureStreak()
+    keep = options.keep_going if keep_going is None else keep_going
+    streak = None if keep else FailureStreak(list(itertools.islice(
+        (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
     try:
         metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, already,
                                      on_progress, cancel, streak))
@@ -225,9 +227,9 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 # a second CPU-bound thread then waits a switch interval each time (25% slower runs)
                 library.runs.write_results(run_id, rows)
                 last = time.perf_counter()
-                for _, _, outcome in rows:
+                for idx, _, outcome in rows:
                     counts[outcome.status] = counts.get(outcome.status, 0) + 1
-                    if streak is not None and streak.observe(outcome):
+                    if streak is not None and streak.observe(idx, outcome):
                         cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
                 done += len(rows)
                 if on_progress is not None:

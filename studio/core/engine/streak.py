@@ -23,28 +23,32 @@ def _signature(outcome: Outcome) -> str:
 
 
 class FailureStreak:
-    def __init__(self, limit: int = STREAK_LIMIT) -> None:
-        self.limit = limit
-        self.count = 0
-        self.signature: str | None = None
-        self.first_error = ""
-        self.over = False  # a sample graded: nothing to watch any more
+    """Watches the first ``limit`` samples of a run (by index: ``first``), whatever order their
+    results arrive in; any sample that grades ends the watch."""
+
+    def __init__(self, first: list[int], limit: int = STREAK_LIMIT) -> None:
+        self.first = set(first[:limit])
+        self.limit = len(self.first)
+        self.seen: dict[int, Outcome] = {}
+        self.over = self.limit < limit  # fewer samples than the streak: nothing to stop
         self.stopped: str | None = None
 
-    def observe(self, outcome: Outcome) -> str | None:
-        """The sentence that stops the run, once the streak is reached; None otherwise."""
+    def observe(self, idx: int, outcome: Outcome) -> str | None:
+        """The sentence that stops the run, once the first samples all failed alike; else None."""
         if self.over or outcome.error == "cancelled":
             return None
         if outcome.status != "error":
             self.over = True
             return None
-        signature = _signature(outcome)
-        if signature != self.signature:
-            self.signature, self.count, self.first_error = signature, 0, outcome.error or ""
-        self.count += 1
-        if self.count >= self.limit:
-            self.over = True
-            self.stopped = (f"stopped after the first {self.count} samples all failed the same way, none graded: "
-                    f"{self.first_error} (fix the grader, or pass --keep-going to grade every sample anyway)")
-            return self.stopped
-        return None
+        if idx not in self.first:
+            return None
+        self.seen[idx] = outcome
+        if len(self.seen) < self.limit:
+            return None
+        self.over = True
+        errors = [self.seen[i] for i in sorted(self.seen)]
+        if len({_signature(o) for o in errors}) != 1:
+            return None
+        self.stopped = (f"stopped after the first {self.limit} samples all failed the same way, none graded: "
+                        f"{errors[0].error} (fix the grader, or pass --keep-going to grade every sample anyway)")
+        return self.stopped

@@ -178,7 +178,7 @@ def third_party_dirs(prefix: str) -> list[str]:
 
 
 def _unshare_prefix() -> list[str]:
-    argv = [shutil.which("unshare") or "unshare", "--mount", "--net", "--ipc", "--uts", "--pid", "--fork"]
+    argv = [_tool("unshare"), "--mount", "--net", "--ipc", "--uts", "--pid", "--fork"]
     argv += ["--kill-child", "--mount-proc"]
     if not is_root():
         argv += ["--user", "--map-root-user"]
@@ -278,6 +278,12 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
     return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])
 
 
+def _tool(name: str) -> str:
+    """A program's real path (a PATH entry may be a link outside the sandbox's root; /usr is inside)."""
+    found = shutil.which(name)
+    return os.path.realpath(found) if found else name
+
+
 def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, str], *,
                  cpu_seconds: int, memory_mb: int, nproc: int = 64) -> LaunchPlan:
     """An arbitrary program (a bash grader's ``bash -lc``) under the same isolation as a worker.
@@ -289,7 +295,7 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
     mode = settings.mode or detect_mode()
     if reason := refusal(settings):
         raise SandboxRefused(reason)
-    limits = [shutil.which("prlimit") or "prlimit", f"--cpu={cpu_seconds}",
+    limits = [_tool("prlimit"), f"--cpu={cpu_seconds}",
               f"--as={memory_mb * 1024 * 1024}", f"--fsize={settings.file_size_mb * 1024 * 1024}",
               f"--nproc={nproc}", "--core=0", "--"]
     drop: list[str] = []
@@ -297,7 +303,7 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
         if not shutil.which("setpriv"):
             raise SandboxRefused("the studio runs as root and setpriv (util-linux) is missing: a bash grader "
                                  "would run as root, which is refused")
-        drop = [shutil.which("setpriv") or "setpriv", f"--reuid={settings.uid}", f"--regid={settings.gid}",
+        drop = [_tool("setpriv"), f"--reuid={settings.uid}", f"--regid={settings.gid}",
                 "--clear-groups", "--no-new-privs", "--"]
     if mode == "bubblewrap":
         argv = _bwrap_prefix(settings, probe=True)
