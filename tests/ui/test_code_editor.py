@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from studio.ui.editor.code_editor import CodeEditor
 from studio.ui.editor.find_bar import FindBar
+from studio.ui.editor.highlighter import PygmentsHighlighter
 from studio.ui.qt import Qt, QtWidgets
 
 BLOCK = '''
@@ -18,7 +18,17 @@ def score_{n}(text: str) -> float:
 '''
 
 
-def test_typing_in_a_64k_file_stays_fast(qtbot: Any) -> None:
+def test_typing_in_a_64k_file_stays_fast(qtbot: Any, monkeypatch: Any) -> None:
+    """What keeps typing fast is that a keystroke re-lexes its own line, not the file: count the
+    lines highlighted per keystroke (the time itself is bench material, not a test's)."""
+    calls: list[str] = []
+    original = PygmentsHighlighter.highlightBlock
+
+    def counting(self, text: str) -> None:  # type: ignore[no-untyped-def]
+        calls.append(text)
+        original(self, text)
+
+    monkeypatch.setattr(PygmentsHighlighter, "highlightBlock", counting)
     editor = CodeEditor("python")
     qtbot.addWidget(editor)
     source = "".join(BLOCK.format(n=n) for n in range(400))[: 64 * 1024]
@@ -27,13 +37,15 @@ def test_typing_in_a_64k_file_stays_fast(qtbot: Any) -> None:
     cursor = editor.textCursor()
     cursor.setPosition(len(source) // 2)
     editor.setTextCursor(cursor)
-    worst = 0.0
+    QtWidgets.QApplication.processEvents()
+    assert len(calls) >= editor.blockCount()  # the whole file was highlighted once, through the counter
+    worst = 0
     for char in "x = 1":
-        start = time.perf_counter()
+        calls.clear()
         qtbot.keyClick(editor, char)
         QtWidgets.QApplication.processEvents()
-        worst = max(worst, time.perf_counter() - start)
-    assert worst < 0.05, f"a keystroke took {worst * 1000:.0f} ms"
+        worst = max(worst, len(calls))
+    assert 1 <= worst <= 3, f"a keystroke re-highlighted {worst} lines of {editor.blockCount()}"
 
 
 def test_highlighting_follows_multiline_strings(qtbot: Any) -> None:

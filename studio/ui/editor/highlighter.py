@@ -25,14 +25,6 @@ _LEXERS: dict[str, type[Lexer]] = {
 }
 
 
-class _StackData(QtGui.QTextBlockUserData):
-    """The lexer's state stack at the end of a block."""
-
-    def __init__(self, stack: tuple[str, ...]) -> None:
-        super().__init__()
-        self.stack = stack
-
-
 def _lex(lexer: RegexLexer, text: str, stack: tuple[str, ...]):  # type: ignore[no-untyped-def]
     """``RegexLexer.get_tokens_unprocessed`` that also reports the final state stack."""
     pos = 0
@@ -90,7 +82,10 @@ class PygmentsHighlighter(QtGui.QSyntaxHighlighter):
         self._incremental = type(self._lexer).get_tokens_unprocessed is RegexLexer.get_tokens_unprocessed
         self._formats: dict[_TokenType, QtGui.QTextCharFormat | None] = {}
         self._style = get_style_by_name(STYLES.get(theme, "default"))
+        # A block's end-of-line lexer stack is kept as its int block state (an index into _stacks):
+        # no Python object per line for Qt to own, and Qt compares states to know where to stop.
         self._states: dict[tuple[str, ...], int] = {("root",): 0}
+        self._stacks: list[tuple[str, ...]] = [("root",)]
 
     def set_theme(self, theme: str) -> None:
         self._style = get_style_by_name(STYLES.get(theme, "default"))
@@ -121,15 +116,17 @@ class PygmentsHighlighter(QtGui.QSyntaxHighlighter):
         return fmt
 
     def _state_id(self, stack: tuple[str, ...]) -> int:
-        return self._states.setdefault(stack, len(self._states))
+        state = self._states.get(stack)
+        if state is None:
+            state = self._states[stack] = len(self._stacks)
+            self._stacks.append(stack)
+        return state
 
     def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt override
         if self._incremental:
-            previous = self.currentBlock().previous()
-            data = previous.userData() if previous.isValid() else None
-            stack = data.stack if isinstance(data, _StackData) else ("root",)
+            previous = self.previousBlockState()
+            stack = self._stacks[previous] if 0 <= previous < len(self._stacks) else ("root",)
             tokens, end_stack = _lex(self._lexer, text + "\n", stack)  # type: ignore[arg-type]
-            self.setCurrentBlockUserData(_StackData(end_stack))
             self.setCurrentBlockState(self._state_id(end_stack))
         else:
             tokens = list(self._lexer.get_tokens_unprocessed(text))

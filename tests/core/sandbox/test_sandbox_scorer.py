@@ -188,10 +188,10 @@ def test_a_grader_that_fails_to_load_errors_every_sample(score: Score) -> None:
 def test_try_on_a_warm_pool_is_fast(score: Score, sandbox_pool: WorkerPool) -> None:
     sandbox_pool.warm()
     time.sleep(0.3)  # the spares finish starting, as they do while a user types
-    start = time.perf_counter()
+    started = sandbox_pool.started
     outcomes, _ = score(EXACT, make_samples(1))
     assert outcomes[0].score == 1.0
-    assert time.perf_counter() - start < 0.5
+    assert sandbox_pool.started - started <= 1  # a spare graded it; at most the spare is replaced
 
 
 def test_mka1_batch_over_many_samples_is_not_an_output_overflow(score: Score) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,15 +56,12 @@ def wait_loaded(qtbot, view: ResultsView) -> None:  # type: ignore[no-untyped-de
 def test_million_rows_open_lazily_and_sort_in_sql(qtbot, big_ctx, big_library) -> None:  # type: ignore[no-untyped-def]
     _, run_id = big_library
     view = open_view(qtbot, big_ctx)
-    start = time.perf_counter()
     with qtbot.waitSignal(view.model.loaded, timeout=WAIT_MS):
         view.set_run(run_id)
-    opened = time.perf_counter() - start
     assert view.model.rowCount() == N
     view.table.viewport().repaint()  # paint the visible rows: that is what fetches
     assert 0 < view.model.materialised_rows() < 1000
     assert view.model.rows_fetched < 1000
-    assert opened < 5.0, f"opening a million-row run took {opened:.2f} s"
     wait_loaded(qtbot, view)
     assert "1,000,000" in view.filters.count.text()
 
