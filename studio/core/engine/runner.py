@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -25,6 +25,9 @@ from studio.core.store import Library
 
 from .registry import make_scorer
 from .scorer import GradingContext, Scorer
+
+if TYPE_CHECKING:
+    from .executors import Executor
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
@@ -39,6 +42,9 @@ class RunOptions(BaseModel):
     endpoint: str | None = None
     use_cache: bool = True
     pass_threshold: float = 0.5
+    #: where the samples are graded: this machine, or a Ray cluster (see engine/executors)
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
 
 @dataclass
@@ -81,8 +87,10 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
 
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None) -> RunInfo:
-    """Grade every sample of the run not yet graded; returns the run as stored at the end."""
+                cancel: threading.Event | None = None, executor: Executor | None = None) -> RunInfo:
+    """Grade every sample of the run not yet graded; returns the run as stored at the end.
+
+    ``executor`` says where (default: the one the run's settings name, this machine unless ``ray``)."""
     cancel = cancel or threading.Event()
     library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
     info = library.runs.get(run_id)
@@ -103,9 +111,14 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
     try:
+        if executor is None:
+            from .executors import make_executor
+
+            executor = make_executor(options.executor, options.ray_address)
         _attach_model_bridge(library, definition, ctx)
-        metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, len(done),
-                                     on_progress, cancel))
+        grade = executor.grade_fn(definition, _grade)  # the engine's own loop, or a cluster's
+        metrics = asyncio.run(grade(library, run_id, definition, ctx, pending, info.total, len(done),
+                                    on_progress, cancel))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -113,12 +126,16 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         raise
     finally:
         gc.unfreeze()
+        if executor is not None:
+            executor.close()
         bridge = ctx.options.get("model_bridge")
         if bridge is not None and hasattr(bridge, "close"):
             bridge.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics
+    if executor is not None and executor.name != "local":
+        aggregates["executor"] = executor.report()
     status = "cancelled" if cancel.is_set() else "completed"
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
