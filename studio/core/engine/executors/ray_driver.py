@@ -39,6 +39,9 @@ from .placement import CLUSTER_NOTE, driver_reason
 from .ray_actor import BlockGrader
 
 STUDIO_DIR = Path(__file__).resolve().parents[3]  # the ``studio`` package, shipped to every node
+#: the job's environment: our code travels with it (Ray uploads a local folder only at the job level,
+#: so a process that joined Ray itself before us must have shipped ``studio`` in its own job)
+RUNTIME_ENV = {"py_modules": [str(STUDIO_DIR)], "excludes": ["__pycache__", "*.pyc"]}
 FIRST_BLOCK = 16
 MAX_BLOCK = 4096
 TARGET_BLOCK_SECONDS = 0.25
@@ -99,7 +102,7 @@ class RayExecutor:
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS") or None
             kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
-                                      "namespace": "grader-studio"}
+                                      "namespace": "grader-studio", "runtime_env": RUNTIME_ENV}
             if address is None:
                 kwargs["include_dashboard"] = False
             try:
@@ -173,7 +176,6 @@ class RayExecutor:
                 handle = remote.options(
                     num_cpus=per_actor,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
-                    runtime_env={"py_modules": [str(STUDIO_DIR)], "excludes": ["__pycache__", "*.pyc"]},
                     max_restarts=0, max_task_retries=0, max_concurrency=self.blocks_per_actor + 4,
                 ).remote(definition_json, per_actor)
                 ready_ref = handle.ready.remote()
