@@ -10,7 +10,9 @@ cannot flood the GUI thread. The grid re-reads its ids on each tick off the GUI 
 from __future__ import annotations
 
 import html
+import os
 
+from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.runner import Progress, RunOptions, start_run
 from studio.core.models import RunInfo
 
@@ -70,6 +72,19 @@ class RunPanel(QtWidgets.QWidget):
         self.limit.setRange(0, 100_000_000)
         self.limit.setSpecialValueText("all")
         self.limit.setToolTip("Grade only the first N samples")
+        self.where = QtWidgets.QComboBox()  # where the samples are graded (engine/executors)
+        self.where.addItem("This machine", "local")
+        self.where.addItem("Ray cluster at …", "ray")
+        self.ray_address = QtWidgets.QLineEdit(os.environ.get("RAY_ADDRESS", ""))
+        self.ray_address.setPlaceholderText("RAY_ADDRESS, else a local Ray")
+        self.ray_address.setToolTip("The Ray cluster's address (ray://host:10001 or host:6379); empty: "
+                                    "$RAY_ADDRESS, else a local Ray instance started for the run. "
+                                    "Judges stay on this machine.")
+        self.ray_address.setEnabled(False)
+        if not ray_available():
+            self.where.model().item(1).setEnabled(False)
+            self.where.setItemData(1, RAY_HINT, Qt.ItemDataRole.ToolTipRole)
+        self.where.currentIndexChanged.connect(lambda _i: self._update_buttons())
         self.start_button = QtWidgets.QPushButton("Start run")
         self.start_button.setDefault(True)
         self.start_button.setShortcut("F5")
@@ -122,11 +137,12 @@ class RunPanel(QtWidgets.QWidget):
         form = QtWidgets.QHBoxLayout()
         for label, widget in (("Grader", self.grader), ("Version", self.version), ("Dataset", self.dataset),
                               ("Endpoint", self.endpoint), ("Concurrency", self.concurrency),
-                              ("Limit", self.limit)):
+                              ("Limit", self.limit), ("Where", self.where)):
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
             form.addWidget(caption)
             form.addWidget(widget, 1 if widget in (self.grader, self.dataset, self.endpoint) else 0)
+        form.addWidget(self.ray_address, 1)
         form.addWidget(self.start_button)
         form.addWidget(self.cancel_button)
         progress = QtWidgets.QHBoxLayout()
@@ -224,8 +240,7 @@ class RunPanel(QtWidgets.QWidget):
         if not key or not dataset:
             self._say("Choose a grader and a dataset first.", error=True)
             return None
-        options = RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
-                             concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData())
+        options = self.run_options()
         try:
             info = start_run(self.ctx.library, key, dataset, options)
         except Exception as exc:
@@ -233,6 +248,14 @@ class RunPanel(QtWidgets.QWidget):
             return None
         self._launch(info.id, info.total)
         return info.id
+
+    def run_options(self) -> RunOptions:
+        """The options the pickers describe (a Ray run's child process reads them back from the run)."""
+        ray = self.where.currentData() == "ray"
+        return RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
+                          concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
+                          executor="ray" if ray else "local",
+                          ray_address=(self.ray_address.text().strip() or None) if ray else None)
 
     def resume(self, run_id: int) -> bool:
         """Grade what an interrupted or cancelled run has not graded yet."""
@@ -378,8 +401,10 @@ class RunPanel(QtWidgets.QWidget):
         running = self.is_running()
         self.start_button.setEnabled(not running and self.grader.count() > 0 and self.dataset.count() > 0)
         self.cancel_button.setEnabled(running and not (self.worker and self.worker.cancelling))
-        for widget in (self.grader, self.version, self.dataset, self.endpoint, self.concurrency, self.limit):
+        for widget in (self.grader, self.version, self.dataset, self.endpoint, self.concurrency, self.limit,
+                       self.where):
             widget.setEnabled(not running)
+        self.ray_address.setEnabled(not running and self.where.currentData() == "ray")
         info = self._selected_run()
         self.resume_button.setEnabled(not running and info is not None and resumable(info))
         if not running and self.grader.count() == 0:
