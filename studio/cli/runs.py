@@ -89,6 +89,15 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
+    where = agg.get("executor")
+    if where:
+        if where.get("placement") == "cluster":
+            modes = ", ".join(f"{m} x{n}" for m, n in sorted((where.get("node_isolation") or {}).items()))
+            print(f"  graded on {where.get('where')}: {where.get('actors')} actors (sandbox: {modes or 'none started'}), "
+                  f"{where.get('blocks')} blocks, {where.get('blocks_rerun')} re-run after {where.get('actors_lost')} "
+                  f"lost actors, {where.get('duplicates_refused')} duplicate writes refused")
+        else:
+            print(f"  graded on this machine: {where.get('reason')}")
 
 
 class JsonLines:

@@ -21,6 +21,7 @@ from studio.core.engine.registry import make_scorer
 from studio.core.engine.scorer import GradingContext, Scorer
 from studio.core.models import GRADER_ADAPTER, Outcome, Sample
 from studio.core.sandbox import SandboxSettings, WorkerPool
+from studio.core.sandbox.launch import detect_mode
 
 
 class BlockGrader:
@@ -45,7 +46,8 @@ class BlockGrader:
     async def ready(self) -> dict[str, Any]:
         """Where this actor runs (the driver's header and report name the nodes)."""
         self._ready_scorer()
-        return {"host": socket.gethostname(), "pid": os.getpid(), "cpus": self.cpus}
+        mode = self.pool.settings.mode or detect_mode()  # a node without bubblewrap says so in the report
+        return {"host": socket.gethostname(), "pid": os.getpid(), "cpus": self.cpus, "isolation": mode}
 
     async def grade_block(self, rows: list[tuple[int, str, str]]) -> tuple[list[Outcome], float]:
         """One outcome per row, in order, and the seconds the block took on this node."""

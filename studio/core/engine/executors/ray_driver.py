@@ -44,7 +44,7 @@ STUDIO_DIR = Path(__file__).resolve().parents[3]  # the ``studio`` package, ship
 RUNTIME_ENV = {"py_modules": [str(STUDIO_DIR)], "excludes": ["__pycache__", "*.pyc"]}
 FIRST_BLOCK = 16
 MAX_BLOCK = 4096
-TARGET_BLOCK_SECONDS = 0.25
+TARGET_BLOCK_SECONDS = 1.0
 BLOCKS_PER_ACTOR = 2
 MAX_ATTEMPTS = 4
 FLUSH_ROWS = 2000
@@ -94,7 +94,7 @@ class RayExecutor:
         self._reason: str | None = None
         self._actors: dict[Any, _Actor] = {}
         self._shunned_nodes: set[str] = set()
-        self._stats = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
+        self._stats: dict[str, Any] = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
 
     # -- the cluster ---------------------------------------------------------------------------------------
     def connect(self) -> str:
@@ -362,6 +362,9 @@ class _Run:
             try:
                 actor.info = ray.get(ref)
                 actor.ready = True
+                isolation = self.ex._stats.setdefault("node_isolation", {})
+                mode = str(actor.info.get("isolation"))
+                isolation[mode] = isolation.get(mode, 0) + 1
             except RayTaskError as exc:
                 raise ExecutorError(f"a grading actor could not start on a Ray node: {exc}") from exc
             except RayError as exc:
