@@ -93,7 +93,7 @@ def _print_summary(info: RunInfo) -> None:
     if where:
         if where.get("placement") == "cluster":
             modes = ", ".join(f"{m} x{n}" for m, n in sorted((where.get("node_isolation") or {}).items()))
-            print(f"  graded on {where.get('where')}: {where.get('actors')} actors (sandbox: {modes or 'none started'}), "
+            print(f"  graded on {where.get('where')}: {where.get('actors')} actor(s) (sandbox: {modes or 'none started'}), "
                   f"{where.get('blocks')} blocks, {where.get('blocks_rerun')} re-run after {where.get('actors_lost')} "
                   f"lost actors, {where.get('duplicates_refused')} duplicate writes refused")
         else:
@@ -142,9 +142,8 @@ def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | Non
     executor = make_executor(options.executor, options.ray_address)
     if options.executor == "local":
         return executor, None
-    executor.connect()  # type: ignore[attr-defined]
     definition = app.library.graders.version(info.grader_key, info.grader_version).definition
-    where = executor.header(definition)  # type: ignore[attr-defined]
+    where = executor.header(definition)  # type: ignore[attr-defined]  # joins the cluster if it grades there
     if not quiet:
         print(f"run {run_id}: {where}", file=sys.stderr)
     return executor, where

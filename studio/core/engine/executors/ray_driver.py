@@ -126,10 +126,13 @@ class RayExecutor:
         return self._where or "Ray cluster (not connected yet)"
 
     def header(self, definition: Any) -> str:
-        """The run header's sentence: where the samples are graded, and what stays on this machine."""
+        """The run header's sentence: where the samples are graded, and what stays on this machine.
+        Joins the cluster only when the grader goes there (a judge run never starts a Ray)."""
         reason = driver_reason(definition)
         if reason is not None:
-            return f"grading on this machine, not on {self.where()}: {reason}"
+            return f"grading on this machine, not on the Ray cluster: {reason}"
+        if not self._where:
+            self.connect()
         return f"grading on {self.where()}: {CLUSTER_NOTE}; judges would stay on this machine"
 
     def _cpu_nodes(self) -> list[tuple[str, int]]:
@@ -138,16 +141,18 @@ class RayExecutor:
 
     # -- the executor protocol ----------------------------------------------------------------------------------
     def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
-        if not self._where:
-            self.connect()
         self._reason = driver_reason(definition)
         if self._reason is not None:
             self._placement = "driver"
             return local
+        if not self._where:
+            self.connect()
         return self._grade
 
     def report(self) -> dict[str, Any]:
-        report: dict[str, Any] = {"executor": "ray", "where": self.where(), "placement": self._placement}
+        report: dict[str, Any] = {"executor": "ray", "placement": self._placement}
+        if self._where:
+            report["where"] = self._where
         if self._reason:
             report["reason"] = self._reason
         if self._placement == "cluster":
