@@ -51,6 +51,7 @@ FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
 WAIT_SECONDS = 0.05
 CANCEL_GRACE_SECONDS = 2.0
+REPLAN_SECONDS = 10.0  # how often the driver looks for nodes that joined (an autoscaler's)
 NO_ACTOR_PATIENCE_SECONDS = 60.0
 
 log = logging.getLogger(__name__)
@@ -283,8 +284,11 @@ class _Run:
         inserted = self.library.runs.insert_new_results(self.run_id, rows)
         self.ex._stats["duplicates_refused"] += len(rows) - inserted
         self.last_flush = time.perf_counter()
-        for _, _, outcome in rows:
-            self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
+        if inserted == len(rows):
+            for _, _, outcome in rows:
+                self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
+        else:  # some rows were already there: count what the library holds, not what arrived
+            self.counts = dict(self.library.runs.get(self.run_id).counts)
         self.done += inserted
         if self.on_progress is not None:
             self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
@@ -319,8 +323,12 @@ class _Run:
         rows = iter(rows)
         self.ex._plan_actors(self.definition_json)
         no_actor_since: float | None = None
+        planned = time.monotonic()
         try:
             while not self.cancel.is_set():
+                if time.monotonic() - planned > REPLAN_SECONDS:
+                    self.ex._plan_actors(self.definition_json)
+                    planned = time.monotonic()
                 self._dispatch(rows)
                 if self.source_done and not self.in_flight and not self.retry:
                     break
