@@ -24,13 +24,20 @@ from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
 
 
+def _runs_functions(grader: Any) -> bool:
+    if grader.kind == "composite":
+        return any(_runs_functions(c.grader) for c in grader.components)
+    return grader.kind == "function"
+
+
 class BlockGrader:
     def __init__(self, definition_json: str, cpus: int, sandbox: dict[str, Any] | None = None) -> None:
         self.definition = GRADER_ADAPTER.validate_json(definition_json)  # what dump_grader wrote
         self.cpus = max(1, int(cpus))
         self.cancel_event = threading.Event()
         self.pool = WorkerPool(size=self.cpus, settings=SandboxSettings(**(sandbox or {})))
-        self.pool.warm()  # the workers start while the driver plans its first blocks
+        if _runs_functions(self.definition):  # builtin and bash graders need no sandbox workers
+            self.pool.warm()  # the workers start while the driver plans its first blocks
         self.ctx = GradingContext(library=None, concurrency=self.cpus, cancel=self.cancel_event,
                                   options={"sandbox_pool": self.pool})
         self._scorer: Scorer | None = None
