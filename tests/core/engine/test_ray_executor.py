@@ -96,20 +96,23 @@ def slow_library(library: Library, n: int) -> Library:
     return library
 
 
-@pytest.mark.parametrize("key", ["qa-exact-match", "qa-token-f1-mka1", "qa-exact-builtin", "answer-not-empty",
-                                 "qa-blended-score"])
-def test_demo_graders_score_the_same_on_the_cluster(cluster: Any, library: Library, key: str) -> None:
-    """Function (Adaptive, MKA1), builtin, bash and composite demo graders: every sample, every score."""
+@pytest.mark.parametrize(("key", "dataset"), [
+    ("qa-exact-match", "qa"), ("qa-token-f1-mka1", "qa"), ("contact-fields-letta", "json-outputs"),
+    ("qa-exact-builtin", "qa"), ("answer-not-empty", "qa"), ("qa-blended-score", "qa"),
+    ("json-strict-gate", "json-outputs"),  # a composite with a function component: sandbox and builtins
+])
+def test_demo_graders_score_the_same_on_the_cluster(cluster: Any, library: Library, key: str, dataset: str) -> None:
+    """Function (Adaptive, MKA1, Letta), builtin, bash and composite demo graders: every sample, every score."""
     build_demo(library)
-    remote = run_grader(library, key, "qa", on_cluster(cluster))
-    local = run_grader(library, key, "qa")
+    remote = run_grader(library, key, dataset, on_cluster(cluster))
+    local = run_grader(library, key, dataset)
     assert remote.status == local.status == "completed"
     report = remote.aggregates["executor"]
     assert report["placement"] == "cluster" and report["actors"] == WORKER_NODES
     assert report["duplicates_refused"] == 0 and report["blocks_rerun"] == 0
     assert "Ray cluster at" in report["where"]
     assert per_sample(library, remote.id) == per_sample(library, local.id)
-    assert len(per_sample(library, remote.id)) == 60
+    assert len(per_sample(library, remote.id)) == library.datasets.get(dataset).sample_count
     assert remote.aggregates["mean"] == local.aggregates["mean"]
 
 
