@@ -7,7 +7,9 @@
 #   STUDIO_PLATFORMS_NPM  set to 0 to skip promptfoo (npm)
 #
 # Each package installs on its own, so one that cannot install (e.g. needs a newer Python) does not
-# stop the others; tests skip with a reason for whatever is missing.
+# stop the others. Any failure makes the script exit 1 (and leaves no stamp, so the next run tries
+# again); tests skip with a reason for whatever is missing, or fail when STUDIO_REQUIRE_PLATFORMS=1
+# (.ci/run sets it when CI=true).
 set -u
 
 DIR="${STUDIO_PLATFORMS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/grader-studio/platforms}"
@@ -39,12 +41,14 @@ mkdir -p "$DIR"
 
 status="$DIR/status.txt"
 : > "$status"
+failed=0
 for spec in "${PIP_PACKAGES[@]}"; do
   t0=$(date +%s)
   if "$VENV/bin/python" -m pip install -q "$spec" >"$DIR/pip-${spec%%[=<>]*}.log" 2>&1; then
     echo "ok   $spec ($(( $(date +%s) - t0 )) s)" | tee -a "$status"
   else
     echo "FAIL $spec ($(( $(date +%s) - t0 )) s): $(tail -n 3 "$DIR/pip-${spec%%[=<>]*}.log" | tr '\n' ' ')" | tee -a "$status"
+    failed=1
   fi
 done
 
@@ -55,7 +59,16 @@ if [[ "${STUDIO_PLATFORMS_NPM:-1}" != "0" ]] && command -v npm >/dev/null; then
     echo "ok   npm ${NPM_PACKAGES[*]} ($(( $(date +%s) - t0 )) s)" | tee -a "$status"
   else
     echo "FAIL npm ${NPM_PACKAGES[*]} ($(( $(date +%s) - t0 )) s): $(tail -n 3 "$DIR/npm.log" | tr '\n' ' ')" | tee -a "$status"
+    failed=1
   fi
+elif [[ "${STUDIO_PLATFORMS_NPM:-1}" != "0" ]]; then
+  echo "FAIL npm: node/npm not found, promptfoo not installed" | tee -a "$status"
+  failed=1
+fi
+
+if [[ "$failed" != 0 ]]; then
+  echo "platforms: some packages did not install (see $status); not stamping, the next run retries" >&2
+  exit 1
 fi
 
 echo "$stamp_text" > "$stamp_file"

@@ -22,13 +22,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.core.engine.registry import make_scorer
 from studio.core.engine.runner import RunOptions, run_grader
-from studio.core.engine.scorer import GradingContext
-from studio.core.judges.endpoint_store import EndpointRepository
-from studio.core.judges.endpoints import EndpointConfig
+from studio.core.graders.registry import make_scorer
 from studio.core.models import BinaryJudge, Sample, Turn
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext
 from studio.core.store import Library
+from studio.core.store.endpoints import EndpointRepository
 
 LATENCY_MS = 50.0
 CONCURRENCY = 32

@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Sample, Turn
 from studio.core.sandbox import sandbox_info
 from studio.core.sandbox.launch import GUEST_DIR, plan_worker
@@ -27,6 +26,7 @@ from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.process import WorkerProcess
 from studio.core.sandbox.scorer import FunctionScorer
 from studio.core.sandbox.session import GraderSpec
+from studio.core.scoring import GradingContext
 
 SOURCE = """from adaptive_harmony import StringThread
 

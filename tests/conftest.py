@@ -14,6 +14,7 @@ from keyring.backend import KeyringBackend
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer  # noqa: E402
 from studio.core.store import Library  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,3 +76,18 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+# Our scripted judge and reward servers on 127.0.0.1 (judge, CLI and window tests share them).
+@pytest.fixture
+def fake_judge() -> Iterator[FakeJudgeServer]:
+    server = FakeJudgeServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def reward_server() -> Iterator[FakeRewardServer]:
+    server = FakeRewardServer().start()
+    yield server
+    server.stop()

@@ -36,6 +36,10 @@ COMMANDS: dict[str, str] = {
     "export": "studio.cli.transfer",
     "import": "studio.cli.transfer",
     "demo": "studio.cli.demo",
+    "labels": "studio.cli.labels",
+    "agreement": "studio.cli.agreement",
+    "compare": "studio.cli.agreement",
+    "align": "studio.cli.agreement",
 }
 
 

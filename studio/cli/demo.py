@@ -12,6 +12,10 @@ from .app import CliApp, add_json_flag
 
 def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
     report = build_demo(app.library)
+    from studio.core.demo import DEMO_JUDGE_PORT
+    from studio.core.engine.demo_run import seed_demo_run
+
+    seeded = seed_demo_run(app.library, DEMO_JUDGE_PORT)  # fills the agreement view on first open
     if args.json:
         app.print_json(report.model_dump())
     else:
@@ -19,6 +23,9 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
         print(f"  graders: {len(report.graders_created)} created, {len(report.graders_kept)} already there")
         for name, count in report.datasets.items():
             print(f"  dataset {name}: {count} samples")
+        if seeded is not None:
+            print(f"  run {seeded.id}: {seeded.grader_key} on {seeded.dataset}, to compare with the demo's "
+                  f"human labels (`grader-studio agreement {seeded.id}`)")
         if report.endpoint:
             print(f"  endpoint {report.endpoint}: a scripted fake judge (not a model); "
                   "`grader-studio fake-judge` serves it")

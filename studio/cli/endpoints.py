@@ -11,15 +11,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from studio.core.judges.credentials import (
+from studio.core.judges.http.credentials import (
     KeyringUnavailable,
     get_keyring_key,
     set_keyring_key,
 )
-from studio.core.judges.endpoint_store import EndpointRepository
-from studio.core.judges.endpoints import EndpointConfig
-from studio.core.judges.errors import JudgeError
-from studio.core.judges.probe import probe_endpoint
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.http.probe import probe_endpoint
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import LibraryError
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
@@ -36,7 +35,7 @@ def key_source(config: EndpointConfig) -> str:
 
 
 def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
-    repo = EndpointRepository.of(app.library)
+    repo = app.library.endpoints
     if not args.replace and args.name in repo.names():
         raise CliError(f"an endpoint named {args.name!r} exists; use --replace to overwrite it")
     fields: dict[str, Any] = {
@@ -79,7 +78,7 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
-    configs = EndpointRepository.of(app.library).list()
+    configs = app.library.endpoints.list()
     if args.json:
         app.print_json([{**c.model_dump(mode="json"), "api_key": key_source(c)} for c in configs])
         return 0
@@ -110,13 +109,13 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
 
 @library_refusal
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
-    EndpointRepository.of(app.library).remove(args.name)
+    app.library.endpoints.remove(args.name)
     print(f"removed endpoint {args.name}")
     return 0
 
 
 def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
-    repo = EndpointRepository.of(app.library)
+    repo = app.library.endpoints
     try:
         config = repo.get(args.name)
         result = asyncio.run(probe_endpoint(config))

@@ -23,6 +23,10 @@ def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
             source = file.read_text(encoding="utf-8")
         except OSError as exc:
             raise CliError(f"{path}: cannot read the file: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            line = file.read_bytes()[: exc.start].count(b"\n") + 1
+            raise CliError(f"{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+                           "save the grader as UTF-8") from None
         contract = detect_contract(source)
         if contract is None:
             raise CliError(

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from studio.core.judges.errors import JudgeError
+from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import render_prompt
 from studio.core.store import LibraryError
 
@@ -42,7 +42,7 @@ def cmd_render(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+    from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer
 
     judge = FakeJudgeServer(
         args.host, args.port, latency_ms=args.latency_ms, logprobs=not args.no_logprobs

@@ -7,7 +7,7 @@ process): standard output carries one JSON object a line, flushed as it happens:
     {"event": "progress", "run_id": 7, "done": 2000, "total": 20000, "counts": {"ok": 2000},
      "elapsed": 0.1, "rate": 20000.0, "eta": 0.9, "written": [0, 1, ...], "finished": false}
     {"event": "summary", "summary": {...as run --json...}, "run": {...RunInfo...}, "exit_code": 0}
-    {"event": "error", "error": "NotFound", "kinds": ["NotFound", "LibraryError", ...], "message": "..."}
+    {"event": "error", "error": "NotFound", "user_error": true, "message": "..."}
 
 "started" comes once the SIGINT handler is in place: from then on SIGINT cancels the run (everything
 graded so far is kept, the run ends "cancelled" and the summary line still comes). A run that cannot
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -26,12 +25,13 @@ import threading
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from studio.core.engine import events
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
-from studio.core.engine.registry import UnsupportedGrader
-from studio.core.engine.reports import result_record, run_query, write_results
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
+from studio.core.store.reports import result_record, run_query, write_results
 
 from .app import CliApp, CliError, add_json_flag
 
@@ -89,6 +89,8 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
+    if agg.get("stopped"):
+        print(f"  {agg['stopped']}")
     where = agg.get("executor")
     if where:
         if where.get("placement") == "cluster":
@@ -108,19 +110,14 @@ class JsonLines:
 
     def emit(self, event: str, **fields: Any) -> None:
         stream = self.stream or sys.stdout
-        stream.write(json.dumps({"event": event, **fields}, ensure_ascii=False, default=str) + "\n")
+        stream.write(events.encode(event, **fields) + "\n")
         stream.flush()
 
     def __call__(self, progress: Progress) -> None:
-        eta = progress.eta
-        self.emit("progress", run_id=progress.run_id, done=progress.done, total=progress.total,
-                  counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
-                  eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
-                  finished=progress.finished)
+        self.emit("progress", **events.progress_fields(progress))
 
     def error(self, exc: BaseException) -> None:
-        self.emit("error", error=type(exc).__name__, kinds=[c.__name__ for c in type(exc).__mro__],
-                  message=str(exc).strip())
+        self.emit("error", **events.error_fields(exc))
 
 
 def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
@@ -150,7 +147,7 @@ def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | Non
 
 
 def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
-             watch_stdin: bool = False) -> RunInfo:
+             watch_stdin: bool = False, keep_going: bool | None = None) -> RunInfo:
     executor, where = _executor_for(app, run_id, quiet or stream is not None)
     cancel = threading.Event()
     if watch_stdin:
@@ -169,7 +166,8 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             info = app.library.runs.get(run_id)
             extra = {} if where is None else {"where": where}
             stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid(), **extra)
-        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, executor=executor)
+        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going,
+                           executor=executor)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -187,6 +185,10 @@ def _exit_code(info: RunInfo, fail_under: float | None) -> int:
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    if args.repeat is not None:
+        from .repeat import run_repeated
+
+        return run_repeated(args, app)
     stream = JsonLines() if args.progress_jsonl else None
     try:
         info = _run(args, app, stream)
@@ -207,6 +209,9 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> RunInfo:
+    from .sandbox_notice import warn_if_degraded
+
+    warn_if_degraded(app, args, stream)
     try:
         if args.resume is not None:
             if args.grader or args.dataset:
@@ -223,10 +228,11 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
             _check_executor(executor)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
-                                 pass_threshold=args.pass_threshold, executor=executor,
-                                 ray_address=args.ray_address)
+                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going,
+                                 executor=executor, ray_address=args.ray_address)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
-        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof)
+        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+                        keep_going=args.keep_going or None)
     except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
         raise CliError(str(exc)) from exc
 
@@ -297,11 +303,17 @@ def register(sub: Any) -> None:
     p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
     p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    p.add_argument("--repeat", type=int, metavar="N",
+                   help="grade each sample N times (cache bypassed) and report the judge's self-agreement")
     p.add_argument("--executor", choices=("local", "ray"),
                    help="where to grade: this machine (default) or a Ray cluster (pip install 'grader-studio[ray]')")
     p.add_argument("--ray-address", metavar="ADDR",
                    help="the Ray cluster (default: $RAY_ADDRESS, else a local Ray started for the run)")
     p.add_argument("--cancel-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--keep-going", action="store_true",
+                   help="grade every sample even when the first ones all fail the same way")
+    p.add_argument("--allow-unsandboxed", action="store_true",
+                   help="run function/bash graders without bubblewrap (weaker isolation; you trust the grader)")
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)

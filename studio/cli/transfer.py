@@ -10,12 +10,15 @@ from typing import Any
 from studio.core.models import dump_grader
 from studio.core.platforms import (
     ExportResult,
+    Platform,
     PlatformError,
     detect_platform,
     get_platform,
     platforms,
 )
+from studio.core.platforms._fields import export_endpoints
 from studio.core.store import LibraryError
+from studio.core.store.endpoints import EndpointRepository
 
 from .app import CliApp, CliError, add_json_flag
 
@@ -81,14 +84,10 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("--all needs -o DIR", code=2)
     try:
         platform = get_platform(args.to)
-        if args.all:
-            graders = [r.definition for r in app.library.graders.list()]
-            result = platform.export_many(graders)
-            if not result.files:
-                _report(result)
-                raise CliError(f"none of the {len(graders)} graders can be expressed for {platform.label}")
-        else:
-            result = platform.export(app.library.graders.get(args.key).definition)
+        # judges' endpoints become providers the platform can call (URLs and models; never keys)
+        endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
+        with export_endpoints(endpoints):
+            result = _export(args, app, platform)
     except (PlatformError, LibraryError) as exc:
         raise CliError(str(exc)) from None
     paths = _write(result, args.output)
@@ -100,6 +99,17 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
         for path in paths:
             print(path)
     return 0
+
+
+def _export(args: argparse.Namespace, app: CliApp, platform: Platform) -> ExportResult:
+    if not args.all:
+        return platform.export(app.library.graders.get(args.key).definition)
+    graders = [r.definition for r in app.library.graders.list()]
+    result = platform.export_many(graders)
+    if not result.files:
+        _report(result)
+        raise CliError(f"none of the {len(graders)} graders can be expressed for {platform.label}")
+    return result
 
 
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:

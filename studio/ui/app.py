@@ -15,7 +15,7 @@ def start_demo_servers() -> tuple[list[Any], list[str]]:
     servers: list[Any] = []
     problems: list[str] = []
     from studio.core.demo import DEMO_JUDGE_PORT, DEMO_REWARD_PORT
-    from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+    from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer
 
     for cls, port in ((FakeJudgeServer, DEMO_JUDGE_PORT), (FakeRewardServer, DEMO_REWARD_PORT)):
         try:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.judges.endpoint_store import EndpointRepository
 from studio.core.store import Library
 
 from .qt import QObject, QtCore, Signal
@@ -30,10 +29,17 @@ class AppContext(QObject):
         self.db_path = db_path
         self.settings = settings or QtCore.QSettings("grader-studio", "grader-studio")
         self.tasks = TaskManager(parent=self)
+        self.apply_sandbox_setting()
+
+    def apply_sandbox_setting(self) -> None:
+        """The user's opt-in for unsandboxed graders, for code the window runs itself (Try, checks)."""
+        from studio.core.sandbox.settings import allow_unsandboxed
+
+        allow_unsandboxed(str(self.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true")
 
     def endpoint_names(self) -> list[str]:
         """Names of the judge endpoints configured in the library (pickers in several views)."""
-        return EndpointRepository.of(self.library).names()
+        return self.library.endpoints.names()
 
     def close(self) -> None:
         self.tasks.wait_idle()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 
+from .agreement import AgreementView, CompareView
 from .context import AppContext
 from .datasets.view import DatasetsView
 from .dialogs.export import ExportDialog
@@ -69,6 +70,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabs.addTab(self.grader_stack, "Grader")
         self.tabs.addTab(_scrollable(self.datasets_view), "Datasets")
         self.tabs.addTab(_scrollable(self.run_panel), "Run && results")
+        self.agreement_view = AgreementView(ctx)
+        self.compare_view = CompareView(ctx)
+        self.tabs.addTab(self.agreement_view, "Agreement")
+        self.tabs.addTab(self.compare_view, "Compare")
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.agreement_view.open_sample.connect(self.show_sample)
+        self.compare_view.open_sample.connect(self.show_sample)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library)
         self.splitter.addWidget(self.tabs)
@@ -86,6 +94,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.library.open_requested.connect(self.open_grader)
         self.actions.open_requested.connect(self._open_from_action)
         self.actions.status.connect(self.say)
+        self.actions.compare_requested.connect(self.compare_with_previous)
         self.page.status.connect(self.say)
         self.page.export_requested.connect(self.export)
         self.page.dirty_changed.connect(self._dirty_changed)
@@ -143,6 +152,39 @@ class MainWindow(QtWidgets.QMainWindow):
             "Grader Studio", "Author, try and ship the graders that score LLM outputs."))
 
     # -- status -------------------------------------------------------------------------------------------
+    # -- agreement and compare ------------------------------------------------------------------------
+    def _tab_changed(self, index: int) -> None:
+        widget = self.tabs.widget(index)
+        if widget is self.agreement_view and self.agreement_view.report is None:
+            self.agreement_view.reload()
+        elif widget is self.compare_view and self.compare_view.run_a.count() == 0:
+            self.compare_view.reload()
+
+    def compare_with_previous(self, key: str) -> None:
+        self.tabs.setCurrentWidget(self.compare_view)
+        self.compare_view.compare_latest(key)
+
+    def show_sample(self, run_id: int, sample_id: str) -> None:
+        """Open a run's results on one sample: its thread, rationale and label controls together."""
+        self.tabs.setCurrentIndex(2)
+        self.run_panel.open_run(run_id)
+        results = self.run_panel.results
+
+        def select(_count: int = 0) -> None:
+            from .results.columns import COLUMN_INDEX
+
+            model = results.model
+            for row in range(model.rowCount()):
+                if model.data(model.index(row, COLUMN_INDEX["sample_id"])) == sample_id:
+                    results.select_row(row)
+                    results.table.setFocus()
+                    break
+
+        if results.model.is_loading or results.model.rowCount() == 0:
+            results.model.loaded.connect(select, Qt.ConnectionType.SingleShotConnection)
+        else:
+            select()
+
     def say(self, text: str) -> None:
         self.statusBar().showMessage(text, 8000)
 

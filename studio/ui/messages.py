@@ -1,7 +1,7 @@
 """Every modal question and error box the window shows, behind one injectable object.
 
-Errors become sentences (qutebrowser's split): the library's refusals, definition problems and
-environment failures are shown as they are; anything else is a bug, shown as one line with the
+Errors become sentences (qutebrowser's split): a ``StudioError`` (the library's refusals, definition
+problems, unreachable endpoints ...) and environment failures are shown as they are; anything else is a bug, shown as one line with the
 traceback tucked under "Show Details". Tests pass a recording fake instead, so nothing blocks.
 """
 
@@ -11,13 +11,11 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from studio.core.errors import is_user_error
+
 from .qt import QtWidgets
 
 Answer = Literal["save", "discard", "cancel"]
-
-_KNOWN = ("LibraryError", "DefinitionError", "PlatformError", "JudgeError", "KeyringUnavailable",
-          "UnsupportedGrader", "EndpointCallError", "TemplateError")
-
 
 def describe_error(exc: BaseException) -> str:
     """One readable paragraph for an exception; never a traceback."""
@@ -28,16 +26,14 @@ def describe_error(exc: BaseException) -> str:
             message = err["msg"].removeprefix("Value error, ")
             lines.append(f"{where}: {message}" if where else message)
         return "The definition is not valid:\n" + "\n".join(f"• {line}" for line in lines)
-    names = {cls.__name__ for cls in type(exc).__mro__}
     text = str(exc).strip()
-    if names & set(_KNOWN) or isinstance(exc, (ValueError, OSError)):
+    if is_user_error(exc):
         return text or type(exc).__name__
     return f"Something went wrong ({type(exc).__name__}): {text}" if text else f"Something went wrong ({type(exc).__name__})."
 
 
 def is_bug(exc: BaseException) -> bool:
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return not (names & set(_KNOWN) or isinstance(exc, (ValueError, OSError, ValidationError)))
+    return not is_user_error(exc)
 
 
 class Messages:

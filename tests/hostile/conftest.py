@@ -8,8 +8,19 @@ from collections.abc import Iterator
 import pytest
 
 from studio.core.sandbox.pool import WorkerPool
+from studio.core.sandbox.settings import allow_unsandboxed
 
 SECRET = "sk-test-secret"
+
+
+@pytest.fixture(scope="package", autouse=True)
+def opt_in_to_the_fallback() -> Iterator[None]:
+    """The hostile suite runs in whichever mode this machine offers (CI runs it a second time with
+    bwrap hidden from PATH): without bubblewrap the user's opt-in is what lets grader code run, and
+    the corpus must still be contained. Reset afterwards: other tests see the default refusal."""
+    allow_unsandboxed(True)
+    yield
+    allow_unsandboxed(False)
 
 
 @pytest.fixture(scope="session")

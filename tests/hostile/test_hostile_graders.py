@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -12,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Outcome, Sample, Turn
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
+from studio.core.scoring import GradingContext
 
 CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
 BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
@@ -142,3 +143,14 @@ def test_files_written_inside_stay_inside(hostile_pool: WorkerPool) -> None:
     outcomes = run(hostile_pool, writer)
     assert [o.score for o in outcomes] == [1.0, 1.0, 1.0]
     assert not Path("/tmp/inside.txt").exists()
+
+
+def test_the_suite_runs_in_the_mode_it_means_to() -> None:
+    """CI runs this suite twice: with bubblewrap, then with bwrap hidden from PATH
+    (GRADER_STUDIO_EXPECT_MODE=namespaces); a silent fall to a weaker mode would test nothing."""
+    from studio.core.sandbox.launch import detect_mode
+
+    expected = os.environ.get("GRADER_STUDIO_EXPECT_MODE") or ("bubblewrap" if shutil.which("bwrap") else None)
+    if expected is None:  # no bwrap and no declared mode: the strongest this machine has
+        expected = "namespaces" if shutil.which("unshare") else "limits_only"
+    assert detect_mode() == expected

@@ -33,8 +33,8 @@ def test_export_dialog_previews_the_files(qtbot: Any, window: Any, ctx: Any, mes
 
 
 def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, memory_keyring: Any) -> None:
-    from studio.core.judges.endpoint_store import EndpointRepository
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
+    from studio.core.store.endpoints import EndpointRepository
 
     dialog = window.settings()
     qtbot.addWidget(dialog)

@@ -10,12 +10,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from studio.core.errors import StudioError
 from studio.core.models import Sample
 
 from .shapes import FORMATS, RowError, detect_format, row_to_sample
 
 
-class DatasetError(ValueError):
+class DatasetError(StudioError, ValueError):
     def __init__(self, path: str, line: int | None, message: str) -> None:
         self.path, self.line, self.message = path, line, message
         where = f"{path}:{line}" if line is not None else path
@@ -27,18 +28,63 @@ class ParsedDataset(BaseModel):
     samples: list[Sample]
 
 
+#: nesting of one row's JSON far beyond any real sample (messages -> content parts -> fields)
+MAX_DEPTH = 100
+
+
+def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Iterative, so that a hostile row cannot exhaust the stack of the code that checks it."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        if children and depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetError(str(path), number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                                   f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                row = None
+            if row is None or _too_deep(row):
+                raise DatasetError(str(path), number, f"the JSON is nested more than {MAX_DEPTH} levels deep")
+            yield number, row
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    try:
+        yield from _csv_rows_utf8(path)
+    except UnicodeDecodeError as exc:
+        line = _line_at(path, exc.start)
+        raise DatasetError(str(path), line, "not UTF-8 text; save the file as UTF-8") from None
+
+
+def _line_at(path: Path, offset: int) -> int | None:
+    """Line of the first byte that is not UTF-8 (the decoder's offset is within its buffer)."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return number
+    return None
+
+
+def _csv_rows_utf8(path: Path) -> Iterator[tuple[int, Any]]:
     with path.open(encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         if not reader.fieldnames:
@@ -46,16 +92,19 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
         for row in reader:
             if None in row:
                 raise DatasetError(str(path), reader.line_num, "more values than header columns")
-            yield reader.line_num, {k: _maybe_json(v) for k, v in row.items()}
+            # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
+            # an explicit "" stays a value
+            yield reader.line_num, {k: (None if v == "" else _maybe_json(v)) for k, v in row.items()}
 
 
 def _maybe_json(value: str | None) -> Any:
     """CSV cells holding JSON objects/lists (messages, metadata) are decoded."""
     if value and value[:1] in "[{":
         try:
-            return json.loads(value)
-        except json.JSONDecodeError:
+            decoded = json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
             return value
+        return value if _too_deep(decoded) else decoded
     return value
 
 

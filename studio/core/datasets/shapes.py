@@ -60,6 +60,23 @@ def _first(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+    """The first of ``keys`` the row sets, an empty string included: ``""`` is an answer (an empty
+    reference scores differently from none at all), only a missing key or null is 'no value'."""
+    for key in keys:
+        if row.get(key) is not None:
+            return row[key]
+    return None
+
+
+def _id(default_id: str, *candidates: Any) -> str:
+    """The first id given; 0 is an id (only null and "" are not)."""
+    for value in candidates:
+        if value is not None and value != "":
+            return str(value)
+    return default_id
+
+
 def _turns(value: Any) -> list[Turn]:
     """A prompt given as text, or as a list of chat messages."""
     if value is None:
@@ -87,7 +104,7 @@ def _adaptive(row: dict[str, Any], default_id: str) -> Sample:
         raise RowError("'metadata' must be an object")
     expected = row.get("expected", metadata.get("expected"))
     return Sample(
-        id=str(row.get("id") or metadata.get("id") or default_id),
+        id=_id(default_id, row.get("id"), metadata.get("id")),
         messages=turns,
         completion=_text(completion),
         expected=_text(expected),
@@ -107,10 +124,11 @@ def _openai(row: dict[str, Any], default_id: str) -> Sample:
     if completion is None and isinstance(sample.get("choices"), list) and sample["choices"]:
         completion = (sample["choices"][0].get("message") or {}).get("content")
     return Sample(
-        id=str(row.get("id") or item.get("id") or default_id),
+        id=_id(default_id, row.get("id"), item.get("id")),
         messages=_turns(_first(item, ("messages",)) or _first(item, INPUT_KEYS)),
         completion=_text(completion),
-        expected=_text(_first(item, EXPECTED_KEYS)),
+        # OpenAI graders write the answer as {{ item.reference }}: that field first
+        expected=_text(_value(item, ("reference",) + EXPECTED_KEYS)),
         metadata={k: v for k, v in item.items() if k not in INPUT_KEYS},
         fields=row,
     )
@@ -120,10 +138,10 @@ def _generic(row: dict[str, Any], default_id: str, expected_keys: tuple[str, ...
     metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     extra = {k: v for k, v in row.items() if k not in INPUT_KEYS + OUTPUT_KEYS + ("id", "sample_id", "metadata")}
     return Sample(
-        id=str(row.get("id") or row.get("sample_id") or default_id),
+        id=_id(default_id, row.get("id"), row.get("sample_id")),
         messages=_turns(_first(row, INPUT_KEYS)),
-        completion=_text(_first(row, OUTPUT_KEYS)),
-        expected=_text(_first(row, expected_keys)),
+        completion=_text(_value(row, OUTPUT_KEYS)),
+        expected=_text(_value(row, expected_keys)),
         metadata={**extra, **metadata},
         fields=row,
     )
@@ -141,7 +159,7 @@ def _mka1(row: dict[str, Any], default_id: str) -> Sample:
 
 
 def _flat(row: dict[str, Any], default_id: str) -> Sample:
-    if _first(row, INPUT_KEYS) is None and _first(row, OUTPUT_KEYS) is None:
+    if _first(row, INPUT_KEYS) is None and _value(row, OUTPUT_KEYS) is None:
         raise RowError(
             f"no input or output column: expected one of {', '.join(INPUT_KEYS + OUTPUT_KEYS)}"
         )

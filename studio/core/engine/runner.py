@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo
+from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
 
-from .registry import make_scorer
-from .scorer import GradingContext, Scorer
+from .streak import FailureStreak
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -42,6 +43,13 @@ class RunOptions(BaseModel):
     endpoint: str | None = None
     use_cache: bool = True
     pass_threshold: float = 0.5
+    #: grade every sample even when the first ones all fail the same way (see streak.py)
+    keep_going: bool = False
+    #: grade only these sample indices (align's held-out part); None = the whole dataset
+    samples: list[int] | None = None
+    #: runs made together by ``run --repeat``: the first run's id, and this run's place (1..N)
+    repeat_of: int | None = None
+    repeat_index: int | None = None
     #: where the samples are graded: this machine, or a Ray cluster (see engine/executors)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
@@ -80,6 +88,8 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
     library.graders.version(grader_key, version)  # raises NotFound for a missing version
     dataset = library.datasets.get(dataset_name)
     total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
+    if options.samples is not None:
+        total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
     return library.runs.create(
         record.id, version, dataset.id, total, endpoint=options.endpoint,
         settings=options.model_dump(exclude_none=True),
@@ -87,9 +97,10 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
 
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None, executor: Executor | None = None) -> RunInfo:
+                cancel: threading.Event | None = None, keep_going: bool | None = None,
+                executor: Executor | None = None) -> RunInfo:
     """Grade every sample of the run not yet graded; returns the run as stored at the end.
-
+    ``keep_going`` overrides the run's own setting (a resume may ask to grade everything);
     ``executor`` says where (default: the one the run's settings name, this machine unless ``ray``)."""
     cancel = cancel or threading.Event()
     library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
@@ -98,27 +109,32 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     definition = library.graders.version(info.grader_key, info.grader_version).definition
     dataset = library.datasets.get(info.dataset)
     done = library.runs.done_indices(run_id)
+    already = len(done)
+    limit: int | None = info.total
+    if options.samples is not None:  # a subset: everything else is skipped, as if already graded
+        done |= set(range(dataset.sample_count)) - set(options.samples)
+        limit = None
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, cancel=cancel)
 
     def pending(raw: bool) -> Iterator[Any]:
         if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
-            return library.datasets.iter_raw(dataset.id, limit=info.total, skip=done)
-        return library.datasets.iter_indexed(dataset.id, limit=info.total, skip=done)
+            return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
+        return library.datasets.iter_indexed(dataset.id, limit=limit, skip=done)
 
     # A run allocates a few short-lived objects per sample; every full collection would also walk
     # the whole heap the process already held (the app, a caller's data): keep that out of the
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
+    streak = None if (options.keep_going if keep_going is None else keep_going) else FailureStreak()
     try:
         if executor is None:
             from .executors import make_executor
 
             executor = make_executor(options.executor, options.ray_address)
-        _attach_model_bridge(library, definition, ctx)
         grade = executor.grade_fn(definition, _grade)  # the engine's own loop, or a cluster's
-        metrics = asyncio.run(grade(library, run_id, definition, ctx, pending, info.total, len(done),
-                                    on_progress, cancel))
+        metrics = asyncio.run(grade(library, run_id, definition, ctx, pending, info.total, already,
+                                    on_progress, cancel, streak))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -128,32 +144,20 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         gc.unfreeze()
         if executor is not None:
             executor.close()
-        bridge = ctx.options.get("model_bridge")
-        if bridge is not None and hasattr(bridge, "close"):
-            bridge.close()
+        ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":
         aggregates["executor"] = executor.report()
+    stopped = streak.stopped if streak is not None else None
+    if stopped:
+        aggregates["stopped"] = stopped
+        library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
+        return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
-
-
-def _attach_model_bridge(library: Library, definition: Any, ctx: GradingContext) -> None:
-    """MKA1 model-backed function graders reach a judge endpoint only through this bridge."""
-    graders = [definition]
-    while graders:
-        grader = graders.pop()
-        if grader.kind == "composite":
-            graders.extend(c.grader for c in grader.components)
-        elif grader.kind == "function" and grader.model_access and "model_bridge" not in ctx.options:
-            from studio.core.judges.bridge import make_model_bridge
-
-            ctx.options["model_bridge"] = make_model_bridge(
-                library, ctx.endpoint or grader.endpoint, use_cache=ctx.use_cache
-            )
 
 
 def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,
@@ -193,7 +197,8 @@ class _Feeder:
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
                  pending: Callable[[bool], Iterator[Any]], total: int, already: int,
-                 on_progress: ProgressCallback | None, cancel: threading.Event) -> dict[str, float]:
+                 on_progress: ProgressCallback | None, cancel: threading.Event,
+                 streak: FailureStreak | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
     JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane)."""
     scorer: Scorer = make_scorer(definition, ctx)
@@ -225,6 +230,8 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 last = time.perf_counter()
                 for _, _, outcome in rows:
                     counts[outcome.status] = counts.get(outcome.status, 0) + 1
+                    if streak is not None and streak.observe(outcome):
+                        cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
                 done += len(rows)
                 if on_progress is not None:
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,

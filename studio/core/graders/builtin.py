@@ -11,62 +11,93 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
+from studio.core.kinds import Kind
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
+from studio.core.models.extractors import ExtractionError, extract
+from studio.core.scoring import GradingContext, ScorerBase
 
-from .extractors import ExtractionError, extract
-from .text import ascii_printable, first_number, normalize, token_f1
+from .jsregex import translate as translate_js
 
 
 class NoReference(ValueError):
     pass
 
 
-def _reference(options: BuiltinOptions, sample: Sample) -> str:
-    ref = options.reference if options.reference is not None else sample.expected
+def row_item(sample: Sample) -> dict:
+    """The dataset row as OpenAI's ``item`` (an OpenAI-shaped row's own ``item``, else the row)."""
+    item = sample.fields.get("item")
+    return item if isinstance(item, dict) else sample.fields
+
+
+def _reference(options: BuiltinOptions, sample: Sample) -> str | None:
+    if options.reference is not None:
+        return options.reference
+    if options.reference_field is not None:
+        value = row_item(sample).get(options.reference_field)
+        return value if value is None or isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return sample.expected
+
+
+def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
+    ref = _reference(options, sample)
     if ref is None:
         raise NoReference("no ground truth: the sample has no expected answer and the grader sets no reference")
     return ref
 
 
-def _fold(text: str, options: BuiltinOptions, case_default: bool) -> str:
+def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -> str:
     if options.normalize:
         return normalize(text)
-    if options.strip:
+    if strip:
         text = text.strip()
     case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
-    return text if case_sensitive else text.lower()
+    if case_sensitive:
+        return text
+    return text.casefold() if options.case_fold == "casefold" else text.lower()
 
 
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(sub, o, True) == _fold(_reference(o, s), o, True))
+    strip = True if o.strip is None else o.strip
+    return float(_fold(sub, o, True, strip) == _fold(_required_reference(o, s), o, True, strip))
 
 
 def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(_reference(o, s), o, False) in _fold(sub, o, False))
+    strip = bool(o.strip)
+    return float(_fold(_required_reference(o, s), o, False, strip) in _fold(sub, o, False, strip))
 
 
 def _values(o: BuiltinOptions, s: Sample) -> list[str]:
     if o.values:
         return o.values
-    return [_reference(o, s)]
+    return [_required_reference(o, s)]
 
 
 def contains_any(sub: str, o: BuiltinOptions, s: Sample) -> float:
     values = _values(o, s)
-    return float(any(_fold(v, o, False) in _fold(sub, o, False) for v in values)) if values else 0.0
+    strip = bool(o.strip)
+    return float(any(_fold(v, o, False, strip) in _fold(sub, o, False, strip) for v in values)) if values else 0.0
 
 
 def contains_all(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(all(_fold(v, o, False) in _fold(sub, o, False) for v in _values(o, s)))
+    strip = bool(o.strip)
+    return float(all(_fold(v, o, False, strip) in _fold(sub, o, False, strip) for v in _values(o, s)))
+
+
+class InvalidPattern(ValueError):
+    """A regex that does not compile: 0.0 whether negated or not (Letta and promptfoo both fail it)."""
 
 
 def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
     try:
-        return float(re.search(_reference(o, s), sub, flags) is not None)
-    except re.error:
-        return 0.0
+        if o.regex_dialect == "javascript":
+            pattern = re.compile(translate_js(_required_reference(o, s)), flags | re.ASCII)
+        else:
+            pattern = re.compile(_required_reference(o, s), flags)
+    except re.error as exc:
+        raise InvalidPattern(f"invalid regular expression: {exc}") from None
+    return float(pattern.search(sub) is not None)
 
 
 def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
@@ -74,26 +105,33 @@ def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def numeric_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    got, want = first_number(sub), first_number(_reference(o, s))
+    got = first_number(sub, o.thousands_separators)
+    want = first_number(_required_reference(o, s), o.thousands_separators)
     if got is None or want is None:
         return 0.0
     return float(abs(got - want) <= o.tolerance)
 
 
 def token_f1_score(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return token_f1(sub, _reference(o, s))
+    return token_f1(sub, _required_reference(o, s))
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
 
 
 def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    """Valid JSON as RFC 8259 (and JavaScript's JSON.parse) reads it: NaN and Infinity are not."""
     try:
-        json.loads(sub)
+        json.loads(sub, parse_constant=_no_constant)
     except (ValueError, TypeError):
         return 0.0
     return 1.0
 
 
 def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return float(_fold(sub, o, True).startswith(_fold(_reference(o, s), o, True)))
+    strip = bool(o.strip)
+    return float(_fold(sub, o, True, strip).startswith(_fold(_required_reference(o, s), o, True, strip)))
 
 
 FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
@@ -110,11 +148,34 @@ FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
 }
 
 
+USES_REFERENCE = {"exact_match", "contains", "regex_match", "numeric_match", "token_f1", "starts_with"}
+
+
+def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None:
+    """Letta's early zeros (``empty_submission_zero``, ``empty_reference_zero``): why this sample
+    scores 0.0 before comparing, or None."""
+    o = grader.options
+    if o.empty_submission_zero and not submission:
+        return "empty submission: the extractor found no content"
+    reads_reference = grader.function in USES_REFERENCE or (
+        grader.function in ("contains_any", "contains_all") and not o.values)
+    if o.empty_reference_zero and reads_reference and _reference(o, sample) == "":
+        return "empty ground truth"
+    return None
+
+
 def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
     start = time.perf_counter()
     try:
         submission = extract(sample, grader.extractor)
+        empty = _empty(grader, submission, sample)
+        if empty is not None:
+            return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,
+                           duration_ms=(time.perf_counter() - start) * 1000)
         value = FUNCTIONS[grader.function](submission, grader.options, sample)
+    except InvalidPattern as exc:
+        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
+                       duration_ms=(time.perf_counter() - start) * 1000)
     except NoReference as exc:
         # Letta's rule: a tool grader without ground truth scores 0.0
         return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
@@ -140,3 +201,7 @@ class BuiltinScorer(ScorerBase):
 
 def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
     return BuiltinScorer(grader)
+
+
+KIND = Kind(kind="builtin", label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
+            starter={"function": "exact_match", "options": {"normalize": True}})

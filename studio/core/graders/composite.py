@@ -1,33 +1,43 @@
 """Composite graders: HUD's ``combine`` rules over sub-graders of any kind.
 
 weighted: positive weights are divided by their sum, negative weights stay as penalties, the reward
-is sum(value * weight) (not clamped); ``any`` is the max, ``all`` the min. Duplicate names become
-``name-1``, ``name-2``. A component that errors makes the sample an error (a missing part is not a
+is sum(value * weight) (not clamped); ``any`` is the max, ``all`` the min. Repeated names all become
+``name-1``, ``name-2`` (HUD's rule). A component that errors makes the sample an error (a missing part is not a
 zero); a skipped (NA) component is left out and the other weights renormalised.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.registry import make_scorer as make_sub_scorer
-from studio.core.engine.scorer import GradingContext, Scorer, ScorerBase
+from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.kinds import Kind
 from studio.core.models import CompositeGrader, Outcome, Sample
+from studio.core.scoring import GradingContext, Scorer, ScorerBase
 
 
 def unique_names(names: Sequence[str]) -> list[str]:
-    """HUD's de-duplication: the first keeps its name, later ones get -1, -2 ..."""
-    seen: dict[str, int] = {}
-    out = []
+    """HUD's de-duplication: a name used once stays; every copy of a repeated name gets ``-1``,
+    ``-2`` ... in order, skipping a suffixed name that is already taken or written elsewhere."""
+    counts = Counter(names)
+    reserved = set(names)
+    used: set[str] = set()
+    last_suffix: dict[str, int] = {}
+    out: list[str] = []
     for name in names:
-        if name in seen:
-            seen[name] += 1
-            out.append(f"{name}-{seen[name]}")
+        if counts[name] == 1 and name not in used:
+            final = name
         else:
-            seen[name] = 0
-            out.append(name)
+            suffix = last_suffix.get(name, 0) + 1
+            while f"{name}-{suffix}" in used or f"{name}-{suffix}" in reserved:
+                suffix += 1
+            last_suffix[name] = suffix
+            final = f"{name}-{suffix}"
+        used.add(final)
+        out.append(final)
     return out
 
 
@@ -97,3 +107,9 @@ class CompositeScorer(ScorerBase):
 
 def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer:
     return CompositeScorer(grader, ctx)
+
+
+KIND = Kind(kind="composite", label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
+    {"name": "exact", "weight": 1.0,
+     "grader": {"kind": "builtin", "key": "part-exact", "function": "exact_match"}},
+]})

@@ -1,8 +1,9 @@
 """LLM judges: endpoints, the async client (limits, retries, cache), templates, one module per kind.
 
 Public entry points: ``render_prompt`` (exact prompts, no model call), ``make_scorer`` in
-``scorer``/``external`` (the engine's), ``make_model_bridge`` (MKA1 ctx model calls),
-``EndpointRepository``/``EndpointConfig`` and the scripted ``FakeJudgeServer`` for tests and demos.
+``scorer``/``external`` (the engine's), ``make_model_bridge`` (MKA1 ctx model calls).
+Sub-packages: ``http`` (reaching a model server), ``kinds`` (one module per
+judge kind). The scripted fake judge is a product feature and lives in ``studio.core.demo``.
 Imports are lazy so ``import studio.core.judges`` stays cheap for the window.
 """
 
@@ -11,13 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "EndpointConfig": "endpoints",
-    "EndpointRepository": "endpoint_store",
     "RenderedPrompt": "rendered",
     "render_prompt": "render",
     "make_model_bridge": "bridge",
-    "FakeJudgeServer": "fake_server",
-    "FakeRewardServer": "fake_server",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Engine
 
-from .cache import ResponseCache
-from .chat import ChatMessage, ChatRequest
-from .client import JudgeClient
-from .credentials import resolve_api_key
-from .endpoint_store import EndpointRepository
-from .errors import JudgeError
+from studio.core.judges.http.cache import ResponseCache
+from studio.core.judges.http.chat import ChatMessage, ChatRequest
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.credentials import resolve_api_key
+from studio.core.judges.http.errors import JudgeError
+from studio.core.store.endpoints import EndpointRepository
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library

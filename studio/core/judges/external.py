@@ -14,14 +14,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.judges.http.adapters import MalformedResponse
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.variables import extracted_completion
+from studio.core.kinds import Kind
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
-
-from .adapters import MalformedResponse
-from .client import JudgeClient
-from .endpoints import EndpointConfig
-from .errors import JudgeError
-from .variables import extracted_completion
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext, ScorerBase
 
 
 def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
@@ -128,3 +128,7 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     if not isinstance(grader, ExternalEndpoint):
         raise TypeError(f"{grader.kind} is not an external endpoint")
     return ExternalScorer(grader, ctx)
+
+
+KIND = Kind(kind="external_endpoint", label="External endpoint", scorer=f"{__name__}:make_scorer", editor="form",
+            starter={"url": "http://127.0.0.1:8766"})

@@ -7,29 +7,58 @@ keystroke. Raises ``TemplateError``/``UnknownVariable`` with a message naming wh
 from __future__ import annotations
 
 import json
-from types import ModuleType
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.judges.http.chat import ChatMessage, user
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.kinds import prompt_judges
+from studio.core.judges.variables import extracted_completion
 from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, Sample
 
-from . import binary, criteria, prebuilt, range_judge, rubric
-from .chat import user
-from .errors import JudgeError
-from .rendered import RenderedCall, RenderedPrompt
-from .variables import extracted_completion
 
-KIND_MODULES: dict[str, ModuleType] = {
-    "binary_judge": binary,
-    "range_judge": range_judge,
-    "rubric_judge": rubric,
-    "criteria_judge": criteria,
-    "prebuilt": prebuilt,
-}
+class RenderedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    label: str
+    messages: list[ChatMessage]
+    note: str = Field(default="", description="why this call's text may differ at run time")
+
+
+class RenderedPrompt(BaseModel):
+    """Calls in the order the judge makes them; ``messages`` is the main judgement call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: str
+    calls: list[RenderedCall]
+    main: int = 0
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        return self.calls[self.main].messages if self.calls else []
+
+    def text(self) -> str:
+        """Plain text for a terminal: each call, each message under a role header."""
+        out: list[str] = []
+        for n, call in enumerate(self.calls, 1):
+            title = f"=== call {n}/{len(self.calls)}: {call.label} ==="
+            out.append(title)
+            if call.note:
+                out.append(f"({call.note})")
+            for message in call.messages:
+                out.append(f"--- {message.role} ---")
+                out.append(message.content)
+            out.append("")
+        out.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(out).rstrip() + "\n"
 
 
 def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
     kind = getattr(grader, "kind", "")
     if isinstance(grader, ExternalEndpoint):
-        from .external import score_payload
+        from studio.core.judges.external import score_payload
 
         completion = extracted_completion(grader, sample) if grader.extractor else None
         body = json.dumps(score_payload(sample, completion), indent=2, ensure_ascii=False)
@@ -39,7 +68,7 @@ def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
         )
     if isinstance(grader, CompositeGrader):
         return _render_composite(grader, sample)
-    module = KIND_MODULES.get(kind)
+    module = prompt_judges().get(kind)
     if module is None:
         raise JudgeError(f"a {kind or type(grader).__name__} grader has no judge prompt to render")
     return module.preview(grader, sample)
@@ -51,7 +80,7 @@ def _render_composite(grader: CompositeGrader, sample: Sample) -> RenderedPrompt
     notes: list[str] = []
     for component in grader.components:
         inner = component.grader
-        if inner.kind not in KIND_MODULES and not isinstance(
+        if inner.kind not in prompt_judges() and not isinstance(
             inner, (ExternalEndpoint, CompositeGrader)
         ):
             continue

@@ -11,17 +11,17 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
+from studio.core.judges.http.cache import ResponseCache
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.http.credentials import resolve_api_key
+from studio.core.judges.http.errors import JudgeError
+from studio.core.judges.kinds import prompt_judges
+from studio.core.judges.trace import Trace
 from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
-
-from .cache import ResponseCache
-from .client import JudgeClient
-from .credentials import resolve_api_key
-from .endpoint_store import EndpointRepository
-from .endpoints import EndpointConfig
-from .errors import JudgeError, NoEndpoint
-from .render import KIND_MODULES
-from .trace import Trace
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.store.endpoints import EndpointRepository
+from studio.core.store.errors import NoEndpoint
 
 
 def open_client(
@@ -57,7 +57,7 @@ class JudgeScorer(ScorerBase):
         self.grader = grader
         self.ctx = ctx
         self.client = client
-        self.module = KIND_MODULES[grader.kind]  # type: ignore[attr-defined]
+        self.module = prompt_judges()[grader.kind]  # type: ignore[attr-defined]
         self.memo: dict[str, Any] = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])

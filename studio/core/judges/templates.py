@@ -15,7 +15,23 @@ from typing import Any
 
 from pybars import Compiler, PybarsError
 
-from .errors import TemplateError, UnknownVariable
+from studio.core.judges.http.errors import TemplateError, UnknownVariable
+
+#: the conversation, the response and the reference, as the binary and range judges show them
+CONVERSATION_BLOCK = """<conversation>
+{{{context_str}}}
+</conversation>
+
+<response>
+{{{completion}}}
+</response>
+{{#if metadata.expected}}
+
+<reference>
+{{{metadata.expected}}}
+</reference>
+{{/if}}"""
+
 
 _OPENAI_REF = re.compile(r"\{\{\s*((?:sample|item)(?:\.[A-Za-z0-9_\-]+)+)\s*\}\}")
 _ANY_MUSTACHE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")

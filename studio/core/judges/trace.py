@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
+from studio.core.judges.http.client import JudgeClient
+from studio.core.judges.parsing import parse_verdict
 from studio.core.models import JudgeBase, Outcome
-
-from .chat import ChatMessage, ChatRequest, ChatResponse
-from .client import JudgeClient
-from .parsing import parse_verdict
 
 
 class Trace:

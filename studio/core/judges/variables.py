@@ -11,11 +11,29 @@ from typing import Any
 
 from studio.core.models import GraderBase, Sample, Turn
 
+#: every sample variable a template author can pick from the palette, with what it holds; a test
+#: checks it against ``sample_variables`` so the two cannot drift. Kinds document their own keys
+#: (``criteria``, ``output_schema`` ...) in their ``KIND.variables``.
+VARIABLE_DOCS: dict[str, str] = {
+    "completion": "the text under judgement (the extractor's output)",
+    "last_user_turn_content": "the last user message",
+    "context_str": "the conversation before the completion, one 'role: text' per line",
+    "context_str_without_last_user": "the same without the last user message",
+    "expected": "the sample's expected answer",
+    "metadata.expected": "expected answer, from the metadata",
+    "documents": "retrieved chunks (document turns)",
+    "turns": "every turn, the completion included",
+    "context_turns": "turns before the completion",
+    "context_turns_without_last_user": "turns before the completion, without the last user message",
+    "item": "the original dataset row (OpenAI item)",
+    "sample.output_text": "OpenAI: the completion",
+}
+
 
 def extracted_completion(grader: GraderBase, sample: Sample) -> str:
     """The text under judgement: the grader's extractor's output, else the sample's completion."""
     if grader.extractor is not None:
-        from studio.core.graders.extractors import extract
+        from studio.core.models.extractors import extract
 
         return extract(sample, grader.extractor)
     return sample.completion or ""

@@ -4,8 +4,6 @@ from .common import Extractor, GraderBase, Metric
 from .definition import (
     GRADER_ADAPTER,
     GRADER_KINDS,
-    JUDGE_KINDS,
-    KIND_LABELS,
     Component,
     CompositeGrader,
     GraderDefinition,
@@ -33,8 +31,6 @@ __all__ = [
     "CONTRACT_LABELS",
     "GRADER_ADAPTER",
     "GRADER_KINDS",
-    "JUDGE_KINDS",
-    "KIND_LABELS",
     "MAX_SOURCE_BYTES",
     "BashGrader",
     "BinaryJudge",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -44,35 +44,11 @@ CompositeGrader.model_rebuild()
 
 GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 
-GRADER_KINDS: tuple[str, ...] = (
-    "function",
-    "binary_judge",
-    "range_judge",
-    "rubric_judge",
-    "criteria_judge",
-    "prebuilt",
-    "external_endpoint",
-    "bash",
-    "builtin",
-    "composite",
+#: every kind, in the union's order (the window's menus and library groups follow it); what a kind
+#: is called and how it scores is declared by its own module (``studio.core.graders.registry``)
+GRADER_KINDS: tuple[str, ...] = tuple(
+    member.model_fields["kind"].default for member in get_args(get_args(GraderDefinition)[0])
 )
-
-JUDGE_KINDS: frozenset[str] = frozenset(
-    {"binary_judge", "range_judge", "rubric_judge", "criteria_judge", "prebuilt"}
-)
-
-KIND_LABELS: dict[str, str] = {
-    "function": "Function",
-    "binary_judge": "Binary judge",
-    "range_judge": "Range judge",
-    "rubric_judge": "Rubric judge",
-    "criteria_judge": "Criteria judge",
-    "prebuilt": "Pre-built RAG judge",
-    "external_endpoint": "External endpoint",
-    "bash": "Bash",
-    "builtin": "Built-in",
-    "composite": "Composite",
-}
 
 
 def parse_grader(data: object) -> GraderDefinition:

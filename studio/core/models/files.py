@@ -15,7 +15,10 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
 from ruamel.yaml.scalarstring import LiteralScalarString
+
+from studio.core.errors import StudioError
 
 from .common import GraderBase
 from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_grader
@@ -23,7 +26,7 @@ from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_gra
 SCHEMA_VERSION = 1
 
 
-class DefinitionError(ValueError):
+class DefinitionError(StudioError, ValueError):
     """A definition file that does not validate; ``problems`` has one entry per bad field."""
 
     def __init__(self, source: str, problems: list[tuple[int | None, str, str]]) -> None:
@@ -120,10 +123,36 @@ def parse_document(data: Any, source: str = "<definition>", tree: Any = None) ->
         raise DefinitionError(source, problems) from None
 
 
+#: nesting of a definition file far beyond any real grader (a composite of composites is ~20 deep)
+MAX_DEPTH = 200
+
+
+def _refuse_aliases(yaml: YAML, text: str, source: str) -> None:
+    """A grader file may not use YAML aliases (``*name``): expanding them is how a few hundred
+    bytes become gigabytes (the "billion laughs"), and no grader needs them. Checked on the event
+    stream, before anything is built; nesting is bounded on the way too."""
+    depth = 0
+    for event in yaml.parse(text):
+        if isinstance(event, AliasEvent):
+            line = event.start_mark.line + 1 if event.start_mark is not None else None
+            raise DefinitionError(source, [(line, "", f"YAML aliases (*{event.anchor}) are not allowed in a grader file")])
+        if isinstance(event, CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark is not None else None
+                raise DefinitionError(source, [(line, "", f"nested more than {MAX_DEPTH} levels deep")])
+        elif isinstance(event, CollectionEndEvent):
+            depth -= 1
+
+
 def loads(text: str, source: str = "<definition>") -> GraderDefinition:
     """Parse YAML or JSON text (JSON is YAML, so one parser gives lines for both)."""
     try:
-        tree = _yaml().load(text)
+        yaml = _yaml()
+        _refuse_aliases(yaml, text, source)
+        tree = yaml.load(text)
+    except RecursionError:
+        raise DefinitionError(source, [(None, "", "nested too deeply to read")]) from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -147,6 +176,9 @@ def load(path: str | Path) -> GraderDefinition:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DefinitionError(str(path), [(None, "", f"cannot read the file: {exc.strerror}")]) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise DefinitionError(str(path), [(line, "", "not UTF-8 text (save the file as UTF-8)")]) from None
     return loads(text, str(path))
 
 

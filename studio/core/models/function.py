@@ -31,5 +31,6 @@ class FunctionGrader(GraderBase):
     model_access: bool = Field(default=False, description="MKA1 model_backed: ctx model helpers")
     max_model_calls: int = Field(default=64, ge=0, le=500)
     endpoint: str | None = Field(default=None, description="Endpoint serving ctx model calls")
-    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    #: per sample, a hard deadline; 10 s suits a grader (a hung one costs seconds, not minutes)
+    timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     memory_mb: int = Field(default=512, ge=32, le=16384)

@@ -31,18 +31,44 @@ class BuiltinOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     reference: str | None = None
+    # The reference read from this field of the dataset row (OpenAI's ``{{ item.<field> }}``) instead
+    # of the sample's expected answer; a row without it has no ground truth.
+    reference_field: str | None = None
     values: list[str] = Field(default_factory=list)
     case_sensitive: bool | None = None
     normalize: bool = False
-    strip: bool = True
+    # None: the function's own rule (exact_match strips both sides as Letta and HUD do; the contains
+    # family and starts_with compare the text as it is, as Letta, HUD and promptfoo do).
+    strip: bool | None = None
     tolerance: float = 0.0
     negate: bool = False
+    # Named difference from HUD (off by default): numeric_match reads ``1,000`` as 1000, not 1.
+    thousands_separators: bool = False
+    # Letta's rules (on by default): an empty submission scores 0.0 before comparing; so does an empty
+    # reference for a function that compares with one (promptfoo's contains/starts-with/regex fail
+    # on an empty value too). Off: empty text is compared like any other (HUD, OpenAI, promptfoo's
+    # equals; e.g. HUD's contains("x", "") passes).
+    empty_submission_zero: bool = True
+    empty_reference_zero: bool = True
+    # Which regular-expression language regex_match reads: Python's re (Letta) or JavaScript's
+    # (promptfoo: ``\d`` ASCII-only, ``$`` only at the very end ...). promptfoo imports set it.
+    regex_dialect: Literal["python", "javascript"] = "python"
+    # How a case-insensitive comparison folds case: str.lower (Letta, HUD, promptfoo) or
+    # str.casefold (Inspect's includes: "Straße" contains "STRASSE").
+    case_fold: Literal["lower", "casefold"] = "lower"
 
 
 class BuiltinGrader(GraderBase):
     kind: Literal["builtin"] = "builtin"
     function: BuiltinFunction
     options: BuiltinOptions = Field(default_factory=BuiltinOptions)
+
+    @property
+    def strips(self) -> bool:
+        """Whether both sides are stripped before comparing (``options.strip`` or the function's rule)."""
+        if self.options.strip is not None:
+            return self.options.strip
+        return self.function == "exact_match"
 
 
 class BashGrader(GraderBase):

@@ -3,7 +3,7 @@
 One module per platform behind ``base.Platform``; ``registry`` finds them.
 """
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from .registry import detect_platform, get_platform, platforms
 
 __all__ = [

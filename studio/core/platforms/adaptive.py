@@ -22,8 +22,8 @@ from studio.core.models import (
     Turn,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import (
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import (
     dump_json,
     import_each,
     judge_model,
@@ -70,7 +70,8 @@ Completion to grade:
 
 REFUSALS = {
     "range_judge": "Adaptive's GraderCreateInput has no range judge (RangeJudgeGrader exists only in "
-    "adaptive_harmony recipe code); export it to promptfoo/OpenAI or rewrite it as a binary judge",
+    "adaptive_harmony recipe code); export it to promptfoo (g-eval keeps its criteria) or rewrite it as a "
+    "binary judge",
     "rubric_judge": "Adaptive has no rubric (score 0..1) judge, only binary PASS/FAIL judges",
     "criteria_judge": "Adaptive has no weighted-criteria judge, only binary PASS/FAIL judges",
     "bash": "Adaptive graders cannot run shell commands",
@@ -101,7 +102,8 @@ class AdaptivePlatform(Platform):
         if isinstance(grader, FunctionGrader):
             if grader.contract != "adaptive":
                 return Support.no(
-                    f"it uses the {grader.contract} contract; Adaptive runs only async def grade(thread)"
+                    f"it uses the {grader.contract} contract; Adaptive runs only async def grade(thread) "
+                    "(export it to MKA1, which runs every per-sample contract in an adapter)"
                 )
             if not has_async_grade(grader.source):
                 return Support.no("Adaptive needs a top-level async def grade(thread) in the source")

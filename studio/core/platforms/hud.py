@@ -12,11 +12,13 @@ from studio.core.models import (
     BuiltinGrader,
     CompositeGrader,
     CriteriaJudge,
+    FunctionGrader,
     GraderDefinition,
 )
 
-from .base import ExportResult, Platform, PlatformError, Support
-from .fields import judge_model, unexported
+from ._adapters import adapter_module, refusal
+from ._base import ExportResult, Platform, PlatformError, Support
+from ._fields import docstring, judge_model, unexported
 from .openai import plain_extractor
 
 LABEL = "HUD"
@@ -35,11 +37,19 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     o = grader.options
     if grader.function not in HUD_FUNCTIONS:
         return f"HUD has no {grader.function} comparison"
+    if o.reference_field:
+        return "HUD's grade(answer, expected) has no dataset row field (OpenAI graders read item fields)"
+    if o.regex_dialect != "python":
+        return "HUD has no regex comparison"
     if grader.function == "exact_match":
-        if not o.normalize and not (o.strip and o.case_sensitive is False):
+        if not o.normalize and not (grader.strips and o.case_sensitive is False):
             return "HUD's exact_match either normalises or compares stripped and case-insensitive"
     elif o.normalize and grader.function != "token_f1":
         return f"HUD's {grader.function} does not normalise text"
+    elif grader.strips and grader.function.startswith("contains"):
+        return f"HUD's {grader.function} does not strip whitespace (set strip off)"
+    if grader.function == "numeric_match" and o.thousands_separators:
+        return "HUD's numeric_match reads 1,000 as 1: thousands_separators cannot be exported"
     if grader.function in ("contains_any", "contains_all") and not o.values:
         return f"HUD's {grader.function} needs the list of values"
     if grader.function == "numeric_match" and o.reference is not None:
@@ -62,6 +72,9 @@ class HudPlatform(Platform):
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, (BashGrader, CriteriaJudge)):
             return Support.yes()
+        if isinstance(grader, FunctionGrader):  # carried by a generated async grade(answer, ...) adapter
+            problem = refusal(grader, LABEL)
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, CompositeGrader):
             for c in grader.components:
                 if isinstance(c.grader, CompositeGrader) and c.grader.mode == "weighted":
@@ -97,6 +110,13 @@ class HudPlatform(Platform):
                 call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
             if o.negate:
                 call = f"1.0 - {call}"
+            empty = []  # the studio's (Letta's) early zeros on an empty answer or reference
+            if o.empty_submission_zero:
+                empty.append("not answer")
+            if o.empty_reference_zero and grader.function not in ("contains_any", "contains_all"):
+                empty.append(f"not {ref}")
+            if empty:
+                call = f"(0.0 if {' or '.join(empty)} else {call})"
             warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
             return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
         if isinstance(grader, BashGrader):
@@ -127,6 +147,11 @@ class HudPlatform(Platform):
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
+        module_name = grader.key.replace("-", "_").replace(".", "_")
+        if isinstance(grader, FunctionGrader):
+            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                            "grade(answer, expected, question, row) adapter")
+            return ExportResult(files={f"{module_name}_hud.py": adapter_module(grader, "hud")}, warnings=warnings)
         if isinstance(grader, CompositeGrader) and grader.mode == "weighted":
             warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
             items = [self.expr(c.grader, c.weight, c.label, warnings) for c in grader.components]
@@ -134,10 +159,10 @@ class HudPlatform(Platform):
             items = [self.expr(grader, 1.0, grader.metric.key if grader.metric.key != "score" else grader.key, warnings)]
         body = ",\n        ".join(items)
         title = grader.name or grader.key
+        doc = (f"{title}: HUD grader exported by Grader Studio (grader {grader.key!r}).\n\n"
+               "Call ``await grade(answer, expected, question)`` from a HUD task and yield the result.\n")
         module = (
-            f'"""{title}: HUD grader exported by Grader Studio (grader {grader.key!r}).\n\n'
-            "Call ``await grade(answer, expected, question)`` from a HUD task and yield the result.\n"
-            '"""\n\n'
+            f"{docstring(doc)}\n\n"
             "from __future__ import annotations\n\n"
             "import re\n\n"
             "from hud.graders import (  # noqa: F401 - the set every export may use\n"
@@ -150,7 +175,6 @@ class HudPlatform(Platform):
             'async def grade(answer: str, expected: str = "", question: str = "") -> EvaluationResult:\n'
             f"    return await combine(\n        {body},\n    )\n"
         )
-        module_name = grader.key.replace("-", "_").replace(".", "_")
         return ExportResult(files={f"{module_name}_hud.py": module}, warnings=warnings)
 
 

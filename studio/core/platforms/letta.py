@@ -22,8 +22,9 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import (
+from ._adapters import adapter_module, entry_name, refusal
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import (
     dump_yaml,
     judge_model,
     load_yaml_text,
@@ -37,10 +38,10 @@ LABEL = "Letta evals"
 LETTA_BUILTINS = ("exact_match", "contains", "regex_match", "ascii_printable_only")
 # Options each Letta built-in fixes; a studio grader matching these scores the same there.
 LETTA_SEMANTICS: dict[str, dict[str, Any]] = {
-    "exact_match": {"case_sensitive": (None, True)},
-    "contains": {"case_sensitive": (None, False)},
-    "regex_match": {"case_sensitive": (None, True)},
-    "ascii_printable_only": {"case_sensitive": (None, True, False), "strip": (True, False)},
+    "exact_match": {"case_sensitive": (None, True), "strip": (None, True)},
+    "contains": {"case_sensitive": (None, False), "strip": (None, False)},
+    "regex_match": {"case_sensitive": (None, True), "strip": (None, True, False)},
+    "ascii_printable_only": {"case_sensitive": (None, True, False), "strip": (None, True, False)},
 }
 
 
@@ -93,10 +94,9 @@ class LettaPlatform(Platform):
             problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "letta":
-                return Support.no(
-                    f"it uses the {grader.contract} contract; Letta calls a @grader fn(sample, submission)"
-                )
+            if grader.contract != "letta":  # carried by a generated @grader adapter
+                problem = refusal(grader, LABEL)
+                return Support.no(problem) if problem else Support.yes()
             if not (grader.function_name or len(grader_functions(grader.source)) == 1):
                 return Support.no("set the function name: the source has no single @grader function")
             return Support.yes()
@@ -115,6 +115,12 @@ class LettaPlatform(Platform):
         if isinstance(grader, BuiltinGrader):
             spec = {"kind": "tool", "function": grader.function}
             keep |= {"function", "options"}
+        elif isinstance(grader, FunctionGrader) and grader.contract != "letta":
+            files[f"{grader.key}.py"] = adapter_module(grader, "letta")
+            spec = {"kind": "tool", "function": f"{grader.key}.py:{entry_name(grader)}"}
+            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated @grader "
+                            "adapter (the question reaches it as one user turn)")
+            keep |= {"source", "contract", "function_name"}
         elif isinstance(grader, FunctionGrader):
             fn = grader.function_name or grader_functions(grader.source)[0]
             files[f"{grader.key}.py"] = grader.source

@@ -13,8 +13,9 @@ from typing import Any
 
 from studio.core.models import FunctionGrader, GraderDefinition, Metric
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, peek_json, read_json, slug, unexported
+from ._adapters import adapter_module
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import dump_json, peek_json, read_json, slug, unexported
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
@@ -42,10 +43,7 @@ class Mka1Platform(Platform):
                 "MKA1 graders are Python only; a judge must be rewritten as a model_backed grader "
                 "calling ctx.responses_create"
             )
-        if grader.contract not in ("mka1_sample", "mka1_batch"):
-            return Support.no(
-                f"it uses the {grader.contract} contract; MKA1 calls grade(sample, item) or grade_batch(samples)"
-            )
+        # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
 
     def grader_json(self, grader: FunctionGrader, warnings: list[str]) -> dict[str, Any]:
@@ -56,7 +54,12 @@ class Mka1Platform(Platform):
                 f"{grader.key}: timeout {grader.timeout_seconds} s becomes {timeout} s (MKA1 takes whole seconds)"
             )
         data: dict[str, Any] = {"type": "python", **_contract(grader), "metric_id": grader.metric.key}
-        data["source"] = grader.source
+        if grader.contract in ("mka1_sample", "mka1_batch"):
+            data["source"] = grader.source
+        else:
+            data["source"] = adapter_module(grader, "mka1")
+            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                            "grade(sample, item) adapter (the question reaches it as one user turn)")
         data["timeout_seconds"] = timeout
         data["max_model_calls"] = grader.max_model_calls
         return data

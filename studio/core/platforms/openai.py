@@ -23,10 +23,11 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
+from ._adapters import adapter_module, refusal
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
+from ._templating import from_jinja, to_jinja
 from .letta import builtin_mismatch
-from .templating import from_jinja, to_jinja
 
 LABEL = "OpenAI graders"
 OUTPUT = "{{ sample.output_text }}"
@@ -34,9 +35,10 @@ EXPECTED = "{{ item.reference }}"
 PROMPT_FIELDS = {"submission": "sample.output_text", "input": "item.input", "ground_truth": "item.reference"}
 TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
 SEMANTICS: dict[str, dict[str, Any]] = {
-    "exact_match": {"case_sensitive": (None, True), "strip": (True, False), "negate": (False, True),
-                    "reference": None},
-    "contains": {"case_sensitive": (None, True, False), "strip": (True, False), "reference": None},
+    "exact_match": {"case_sensitive": (None, True), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "negate": (False, True),
+                    "reference": None, "reference_field": None},
+    "contains": {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "reference": None,
+                 "reference_field": None},
 }
 BINARY_PREAMBLE = (
     "You grade one completion against a criterion. Answer PASS when the completion satisfies it, "
@@ -69,12 +71,8 @@ class OpenAIPlatform(Platform):
                 problem = "string_check has no negated contains"
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "mka1_sample" or grader.model_access:
-                return Support.no(
-                    f"OpenAI python graders are grade(sample, item) without model access; this one uses "
-                    f"{grader.contract}{' with model access' if grader.model_access else ''}"
-                )
-            return Support.yes()
+            problem = refusal(grader, LABEL)  # other contracts travel in a grade(sample, item) adapter
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, RubricJudge):
             if grader.provider != "openai":
                 return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
@@ -111,16 +109,26 @@ class OpenAIPlatform(Platform):
             o = grader.options
             if grader.function == "exact_match":
                 op = "ne" if o.negate else "eq"
-                if o.strip:
+                if grader.strips:
                     warnings.append(f"{grader.key}: string_check {op} compares without trimming whitespace")
             else:
                 op = "like" if o.case_sensitive else "ilike"
-            reference = o.reference if o.reference is not None else EXPECTED
+            if o.empty_submission_zero or o.empty_reference_zero:
+                warnings.append(f"{grader.key}: string_check compares an empty output or reference as text; "
+                                "the studio scores it 0.0 (empty_submission_zero / empty_reference_zero, "
+                                "Letta's rules): turn them off to match")
+            reference = (o.reference if o.reference is not None
+                         else f"{{{{ item.{o.reference_field} }}}}" if o.reference_field else EXPECTED)
             data = {"type": "string_check", "name": grader.key, "input": OUTPUT, "reference": reference,
                     "operation": op}
             keep |= {"function", "options"}
         elif isinstance(grader, FunctionGrader):
-            data = {"type": "python", "name": grader.key, "source": grader.source}
+            source = grader.source
+            if grader.contract != "mka1_sample":
+                source = adapter_module(grader, "openai")
+                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                                "grade(sample, item) adapter (the question reaches it as one user turn)")
+            data = {"type": "python", "name": grader.key, "source": source}
             keep |= {"source", "contract"}
         elif isinstance(grader, RubricJudge):
             messages = []
@@ -201,8 +209,19 @@ class OpenAIPlatform(Platform):
             if kind == "string_check":
                 op = data["operation"]
                 ref = data["reference"]
-                options: dict[str, Any] = {}
-                if not re.fullmatch(r"\{\{\s*item\.\w+\s*\}\}", ref):
+                options: dict[str, Any] = {"empty_submission_zero": False, "empty_reference_zero": False}
+                if not re.fullmatch(r"\{\{\s*sample\.output_text\s*\}\}", str(data.get("input", OUTPUT))):
+                    raise PlatformError(
+                        f"string_check {name!r} compares {data.get('input')!r}; the studio's comparisons read "
+                        f"the output text ({OUTPUT}) only"
+                    )
+                field = re.fullmatch(r"\{\{\s*item\.(\w+)\s*\}\}", ref)
+                if field and field.group(1) != "reference":  # item.reference is the sample's expected answer
+                    options["reference_field"] = field.group(1)
+                elif not field:
+                    if "{{" in ref:
+                        raise PlatformError(f"string_check {name!r}: the reference {ref!r} is a template the "
+                                            "studio does not read; use {{ item.<field> }} or a literal")
                     options["reference"] = ref
                 if op in ("eq", "ne"):
                     options.update(strip=False, negate=op == "ne")
@@ -261,11 +280,39 @@ class OpenAIPlatform(Platform):
         return BinaryJudge(key=key, model=data["model"], criteria=system.removeprefix(BINARY_PREAMBLE))
 
     def _multi(self, key: str, data: dict[str, Any]) -> CompositeGrader:
+        if not isinstance(data.get("graders"), dict) or not data["graders"]:
+            raise PlatformError(f"multi {data.get('name')!r}: graders must be a map of name -> grader")
+        validate_with_sdk(data)
         subs = {n: self.from_json(g) for n, g in data["graders"].items()}
         mode, weights = parse_formula(data["calculate_output"], set(subs))
         return CompositeGrader(
             key=key, mode=mode, components=[Component(grader=subs[n], weight=weights.get(n, 1.0)) for n in subs]
         )
+
+
+def validate_with_sdk(data: dict[str, Any]) -> None:
+    """Check a multi grader with the ``openai`` package's own types where it is installed: each
+    sub-grader with its type's model, and the multi grader itself (the SDK types ``graders`` as one
+    grader, so it is checked with each in turn)."""
+    try:
+        from openai.types import graders as sdk  # type: ignore[import-not-found]
+    except ImportError:
+        return
+    from pydantic import ValidationError
+
+    models = {"string_check": sdk.StringCheckGrader, "text_similarity": sdk.TextSimilarityGrader,
+              "score_model": sdk.ScoreModelGrader, "label_model": sdk.LabelModelGrader,
+              "python": sdk.PythonGrader}
+    for name, sub in data["graders"].items():
+        try:
+            if not isinstance(sub, dict) or sub.get("type") not in models:
+                raise PlatformError(f"multi {data.get('name')!r}: {name!r} is not a grader the openai package types")
+            models[sub["type"]].model_validate(sub)
+            sdk.MultiGrader.model_validate({**data, "graders": sub})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise PlatformError(f"multi {data.get('name')!r}: the openai package rejects {name!r}: "
+                                f"{first['msg']} at {'.'.join(str(p) for p in first['loc'])}") from None
 
 
 def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:

@@ -8,10 +8,12 @@ context-faithfulness / answer-relevance / context-relevance, promptfoo-contract 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from studio.core.graders.jsregex import JS_SPACE
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -23,10 +25,11 @@ from studio.core.models import (
     RangeJudge,
 )
 
-from .base import ExportResult, ImportResult, Platform, PlatformError, Support
-from .fields import (
+from ._adapters import adapter_module, refusal
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._fields import (
     dump_yaml,
-    judge_model,
+    endpoint_config,
     load_yaml_text,
     peek_yaml,
     read_text,
@@ -53,7 +56,8 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 }
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
-    name: {"case_sensitive": (None, True, False), "strip": (True, False), "negate": (False, True),
+    name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False),
+           "regex_dialect": ("python", "javascript"), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -65,9 +69,74 @@ PREBUILT_TYPES = {
 PROVIDER_PREFIX = "openai:"
 
 
+# promptfoo's handlers refuse an empty value (the assertion fails, negated or not) for these
+EMPTY_VALUE_FAILS = ("contains", "starts_with", "regex_match")
+
+
+def empty_rule(function: str, reference_default: bool) -> tuple[bool, bool]:
+    """(empty_submission_zero, empty_reference_zero) as promptfoo behaves for this function; for a
+    function that reads no single reference the second is irrelevant and keeps ``reference_default``."""
+    if function in EMPTY_VALUE_FAILS:
+        return False, True
+    if function == "exact_match":
+        return False, False
+    return False, reference_default
+
+
 def _case(grader: BuiltinGrader) -> bool:
     value = grader.options.case_sensitive
     return CASE_DEFAULT.get(grader.function, False) if value is None else value
+
+
+_JS_SPACE = re.compile(f"[{JS_SPACE}]")
+_JS_SPACE_RUNS = re.compile(f"^[{JS_SPACE}]+|[{JS_SPACE}]+$")  # JavaScript's String.prototype.trim
+
+
+def split_values(value: str) -> list[str]:
+    """A contains-any/all value written as one string, split as promptfoo does: on commas, each field
+    trimmed, empty fields dropped, a double-quoted field kept whole (``\\"`` or ``""`` is a quote)."""
+    fields: list[str] = []
+    i = 0
+    while i < len(value):
+        while i < len(value) and (value[i] == "," or _JS_SPACE.fullmatch(value[i])):
+            i += 1
+        if i >= len(value):
+            break
+        if value[i] == '"':
+            field, i, closed = "", i + 1, False
+            while i < len(value):
+                if value[i] == "\\" and value[i + 1:i + 2] in ('"', "\\"):
+                    field, i = field + value[i + 1], i + 2
+                elif value[i] == '"' and value[i + 1:i + 2] == '"':
+                    field, i = field + '"', i + 2
+                elif value[i] == '"':
+                    i, closed = i + 1, True
+                    break
+                else:
+                    field, i = field + value[i], i + 1
+            if not closed:
+                raise PlatformError(f"unterminated quoted field in {value!r}")
+            while i < len(value) and _JS_SPACE.fullmatch(value[i]):
+                i += 1
+            if i < len(value) and value[i] != ",":
+                raise PlatformError(f"expected a comma after a quoted field in {value!r}")
+        else:
+            end = value.find(",", i)
+            end = len(value) if end < 0 else end
+            field, i = _JS_SPACE_RUNS.sub("", value[i:end]), end
+        fields.append(field)
+    return fields
+
+
+def assert_line(text: str, index: int, kind: str) -> int | None:
+    """The 1-based line of the ``index``-th assertion's ``type:`` in the config (None if not found)."""
+    seen = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*(?:-\s*)?type:\s*", line):
+            if seen == index:
+                return number
+            seen += 1
+    return None
 
 
 class PromptfooPlatform(Platform):
@@ -86,9 +155,8 @@ class PromptfooPlatform(Platform):
                 problem = f"{grader.function} needs its list of values (promptfoo splits a single string on commas)"
             return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract != "promptfoo":
-                return Support.no(f"it uses the {grader.contract} contract; promptfoo calls get_assert(output, context)")
-            return Support.yes()
+            problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
+            return Support.no(problem) if problem else Support.yes()
         if isinstance(grader, BinaryJudge):
             if grader.system_template or grader.user_template:
                 return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
@@ -118,12 +186,26 @@ class PromptfooPlatform(Platform):
                 data["value"] = list(o.values)
             elif grader.function != "is_json":
                 data["value"] = o.reference if o.reference is not None else EXPECTED
-            if o.strip and grader.function == "exact_match":
+            if (o.empty_submission_zero, o.empty_reference_zero) != empty_rule(grader.function, o.empty_reference_zero):
+                warnings.append(f"{grader.key}: promptfoo compares an empty output as text and fails an empty "
+                                f"value only for {', '.join(EMPTY_VALUE_FAILS)}; the studio's empty_submission_zero / "
+                                "empty_reference_zero (Letta's rules) differ: set them as promptfoo does to match")
+            if grader.function == "regex_match" and o.regex_dialect == "python" and o.reference is not None \
+                    and re.search(r"\\[dwbsSDWB]|\$|\.|\(\?[aiLmsux]", o.reference):
+                warnings.append(f"{grader.key}: promptfoo reads the pattern as JavaScript (ASCII \\d, \\w, \\b; "
+                                "$ only at the end); set regex_dialect: javascript to score it that way here")
+            if grader.strips and grader.function == "exact_match":
                 warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
             keep |= {"function", "options"}
         elif isinstance(grader, FunctionGrader):
-            files[f"{grader.key}.py"] = grader.source
-            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if grader.function_name else "")
+            if grader.contract == "promptfoo":
+                files[f"{grader.key}.py"] = grader.source
+            else:
+                files[f"{grader.key}.py"] = adapter_module(grader, "promptfoo")
+                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated get_assert "
+                                "adapter (the question reaches it as one user turn)")
+            own = grader.contract == "promptfoo" and grader.function_name
+            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if own else "")
             data = {"type": "python", "value": ref}
             keep |= {"source", "contract", "function_name"}
         elif isinstance(grader, BinaryJudge):
@@ -148,12 +230,34 @@ class PromptfooPlatform(Platform):
         else:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
         if hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge):
-            model = judge_model(grader, LABEL, warnings)  # type: ignore[arg-type]
-            if model:
-                data["provider"] = PROVIDER_PREFIX + model
+            provider = self.provider(grader, warnings)  # type: ignore[arg-type]
+            if provider:
+                data["provider"] = provider
         data["metric"] = grader.key
         warnings += unexported(grader, keep, LABEL)
         return data
+
+    @staticmethod
+    def provider(grader: Any, warnings: list[str]) -> str | dict[str, Any] | None:
+        """A provider promptfoo can call: the endpoint's base URL and model when the export knows the
+        endpoint (an OpenAI-compatible chat provider), else ``openai:<model>``."""
+        config = endpoint_config(grader.endpoint)
+        if config is None:
+            if grader.endpoint and not grader.model:
+                warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
+                                "its model and base URL are not written: set the assertion's provider")
+                return None
+            return PROVIDER_PREFIX + grader.model if grader.model else None
+        model = grader.model or config.model
+        if config.kind == "anthropic":
+            spec: dict[str, Any] = {"id": f"anthropic:messages:{model}"}
+            if config.base_url:
+                spec["config"] = {"apiBaseUrl": config.base_url}
+        else:
+            spec = {"id": f"openai:chat:{model}", "config": {"apiBaseUrl": config.base_url}}
+        if getattr(config, "api_key_env", None):
+            spec.setdefault("config", {})["apiKeyEnvar"] = config.api_key_env
+        return spec
 
     def _component(self, c: Component, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
         data = self.assertion(c.grader, warnings, files)
@@ -209,7 +313,8 @@ class PromptfooPlatform(Platform):
         return [a for a in found if isinstance(a, dict)]
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        data = load_yaml_text(read_text(path), path.name)
+        text = read_text(path)
+        data = load_yaml_text(text, path.name)
         if not isinstance(data, dict):
             raise PlatformError(f"{path.name} is not a promptfoo config")
         asserts = self._asserts(data)
@@ -223,7 +328,9 @@ class PromptfooPlatform(Platform):
                 result.graders.append(self.from_assert(item, grader_key, path.parent))
                 seen.add(grader_key)
             except (PlatformError, ValueError) as exc:
-                result.warnings.append(f"assert {n + 1} ({item.get('type')}): {exc}")
+                line = assert_line(text, n, str(item.get("type")))
+                where = f"line {line}: " if line else ""
+                result.warnings.append(f"{where}assert {n + 1} ({item.get('type')}): {exc}")
         if not result.graders:
             raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.warnings)})")
         return result
@@ -236,20 +343,36 @@ class PromptfooPlatform(Platform):
         builtins = {v: k for k, v in BUILTIN_TYPES.items()}
         model = None
         provider = item.get("provider")
+        if isinstance(provider, dict):
+            provider = provider.get("id")
         if isinstance(provider, str):
-            model = provider.removeprefix(PROVIDER_PREFIX)
+            model = provider.removeprefix(PROVIDER_PREFIX).removeprefix("chat:").removeprefix("anthropic:messages:")
         if kind in builtins:
             function, case = builtins[kind]
-            options: dict[str, Any] = {"negate": negate}
+            submission_zero, reference_zero = empty_rule(function, False)
+            options: dict[str, Any] = {"negate": negate, "empty_submission_zero": submission_zero,
+                                       "empty_reference_zero": reference_zero}
             if case != CASE_DEFAULT.get(function, False):
                 options["case_sensitive"] = case
             if function == "exact_match":
                 options["strip"] = False
-            if isinstance(value, list):
+            if function == "regex_match":
+                options["regex_dialect"] = "javascript"  # promptfoo builds new RegExp(value)
+            if isinstance(value, str) and "{{" in value and value != EXPECTED:
+                raise PlatformError(f"the value {value!r} is a template; only {EXPECTED} maps to the sample's answer")
+            if function in ("contains_any", "contains_all"):
+                if value == EXPECTED:
+                    raise PlatformError(f"{kind} splits {EXPECTED} on commas at run time; write the values as a list")
+                options["values"] = ([str(v) for v in value] if isinstance(value, list)
+                                     else split_values(str(value or "")))
+            elif isinstance(value, list):
                 options["values"] = [str(v) for v in value]
             elif value is not None and value != EXPECTED:
                 options["reference"] = str(value)
             return BuiltinGrader(key=key, function=function, options=options)
+        if kind == "javascript":
+            raise PlatformError("an inline javascript assertion runs JavaScript, which the studio does not run: "
+                                "rewrite it as a python assertion (file://check.py) to import it")
         if negate:
             raise PlatformError(f"not-{kind} has no studio equivalent")
         if kind == "python":

@@ -10,9 +10,7 @@ import pkgutil
 from functools import cache
 from pathlib import Path
 
-from .base import Platform, PlatformError
-
-_HELPERS = frozenset({"base", "fields", "registry", "templates"})
+from ._base import Platform, PlatformError
 
 
 @cache
@@ -20,7 +18,7 @@ def platforms() -> dict[str, Platform]:
     """Every platform by name, in a stable order."""
     found: dict[str, Platform] = {}
     for info in sorted(pkgutil.iter_modules([str(Path(__file__).parent)]), key=lambda m: m.name):
-        if info.name in _HELPERS or info.name.startswith("_"):
+        if info.name == "registry" or info.name.startswith("_"):  # helpers start with "_"
             continue
         module = importlib.import_module(f"{__package__}.{info.name}")
         platform = getattr(module, "PLATFORM", None)

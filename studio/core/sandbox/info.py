@@ -13,7 +13,7 @@ import sys
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .launch import detect_mode, is_root, plan_worker
+from .launch import detect_mode, is_root, plan_worker, refusal
 from .process import WorkerDied, WorkerProcess
 from .settings import IsolationMode, SandboxSettings
 
@@ -85,7 +85,7 @@ def sandbox_info(settings: SandboxSettings | None = None) -> SandboxInfo:
     unprivileged = info.worker_uid not in (None, 0)
     add(Protection(name="unprivileged uid", active=unprivileged, detail=f"worker runs as uid {info.worker_uid}"))
     seccomp = probe.get("seccomp") == "2"
-    add(Protection(name="seccomp", active=seccomp, detail="fork/exec/clone/ptrace refused by the kernel" if seccomp else "not available"))
+    add(Protection(name="seccomp", active=seccomp, detail="fork/exec/clone/ptrace, io_uring, namespaces, keyrings and mounts refused by the kernel" if seccomp else "not available"))
     add(Protection(name="no_new_privs", active=probe.get("no_new_privs") == "1", detail="setuid binaries gain nothing"))
     rlimits = sys.platform != "win32"
     add(Protection(name="rlimits", active=rlimits, detail="RLIMIT_AS, RLIMIT_CPU, RLIMIT_FSIZE, RLIMIT_NPROC=0, RLIMIT_NOFILE" if rlimits else "no rlimits on Windows"))
@@ -94,7 +94,10 @@ def sandbox_info(settings: SandboxSettings | None = None) -> SandboxInfo:
     if mode == "limits_only":
         info.warnings.append("no OS isolation on this platform: only resource limits and the audit hook apply; run untrusted graders on Linux with bubblewrap")
     elif mode == "namespaces":
-        info.warnings.append("bubblewrap not found: network is isolated but host files are visible (install the 'bubblewrap' package)")
+        info.warnings.append("bubblewrap not found: the fallback (unshare + chroot) isolates network, processes and files, "
+                             "but grader code only runs after an explicit opt-in (--allow-unsandboxed)")
+    if reason := refusal(settings):
+        info.warnings.append(reason)
     if info.studio_is_root and not unprivileged:
         info.warnings.append("the studio runs as root and the worker could not drop to an unprivileged uid")
     return info

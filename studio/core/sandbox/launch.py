@@ -5,6 +5,12 @@ runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the us
 the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
 inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
 directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
+
+Without bubblewrap, ``namespaces`` builds the same root with ``unshare`` and a short shell script
+(private mount, pid, net, ipc and uts namespaces; a tmpfs root holding /usr, the runtime and the
+guest read-only, a fresh /proc, a private /tmp) and ``chroot``s into it. Either fallback is refused
+for grader code unless the user opted in (``allow_unsandboxed``), and no fallback ever runs a grader
+as uid 0.
 """
 
 from __future__ import annotations
@@ -21,11 +27,25 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .settings import IsolationMode, SandboxSettings
+from .settings import IsolationMode, SandboxSettings, unsandboxed_allowed
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
 GUEST_MOUNT = "/sandbox"
 _TOP_LEVEL = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+class SandboxRefused(RuntimeError):
+    """Grader code may not run here as configured; the message says why and what to do."""
+
+
+def refusal(settings: SandboxSettings) -> str | None:
+    """Why grader code would not start under ``settings`` on this machine, or None."""
+    mode = settings.mode or detect_mode()
+    if mode != "bubblewrap" and not unsandboxed_allowed(settings):
+        return (f"function and bash graders are refused: bubblewrap is not available, so the sandbox would "
+                f"run in the weaker '{mode}' mode (see `grader-studio sandbox-info`); install bubblewrap, "
+                "or opt in with --allow-unsandboxed (Settings > Allow unsandboxed graders in the window)")
+    return None
 
 
 @dataclass
@@ -158,11 +178,48 @@ def third_party_dirs(prefix: str) -> list[str]:
 
 
 def _unshare_prefix() -> list[str]:
-    argv = [shutil.which("unshare") or "unshare", "--net", "--ipc", "--uts", "--pid", "--fork"]
+    argv = [shutil.which("unshare") or "unshare", "--mount", "--net", "--ipc", "--uts", "--pid", "--fork"]
     argv += ["--kill-child", "--mount-proc"]
     if not is_root():
         argv += ["--user", "--map-root-user"]
     return argv
+
+
+# Runs as (namespace) root inside ``unshare``: builds a root of its own on a tmpfs and chroots into it.
+# $1 = tmp size in MiB, $2 = runtime prefix, $3 = guest dir, $4 = space-separated dirs to hide; then
+# the command. Everything is mounted read-only except the private /tmp.
+_CHROOT_SCRIPT = r"""
+set -e
+umask 022
+mount -t tmpfs -o mode=0755,size=1m tmpfs /tmp
+R=/tmp
+mkdir -p "$R/usr" "$R/proc" "$R/dev" "$R/tmp" "$R/sandbox"
+mount --bind /usr "$R/usr"; mount -o remount,bind,ro "$R/usr"
+for top in bin sbin lib lib32 lib64 libx32; do
+  if [ -L "/$top" ]; then ln -s "$(readlink "/$top")" "$R/$top"
+  elif [ -d "/$top" ]; then mkdir "$R/$top"; mount --bind "/$top" "$R/$top"; mount -o remount,bind,ro "$R/$top"; fi
+done
+case "$2" in /usr/*) ;; *) mkdir -p "$R$2"; mount --bind "$2" "$R$2"; mount -o remount,bind,ro "$R$2";; esac
+mount --bind "$3" "$R/sandbox"; mount -o remount,bind,ro "$R/sandbox"
+for d in $4; do mount -t tmpfs -o ro,mode=0555,size=4k tmpfs "$R$d"; done
+mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
+mount -t tmpfs -o mode=0755,size=64k tmpfs "$R/dev"
+for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
+mount -t tmpfs -o mode=1777,nosuid,nodev,size="$1"m tmpfs "$R/tmp"
+mount -o remount,ro "$R"
+shift 4
+# not exec: this shell stays pid 1 of the namespace (root, out of the grader's reach; it reaps)
+"$(command -v chroot || echo /usr/sbin/chroot)" "$R" /usr/bin/env -C /tmp "$@"
+"""
+
+
+def _namespaces_argv(command: list[str], settings: SandboxSettings) -> list[str]:
+    """``command`` inside fresh namespaces and a root holding only the runtime (the fallback's
+    stand-in for bubblewrap); paths in ``command`` are as seen inside (the guest is /sandbox)."""
+    _exe, prefix = python_runtime()
+    hidden = " ".join(third_party_dirs(prefix))
+    return _unshare_prefix() + ["/bin/sh", "-c", _CHROOT_SCRIPT, "sandbox", str(settings.tmp_mb), prefix,
+                                str(GUEST_DIR), hidden, *command]
 
 
 @functools.lru_cache(maxsize=1)
@@ -176,8 +233,11 @@ def ensure_bytecode() -> None:
 
 
 def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan:
-    """The command line of one worker under the configured (or detected) isolation mode."""
+    """The command line of one worker under the configured (or detected) isolation mode; raises
+    ``SandboxRefused`` when grader code may not run here (a probe runs none, it always starts)."""
     mode = settings.mode or detect_mode()
+    if not probe and (reason := refusal(settings)):
+        raise SandboxRefused(reason)
     ensure_bytecode()
     exe, _prefix = python_runtime()
     config: dict[str, object] = {
@@ -193,14 +253,27 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
         config["own_pid_ns"] = True
         argv = _bwrap_prefix(settings) + [exe, "-I", "-S", f"{GUEST_MOUNT}/worker_main.py"]
         return LaunchPlan(argv + [json.dumps(config)], env={}, mode=mode, drops_uid=is_root())
+    if is_root():
+        config.update(uid=settings.uid, gid=settings.gid)  # never a grader as uid 0
+    if mode == "namespaces":
+        config["own_pid_ns"] = True
+        argv = _namespaces_argv([exe, "-I", "-S", f"{GUEST_MOUNT}/worker_main.py", json.dumps(config)], settings)
+        env = {"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
+        return LaunchPlan(argv, env=env, cwd="/", mode=mode, drops_uid=is_root())
+    readable = _world_readable(exe) and _world_readable(str(GUEST_DIR / "worker_main.py"))
+    if is_root() and not readable and probe:  # the probe runs only our own code: report, do not refuse
+        config.pop("uid", None)
+        config.pop("gid", None)
+    elif is_root() and not readable:
+        raise SandboxRefused(
+            f"the studio runs as root and the Python runtime ({exe}) is not readable by uid {settings.uid}: a "
+            "grader would run as root, which is refused; install bubblewrap or unshare (util-linux)")
     workdir = tempfile.mkdtemp(prefix="grader-sandbox-")
-    drops = is_root() and _world_readable(exe) and _world_readable(str(GUEST_DIR / "worker_main.py"))
+    drops = "uid" in config
     if drops:
-        config.update(uid=settings.uid, gid=settings.gid)
         os.chown(workdir, settings.uid, settings.gid)
-    config["own_pid_ns"] = mode == "namespaces"
-    prefix = _unshare_prefix() if mode == "namespaces" else []
-    argv = prefix + [exe, "-I", "-S", str(GUEST_DIR / "worker_main.py"), json.dumps(config)]
+    config["own_pid_ns"] = False
+    argv = [exe, "-I", "-S", str(GUEST_DIR / "worker_main.py"), json.dumps(config)]
     env = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
     return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])
 
@@ -214,11 +287,16 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
     unprivileged uid first so RLIMIT_NPROC counts.
     """
     mode = settings.mode or detect_mode()
+    if reason := refusal(settings):
+        raise SandboxRefused(reason)
     limits = [shutil.which("prlimit") or "prlimit", f"--cpu={cpu_seconds}",
               f"--as={memory_mb * 1024 * 1024}", f"--fsize={settings.file_size_mb * 1024 * 1024}",
               f"--nproc={nproc}", "--core=0", "--"]
     drop: list[str] = []
-    if is_root() and shutil.which("setpriv"):
+    if is_root():
+        if not shutil.which("setpriv"):
+            raise SandboxRefused("the studio runs as root and setpriv (util-linux) is missing: a bash grader "
+                                 "would run as root, which is refused")
         drop = [shutil.which("setpriv") or "setpriv", f"--reuid={settings.uid}", f"--regid={settings.gid}",
                 "--clear-groups", "--no-new-privs", "--"]
     if mode == "bubblewrap":
@@ -226,10 +304,13 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
         for name, value in env.items():
             argv += ["--setenv", name, value]
         return LaunchPlan(argv + drop + limits + command, env={}, mode=mode, drops_uid=bool(drop))
+    if mode == "namespaces":
+        base = {"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
+        return LaunchPlan(_namespaces_argv(drop + limits + command, settings), env=base | env, cwd="/",
+                          mode=mode, drops_uid=bool(drop))
     workdir = tempfile.mkdtemp(prefix="grader-bash-")
     if drop:
         os.chown(workdir, settings.uid, settings.gid)
-    prefix = _unshare_prefix() if mode == "namespaces" else []
     base = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
-    return LaunchPlan(prefix + drop + limits + command, env=base | env, cwd=workdir, mode=mode,
+    return LaunchPlan(drop + limits + command, env=base | env, cwd=workdir, mode=mode,
                       drops_uid=bool(drop), cleanup=[workdir])

@@ -54,7 +54,7 @@ def _submission(sample: Sample, extractor: Extractor | None) -> str:
     """Letta's extractor picks the submission (default: the last assistant turn)."""
     if extractor is None:
         return sample.completion or ""
-    from studio.core.graders.extractors import ExtractionError, extract
+    from studio.core.models.extractors import ExtractionError, extract
 
     try:
         return extract(sample, extractor)

@@ -14,6 +14,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -21,9 +22,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import wire
 from .launch import LaunchPlan
 
-MAX_LINE_BYTES = 64 * 1024 * 1024
+#: what a worker may send outside a batch (ready, loaded): a few small fields and an error text
+CONTROL_LINE_BYTES = 256 * 1024
 
 ModelHandler = Callable[[str, dict[str, Any], int], dict[str, Any]]
 
@@ -76,6 +79,24 @@ def describe_exit(code: int | None, memory_mb: int | None = None) -> str:
     return f"the worker exited with code {code} (os._exit or a fatal error in the grader)"
 
 
+def _prctl() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _prctl() if sys.platform.startswith("linux") else None
+
+
+def _die_with_parent() -> None:
+    """In the child between fork and exec: SIGKILL when the parent goes (PR_SET_PDEATHSIG)."""
+    if _PRCTL is not None:
+        _PRCTL(1, signal.SIGKILL, 0, 0, 0)
+
+
 def _raw_request(rid: int, texts: list[str], precise: bool, whole: bool) -> bytes:
     """A grade request whose samples are JSON texts already (one line each, as stored): joined into
     the message instead of parsed and encoded again."""
@@ -100,6 +121,9 @@ class WorkerProcess:
             cwd=plan.cwd,
             close_fds=True,
             start_new_session=True,
+            # bwrap has --die-with-parent; unshare has nothing of the kind: the kernel kills it
+            # (and --kill-child its namespace) when the thread that started it ends
+            preexec_fn=_die_with_parent if plan.mode == "namespaces" else None,
         )
         self._buf = bytearray()
         self.ready: dict[str, Any] | None = None
@@ -121,9 +145,11 @@ class WorkerProcess:
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
 
-    def _read_line(self, deadline: float, cancel: threading.Event | None = None) -> bytes | None:
-        """One line, or None at the deadline; raises EOFError when the worker's output ends and
-        Cancelled when ``cancel`` is set while waiting."""
+    def _read_line(self, deadline: float, cancel: threading.Event | None = None,
+                   limit: int = CONTROL_LINE_BYTES) -> bytes | None:
+        """One line, or None at the deadline; raises EOFError when the worker's output ends,
+        OverflowError when the line grows past ``limit`` bytes (never more than ``limit`` plus one
+        read is held) and Cancelled when ``cancel`` is set while waiting."""
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
         while True:
@@ -132,8 +158,8 @@ class WorkerProcess:
                 line = bytes(self._buf[:nl])
                 del self._buf[: nl + 1]
                 return line
-            if len(self._buf) > MAX_LINE_BYTES:
-                raise OverflowError("output line too long")
+            if len(self._buf) > limit:
+                raise OverflowError(f"a message over {limit} bytes")
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
@@ -144,7 +170,7 @@ class WorkerProcess:
             ready, _, _ = select.select([fd], [], [], remaining)
             if not ready:
                 continue
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, min(1 << 20, limit + 1 - len(self._buf)))
             if not chunk:
                 raise EOFError
             self._buf += chunk
@@ -170,15 +196,22 @@ class WorkerProcess:
             if code is not None:
                 detail = f"{describe_exit(code)}; {detail}" if detail else describe_exit(code)
             raise WorkerDied(f"sandbox worker did not start{': ' + detail if detail else ''}")
-        message = json.loads(line)
-        if message.get("op") != "ready":
+        try:
+            message = wire.loads(line)
+        except wire.ProtocolError:
+            message = None
+        if not isinstance(message, dict) or message.get("op") != "ready":
             self.kill()
-            raise WorkerDied(f"sandbox worker sent {message!r} instead of ready")
+            raise WorkerDied("the sandbox worker sent something else than its ready message")
         self.ready = message
         return message
 
     def kill(self) -> None:
+        """Kill the worker's whole process group (bwrap and what it started: no orphan is left
+        behind to be adopted by pid 1) and reap it."""
         if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -215,10 +248,15 @@ class WorkerProcess:
             self.kill()
             limit = f"wall-time limit ({timeout:g} s) exceeded while running the module body"
             return {"ok": False, "stage": "execution", "error": limit, "line": None}
-        reply = json.loads(line)
-        if reply.get("op") != "loaded":
+        try:
+            reply = wire.loads(line)
+        except wire.ProtocolError:
+            reply = None
+        if not isinstance(reply, dict) or reply.get("op") != "loaded":
             self.kill()
-            return {"ok": False, "stage": "execution", "error": "protocol error", "line": None}
+            return {"ok": False, "stage": "execution", "error": "the grader wrote into the sandbox channel "
+                    "while loading", "line": None}
+        reply = _checked_load_reply(reply)
         if reply.get("ok"):
             self.loaded = reply
         return reply
@@ -234,14 +272,22 @@ class WorkerProcess:
         memory_mb: int | None = None,
         cancel: threading.Event | None = None,
         raw: bool = False,
+        output_bytes: int = 64 * 1024,
     ) -> BatchReply:
-        """Run one batch. ``timeout`` is the per-sample wall limit: the time allowed between two
-        signs of progress (a flushed result or a model call). ``raw``: the samples are stored sample
-        JSON texts, spliced into the request as they are; the worker shapes them for the contract."""
+        """Run one batch. ``timeout`` is the per-sample wall limit, a hard deadline: a sample has
+        ``timeout`` seconds from the moment the previous one reported (the batch's start for the
+        first); only a new result moves the deadline on, never an empty or repeated message, and the
+        whole batch never gets more than ``timeout`` per sample. Time the studio spends answering a
+        model call is not the grader's. Every line is checked (``wire``): a malformed one fails the
+        batch as a protocol error. ``raw``: the samples are stored sample JSON texts, spliced into
+        the request as they are; the worker shapes them for the contract."""
         self._next_id += 1
         rid = self._next_id
         reply = BatchReply()
         count = 1 if whole else len(samples)
+        limits = wire.Limits(output_bytes=output_bytes * (len(samples) if whole else 1), count=count)
+        line_limit = limits.line_bytes()
+        seen: set[int] = set()
         try:
             if raw:
                 self._write_bytes(_raw_request(rid, samples, precise, whole))  # type: ignore[arg-type]
@@ -251,10 +297,12 @@ class WorkerProcess:
             reply.failure = Failure("crash", self._exit_message(memory_mb))
             self.kill()
             return reply
-        deadline = time.monotonic() + timeout
+        began = time.monotonic()
+        ceiling = began + timeout * count  # the whole batch: never more than timeout per sample
+        deadline = min(began + timeout, ceiling)
         while True:
             try:
-                line = self._read_line(deadline, cancel)
+                line = self._read_line(deadline, cancel, line_limit)
             except Cancelled:
                 reply.failure = Failure("cancelled", "cancelled")
                 break
@@ -262,38 +310,42 @@ class WorkerProcess:
                 reply.failure = Failure("crash", self._exit_message(memory_mb))
                 break
             except OverflowError:
-                reply.failure = Failure("output", "output size limit exceeded (a result line over 64 MiB)")
+                reply.failure = Failure(
+                    "output", f"output size limit ({output_bytes // 1024} KiB) exceeded: the worker sent a message "
+                    f"over {line_limit} bytes (printed text is kept up to {wire.PRINTED_CHARS} characters)")
                 break
             if line is None:
                 reply.failure = Failure("timeout", f"wall-time limit ({timeout:g} s) exceeded")
                 break
             try:
-                message = json.loads(line)
-            except ValueError:
-                reply.failure = Failure("protocol", "the grader wrote garbage into the sandbox channel")
-                break
-            if not isinstance(message, dict) or message.get("id") != rid:
-                reply.failure = Failure("protocol", "the grader wrote into the sandbox channel")
-                break
-            if "r" in message:
-                for entry in message["r"]:
-                    if isinstance(entry, list) and entry and type(entry[0]) is int and 0 <= entry[0] < count:
+                message = wire.check_message(wire.loads(line), rid)
+                if "r" in message:
+                    entries = message["r"]
+                    if not isinstance(entries, list):
+                        raise wire.ProtocolError("the worker sent a malformed result list")
+                    checked = [wire.check_entry(e, limits, seen) for e in entries]
+                    for entry in checked:
                         reply.results[entry[0]] = entry
-                deadline = time.monotonic() + timeout
-            elif message.get("done"):
-                reply.cpu_seconds = float(message.get("cpu") or 0.0)
-                reply.strays = int(message.get("strays") or 0)
-                self.cpu_seconds = reply.cpu_seconds
-                return reply
-            elif message.get("op") == "model":
-                answer = self._answer_model(message, on_model, len(reply.results))
-                try:
-                    self._write(answer)
-                except (BrokenPipeError, OSError):
-                    continue  # the EOF is read next round
-                deadline = time.monotonic() + timeout
-            else:
-                reply.failure = Failure("protocol", "unexpected message from the worker")
+                    if checked:  # progress: the next sample's time starts now
+                        deadline = min(time.monotonic() + timeout, ceiling)
+                elif message.get("done") is True:
+                    reply.cpu_seconds = wire.number(message.get("cpu"))
+                    reply.strays = int(wire.number(message.get("strays")))
+                    self.cpu_seconds = reply.cpu_seconds
+                    return reply
+                elif message.get("op") == "model":
+                    asked = time.monotonic()
+                    answer = self._answer_model(message, on_model, len(reply.results))
+                    try:
+                        self._write(answer)
+                    except (BrokenPipeError, OSError):
+                        continue  # the EOF is read next round
+                    spent = time.monotonic() - asked  # the studio's time, not the grader's
+                    deadline, ceiling = deadline + spent, ceiling + spent
+                else:
+                    raise wire.ProtocolError("unexpected message from the worker")
+            except wire.ProtocolError as exc:
+                reply.failure = Failure("protocol", str(exc))
                 break
         self.kill()
         return reply
@@ -302,8 +354,21 @@ class WorkerProcess:
     def _answer_model(message: dict[str, Any], on_model: ModelHandler | None, index: int) -> dict[str, Any]:
         if on_model is None:
             return {"ok": False, "error": "model access not configured"}
-        payload = message.get("payload")
-        if not isinstance(payload, dict):
+        payload, kind = message.get("payload"), message.get("kind")
+        if not isinstance(payload, dict) or not isinstance(kind, str) or not wire.check_depth(payload, 16):
             return {"ok": False, "error": "model call arguments must be keyword arguments"}
-        return on_model(str(message.get("kind")), payload, index)
+        return on_model(kind[:64], payload, index)
+
+
+def _checked_load_reply(reply: dict[str, Any]) -> dict[str, Any]:
+    """The worker's answer to ``load`` reduced to the fields the studio uses, each of its type."""
+    if reply.get("ok") is True:
+        params = reply.get("params")
+        return {"op": "loaded", "ok": True, "entry": str(reply.get("entry"))[:200],
+                "params": params if type(params) is int else None, "is_async": reply.get("is_async") is True}
+    stage = reply.get("stage")
+    line = reply.get("line")
+    return {"op": "loaded", "ok": False,
+            "stage": stage if stage in ("syntax", "execution", "structure") else "execution",
+            "error": str(reply.get("error"))[: wire.ERROR_CHARS], "line": line if type(line) is int else None}
 

@@ -1,4 +1,4 @@
-"""The engine's view of function graders: ``make_scorer(grader, ctx)`` (see engine/scorer.py).
+"""The engine's view of function graders: ``make_scorer(grader, ctx)`` (see core/scoring.py).
 
 Batches of 256 samples go to warm sandbox workers, one session (worker) per batch in flight; the
 MKA1 batch contract gets the whole dataset in one call and reports run metrics.
@@ -11,8 +11,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from studio.core.engine.scorer import GradingContext, ScorerBase
 from studio.core.models import FunctionGrader, Outcome, Sample
+from studio.core.scoring import GradingContext, ScorerBase
 
 from . import payloads
 from .pool import WorkerPool, shared_pool
@@ -41,7 +41,7 @@ class FunctionScorer(ScorerBase):
     def _session(self) -> GraderSession:
         if self._idle:
             return self._idle.pop()
-        session = GraderSession(self.pool, self.spec, self.ctx.options.get("model_bridge"))
+        session = GraderSession(self.pool, self.spec, self.ctx.model_bridge(self.grader.endpoint))
         self._all.append(session)
         return session
 

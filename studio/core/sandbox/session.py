@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.models import FunctionGrader
+from studio.core.models import MAX_SOURCE_BYTES, FunctionGrader
 
+from .launch import SandboxRefused
 from .pool import WorkerPool
 from .process import WorkerDied, WorkerProcess
 from .results import LIMIT, MEMORY, NOT_LOADED
@@ -24,6 +26,9 @@ ModelBridge = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 RECYCLE_CPU_SECONDS = 120.0
 LOAD_GRACE_SECONDS = 0.5
+#: RLIMIT_CPU of a worker beyond its recycling point: a busy loop cannot hold a core much longer
+#: than the wall deadline, even if the studio's watchdog were stuck
+CPU_GRACE_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class GraderSpec:
             "contract": self.contract,
             "function": self.function_name,
             "memory_mb": self.memory_mb,
-            "cpu_seconds": math.ceil(self.timeout) + int(RECYCLE_CPU_SECONDS) + 30,
+            "cpu_seconds": math.ceil(self.timeout) + int(RECYCLE_CPU_SECONDS) + CPU_GRACE_SECONDS,
             "output_limit": self.output_kib * 1024,
             "model_access": self.model_access,
             "max_model_calls": self.max_model_calls,
@@ -78,12 +83,21 @@ class GraderSession:
     def _ensure_worker(self) -> WorkerProcess | None:
         if self.load_error is not None:
             return None
+        size = len(self.spec.source.encode("utf-8", "replace"))
+        if size > MAX_SOURCE_BYTES:
+            self.load_error = {"ok": False, "stage": "size", "line": None,
+                               "error": f"the grader source is {_size(size)}; the limit is {MAX_SOURCE_BYTES // 1024} KiB"}
+            return None
         if self.worker is not None and self.worker.alive:
             return self.worker
         if self.worker is not None:
             self.pool.release(self.worker)
             self.worker = None
-        worker = self.pool.acquire()
+        try:
+            worker = self.pool.acquire()
+        except SandboxRefused as exc:
+            self.load_error = {"ok": False, "stage": "sandbox", "error": str(exc), "line": None}
+            return None
         try:
             reply = worker.load(
                 self.spec.load_request(),
@@ -138,9 +152,13 @@ class GraderSession:
         after a cancel the samples not yet graded get a "cancelled" error. ``raw``: the payloads are
         stored sample JSON texts that the worker shapes for the contract itself."""
         n = 1 if whole else len(payloads)
+        return self._run(payloads, list(range(n)), n, whole=whole, cancel=cancel, raw=raw, precise=False)
+
+    def _run(
+        self, payloads: list[Any], pending: list[int], n: int, *, whole: bool, cancel: threading.Event | None,
+        raw: bool, precise: bool, fan_out: bool = True,
+    ) -> list[list[Any]]:
         results: list[list[Any] | None] = [None] * n
-        pending = list(range(n))
-        precise = False
         while pending:
             worker = self._ensure_worker()
             if worker is None:
@@ -158,6 +176,7 @@ class GraderSession:
                 memory_mb=self.spec.memory_mb,
                 cancel=cancel,
                 raw=raw,
+                output_bytes=self.spec.output_kib * 1024,
             )
             for local, entry in reply.results.items():
                 entry[0] = pending[local]
@@ -182,9 +201,34 @@ class GraderSession:
                 results[culprit] = [culprit, LIMIT, reply.failure.message, reply.failure.kind]
             precise = True
             pending = remaining
+            if fan_out and not whole and reply.failure.kind == "timeout" and len(pending) > 1 and self.pool.size > 1:
+                # a hung grader: the suspects run on several fresh workers at once, so timeouts on
+                # different samples are waited for in parallel, not one after another
+                for entry in self._fan_out(payloads, pending, n, cancel, raw):
+                    results[entry[0]] = entry
+                break
         return [r for r in results if r is not None]
 
+    def _fan_out(self, payloads: list[Any], pending: list[int], n: int, cancel: threading.Event | None,
+                 raw: bool) -> list[list[Any]]:
+        ways = min(self.pool.size, len(pending))
+        chunks = [pending[i::ways] for i in range(ways)]
+        helpers = [GraderSession(self.pool, self.spec, self.bridge) for _ in chunks]
+        try:
+            with ThreadPoolExecutor(max_workers=ways, thread_name_prefix="sandbox-fan-out") as threads:
+                parts = list(threads.map(
+                    lambda pair: pair[0]._run(payloads, pair[1], n, whole=False, cancel=cancel, raw=raw,
+                                              precise=True, fan_out=False),
+                    zip(helpers, chunks, strict=True)))
+        finally:
+            for helper in helpers:
+                self.restarts += helper.restarts
+                helper.close()
+        return [entry for part in parts for entry in part]
+
     def _load_message(self) -> str:
+        if (self.load_error or {}).get("stage") in ("size", "sandbox"):
+            return str((self.load_error or {}).get("error"))
         err = self.load_error or {}
         stage = err.get("stage", "load")
         line = f" (line {err['line']})" if err.get("line") else ""
@@ -194,3 +238,7 @@ class GraderSession:
         if self.worker is not None:
             self.pool.release(self.worker)
             self.worker = None
+
+
+def _size(n: int) -> str:
+    return f"{n / 1024 / 1024:.1f} MB" if n >= 1024 * 1024 else f"{n / 1024:.1f} KiB"

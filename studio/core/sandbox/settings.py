@@ -22,6 +22,22 @@ class SandboxSettings(BaseModel):
     tmp_mb: int = Field(default=64, ge=1, description="size of the worker's private /tmp")
     file_size_mb: int = Field(default=32, ge=1, description="RLIMIT_FSIZE: largest file it may write")
     output_kib: int = Field(default=64, ge=1, description="largest result payload per sample")
+    allow_unsandboxed: bool = Field(
+        default=False, description="run function/bash graders without bubblewrap (the user's explicit opt-in)")
     seccomp: bool = True
     audit_hook: bool = True
     start_timeout: float = Field(default=10.0, gt=0)
+
+
+_allowed_by_user = False
+
+
+def allow_unsandboxed(flag: bool) -> None:
+    """The user's opt-in for this process (``run --allow-unsandboxed``, the window's setting): grader
+    code may run in a fallback mode weaker than bubblewrap. Never set from a grader file."""
+    global _allowed_by_user
+    _allowed_by_user = bool(flag)
+
+
+def unsandboxed_allowed(settings: SandboxSettings) -> bool:
+    return settings.allow_unsandboxed or _allowed_by_user

@@ -42,6 +42,16 @@ class Check(BaseModel):
     line: int | None = None
 
 
+# Contracts whose platform calls the entry synchronously: an ``async def`` there returns a coroutine
+# the platform never awaits. Only Adaptive (one parameter, a thread) and Letta graders may be async.
+SYNC_CONTRACTS = {
+    "mka1_sample": "MKA1 and OpenAI python graders call `def grade(sample, item)` synchronously "
+                   "(an async grader is Adaptive's `async def grade(thread)`, one parameter)",
+    "mka1_batch": "MKA1 calls `def grade_batch(samples[, ctx])` synchronously",
+    "promptfoo": "promptfoo calls `def get_assert(output, context)` synchronously",
+}
+
+
 def _mock_sample() -> Sample:
     return Sample(
         id="mock-1",
@@ -86,6 +96,8 @@ def _entry(tree: ast.Module, contract: str, function_name: str | None) -> tuple[
         return None, f"no top-level `{kind} {name}(...)`{where}"
     if contract == "adaptive" and not isinstance(fn, ast.AsyncFunctionDef):
         return None, "`grade` must be async: write `async def grade(thread: StringThread) -> float`"
+    if contract in SYNC_CONTRACTS and isinstance(fn, ast.AsyncFunctionDef):
+        return None, f"`{fn.name}` is async, but {SYNC_CONTRACTS[contract]}"
     return fn, ""
 
 

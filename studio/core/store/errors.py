@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from studio.core.errors import StudioError
 
-class LibraryError(Exception):
+
+class LibraryError(StudioError):
     """Base of every refusal by the library."""
 
 
@@ -17,3 +19,13 @@ class Locked(LibraryError):
 
 class Conflict(LibraryError):
     pass
+
+
+class EndpointNotFound(NotFound):
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no endpoint named {name!r}; add one with `grader-studio endpoints add`")
+        self.name = name
+
+
+class NoEndpoint(LibraryError):
+    """A judge has no endpoint: neither the definition, the run, nor a single library endpoint."""

@@ -1,4 +1,4 @@
-"""The library: one SQLite file holding graders, datasets, runs and endpoints.
+"""The library: one SQLite file holding graders, datasets, runs and endpoints (and the judge cache).
 
 Open it once per process (``Library.open``) and pass it around; the repositories hang off it.
 """
@@ -11,7 +11,10 @@ from sqlalchemy import Engine
 
 from .database import open_engine
 from .datasets import DatasetRepository
+from .endpoints import EndpointRepository
 from .graders import GraderRepository
+from .judge_cache import JudgeCacheRepository
+from .labels import LabelRepository
 from .runs import RunRepository
 
 
@@ -22,6 +25,9 @@ class Library:
         self.graders = GraderRepository(engine)
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
+        self.endpoints = EndpointRepository(engine)
+        self.labels = LabelRepository(engine)
+        self.judge_cache = JudgeCacheRepository(engine)
 
     @classmethod
     def open(cls, path: Path | str) -> Library:

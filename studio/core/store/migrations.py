@@ -114,6 +114,36 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX ix_results_run_duration ON results (run_id, duration_ms)",
         "CREATE INDEX ix_results_run_sample ON results (run_id, sample_id)",
     ],
+    # 3: human labels of a dataset's samples, by label-set key; every change appends a version
+    #    (the database refuses edits and deletes, like grader versions); a set may declare its
+    #    score scale so a judge's normalised score maps back onto it
+    [
+        """CREATE TABLE label_sets (
+            id INTEGER PRIMARY KEY,
+            dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+            key VARCHAR NOT NULL,
+            scale_min FLOAT,
+            scale_max FLOAT,
+            created_at DATETIME NOT NULL,
+            UNIQUE (dataset_id, key)
+        )""",
+        """CREATE TABLE labels (
+            id INTEGER PRIMARY KEY,
+            label_set_id INTEGER NOT NULL REFERENCES label_sets(id),
+            sample_id VARCHAR NOT NULL,
+            version INTEGER NOT NULL,
+            verdict VARCHAR,
+            score FLOAT,
+            note TEXT NOT NULL DEFAULT '',
+            labeler VARCHAR NOT NULL DEFAULT '',
+            created_at DATETIME NOT NULL,
+            UNIQUE (label_set_id, sample_id, version)
+        )""",
+        """CREATE TRIGGER labels_no_update BEFORE UPDATE ON labels
+           BEGIN SELECT RAISE(ABORT, 'label versions are immutable'); END""",
+        """CREATE TRIGGER labels_no_delete BEFORE DELETE ON labels
+           BEGIN SELECT RAISE(ABORT, 'label versions are immutable'); END""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

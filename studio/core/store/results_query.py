@@ -1,6 +1,6 @@
 """The SQL behind the results grid and exports: which result ids match a filter, in what order, their rows.
 
-No Qt here: the window's grid and the streaming exports (``studio.core.engine.reports``) share it.
+No Qt here: the window's grid and the streaming exports (``studio.core.store.reports``) share it.
 The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks for rows a page
 at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
 from the ``(run_id, sample_idx)``, ``(run_id, score)`` and ``(run_id, status)`` indexes where it can.
@@ -48,11 +48,30 @@ class ResultFilter:
     min_score: float | None = None
     max_score: float | None = None
     text: str = ""
+    #: "" (all), "unlabelled" or "disagreements" (human PASS/FAIL label versus the judge's verdict)
+    labels: str = ""
+    label_set_id: int | None = None
+    pass_threshold: float = 0.5
 
     @property
     def empty(self) -> bool:
         return not (self.statuses or self.min_score is not None or self.max_score is not None
-                    or self.text.strip())
+                    or self.text.strip() or (self.labels and self.label_set_id is not None))
+
+
+def current_label_sql(label_set_id: int, column: str) -> str:
+    """A correlated subquery: ``column`` of the newest label version of ``r``'s sample."""
+    return (f"(SELECT {column} FROM labels l WHERE l.label_set_id = {int(label_set_id)} "
+            f"AND l.sample_id = r.sample_id ORDER BY l.version DESC LIMIT 1)")
+
+
+LABEL_TEXT = "coalesce(l.verdict, printf('%g', l.score), '')"
+
+
+def judge_verdict_sql(threshold: float) -> str:
+    return ("(CASE WHEN json_extract(r.details, '$.verdict') IN ('PASS', 'FAIL') "
+            f"THEN json_extract(r.details, '$.verdict') WHEN r.score >= {float(threshold)!r} "
+            "THEN 'PASS' ELSE 'FAIL' END)")
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,14 @@ class ResultQuery:
         if flt.max_score is not None:
             clauses.append("r.score <= ?")
             params.append(flt.max_score)
+        if flt.labels and flt.label_set_id is not None:
+            label = current_label_sql(flt.label_set_id, LABEL_TEXT)
+            if flt.labels == "unlabelled":
+                clauses.append(f"coalesce({label}, '') = ''")
+            else:
+                verdict = current_label_sql(flt.label_set_id, "l.verdict")
+                clauses.append(f"r.status = 'ok' AND coalesce({verdict}, '') IN ('PASS', 'FAIL') "
+                               f"AND {verdict} <> {judge_verdict_sql(flt.pass_threshold)}")
         text = flt.text.strip()
         if text:
             needs_samples = True
@@ -151,22 +178,24 @@ class ResultRow:
     prompt_tokens: int
     completion_tokens: int
     cached: bool
+    label: str = ""  # the human label of the sample in the grid's label set ("" = unlabelled)
 
 
 _PAGE_SQL = (
     "SELECT r.id, r.sample_idx, r.sample_id, substr(s.input_text, 1, {n}), substr(s.completion, 1, {n}),"
     " substr(s.expected, 1, {n}), r.score, r.scores, r.status, substr(r.error, 1, {n}), r.duration_ms,"
-    " r.prompt_tokens, r.completion_tokens, r.cached"
+    " r.prompt_tokens, r.completion_tokens, r.cached, {label}"
     " FROM results r LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx"
     " WHERE r.id IN ({marks})"
 )
 
 
-def load_rows(engine: Engine, dataset_id: int, ids: list[int]) -> dict[int, ResultRow]:
+def load_rows(engine: Engine, dataset_id: int, ids: list[int], label_set_id: int | None = None) -> dict[int, ResultRow]:
     """The rows of ``ids`` (a page: a hundred or so), keyed by id. Fast enough for the GUI thread."""
     if not ids:
         return {}
-    sql = _PAGE_SQL.format(n=CELL_CHARS, marks=",".join("?" * len(ids)))
+    label = "''" if label_set_id is None else current_label_sql(label_set_id, LABEL_TEXT)
+    sql = _PAGE_SQL.format(n=CELL_CHARS, marks=",".join("?" * len(ids)), label=label)
     with engine.connect() as conn:
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
@@ -174,10 +203,11 @@ def load_rows(engine: Engine, dataset_id: int, ids: list[int]) -> dict[int, Resu
         finally:
             cursor.close()
     out: dict[int, ResultRow] = {}
-    for (rid, idx, sid, inp, comp, exp, score, scores, status, error, ms, ptok, ctok, cached) in rows:
+    for (rid, idx, sid, inp, comp, exp, score, scores, status, error, ms, ptok, ctok, cached, lab) in rows:
         out[rid] = ResultRow(
             rid, idx, sid, inp or "", comp or "", exp or "", score,
             _loads(scores) if scores else {}, status, error or "", ms or 0.0, ptok or 0, ctok or 0, bool(cached),
+            lab or "",
         )
     return out
 

@@ -126,3 +126,28 @@ judge_cache = Table(
     Column("response", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
 )
+
+label_sets = Table(
+    "label_sets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("dataset_id", Integer, ForeignKey("datasets.id"), nullable=False),
+    Column("key", String, nullable=False),
+    Column("scale_min", Float, nullable=True),
+    Column("scale_max", Float, nullable=True),
+    Column("created_at", DateTime, nullable=False),
+)
+
+labels = Table(
+    "labels",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("label_set_id", Integer, ForeignKey("label_sets.id"), nullable=False),
+    Column("sample_id", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("verdict", String, nullable=True),
+    Column("score", Float, nullable=True),
+    Column("note", Text, nullable=False, default=""),
+    Column("labeler", String, nullable=False, default=""),
+    Column("created_at", DateTime, nullable=False),
+)

@@ -14,9 +14,9 @@ from ..qt import Qt, QtWidgets, Signal
 
 def probe(config: Any, api_key: str | None) -> tuple[float, bool, str]:
     """Off the GUI thread: one tiny chat call; (latency ms, logprobs supported, reply)."""
-    from studio.core.judges.chat import ChatRequest, user
-    from studio.core.judges.client import JudgeClient
-    from studio.core.judges.credentials import resolve_api_key
+    from studio.core.judges.http.chat import ChatRequest, user
+    from studio.core.judges.http.client import JudgeClient
+    from studio.core.judges.http.credentials import resolve_api_key
 
     async def go() -> tuple[float, bool, str]:
         client = JudgeClient(config, api_key=api_key or resolve_api_key(config), use_cache=False, max_retries=0)
@@ -38,9 +38,8 @@ class EndpointsPage(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.messages = messages
-        from studio.core.judges.endpoint_store import EndpointRepository
 
-        self.repo = EndpointRepository.of(ctx.library)
+        self.repo = ctx.library.endpoints
         self.list = QtWidgets.QListWidget()
         self.list.setMaximumWidth(220)
         self.add_button = QtWidgets.QPushButton("Add")
@@ -126,7 +125,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.base_url.setText(config.base_url)
         self.model.setText(config.model)
         self.api_key.clear()
-        from studio.core.judges.credentials import get_keyring_key
+        from studio.core.judges.http.credentials import get_keyring_key
 
         self.api_key.setPlaceholderText("a key is stored in the keyring (type to replace)" if get_keyring_key(name)
                                         else "stored in the OS keyring, never in the library")
@@ -136,7 +135,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.result.setText(config.label)
 
     def config(self) -> Any:
-        from studio.core.judges.endpoints import EndpointConfig
+        from studio.core.models.endpoints import EndpointConfig
 
         name = self.name.text().strip()
         try:
@@ -153,7 +152,7 @@ class EndpointsPage(QtWidgets.QWidget):
             config = self.config()
             key = self.api_key.text()
             if key:
-                from studio.core.judges.credentials import set_keyring_key
+                from studio.core.judges.http.credentials import set_keyring_key
 
                 set_keyring_key(config.name, key)
             self.repo.save(config)
@@ -220,6 +219,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.theme.setCurrentIndex(max(0, self.theme.findData(current)))
         QtWidgets.QFormLayout(appearance).addRow("Theme", self.theme)
         tabs.addTab(appearance, "Appearance")
+        tabs.addTab(self._sandbox_page(), "Sandbox")
         close = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
         layout = QtWidgets.QVBoxLayout(self)
@@ -227,6 +227,33 @@ class SettingsDialog(QtWidgets.QDialog):
         layout.addWidget(close)
         self.theme.currentIndexChanged.connect(self._theme)
         self.resize(760, 460)
+
+    def _sandbox_page(self) -> QtWidgets.QWidget:
+        """The opt-in for running function/bash graders without bubblewrap, and what it costs."""
+        from studio.core.sandbox.launch import detect_mode
+
+        page = QtWidgets.QWidget()
+        self.allow_unsandboxed = QtWidgets.QCheckBox("Allow unsandboxed graders (weaker isolation)")
+        value = str(self.ctx.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true"
+        self.allow_unsandboxed.setChecked(value)
+        mode = detect_mode()
+        note = QtWidgets.QLabel(
+            f"Isolation here: {mode}. " + (
+                "Function and bash graders run under bubblewrap." if mode == "bubblewrap" else
+                "Warning: bubblewrap is not available. Without this setting function and bash graders are "
+                "refused; with it they run in a weaker sandbox, and every run says so. Only allow graders "
+                "you trust."))
+        note.setWordWrap(True)
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.addWidget(self.allow_unsandboxed)
+        layout.addWidget(note)
+        layout.addStretch(1)
+        def toggled(on: bool) -> None:
+            self.ctx.settings.setValue("sandbox/allow_unsandboxed", "true" if on else "false")
+            self.ctx.apply_sandbox_setting()
+
+        self.allow_unsandboxed.toggled.connect(toggled)
+        return page
 
     def _theme(self, _index: int) -> None:
         value = self.theme.currentData()

@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from studio.core.checks import Check, check_definition
-from studio.core.models import JUDGE_KINDS, KIND_LABELS, GraderDefinition
+from studio.core.graders.registry import kind_labels
+from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
 
@@ -20,24 +21,10 @@ from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
+from .bodies import make_body
 from .body import DefinitionBody
 from .checks_panel import ChecksPanel
-from .function_body import FunctionBody
 from .try_panel import TryPanel, grade_one
-
-
-def make_body(ctx: AppContext, kind: str, theme: str) -> DefinitionBody:
-    if kind == "function":
-        return FunctionBody(theme)
-    if kind in JUDGE_KINDS:
-        from ..judges.designer import JudgeBody
-
-        return JudgeBody(ctx, kind, theme)
-    from ..forms.bodies import FormBody, YamlBody
-
-    if kind in ("builtin", "bash", "external_endpoint"):
-        return FormBody(kind)
-    return YamlBody(theme)
 
 
 def _same(a: GraderDefinition, b: GraderDefinition) -> bool:
@@ -179,7 +166,7 @@ class GraderPage(QtWidgets.QWidget):
         definition = record.definition
         self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
         state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
-        self.subtitle.setText("  ·  ".join(p for p in (record.key, KIND_LABELS.get(record.kind, record.kind),
+        self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
                                                          f"v{record.current_version}",
                                                          f"updated {record.updated_at:%Y-%m-%d %H:%M}", state) if p))
         read_only = self.read_only

@@ -20,8 +20,8 @@ from .code_editor import monospace_font
 
 def grade_one(ctx_library: Any, definition: GraderDefinition, sample: Sample) -> Outcome:
     """Off the GUI thread: build the scorer a run would use, grade one sample, close it."""
-    from studio.core.engine.registry import make_scorer
-    from studio.core.engine.scorer import GradingContext
+    from studio.core.graders.registry import make_scorer
+    from studio.core.scoring import GradingContext
 
     async def go() -> Outcome:
         scorer = make_scorer(definition, GradingContext(library=ctx_library, concurrency=1))

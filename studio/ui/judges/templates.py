@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
+from studio.core.judges.variables import VARIABLE_DOCS
+
 from ..editor.code_editor import CodeEditor
 from ..editor.find_bar import FindBar
 from ..qt import Qt, QtWidgets, Signal
 
-SAMPLE_VARIABLES = [
-    ("completion", "the text under judgement (the extractor's output)"),
-    ("last_user_turn_content", "the last user message"),
-    ("context_str", "the conversation before the completion, one 'role: text' per line"),
-    ("context_str_without_last_user", "the same without the last user message"),
-    ("expected", "the sample's expected answer"),
-    ("metadata.expected", "expected answer, from the metadata"),
-    ("documents", "retrieved chunks (document turns)"),
-    ("turns", "every turn, the completion included"),
-    ("context_turns", "turns before the completion"),
-    ("item", "the original dataset row (OpenAI item)"),
-    ("sample.output_text", "OpenAI: the completion"),
-]
-
-KIND_VARIABLES: dict[str, list[tuple[str, str]]] = {
-    "binary_judge": [("criteria", "the judge's criteria"), ("output_schema", "the JSON answer schema")],
-    "range_judge": [("criteria", "the judge's criteria"), ("score_min", "lowest score"), ("score_max", "highest score"),
-                    ("evaluation_steps_text", "numbered evaluation steps"),
-                    ("subrange_text", "one line per subrange expectation"), ("output_schema", "answer format")],
-    "criteria_judge": [("criterion", "the criterion being judged"), ("criteria", "all criteria with weights"),
-                       ("weight", "the criterion's weight"), ("output_schema", "the JSON answer schema")],
-    "prebuilt": [("context", "the retrieved context"), ("item_text", "the claim/document/statement judged"),
-                 ("criteria", "what the metric checks"), ("output_schema", "answer format")],
-    "rubric_judge": [("input", "the user's input"), ("submission", "the completion"),
-                     ("ground_truth", "the expected answer")],
-}
+#: the palette's sample variables: derived from the judges' own list, never kept by hand here
+SAMPLE_VARIABLES = list(VARIABLE_DOCS.items())
 
 _LISTS = {"turns", "context_turns", "documents"}
 

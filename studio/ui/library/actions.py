@@ -26,6 +26,7 @@ T = TypeVar("T")
 class GraderActions(QObject):
     status = Signal(str)
     open_requested = Signal(str)
+    compare_requested = Signal(str)  # grader key: compare its newest run with the previous one
 
     def __init__(self, ctx: AppContext, messages: Messages, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -131,6 +132,7 @@ class GraderActions(QObject):
         dialog = VersionsDialog(key, versions, record.current_version, record.locked or record.deleted,
                                 self._parent(), dark=dark)
         dialog.restore_requested.connect(lambda number: self.restore_version(key, number))
+        dialog.compare_requested.connect(lambda: self.compare_requested.emit(key))
         dialog.open()
         return dialog
 

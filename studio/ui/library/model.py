@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from studio.core.models import GRADER_KINDS, KIND_LABELS
+from studio.core.graders.registry import kind_labels
+from studio.core.models import GRADER_KINDS
 from studio.core.store.graders import GraderRecord
 
 from ..icons import icon, kind_icon
@@ -35,7 +36,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
 
     def reload(self, live: list[GraderRecord], deleted: list[GraderRecord]) -> None:
         self.beginResetModel()
-        groups = {kind: _Group(kind, KIND_LABELS.get(kind, kind)) for kind in GRADER_KINDS}
+        groups = {kind: _Group(kind, kind_labels().get(kind, kind)) for kind in GRADER_KINDS}
         for record in live:
             groups.setdefault(record.kind, _Group(record.kind, record.kind)).records.append(record)
         self._groups = [g for g in groups.values() if g.records]
@@ -116,7 +117,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
             return icon("trash") if record.deleted else kind_icon(record.kind)
         if role == Qt.ItemDataRole.ToolTipRole:
             lines = [f"<b>{definition.display_name}</b>", f"key: {record.key} · v{record.current_version}",
-                     KIND_LABELS.get(record.kind, record.kind)]
+                     kind_labels().get(record.kind, record.kind)]
             if record.locked:
                 lines.append("locked: read-only until unlocked")
             if definition.description:

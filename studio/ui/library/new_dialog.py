@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from studio.core.models import GRADER_KINDS, KIND_LABELS, GraderDefinition
+from studio.core.graders.registry import kind_labels
+from studio.core.models import GRADER_KINDS, GraderDefinition
 from studio.core.models.common import SLUG_PATTERN
 
 from ..qt import QtWidgets
@@ -24,7 +25,7 @@ class NewGraderDialog(QtWidgets.QDialog):
         self.key = QtWidgets.QLineEdit(placeholderText="answer-is-correct")
         self.kind = QtWidgets.QComboBox()
         for k in GRADER_KINDS:
-            self.kind.addItem(KIND_LABELS[k], k)
+            self.kind.addItem(kind_labels()[k], k)
         if kind in GRADER_KINDS:
             self.kind.setCurrentIndex(GRADER_KINDS.index(kind))
         self.template = QtWidgets.QComboBox()

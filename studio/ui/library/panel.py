@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from studio.core.models import GRADER_KINDS, KIND_LABELS
+from studio.core.graders.registry import kind_labels
+from studio.core.models import GRADER_KINDS
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext
@@ -42,7 +43,7 @@ class LibraryPanel(QtWidgets.QWidget):
         self.new_button.setToolTip("New grader (Ctrl+N)")
         menu = QtWidgets.QMenu(self.new_button)
         for kind in GRADER_KINDS:
-            menu.addAction(KIND_LABELS[kind], lambda k=kind: self.actions.new(k))
+            menu.addAction(kind_labels()[kind], lambda k=kind: self.actions.new(k))
         self.new_button.setMenu(menu)
         self.new_button.clicked.connect(lambda: self.actions.new())
         self.duplicate_button = QtWidgets.QToolButton(text="Duplicate")

@@ -75,6 +75,7 @@ class VersionsDialog(QtWidgets.QDialog):
     """Pick a version on the left; the diff compares it with the current version."""
 
     restore_requested = Signal(int)
+    compare_requested = Signal()  # "compare with previous run": the grader's newest two runs
 
     def __init__(self, key: str, versions: list[VersionRecord], current: int, read_only: bool,
                  parent: QtWidgets.QWidget | None = None, dark: bool = False) -> None:
@@ -100,6 +101,9 @@ class VersionsDialog(QtWidgets.QDialog):
         if read_only:
             self.restore.setToolTip("The grader is locked: unlock it to restore a version")
         self._read_only = read_only
+        self.compare = QtWidgets.QPushButton("Compare with previous run")
+        self.compare.setToolTip("Open the compare view on this grader's newest run and the run before it "
+                                "on the same dataset")
         close = QtWidgets.QPushButton("Close")
         splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self.list)
@@ -107,6 +111,7 @@ class VersionsDialog(QtWidgets.QDialog):
         splitter.setSizes([160, 440])
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.summary, 1)
+        buttons.addWidget(self.compare)
         buttons.addWidget(self.restore)
         buttons.addWidget(close)
         layout = QtWidgets.QVBoxLayout(self)
@@ -114,6 +119,8 @@ class VersionsDialog(QtWidgets.QDialog):
         layout.addLayout(buttons)
         self.list.currentItemChanged.connect(self._selected)
         self.restore.clicked.connect(self._restore)
+        self.compare.clicked.connect(self.compare_requested)
+        self.compare.clicked.connect(self.accept)
         close.clicked.connect(self.reject)
         self.resize(980, 640)
         if self.list.topLevelItemCount():

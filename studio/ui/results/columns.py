@@ -49,6 +49,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("completion", "Completion", 260, lambda r: one_line(r.completion), long_text=lambda r: r.completion),
     Column("expected", "Expected", 150, lambda r: one_line(r.expected), long_text=lambda r: r.expected),
     Column("score", "Score", 80, score_text, numeric=True, long_text=score_text),
+    Column("label", "Label", 64, lambda r: r.label),  # the human label, beside the judge's score
     Column("status", "Status", 74, lambda r: r.status),
     Column("error", "Error", 200, lambda r: one_line(r.error), long_text=lambda r: r.error),
     Column("latency", "Latency", 76, latency_text, numeric=True),

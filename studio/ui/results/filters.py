@@ -44,6 +44,13 @@ class FilterBar(QtWidgets.QWidget):
             edit.setValidator(QtGui.QDoubleValidator(edit))
             edit.setMaximumWidth(84)
             edit.setClearButtonEnabled(True)
+        self.labels = QtWidgets.QComboBox()  # the human-label filters
+        for text, value in (("All labels", ""), ("Unlabelled only", "unlabelled"),
+                            ("Disagreements only", "disagreements")):
+            self.labels.addItem(text, value)
+        self.labels.setToolTip("Disagreements: the human's PASS/FAIL label differs from the judge's verdict")
+        self.label_set_id: int | None = None  # set by the view for the run's dataset
+        self.pass_threshold = 0.5
         self.search = QtWidgets.QLineEdit()
         self.search.setPlaceholderText("Search input, completion, expected, error, rationale…")
         self.search.setClearButtonEnabled(True)
@@ -54,6 +61,7 @@ class FilterBar(QtWidgets.QWidget):
         self._debounce.setInterval(SEARCH_DELAY_MS)
         self._debounce.timeout.connect(self._emit)
         self.status.currentIndexChanged.connect(self._emit)
+        self.labels.currentIndexChanged.connect(self._emit)
         for edit in (self.min_score, self.max_score, self.search):
             edit.textChanged.connect(self._debounce.start)
             edit.returnPressed.connect(self._emit)
@@ -64,6 +72,7 @@ class FilterBar(QtWidgets.QWidget):
         layout.addWidget(self.min_score)
         layout.addWidget(QtWidgets.QLabel("–"))
         layout.addWidget(self.max_score)
+        layout.addWidget(self.labels)
         layout.addWidget(self.search, 1)
         layout.addWidget(self.count)
 
@@ -73,6 +82,9 @@ class FilterBar(QtWidgets.QWidget):
             min_score=_score(self.min_score.text()),
             max_score=_score(self.max_score.text()),
             text=self.search.text().strip(),
+            labels=self.labels.currentData() or "",
+            label_set_id=self.label_set_id,
+            pass_threshold=self.pass_threshold,
         )
 
     def set_value(self, flt: ResultFilter) -> None:
@@ -84,6 +96,7 @@ class FilterBar(QtWidgets.QWidget):
             self.min_score.setText("" if flt.min_score is None else f"{flt.min_score:g}")
             self.max_score.setText("" if flt.max_score is None else f"{flt.max_score:g}")
             self.search.setText(flt.text)
+            self.labels.setCurrentIndex(max(0, self.labels.findData(flt.labels)))
         finally:
             self._setting = False
         self._debounce.stop()

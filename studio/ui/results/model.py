@@ -104,6 +104,13 @@ class ResultsModel(QtCore.QAbstractTableModel):
             return
         self.set_query(self._query.with_sort(COLUMNS[column].key, order == Qt.SortOrder.DescendingOrder))
 
+    def forget_rows(self) -> None:
+        """Drop the cached cells (a label changed) so visible rows are read again."""
+        self._rows.clear()
+        self._cells.clear()
+        if self._ids:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._ids) - 1, len(COLUMNS) - 1))
+
     def result_id(self, row: int) -> int | None:
         return self._ids[row] if 0 <= row < len(self._ids) else None
 
@@ -201,7 +208,8 @@ class ResultsModel(QtCore.QAbstractTableModel):
         if self._query is None or not wanted:
             return
         try:
-            fetched = load_rows(self.ctx.library.engine, self._query.dataset_id, wanted)
+            fetched = load_rows(self.ctx.library.engine, self._query.dataset_id, wanted,
+                                self._query.filter.label_set_id)
         except SQLAlchemyError:
             return
         self.rows_fetched += len(fetched)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from studio.core.engine.reports import export_csv
+from studio.core.store.reports import export_csv
 from studio.core.store.results_query import (
     ResultFilter,
     ResultQuery,
@@ -20,6 +20,7 @@ from ..qt import Qt, QtWidgets, Signal
 from .columns import COLUMN_INDEX, COLUMNS
 from .detail import DetailPane
 from .filters import FilterBar
+from .labeling import Labeler
 from .model import ResultsModel
 from .summary import SummaryBar
 
@@ -78,6 +79,8 @@ class ResultsView(QtWidgets.QWidget):
         layout.addWidget(self.summary_bar)
         layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
+        self.labeler = Labeler(self)  # human labels by keyboard, beside the thread and rationale
+        layout.addWidget(self.labeler)
         layout.addWidget(self.status_line)
 
         self.filters.changed.connect(self._on_filter)
@@ -136,6 +139,7 @@ class ResultsView(QtWidgets.QWidget):
             self.model.set_query(None)
             self.summary_bar.clear(describe_error(exc))
             return
+        self.labeler.set_run(run_id)
         header = self.table.horizontalHeader()
         column = COLUMNS[header.sortIndicatorSection()] if 0 <= header.sortIndicatorSection() < len(COLUMNS) \
             else COLUMNS[0]

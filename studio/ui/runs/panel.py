@@ -292,7 +292,9 @@ class RunPanel(QtWidgets.QWidget):
                 worker.kill()
 
     def _launch(self, run_id: int, total: int, done: int = 0) -> None:
-        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path)
+        allow = str(self.ctx.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true"
+        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path, allow_unsandboxed=allow)
+        worker.warning.connect(self._on_warning)
         worker.progress.connect(self._on_progress)
         worker.completed.connect(self._on_completed)
         worker.failed.connect(self._on_failed)
@@ -355,6 +357,10 @@ class RunPanel(QtWidgets.QWidget):
         self.progress_label.setText(f"{info.done:,} / {info.total:,} · {info.status}")
         self._say(text, error=info.status != "completed")
         self.run_finished.emit(info)
+
+    def _on_warning(self, message: str) -> None:
+        """Degraded sandbox isolation: said every time a run starts."""
+        self._say(message, error=True)
 
     def _on_failed(self, message: str) -> None:
         run_id = self.active_run

@@ -18,7 +18,6 @@ A child that dies without a summary is reported by ``failed`` with its last erro
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sys
@@ -28,11 +27,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.engine import events
 from studio.core.engine.runner import Progress
 from studio.core.models import RunInfo
 from studio.core.store import Library
 
-from ..messages import _KNOWN
 from ..qt import QObject, QtCore, Signal
 
 CHILD_NICENESS = 10  # the grading child's nice value (Unix): the window stays first for the CPU
@@ -51,22 +50,19 @@ def child_command(db_path: Path | str) -> list[str]:
 
 def describe_child_error(event: dict[str, Any]) -> str:
     """The sentence for an ``error`` line, as ``describe_error`` would have said it in-process."""
-    kinds = set(event.get("kinds") or [event.get("error", "")])
-    name = event.get("error") or "Error"
-    text = str(event.get("message") or "").strip()
-    if kinds & (set(_KNOWN) | {"ValueError", "OSError", "ValidationError"}):
-        return text or name
-    return f"Something went wrong ({name}): {text}" if text else f"Something went wrong ({name})."
+    return events.describe_error(event)
 
 
 class RunWorker(QObject):
     progress = Signal(object)    # Progress, at most ~10 a second (the engine's flush rhythm)
     completed = Signal(object)   # RunInfo as stored at the end (completed or cancelled)
     failed = Signal(str)         # a sentence: the run could not start, broke, or its process died
+    warning = Signal(str)        # a sentence the user must see (degraded sandbox isolation)
 
     def __init__(self, library: Library, run_id: int, parent: QObject | None = None,
-                 db_path: Path | str | None = None) -> None:
+                 db_path: Path | str | None = None, allow_unsandboxed: bool = False) -> None:
         super().__init__(parent)
+        self.allow_unsandboxed = allow_unsandboxed
         self.library = library
         self.run_id = run_id
         self.db_path = db_path if db_path is not None else library.path
@@ -101,7 +97,8 @@ class RunWorker(QObject):
             return
         program, *args = child_command(self.db_path)
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
-                                        "--cancel-on-stdin-eof"])
+                                        "--cancel-on-stdin-eof",
+                                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else [])])
 
     def cancel(self) -> None:
         """Ask the run to stop, keeping what is graded; idempotent."""
@@ -115,18 +112,18 @@ class RunWorker(QObject):
     def cancelling(self) -> bool:
         return self._cancel_requested
 
-    def isRunning(self) -> bool:  # noqa: N802 - QThread's name, which the worker used to be
+    def is_running(self) -> bool:
         return self.process.state() != QtCore.QProcess.ProcessState.NotRunning
 
     def wait(self, msecs: int = 30_000) -> bool:
         """Block until the child has exited (shutdown); True when it has. Reports as usual."""
-        if self.isRunning():
+        if self.is_running():
             self.process.waitForFinished(msecs)
-        return not self.isRunning()
+        return not self.is_running()
 
     def kill(self) -> None:
         """Stop the child at once (it was asked to cancel and did not): its run is left resumable."""
-        if self.isRunning():
+        if self.is_running():
             self.process.kill()
             self.process.waitForFinished(5000)
 
@@ -138,7 +135,7 @@ class RunWorker(QObject):
                 os.setpriority(os.PRIO_PROCESS, pid, CHILD_NICENESS)
 
     def _interrupt(self) -> None:
-        if self._interrupt_sent or not self.isRunning():
+        if self._interrupt_sent or not self.is_running():
             return
         self._interrupt_sent = True
         if os.name == "nt" or self.child_pid is None:
@@ -167,20 +164,12 @@ class RunWorker(QObject):
             self._stderr_size -= len(self._stderr.popleft())
 
     def _handle_line(self, line: bytes) -> None:
-        line = line.strip()
-        if not line.startswith(b"{"):
+        event = events.decode(line)
+        if event is None:
             return  # not ours (a library printing to stdout): ignored
-        try:
-            event = json.loads(line)
-        except ValueError:
-            return
         kind = event.get("event")
         if kind == "progress":
-            progress = Progress(
-                run_id=int(event["run_id"]), done=int(event["done"]), total=int(event["total"]),
-                counts=dict(event.get("counts") or {}), elapsed=float(event.get("elapsed") or 0.0),
-                written=[], finished=bool(event.get("finished")),
-            )
+            progress = events.progress_from(event)
             self.last_progress = progress
             self.progress.emit(progress)
         elif kind == "started":
@@ -191,6 +180,8 @@ class RunWorker(QObject):
             self._summary = event
         elif kind == "error":
             self._error = event
+        elif kind == "warning":
+            self.warning.emit(str(event.get("message") or ""))
 
     def stderr_tail(self) -> str:
         text = b"".join(self._stderr).decode("utf-8", errors="replace")

@@ -4,9 +4,9 @@ import asyncio
 
 import pytest
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.graders.composite import combine, make_scorer, unique_names
 from studio.core.models import BuiltinGrader, BuiltinOptions, Component, CompositeGrader, Sample
+from studio.core.scoring import GradingContext
 
 
 def test_hud_combine_rules() -> None:
@@ -15,7 +15,7 @@ def test_hud_combine_rules() -> None:
     assert reward == pytest.approx(0.5 + 0.25 - 0.25)
     assert combine("any", [("a", 1, 0.2), ("b", 1, 0.9)])[0] == 0.9
     assert combine("all", [("a", 1, 0.2), ("b", 1, 0.9)])[0] == 0.2
-    assert unique_names(["x", "x", "y", "x"]) == ["x", "x-1", "y", "x-2"]
+    assert unique_names(["x", "x", "y", "x"]) == ["x-1", "x-2", "y", "x-3"]  # HUD
 
 
 def test_composite_scores_with_penalty() -> None:

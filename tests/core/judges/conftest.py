@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
 from judge_helpers import add_endpoint
 
-from studio.core.engine.scorer import GradingContext
-from studio.core.judges.endpoints import EndpointConfig
-from studio.core.judges.fake_server import FakeJudgeServer, FakeRewardServer
+from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.models import GraderDefinition, Outcome, Sample
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext
 from studio.core.store import Library
-
-
-@pytest.fixture
-def fake_judge() -> Iterator[FakeJudgeServer]:
-    server = FakeJudgeServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def reward_server() -> Iterator[FakeRewardServer]:
-    server = FakeRewardServer().start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -43,7 +29,7 @@ def score(library: Library) -> Score:
     """Grade samples with a real scorer (make_scorer as the engine calls it), then close it."""
 
     def run(grader: GraderDefinition, samples: Sequence[Sample], **ctx: Any) -> list[Outcome]:
-        from studio.core.engine.registry import make_scorer
+        from studio.core.graders.registry import make_scorer
 
         async def go() -> list[Outcome]:
             scorer = make_scorer(grader, GradingContext(library=library, **ctx))

@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from judge_helpers import qa
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.judges.external import make_scorer as make_external
 from studio.core.judges.render import render_prompt
 from studio.core.models import ExternalEndpoint
+from studio.core.scoring import GradingContext
 
 SAMPLES = [
     qa("a", "Capital of France?", "Paris", "Paris"),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from judge_helpers import add_endpoint, qa
 
-from studio.core.judges.adapters import AnthropicAdapter, MalformedResponse, OpenAIAdapter
-from studio.core.judges.chat import ChatRequest, assistant, system, user
-from studio.core.judges.endpoints import EndpointConfig
+from studio.core.judges.http.adapters import AnthropicAdapter, MalformedResponse, OpenAIAdapter
+from studio.core.judges.http.chat import ChatRequest, assistant, system, user
 from studio.core.models import BinaryJudge, RangeJudge
+from studio.core.models.endpoints import EndpointConfig
 
 
 def test_payload_shape() -> None:

@@ -56,7 +56,7 @@ def test_multi_call_judges_are_cached_per_call(endpoint, fake_judge, score) -> N
 def test_two_servers_with_one_model_name_do_not_share_answers(library, endpoint, fake_judge, score) -> None:  # type: ignore[no-untyped-def]
     from judge_helpers import add_endpoint
 
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
 
     score(JUDGE, SAMPLES)
     with FakeJudgeServer() as other:
@@ -67,7 +67,7 @@ def test_two_servers_with_one_model_name_do_not_share_answers(library, endpoint,
 
 
 def test_the_cache_keeps_only_its_newest_entries(library) -> None:  # type: ignore[no-untyped-def]
-    from studio.core.judges.cache import ResponseCache
+    from studio.core.judges.http.cache import ResponseCache
 
     cache = ResponseCache(library.engine, flush_every=1, max_entries=5)
     try:

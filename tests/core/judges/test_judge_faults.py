@@ -92,7 +92,7 @@ def test_requests_per_minute_limit(library, fake_judge, score) -> None:
 
 
 def test_concurrency_is_bounded(library, score) -> None:
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
 
     with FakeJudgeServer(latency_ms=100) as server:
         add_endpoint(library, server, max_concurrency=2)
@@ -102,7 +102,7 @@ def test_concurrency_is_bounded(library, score) -> None:
 
 
 def test_unknown_endpoint_is_refused_before_the_run(library, score) -> None:
-    from studio.core.judges.errors import EndpointNotFound
+    from studio.core.store.errors import EndpointNotFound
 
     with pytest.raises(EndpointNotFound, match="no endpoint named 'fake'"):
         score(JUDGE, [qa("s", "q", "a")])
@@ -111,9 +111,9 @@ def test_unknown_endpoint_is_refused_before_the_run(library, score) -> None:
 def test_judges_on_one_endpoint_share_its_limit(library) -> None:
     import asyncio
 
-    from studio.core.engine.registry import make_scorer
-    from studio.core.engine.scorer import GradingContext
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
+    from studio.core.graders.registry import make_scorer
+    from studio.core.scoring import GradingContext
 
     async def two_judges_at_once() -> None:
         ctx = GradingContext(library=library, use_cache=False)

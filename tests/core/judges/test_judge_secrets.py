@@ -9,7 +9,7 @@ from pathlib import Path
 from judge_helpers import add_endpoint, qa
 
 from studio.cli import main
-from studio.core.judges.credentials import KEYRING_SERVICE, resolve_api_key, set_keyring_key
+from studio.core.judges.http.credentials import KEYRING_SERVICE, resolve_api_key, set_keyring_key
 from studio.core.models import BinaryJudge, RangeJudge
 
 KEYRING_KEY = "sk-test-KEYRING-5f2c9a71d3"
@@ -64,7 +64,7 @@ def test_keyring_wins_over_env_and_cli_stores_stdin_key(
     args = ["--db", str(db_path), "endpoints", "add", "k", "--base-url", fake_judge.base_url]
     assert main([*args, "--model", "m", "--api-key-env", "JUDGE_KEY", "--api-key-stdin"]) == 0
     assert memory_keyring.store[(KEYRING_SERVICE, "k")] == KEYRING_KEY
-    from studio.core.judges.endpoint_store import EndpointRepository
+    from studio.core.store.endpoints import EndpointRepository
 
     config = EndpointRepository.of(library).get("k")
     assert resolve_api_key(config) == KEYRING_KEY

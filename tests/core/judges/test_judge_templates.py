@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from studio.core.judges.errors import JudgeError, TemplateError, UnknownVariable
+from studio.core.judges.http.errors import JudgeError, TemplateError, UnknownVariable
 from studio.core.judges.render import render_prompt
 from studio.core.judges.templates import dialect_of, render_format, render_template
 from studio.core.judges.variables import sample_variables

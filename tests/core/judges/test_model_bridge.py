@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from studio.core.judges.bridge import make_model_bridge
-from studio.core.judges.errors import JudgeError
+from studio.core.judges.http.errors import JudgeError
 
 MKA1_JUDGE_INPUT = (
     "You are grading an answer. Return JSON only.\n"

@@ -7,8 +7,8 @@ import math
 import pytest
 from judge_helpers import add_endpoint, qa
 
-from studio.core.judges.chat import ChatResponse, TokenLogprob
-from studio.core.judges.range_judge import logprob_score
+from studio.core.judges.http.chat import ChatResponse, TokenLogprob
+from studio.core.judges.kinds.range_judge import logprob_score
 from studio.core.judges.render import render_prompt
 from studio.core.models import RangeJudge, RangeShot, Subrange, Turn
 
@@ -92,7 +92,7 @@ def test_unnormalised_and_other_ranges(library, fake_judge, score) -> None:
 
 
 def test_fallback_samples_when_the_endpoint_has_no_logprobs(library, score) -> None:
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
 
     with FakeJudgeServer(logprobs=False) as server:
         add_endpoint(library, server)

@@ -72,3 +72,11 @@ def test_endpoint_failure_scores_zero_and_is_marked_error(endpoint, score) -> No
     [bad, good] = score(JUDGE, [qa("s", "q", "x [[fault:500]]", "x"), qa("t", "q", "x", "x")])
     assert bad.status == "error" and bad.score == 0.0 and "HTTP 500" in bad.rationale
     assert good.status == "ok" and good.score == 1.0
+
+
+def test_empty_submission_scores_zero_without_calling_the_judge(endpoint, score) -> None:
+    """letta-evals returns 0.0 for an empty submission before the model judge runs (issue 12)."""
+    [outcome] = score(JUDGE, [qa("s", "Capital of France?", "", "Paris")])
+    assert (outcome.status, outcome.score) == ("ok", 0.0)
+    assert "Empty submission" in outcome.rationale
+    assert outcome.prompt_tokens == 0

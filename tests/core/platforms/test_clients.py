@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from platform_graders import every_kind
+from platforms_env import unavailable
 
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import ExportResult, get_platform
@@ -61,10 +62,10 @@ def run(cmd: list[str], cwd: Path | None = None, timeout: float = 60) -> subproc
 
 def needs(module: str) -> None:
     if not has("python"):
-        pytest.skip(MISSING)
+        unavailable(MISSING)
     probe = run([str(VENV_BIN / "python"), "-c", f"import {module}"])
     if probe.returncode != 0:
-        pytest.skip(f"{module} is not installed in {PLATFORMS_DIR}: {probe.stderr.strip()[-200:]}")
+        unavailable(f"{module} is not installed in {PLATFORMS_DIR}: {probe.stderr.strip()[-200:]}")
 
 
 @pytest.mark.parametrize(
@@ -83,7 +84,7 @@ def test_exports_load_in_python_clients(name: str, module: str, tmp_path: Path) 
 
 def test_letta_suite_validates(tmp_path: Path) -> None:
     if not has("letta-evals"):
-        pytest.skip(MISSING)
+        unavailable(MISSING)
     result = get_platform("letta").export_many(graders())
     for rel, text in result.files.items():
         (tmp_path / rel).write_text(text, encoding="utf-8")
@@ -94,7 +95,7 @@ def test_letta_suite_validates(tmp_path: Path) -> None:
 
 def test_inspect_lists_the_exported_tasks(tmp_path: Path) -> None:
     if not has("inspect"):
-        pytest.skip(MISSING)
+        unavailable(MISSING)
     result = export_all("inspect", tmp_path)
     files = sorted(result.files)
     done = run([str(VENV_BIN / "inspect"), "list", "tasks", *files], cwd=tmp_path / "inspect", timeout=120)
@@ -105,14 +106,14 @@ def test_inspect_lists_the_exported_tasks(tmp_path: Path) -> None:
 
 def test_promptfoo_config_validates(tmp_path: Path) -> None:
     if not PROMPTFOO.exists() or shutil.which("node") is None:
-        pytest.skip("promptfoo (npm) not installed: run .ci/platforms.sh")
+        unavailable("promptfoo (npm) not installed: run .ci/platforms.sh")
     result = get_platform("promptfoo").export_many(graders())
     for rel, text in result.files.items():
         (tmp_path / rel).write_text(text, encoding="utf-8")
     done = run([str(PROMPTFOO), "validate", "-c", "promptfooconfig.yaml"], cwd=tmp_path)
     assert done.returncode == 0 and "Configuration is valid" in done.stdout, done.stdout + done.stderr
     # ``validate`` does not check assertion types; promptfoo's own schema does
-    from studio.core.platforms.fields import load_yaml_text
+    from studio.core.platforms._fields import load_yaml_text
 
     asserts = load_yaml_text(result.files["promptfooconfig.yaml"], "config")["defaultTest"]["assert"]
     (tmp_path / "asserts.json").write_text(json.dumps(asserts))

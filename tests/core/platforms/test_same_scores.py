@@ -7,11 +7,11 @@ import asyncio
 from pathlib import Path
 
 from studio.core.datasets import read_dataset
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Sample
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import platforms
 from studio.core.sandbox.scorer import make_scorer
+from studio.core.scoring import GradingContext
 
 REPO = Path(__file__).resolve().parents[3]
 DEMO = REPO / "resources" / "demo"
@@ -48,6 +48,8 @@ def test_exported_function_graders_score_the_same(tmp_path: Path) -> None:
             if not (platform.imports and platform.can_export(grader).ok):
                 continue
             result = platform.export(grader)
+            if any("adapter" in w for w in result.warnings):
+                continue  # another contract in a generated adapter: tests/conformance runs those on the platforms
             root = tmp_path / platform.name / grader.key
             for rel, text in result.files.items():
                 (root / rel).parent.mkdir(parents=True, exist_ok=True)

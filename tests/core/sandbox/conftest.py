@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from sandbox_helpers import Score
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
+from studio.core.scoring import GradingContext
 
 
 @pytest.fixture(scope="session")

@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from studio.core.engine.scorer import GradingContext
 from studio.core.models import FunctionGrader, Sample, Turn
 from studio.core.sandbox import payloads
 from studio.core.sandbox.guest.studio_guest import payloads as guest
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
+from studio.core.scoring import GradingContext
 from studio.core.store import Library
 
 SAMPLES = [

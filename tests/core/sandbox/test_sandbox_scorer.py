@@ -8,10 +8,10 @@ from typing import Any
 
 from sandbox_helpers import Score, make_samples
 
-from studio.core.engine.registry import make_scorer
-from studio.core.engine.scorer import GradingContext, Scorer
+from studio.core.graders.registry import make_scorer
 from studio.core.models import FunctionGrader
 from studio.core.sandbox.pool import WorkerPool
+from studio.core.scoring import GradingContext, Scorer
 
 EXACT = """
 from adaptive_harmony import StringThread
@@ -38,6 +38,24 @@ async def grade(thread):
     return float(len(thread.messages()))
 """
     outcomes, _ = score(source, make_samples(3))
+    assert [o.score for o in outcomes] == [1.0, 1.0, 1.0]
+
+
+def test_adaptive_grader_whose_first_step_needs_the_running_loop(score: Score) -> None:
+    """The usual Adaptive grader awaits at once: a real sleep, gather, the running loop (issue 12)."""
+    source = """
+import asyncio
+async def part(x):
+    await asyncio.sleep(0.001)
+    return x
+async def grade(thread):
+    await asyncio.sleep(0.001)
+    loop = asyncio.get_running_loop()
+    a, b = await asyncio.gather(part(1.0), part(2.0))
+    return float(loop is not None) * (a + b) / 3.0
+"""
+    outcomes, _ = score(source, make_samples(3))
+    assert [o.status for o in outcomes] == ["ok"] * 3, [o.error for o in outcomes]
     assert [o.score for o in outcomes] == [1.0, 1.0, 1.0]
 
 
@@ -195,3 +213,20 @@ def test_letta_extractor_picks_the_submission(score: Score) -> None:
     sample = Sample(id="a", messages=[Turn(role="user", content="q"), Turn(role="assistant", content="first")], completion="last")
     outcomes, _ = score(source, [sample], "letta", extractor=Extractor(kind="first_assistant"))
     assert outcomes[0].score == 1.0
+
+
+def test_letta_empty_submission_scores_zero_before_the_grader_runs(score: Score) -> None:
+    """letta-evals returns 0.0 for an empty submission without calling the grader (issue 12)."""
+    source = """
+from letta_evals.decorators import grader
+from letta_evals.models import GradeResult
+
+@grader
+def always_one(sample, submission):
+    return GradeResult(score=1.0, rationale="called")
+"""
+    samples = make_samples(2)
+    samples[1] = samples[1].model_copy(update={"completion": ""})
+    outcomes, _ = score(source, samples, "letta")
+    assert [o.score for o in outcomes] == [1.0, 0.0]
+    assert "Empty submission" in (outcomes[1].rationale or "")

@@ -100,3 +100,14 @@ def test_detect_contract() -> None:
     assert detect_contract("def get_assert(output, context):\n    return True\n") == "promptfoo"
     assert detect_contract("x = 1\n") is None
     assert detect_contract("def (:\n") is None
+
+
+def test_an_async_two_parameter_grade_is_refused_naming_the_contract(sandbox_pool: WorkerPool) -> None:
+    """No platform awaits grade(sample, item): MKA1 and OpenAI call it synchronously (issue 12)."""
+    source = "async def grade(sample, item):\n    return 1.0\n"
+    checks = validate(source, detect_contract(source) or "mka1_sample", pool=sandbox_pool)
+    structure = next(c for c in checks if c.name == "structure")
+    assert structure.status == "failed"
+    assert "synchronously" in structure.message and "async def grade(thread)" in structure.message
+    batch = validate("async def grade_batch(samples):\n    return {}\n", "mka1_batch", pool=sandbox_pool)
+    assert statuses(batch)["structure"] == "failed"

@@ -117,7 +117,7 @@ def test_cancel_mid_run_keeps_the_window_responsive_then_resume(qtbot, app_ctx, 
 
 @pytest.fixture
 def fake_judge() -> Iterator[object]:
-    from studio.core.judges.fake_server import FakeJudgeServer
+    from studio.core.demo.fake_server import FakeJudgeServer
 
     server = FakeJudgeServer().start()
     yield server
@@ -125,8 +125,8 @@ def fake_judge() -> Iterator[object]:
 
 
 def add_fake_endpoint(lib: Library, server) -> None:  # type: ignore[no-untyped-def]
-    from studio.core.judges.endpoint_store import EndpointRepository
-    from studio.core.judges.endpoints import EndpointConfig
+    from studio.core.models.endpoints import EndpointConfig
+    from studio.core.store.endpoints import EndpointRepository
 
     EndpointRepository.of(lib).save(EndpointConfig(
         name="fake", base_url=server.base_url, model="fake-judge", timeout=5.0, retry_backoff=0.01,

@@ -74,7 +74,7 @@ def test_progress_jsonl_reports_a_missing_run_as_an_error_line(library: Library,
         capture_output=True, text=True, timeout=120, cwd=REPO)
     assert result.returncode == 1
     (error,) = events(result.stdout)
-    assert error["event"] == "error" and "LibraryError" in error["kinds"] and "99" in error["message"]
+    assert error["event"] == "error" and error["user_error"] is True and "99" in error["message"]
     assert worker.describe_child_error(error) == error["message"]
     assert "error: no run with id 99" in result.stderr
 
@@ -112,7 +112,7 @@ def test_worker_reports_progress_then_the_run(qtbot, app_ctx) -> None:  # type: 
     info = done.args[0]
     assert info.id == run_id and info.status == "completed" and info.done == 300
     assert seen and seen[-1].finished and seen[-1].done == 300 and w.last_progress is seen[-1]
-    assert w.wait(5000) and not w.isRunning()
+    assert w.wait(5000) and not w.is_running()
     w.deleteLater()
 
 
@@ -164,5 +164,5 @@ def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> No
     qtbot.waitUntil(lambda: child.last_progress is not None, timeout=WAIT_MS)
     started = time.perf_counter()
     panel.shutdown()
-    assert time.perf_counter() - started < 10 and not child.isRunning() and not panel.is_running()
+    assert time.perf_counter() - started < 10 and not child.is_running() and not panel.is_running()
     assert app_ctx.library.runs.get(run_id).status == "cancelled"

@@ -12,6 +12,8 @@ import importlib.util
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from studio.core.errors import StudioError
+
 #: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
 #: (library, run_id, definition, ctx, pending, total, already, on_progress, cancel) -> run metrics
 GradeFn = Callable[..., Awaitable[dict[str, float]]]
@@ -19,7 +21,7 @@ GradeFn = Callable[..., Awaitable[dict[str, float]]]
 RAY_HINT = "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a Ray cluster."
 
 
-class ExecutorError(Exception):
+class ExecutorError(StudioError):
     """A sentence for the user: the cluster cannot be reached, or lost more than a run can survive."""
 
 

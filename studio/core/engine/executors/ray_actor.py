@@ -17,11 +17,11 @@ import threading
 import time
 from typing import Any
 
-from studio.core.engine.registry import make_scorer
-from studio.core.engine.scorer import GradingContext, Scorer
+from studio.core.graders.registry import make_scorer
 from studio.core.models import GRADER_ADAPTER, Outcome, Sample
 from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
+from studio.core.scoring import GradingContext, Scorer
 
 
 def _runs_functions(grader: Any) -> bool:

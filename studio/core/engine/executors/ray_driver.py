@@ -33,6 +33,8 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from studio.core.engine.runner import Progress
 from studio.core.models import Outcome, dump_grader
+from studio.core.sandbox import SandboxSettings
+from studio.core.sandbox.settings import unsandboxed_allowed
 
 from . import ExecutorError, GradeFn
 from .placement import CLUSTER_NOTE, driver_reason
@@ -170,6 +172,9 @@ class RayExecutor:
     def _plan_actors(self, definition_json: str) -> None:
         """One actor per node with CPUs (or one per ``cpus_per_actor`` of them) where none lives yet."""
         remote = ray.remote(BlockGrader)
+        # the user's opt-in to a weaker sandbox (--allow-unsandboxed) travels to the nodes; nothing else
+        # of this machine's sandbox settings does (each node detects its own isolation)
+        sandbox = {"allow_unsandboxed": True} if unsandboxed_allowed(SandboxSettings()) else None
         have: dict[str, int] = {}
         for actor in self._actors.values():
             have[actor.node_id] = have.get(actor.node_id, 0) + 1
@@ -183,7 +188,7 @@ class RayExecutor:
                     num_cpus=per_actor,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                     max_restarts=0, max_task_retries=0, max_concurrency=self.blocks_per_actor + 4,
-                ).remote(definition_json, per_actor)
+                ).remote(definition_json, per_actor, sandbox)
                 ready_ref = handle.ready.remote()
                 self._actors[ready_ref] = _Actor(handle, node_id, per_actor)
                 self._stats["actors"] += 1
@@ -217,18 +222,19 @@ class RayExecutor:
 
     # -- the run --------------------------------------------------------------------------------------------------
     async def _grade(self, library: Any, run_id: int, definition: Any, ctx: Any, pending: Any, total: int,
-                     already: int, on_progress: Any, cancel: Any) -> dict[str, float]:
+                     already: int, on_progress: Any, cancel: Any, streak: Any = None) -> dict[str, float]:
         """The engine's grading loop for a cluster (same arguments, same progress events)."""
         # Blocking calls inside the coroutine are deliberate: this loop runs nothing else, and
         # ``ray.wait`` with a short timeout is both the scheduler and the cancel check.
         return _Run(self, library, run_id, json.dumps(dump_grader(definition)), total, already,
-                    on_progress, cancel).go(pending(True))
+                    on_progress, cancel, streak).go(pending(True))
 
 
 class _Run:
     def __init__(self, executor: RayExecutor, library: Any, run_id: int, definition_json: str, total: int,
-                 already: int, on_progress: Any, cancel: Any) -> None:
+                 already: int, on_progress: Any, cancel: Any, streak: Any = None) -> None:
         self.ex = executor
+        self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
         self.library = library
         self.run_id = run_id
         self.definition_json = definition_json
@@ -287,6 +293,8 @@ class _Run:
         if inserted == len(rows):
             for _, _, outcome in rows:
                 self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
+                if self.streak is not None and self.streak.observe(outcome):
+                    self.cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
         else:  # some rows were already there: count what the library holds, not what arrived
             self.counts = dict(self.library.runs.get(self.run_id).counts)
         self.done += inserted

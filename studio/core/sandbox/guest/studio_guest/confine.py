@@ -2,7 +2,8 @@
 
 Kernel-enforced layers (they hold against a grader that rewrites the interpreter): dropping root to an
 unprivileged uid, rlimits with hard == soft (an unprivileged process cannot raise them again), a
-seccomp filter refusing process creation and ptrace, and a non-dumpable process. The audit hook is
+seccomp filter refusing process creation, ptrace, io_uring, namespaces, the kernel keyring and
+mounts, and a non-dumpable process. The audit hook is
 only a second layer that turns the obvious calls into clear errors.
 """
 
@@ -24,10 +25,17 @@ if TYPE_CHECKING:  # keep typing out of the worker's start-up
 # syscall numbers refused by the seccomp filter, per architecture
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _BLOCKED = {
-    # clone, fork, vfork, execve, ptrace, execveat, clone3, process_vm_writev
-    "x86_64": (56, 57, 58, 59, 101, 322, 435, 311),
-    # clone, execve, ptrace, execveat, clone3, process_vm_writev
-    "aarch64": (220, 221, 117, 281, 435, 271),
+    # process creation and tracing: clone, fork, vfork, execve, ptrace, execveat, clone3,
+    # process_vm_readv, process_vm_writev;
+    # kernel side doors: io_uring_setup/enter/register (file and network I/O that bypasses this
+    # filter), unshare and setns (new or other namespaces), add_key/request_key/keyctl (the uid's
+    # kernel keyring is shared by every worker on the host), mount, umount2, pivot_root, chroot
+    # (undoing the fallback's private /proc and root), open_by_handle_at, bpf, perf_event_open,
+    # userfaultfd
+    "x86_64": (56, 57, 58, 59, 101, 322, 435, 310, 311, 425, 426, 427, 272, 308, 248, 249, 250,
+               165, 166, 155, 161, 304, 321, 298, 323),
+    "aarch64": (220, 221, 117, 281, 435, 270, 271, 425, 426, 427, 97, 268, 217, 218, 219,
+                40, 39, 41, 51, 265, 280, 241, 282),
 }
 _EPERM = 1
 

@@ -71,9 +71,14 @@ def make_caller(contract: str, fn: Callable[..., Any], ctx: Any) -> Callable[[An
             return lambda p: fn(p, ctx)
         return lambda p: fn(p)
     if contract == "letta":
-        from letta_evals.models import Sample
+        from letta_evals.models import GradeResult, Sample
 
-        return lambda p: fn(Sample(**p["sample"]), p["submission"])
+        def call_letta(p: Any) -> Any:
+            if not p["submission"]:  # Letta's rule: an empty submission scores 0 before the grader runs
+                return GradeResult(score=0.0, rationale="Empty submission - extractor found no content")
+            return fn(Sample(**p["sample"]), p["submission"])
+
+        return call_letta
     if contract == "promptfoo":
         return lambda p: fn(p["output"], p["context"])
     raise LoadError(f"unknown contract {contract!r}")

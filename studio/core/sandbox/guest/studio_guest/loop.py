@@ -54,29 +54,6 @@ class Capture:
         return text
 
 
-class _Resume:
-    """Continues a coroutine that already yielded once, so an event loop can finish it."""
-
-    def __init__(self, coro: Any, first: Any) -> None:
-        self.coro, self.first = coro, first
-
-    def __await__(self) -> Any:
-        coro, out = self.coro, self.first
-        while True:
-            try:
-                sent = yield out
-            except BaseException as exc:  # noqa: BLE001 - forwarded into the grader
-                try:
-                    out = coro.throw(exc)
-                except StopIteration as stop:
-                    return stop.value
-            else:
-                try:
-                    out = coro.send(sent)
-                except StopIteration as stop:
-                    return stop.value
-
-
 class Worker:
     def __init__(self, out_fd: int, in_file: Any) -> None:
         self.out_fd = out_fd
@@ -126,6 +103,8 @@ class Worker:
             code = compile(source, filename, "exec")
         except SyntaxError as exc:
             return {"ok": False, "stage": "syntax", "error": f"{exc.msg}", "line": exc.lineno}
+        except (MemoryError, RecursionError, ValueError) as exc:  # too big or too deep to compile
+            return {"ok": False, "stage": "syntax", "error": f"cannot compile the grader: {type(exc).__name__}", "line": None}
         namespace: dict[str, Any] = {"__name__": "grader", "__file__": filename, "__builtins__": __builtins__}
         try:
             exec(code, namespace)  # noqa: S102 - this is the sandbox
@@ -149,19 +128,13 @@ class Worker:
         }
 
     def drive(self, coro: Any) -> Any:
-        try:
-            first = coro.send(None)
-        except StopIteration as stop:
-            return stop.value
+        """Run an ``async def grade`` inside an event loop from its first step, so that anything it
+        awaits (``asyncio.sleep``, ``asyncio.gather``, a lock ...) finds a running loop."""
         if self.loop is None:
             import asyncio
 
             self.loop = asyncio.new_event_loop()
-
-        async def finish() -> Any:
-            return await _Resume(coro, first)
-
-        return self.loop.run_until_complete(finish())
+        return self.loop.run_until_complete(coro)
 
     def run_one(self, index: int, payload: Any, build: Callable[[Any], Any] | None = None) -> list[Any]:
         call = self.call

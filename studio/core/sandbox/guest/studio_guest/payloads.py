@@ -44,9 +44,21 @@ def adaptive(sample: dict[str, Any]) -> dict[str, Any]:
     return {"turns": turns, "metadata": metadata}
 
 
+def _json_or_none(text: str) -> Any:
+    import json  # only OpenAI rows need it
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
 def mka1_sample_dict(sample: dict[str, Any]) -> dict[str, Any]:
     f = sample.get("fields") or {}
     output = sample.get("completion") or ""
+    if isinstance(f.get("item"), dict):  # an OpenAI row: OpenAI's sample, with output_json parsed
+        own = f.get("sample") if isinstance(f.get("sample"), dict) else {}
+        return {**own, "output_text": output, "output_json": _json_or_none(output)}
     return {
         "output_text": output,
         "extracted_output": f.get("extracted_output", output),
@@ -59,7 +71,11 @@ def mka1_sample_dict(sample: dict[str, Any]) -> dict[str, Any]:
 
 
 def mka1_item(sample: dict[str, Any]) -> dict[str, Any]:
+    """MKA1's item: the dataset row with MKA1's keys filled in. An OpenAI-shaped row ({"item": ...,
+    "sample": ...}) gives its own ``item`` exactly, as OpenAI passes it to ``grade(sample, item)``."""
     f = sample.get("fields") or {}
+    if isinstance(f.get("item"), dict):
+        return dict(f["item"])
     expected = sample.get("expected")
     item = dict(f)
     item.setdefault("prompt", _prompt(sample, f))

@@ -1,0 +1,150 @@
+"""``grader-studio agreement|compare|align``: does a judge agree with humans, did an edit help.
+
+The numbers come from ``studio.core.engine.agreement`` (the window's views show the same); the
+text output is a summary, ``--json`` is the whole report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from typing import Any
+
+from studio.core.models.labels import DEFAULT_KEY
+
+from .app import CliApp, add_json_flag, library_refusal
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(ci: list[float] | None) -> str:
+    return "" if not ci else f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def print_agreement(report: dict[str, Any]) -> None:
+    undefined = report["undefined"]
+    print(f"run {report['run_id']}: {report['grader']} v{report['grader_version']} on {report['dataset']} "
+          f"against labels {report['labels']!r}")
+    print(f"  n {report['n']}  excluded " + (", ".join(f"{k} {v}" for k, v in sorted(report["excluded"].items()))
+                                             or "none"))
+    if report["n_binary"]:
+        kappa = report["cohen_kappa"]
+        reading = f" ({report['kappa_reading']})" if kappa is not None else f" ({undefined.get('cohen_kappa')})"
+        print(f"  accuracy {_num(report['accuracy'])}  Cohen's κ {_num(kappa)}{reading}{_ci(report['kappa_ci'])}")
+        print(f"  base rate (human PASS) {_num(report['base_rate'])}")
+        c = report["confusion"]
+        print("  confusion (rows human, columns judge):   PASS  FAIL")
+        for h in ("PASS", "FAIL"):
+            print(f"    {h:<4} {c[h]['PASS']:>37} {c[h]['FAIL']:>5}")
+        for warning in report["warnings"]:
+            print(f"  warning: {warning}")
+        if report["best_threshold"] is not None:
+            print(f"  threshold with the highest κ: {report['best_threshold']:g} (run used {report['pass_threshold']:g})")
+    if report["n_scores"]:
+        for name in ("spearman", "kendall", "pearson", "mae", "quadratic_kappa"):
+            value = report.get(name)
+            why = "" if value is not None else f" ({undefined.get(name, '')})"
+            print(f"  {name} {_num(value)}{_ci(report.get(name + '_ci'))}{why}")
+        print(f"  scale: {report['scale_mapping']}")
+    if report["n"] == 0:
+        print(f"  nothing to compare: {undefined.get('n')}")
+    if report["disagreements"]:
+        print(f"  {len(report['disagreements'])} disagreements, worst first:")
+        for d in report["disagreements"][:20]:
+            print(f"    {d['sample_id']}: human {d['human']}, judge {d['judge']} "
+                  f"({_num(d['judge_score'], 2)}): {(d['rationale'] or '').replace(chr(10), ' ')[:70]}")
+
+
+@library_refusal
+def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.engine.agreement import agreement
+
+    report = agreement(app.library, args.run_id, args.labels, seed=args.seed)
+    if args.json:
+        app.print_json(report)
+    else:
+        print_agreement(report)
+    return 0
+
+
+@library_refusal
+def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.engine.agreement import compare
+
+    report = compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed)
+    if args.json:
+        app.print_json(report)
+        return 0
+    a, b = report["run_a"], report["run_b"]
+    print(f"A = run {a['id']} ({a['grader']} v{a['grader_version']})  B = run {b['id']} "
+          f"({b['grader']} v{b['grader_version']})  on {report['dataset']}")
+    print(f"  n_common {report['n_common']}  mean A {_num(report['mean_a'])}  mean B {_num(report['mean_b'])}  "
+          f"delta {_num(report['mean_delta'])}{_ci(report['mean_delta_ci'])}")
+    print(f"  B better {report['wins']}, worse {report['losses']}, tied {report['ties']}")
+    print(f"  pass/fail flips {len(report['flips'])} (A pass, B fail {report['pass_a_fail_b']}; "
+          f"A fail, B pass {report['fail_a_pass_b']})  McNemar exact p {_num(report['mcnemar_p'], 4)}")
+    if report["labels"]:
+        print(f"  labels {report['labels']['key']!r}: {report['labels']['sentence']}")
+    for flip in report["flips"][:20]:
+        print(f"    {flip['sample_id']}: A {flip['a']['verdict']} / B {flip['b']['verdict']}")
+    return 0
+
+
+@library_refusal
+def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.engine.align import AlignOptions, align
+
+    options = AlignOptions(labels=args.labels, holdout=args.holdout, seed=args.seed, max_shots=args.max_shots,
+                           endpoint=args.endpoint, concurrency=args.concurrency, version=args.version)
+    report = align(app.library, args.judge, args.dataset, options, cancel=threading.Event())
+    if args.json:
+        app.print_json(report)
+        return 0
+    print(f"align {report['judge']} on {report['dataset']} (labels {report['labels']!r}, seed {report['seed']}): "
+          f"{report['n_train']} training, {report['n_holdout']} held-out samples")
+    print(f"  training disagreements {report['train_disagreements']}, few-shot examples added {report['shots_added']}")
+    if report["new_version"] is None:
+        print(f"  {report.get('note', 'no new version')}")
+        return 0
+    stat = report["statistic"]
+    before, after = report["before"], report["after"]
+    ci_key = "kappa_ci" if stat == "cohen_kappa" else "spearman_ci"
+    print(f"  v{report['old_version']} -> v{report['new_version']}, measured on the {report['n_holdout']} "
+          f"held-out samples only:")
+    print(f"    before: {stat} {_num(before[stat])}{_ci(before[ci_key])}  (n {before['n']})")
+    print(f"    after:  {stat} {_num(after[stat])}{_ci(after[ci_key])}  (n {after['n']})")
+    if "sentence" in report["change"]:
+        print(f"    {report['change']['sentence']}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("agreement", help="a run's agreement with human labels (κ, confusion, correlations)")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--labels", default=DEFAULT_KEY, help=f"label set key (default {DEFAULT_KEY})")
+    p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_agreement)
+    p = sub.add_parser("compare", help="run B against run A on the same dataset")
+    p.add_argument("run_a", type=int)
+    p.add_argument("run_b", type=int)
+    p.add_argument("--labels", default=DEFAULT_KEY, help="label set for the side-by-side agreement")
+    p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("align", help="add few-shot examples from a judge's disagreements with labels")
+    p.add_argument("judge", help="judge key")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--labels", default=DEFAULT_KEY)
+    p.add_argument("--holdout", type=float, default=0.3, help="share of labelled samples held out (default 0.3)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-shots", type=int, default=8)
+    p.add_argument("--version", type=int, help="version to start from (default: current)")
+    p.add_argument("--endpoint", help="judge endpoint for the runs")
+    p.add_argument("--concurrency", type=int)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_align)
+
+

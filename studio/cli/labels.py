@@ -1,0 +1,103 @@
+"""``grader-studio labels import|export|list``: human labels of a dataset's samples."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from studio.core.datasets.label_files import label_record, read_labels, write_labels
+from studio.core.datasets.readers import DatasetError
+from studio.core.models.labels import DEFAULT_KEY
+
+from .app import CliApp, CliError, add_json_flag, library_refusal
+
+
+def _scale(text: str) -> tuple[float, float]:
+    try:
+        low, high = (float(x) for x in text.replace(" ", "").split("-", 1) if x != "")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a scale is LOW-HIGH, e.g. 1-5 (got {text!r})") from None
+    return low, high
+
+
+@library_refusal
+def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
+    library = app.library
+    known = library.labels.sample_ids(args.dataset)
+    try:
+        items = read_labels(args.file, known)
+    except DatasetError as exc:
+        raise CliError(str(exc)) from None
+    if args.labeler:
+        items = [i if i.labeler else i.model_copy(update={"labeler": args.labeler}) for i in items]
+    if args.scale:
+        library.labels.set_scale(args.dataset, args.key, *args.scale)
+    written = library.labels.put_many(args.dataset, items, args.key)
+    info = library.labels.info(args.dataset, args.key)
+    if args.json:
+        app.print_json({"dataset": args.dataset, "key": args.key, "read": len(items), "versions_written": written,
+                        "labelled": info.labelled, "counts": info.counts})
+    else:
+        print(f"labels {args.key!r} on {args.dataset}: {len(items)} read, {written} new versions, "
+              f"{info.labelled} samples labelled")
+    return 0
+
+
+@library_refusal
+def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
+    current = app.library.labels.current(args.dataset, args.key)
+    order = {sid: i for i, sid in enumerate(app.library.labels.sample_ids(args.dataset))}
+    items = sorted(current.values(), key=lambda label: order.get(label.sample_id, len(order)))
+    fmt = args.format or ("csv" if args.output and args.output.lower().endswith(".csv") else "jsonl")
+    if args.output:
+        with open(args.output, "w", encoding="utf-8", newline="") as out:
+            count = write_labels(items, out, fmt)
+        print(f"wrote {count} labels to {args.output}", file=sys.stderr)
+    else:
+        write_labels(items, sys.stdout, fmt)
+    return 0
+
+
+@library_refusal
+def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    library = app.library
+    keys = library.labels.keys(args.dataset)
+    current = library.labels.current(args.dataset, args.key)
+    info = library.labels.info(args.dataset, args.key)
+    if args.json:
+        app.print_json({"dataset": args.dataset, "key": args.key, "keys": keys, "labelled": info.labelled,
+                        "counts": info.counts, "scale": None if info.scale_min is None else
+                        [info.scale_min, info.scale_max],
+                        "labels": [label_record(label) for label in current.values()]})
+        return 0
+    print(f"label sets on {args.dataset}: {', '.join(keys) or 'none'}")
+    print(f"{args.key}: {info.labelled} labelled  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
+    rows = [[label.sample_id, label.verdict or f"{label.score:g}", f"v{label.version}", label.labeler,
+             label.note.replace("\n", " ")[:60]] for label in current.values()]
+    app.print_table(rows, ["SAMPLE", "LABEL", "VERSION", "LABELER", "NOTE"])
+    return 0
+
+
+def register(sub: Any) -> None:
+    labels = sub.add_parser("labels", help="human labels of a dataset's samples")
+    lsub = labels.add_subparsers(dest="action", metavar="ACTION", required=True)
+    p = lsub.add_parser("import", help="add labels from JSONL or CSV (all or nothing)")
+    p.add_argument("file")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--key", default=DEFAULT_KEY, help=f"label set (default {DEFAULT_KEY})")
+    p.add_argument("--labeler", help="who labelled, for lines that do not say")
+    p.add_argument("--scale", type=_scale, help="the scores' scale, e.g. 1-5")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_import)
+    p = lsub.add_parser("export", help="write the current labels as JSONL or CSV")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--key", default=DEFAULT_KEY)
+    p.add_argument("--format", choices=("jsonl", "csv"))
+    p.add_argument("-o", "--output", help="file (default: standard output)")
+    p.set_defaults(func=cmd_export)
+    p = lsub.add_parser("list", help="the current labels of a dataset")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--key", default=DEFAULT_KEY)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_list)

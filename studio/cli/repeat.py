@@ -1,0 +1,51 @@
+"""``grader-studio run GRADER DATASET --repeat N``: N runs, each sample's spread, self-agreement."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from studio.core.engine.consistency import consistency, repeat_run
+from studio.core.engine.runner import RunOptions
+from studio.core.store import LibraryError
+
+from .app import CliApp, CliError
+
+
+def _print(report: dict[str, Any]) -> None:
+    undefined = report["undefined"]
+    print(f"{report['repeats']} repetitions (runs {', '.join(map(str, report['runs']))}) of {report['n']} samples")
+    kappa = report["fleiss_kappa"]
+    alpha = report["krippendorff_alpha"]
+    print("  Fleiss' κ (verdicts): " + (f"{kappa:.3f} ({report['fleiss_reading']})" if kappa is not None
+                                        else f"undefined: {undefined['fleiss_kappa']}"))
+    print("  Krippendorff's α (scores, interval): " + (f"{alpha:.3f}" if alpha is not None
+                                                       else f"undefined: {undefined['krippendorff_alpha']}"))
+    print(f"  unstable samples {report['unstable']}" + "".join(
+        f"  excluded {k} {v}" for k, v in report["excluded"].items()))
+    for sample in [s for s in report["samples"] if s["unstable"]][:20]:
+        print(f"    {sample['sample_id']}: verdicts {sample['verdicts']} spread {sample['spread']}")
+
+
+def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
+    if args.resume is not None or args.progress_jsonl:
+        raise CliError("--repeat takes GRADER and DATASET (no --resume, no --progress-jsonl)", code=2)
+    if not (args.grader and args.dataset):
+        raise CliError("run --repeat needs GRADER and DATASET", code=2)
+    if args.repeat < 2:
+        raise CliError("--repeat needs N >= 2 (one run cannot disagree with itself)", code=2)
+    options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
+                         endpoint=args.endpoint, use_cache=False, pass_threshold=args.pass_threshold)
+    try:
+        infos = repeat_run(app.library, args.grader, args.dataset, options, args.repeat)
+        report = consistency(app.library, [i.id for i in infos])
+    except LibraryError as exc:
+        raise CliError(str(exc)) from exc
+    from .runs import _exit_code, summary
+
+    code = max(_exit_code(i, args.fail_under) for i in infos)
+    if args.json:
+        app.print_json({"runs": [summary(i) for i in infos], "consistency": report})
+    else:
+        _print(report)
+    return code

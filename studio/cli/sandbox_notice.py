@@ -1,0 +1,66 @@
+"""What ``run`` says about the sandbox before grading: degraded isolation is never silent.
+
+Function and bash graders run untrusted code. Without bubblewrap the studio refuses them unless
+the user opts in (``--allow-unsandboxed``, or the window's setting, which passes the flag); with the
+opt-in every run says, on stderr (and as a ``warning`` line with ``--progress-jsonl``), that its
+isolation is weaker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from studio.core.sandbox.launch import detect_mode, refusal
+from studio.core.sandbox.settings import SandboxSettings, allow_unsandboxed
+
+from .app import CliApp, CliError
+
+_SANDBOXED_KINDS = frozenset({"function", "bash"})
+
+
+def _runs_code(definition: Any) -> bool:
+    """Does this grader (or a component of a composite) run code in the sandbox?"""
+    todo = [definition]
+    while todo:
+        grader = todo.pop()
+        if grader.kind in _SANDBOXED_KINDS:
+            return True
+        if grader.kind == "composite":
+            todo.extend(c.grader for c in grader.components)
+    return False
+
+
+def _definition(app: CliApp, args: argparse.Namespace) -> Any:
+    if args.resume is not None:
+        info = app.library.runs.get(args.resume)
+        return app.library.graders.version(info.grader_key, info.grader_version).definition
+    record = app.library.graders.get(args.grader)
+    return app.library.graders.version(args.grader, args.version or record.current_version).definition
+
+
+def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) -> None:
+    """Apply ``--allow-unsandboxed``; refuse (exit 2) or warn when the grader runs code without
+    bubblewrap. A grader or run that does not exist is left to the run itself to report."""
+    allow_unsandboxed(bool(getattr(args, "allow_unsandboxed", False)))
+    if (args.resume is None and not (args.grader and args.dataset)):
+        return
+    try:
+        definition = _definition(app, args)
+    except Exception:  # noqa: BLE001 - reported by the run with its own sentence
+        return
+    if not _runs_code(definition):
+        return
+    settings = SandboxSettings()
+    if reason := refusal(settings):
+        raise CliError(reason, code=2)
+    mode = settings.mode or detect_mode()
+    if mode == "bubblewrap":
+        return
+    message = (f"warning: isolation is degraded: bubblewrap is not available, this grader's code runs in the "
+               f"'{mode}' sandbox mode because --allow-unsandboxed was given (see `grader-studio sandbox-info` "
+               "and the README's sandbox section for what it does not protect)")
+    print(message, file=sys.stderr, flush=True)
+    if stream is not None:
+        stream.emit("warning", message=message.removeprefix("warning: "))

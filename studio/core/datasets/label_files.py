@@ -1,0 +1,118 @@
+"""Label files (JSONL or CSV): read all or nothing, naming the line that is wrong; write them back.
+
+A line has ``sample_id`` and either ``label`` (PASS/FAIL/NA, or true/false, case-insensitive) or
+``score`` (a number), optionally ``note`` and ``labeler``. CSV cells are text: an empty ``label`` or
+``score`` cell counts as absent.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import ValidationError
+
+from studio.core.models.labels import Label, LabelInput
+
+from .readers import DatasetError
+
+_VERDICTS = {"pass": "PASS", "fail": "FAIL", "na": "NA", "n/a": "NA", "true": "PASS", "false": "FAIL"}
+FIELDS = ("sample_id", "label", "score", "note", "labeler", "version", "created_at")
+
+
+def _rows(path: Path) -> Iterator[tuple[int, Any]]:
+    if path.suffix.lower() == ".csv":
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            if not reader.fieldnames or "sample_id" not in reader.fieldnames:
+                raise DatasetError(str(path), 1, "the CSV header needs a sample_id column")
+            for row in reader:
+                yield reader.line_num, {k: v for k, v in row.items() if k and v not in (None, "")}
+        return
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+
+
+def _label(row: Any) -> LabelInput:
+    if not isinstance(row, dict):
+        raise ValueError("a line must be an object with sample_id and label or score")
+    if "sample_id" not in row or row["sample_id"] in (None, ""):
+        raise ValueError("no sample_id")
+    verdict = row.get("label")
+    if isinstance(verdict, bool):
+        verdict = "PASS" if verdict else "FAIL"
+    elif verdict is not None:
+        verdict = _VERDICTS.get(str(verdict).strip().lower())
+        if verdict is None:
+            raise ValueError(f"label {row['label']!r} is not PASS, FAIL, NA, true or false")
+    score = row.get("score")
+    if score is not None:
+        if isinstance(score, bool):
+            raise ValueError("score must be a number, not true/false")
+        try:
+            score = float(score)
+        except (TypeError, ValueError):
+            raise ValueError(f"score {row['score']!r} is not a number") from None
+        if not math.isfinite(score):
+            raise ValueError(f"score {row['score']!r} is not a finite number")
+    if verdict is None and score is None:
+        raise ValueError("give a label (PASS/FAIL/NA, true/false) or a score")
+    return LabelInput(sample_id=str(row["sample_id"]), verdict=verdict, score=score,
+                      note=str(row.get("note") or ""), labeler=str(row.get("labeler") or ""))
+
+
+def read_labels(path: Path | str, known_ids: Iterable[str] | None = None) -> list[LabelInput]:
+    """Every label of the file, or a ``DatasetError`` naming the first bad line (an unknown sample
+    id or a sample labelled twice included)."""
+    path = Path(path)
+    if not path.exists():
+        raise DatasetError(str(path), None, "no such file")
+    known = None if known_ids is None else set(known_ids)
+    seen: dict[str, int] = {}
+    out = []
+    for number, row in _rows(path):
+        try:
+            label = _label(row)
+        except (ValueError, ValidationError) as exc:
+            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise DatasetError(str(path), number, message) from None
+        if known is not None and label.sample_id not in known:
+            raise DatasetError(str(path), number, f"unknown sample id {label.sample_id!r} (not in the dataset)")
+        if label.sample_id in seen:
+            raise DatasetError(str(path), number, f"sample {label.sample_id!r} is already labelled on line "
+                                                  f"{seen[label.sample_id]}")
+        seen[label.sample_id] = number
+        out.append(label)
+    if not out:
+        raise DatasetError(str(path), None, "no labels in the file")
+    return out
+
+
+def label_record(label: Label) -> dict[str, Any]:
+    return {"sample_id": label.sample_id, "label": label.verdict, "score": label.score, "note": label.note,
+            "labeler": label.labeler, "version": label.version, "created_at": label.created_at.isoformat()}
+
+
+def write_labels(items: Iterable[Label], out: TextIO, fmt: str = "jsonl") -> int:
+    count = 0
+    if fmt == "csv":
+        writer = csv.DictWriter(out, fieldnames=list(FIELDS))
+        writer.writeheader()
+        for label in items:
+            writer.writerow({k: ("" if v is None else v) for k, v in label_record(label).items()})
+            count += 1
+        return count
+    for label in items:
+        out.write(json.dumps(label_record(label), ensure_ascii=False) + "\n")
+        count += 1
+    return count

@@ -1,0 +1,200 @@
+"""Our own OpenAI-compatible judge server and Adaptive reward server, for tests, demos and dry runs.
+
+A scripted judge, not a model (see ``fake_script``). ``FakeJudgeServer`` serves
+``/v1/chat/completions`` (with logprobs/top_logprobs), ``/v1/messages`` (Anthropic shape),
+``/v1/models`` and ``/v1/embeddings``; ``FakeRewardServer`` serves ``/score``, ``/batch_score`` and
+``/info``. Both inject faults (``fake_http``); ``start()`` binds 127.0.0.1 on a free port.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from typing import Any
+
+from studio.core.demo.fake_http import FakeServerBase
+from studio.core.demo.fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
+
+MODEL_ID = "fake-judge"
+
+
+class FakeJudgeServer(FakeServerBase):
+    """OpenAI-compatible chat completions from a scripted judge (and the Anthropic messages shape)."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        latency_ms: float = 0.0,
+        logprobs: bool = True,
+        rules: list[Rule] | None = None,
+    ) -> None:
+        super().__init__(host, port, latency_ms)
+        self.logprobs = logprobs
+        self.judge = ScriptedJudge(rules)
+        self._ids = 0
+
+    @property
+    def base_url(self) -> str:
+        """What ``endpoints add --base-url`` takes for this server."""
+        return f"{self.url}/v1"
+
+    def add_rule(self, pattern: str, reply: str, probs: list[float] | None = None) -> None:
+        self.judge.rules.append(Rule(pattern=pattern, reply=reply, probs=probs))
+
+    def route(self, method: str, path: str, body: Any) -> Any | None:
+        if method == "GET" and path in ("/v1/models", "/models"):
+            return {
+                "object": "list",
+                "data": [{"id": MODEL_ID, "object": "model", "owned_by": LABEL}],
+            }
+        if method == "GET" and path in ("", "/health"):
+            return {"status": "ok", "server": LABEL}
+        if method != "POST":
+            return None
+        if path in ("/v1/chat/completions", "/chat/completions"):
+            return self._chat(body)
+        if path in ("/v1/messages", "/messages"):
+            return self._anthropic(body)
+        if path in ("/v1/embeddings", "/embeddings"):
+            return self._embeddings(body)
+        return None
+
+    def _next_id(self) -> int:
+        with self._lock:
+            self._ids += 1
+            return self._ids
+
+    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages") or []
+        answer = self.judge.answer(messages)
+        if not answer.tokens:
+            answer.tokens = [(t, 0.0, {t: 0.0}) for t in answer.text.split()[:64]] or [
+                ("", 0.0, {})
+            ]
+        logprobs = None
+        if body.get("logprobs") and self.logprobs:
+            k = int(body.get("top_logprobs") or 0)
+            logprobs = {
+                "content": [
+                    {
+                        "token": token,
+                        "logprob": logprob,
+                        "bytes": list(token.encode("utf-8")),
+                        "top_logprobs": [
+                            {"token": t, "logprob": lp}
+                            for t, lp in sorted(top.items(), key=lambda kv: -kv[1])[: k or len(top)]
+                        ],
+                    }
+                    for token, logprob, top in answer.tokens
+                ]
+            }
+        prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
+        completion_tokens = max(1, len(answer.text.split()))
+        return {
+            "id": f"chatcmpl-fake-{self._next_id()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or MODEL_ID,
+            "system_fingerprint": "grader-studio-scripted-judge",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer.text},
+                    "logprobs": logprobs,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = list(body.get("messages") or [])
+        if body.get("system"):
+            messages.insert(0, {"role": "system", "content": body["system"]})
+        answer = self.judge.answer(messages)
+        return {
+            "id": f"msg_fake_{self._next_id()}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model") or MODEL_ID,
+            "content": [{"type": "text", "text": answer.text}],
+            "stop_reason": "end_turn",
+            "usage": {
+                "input_tokens": sum(len(str(m.get("content") or "").split()) for m in messages),
+                "output_tokens": max(1, len(answer.text.split())),
+            },
+        }
+
+    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+        inputs = body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else [str(x) for x in inputs or []]
+        return {
+            "object": "list",
+            "data": [
+                {"object": "embedding", "index": i, "embedding": embed(t)}
+                for i, t in enumerate(texts)
+            ],
+            "model": body.get("model") or MODEL_ID,
+            "usage": {
+                "prompt_tokens": sum(len(t.split()) for t in texts),
+                "total_tokens": sum(len(t.split()) for t in texts),
+            },
+        }
+
+
+def embed(text: str, dims: int = 64) -> list[float]:
+    """Hashed bag of words, unit length: similar texts get similar vectors, deterministically."""
+    vector = [0.0] * dims
+    for word in text.lower().split():
+        digest = hashlib.md5(word.encode("utf-8")).digest()
+        vector[digest[0] % dims] += 1.0 if digest[1] % 2 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class FakeRewardServer(FakeServerBase):
+    """Adaptive reward server: reward 1.0 when the completion contains metadata.expected, else 0.0.
+
+    ``[[reward=0.25]]`` in a turn sets the reward; a non-numeric value (``[[reward=oops]]``) is sent
+    back as is, to exercise invalid-reward handling.
+    """
+
+    def route(self, method: str, path: str, body: Any) -> Any | None:
+        if method == "GET" and path == "/info":
+            return {"name": "fake-reward-server", "description": LABEL, "version": "1"}
+        if method == "POST" and path == "/score":
+            return self.score(body)
+        if method == "POST" and path == "/batch_score":
+            requests = body.get("requests") if isinstance(body, dict) else body
+            return {"responses": [self.score(r) for r in requests or []]}
+        return None
+
+    def score(self, request: dict[str, Any]) -> dict[str, Any]:
+        turns = request.get("turns") or []
+        text = "\n".join(str(t.get("content") or "") for t in turns)
+        completion = (
+            str(turns[-1].get("content") or "")
+            if turns and turns[-1].get("role") == "assistant"
+            else ""
+        )
+        expected = str((request.get("metadata") or {}).get("expected") or "")
+        scripted = markers(text.replace("[[reward=", "[[judge:reward="))
+        reward: Any
+        if "reward" in scripted:
+            try:
+                reward = float(scripted["reward"])
+            except ValueError:
+                reward = scripted["reward"]
+        else:
+            reward = 1.0 if contains_reference(completion, expected) else 0.0
+        return {
+            "reward": reward,
+            "metadata": {"reason": f"scripted reward {reward}"},
+            "id": request.get("id"),
+        }

@@ -1,0 +1,145 @@
+"""Provider adapters: our ChatRequest to each API's JSON, and each API's JSON back to ChatResponse.
+
+OpenAI-compatible servers (OpenAI, vLLM, Ollama, llama.cpp's server) share one adapter; they differ
+only in which optional fields they fill, e.g. llama.cpp gives ``logprobs.content[].top_logprobs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from studio.core.judges.http.chat import ChatRequest, ChatResponse, TokenLogprob
+from studio.core.models.endpoints import EndpointConfig
+
+ANTHROPIC_VERSION = "2023-06-01"
+ANTHROPIC_DEFAULT_MAX_TOKENS = 1024
+
+
+class MalformedResponse(Exception):
+    """The body is not the API's response shape (retried like a transport error)."""
+
+
+class Adapter(Protocol):
+    path: str
+
+    def payload(
+        self, config: EndpointConfig, model: str, request: ChatRequest
+    ) -> dict[str, Any]: ...
+
+    def headers(self, api_key: str | None) -> dict[str, str]: ...
+
+    def parse(self, body: Any) -> ChatResponse: ...
+
+
+class OpenAIAdapter:
+    path = "chat/completions"
+
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [m.model_dump() for m in request.messages],
+        }
+        temperature = request.temperature if request.temperature is not None else config.temperature
+        if temperature is not None:
+            body["temperature"] = temperature
+        max_tokens = request.max_tokens or config.max_tokens
+        if max_tokens:
+            body["max_tokens"] = max_tokens
+        if request.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = request.top_logprobs or 20
+        if request.seed is not None:
+            body["seed"] = request.seed
+        if request.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    def parse(self, body: Any) -> ChatResponse:
+        try:
+            choice = body["choices"][0]
+            content = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise MalformedResponse(f"no choices[0].message in the response ({exc!r})") from exc
+        if not isinstance(content, str):
+            raise MalformedResponse("choices[0].message.content is not text")
+        usage = body.get("usage") or {}
+        return ChatResponse(
+            text=content,
+            logprobs=_openai_logprobs(choice.get("logprobs")),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            raw=body,
+        )
+
+
+def _openai_logprobs(block: Any) -> list[TokenLogprob] | None:
+    if not isinstance(block, dict) or not isinstance(block.get("content"), list):
+        return None
+    tokens: list[TokenLogprob] = []
+    for item in block["content"]:
+        if not isinstance(item, dict) or "token" not in item:
+            continue
+        top: dict[str, float] = {}
+        for alt in item.get("top_logprobs") or []:
+            if isinstance(alt, dict) and "token" in alt and alt.get("logprob") is not None:
+                token = str(alt["token"])
+                top[token] = max(float(alt["logprob"]), top.get(token, float("-inf")))
+        logprob = item.get("logprob")
+        tokens.append(
+            TokenLogprob(token=str(item["token"]), logprob=float(logprob or 0.0), top=top)
+        )
+    return tokens or None
+
+
+class AnthropicAdapter:
+    path = "messages"
+
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+        system = "\n\n".join(m.content for m in request.messages if m.role == "system")
+        turns: list[dict[str, str]] = []
+        for message in request.messages:
+            if message.role == "system":
+                continue
+            if turns and turns[-1]["role"] == message.role:  # the API wants alternating roles
+                turns[-1]["content"] += "\n\n" + message.content
+            else:
+                turns.append({"role": message.role, "content": message.content})
+        body: dict[str, Any] = {
+            "model": model,
+            "max_tokens": request.max_tokens or config.max_tokens or ANTHROPIC_DEFAULT_MAX_TOKENS,
+            "messages": turns,
+        }
+        if system:
+            body["system"] = system
+        temperature = request.temperature if request.temperature is not None else config.temperature
+        if temperature is not None:
+            body["temperature"] = min(temperature, 1.0)
+        return body
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        if api_key:
+            headers["x-api-key"] = api_key
+        return headers
+
+    def parse(self, body: Any) -> ChatResponse:
+        try:
+            blocks = body["content"]
+            text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise MalformedResponse(f"no content blocks in the response ({exc!r})") from exc
+        usage = body.get("usage") or {}
+        return ChatResponse(
+            text=text,
+            logprobs=None,
+            prompt_tokens=int(usage.get("input_tokens") or 0),
+            completion_tokens=int(usage.get("output_tokens") or 0),
+            raw=body,
+        )
+
+
+def adapter_for(config: EndpointConfig) -> Adapter:
+    return AnthropicAdapter() if config.kind == "anthropic" else OpenAIAdapter()

@@ -1,0 +1,217 @@
+"""The one async HTTP client every judge call goes through.
+
+Per endpoint: bounded concurrency, a requests-per-minute limit, retries with exponential backoff and
+jitter on 429/5xx/timeouts/connection errors/malformed bodies (honouring Retry-After), and the
+response cache. A final failure raises ``EndpointCallError`` for the caller's sample only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from studio.core.judges.http.adapters import MalformedResponse, adapter_for
+from studio.core.judges.http.cache import ResponseCache, cache_key, request_body
+from studio.core.judges.http.chat import ChatRequest, ChatResponse
+from studio.core.judges.http.credentials import redact_logs, remember_secret, scrub
+from studio.core.judges.http.errors import EndpointCallError
+from studio.core.judges.http.limits import RateLimiter, backoff_delay, parse_retry_after
+from studio.core.judges.http.transport import (
+    CONNECTION_ERRORS,
+    TIMEOUT_ERRORS,
+    close_pools,
+    open_pools,
+)
+from studio.core.models.endpoints import EndpointConfig
+
+log = logging.getLogger("studio.judges")
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+
+
+class JudgeClient:
+    """Talks to one endpoint; created per run (per event loop) and closed with ``aclose``."""
+
+    def __init__(
+        self,
+        config: EndpointConfig,
+        *,
+        api_key: str | None = None,
+        cache: ResponseCache | None = None,
+        use_cache: bool = True,
+        model: str | None = None,
+        max_retries: int | None = None,
+        timeout: float | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.config = config
+        self.model = model or config.model
+        self.adapter = adapter_for(config)
+        self.cache = cache
+        self.read_cache = use_cache  # --no-cache: ask again, but keep the fresh answer
+        self.max_retries = config.max_retries if max_retries is None else max_retries
+        self.timeout = timeout or config.timeout
+        self.cancel = cancel or threading.Event()
+        self._api_key = api_key
+        if api_key:
+            remember_secret(api_key)
+        redact_logs()
+        self._limiter = (
+            RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
+        )
+        key = f"{config.name} {config.base_url}"
+        self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0))
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest) -> ChatResponse:
+        payload = self.adapter.payload(self.config, self.model, request)
+        # the seed separates repeated samples in the cache even where the API has no seed field
+        salt = "" if request.seed is None else f"seed={request.seed}"
+        return await self._cached_call(self.adapter.path, payload, self.adapter.parse, salt)
+
+    async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> dict[str, Any]:
+        """OpenAI ``/embeddings``; the raw JSON body is returned."""
+        payload = {"model": model or self.config.embedding_model or self.model, "input": inputs}
+        response = await self._cached_call("embeddings", payload, _parse_embeddings)
+        return response.raw
+
+    async def post(
+        self, path: str, payload: dict[str, Any], check: Callable[[Any], Any]
+    ) -> tuple[Any, int]:
+        """POST with the same retries and limits, no cache; ``check`` raises MalformedResponse."""
+
+        def parse(body: Any) -> ChatResponse:
+            check(body)
+            return ChatResponse(text="", raw=body)
+
+        raw, _, attempts, _ = await self._post(path, request_body(payload), parse)
+        return raw, attempts
+
+    async def get(self, path: str) -> Any:
+        """One GET (no retries): used for /info and /v1/models probes."""
+        async with asyncio.timeout(self.timeout), self._pool.slot() as transport:
+            reply = await self._pool.send(
+                transport, "GET", self.config.url_for(path), self.adapter.headers(self._api_key)
+            )
+        if reply.status >= 400:
+            raise EndpointCallError(f"HTTP {reply.status} from {self.config.name} for GET /{path}")
+        return json.loads(reply.content)
+
+    async def _cached_call(
+        self,
+        path: str,
+        payload: dict[str, Any],
+        parse: Callable[[Any], ChatResponse],
+        salt: str = "",
+    ) -> ChatResponse:
+        body = request_body(payload)
+        # the server is part of the key: two servers that both call their model "default" differ
+        key = cache_key(self.config.kind, self.config.url_for(path) + salt, body)
+        if self.cache is not None and self.read_cache:
+            hit = self.cache.get(key)
+            if hit is not None:
+                try:
+                    response = parse(hit)
+                except MalformedResponse:
+                    pass
+                else:
+                    # tokens were spent by the earlier call; a cached answer costs nothing now
+                    return response.model_copy(
+                        update={
+                            "cached": True,
+                            "attempts": 0,
+                            "prompt_tokens": 0,
+                            "completion_tokens": 0,
+                        }
+                    )
+        started = time.perf_counter()
+        raw, response, attempts, text = await self._post(path, body, parse)
+        response = response.model_copy(
+            update={"attempts": attempts, "latency_ms": (time.perf_counter() - started) * 1000}
+        )
+        if self.cache is not None:
+            self.cache.put(key, raw, text)
+        return response
+
+    async def _post(
+        self, path: str, body: bytes, parse: Callable[[Any], ChatResponse]
+    ) -> tuple[Any, ChatResponse, int, str]:
+        """(parsed body, response, attempts made, body text) of the first good answer."""
+        url = self.config.url_for(path)
+        headers = {"Content-Type": "application/json", **self.adapter.headers(self._api_key)}
+        problem = "no attempt made"
+        for attempt in range(self.max_retries + 1):
+            if self.cancel.is_set():
+                raise EndpointCallError("cancelled", attempts=attempt)
+            retry_after: float | None = None
+            async with self._pool.slot() as transport:
+                if self._limiter is not None:
+                    await self._limiter.acquire()
+                self.calls += 1
+                try:
+                    async with asyncio.timeout(self.timeout):  # one timer, not one per socket op
+                        reply = await self._pool.send(transport, "POST", url, headers, body)
+                except TIMEOUT_ERRORS:
+                    problem = f"timed out after {self.timeout:g} s"
+                except CONNECTION_ERRORS as exc:
+                    problem = f"connection error ({exc.__class__.__name__}: {scrub(str(exc)) or 'no detail'})"
+                else:
+                    status = reply.status
+                    if status in RETRYABLE_STATUS or status >= 500:
+                        problem = f"HTTP {status}"
+                        retry_after = parse_retry_after(reply.headers.get("retry-after"))
+                    elif status >= 400:
+                        detail = scrub(reply.text[:300].strip())
+                        raise EndpointCallError(
+                            f"HTTP {status} from {self.config.name}: {detail}", attempts=attempt + 1
+                        )
+                    else:
+                        try:
+                            text = reply.text
+                            answer = json.loads(text)
+                            return answer, parse(answer), attempt + 1, text
+                        except (ValueError, MalformedResponse) as exc:
+                            problem = f"malformed response ({scrub(str(exc))[:200]})"
+            if attempt >= self.max_retries:
+                break
+            delay = (
+                retry_after
+                if retry_after is not None
+                else backoff_delay(attempt, self.config.retry_backoff)
+            )
+            log.info("%s: %s; retry %d in %.2f s", self.config.name, problem, attempt + 1, delay)
+            await self._sleep(delay)
+        attempts = self.max_retries + 1
+        raise EndpointCallError(
+            f"{self.config.name}: {problem} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})",
+            attempts=attempts,
+        )
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep in short slices so a cancel stops the wait promptly."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.cancel.is_set():
+                return
+            await asyncio.sleep(min(left, 0.1))
+
+    def flush(self) -> None:
+        if self.cache is not None:
+            self.cache.flush()
+
+    async def aclose(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        await close_pools(self._pool)
+
+
+def _parse_embeddings(body: Any) -> ChatResponse:
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+        raise MalformedResponse("no data[] in the embeddings response")
+    usage = body.get("usage") or {}
+    return ChatResponse(text="", prompt_tokens=int(usage.get("prompt_tokens") or 0), raw=body)

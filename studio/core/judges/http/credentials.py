@@ -1,0 +1,108 @@
+"""API keys: read from the OS keyring or a named environment variable, never from the library.
+
+Also keeps keys out of logs: ``redact_logs`` installs a filter on the HTTP libraries' loggers that
+replaces any known key (and any Authorization header value) with ``***``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+from studio.core.errors import StudioError
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store.endpoints import KEYRING_SERVICE
+
+_KNOWN_SECRETS: set[str] = set()
+_AUTH_RE = re.compile(
+    r"(?i)(authorization|x-api-key)(['\"]?\s*[:=,]\s*['\"]?)(bearer\s+)?[^\s'\",)]+"
+)
+_HTTP_LOGGERS = (
+    "httpx",
+    "httpcore",
+    "httpcore.http11",
+    "httpcore.http2",
+    "httpcore.connection",
+    "httpcore.proxy",
+    "hpack",
+    "studio.judges",
+)
+
+
+class KeyringUnavailable(StudioError):
+    pass
+
+
+def _keyring():  # type: ignore[no-untyped-def]
+    import keyring
+
+    return keyring
+
+
+def get_keyring_key(name: str) -> str | None:
+    """The key stored for endpoint ``name``; None when absent or when no keyring backend exists."""
+    try:
+        return _keyring().get_password(KEYRING_SERVICE, name)
+    except Exception:  # no backend, locked wallet, D-Bus gone: treat as "no key stored"
+        return None
+
+
+def set_keyring_key(name: str, key: str) -> None:
+    try:
+        _keyring().set_password(KEYRING_SERVICE, name, key)
+    except Exception as exc:
+        raise KeyringUnavailable(
+            f"cannot store the key in the OS keyring ({exc.__class__.__name__}); "
+            "use --api-key-env VAR instead"
+        ) from exc
+    remember_secret(key)
+
+
+def resolve_api_key(config: EndpointConfig) -> str | None:
+    """Keyring first (a key the user typed in), then the environment variable the config names."""
+    key = get_keyring_key(config.name)
+    if not key and config.api_key_env:
+        key = os.environ.get(config.api_key_env) or None
+    if key:
+        remember_secret(key)
+    return key
+
+
+def remember_secret(secret: str) -> None:
+    """Register a secret so the log filter scrubs it wherever it appears."""
+    if len(secret) >= 4:
+        _KNOWN_SECRETS.add(secret)
+    redact_logs()
+
+
+def scrub(text: str) -> str:
+    for secret in _KNOWN_SECRETS:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return _AUTH_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}***", text)
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites a record's message with secrets replaced; never drops a record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:
+            return True
+        cleaned = scrub(message)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+_FILTER = RedactingFilter()
+
+
+def redact_logs() -> None:
+    """Idempotently attach the filter to the loggers that see requests."""
+    for name in _HTTP_LOGGERS:
+        logger = logging.getLogger(name)
+        if _FILTER not in logger.filters:
+            logger.addFilter(_FILTER)

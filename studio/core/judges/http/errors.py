@@ -1,0 +1,32 @@
+"""Judge failures a person can act on; each message names the endpoint, variable or field at fault."""
+
+from __future__ import annotations
+
+from studio.core.errors import StudioError
+
+
+class JudgeError(StudioError):
+    """A judge could not produce a grade for one sample (becomes that sample's error outcome)."""
+
+
+class TemplateError(JudgeError):
+    """A prompt template could not be rendered: bad syntax or a variable that does not exist."""
+
+
+class UnknownVariable(TemplateError):
+    def __init__(self, name: str, known: list[str] | None = None) -> None:
+        hint = f" (known: {', '.join(sorted(known))})" if known else ""
+        super().__init__(f"unknown template variable {name!r}{hint}")
+        self.name = name
+
+
+class EndpointCallError(JudgeError):
+    """The endpoint failed after every retry; ``attempts`` says how hard we tried."""
+
+    def __init__(self, message: str, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class ResponseFormatError(JudgeError):
+    """The judge answered, but not in the format its prompt asked for."""

@@ -1,0 +1,44 @@
+"""Human labels of samples: what a label file line or a key press gives, and a stored version."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, model_validator
+
+DEFAULT_KEY = "human"
+Verdict = Literal["PASS", "FAIL", "NA"]
+
+
+class LabelInput(BaseModel):
+    """One label as given (a file line, a key press): a verdict or a score, or neither to clear."""
+
+    sample_id: str
+    verdict: Verdict | None = None
+    score: float | None = None
+    note: str = ""
+    labeler: str = ""
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> LabelInput:
+        if self.verdict is not None and self.score is not None:
+            raise ValueError("give a verdict (PASS/FAIL/NA) or a score, not both")
+        if self.score is not None and not math.isfinite(self.score):
+            raise ValueError("a score must be a finite number")
+        return self
+
+
+class Label(BaseModel):
+    sample_id: str
+    version: int
+    verdict: Verdict | None = None
+    score: float | None = None
+    note: str = ""
+    labeler: str = ""
+    created_at: datetime
+
+    @property
+    def cleared(self) -> bool:
+        return self.verdict is None and self.score is None

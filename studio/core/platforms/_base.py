@@ -1,0 +1,120 @@
+"""The one small interface every platform module implements, and the values it returns.
+
+A platform turns a grader definition into the files that platform loads (``export``), says up front
+whether it can (``can_export``: a kind it has no equivalent for is refused with the reason, never
+written wrong), and, where the platform has a file format worth reading, finds and reads graders
+back (``detect`` / ``import_``). Exports are pure: they read definitions and never execute anything.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.errors import StudioError
+from studio.core.models import GraderDefinition
+
+
+class PlatformError(StudioError):
+    """A file that is not this platform's format, or a grader it cannot express: one readable line."""
+
+
+class Support(BaseModel):
+    """Whether a platform can express a grader; ``reason`` says what is missing when it cannot."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ok: bool
+    reason: str = ""
+
+    @classmethod
+    def yes(cls) -> Support:
+        return cls(ok=True)
+
+    @classmethod
+    def no(cls, reason: str) -> Support:
+        return cls(ok=False, reason=reason)
+
+
+class ExportResult(BaseModel):
+    """Files to write (relative path -> text) and what the target could not hold (``warnings``).
+
+    An export with no warnings imports back equal to the original; each warning names one setting
+    that was dropped or changed on the way.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    files: dict[str, str] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="what to do next; not losses")
+    refused: dict[str, str] = Field(default_factory=dict, description="grader key -> why not exported")
+
+    def merge(self, other: ExportResult) -> None:
+        for path, text in other.files.items():
+            if path in self.files and self.files[path] != text:
+                raise PlatformError(f"two graders export to the same file {path!r}")
+            self.files[path] = text
+        self.warnings.extend(other.warnings)
+        self.notes.extend(other.notes)
+        self.refused.update(other.refused)
+
+
+class ImportResult(BaseModel):
+    """Graders read from a file, and the entries skipped or changed on the way (one line each)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    graders: list[GraderDefinition] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class Platform(ABC):
+    """One target platform. Subclasses are stateless; the registry holds one instance of each."""
+
+    #: short id used on the command line (``--to adaptive``)
+    name: ClassVar[str]
+    #: what people call it
+    label: ClassVar[str]
+    #: whether ``detect``/``import_`` are implemented
+    imports: ClassVar[bool] = False
+
+    @abstractmethod
+    def can_export(self, grader: GraderDefinition) -> Support: ...
+
+    @abstractmethod
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        """Export a grader ``can_export`` accepted."""
+
+    def export(self, grader: GraderDefinition) -> ExportResult:
+        support = self.can_export(grader)
+        if not support.ok:
+            raise PlatformError(f"{self.label} cannot express grader {grader.key!r}: {support.reason}")
+        return self._export(grader)
+
+    def export_many(self, graders: Sequence[GraderDefinition]) -> ExportResult:
+        """Export what can be; the rest is listed in ``refused`` with its reason.
+
+        The default writes each grader's own files side by side; platforms whose format gathers
+        graders into one file (a Letta suite, a promptfoo config) override this.
+        """
+        result = ExportResult()
+        for grader in graders:
+            support = self.can_export(grader)
+            if support.ok:
+                result.merge(self._export(grader))
+            else:
+                result.refused[grader.key] = support.reason
+        return result
+
+    def detect(self, path: Path) -> bool:
+        """True when the file looks like this platform's grader format (cheap, never raises)."""
+        return False
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        """Read graders from ``path``; ``key`` names the grader when the file holds no key."""
+        raise PlatformError(f"{self.label} has no grader file format to import from")

@@ -1,0 +1,190 @@
+"""Helpers the platform modules share: what a target drops, model names, keys, file text."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from studio.core.models import GraderBase, GraderDefinition, JudgeBase
+
+from ._base import ImportResult, PlatformError
+
+COMMON_FIELDS = frozenset({"kind", "key"})
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def unexported(grader: GraderBase, keep: Iterable[str], label: str) -> list[str]:
+    """One warning per field that differs from its default and that ``label`` has no place for.
+
+    Platform modules pass every field they do carry; anything else set on the grader is a loss the
+    user must be told about, so that an export without warnings always imports back equal.
+    """
+    kept = COMMON_FIELDS | set(keep)
+    out: list[str] = []
+    for name, field in type(grader).model_fields.items():
+        if name in kept:
+            continue
+        value = getattr(grader, name)
+        if value != field.get_default(call_default_factory=True):
+            out.append(f"{grader.key}: {name} = {_short(value)} is not exported ({label} has no field for it)")
+    return out
+
+
+def judge_model(grader: JudgeBase, label: str, warnings: list[str]) -> str | None:
+    """The model name a platform gets: the explicit model, else the endpoint's name.
+
+    Endpoint settings (URLs, keys) stay in the studio; only a name crosses over.
+    """
+    if grader.endpoint and grader.model:
+        warnings.append(
+            f"{grader.key}: endpoint {grader.endpoint!r} is not exported; {label} gets the model name {grader.model!r}"
+        )
+    elif grader.endpoint:
+        warnings.append(
+            f"{grader.key}: endpoint {grader.endpoint!r} is exported as the model name {grader.endpoint!r} "
+            "(endpoint settings stay in the studio)"
+        )
+    return grader.model or grader.endpoint
+
+
+def slug(text: str, fallback: str = "imported") -> str:
+    """A valid grader key from any name (file stem, metric name, task id)."""
+    value = re.sub(r"[^a-z0-9_.-]+", "-", text.strip().lower()).strip("-._")
+    return (value or fallback)[:128]
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlatformError(f"cannot read {path}: {exc}") from exc
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise PlatformError(f"{path} is not valid JSON: {exc}") from exc
+
+
+def peek_json(path: Path) -> Any:
+    """Parsed JSON, or None for anything unreadable: detection must never raise."""
+    if path.suffix.lower() != ".json":
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def import_each(
+    data: Any,
+    convert: Callable[[Any, str | None], GraderDefinition],
+    key: str | None,
+    errors: tuple[type[Exception], ...] = (PlatformError,),
+) -> ImportResult:
+    """A JSON list of graders (or a single one) converted item by item.
+
+    ``key`` names the grader only when there is just one; an item ``convert`` refuses with one of
+    ``errors`` becomes a warning. The caller decides what an import with no grader means.
+    """
+    items = data if isinstance(data, list) else [data]
+    result = ImportResult()
+    for item in items:
+        try:
+            result.graders.append(convert(item, key if len(items) == 1 else None))
+        except errors as exc:
+            result.warnings.append(str(exc))
+    return result
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="safe", pure=True)
+    return yaml
+
+
+def _literal_blocks(data: Any) -> Any:
+    """Multi-line strings as ``|`` blocks so prompts and code stay readable in the YAML."""
+    if isinstance(data, dict):
+        return {k: _literal_blocks(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_literal_blocks(v) for v in data]
+    blockable = isinstance(data, str) and "\n" in data and not ("\r" in data or "\t" in data)
+    if blockable and not any(line.endswith(" ") for line in data.split("\n")):
+        return LiteralScalarString(data)
+    return data
+
+
+def dump_yaml(data: Any) -> str:
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    stream = io.StringIO()
+    yaml.dump(_literal_blocks(data), stream)
+    return stream.getvalue()
+
+
+def load_yaml_text(text: str, origin: str) -> Any:
+    try:
+        return _yaml().load(text)
+    except Exception as exc:  # ruamel raises many error types; all mean "not YAML"
+        raise PlatformError(f"{origin} is not valid YAML: {exc}") from exc
+
+
+def peek_yaml(path: Path) -> Any:
+    if path.suffix.lower() not in {".yaml", ".yml"}:
+        return None
+    try:
+        return _yaml().load(path.read_text(encoding="utf-8"))
+    except Exception:
+        return None
+
+
+def dump_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def safe_relative(base: Path, ref: str) -> Path:
+    """A file a suite/config refers to, refused when it points outside the suite's folder."""
+    target = (base / ref).resolve()
+    if not target.is_relative_to(base.resolve()):
+        raise PlatformError(f"{ref!r} points outside {base}; refusing to read it")
+    return target
+
+
+def docstring(text: str) -> str:
+    """A module docstring for generated Python: a literal from ``repr`` (never text pasted between
+    quotes), so a name holding ``\"\"\"`` or a backslash still gives valid source."""
+    return repr(text)
+
+
+# The endpoints an export may describe (name -> EndpointConfig), set by the caller that has the
+# library (``with export_endpoints(...)``); a judge's endpoint then becomes a callable provider.
+_ENDPOINTS: ContextVar[Mapping[str, Any] | None] = ContextVar("export_endpoints", default=None)
+
+
+@contextmanager
+def export_endpoints(endpoints: Mapping[str, Any]) -> Iterator[None]:
+    token = _ENDPOINTS.set(dict(endpoints))
+    try:
+        yield
+    finally:
+        _ENDPOINTS.reset(token)
+
+
+def endpoint_config(name: str | None) -> Any | None:
+    known = _ENDPOINTS.get() or {}
+    return known.get(name) if name else None

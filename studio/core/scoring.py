@@ -1,0 +1,94 @@
+"""The one interface between the engine and every grader kind.
+
+A scorer grades batches of samples and returns one ``Outcome`` per sample, in order. It never raises
+for a sample's failure: a crash, timeout, endpoint error or invalid return becomes that sample's
+``Outcome`` (status error/invalid) so the run goes on. Scorers are built per run by
+``studio.core.graders.registry.make_scorer``, used from one asyncio loop, and closed at the end.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from studio.core.models import GraderDefinition, Outcome, Sample
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+
+@dataclass
+class GradingContext:
+    """What a scorer may use besides its definition.
+
+    ``library`` resolves named endpoints (and holds the judge response cache); ``endpoint`` overrides
+    the judge's endpoint for this run; ``cancel`` is set when the user cancels: long calls should
+    stop promptly and report an error outcome ("cancelled") rather than block.
+    """
+
+    library: Library | None = None
+    endpoint: str | None = None
+    use_cache: bool = True
+    concurrency: int | None = None
+    cancel: threading.Event = field(default_factory=threading.Event)
+    options: dict[str, Any] = field(default_factory=dict)
+    #: makes the model bridge (MKA1 ``ctx.responses_create``) for an endpoint name; set by the
+    #: grader kind that needs one, so this low layer never imports the judges
+    bridge_factory: Callable[[str | None], Any] | None = None
+
+    def model_bridge(self, endpoint: str | None = None) -> Any:
+        """The run's one model bridge, made on first request and shared by every grader in the run.
+
+        ``None`` when nothing can make one. The run's ``endpoint`` wins over the grader's.
+        """
+        bridge = self.options.get("model_bridge")
+        if bridge is None and self.bridge_factory is not None:
+            bridge = self.options["model_bridge"] = self.bridge_factory(self.endpoint or endpoint)
+        return bridge
+
+    def close(self) -> None:
+        """Release what the context made for the run (the model bridge's thread and connections)."""
+        bridge = self.options.pop("model_bridge", None)
+        if bridge is not None and hasattr(bridge, "close"):
+            bridge.close()
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    #: samples per ``score_batch`` call; ``None`` means the whole dataset at once (MKA1 batch contract)
+    batch_size: int | None
+    #: batches the engine keeps in flight at once
+    parallel_batches: int
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]: ...
+
+    # Optional (see ``ScorerBase``): a scorer whose ``accepts_raw_json`` is true also has
+    # ``async score_raw_batch(rows: Sequence[tuple[str, str]]) -> list[Outcome]`` taking
+    # (sample id, stored sample JSON) pairs, and the engine then never parses the samples.
+
+    def run_metrics(self) -> dict[str, float]:
+        """Run-level metrics the grader reported (MKA1 ``grade_batch`` ``metrics``), else {}."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+ScorerFactory = Callable[[GraderDefinition, GradingContext], Scorer]
+
+
+class ScorerBase:
+    """Defaults for the optional parts of the protocol."""
+
+    batch_size: int | None = 64
+    parallel_batches: int = 1
+    #: true when ``score_raw_batch`` grades samples from their stored JSON (the engine's raw lane)
+    accepts_raw_json: bool = False
+
+    def run_metrics(self) -> dict[str, float]:
+        return {}
+
+    async def aclose(self) -> None:
+        return None
+

@@ -1,0 +1,128 @@
+"""The library's endpoint repository: configs as JSON in the ``endpoints`` table, keys elsewhere."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from sqlalchemy import Engine, delete, insert, select, update
+
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store.database import utcnow
+from studio.core.store.errors import EndpointNotFound, NoEndpoint
+from studio.core.store.tables import endpoints as endpoints_table
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+#: the OS keyring service our endpoint keys are stored under (by endpoint name)
+KEYRING_SERVICE = "grader-studio"
+
+
+def delete_keyring_key(name: str) -> None:
+    """Removing an endpoint removes its key too; the keyring is the library's secret half."""
+    with contextlib.suppress(Exception):  # nothing stored or no backend: nothing to delete
+        import keyring
+
+        keyring.delete_password(KEYRING_SERVICE, name)
+
+
+class EndpointRepository:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    @classmethod
+    def of(cls, library: Library | Engine) -> EndpointRepository:
+        """Accepts a Library or a bare Engine (tests, tools that open the file themselves)."""
+        engine = library if isinstance(library, Engine) else library.engine
+        return cls(engine)
+
+    def list(self) -> list[EndpointConfig]:
+        with self._engine.connect() as conn:
+            rows = conn.execute(
+                select(endpoints_table.c.config).order_by(endpoints_table.c.name)
+            ).all()
+        return [EndpointConfig.model_validate_json(row.config) for row in rows]
+
+    def names(self) -> list[str]:
+        return [config.name for config in self.list()]
+
+    def get(self, name: str) -> EndpointConfig:
+        with self._engine.connect() as conn:
+            row = conn.execute(
+                select(endpoints_table.c.config).where(endpoints_table.c.name == name)
+            ).first()
+        if row is None:
+            raise EndpointNotFound(name)
+        return EndpointConfig.model_validate_json(row.config)
+
+    def save(self, config: EndpointConfig) -> None:
+        """Insert or replace; the stored JSON is the config itself, which holds no secret."""
+        now = utcnow()
+        data = config.model_dump_json(exclude_defaults=False)
+        with self._engine.begin() as conn:
+            exists = conn.execute(
+                select(endpoints_table.c.name).where(endpoints_table.c.name == config.name)
+            ).first()
+            if exists:
+                conn.execute(
+                    update(endpoints_table)
+                    .where(endpoints_table.c.name == config.name)
+                    .values(config=data, updated_at=now)
+                )
+            else:
+                conn.execute(
+                    insert(endpoints_table).values(
+                        name=config.name, config=data, created_at=now, updated_at=now
+                    )
+                )
+
+    def remove(self, name: str) -> None:
+        with self._engine.begin() as conn:
+            deleted = conn.execute(
+                delete(endpoints_table).where(endpoints_table.c.name == name)
+            ).rowcount
+        if not deleted:
+            raise EndpointNotFound(name)
+        delete_keyring_key(name)
+
+    def resolve(self, *preferred: str | None) -> EndpointConfig:
+        """The first named endpoint of ``preferred``; else the library's only endpoint."""
+        for name in preferred:
+            if name:
+                return self.get(name)
+        configs = self.list()
+        if len(configs) == 1:
+            return configs[0]
+        if not configs:
+            raise NoEndpoint(
+                "this judge needs an endpoint; add one with `grader-studio endpoints add`"
+            )
+        raise NoEndpoint(
+            "this judge names no endpoint and the library has several "
+            f"({', '.join(c.name for c in configs)}); choose one with --endpoint"
+        )
+
+
+def demo_endpoint_config(name: str, port: int, host: str = "127.0.0.1") -> EndpointConfig:
+    """The endpoint of ``grader-studio fake-judge``: labelled as a scripted judge, not a model."""
+    return EndpointConfig(
+        name=name,
+        kind="openai",
+        base_url=f"http://{host}:{port}/v1",
+        model="fake-judge",
+        timeout=10.0,
+        max_concurrency=16,
+        max_retries=1,
+        supports_logprobs=True,
+        label="scripted judge, not a model (grader-studio fake-judge)",
+    )
+
+
+def save_endpoint_if_missing(library: Library | Engine, config: EndpointConfig) -> bool:
+    """Save ``config`` unless an endpoint of that name exists; True when it was added."""
+    repo = EndpointRepository.of(library)
+    if config.name in repo.names():
+        return False
+    repo.save(config)
+    return True

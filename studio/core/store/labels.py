@@ -1,0 +1,157 @@
+"""Human labels of a dataset's samples: the label repository.
+
+Labels belong to a dataset's samples (by sample id), not to a run, so one label set serves every
+grader version and every run on that dataset. A set has a key (``human`` by default). Each change
+appends a version (the database refuses edits and deletes); the current label of a sample is its
+newest version, and a version with neither verdict nor score clears it (the history stays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, Field
+from sqlalchemy import Engine, func, insert, select, update
+
+from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
+
+from .database import utcnow
+from .errors import Conflict, NotFound
+from .tables import datasets, label_sets, labels, samples
+
+
+class LabelSet(BaseModel):
+    dataset: str
+    key: str
+    scale_min: float | None = None
+    scale_max: float | None = None
+    labelled: int = 0
+    counts: dict[str, int] = Field(default_factory=dict)
+
+
+class LabelRepository:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    # --- sets -------------------------------------------------------------------------------------
+    def _dataset_id(self, conn, dataset: str) -> int:  # type: ignore[no-untyped-def]
+        row = conn.execute(select(datasets.c.id).where(datasets.c.name == dataset,
+                                                       datasets.c.deleted_at.is_(None))).first()
+        if row is None:
+            raise NotFound(f"no dataset named {dataset!r}")
+        return int(row.id)
+
+    def _set_id(self, conn, dataset: str, key: str, *, create: bool = False) -> int | None:  # type: ignore[no-untyped-def]
+        dataset_id = self._dataset_id(conn, dataset)
+        row = conn.execute(select(label_sets.c.id).where(label_sets.c.dataset_id == dataset_id,
+                                                         label_sets.c.key == key)).first()
+        if row is not None:
+            return int(row.id)
+        if not create:
+            return None
+        return int(conn.execute(insert(label_sets).values(
+            dataset_id=dataset_id, key=key, created_at=utcnow())).inserted_primary_key[0])
+
+    def set_id(self, dataset: str, key: str = DEFAULT_KEY, *, create: bool = False) -> int | None:
+        """The label set's row id (the results grid joins on it); None when it does not exist."""
+        if create:
+            with self._engine.begin() as conn:
+                return self._set_id(conn, dataset, key, create=True)
+        with self._engine.connect() as conn:
+            return self._set_id(conn, dataset, key)
+
+    def set_scale(self, dataset: str, key: str, low: float, high: float) -> None:
+        if not high > low:
+            raise Conflict(f"a scale needs its low end below its high end (got {low:g}-{high:g})")
+        with self._engine.begin() as conn:
+            set_id = self._set_id(conn, dataset, key, create=True)
+            conn.execute(update(label_sets).where(label_sets.c.id == set_id).values(
+                scale_min=low, scale_max=high))
+
+    def keys(self, dataset: str) -> list[str]:
+        with self._engine.connect() as conn:
+            dataset_id = self._dataset_id(conn, dataset)
+            return list(conn.execute(select(label_sets.c.key).where(
+                label_sets.c.dataset_id == dataset_id).order_by(label_sets.c.key)).scalars())
+
+    def info(self, dataset: str, key: str = DEFAULT_KEY) -> LabelSet:
+        current = self.current(dataset, key)
+        with self._engine.connect() as conn:
+            set_id = self._set_id(conn, dataset, key)
+            row = None if set_id is None else conn.execute(
+                select(label_sets).where(label_sets.c.id == set_id)).first()
+        counts: dict[str, int] = {}
+        for label in current.values():
+            name = label.verdict or "score"
+            counts[name] = counts.get(name, 0) + 1
+        return LabelSet(dataset=dataset, key=key, scale_min=row.scale_min if row else None,
+                        scale_max=row.scale_max if row else None, labelled=len(current), counts=counts)
+
+    # --- labels -----------------------------------------------------------------------------------
+    def sample_ids(self, dataset: str) -> list[str]:
+        with self._engine.connect() as conn:
+            dataset_id = self._dataset_id(conn, dataset)
+            return list(conn.execute(select(samples.c.sample_id).where(
+                samples.c.dataset_id == dataset_id).order_by(samples.c.idx)).scalars())
+
+    def put_many(self, dataset: str, items: Iterable[LabelInput], key: str = DEFAULT_KEY) -> int:
+        """Append a version for each label in one transaction (all or nothing); an unchanged label
+        adds no version. Returns how many versions were written."""
+        items = list(items)
+        with self._engine.begin() as conn:
+            set_id = self._set_id(conn, dataset, key, create=True)
+            known = set(conn.execute(select(samples.c.sample_id).where(
+                samples.c.dataset_id == self._dataset_id(conn, dataset))).scalars())
+            for item in items:
+                if item.sample_id not in known:
+                    raise NotFound(f"dataset {dataset!r} has no sample with id {item.sample_id!r}")
+            latest = self._latest(conn, set_id)
+            now = utcnow()
+            rows = []
+            for item in items:
+                previous = latest.get(item.sample_id)
+                if previous is not None and (previous.verdict, previous.score, previous.note) == (
+                        item.verdict, item.score, item.note):
+                    continue
+                if previous is None and item.verdict is None and item.score is None:
+                    continue  # clearing what was never labelled
+                version = (previous.version if previous else 0) + 1
+                rows.append({"label_set_id": set_id, "sample_id": item.sample_id, "version": version,
+                             "verdict": item.verdict, "score": item.score, "note": item.note,
+                             "labeler": item.labeler, "created_at": now})
+                latest[item.sample_id] = Label(**{**rows[-1], "created_at": now})
+            if rows:
+                conn.execute(insert(labels), rows)
+        return len(rows)
+
+    def put(self, dataset: str, item: LabelInput, key: str = DEFAULT_KEY) -> Label | None:
+        self.put_many(dataset, [item], key)
+        return self.current(dataset, key).get(item.sample_id)
+
+    def _latest(self, conn, set_id: int | None) -> dict[str, Label]:  # type: ignore[no-untyped-def]
+        if set_id is None:
+            return {}
+        newest = (select(labels.c.sample_id, func.max(labels.c.version).label("v"))
+                  .where(labels.c.label_set_id == set_id).group_by(labels.c.sample_id).subquery())
+        query = (select(labels).join(newest, (labels.c.sample_id == newest.c.sample_id)
+                                     & (labels.c.version == newest.c.v))
+                 .where(labels.c.label_set_id == set_id))
+        return {r.sample_id: Label(**{k: v for k, v in r._asdict().items()
+                                      if k in Label.model_fields}) for r in conn.execute(query)}
+
+    def current(self, dataset: str, key: str = DEFAULT_KEY) -> dict[str, Label]:
+        """Each labelled sample's newest label (cleared ones left out), by sample id."""
+        with self._engine.connect() as conn:
+            set_id = self._set_id(conn, dataset, key)
+            return {sid: label for sid, label in self._latest(conn, set_id).items() if not label.cleared}
+
+    def history(self, dataset: str, sample_id: str, key: str = DEFAULT_KEY) -> list[Label]:
+        """Every version of one sample's label, oldest first."""
+        with self._engine.connect() as conn:
+            set_id = self._set_id(conn, dataset, key)
+            if set_id is None:
+                return []
+            rows = conn.execute(select(labels).where(labels.c.label_set_id == set_id,
+                                                     labels.c.sample_id == sample_id)
+                                .order_by(labels.c.version)).all()
+        return [Label(**{k: v for k, v in r._asdict().items() if k in Label.model_fields}) for r in rows]

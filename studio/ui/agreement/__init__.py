@@ -1,0 +1,6 @@
+"""The agreement view (a run against human labels) and the compare view (run A against run B)."""
+
+from .compare import CompareView
+from .view import AgreementView
+
+__all__ = ["AgreementView", "CompareView"]

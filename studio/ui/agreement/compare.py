@@ -1,0 +1,142 @@
+"""``CompareView``: run B against run A on the same dataset (``grader-studio compare``'s numbers).
+
+Mean delta with a paired bootstrap interval, wins/losses/ties, the pass/fail flips with both
+rationales side by side and McNemar's exact p; with labels, both runs' κ side by side, the
+answer to "did my edit help?". A grader's versions offer "compare with previous run" (``compare_latest``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+from typing import Any
+
+from studio.core.engine.agreement import compare
+
+from ..context import AppContext
+from ..messages import describe_error
+from ..qt import Qt, QtWidgets, Signal
+from .view import fmt
+
+
+class CompareView(QtWidgets.QWidget):
+    open_sample = Signal(int, str)
+    compared = Signal(object)
+
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.report: dict[str, Any] | None = None
+        self.run_a = QtWidgets.QComboBox()
+        self.run_b = QtWidgets.QComboBox()
+        for combo in (self.run_a, self.run_b):
+            combo.setMinimumWidth(300)
+        self.go = QtWidgets.QPushButton("Compare")
+        self.summary = QtWidgets.QLabel("Pick two runs on the same dataset.")
+        self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.table = QtWidgets.QTableWidget(0, 5)
+        self.table.setHorizontalHeaderLabels(["Sample", "A", "A's rationale", "B", "B's rationale"])
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setVisible(False)
+        bar = QtWidgets.QHBoxLayout()
+        bar.addWidget(QtWidgets.QLabel("A"))
+        bar.addWidget(self.run_a, 1)
+        bar.addWidget(QtWidgets.QLabel("B"))
+        bar.addWidget(self.run_b, 1)
+        bar.addWidget(self.go)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.summary)
+        layout.addWidget(QtWidgets.QLabel("Pass/fail flips (click one to read B's result)"))
+        layout.addWidget(self.table, 1)
+        self.go.clicked.connect(self.compute)
+        self.table.cellClicked.connect(self._open_row)
+
+    def reload(self) -> None:
+        chosen = (self.run_a.currentData(), self.run_b.currentData())
+        try:
+            runs = self.ctx.library.runs.list(limit=500)
+        except Exception as exc:
+            self.summary.setText(describe_error(exc))
+            return
+        for combo, keep in zip((self.run_a, self.run_b), chosen, strict=True):
+            combo.blockSignals(True)
+            combo.clear()
+            for info in runs:
+                combo.addItem(f"#{info.id} · {info.grader_key} v{info.grader_version} on {info.dataset}", info.id)
+            if keep is not None and combo.findData(keep) >= 0:
+                combo.setCurrentIndex(combo.findData(keep))
+            combo.blockSignals(False)
+        if chosen == (None, None) and len(runs) >= 2:
+            same = [r for r in runs if r.dataset == runs[0].dataset and r.grader_key == runs[0].grader_key]
+            pair = same[:2] if len(same) >= 2 else runs[:2]
+            self.run_b.setCurrentIndex(self.run_b.findData(pair[0].id))
+            self.run_a.setCurrentIndex(self.run_a.findData(pair[1].id))
+
+    def compare_runs(self, run_a: int, run_b: int) -> None:
+        self.reload()
+        self.run_a.setCurrentIndex(self.run_a.findData(run_a))
+        self.run_b.setCurrentIndex(self.run_b.findData(run_b))
+        self.compute()
+
+    def compare_latest(self, grader_key: str) -> bool:
+        """Compare the grader's newest run with its previous run on the same dataset."""
+        runs = self.ctx.library.runs.list(grader_key=grader_key, limit=200)
+        if not runs:
+            self.summary.setText(f"{html.escape(grader_key)} has no runs yet.")
+            return False
+        newest = runs[0]
+        previous = next((r for r in runs[1:] if r.dataset == newest.dataset), None)
+        if previous is None:
+            self.summary.setText(f"{html.escape(grader_key)} has only one run on {html.escape(newest.dataset)}.")
+            return False
+        self.compare_runs(previous.id, newest.id)
+        return True
+
+    def compute(self) -> None:
+        a, b = self.run_a.currentData(), self.run_b.currentData()
+        if a is None or b is None:
+            return
+        library = self.ctx.library
+        self.summary.setText(f"Comparing run {a} with run {b}…")
+        self.ctx.tasks.run(lambda: compare(library, a, b), self._show, self._failed)
+
+    def _failed(self, exc: BaseException) -> None:
+        with contextlib.suppress(RuntimeError):
+            self.summary.setText(html.escape(describe_error(exc)))
+
+    def _show(self, report: dict[str, Any]) -> None:
+        try:
+            self.report = report
+        except RuntimeError:
+            return
+        a, b = report["run_a"], report["run_b"]
+        lines = [f"<b>A</b> run {a['id']} ({html.escape(a['grader'])} v{a['grader_version']}) · <b>B</b> run "
+                 f"{b['id']} ({html.escape(b['grader'])} v{b['grader_version']}) · {html.escape(report['dataset'])}",
+                 f"n_common {report['n_common']} · mean A {fmt(report['mean_a'])} · mean B {fmt(report['mean_b'])}"
+                 f" · <b>Δ {fmt(report['mean_delta'], report['mean_delta_ci'])}</b>",
+                 f"B better on {report['wins']}, worse on {report['losses']}, tied on {report['ties']} · "
+                 f"{len(report['flips'])} pass/fail flips (A pass → B fail {report['pass_a_fail_b']}, "
+                 f"A fail → B pass {report['fail_a_pass_b']}) · McNemar exact p {fmt(report['mcnemar_p'])}"]
+        labels = report.get("labels")
+        if labels:
+            lines.append(f"Labels <b>{html.escape(labels['key'])}</b>: κ A {fmt(labels['kappa_a'], labels['kappa_a_ci'])}"
+                         f" · κ B {fmt(labels['kappa_b'], labels['kappa_b_ci'])}<br><b>{html.escape(labels['sentence'])}</b>")
+        self.summary.setText("<br>".join(lines))
+        flips = report["flips"]
+        self.table.setRowCount(len(flips))
+        for r, flip in enumerate(flips):
+            cells = [flip["sample_id"], flip["a"]["verdict"], flip["a"]["rationale"] or "",
+                     flip["b"]["verdict"], flip["b"]["rationale"] or ""]
+            for c, text in enumerate(cells):
+                self.table.setItem(r, c, QtWidgets.QTableWidgetItem(str(text)))
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.compared.emit(report)
+
+    def _open_row(self, row: int, _column: int) -> None:
+        if self.report is not None and 0 <= row < len(self.report["flips"]):
+            self.open_sample.emit(self.report["run_b"]["id"], self.report["flips"][row]["sample_id"])

@@ -1,0 +1,29 @@
+"""The criteria judge's designer: a table of weighted criteria (a negative weight is a penalty)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...judges.lists import TableEditor
+from .judge import JudgeBody
+
+
+class CriteriaJudgeBody(JudgeBody):
+    def _build_form(self) -> None:
+        self.criteria_table = TableEditor([("Criterion", "text"), ("Weight", "float")], defaults=["", 1.0])
+        self.criteria_table.footer.setText("A negative weight makes a criterion a penalty.")
+        self.criteria_table.footer.setObjectName("hint")
+        self.form.addRow("Criteria", self.criteria_table)
+        self.criteria_table.changed.connect(self._emit_changed)
+
+    def _load_kind(self, d: Any) -> None:
+        self.criteria_table.set_rows([[c.text, c.weight] for c in d.criteria])
+
+    def _kind_values(self) -> dict[str, Any]:
+        return {"criteria": [{"text": r[0], "weight": r[1]} for r in self.criteria_table.rows() if r[0]]}
+
+    def _set_kind_read_only(self, read_only: bool) -> None:
+        self.criteria_table.set_read_only(read_only)
+
+
+BODY = CriteriaJudgeBody

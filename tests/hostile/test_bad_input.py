@@ -1,0 +1,90 @@
+"""Hostile files get a sentence naming the line, in bounded memory, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import resource
+from pathlib import Path
+
+import pytest
+
+from studio.core.datasets.readers import DatasetError, read_dataset
+from studio.core.models import files
+
+LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9))
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def test_a_yaml_alias_bomb_is_refused_with_its_line() -> None:
+    text = "kind: function\nkey: bomb\nsource: |\n  async def grade(t): return 1.0\n" + LAUGHS
+    with pytest.raises(files.DefinitionError) as caught:
+        files.loads(text, "bomb.grader.yaml")
+    assert str(caught.value) == "bomb.grader.yaml:6: (file): YAML aliases (*a) are not allowed in a grader file"
+    assert peak_rss_mb() < 500
+
+
+def test_a_deeply_nested_definition_is_refused() -> None:
+    with pytest.raises(files.DefinitionError) as caught:
+        files.loads("[" * 200_000 + "]" * 200_000, "deep.grader.json")
+    assert "nested more than" in str(caught.value)
+
+
+def test_a_latin1_definition_file_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.grader.yaml"
+    path.write_bytes("kind: function\nkey: x\nname: café\n".encode("latin-1"))
+    with pytest.raises(files.DefinitionError) as caught:
+        files.load(path)
+    assert str(caught.value) == f"{path}:3: (file): not UTF-8 text (save the file as UTF-8)"
+
+
+def test_invalid_utf8_in_a_jsonl_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"input": "a", "completion": "b"}\n{"input": "caf\xe9", "completion": "b"}\n')
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert caught.value.line == 2 and "not UTF-8" in caught.value.message
+
+
+def test_invalid_utf8_in_a_csv_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(b"input,completion\na,b\ncaf\xe9,b\n")
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert caught.value.line == 3 and "not UTF-8" in caught.value.message
+
+
+def test_a_200000_deep_jsonl_line_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"input": "a", "completion": "b"}\n{"input": "a", "completion": "b", "metadata": {"x": '
+                     + b"[" * 200_000 + b"]" * 200_000 + b"}}\n")
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert caught.value.line == 2 and "nested more than" in caught.value.message
+
+
+def test_the_cli_names_the_line_of_a_latin1_grader(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "latin.py"
+    path.write_bytes("async def grade(thread):\n    # café\n    return 1.0\n".encode("latin-1"))
+    for args in (["validate", str(path)], ["graders", "create", str(path)]):
+        result = cli(*args)
+        assert result.returncode != 0
+        assert f"{path}:2: not UTF-8 text (byte 0xe9)" in result.stderr + result.stdout, result
+        assert "Traceback" not in result.stderr
+
+
+def test_the_cli_refuses_a_13_mb_grader_with_a_sentence(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "big.py"
+    path.write_text("async def grade(thread):\n    return 1.0\n" + "# padding\n" * 1_300_000)
+    result = cli("validate", str(path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "the limit is 64 KiB" in result.stdout
+    assert "worker exited" not in result.stdout
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX rlimits")
+def test_memory_stays_bounded_after_the_hostile_inputs() -> None:
+    assert peak_rss_mb() < 500

@@ -1,0 +1,66 @@
+"""The issue's acceptance run: 20 samples, one of them hostile in one of the ways the studio was
+attacked, finishes with 19 honest scores and one clear error - and the studio's own peak RSS stays
+under 500 MB through all of them (a memory bound of this process, measured with getrusage)."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+
+import pytest
+
+from studio.core.engine.runner import RunOptions, run_grader
+from studio.core.models import BashGrader, FunctionGrader, Sample, Turn
+from studio.core.store import Library
+
+CORPUS = Path(__file__).parent / "corpus"
+BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
+EVIL = 13
+
+CAPTURE_FLOOD = """import sys
+async def grade(thread):
+    if thread.metadata.get('evil'):
+        sys.modules['studio_guest.loop'].CAPTURE_BYTES = 10**9
+        print('x' * (4 << 20))
+    return 1.0
+"""
+BASH_FLOOD = 'if [ "$SAMPLE_ID" = evil ]; then head -c 2G /dev/zero; fi; exit 0'
+
+ATTACKS = ["forge_deep_result", "forge_short_entry", "forge_foreign_index", "raise_output_limit_huge",
+           "keepalive_replies", "infinite_loop", "memory_bomb", "stack_overflow", "os_exit",
+           "kernel_side_doors", "capture_flood", "bash_flood"]
+
+
+def header(source: str, key: str) -> str | None:
+    for line in source.splitlines():
+        if line.startswith(f"# {key}:"):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def grader_for(attack: str):  # type: ignore[no-untyped-def]
+    if attack == "bash_flood":
+        return BashGrader(key="g", command=BASH_FLOOD, timeout_seconds=20)
+    source = CAPTURE_FLOOD if attack == "capture_flood" else (CORPUS / f"{attack}.py").read_text()
+    if header(source, "needs") == "audit-hook bypass":
+        source = BYPASS + "\n" + source
+    contract = header(source, "contract") or "adaptive"
+    return FunctionGrader(key="g", source=source, contract=contract, timeout_seconds=1, memory_mb=256)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_nineteen_honest_scores_and_one_clear_error(library: Library, attack: str) -> None:
+    library.graders.create(grader_for(attack))
+    library.datasets.create("d", [
+        Sample(id="evil" if i == EVIL else f"s{i}", messages=[Turn(role="user", content="What is 2+2?")],
+               completion="4", expected="4", metadata={"evil": i == EVIL}) for i in range(20)])
+    info = run_grader(library, "g", "d", RunOptions())
+    assert info.status == "completed", info
+    assert info.counts == {"ok": 19, "error": 1}, info.counts
+    rows = library.runs.results(info.id)
+    assert [r["score"] for r in rows if r["sample_id"] != "evil"] == [1.0] * 19
+    [evil] = [r for r in rows if r["sample_id"] == "evil"]
+    assert evil["status"] == "error" and evil["error"] and "Traceback" not in evil["error"]
+    assert len(evil["error"]) < 2100
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    assert peak_mb < 500, f"studio peak RSS {peak_mb:.0f} MB"

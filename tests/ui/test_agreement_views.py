@@ -1,0 +1,62 @@
+"""The agreement and compare views on stored runs (pytest-qt, offscreen): numbers, plots, a click
+that opens a disagreement in the results, and "compare with previous run" from a grader's versions."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.engine.runner import start_run
+from studio.core.models import BuiltinGrader, Outcome, Sample
+from studio.core.models.labels import LabelInput
+from studio.core.store import Library
+from studio.ui.agreement import AgreementView, CompareView
+from studio.ui.context import AppContext
+
+HUMAN = ["PASS", "FAIL", "PASS", "PASS", "FAIL", "PASS", "FAIL", "PASS"]
+
+
+def _run(lib: Library, scores: list[float]) -> int:
+    run = start_run(lib, "g", "d")
+    lib.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(s, {}, rationale=f"r{i}"))
+                                    for i, s in enumerate(scores)])
+    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
+    return run.id
+
+
+@pytest.fixture
+def ctx(qapp, library: Library, db_path):  # type: ignore[no-untyped-def]
+    library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+    library.datasets.create("d", [Sample(id=f"s{i}", completion=str(i)) for i in range(8)])
+    library.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict=v) for i, v in enumerate(HUMAN)])
+    context = AppContext(library, db_path)
+    yield context
+    context.tasks.wait_idle()
+
+
+def test_agreement_view_shows_kappa_plots_and_opens_a_disagreement(qtbot, ctx) -> None:  # type: ignore[no-untyped-def]
+    run_id = _run(ctx.library, [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0])
+    view = AgreementView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    view.reload()
+    qtbot.waitUntil(lambda: view.report is not None, timeout=20_000)
+    assert view.report["run_id"] == run_id and view.report["n"] == 8
+    assert "Cohen's κ" in view.summary.text()
+    assert view.table.rowCount() == 2  # s1 (human FAIL, judge PASS), s3 (human PASS, judge FAIL)
+    assert {view.table.item(r, 0).text() for r in range(2)} == {"s1", "s3"}
+    assert view.confusion_plot.getPlotItem().items and view.sweep_plot.getPlotItem().items
+    with qtbot.waitSignal(view.open_sample, timeout=5000) as opened:
+        view.table.cellClicked.emit(0, 0)
+    assert opened.args[0] == run_id and opened.args[1] in {"s1", "s3"}
+
+
+def test_compare_view_with_previous_run(qtbot, ctx) -> None:  # type: ignore[no-untyped-def]
+    _run(ctx.library, [1.0, 1.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0])
+    _run(ctx.library, [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0])  # fixes both disagreements
+    view = CompareView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    assert view.compare_latest("g")
+    qtbot.waitUntil(lambda: view.report is not None, timeout=20_000)
+    assert view.report["n_common"] == 8 and len(view.report["flips"]) == 2
+    assert view.table.rowCount() == 2 and "raises κ" in view.summary.text()
