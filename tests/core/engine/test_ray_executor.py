@@ -176,16 +176,22 @@ def test_a_killed_driver_leaves_an_interrupted_run_that_resumes_on_the_cluster(c
 def test_a_node_killed_mid_run_has_its_blocks_graded_elsewhere_exactly_once(cluster: Any, library: Library,
                                                                             db_path: Path) -> None:
     """Last in this module: it leaves the cluster one node short."""
+    from studio.core.engine.executors.ray_driver import RayExecutor
+
     slow_library(library, 400)
+    executor = RayExecutor(address=cluster.address)
     killed: list[Any] = []
 
     def on_progress(progress: Progress) -> None:
-        if progress.done > 0 and not killed:  # the first blocks are in: every node is mid-block
-            node = next(iter(cluster.worker_nodes))
-            cluster.remove_node(node, allow_graceful=False)
-            killed.append(node)
+        if progress.done > 0 and not killed:  # the first blocks are in: kill a node grading one now
+            busy = {a.node_id for a in executor._actors.values() if a.ready and a.in_flight}
+            node = next((n for n in cluster.worker_nodes if n.node_id in busy), None)
+            if node is not None:
+                cluster.remove_node(node, allow_graceful=False)
+                killed.append(node)
 
-    info = run_grader(library, "slow", "d", on_cluster(cluster), on_progress=on_progress)
+    run = start_run(library, "slow", "d", on_cluster(cluster))
+    info = execute_run(library, run.id, on_progress=on_progress, executor=executor)
     assert killed and info.status == "completed" and info.done == 400
     report = info.aggregates["executor"]
     assert report["actors_lost"] >= 1 and report["blocks_rerun"] >= 1
