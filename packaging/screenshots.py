@@ -22,7 +22,7 @@ from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
 from studio.ui.qt import QtCore, QtWidgets
 from studio.ui.theme import apply_theme
 
-SIZE = (1500, 920)
+SIZE = (1280, 800)
 
 
 def wait(app: QtWidgets.QApplication, seconds: float, until: Callable[[], bool] | None = None) -> bool:
@@ -41,7 +41,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", nargs="?", default=str(Path(__file__).parent / "screenshots" / "out"))
     parser.add_argument("--db", required=True, help="a library built with `grader-studio --db PATH demo`")
+    parser.add_argument("--size", default=f"{SIZE[0]}x{SIZE[1]}", help="window size, WIDTHxHEIGHT")
     args = parser.parse_args(argv)
+    size = tuple(int(n) for n in args.size.lower().split("x"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print("warning:", problem, file=sys.stderr)
     window = MainWindow(ctx)
-    window.resize(*SIZE)
+    window.resize(*size)
     window.show()
     wait(app, 1.0, lambda: "checking" not in window.sandbox_label.text())
     shots: list[Path] = []
@@ -113,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
             panel.select(grader="qa-correctness-judge", dataset="qa")
             panel.start()
             wait(app, 60, lambda: not panel.is_running())
+            wait(app, 1.0)
+            panel.results.select_row(1)  # a result's rationale in the detail pane
             wait(app, 1.0)
         shoot("07-run-and-results")
 

@@ -6,21 +6,23 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from studio.core.datasets import FORMATS, DatasetError, read_dataset
+from studio.core.datasets import FORMATS, DatasetError, DatasetStream
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
 
 
 @library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
+    # streamed: a chunk at a time inside one transaction, so a million rows take little memory and
+    # a bad line anywhere still leaves nothing imported
+    name = args.name or Path(args.file).stem
     try:
-        parsed = read_dataset(args.file, args.format)
+        stream = DatasetStream(args.file, args.format)
+        record = app.library.datasets.create(
+            name, stream, format=stream.format, source=Path(args.file).name, replace=args.replace
+        )
     except DatasetError as exc:
         raise CliError(f"{exc}\nnothing was imported") from None
-    name = args.name or Path(args.file).stem
-    record = app.library.datasets.create(
-        name, parsed.samples, format=parsed.format, source=Path(args.file).name, replace=args.replace
-    )
     print(f"imported {record.sample_count} samples into {record.name!r} (format {record.format})")
     return 0
 

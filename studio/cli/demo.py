@@ -13,7 +13,7 @@ from .app import CliApp, add_json_flag
 def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
     report = build_demo(app.library)
     from studio.core.demo import DEMO_JUDGE_PORT
-    from studio.core.engine.demo_run import seed_demo_run
+    from studio.core.demo.run import seed_demo_run
 
     seeded = seed_demo_run(app.library, DEMO_JUDGE_PORT)  # fills the agreement view on first open
     if args.json:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import ast
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,28 +15,19 @@ from studio.core.store.graders import GraderRecord
 from .app import CliApp, CliError, add_json_flag, library_refusal
 
 
+class GraderFileError(CliError):
+    """A grader file that cannot be read as a grader, with the line at fault when there is one."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
 def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
     """A ``*.grader.yaml``/``.json`` file, or a ``.py`` source that becomes a function grader."""
     file = Path(path)
     if file.suffix == ".py":
-        from studio.core.sandbox.validation import detect_contract
-
-        try:
-            source = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"{path}: cannot read the file: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            line = file.read_bytes()[: exc.start].count(b"\n") + 1
-            raise CliError(f"{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
-                           "save the grader as UTF-8") from None
-        contract = detect_contract(source)
-        if contract is None:
-            raise CliError(
-                f"{path}: no grader entry point found (async def grade(thread), grade(sample, item), "
-                "grade_batch(samples), get_assert(output, context) or a Letta @grader function)"
-            )
-        slug = (key or file.stem).lower().replace(" ", "-").replace("_", "-")
-        return FunctionGrader(key=slug, name=file.stem, source=source, contract=contract)
+        return _function_grader_file(file, key)
     try:
         definition = definition_files.load(file)
     except definition_files.DefinitionError as exc:
@@ -42,6 +35,37 @@ def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
     if key:
         definition = definition.model_copy(update={"key": key})
     return definition
+
+
+def _function_grader_file(file: Path, key: str | None) -> FunctionGrader:
+    """A ``.py`` grader: a syntax error is named by line and column, the name comes from the docstring."""
+    from studio.core.sandbox.validation import detect_contract
+
+    try:
+        source = file.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise CliError(f"{file}: cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        line = file.read_bytes()[: exc.start].count(b"\n") + 1
+        raise GraderFileError(f"{file}:{line}: the file is not UTF-8 text (byte {exc.object[exc.start]:#04x} "
+                              f"on line {line}); save it as UTF-8", line=line) from None
+    try:
+        tree = ast.parse(source, filename=str(file))
+    except SyntaxError as exc:
+        where = f"{file}:{exc.lineno}" if exc.lineno else str(file)
+        column = f", column {exc.offset}" if exc.offset else ""
+        raise GraderFileError(f"{where}: syntax error on line {exc.lineno}{column}: {exc.msg}",
+                              line=exc.lineno) from None
+    contract = detect_contract(source)
+    if contract is None:
+        raise CliError(
+            f"{file}: no grader entry point found (async def grade(thread), grade(sample, item), "
+            "grade_batch(samples), get_assert(output, context) or a Letta @grader function)"
+        )
+    docstring = (ast.get_docstring(tree) or "").strip()
+    name = docstring.splitlines()[0].strip().rstrip(".") if docstring else file.stem
+    slug = (key or file.stem).lower().replace(" ", "-").replace("_", "-")
+    return FunctionGrader(key=slug, name=name[:200], source=source, contract=contract)
 
 
 def record_dict(record: GraderRecord) -> dict[str, Any]:
@@ -85,9 +109,26 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def _warn_if_invalid(definition: GraderDefinition, strict: bool) -> bool:
+    """Run the checks ``validate`` runs; print failures on stderr. True when the grader may be stored."""
+    from studio.core.checks import check_definition
+
+    failed = [c for c in check_definition(definition) if c.status == "failed"]
+    for check in failed:
+        where = f" (line {check.line})" if check.line else ""
+        print(f"warning: {definition.key} fails validation: {check.name}{where}: {check.message}",
+              file=sys.stderr)
+    if failed and strict:
+        print(f"error: {definition.key} not stored (--strict)", file=sys.stderr)
+        return False
+    return True
+
+
 @library_refusal
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
+    if not _warn_if_invalid(definition, args.strict):
+        return 1
     record = app.library.graders.create(definition, message=args.message or "")
     verb = "recreated" if record.current_version > 1 else "created"
     print(f"{verb} {record.key} (v{record.current_version})")
@@ -97,6 +138,8 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
 @library_refusal
 def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
+    if not _warn_if_invalid(definition, args.strict):
+        return 1
     before = app.library.graders.get(definition.key).current_version
     record = app.library.graders.save(definition, message=args.message or "")
     if record.current_version == before:
@@ -190,6 +233,8 @@ def register(sub: Any) -> None:
         p.add_argument("file", help="*.grader.yaml, *.grader.json or a .py function grader")
         p.add_argument("--key", help="use this key instead of the file's")
         p.add_argument("-m", "--message", help="a note kept with the version")
+        p.add_argument("--strict", action="store_true",
+                       help="refuse (exit 1) a grader that fails validation instead of warning")
         p.set_defaults(func=func)
 
     p = gsub.add_parser("write", help="write a grader's definition file")

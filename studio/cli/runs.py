@@ -51,9 +51,10 @@ class ProgressBar:
         filled = int(width * progress.done / total)
         eta = f"{progress.eta:5.0f}s" if progress.eta is not None else "   --"
         errors = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
+        calls = "" if progress.in_flight is None else f" calls in flight {progress.in_flight:3d}"
         self.stream.write(
             f"\r[{'#' * filled}{'.' * (width - filled)}] {progress.done}/{progress.total} "
-            f"{progress.rate:8.0f}/s eta {eta} errors {errors}"
+            f"{progress.rate:8.0f}/s eta {eta} errors {errors}{calls}"
         )
         if progress.finished:
             self.stream.write("\n")
@@ -173,15 +174,31 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             signal.signal(signal.SIGINT, previous)
 
 
-def _exit_code(info: RunInfo, fail_under: float | None) -> int:
+def _verdict(info: RunInfo, fail_under: float | None) -> dict[str, Any]:
+    """Why ``run`` exits as it does: the mean, the threshold, and each reason for a failure."""
+    reasons: list[str] = []
     if info.status != "completed":
-        return 1
-    if info.counts.get("error", 0) or info.counts.get("invalid", 0):
-        return 1
+        reasons.append(f"the run ended {info.status}")
+    errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
+    if errored:
+        reasons.append(f"{errored} sample(s) errored or were invalid")
     mean = info.aggregates.get("mean")
-    if fail_under is not None and (mean is None or mean < fail_under):
-        return 1
-    return 0
+    if fail_under is not None:
+        if mean is None:
+            reasons.append(f"no mean score to compare with --fail-under {fail_under:g}")
+        elif mean < fail_under:
+            reasons.append(f"mean {mean:.4f} is below --fail-under {fail_under:g}")
+    return {"passed": not reasons, "mean": mean, "fail_under": fail_under, "reasons": reasons}
+
+
+def _print_verdict(verdict: dict[str, Any]) -> None:
+    """One line on stderr, so a CI log says why the step failed (or what it checked)."""
+    if verdict["passed"] and verdict["fail_under"] is None:
+        return
+    mean = "none" if verdict["mean"] is None else f"{verdict['mean']:.4f}"
+    threshold = "" if verdict["fail_under"] is None else f", threshold {verdict['fail_under']:g}"
+    outcome = "PASS" if verdict["passed"] else "FAIL: " + "; ".join(verdict["reasons"])
+    print(f"verdict: mean {mean}{threshold}: {outcome}", file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
@@ -198,13 +215,17 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
         if stream is not None:  # a bug still leaves its traceback on stderr
             stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
         raise
-    code = _exit_code(info, args.fail_under)
+    verdict = _verdict(info, args.fail_under)
+    code = 0 if verdict["passed"] else 1
     if stream is not None:
-        stream.emit("summary", summary=summary(info), run=info.model_dump(mode="json"), exit_code=code)
+        stream.emit("summary", summary={**summary(info), "verdict": verdict}, run=info.model_dump(mode="json"),
+                    exit_code=code)
     elif args.json:
-        app.print_json(summary(info))
+        app.print_json({**summary(info), "verdict": verdict})
     else:
         _print_summary(info)
+    if stream is None:
+        _print_verdict(verdict)
     return code
 
 

@@ -125,28 +125,42 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError(str(exc)) from None
     for line in result.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    created: list[str] = []
+    actions: dict[str, str] = {}  # key -> "created"/"recreated" (or "would create"/"would recreate")
     refused: dict[str, str] = {}
     for grader in result.graders:
-        if args.dry_run:
+        if grader.key in actions or grader.key in refused:
+            refused.setdefault(grader.key, f"the file holds the key {grader.key!r} more than once")
+            continue
+        if args.dry_run:  # the same refusals the import meets, without writing anything
+            verb, refusal = app.library.graders.plan_create(grader.key)
+            if refusal:
+                refused[grader.key] = refusal
+            else:
+                actions[grader.key] = f"would {verb}"
             continue
         try:
-            app.library.graders.create(grader, message=f"imported from {platform.label} ({path.name})")
-            created.append(grader.key)
+            record = app.library.graders.create(grader, message=f"imported from {platform.label} ({path.name})")
+            actions[grader.key] = "recreated" if record.current_version > 1 else "created"
         except LibraryError as exc:
             refused[grader.key] = str(exc)
     if args.json:
         app.print_json({
             "platform": platform.name,
-            "created": created,
+            "dry_run": bool(args.dry_run),
+            "created": [] if args.dry_run else list(actions),
+            "would_create": list(actions) if args.dry_run else [],
             "refused": refused,
             "warnings": result.warnings,
             "graders": [dump_grader(g) for g in result.graders] if args.dry_run else [],
         })
     else:
+        shown: set[str] = set()
         for grader in result.graders:
-            verb = "would create" if args.dry_run else ("created" if grader.key in created else "refused")
+            if grader.key in shown:
+                continue
+            shown.add(grader.key)
+            verb = actions.get(grader.key) or ("would refuse" if args.dry_run else "refused")
             print(f"{verb} {grader.key} ({grader.kind}) from {platform.label}")
     for key, reason in refused.items():
-        print(f"error: {key}: {reason}", file=sys.stderr)
+        print(f"{'would fail' if args.dry_run else 'error'}: {key}: {reason}", file=sys.stderr)
     return 1 if refused else 0

@@ -21,7 +21,8 @@ def cmd_validate(args: argparse.Namespace, app: CliApp) -> int:
     except CliError as exc:
         if args.json:
             app.print_json({"file": args.file, "ok": False, "checks": [
-                {"name": "definition", "status": "failed", "message": str(exc), "line": None}]})
+                {"name": "definition", "status": "failed", "message": str(exc),
+                 "line": getattr(exc, "line", None)}]})
             return 1
         raise
     checks = check_definition(definition)

@@ -85,6 +85,16 @@ class ScorerBase:
     parallel_batches: int = 1
     #: true when ``score_raw_batch`` grades samples from their stored JSON (the engine's raw lane)
     accepts_raw_json: bool = False
+    #: true when a sample's time is spent waiting on a server (judges), not computing: the engine then
+    #: keeps ``batch_size`` x ``parallel_batches`` samples in flight instead of sizing batches by time
+    io_bound: bool = False
+    #: the smallest batch worth sending: a scorer that overlaps a batch's samples (an async function
+    #: grader) sets its overlap, so sizing batches by time never leaves it one sample at a time
+    min_batch: int = 1
+
+    def calls_in_flight(self) -> int | None:
+        """Calls waiting on a server right now (shown in the progress), or None when not applicable."""
+        return None
 
     def run_metrics(self) -> dict[str, float]:
         return {}

@@ -6,6 +6,14 @@ from pathlib import Path
 
 
 def launch(db_path: Path, *, serve_demo_judge: bool = False) -> int:
+    import sys
+
+    from .system_libs import missing_libraries, missing_libraries_message
+
+    missing = missing_libraries()  # before Qt is imported: Qt itself would abort the process
+    if missing:
+        print(missing_libraries_message(missing), file=sys.stderr)
+        return 1
     from .app import run_app
 
     return run_app(db_path, serve_demo_judge=serve_demo_judge)

@@ -7,6 +7,7 @@ Owns the menus and shortcuts, the unsaved-change guard (switching graders, closi
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from .agreement import AgreementView, CompareView
 from .context import AppContext
@@ -17,7 +18,7 @@ from .editor.page import GraderPage
 from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
-from .qt import Qt, QtGui, QtWidgets
+from .qt import Qt, QtCore, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
 from .theme import apply_theme
 
@@ -32,13 +33,8 @@ def _placeholder(text: str) -> QtWidgets.QWidget:
     return label
 
 
-def _scrollable(view: QtWidgets.QWidget) -> QtWidgets.QWidget:
-    """A wide view scrolls instead of forcing the whole window wider than a laptop screen."""
-    scroll = QtWidgets.QScrollArea()
-    scroll.setWidgetResizable(True)
-    scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-    scroll.setWidget(view)
-    return scroll
+#: the sandbox probe and warm-up imports wait this long after the window is built (its first paint)
+AFTER_FIRST_PAINT_MS = 300
 
 
 def _warm_imports() -> None:
@@ -68,8 +64,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.grader_stack, "Grader")
-        self.tabs.addTab(_scrollable(self.datasets_view), "Datasets")
-        self.tabs.addTab(_scrollable(self.run_panel), "Run && results")
+        # no sideways-scrolling pages: each lays itself out to fit 1280x800 (tests/ui/test_fits_the_screen.py)
+        self.tabs.addTab(self.datasets_view, "Datasets")
+        self.tabs.addTab(self.run_panel, "Run && results")
         self.agreement_view = AgreementView(ctx)
         self.compare_view = CompareView(ctx)
         self.tabs.addTab(self.agreement_view, "Agreement")
@@ -80,10 +77,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library)
         self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 0)  # the sidebar keeps its width whatever the page shows
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([270, 1130])
+        self.splitter.setSizes([270, 1010])
         self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
+        # the sidebar keeps the width the user gave it: a page with other minimum sizes (the editor
+        # empty, a locked banner, a wide designer) must not push it around
+        self._sidebar_width = max(270, self.library.minimumSizeHint().width())
+        self.splitter.splitterMoved.connect(lambda pos, _index: setattr(self, "_sidebar_width", pos))
+        self.library.installEventFilter(self)
 
         self.library_label = QtWidgets.QLabel(str(ctx.db_path))
         self.sandbox_label = QtWidgets.QLabel("Sandbox: checking…")
@@ -98,13 +101,29 @@ class MainWindow(QtWidgets.QMainWindow):
         self.page.status.connect(self.say)
         self.page.export_requested.connect(self.export)
         self.page.dirty_changed.connect(self._dirty_changed)
+        self.actions.may_leave = lambda key: key != self.page.key or self.guard()
+        self.run_panel.confirm_grader = self._use_saved_or_save
+        self.owns_context = False  # a window opened by "Open library…" closes its own library
         ctx.graders_changed.connect(self._library_changed)
         ctx.endpoints_changed.connect(self._endpoints_changed)
         self._restore_state()
         if check_sandbox:
-            self._check_sandbox()
-            self.ctx.tasks.run(_warm_imports)
+            # after the first paint: the probe and the warm-up import on a thread that would
+            # otherwise share the interpreter with building and showing this window
+            QTimer.singleShot(AFTER_FIRST_PAINT_MS, self._after_first_paint)
         self.say("Ready.")
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802
+        if watched is self.library and event.type() == QtCore.QEvent.Type.Resize \
+                and self.library.width() != self._sidebar_width:
+            QtCore.QTimer.singleShot(0, self._keep_sidebar)
+        return super().eventFilter(watched, event)
+
+    def _keep_sidebar(self) -> None:
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if len(sizes) == 2 and sizes[0] != self._sidebar_width and total > self._sidebar_width:
+            self.splitter.setSizes([self._sidebar_width, total - self._sidebar_width])
 
     # -- menus and shortcuts ------------------------------------------------------------------------------
     def _action(self, menu: QtWidgets.QMenu, text: str, slot, shortcut: str | QtGui.QKeySequence | None = None,  # type: ignore[no-untyped-def]
@@ -122,6 +141,9 @@ class MainWindow(QtWidgets.QMainWindow):
         bar = self.menuBar()
         file = bar.addMenu("&File")
         self._action(file, "&New grader…", lambda: self.guard() and self.actions.new(), "Ctrl+N")
+        self._action(file, "&Import grader from a platform file…", self.import_grader, "Ctrl+I",
+                     "Adaptive, MKA1, Letta, HUD, OpenAI, promptfoo or Inspect grader files")
+        self._action(file, "&Open library…", self.choose_library, "Ctrl+O", "Open or create another library file")
         self.save_action = self._action(file, "&Save (new version)", self.page.save, "Ctrl+S")
         self._action(file, "&Export…", self.export, "Ctrl+E")
         file.addSeparator()
@@ -129,6 +151,16 @@ class MainWindow(QtWidgets.QMainWindow):
         file.addSeparator()
         self._action(file, "&Quit", self.close, "Ctrl+Q")
         edit = bar.addMenu("&Edit")
+        keys = QtGui.QKeySequence.StandardKey
+        self.edit_actions = {}
+        for name, text, key in (("undo", "&Undo", keys.Undo), ("redo", "&Redo", keys.Redo), (None, "", None),
+                                ("cut", "Cu&t", keys.Cut), ("copy", "&Copy", keys.Copy),
+                                ("paste", "&Paste", keys.Paste), ("selectAll", "Select &all", keys.SelectAll)):
+            if name is None:
+                edit.addSeparator()
+                continue
+            self.edit_actions[name] = self._action(edit, text, lambda n=name: self.edit_focused(n), key)
+        edit.addSeparator()
         self._action(edit, "&Find…", self.find, "Ctrl+F")
         self._action(edit, "&Go to line…", self.go_to_line, "Ctrl+G")
         grader = bar.addMenu("&Grader")
@@ -147,9 +179,52 @@ class MainWindow(QtWidgets.QMainWindow):
         view.addSeparator()
         self._action(view, "Search the library", lambda: self.library.search.setFocus(), "Ctrl+K")
         help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Keyboard shortcuts", self.show_shortcuts, "F1")
+        self._action(help_menu, "&Documentation (README)", self.open_documentation)
+        help_menu.addSeparator()
         self._action(help_menu, "Sandbox protections", self.show_sandbox)
         self._action(help_menu, "About Grader Studio", lambda: self.messages.info(
             "Grader Studio", "Author, try and ship the graders that score LLM outputs."))
+
+    def edit_focused(self, name: str) -> bool:
+        """Undo, Redo, Cut, Copy, Paste or Select all on the focused text field or editor."""
+        widget = QtWidgets.QApplication.focusWidget()
+        if isinstance(widget, QtWidgets.QAbstractSpinBox):
+            widget = widget.findChild(QtWidgets.QLineEdit)
+        elif isinstance(widget, QtWidgets.QComboBox) and widget.isEditable():
+            widget = widget.lineEdit()
+        method = getattr(widget, name, None)
+        if widget is None or not callable(method):
+            self.say("Click into a text field or editor first.")
+            return False
+        method()
+        return True
+
+    def shortcut_lines(self) -> list[str]:
+        lines = []
+        for menu_action in self.menuBar().actions():
+            menu = menu_action.menu()
+            for action in menu.actions() if menu is not None else []:
+                keys = action.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
+                if keys:
+                    lines.append(f"{keys:<16} {action.text().replace('&&', '§').replace('&', '').replace('§', '&')}")
+        return lines
+
+    def show_shortcuts(self) -> None:
+        self.messages.info("Keyboard shortcuts", "\n".join(self.shortcut_lines()))
+
+    @staticmethod
+    def documentation_path() -> Path:
+        """The README next to the package (a source checkout or an editable install)."""
+        import studio
+
+        return Path(studio.__file__).resolve().parents[1] / "README.md"
+
+    def open_documentation(self) -> None:
+        path = self.documentation_path()
+        if not path.is_file() or not QtGui.QDesktopServices.openUrl(QtCore.QUrl.fromLocalFile(str(path))):
+            self.messages.info("Documentation", f"The documentation is the README: {path}\n"
+                               "(`grader-studio --help` lists every command).")
 
     # -- status -------------------------------------------------------------------------------------------
     # -- agreement and compare ------------------------------------------------------------------------
@@ -166,7 +241,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def show_sample(self, run_id: int, sample_id: str) -> None:
         """Open a run's results on one sample: its thread, rationale and label controls together."""
-        self.tabs.setCurrentIndex(2)
+        self.tabs.setCurrentIndex(TAB_RUN)
         self.run_panel.open_run(run_id)
         results = self.run_panel.results
 
@@ -191,6 +266,10 @@ class MainWindow(QtWidgets.QMainWindow):
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
         self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {self.ctx.db_path.name}")
+
+    def _after_first_paint(self) -> None:
+        self._check_sandbox()
+        self.ctx.tasks.run(_warm_imports)
 
     def _check_sandbox(self) -> None:
         def probe():  # type: ignore[no-untyped-def]
@@ -241,15 +320,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.library.select(self.page.key, emit=False)
             return False
         try:
-            record = self.ctx.library.graders.get(key)
+            record = self.ctx.library.graders.get(key, include_deleted=True)  # the Trash opens read-only
         except Exception as exc:
             self.messages.error("Cannot open the grader", exc)
             return False
         self.page.open(record)
         self.grader_stack.setCurrentWidget(self.page)
         self.tabs.setCurrentIndex(TAB_GRADER)
-        self.library.select(key, emit=False)
-        self.ctx.grader_selected.emit(key)
+        self.library.select(key, in_trash=record.deleted, emit=False)
+        if not record.deleted:
+            self.ctx.grader_selected.emit(key)
         self.ctx.settings.setValue("window/last_grader", key)
         self._dirty_changed(False)
         return True
@@ -266,11 +346,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def _library_changed(self) -> None:
         if self.page.key is None:
             return
-        self.page.reload_record()
+        self.page.reload_record()  # a grader moved to the Trash stays open, read-only, with Restore
         if self.page.record is not None and self.page.record.deleted:
             self.page.discard()
-            self.grader_stack.setCurrentWidget(self.empty)
-            self.page.record = None
             self._dirty_changed(False)
 
     def _endpoints_changed(self) -> None:
@@ -278,14 +356,26 @@ class MainWindow(QtWidgets.QMainWindow):
             self.page.open(self.page.record)
 
     # -- commands -----------------------------------------------------------------------------------------
+    def _use_saved_or_save(self, key: str, action: str = "the run") -> bool:
+        """Before a run or export of ``key``: unsaved edits are saved first, or the saved version is
+        used on purpose; False when the user cancels. Runs and exports always use a saved version."""
+        if key != self.page.key or not self.page.is_dirty():
+            return True
+        answer = self.messages.ask_use_edits(self.page.record.definition.display_name, action)  # type: ignore[union-attr]
+        if answer == "save":
+            return self.page.save()
+        return answer == "saved"
+
     def export(self) -> None:
         if self.page.record is None:
             self.say("Open a grader to export it.")
             return
-        try:
-            definition = self.page.current_definition()
-        except Exception:
-            definition = self.page.record.definition
+        if self.page.record.deleted:
+            self.say("Restore the grader from the Trash to export it.")
+            return
+        if not self._use_saved_or_save(self.page.record.key, "the export"):
+            return
+        definition = self.page.record.definition  # what is saved: the same version a run would use
         self.export_dialog = ExportDialog(self.ctx, definition, self.messages, self, self.theme)
         self.export_dialog.open()
 
@@ -303,8 +393,11 @@ class MainWindow(QtWidgets.QMainWindow):
         from .editor.code_editor import CodeEditor
 
         self.page.theme = self.theme
+        had_edits = self.page.is_dirty()
         for editor in self.findChildren(CodeEditor):
-            editor.set_theme(self.theme)
+            editor.set_theme(self.theme)  # re-highlighting reports a text change: it is not an edit
+        if not had_edits:
+            self.page.discard()
 
     def _editor(self):  # type: ignore[no-untyped-def]
         return self.page.body.code_editor() if self.page.body is not None and self.page.record else None
@@ -333,10 +426,48 @@ class MainWindow(QtWidgets.QMainWindow):
     def run_current(self) -> None:
         self.tabs.setCurrentIndex(TAB_RUN)
         key = self.page.key
-        if key:
+        if key and self.page.record is not None and not self.page.record.deleted:
             if self.page.is_dirty():
-                self.say("The run uses the saved version: save (Ctrl+S) to run your edits.")
+                self.say("Runs use a saved version: Start asks whether to save your edits first.")
             self.run_panel.select(grader=key)
+
+    def import_grader(self) -> list[str]:
+        if not self.guard():
+            return []
+        path = self.messages.choose_file(
+            "Import a grader from a platform file",
+            "Grader files (*.json *.yaml *.yml *.py *.jsonl);;All files (*)")
+        return self.actions.import_file(path) if path else []
+
+    def choose_library(self) -> MainWindow | None:
+        path = self.messages.choose_new_file("Open or create a library", "Grader Studio library (*.sqlite *.db);;All files (*)")
+        return self.open_library(Path(path)) if path else None
+
+    def open_library(self, path: Path) -> MainWindow | None:
+        """Switch to another library file (created when new): a new window on it replaces this one."""
+        if self.run_panel.is_running():
+            self.messages.error("Cannot switch libraries", "A run is in progress: cancel it or let it finish first.")
+            return None
+        if not self.guard():
+            return None
+        from studio.core.store import Library
+
+        from .messages import Messages
+
+        try:
+            library = Library.open(path)
+        except Exception as exc:
+            self.messages.error("Cannot open the library", exc)
+            return None
+        ctx = AppContext(library, path, self.ctx.settings)
+        messages = Messages() if type(self.messages) is Messages else self.messages
+        window = MainWindow(ctx, messages, check_sandbox=hasattr(self, "sandbox_info"))
+        window.owns_context = True
+        self.ctx.settings.setValue("window/last_grader", "")
+        self.successor = window
+        window.show()
+        self.close()
+        return window
 
     # -- state --------------------------------------------------------------------------------------------
     def _restore_state(self) -> None:
@@ -349,6 +480,7 @@ class MainWindow(QtWidgets.QMainWindow):
         splitter = settings.value("window/splitter")
         if splitter is not None:
             self.splitter.restoreState(splitter)
+            self._sidebar_width = self.splitter.sizes()[0] or self._sidebar_width
         page_splitter = settings.value("window/page_splitter")
         if page_splitter is not None:
             self.page.splitter.restoreState(page_splitter)
@@ -379,3 +511,5 @@ class MainWindow(QtWidgets.QMainWindow):
             self.run_panel.shutdown()
         self.save_state()
         event.accept()
+        if self.owns_context:
+            self.ctx.close()

@@ -16,6 +16,7 @@ from studio.core.errors import is_user_error
 from .qt import QtWidgets
 
 Answer = Literal["save", "discard", "cancel"]
+EditsAnswer = Literal["save", "saved", "cancel"]
 
 def describe_error(exc: BaseException) -> str:
     """One readable paragraph for an exception; never a traceback."""
@@ -66,6 +67,31 @@ class Messages:
             self.parent, "Unsaved changes", f"“{name}” has unsaved changes. Save them as a new version?",
             buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
         return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
+
+    def ask_use_edits(self, name: str, action: str) -> EditsAnswer:
+        """Before a run or an export: the unsaved edits (saved first as a new version) or the saved version."""
+        box = QtWidgets.QMessageBox(
+            QtWidgets.QMessageBox.Icon.Question, "Unsaved changes",
+            f"“{name}” has unsaved changes. {action.capitalize()} uses a saved version: save your edits as "
+            "a new version first, or use the version already saved?",
+            QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
+        save = box.addButton("Save and use the new version", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        saved = box.addButton("Use the saved version", QtWidgets.QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(save)
+        box.exec()
+        return {save: "save", saved: "saved"}.get(box.clickedButton(), "cancel")  # type: ignore[return-value]
+
+    def choose_file(self, title: str, filters: str = "") -> str | None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, title, "", filters)
+        return path or None
+
+    def choose_new_file(self, title: str, filters: str = "") -> str | None:
+        """A file to open or create (the library file)."""
+        dialog = QtWidgets.QFileDialog(self.parent, title, "", filters)
+        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.AnyFile)
+        dialog.setOption(QtWidgets.QFileDialog.Option.DontConfirmOverwrite, True)
+        dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptOpen)
+        return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else None
 
     def ask_text(self, title: str, label: str, text: str = "") -> str | None:
         value, ok = QtWidgets.QInputDialog.getText(self.parent, title, label, text=text)

@@ -101,3 +101,17 @@ def test_agreement_compare_repeat_and_align(cli, setup: Path) -> None:  # type: 
 def test_agreement_of_an_unknown_run_is_one_sentence(cli) -> None:  # type: ignore[no-untyped-def]
     done = cli("agreement", "42")
     assert done.returncode == 1 and done.stderr.strip() == "error: no run with id 42"
+
+
+def test_the_demo_opens_with_a_judged_labelled_dataset(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("demo").returncode == 0
+    listed = json.loads(cli("labels", "list", "--dataset", "qa", "--json").stdout)
+    assert listed["labelled"] == 60 and listed["counts"] == {"PASS": 43, "FAIL": 16, "NA": 1}
+    run = json.loads(cli("runs", "list", "--json").stdout)[0]
+    assert run["grader"] == "qa-correctness-judge" and run["counts"] == {"ok": 60}
+    report = json.loads(cli("agreement", str(run["id"]), "--json").stdout)
+    # the scripted judge disagrees with the demo's humans on a few samples, on purpose
+    assert report["n"] == 59 and report["excluded"] == {"human_na": 1}
+    assert 0 < len(report["disagreements"]) <= 10 and 0.4 < report["cohen_kappa"] < 0.9
+    assert cli("demo").returncode == 0  # a second time: no second run, labels unchanged
+    assert len(json.loads(cli("runs", "list", "--json").stdout)) == 1

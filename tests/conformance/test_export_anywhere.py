@@ -72,6 +72,10 @@ def python_job(grader: FunctionGrader, target: str, samples: list[Sample], root:
                 grader.source)[0])
         job["calls"] = [{"input": payloads.letta(s)["sample"]["input"], "ground_truth": s.expected,
                          "extra_vars": s.fields, "submission": s.completion or ""} for s in samples]
+    elif target == "inspect":
+        job["file"] = next(f for f in files if f.endswith("_inspect.py"))
+        job["calls"] = [{"answer": s.completion or "", "expected": s.expected, "question": s.input_text(),
+                         "row": s.fields} for s in samples]
     elif target == "hud":
         job["file"] = next(f for f in files if f.endswith("_hud.py"))
         job["calls"] = [{"answer": s.completion or "", "expected": s.expected, "question": s.input_text(),
@@ -104,13 +108,16 @@ def test_batch_graders_are_refused_naming_a_target_that_can() -> None:
 def test_python_targets_score_like_the_studio(graders: list[FunctionGrader], tmp_path: Path) -> None:
     needs_module("letta_evals")
     needs_module("hud.graders")
+    needs_module("inspect_ai")
     jobs, expected, labels = [], [], []
     for grader in graders:
         samples = dataset(grader)
         mine = studio_scores(grader, samples)
         assert all(not isinstance(m, str) for m in mine), (grader.key, mine[:3])
-        for target in ("mka1", "openai", "letta", "hud"):
+        for target in ("mka1", "openai", "letta", "hud", "inspect"):
             assert get_platform(target).can_export(grader).ok, (grader.key, target)
+            if target == "inspect" and grader.contract in ("adaptive", "mka1_sample"):
+                continue  # Inspect's own exports of these read state.messages (tests/core/platforms/test_clients)
             jobs.append(python_job(grader, target, samples, tmp_path))
             expected.append(mine)
             labels.append(f"{grader.key} -> {target}")

@@ -80,6 +80,8 @@ class FakeMessages:
         self.text_answer: str | None = None
         self.int_answer: int | None = None
         self.directory: str | None = None
+        self.file: str | None = None
+        self.edits_answer = "save"
         self.asked: list[str] = []
 
     def error(self, title: str, error: BaseException | str) -> None:
@@ -106,6 +108,16 @@ class FakeMessages:
 
     def choose_directory(self, title: str) -> str | None:
         return self.directory
+
+    def ask_use_edits(self, name: str, action: str) -> str:
+        self.asked.append(f"use edits {name} {action}")
+        return self.edits_answer
+
+    def choose_file(self, title: str, filters: str = "") -> str | None:
+        return self.file
+
+    def choose_new_file(self, title: str, filters: str = "") -> str | None:
+        return self.file
 
 
 @pytest.fixture

@@ -85,7 +85,9 @@ def test_full_grader_lifecycle(qtbot: Any, window: Any, ctx: Any, messages: Any)
     page.unlock_button.click()
     assert not ctx.library.graders.get("my-grader").locked and not editor.isReadOnly()
     assert window.actions.delete("my-grader")
-    assert window.grader_stack.currentWidget() is window.empty
+    # the trashed grader stays open, read-only, with Restore in its banner (not the empty state)
+    assert window.grader_stack.currentWidget() is page and page.read_only and page.record.deleted
+    assert page.banner.isVisible() and page.unlock_button.text() == "Restore"
     assert window.library.model.index_of("my-grader", in_trash=True).isValid()
     groups = [window.library.model.index(r, 0).data() for r in range(window.library.model.rowCount())]
     assert any(g.startswith("Trash") for g in groups)

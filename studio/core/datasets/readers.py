@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,10 +55,12 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                                    f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
             if not line.strip():
                 continue
+            text = line.rstrip("\r\n")  # a trailing newline would move the error to "line 2, column 1"
             try:
-                row = json.loads(line)
+                row = json.loads(text)
             except json.JSONDecodeError as exc:
-                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
+                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
             except RecursionError:
                 row = None
             if row is None or _too_deep(row):
@@ -116,31 +119,53 @@ def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
     raise DatasetError(str(path), None, "unsupported file type: use .jsonl or .csv")
 
 
-def read_dataset(path: str | Path, fmt: str | None = None, limit: int | None = None) -> ParsedDataset:
-    """Parse a whole file; the first bad line raises ``DatasetError`` and nothing is returned."""
-    path = Path(path)
-    if fmt is not None and fmt not in FORMATS:
-        raise DatasetError(str(path), None, f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise DatasetError(str(path), None, "no such file")
-    samples: list[Sample] = []
-    seen: dict[str, int] = {}
-    chosen = fmt
-    for number, row in read_rows(path):
-        if chosen is None:
+class DatasetStream:
+    """A file's samples one at a time, checked as they come: iterating raises ``DatasetError`` at the
+    first bad line, so a consumer that stores them in one transaction (``DatasetRepository.create``)
+    keeps all or nothing while holding only a chunk in memory. ``format`` is known on creation
+    (the first row is read then)."""
+
+    def __init__(self, path: str | Path, fmt: str | None = None, limit: int | None = None) -> None:
+        self.path = Path(path)
+        if fmt is not None and fmt not in FORMATS:
+            raise DatasetError(str(self.path), None, f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+        if not self.path.is_file():
+            raise DatasetError(str(self.path), None, "no such file")
+        self.limit = limit
+        self._rows = read_rows(self.path)
+        self._first = next(self._rows, None)
+        if self._first is None:
+            raise DatasetError(str(self.path), None, "the file holds no rows")
+        number, row = self._first
+        if fmt is None:
             if not isinstance(row, dict):
-                raise DatasetError(str(path), number, "a row must be a JSON object")
-            chosen = detect_format(row)
-        try:
-            sample = row_to_sample(row, chosen, default_id=f"{len(samples) + 1}")
-        except RowError as exc:
-            raise DatasetError(str(path), number, f"{exc} (format {chosen})") from None
-        if sample.id in seen:
-            raise DatasetError(str(path), number, f"duplicate sample id {sample.id!r} (first on line {seen[sample.id]})")
-        seen[sample.id] = number
-        samples.append(sample)
-        if limit is not None and len(samples) >= limit:
-            break
-    if not samples:
-        raise DatasetError(str(path), None, "the file holds no rows")
-    return ParsedDataset(format=chosen or "flat", samples=samples)
+                raise DatasetError(str(self.path), number, "a row must be a JSON object")
+            fmt = detect_format(row)
+        self.format: str = fmt
+        self.count = 0
+
+    def __iter__(self) -> Iterator[Sample]:
+        path, fmt, limit = str(self.path), self.format, self.limit
+        seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
+        rows = self._rows
+        first, self._first = self._first, None
+        if first is None:
+            return
+        for number, row in itertools.chain((first,), rows):
+            try:
+                sample = row_to_sample(row, fmt, default_id=f"{self.count + 1}")
+            except RowError as exc:
+                raise DatasetError(path, number, f"{exc} (format {fmt})") from None
+            if (line := seen.setdefault(sample.id, number)) != number:
+                raise DatasetError(path, number, f"duplicate sample id {sample.id!r} (first on line {line})")
+            self.count += 1
+            yield sample
+            if limit is not None and self.count >= limit:
+                return
+
+
+def read_dataset(path: str | Path, fmt: str | None = None, limit: int | None = None) -> ParsedDataset:
+    """Parse a whole file into memory (a preview, a small file); the first bad line raises
+    ``DatasetError`` and nothing is returned. A big import streams ``DatasetStream`` instead."""
+    stream = DatasetStream(path, fmt, limit)
+    return ParsedDataset(format=stream.format, samples=list(stream))

@@ -43,6 +43,9 @@ class FakeServerBase:
         self.host, self.port = host, port
         self.latency = latency_ms / 1000.0
         self.requests: Counter[str] = Counter()
+        #: requests being answered right now, and the most there ever were (tests of concurrency)
+        self.in_flight = 0
+        self.max_in_flight = 0
         self.last_authorization: str | None = None
         self._fault_counts: Counter[str] = Counter()
         self._injected: list[tuple[str, float | None]] = []
@@ -221,9 +224,14 @@ class FakeServerBase:
                 reply = await self._fault_reply(*fault)
                 if reply is not None:
                     return reply
-        if self.latency:
-            await asyncio.sleep(self.latency)
-        result = self.route(method, path, body)
+        self.in_flight += 1  # one event loop serves every connection: no lock needed
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            result = self.route(method, path, body)
+        finally:
+            self.in_flight -= 1
         if result is None:
             return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
         return json_reply(200, result)

@@ -26,7 +26,7 @@ def progress_fields(progress: Progress) -> dict[str, Any]:
     return dict(run_id=progress.run_id, done=progress.done, total=progress.total,
                 counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
                 eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
-                finished=progress.finished)
+                finished=progress.finished, in_flight=progress.in_flight)
 
 
 def error_fields(exc: BaseException) -> dict[str, Any]:
@@ -53,6 +53,7 @@ def progress_from(event: dict[str, Any]) -> Progress:
         run_id=int(event["run_id"]), done=int(event["done"]), total=int(event["total"]),
         counts=dict(event.get("counts") or {}), elapsed=float(event.get("elapsed") or 0.0),
         written=[], finished=bool(event.get("finished")),
+        in_flight=event["in_flight"] if type(event.get("in_flight")) is int else None,
     )
 
 

@@ -25,6 +25,7 @@ from studio.core.models import Outcome, RunInfo
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
 
+from .preflight import check_run_configuration
 from .streak import FailureStreak
 
 if TYPE_CHECKING:
@@ -34,6 +35,9 @@ FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
 FIRST_BATCH = 8
 TARGET_BATCH_SECONDS = 0.1
+#: graded batches waiting for the writer, per grading task: beyond that a producer waits, so a fast
+#: grader cannot pile a whole run's results up in memory ahead of the database
+OUTBOX_PER_WORKER = 2
 
 
 class RunOptions(BaseModel):
@@ -65,6 +69,8 @@ class Progress:
     #: the (sample_idx, outcome) pairs written since the previous event
     written: list[tuple[int, Outcome]] = field(default_factory=list)
     finished: bool = False
+    #: calls waiting on a judge/server right now (None for graders that make none)
+    in_flight: int | None = None
 
     @property
     def rate(self) -> float:
@@ -85,8 +91,9 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
     options = options or RunOptions()
     record = library.graders.get(grader_key)
     version = options.version or record.current_version
-    library.graders.version(grader_key, version)  # raises NotFound for a missing version
+    definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
     dataset = library.datasets.get(dataset_name)
+    check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
     total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
     if options.samples is not None:
         total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
@@ -172,12 +179,17 @@ class _Feeder:
     Batches start small and grow while a batch takes less than ``TARGET_BATCH_SECONDS`` (up to the
     scorer's own maximum), so fast graders get large batches (cheap IPC and writes) and slow ones
     small batches: a killed run then loses at most a fraction of a second of work per worker.
+    An I/O-bound scorer (``adaptive`` false: judges) always gets its full batch size: its samples
+    wait on a server, and a time target would leave most of its allowed calls unused.
     """
 
-    def __init__(self, pending: Iterator[Any], maximum: int | None) -> None:
+    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True, minimum: int = 1) -> None:
         self.pending = pending
         self.maximum = maximum
-        self.size = maximum if maximum is None else min(FIRST_BATCH, maximum)
+        self.adaptive = adaptive
+        #: a scorer that overlaps samples inside one call (an async grader) wants at least that many
+        self.minimum = max(1, minimum if maximum is None else min(minimum, maximum))
+        self.size = maximum if maximum is None or not adaptive else min(max(FIRST_BATCH, self.minimum), maximum)
 
     def next_batch(self) -> list[Any] | None:
         if self.size is None:
@@ -187,12 +199,12 @@ class _Feeder:
         return batch or None
 
     def observe(self, count: int, seconds: float) -> None:
-        if self.maximum is None or count == 0:
+        if self.maximum is None or count == 0 or not self.adaptive:
             return
         per_sample = seconds / count
         wanted = int(TARGET_BATCH_SECONDS / per_sample) if per_sample > 0 else self.maximum
         # grow at most 4x per step so one lucky fast batch does not jump to the maximum
-        self.size = max(1, min(self.maximum, wanted, max(self.size or 1, count) * 4))
+        self.size = max(self.minimum, min(self.maximum, wanted, max(self.size or 1, count) * 4))
 
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
@@ -206,7 +218,9 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
     start = time.perf_counter()
     counts: dict[str, int] = {}
     done = already
-    outbox: asyncio.Queue[list[tuple[int, str, Outcome]] | None] = asyncio.Queue()
+    n_workers = max(1, scorer.parallel_batches)
+    outbox: asyncio.Queue[list[tuple[int, str, Outcome]] | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
+    in_flight = getattr(scorer, "calls_in_flight", lambda: None)
 
     async def writer() -> None:
         nonlocal done
@@ -235,9 +249,10 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 done += len(rows)
                 if on_progress is not None:
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
-                                         [(idx, o) for idx, _, o in rows]))
+                                         [(idx, o) for idx, _, o in rows], in_flight=in_flight()))
 
-    feeder = _Feeder(pending(raw), scorer.batch_size)
+    feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False),
+                     minimum=getattr(scorer, "min_batch", 1))
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:
@@ -264,12 +279,18 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             await outbox.put(pairs)
 
     writer_task = asyncio.create_task(writer())
-    workers = [asyncio.create_task(grade_worker()) for _ in range(max(1, scorer.parallel_batches))]
+    workers = [asyncio.create_task(grade_worker()) for _ in range(n_workers)]
     try:
         watcher = asyncio.create_task(_watch_cancel(cancel))
         done_workers = asyncio.gather(*workers)
-        await asyncio.wait({done_workers, watcher}, return_when=asyncio.FIRST_COMPLETED)
-        if cancel.is_set():
+        await asyncio.wait({done_workers, watcher, writer_task}, return_when=asyncio.FIRST_COMPLETED)
+        if writer_task.done():  # the writer failed (the database): producers would wait on it forever
+            watcher.cancel()
+            for task in workers:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await done_workers
+        elif cancel.is_set():
             # give in-flight batches a moment to report, then stop them
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(done_workers), timeout=2.0)
@@ -281,8 +302,9 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             watcher.cancel()
             await done_workers  # re-raises a worker's bug
     finally:
-        await outbox.put(None)
-        await writer_task
+        if not writer_task.done():
+            await outbox.put(None)
+        await writer_task  # re-raises the writer's failure
         with contextlib.suppress(Exception):
             await scorer.aclose()
     if on_progress is not None:

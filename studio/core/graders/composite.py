@@ -60,6 +60,11 @@ class CompositeScorer(ScorerBase):
         sizes = [s.batch_size for s in self.scorers]
         self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
         self.parallel_batches = min(s.parallel_batches for s in self.scorers)
+        self.io_bound = any(getattr(s, "io_bound", False) for s in self.scorers)
+
+    def calls_in_flight(self) -> int | None:
+        counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]
+        return sum(counts) if counts else None
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         per_component = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))

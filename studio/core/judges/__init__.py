@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "RenderedPrompt": "rendered",
+    "RenderedPrompt": "render",
     "render_prompt": "render",
     "make_model_bridge": "bridge",
 }

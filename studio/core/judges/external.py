@@ -77,6 +77,10 @@ class ExternalScorer(ScorerBase):
         self.client = JudgeClient(config, api_key=api_key, cancel=ctx.cancel)
         self.batch_size = 32 if grader.batch else max(16, 2 * config.max_concurrency)
         self.parallel_batches = 4 if grader.batch else 2
+        self.io_bound = True  # waits on the reward server: fixed batches, the client bounds calls
+
+    def calls_in_flight(self) -> int | None:
+        return self.client.in_flight
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         if self.grader.batch:

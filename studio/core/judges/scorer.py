@@ -33,8 +33,8 @@ def open_client(
     engine = ctx.library.engine
     if config is None:
         config = EndpointRepository(engine).resolve(ctx.endpoint, grader.endpoint)
-    if ctx.concurrency:  # an explicit --concurrency for this run wins over the endpoint's default
-        config = config.model_copy(update={"max_concurrency": ctx.concurrency})
+    if ctx.concurrency:  # --concurrency asks for that many calls in flight, within the endpoint's limit
+        config = config.model_copy(update={"max_concurrency": min(ctx.concurrency, config.max_concurrency)})
     overridden = bool(ctx.endpoint) and ctx.endpoint != grader.endpoint
     retries = timeout = None
     if isinstance(grader, RubricJudge):
@@ -61,9 +61,14 @@ class JudgeScorer(ScorerBase):
         self.memo: dict[str, Any] = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])
-        concurrency = ctx.concurrency or client.config.max_concurrency
-        self.batch_size = max(16, 2 * concurrency)
+        # calls wait on the server, not on a core: the engine keeps 4 batches of 2x the client's
+        # concurrency in flight (io_bound), so its semaphore always has the next call ready
+        self.batch_size = max(16, 2 * client.config.max_concurrency)
         self.parallel_batches = 4
+        self.io_bound = True
+
+    def calls_in_flight(self) -> int | None:
+        return self.client.in_flight
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return list(await asyncio.gather(*(self.score_one(s) for s in samples)))

@@ -13,8 +13,6 @@ import string
 from functools import lru_cache
 from typing import Any
 
-from pybars import Compiler, PybarsError
-
 from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
 #: the conversation, the response and the reference, as the binary and range judges show them
@@ -35,7 +33,16 @@ CONVERSATION_BLOCK = """<conversation>
 
 _OPENAI_REF = re.compile(r"\{\{\s*((?:sample|item)(?:\.[A-Za-z0-9_\-]+)+)\s*\}\}")
 _ANY_MUSTACHE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
-_compiler = Compiler()
+
+
+
+@lru_cache(maxsize=1)
+def _pybars() -> Any:
+    """pybars on first use: importing it builds its grammar (~0.5 s), which the window's first
+    paint and most CLI commands never need."""
+    import pybars
+
+    return pybars
 
 
 class StrictVars(dict):  # type: ignore[type-arg]
@@ -73,12 +80,18 @@ def _check_blocks(source: str) -> None:
         )
 
 
+@lru_cache(maxsize=1)
+def _compiler() -> Any:
+    return _pybars().Compiler()
+
+
 @lru_cache(maxsize=512)
 def _compile(source: str) -> Any:
     _check_blocks(source)
+    pybars = _pybars()
     try:
-        return _compiler.compile(source)
-    except PybarsError as exc:
+        return _compiler().compile(source)
+    except pybars.PybarsError as exc:
         raise TemplateError(f"template syntax error: {exc}") from exc
 
 
@@ -97,7 +110,7 @@ def render_handlebars(template: str, variables: dict[str, Any]) -> str:
         return str(compiled(StrictVars(variables), helpers=_HELPERS))
     except UnknownVariable:
         raise
-    except PybarsError as exc:
+    except _pybars().PybarsError as exc:
         raise TemplateError(f"template error: {exc}") from exc
     except Exception as exc:  # a helper or lookup failed on odd data
         raise TemplateError(f"template error: {exc.__class__.__name__}: {exc}") from exc

@@ -16,6 +16,7 @@ from pathlib import Path
 from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
 from studio.core.sandbox.launch import GUEST_DIR
 
+from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import docstring, read_text, slug, unexported
 from .openai import plain_extractor
@@ -143,12 +144,8 @@ class InspectPlatform(Platform):
                 return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
             return Support.yes()
         if isinstance(grader, FunctionGrader):
-            if grader.contract not in ("mka1_sample", "adaptive") or grader.model_access:
-                return Support.no(
-                    "only grade(sample, item) and Adaptive grade(thread) functions without model access "
-                    f"run inside an Inspect scorer; this one uses {grader.contract}"
-                )
-            return Support.yes()
+            problem = refusal(grader, LABEL)  # Letta and promptfoo contracts travel in an adapter
+            return Support.no(problem) if problem else Support.yes()
         return Support.no(
             f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
             "own prompts and would score differently"
@@ -162,7 +159,14 @@ class InspectPlatform(Platform):
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
         else:
             assert isinstance(grader, FunctionGrader)
-            body = self._adaptive(grader) if grader.contract == "adaptive" else self._function(grader)
+            if grader.contract == "adaptive":
+                body = self._adaptive(grader)
+            elif grader.contract == "mka1_sample":
+                body = self._function(grader)
+            else:
+                body = self._adapted(grader)
+                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated adapter "
+                                "(the sample's metadata is its row)")
             warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
         module = (
             f"{docstring(f'{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r}).')}\n\n"
@@ -227,6 +231,17 @@ class InspectPlatform(Platform):
             '        scores = result.get("scores") or {}\n'
             "        return float(scores.get(METRIC, next(iter(scores.values()), 0.0)))\n"
             "    return float(result)\n"
+        )
+
+    @staticmethod
+    def _adapted(grader: FunctionGrader) -> str:
+        return (
+            "# Grader Studio's stdlib adapter around the grader's unchanged source (a string literal)\n"
+            f"_ADAPTER_SOURCE = {adapter_module(grader, 'mka1')!r}\n"
+            "_ADAPTER = types.ModuleType('studio_adapter')\n"
+            "exec(compile(_ADAPTER_SOURCE, 'studio_adapter.py', 'exec'), _ADAPTER.__dict__)\n\n\n"
+            "async def _score(state: TaskState, output: str, target: str) -> float:\n"
+            "    return await _ADAPTER.ascore(output, target, state.input_text, dict(state.metadata or {}))\n"
         )
 
     @staticmethod

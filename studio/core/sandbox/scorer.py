@@ -6,9 +6,12 @@ MKA1 batch contract gets the whole dataset in one call and reports run metrics.
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from studio.core.models import FunctionGrader, Outcome, Sample
@@ -27,10 +30,27 @@ class FunctionScorer(ScorerBase):
         self.grader = grader
         self.ctx = ctx
         self.pool = pool or ctx.options.get("sandbox_pool") or shared_pool()
-        self.spec = GraderSpec.of(grader, self.pool.settings)
+        concurrency = ctx.concurrency or self.pool.size
+        # A plain grader overlaps only across workers (one sample at a time each, no threads in the
+        # sandbox); an ``async def`` grader awaits up to ``overlap`` samples at once in each of a
+        # few workers, so a grader that waits needs no process per sample.
+        self._async_workers = max(1, min(self.pool.size, concurrency))
+        overlap = -(-concurrency // self._async_workers)
+        self.spec = GraderSpec.of(grader, self.pool.settings, overlap)
         self.key = grader.metric.key
         self.batch_size = None if grader.contract == "mka1_batch" else BATCH_SIZE
-        self.parallel_batches = 1 if grader.contract == "mka1_batch" else (ctx.concurrency or self.pool.size)
+        self._gate: asyncio.Semaphore | None = None
+        self._gate_open = not _entry_is_async(grader)
+        if grader.contract == "mka1_batch":
+            self.parallel_batches = 1
+        elif self._gate_open:
+            self.parallel_batches = concurrency
+        else:  # a batch ready for each async worker as it finishes one (more would only wait)
+            self.parallel_batches = min(concurrency, 2 * self._async_workers)
+            self.min_batch = overlap
+        # one thread per batch in flight (each waits on its worker's pipe): asyncio.to_thread's
+        # shared pool (cpu count + 4) would cap a run at 6 workers whatever --concurrency says
+        self._executor = ThreadPoolExecutor(max_workers=self.parallel_batches, thread_name_prefix="sandbox-batch")
         self._idle: list[GraderSession] = []
         self._all: list[GraderSession] = []
         self._metrics: dict[str, float] = {}
@@ -53,25 +73,33 @@ class FunctionScorer(ScorerBase):
         finally:
             self._idle.append(session)
 
+    def _limit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """Sessions a batch may use: all for a plain grader, ``_async_workers`` for an async one."""
+        if self._gate_open:
+            return contextlib.nullcontext()
+        if self._gate is None:
+            self._gate = asyncio.Semaphore(self._async_workers)
+        return self._gate
+
+    async def _in_thread(self, fn: Any, *args: Any) -> list[Outcome]:
+        async with self._limit():
+            session = self._session()
+            try:
+                return await asyncio.get_running_loop().run_in_executor(self._executor, fn, session, *args)
+            finally:
+                self._idle.append(session)
+
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         if self.ctx.cancel.is_set():
             return [Outcome.failure("cancelled") for _ in samples]
-        session = self._session()
-        try:
-            return await asyncio.to_thread(self._score, session, samples)
-        finally:
-            self._idle.append(session)
+        return await self._in_thread(self._score, samples)
 
     async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]:
         """``score_batch`` for samples as stored: (sample id, sample JSON) pairs, never parsed here;
         the worker shapes them for the contract (only when ``accepts_raw_json``)."""
         if self.ctx.cancel.is_set():
             return [Outcome.failure("cancelled") for _ in rows]
-        session = self._session()
-        try:
-            return await asyncio.to_thread(self._run, session, [t for _, t in rows], [i for i, _ in rows], True)
-        finally:
-            self._idle.append(session)
+        return await self._in_thread(self._run, [t for _, t in rows], [i for i, _ in rows], True)
 
     def _score(self, session: GraderSession, samples: Sequence[Sample]) -> list[Outcome]:
         data = payloads.build(self.grader.contract, samples, self.grader.extractor)
@@ -104,9 +132,21 @@ class FunctionScorer(ScorerBase):
             session.close()
         self._all.clear()
         self._idle.clear()
+        self._executor.shutdown(wait=False)
 
     async def aclose(self) -> None:
         await asyncio.to_thread(self.close)
+
+
+def _entry_is_async(grader: FunctionGrader) -> bool:
+    """Whether the grader's entry is an ``async def`` (read from the source, nothing run)."""
+    from .validation import _entry
+
+    try:
+        tree = ast.parse(grader.source)
+    except (SyntaxError, ValueError):
+        return False  # the worker reports the syntax error on every sample
+    return isinstance(_entry(tree, grader.contract, grader.function_name)[0], ast.AsyncFunctionDef)
 
 
 def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> FunctionScorer:

@@ -43,10 +43,13 @@ class GraderSpec:
     model_access: bool = False
     max_model_calls: int = 64
     output_kib: int = 64
+    #: samples of a batch an ``async def`` grader may await at once inside one worker
+    overlap: int = 1
 
     @classmethod
-    def of(cls, grader: FunctionGrader, settings: SandboxSettings) -> GraderSpec:
+    def of(cls, grader: FunctionGrader, settings: SandboxSettings, overlap: int = 1) -> GraderSpec:
         return cls(
+            overlap=overlap,
             source=grader.source,
             contract=grader.contract,
             function_name=grader.function_name,
@@ -67,6 +70,7 @@ class GraderSpec:
             "output_limit": self.output_kib * 1024,
             "model_access": self.model_access,
             "max_model_calls": self.max_model_calls,
+            "overlap": self.overlap,
         }
 
 

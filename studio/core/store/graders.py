@@ -151,16 +151,23 @@ class GraderRepository:
             )
         )
 
+    def plan_create(self, key: str) -> tuple[str, str | None]:
+        """What ``create`` would do with ``key``: ("create" | "recreate" | "refuse", the refusal)."""
+        with self._engine.connect() as conn:
+            row = self._row(conn, key)
+        if row is None:
+            return "create", None
+        if row.deleted_at is not None:
+            return "recreate", None
+        return "refuse", _exists(key)
+
     def create(self, definition: GraderDefinition, message: str = "") -> GraderRecord:
         """Create a grader; a key in the trash is recreated (its history continues)."""
         now = utcnow()
         with self._engine.begin() as conn:
             row = self._row(conn, definition.key)
             if row is not None and row.deleted_at is None:
-                raise Conflict(
-                    f"a grader with key {definition.key!r} already exists; save a new version "
-                    "of it, or delete it first to recreate it"
-                )
+                raise Conflict(_exists(definition.key))
             if row is None:
                 grader_id = conn.execute(
                     insert(graders).values(
@@ -240,3 +247,8 @@ class GraderRepository:
     def count(self) -> int:
         with self._engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(graders).where(graders.c.deleted_at.is_(None))).scalar_one()
+
+
+def _exists(key: str) -> str:
+    return (f"a grader with key {key!r} already exists; save a new version of it, or delete it first "
+            "to recreate it")

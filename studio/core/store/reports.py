@@ -24,6 +24,7 @@ FORMATS = ("csv", "jsonl")
 HEADER_HEAD = ["index", "sample_id", "status", "score"]
 HEADER_TAIL = ["error", "rationale", "duration_ms", "prompt_tokens", "completion_tokens", "cached",
                "input", "completion", "expected"]
+METRIC_PREFIX = "metric."  # each per-metric score column is ``metric.<key>``
 
 #: the result columns every export reads, in the order ``_rows`` unpacks them
 _COLUMNS = ("r.sample_idx, r.sample_id, r.status, r.score, r.scores, r.error, r.rationale, r.duration_ms,"
@@ -97,7 +98,8 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
     """CSV of the results ``query`` selects; returns how many rows were written."""
     keys = metric_keys(engine, query.run_id)
     writer = csv.writer(out)
-    writer.writerow([*HEADER_HEAD, *keys, *HEADER_TAIL])
+    # prefixed: a metric named like a fixed column ("score", "error") must not give a duplicate header
+    writer.writerow([*HEADER_HEAD, *(f"{METRIC_PREFIX}{k}" for k in keys), *HEADER_TAIL])
     count = 0
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, _details, _raw,
          inp, comp, exp) in _rows(engine, query, progress):

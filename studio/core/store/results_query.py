@@ -10,7 +10,6 @@ than the query itself.
 
 from __future__ import annotations
 
-import itertools
 import json
 import time
 from array import array
@@ -52,11 +51,14 @@ class ResultFilter:
     labels: str = ""
     label_set_id: int | None = None
     pass_threshold: float = 0.5
+    #: the runs of a ``run --repeat`` group: with ``labels="unstable"``, samples graded differently
+    repeat_runs: tuple[int, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (self.statuses or self.min_score is not None or self.max_score is not None
-                    or self.text.strip() or (self.labels and self.label_set_id is not None))
+                    or self.text.strip() or (self.labels and self.label_set_id is not None)
+                    or (self.labels == "unstable" and bool(self.repeat_runs)))
 
 
 def current_label_sql(label_set_id: int, column: str) -> str:
@@ -102,7 +104,11 @@ class ResultQuery:
         if flt.max_score is not None:
             clauses.append("r.score <= ?")
             params.append(flt.max_score)
-        if flt.labels and flt.label_set_id is not None:
+        if flt.labels == "unstable":
+            runs = ",".join(str(int(r)) for r in flt.repeat_runs) or "-1"
+            clauses.append(f"r.sample_id IN (SELECT sample_id FROM results WHERE run_id IN ({runs}) "
+                           "GROUP BY sample_id HAVING count(DISTINCT status || ':' || coalesce(score, '')) > 1)")
+        elif flt.labels and flt.label_set_id is not None:
             label = current_label_sql(flt.label_set_id, LABEL_TEXT)
             if flt.labels == "unlabelled":
                 clauses.append(f"coalesce({label}, '') = ''")
@@ -149,14 +155,19 @@ class IdSnapshot:
 
 
 def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
+    """The ids in one value (a JSON array SQLite builds): a row at a time, a million ids cost a
+    million Python tuples and GIL hand-overs, which the GUI thread's events then wait behind."""
     sql, params = query.select("r.id")
     start = time.perf_counter()
     with engine.connect() as conn:
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
-            ids = array("q", itertools.chain.from_iterable(cursor.execute(sql, params)))
+            # the subquery keeps its ORDER BY: SQLite never flattens an ordered subquery into an
+            # aggregate (flattening rule 16), so the array is in grid order
+            (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql})", params).fetchone()
         finally:
             cursor.close()
+    ids = array("q", json.loads(text))
     return IdSnapshot(query, ids, time.perf_counter() - start)
 
 

@@ -108,9 +108,25 @@ class RunRepository:
         if not rows:
             return
         payload = [outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
-        with self._engine.begin() as conn:
-            # the driver's executemany directly, positional parameters: this is the hot path of every run
-            conn.exec_driver_sql(_INSERT_RESULT_VALUES, payload)
+        self.write_rows(payload)
+
+    def write_rows(self, payload: Sequence[tuple[Any, ...]]) -> None:
+        """Result rows already in ``outcome_values`` form, one transaction: the hot path of every run,
+        so the driver's own connection and executemany, without the SQL layer's per-call work."""
+        if not payload:
+            return
+        fairy = self._engine.raw_connection()
+        try:
+            raw = fairy.driver_connection  # sqlite3.Connection, autocommit off (we BEGIN ourselves)
+            raw.execute("BEGIN")
+            try:
+                raw.executemany(_INSERT_RESULT_VALUES, payload)
+            except BaseException:
+                raw.execute("ROLLBACK")
+                raise
+            raw.execute("COMMIT")
+        finally:
+            fairy.close()
 
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:

@@ -2,16 +2,17 @@
 
 The preview reads the first rows on the GUI thread (``read_dataset(..., limit=...)`` stops there);
 the whole file is then read by a background task, so a broken line 40,000 rows down is found, named
-by its line number, before anything is stored. Import writes the already-parsed samples in one
-transaction, also in the background.
+by its line number, before anything is stored; only the count and format are kept. Import streams
+the file again into one transaction (a chunk at a time, memory flat), also in the background.
 """
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from pathlib import Path
 
-from studio.core.datasets import FORMATS, DatasetError, ParsedDataset, read_dataset
+from studio.core.datasets import FORMATS, DatasetError, DatasetStream, ParsedDataset, read_dataset
 from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
@@ -24,6 +25,21 @@ PREVIEW_ROWS = 20
 SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 FORMAT_LABELS = {"adaptive": "Adaptive", "openai": "OpenAI evals", "letta": "Letta", "mka1": "MKA1",
                  "flat": "Flat columns"}
+
+
+@dataclass(frozen=True)
+class CheckedFile:
+    """What the background check of the whole file keeps: not its samples (a million rows)."""
+
+    format: str
+    count: int
+
+
+def check_file(path: Path, fmt: str | None) -> CheckedFile:
+    stream = DatasetStream(path, fmt)
+    for _ in stream:
+        pass
+    return CheckedFile(stream.format, stream.count)
 
 
 def error_text(exc: BaseException) -> str:
@@ -42,7 +58,7 @@ class ImportPanel(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.path: Path | None = None
-        self.parsed: ParsedDataset | None = None
+        self.parsed: CheckedFile | None = None
         self.error: DatasetError | None = None
         self._generation = 0
         self._busy = False
@@ -147,7 +163,7 @@ class ImportPanel(QtWidgets.QWidget):
         generation, path = self._generation, self.path
         self._busy = True
         self._update_button()
-        self.ctx.tasks.run(lambda: read_dataset(path, fmt),
+        self.ctx.tasks.run(lambda: check_file(path, fmt),
                            lambda parsed: self._on_checked(generation, parsed),
                            lambda exc: self._on_check_failed(generation, exc))
 
@@ -161,12 +177,12 @@ class ImportPanel(QtWidgets.QWidget):
                     item.setToolTip(text[:2000])
                 self.preview.setItem(row, col, item)
 
-    def _on_checked(self, generation: int, parsed: ParsedDataset) -> None:
+    def _on_checked(self, generation: int, parsed: CheckedFile) -> None:
         if generation != self._generation:
             return
         self._busy = False
         self.parsed = parsed
-        self._say(f"✓ {len(parsed.samples):,} samples read, format {parsed.format}. Ready to import.",
+        self._say(f"✓ {parsed.count:,} samples read, format {parsed.format}. Ready to import.",
                   colour=status_hex("ok"))
         self._update_button()
         self.checked.emit(True)
@@ -192,12 +208,13 @@ class ImportPanel(QtWidgets.QWidget):
         replace, source = self.replace.isChecked(), self.path.name
         self._busy = True
         self._update_button()
-        self._say(f"Importing {len(parsed.samples):,} samples into “{name}”…")
-        library = self.ctx.library
+        self._say(f"Importing {parsed.count:,} samples into “{name}”…")
+        library, path = self.ctx.library, self.path
 
         def write() -> DatasetRecord:
-            return library.datasets.create(name, parsed.samples, format=parsed.format, source=source,
-                                           replace=replace)
+            # read again as a stream: a line changed since the check still rolls everything back
+            return library.datasets.create(name, DatasetStream(path, parsed.format), format=parsed.format,
+                                           source=source, replace=replace)
 
         self.ctx.tasks.run(write, self._on_imported, self._on_import_failed)
 

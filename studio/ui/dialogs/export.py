@@ -72,12 +72,29 @@ class ExportDialog(QtWidgets.QDialog):
         close.clicked.connect(self.reject)
         self.resize(960, 620)
 
+        # the platforms that can express the grader first, each marked, so the choice is seen at a glance
+        # and the dialog never opens on a platform that would only refuse
         found = platforms()
-        for name, platform in found.items():
-            support = platform.can_export(definition)
-            self.platform.addItem(platform.label + ("" if support.ok else "  (cannot export this grader)"), name)
-            if not support.ok:
-                self.platform.setItemData(self.platform.count() - 1, support.reason, Qt.ItemDataRole.ToolTipRole)
+        supports = {name: platform.can_export(definition) for name, platform in found.items()}
+        order = sorted(found, key=lambda n: not supports[n].ok)
+        self.capable = [n for n in order if supports[n].ok]
+        for name in order:
+            platform, support = found[name], supports[name]
+            mark = "✓" if support.ok else "✗"
+            self.platform.addItem(f"{mark} {platform.label}" + ("" if support.ok else "  (cannot express this grader)"),
+                                  name)
+            self.platform.setItemData(self.platform.count() - 1,
+                                      "Exports this grader" if support.ok else support.reason,
+                                      Qt.ItemDataRole.ToolTipRole)
+        self.platform.setCurrentIndex(0)
+        self.summary = QtWidgets.QLabel(
+            (f"Can export to: {', '.join(found[n].label for n in self.capable)}." if self.capable
+             else "No platform can express this grader.")
+            + (f"  Cannot: {', '.join(found[n].label for n in order if not supports[n].ok)}."
+               if len(self.capable) < len(order) else ""))
+        self.summary.setWordWrap(True)
+        self.summary.setObjectName("hint")
+        top.insertRow(0, "", self.summary)
         self.refresh()
 
     def _show_problem(self, text: str) -> None:

@@ -23,12 +23,21 @@ def probe(config: Any, api_key: str | None) -> tuple[float, bool, str]:
         try:
             started = time.perf_counter()
             response = await client.chat(ChatRequest(messages=[user("Reply with the single word OK.")],
-                                                     max_tokens=5, logprobs=True, temperature=0.0))
+                                                     max_tokens=16, logprobs=True, temperature=0.0))
             return (time.perf_counter() - started) * 1000, bool(response.logprobs), response.text
         finally:
             await client.aclose()
 
     return asyncio.run(go())
+
+
+def reply_excerpt(text: str, limit: int = 80) -> str:
+    """The test reply on one line, shortened at a word boundary (never mid-word), marked when cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] if " " in flat[:limit] else flat[:limit]
+    return cut.rstrip(" ,;:") + " …"
 
 
 class EndpointsPage(QtWidgets.QWidget):
@@ -192,7 +201,8 @@ class EndpointsPage(QtWidgets.QWidget):
             self.test_button.setEnabled(True)
             latency, logprobs, text = result
             self.result.setText(f"✓ Answered in {latency:.0f} ms; logprobs {'supported' if logprobs else 'not supported'}."
-                                f"  Reply: {text[:80]!r}")
+                                f"  Reply: “{reply_excerpt(text)}”")
+            self.result.setToolTip(text)
 
         def failed(exc: BaseException) -> None:
             self.test_button.setEnabled(True)

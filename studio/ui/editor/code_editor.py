@@ -55,6 +55,7 @@ class CodeEditor(QtWidgets.QPlainTextEdit):
         self.blockCountChanged.connect(self._update_gutter_width)
         self.updateRequest.connect(self._update_gutter)
         self.cursorPositionChanged.connect(self._refresh_selections)
+        self.textChanged.connect(self._refresh_selections)
         self._update_gutter_width()
         self._refresh_selections()
 
@@ -135,7 +136,8 @@ class CodeEditor(QtWidgets.QPlainTextEdit):
     def _refresh_selections(self) -> None:
         colors = self._colors()
         selections = []
-        if not self.isReadOnly():
+        # an empty editor shows its placeholder on the first line: a highlight there would hide it
+        if not self.isReadOnly() and not self.document().isEmpty():
             current = QtWidgets.QTextEdit.ExtraSelection()
             current.format.setBackground(colors["current"])
             current.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)

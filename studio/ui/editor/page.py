@@ -26,6 +26,9 @@ from .body import DefinitionBody
 from .checks_panel import ChecksPanel
 from .try_panel import TryPanel, grade_one
 
+LOCKED_TEXT = "This grader is locked: it opens read-only and cannot be saved or deleted."
+TRASHED_TEXT = "This grader is in the Trash: it is shown read-only. Restore it to edit, run or export it."
+
 
 def _same(a: GraderDefinition, b: GraderDefinition) -> bool:
     return json.dumps(dump_grader(a), sort_keys=True) == json.dumps(dump_grader(b), sort_keys=True)
@@ -51,7 +54,8 @@ class GraderPage(QtWidgets.QWidget):
         self.banner.setObjectName("lockBanner")
         banner_icon = QtWidgets.QLabel()
         banner_icon.setPixmap(icon("lock").pixmap(16, 16))
-        banner_text = QtWidgets.QLabel("This grader is locked: it opens read-only and cannot be saved or deleted.")
+        self.banner_icon = banner_icon
+        self.banner_text = banner_text = QtWidgets.QLabel(LOCKED_TEXT)
         banner_text.setWordWrap(True)
         self.unlock_button = QtWidgets.QPushButton("Unlock")
         banner = QtWidgets.QHBoxLayout(self.banner)
@@ -65,6 +69,9 @@ class GraderPage(QtWidgets.QWidget):
         self.title.setObjectName("pageTitle")
         self.subtitle = QtWidgets.QLabel()
         self.subtitle.setObjectName("hint")
+        for label in (self.title, self.subtitle):  # a long name elides; it never widens the window
+            label.setMinimumWidth(0)
+            label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.save_button = QtWidgets.QPushButton("Save")
         self.save_button.setToolTip("Save as a new version (Ctrl+S)")
@@ -114,7 +121,7 @@ class GraderPage(QtWidgets.QWidget):
         self.export_button.clicked.connect(lambda: self.export_requested.emit())
         self.versions_button.clicked.connect(lambda: self.record and self.actions.show_versions(self.record.key, self.theme == "dark"))
         self.lock_button.clicked.connect(self._toggle_lock)
-        self.unlock_button.clicked.connect(lambda: self.record and self.actions.set_locked(self.record.key, False))
+        self.unlock_button.clicked.connect(self._banner_action)
         self.checks.line_activated.connect(self._go_to_line)
 
     # -- opening ---------------------------------------------------------------------------------------
@@ -167,14 +174,31 @@ class GraderPage(QtWidgets.QWidget):
         self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
         state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
-                                                         f"v{record.current_version}",
-                                                         f"updated {record.updated_at:%Y-%m-%d %H:%M}", state) if p))
+                                                         f"v{record.current_version}", state,
+                                                         f"updated {record.updated_at:%Y-%m-%d}") if p))
+        self.subtitle.setToolTip(self.subtitle.text())
         read_only = self.read_only
-        self.banner.setVisible(record.locked and not record.deleted)
+        self.banner.setVisible(record.locked or record.deleted)
+        self.banner_text.setText(TRASHED_TEXT if record.deleted else LOCKED_TEXT)
+        self.banner_icon.setPixmap(icon("trash" if record.deleted else "lock").pixmap(16, 16))
+        self.unlock_button.setText("Restore" if record.deleted else "Unlock")
         self.body.set_read_only(read_only)
-        self.save_button.setEnabled(not read_only)
+        self._update_save()
         self.lock_button.setText("Unlock" if record.locked else "Lock")
-        self.lock_button.setEnabled(not record.deleted)
+        for button in (self.lock_button, self.validate_button, self.try_button, self.export_button):
+            button.setEnabled(not record.deleted)
+
+    def _update_save(self) -> None:
+        """Save is offered (and highlighted) only when there is something to save."""
+        self.save_button.setEnabled(not self.read_only and self._dirty)
+
+    def _banner_action(self) -> None:
+        if self.record is None:
+            return
+        if self.record.deleted:
+            self.actions.restore(self.record.key)
+        else:
+            self.actions.set_locked(self.record.key, False)
 
     # -- dirty state -----------------------------------------------------------------------------------
     def _changed(self) -> None:
@@ -185,6 +209,7 @@ class GraderPage(QtWidgets.QWidget):
         self._dirty = dirty
         if self.record is not None:
             self.title.setText(self.record.definition.display_name + ("  •" if dirty else ""))
+        self._update_save()
         self.dirty_changed.emit(dirty)
 
     def is_dirty(self) -> bool:

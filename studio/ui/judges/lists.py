@@ -14,7 +14,8 @@ class StepsEditor(QtWidgets.QWidget):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
-        self.explicit = QtWidgets.QCheckBox("Write the steps (otherwise the judge generates them once per run)")
+        self.explicit = QtWidgets.QCheckBox("Write the steps myself")
+        self.explicit.setToolTip("Unchecked: the judge generates the steps once per run")
         self.list = QtWidgets.QListWidget()
         self.list.setDragDropMode(QtWidgets.QAbstractItemView.DragDropMode.InternalMove)
         self.list.setDefaultDropAction(Qt.DropAction.MoveAction)

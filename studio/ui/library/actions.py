@@ -8,6 +8,7 @@ writes (milliseconds), so they run inline; anything that executes a grader goes 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from studio.core.models import GraderDefinition, parse_grader
@@ -34,6 +35,8 @@ class GraderActions(QObject):
         self.messages = messages
         #: replaced in tests to answer the New dialog without showing it
         self.new_dialog_factory: Callable[..., Any] = NewGraderDialog
+        #: the window's guard: may the grader ``key`` be left (unsaved edits saved, discarded or kept)?
+        self.may_leave: Callable[[str], bool] = lambda key: True
 
     def _call(self, title: str, fn: Callable[[], T]) -> T | None:
         try:
@@ -105,6 +108,8 @@ class GraderActions(QObject):
         return True
 
     def delete(self, key: str) -> bool:
+        if not self.may_leave(key):  # unsaved edits are saved, discarded on purpose, or the delete stops
+            return False
         if not self.messages.confirm("Delete grader",
                                      f"Move “{key}” to the Trash? Its versions and runs are kept and it can be restored.",
                                      "Move to Trash"):
@@ -122,6 +127,39 @@ class GraderActions(QObject):
         self._changed(f"Restored {key} from the Trash.")
         self.open_requested.emit(key)
         return True
+
+    def import_file(self, path: str) -> list[str]:
+        """Create the graders of a platform's file (format detected); returns the keys created."""
+        from studio.core.platforms import detect_platform
+
+        def read() -> Any:
+            platform = detect_platform(Path(path))
+            if not platform.imports:
+                raise ValueError(f"{platform.label} has no grader file format to import from")
+            return platform, platform.import_(Path(path))
+
+        found = self._call("Cannot import", read)
+        if found is None:
+            return []
+        platform, result = found
+        created: list[str] = []
+        refused: list[str] = []
+        for grader in result.graders:
+            try:
+                self.ctx.library.graders.create(grader, f"imported from {platform.label} ({Path(path).name})")
+                created.append(grader.key)
+            except Exception as exc:
+                from ..messages import describe_error
+
+                refused.append(f"{grader.key}: {describe_error(exc)}")
+        if refused or result.warnings:
+            self.messages.error("Import", "\n".join(
+                [f"Imported {len(created)} of {len(result.graders)} grader(s) from {platform.label}."]
+                + [f"• {line}" for line in refused + list(result.warnings)]))
+        if created:
+            self._changed(f"Imported {', '.join(created)} from {platform.label}.")
+            self.open_requested.emit(created[0])
+        return created
 
     # -- versions ---------------------------------------------------------------------------------
     def show_versions(self, key: str, dark: bool = False) -> VersionsDialog | None:

@@ -102,7 +102,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return f"{group.label}  ({len(group.records)})"
             if role == Qt.ItemDataRole.DecorationRole:
-                return icon("trash") if group.kind == TRASH else icon("folder")
+                return icon("trash") if group.kind == TRASH else kind_icon(group.kind)
             if role == SEARCH_ROLE:
                 return ""
             return None

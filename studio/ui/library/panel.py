@@ -131,14 +131,14 @@ class LibraryPanel(QtWidgets.QWidget):
     def _current_changed(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
         self._update_buttons()
         record = current.data(RECORD_ROLE) if current.isValid() else None
-        if record is not None and not self._suppress and not record.deleted:
+        if record is not None and not self._suppress:  # a trashed grader opens read-only, with Restore
             self.open_requested.emit(record.key)
 
     def _update_buttons(self) -> None:
         record = self.current_record()
         live = record is not None and not record.deleted
         self.duplicate_button.setEnabled(live)
-        self.delete_button.setEnabled(live)
+        self.delete_button.setEnabled(live and not record.locked)  # a locked grader cannot be deleted
         self.lock_button.setEnabled(live)
         self.versions_button.setEnabled(record is not None)
         self.restore_button.setVisible(record is not None and record.deleted)

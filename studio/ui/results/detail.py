@@ -101,6 +101,12 @@ def judge_html(result: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def has_judgement(result: dict[str, Any]) -> bool:
+    """A judge's result (a rationale, verdicts or judge calls): its rationale is what is read first."""
+    details = result.get("details") or {}
+    return bool(result.get("rationale") or _verdict_lists(details) or details.get("calls"))
+
+
 def header_html(result: dict[str, Any]) -> str:
     score = result.get("score")
     status = result.get("status", "")
@@ -172,6 +178,8 @@ class DetailPane(QtWidgets.QWidget):
             self.thread.set_turns([Turn(role="system", content="The sample is not in the dataset any more.")])
         self.judge.setHtml(judge_html(result))
         self.raw.setPlainText(raw_json(result))
+        if self.tabs.currentWidget() is not self.raw:  # Raw stays when chosen; else what matters first
+            self.tabs.setCurrentWidget(self.judge if has_judgement(result) else self.thread)
 
 
 def _sample(data: Any) -> Sample | None:

@@ -46,11 +46,13 @@ class FilterBar(QtWidgets.QWidget):
             edit.setClearButtonEnabled(True)
         self.labels = QtWidgets.QComboBox()  # the human-label filters
         for text, value in (("All labels", ""), ("Unlabelled only", "unlabelled"),
-                            ("Disagreements only", "disagreements")):
+                            ("Disagreements only", "disagreements"),
+                            ("Unstable (run --repeat)", "unstable")):
             self.labels.addItem(text, value)
         self.labels.setToolTip("Disagreements: the human's PASS/FAIL label differs from the judge's verdict")
         self.label_set_id: int | None = None  # set by the view for the run's dataset
         self.pass_threshold = 0.5
+        self.repeat_runs: tuple[int, ...] = ()  # set by the view when the run is one of a repeat group
         self.search = QtWidgets.QLineEdit()
         self.search.setPlaceholderText("Search input, completion, expected, error, rationale…")
         self.search.setClearButtonEnabled(True)
@@ -85,6 +87,7 @@ class FilterBar(QtWidgets.QWidget):
             labels=self.labels.currentData() or "",
             label_set_id=self.label_set_id,
             pass_threshold=self.pass_threshold,
+            repeat_runs=self.repeat_runs,
         )
 
     def set_value(self, flt: ResultFilter) -> None:

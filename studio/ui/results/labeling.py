@@ -92,10 +92,15 @@ class Labeler(QtWidgets.QFrame):
         """The run's dataset and label set: the grid's Label column and label filters read them."""
         self.dataset = None
         self.view.filters.label_set_id = None
+        self.view.filters.repeat_runs = ()
         if run_id is None:
             return
         try:
             run = self.ctx.library.runs.get(run_id)
+            if run.settings.get("repeat_index") is not None:  # unstable samples: see the filter
+                from studio.core.engine.consistency import repeat_group
+
+                self.view.filters.repeat_runs = tuple(r.id for r in repeat_group(self.ctx.library, run_id))
             self.dataset = run.dataset
             keys = self.ctx.library.labels.keys(run.dataset)
             self.view.filters.pass_threshold = float(run.settings.get("pass_threshold", 0.5))
@@ -109,7 +114,8 @@ class Labeler(QtWidgets.QFrame):
                 self.key.addItem(key)
         self.key.blockSignals(False)
         query = self.view.model.query
-        if query is not None and query.filter.label_set_id != self.view.filters.label_set_id:
+        if query is not None and (query.filter.label_set_id, query.filter.repeat_runs) != (
+                self.view.filters.label_set_id, self.view.filters.repeat_runs):
             self.view.model.set_filter(self.view.filters.value())
 
     def _on_result(self, result_id: int) -> None:

@@ -63,8 +63,9 @@ class SummaryBar(QtWidgets.QFrame):
         self.histogram = ScoreHistogram()
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
-        layout.addWidget(self.text, 3)
-        layout.addWidget(self.histogram, 2)
+        self.histogram.setMaximumWidth(300)  # the aggregates' text gets the width; the bars need little
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.histogram)
         self.clear()
 
     def clear(self, message: str = "Choose a run to see its results.") -> None:

@@ -24,6 +24,7 @@ from .labeling import Labeler
 from .model import ResultsModel
 from .summary import SummaryBar
 
+SPLITTER_KEY = "results/detail_splitter"
 SUMMARY_INTERVAL_S = 0.5  # a streaming run's aggregates and histogram refresh at most twice a second
 
 
@@ -42,6 +43,7 @@ class ResultsView(QtWidgets.QWidget):
         self.live = False
         self.summary: RunSummary | None = None
         self._summary_busy = False
+        self._summary_after_ids = False
         self._summary_again = False
         self._summary_at = 0.0
         self._shown_result: int | None = None
@@ -73,7 +75,14 @@ class ResultsView(QtWidgets.QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setChildrenCollapsible(False)
-        self.splitter.setSizes([560, 300])
+        # the detail pane gets more room than the grid (a thread or a rationale is read, not glanced
+        # at), and keeps the size the analyst gives it across runs and sessions
+        self.splitter.setSizes([360, 540])
+        saved = ctx.settings.value(SPLITTER_KEY)
+        if saved is not None:
+            self.splitter.restoreState(saved)
+        self.splitter.splitterMoved.connect(
+            lambda *_: ctx.settings.setValue(SPLITTER_KEY, self.splitter.saveState()))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary_bar)
@@ -148,7 +157,9 @@ class ResultsView(QtWidgets.QWidget):
             header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder))
         self.summary_bar.clear("Loading run…")
         self.export_button.setEnabled(True)
-        self._load_summary()
+        # the aggregates wait for the ids: run side by side on two cores, the two scans of a big run
+        # slowed the grid's opening down by half
+        self._summary_after_ids = True
 
     def refresh(self, *, force_summary: bool = False) -> None:
         """Pull in what the run wrote since the last look: new ids now, aggregates at most 2/s."""
@@ -241,6 +252,12 @@ class ResultsView(QtWidgets.QWidget):
             self.filters.set_count(self.model.rowCount(), None, busy=True)
         else:
             self._update_count()
+            self._summary_after_ids_loaded()
+
+    def _summary_after_ids_loaded(self) -> None:
+        if self._summary_after_ids:
+            self._summary_after_ids = False
+            self._load_summary()
 
     def _on_failed(self, message: str) -> None:
         self.status_line.setText(f"Query failed: {message}")

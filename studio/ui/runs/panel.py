@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Callable
 
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.runner import Progress, RunOptions, start_run
+from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
 from ..context import AppContext
@@ -40,6 +42,8 @@ def progress_text(progress: Progress) -> str:
     failed = progress.counts.get("error", 0) + progress.counts.get("invalid", 0)
     parts = [f"{progress.done:,} / {progress.total:,}", f"{progress.rate:,.1f}/s" if progress.rate < 10
              else f"{progress.rate:,.0f}/s", f"ETA {_duration(progress.eta)}"]
+    if progress.in_flight is not None and not progress.finished:
+        parts.append(f"{progress.in_flight:,} calls in flight")
     if failed:
         parts.append(f"<span style='color:{status_hex('error')}'>{failed:,} failed</span>")
     return " · ".join(parts)
@@ -57,6 +61,8 @@ class RunPanel(QtWidgets.QWidget):
         self.worker: RunWorker | None = None
         self.active_run: int | None = None
         self._pending: Progress | None = None
+        #: asked before a run of grader ``key`` starts (the window: save unsaved edits, or use the saved one)
+        self.confirm_grader: Callable[[str], bool] = lambda key: True
 
         self.grader = QtWidgets.QComboBox()
         self.grader.setMinimumContentsLength(18)
@@ -84,7 +90,7 @@ class RunPanel(QtWidgets.QWidget):
         if not ray_available():
             self.where.model().item(1).setEnabled(False)
             self.where.setItemData(1, RAY_HINT, Qt.ItemDataRole.ToolTipRole)
-        self.where.currentIndexChanged.connect(lambda _i: self._update_buttons())
+        self.where.currentIndexChanged.connect(self._on_where_changed)
         self.start_button = QtWidgets.QPushButton("Start run")
         self.start_button.setDefault(True)
         self.start_button.setShortcut("F5")
@@ -127,6 +133,7 @@ class RunPanel(QtWidgets.QWidget):
         ctx.datasets_changed.connect(self.reload_choices)
         ctx.endpoints_changed.connect(self.reload_choices)
         ctx.runs_changed.connect(self.runs.reload)
+        ctx.grader_selected.connect(self._follow_editor)
         app = QtCore.QCoreApplication.instance()
         if app is not None:
             app.aboutToQuit.connect(self.shutdown)
@@ -134,39 +141,79 @@ class RunPanel(QtWidgets.QWidget):
         self.runs.reload()
 
     def _build_layout(self) -> None:
-        form = QtWidgets.QHBoxLayout()
-        for label, widget in (("Grader", self.grader), ("Version", self.version), ("Dataset", self.dataset),
-                              ("Endpoint", self.endpoint), ("Concurrency", self.concurrency),
-                              ("Limit", self.limit), ("Where", self.where)):
+        """A two-row form that fits 1280 px; the runs list collapses; grid and detail share a splitter."""
+        for combo in (self.grader, self.version, self.dataset, self.endpoint):
+            # a long grader name must not widen the window: the combo elides, its popup shows it all
+            combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 8))
+        self.version.setMinimumContentsLength(10)
+        self.endpoint.setMinimumContentsLength(14)
+        form = QtWidgets.QGridLayout()
+        form.setHorizontalSpacing(6)
+        form.setVerticalSpacing(4)
+        cells = ((0, 0, "&Grader", self.grader), (0, 2, "&Version", self.version), (0, 4, "&Dataset", self.dataset),
+                 (1, 0, "&Endpoint", self.endpoint), (1, 2, "C&oncurrency", self.concurrency),
+                 (1, 4, "&Limit", self.limit), (2, 0, "W&here", self.where))
+        for row, col, label, widget in cells:
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
-            form.addWidget(caption)
-            form.addWidget(widget, 1 if widget in (self.grader, self.dataset, self.endpoint) else 0)
-        form.addWidget(self.ray_address, 1)
-        form.addWidget(self.start_button)
-        form.addWidget(self.cancel_button)
+            form.addWidget(caption, row, col)
+            form.addWidget(widget, row, col + 1)
+        form.addWidget(self.ray_address, 2, 2, 1, 4)
+        form.setColumnStretch(1, 3)
+        form.setColumnStretch(5, 2)
+        self.history_button = QtWidgets.QToolButton(text="Runs")
+        self.history_button.setCheckable(True)
+        self.history_button.setChecked(True)
+        self.history_button.setToolTip("Show or hide the list of runs")
+        self.history_button.toggled.connect(self._show_history)
+        buttons = QtWidgets.QGridLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.start_button, 0, 0)
+        buttons.addWidget(self.cancel_button, 1, 0)
+        buttons.addWidget(self.history_button, 0, 1, 2, 1)
+        self.history_button.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,
+                                          QtWidgets.QSizePolicy.Policy.Expanding)
+        top = QtWidgets.QHBoxLayout()
+        top.addLayout(form, 1)
+        top.addSpacing(8)
+        top.addLayout(buttons)
+        self.progress_label.setMinimumWidth(0)
         progress = QtWidgets.QHBoxLayout()
         progress.addWidget(self.progress_bar, 1)
-        progress.addWidget(self.progress_label)
+        progress.addWidget(self.progress_label, 1)
 
-        history = QtWidgets.QWidget()
-        side = QtWidgets.QVBoxLayout(history)
+        self.history = QtWidgets.QWidget()
+        side = QtWidgets.QVBoxLayout(self.history)
         side.setContentsMargins(0, 0, 0, 0)
         title = QtWidgets.QLabel("<b>Runs</b>")
         side.addWidget(title)
         side.addWidget(self.runs_view, 1)
         side.addWidget(self.resume_button)
-        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(history)
-        splitter.addWidget(self.results)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([320, 900])
+        self.history.setMinimumWidth(160)
+        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.history)
+        self.splitter.addWidget(self.results)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setCollapsible(0, True)
+        self.splitter.setCollapsible(1, False)
+        self.splitter.setSizes([200, 960])
+        self.splitter.splitterMoved.connect(
+            lambda *_: self.history_button.setChecked(self.splitter.sizes()[0] > 0))
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addLayout(form)
+        layout.setContentsMargins(6, 6, 6, 4)
+        layout.addLayout(top)
         layout.addLayout(progress)
         layout.addWidget(self.message)
-        layout.addWidget(splitter, 1)
+        layout.addWidget(self.splitter, 1)
         self._idle_progress()
+
+    def _show_history(self, shown: bool) -> None:
+        sizes = self.splitter.sizes()
+        if shown and sizes[0] == 0:
+            self.splitter.setSizes([200, max(sizes[1] - 200, 200)])
+        elif not shown and sizes[0] > 0:
+            self.splitter.setSizes([0, sum(sizes)])
 
     # -- choices ------------------------------------------------------------------------------------------
     def reload_choices(self) -> None:
@@ -176,10 +223,13 @@ class RunPanel(QtWidgets.QWidget):
                                                     self.endpoint.currentData())
         self.grader.blockSignals(True)
         self.grader.clear()
-        for record in library.graders.list():
-            label = f"{record.name or record.key}  ({record.kind})" if record.name and record.name != record.key \
-                else f"{record.key}  ({record.kind})"
+        # by the name the library shows, not by kind: the picker is searched by eye
+        for record in sorted(library.graders.list(), key=lambda r: ((r.name or r.key).casefold(), r.key)):
+            kind = kind_labels().get(record.kind, record.kind)
+            name = record.name if record.name and record.name != record.key else record.key
+            label = name if kind.casefold() in name.casefold() else f"{name}  ({kind})"
             self.grader.addItem(label, record.key)
+            self.grader.setItemData(self.grader.count() - 1, record.key, Qt.ItemDataRole.ToolTipRole)
         self._select(self.grader, keep_grader)
         self.grader.blockSignals(False)
         self.dataset.clear()
@@ -199,6 +249,11 @@ class RunPanel(QtWidgets.QWidget):
         index = combo.findData(data) if data is not None else -1
         if index >= 0:
             combo.setCurrentIndex(index)
+
+    def _follow_editor(self, key: str) -> None:
+        """The grader open in the editor is the one a run most likely wants (not while a run goes)."""
+        if not self.is_running():
+            self.select(grader=key)
 
     def _reload_versions(self) -> None:
         self.version.clear()
@@ -240,6 +295,8 @@ class RunPanel(QtWidgets.QWidget):
         if not key or not dataset:
             self._say("Choose a grader and a dataset first.", error=True)
             return None
+        if not self.confirm_grader(key):
+            return None
         options = self.run_options()
         try:
             info = start_run(self.ctx.library, key, dataset, options)
@@ -256,6 +313,9 @@ class RunPanel(QtWidgets.QWidget):
                           concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
                           executor="ray" if ray else "local",
                           ray_address=(self.ray_address.text().strip() or None) if ray else None)
+
+    def _on_where_changed(self, _index: int) -> None:
+        self._update_buttons()
 
     def resume(self, run_id: int) -> bool:
         """Grade what an interrupted or cancelled run has not graded yet."""

@@ -51,6 +51,20 @@ async def run_job(job: dict, n: int) -> list:
             except Exception as exc:  # noqa: BLE001
                 out.append(f"error: {type(exc).__name__}: {exc}")
         return out
+    if target == "inspect":
+        from inspect_ai.model import ModelName, ModelOutput
+        from inspect_ai.solver import TaskState
+
+        module = load(base / job["file"], f"inspect_export_{n}")
+        for c in job["calls"]:
+            state = TaskState(model=ModelName("mockllm/model"), sample_id=1, epoch=1, input=c["question"],
+                              messages=[], metadata=c["row"],
+                              output=ModelOutput.from_content(model="mockllm/model", content=c["answer"]))
+            try:
+                out.append(float(await module._score(state, c["answer"], c["expected"] or "")))
+            except Exception as exc:  # noqa: BLE001
+                out.append(f"error: {type(exc).__name__}: {exc}")
+        return out
     data = json.loads((base / job["file"]).read_text())
     source = data["grader"]["source"] if target == "mka1" else data["source"]
     module = types.ModuleType(f"{target}_export_{n}")

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from studio.core.datasets import DatasetError, read_dataset
+from studio.core.datasets import DatasetError, DatasetStream, read_dataset
 from studio.core.store import Library
 
 
@@ -82,3 +82,18 @@ def test_csv_bad_row_named(tmp_path: Path) -> None:
     path.write_text("question,output\na,b\nc,d,e\n")
     with pytest.raises(DatasetError, match="rows.csv:3: more values"):
         read_dataset(path)
+
+
+def test_a_streamed_import_is_all_or_nothing_across_chunks(tmp_path: Path, library: Library) -> None:
+    # the stream is stored a chunk at a time inside one transaction: rows already inserted from
+    # earlier chunks are rolled back when a line near the end is wrong (here a duplicate id)
+    rows: list[object] = [adaptive_row(i) for i in range(12_000)]
+    rows.append(adaptive_row(3))
+    stream = DatasetStream(write_jsonl(tmp_path / "dup.jsonl", rows))
+    assert stream.format == "adaptive"
+    with pytest.raises(DatasetError, match=r"dup.jsonl:12001: duplicate sample id 's3' \(first on line 4\)"):
+        library.datasets.create("big", stream, format=stream.format)
+    assert library.datasets.list(include_deleted=True) == []
+    with library.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM samples").scalar_one() == 0
+

@@ -139,3 +139,22 @@ def test_repeat_needs_two_repetitions(lib: Library) -> None:
     _dataset(lib, 3)
     with pytest.raises(ValueError, match="at least 2"):
         repeat_run(lib, "correct", "qa", RunOptions(endpoint="fake"), 1)
+
+
+def test_align_a_range_judge_reports_spearman_on_held_out_samples(lib: Library) -> None:
+    from studio.core.models import RangeJudge
+
+    lib.graders.create(RangeJudge(key="quality", criteria="The answer is right.", score_range=(1, 5),
+                                  endpoint="fake", evaluation_steps=["Compare with the reference."]))
+    kinds = ["short", "right", "wrong"]
+    pairs = [_sample(i, kinds[i % 3]) for i in range(30)]
+    lib.datasets.create("scored", [s for s, _ in pairs])
+    lib.labels.put_many("scored", [LabelInput(sample_id=s.id, score=5 if v == "PASS" else 1) for s, v in pairs])
+    report = align(lib, "quality", "scored", AlignOptions(holdout=0.4, seed=2, endpoint="fake"))
+    assert report["statistic"] == "spearman" and report["new_version"] == 2
+    shots = lib.graders.version("quality", 2).definition.shots
+    assert shots and all(s.score == 5 for s in shots)
+    before, after = report["before"], report["after"]
+    assert before["n"] == after["n"] == 12
+    assert after["spearman"] == pytest.approx(1.0) and before["spearman"] < after["spearman"]
+    assert report["change"]["spearman_delta"] > 0

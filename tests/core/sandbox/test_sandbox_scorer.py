@@ -230,3 +230,14 @@ def always_one(sample, submission):
     outcomes, _ = score(source, samples, "letta")
     assert [o.score for o in outcomes] == [1.0, 0.0]
     assert "Empty submission" in (outcomes[1].rationale or "")
+
+
+def test_async_grader_importing_asyncio_inside_grade(score: Score) -> None:
+    source = """
+async def grade(thread):
+    import asyncio
+    await asyncio.sleep(0.001)
+    return 1.0
+"""
+    outcomes, _ = score(source, make_samples(2))
+    assert [o.score for o in outcomes] == [1.0, 1.0], [o.error for o in outcomes]

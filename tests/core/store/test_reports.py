@@ -44,7 +44,7 @@ def test_cli_csv_and_jsonl_exports_stream_every_column(library: Library, db_path
     assert result.returncode == 0 and "wrote 5 results" in result.stderr
     with out.open(encoding="utf-8", newline="") as handle:
         table = list(csv.reader(handle))
-    assert table[0] == ["index", "sample_id", "status", "score", "em", "f1", "error", "rationale", "duration_ms",
+    assert table[0] == ["index", "sample_id", "status", "score", "metric.em", "metric.f1", "error", "rationale", "duration_ms",
                         "prompt_tokens", "completion_tokens", "cached", "input", "completion", "expected"]
     assert [row[0] for row in table[1:]] == ["0", "1", "2", "3", "4"]  # sample order, whatever the write order
     assert table[2][:6] == ["1", "q1", "ok", "0.25", "1.0", "0.125"] and table[2][11] == "True"

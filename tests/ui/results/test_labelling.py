@@ -78,3 +78,20 @@ def test_next_unlabelled_and_the_label_filters(qtbot, view: ResultsView) -> None
     assert view.model.data(view.model.index(0, COLUMN_INDEX["sample_id"])) == "s0"
     view.set_filter(ResultFilter(labels="unlabelled"))
     qtbot.waitUntil(lambda: not view.model.is_loading and view.model.rowCount() == 4, timeout=20_000)
+
+
+def test_the_grid_shows_the_unstable_samples_of_a_repeat_group(qtbot, view: ResultsView) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.engine.runner import RunOptions
+
+    library = view.ctx.library
+    first = start_run(library, "g", "d", RunOptions(use_cache=False, repeat_index=1))
+    second = start_run(library, "g", "d", RunOptions(use_cache=False, repeat_index=2, repeat_of=first.id))
+    for run, flip in ((first, None), (second, 4)):
+        library.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(
+            (1.0 if i % 2 else 0.0) if i != flip else 1.0, {})) for i in range(6)])
+        library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id))
+    view.set_run(second.id)
+    assert view.filters.repeat_runs == (first.id, second.id)
+    view.set_filter(ResultFilter(labels="unstable"))
+    qtbot.waitUntil(lambda: not view.model.is_loading and view.model.rowCount() == 1, timeout=20_000)
+    assert view.model.data(view.model.index(0, COLUMN_INDEX["sample_id"])) == "s4"

@@ -11,6 +11,7 @@ from run_helpers import math_samples, slow_child_command
 from studio.core.models import BinaryJudge, BuiltinGrader, CriteriaJudge, Criterion, Sample, Turn
 from studio.core.store import Library
 from studio.ui.qt import Qt, QTimer
+from studio.ui.results.columns import COLUMN_INDEX
 from studio.ui.runs import RunPanel
 
 WAIT_MS = 30_000
@@ -64,7 +65,7 @@ def test_run_a_builtin_grader_and_see_results(qtbot, app_ctx) -> None:  # type: 
                     timeout=WAIT_MS)
     assert "completed" in panel.message.text() and "400 of 400" in panel.message.text()
     assert "mean <b>0.750</b>" in results.summary_bar.text.text()  # every 4th answer is wrong
-    assert results.model.data(results.model.index(1, 5)) == "1.000"
+    assert results.model.data(results.model.index(1, COLUMN_INDEX["score"])) == "1.000"
     qtbot.waitUntil(lambda: panel.runs.row_of(run_id) is not None, timeout=WAIT_MS)
     assert panel.runs.run_at(panel.runs.row_of(run_id)).status == "completed"
     assert not panel.resume_button.isEnabled() and panel.start_button.isEnabled()
@@ -158,7 +159,7 @@ def test_binary_judge_run_shows_rationale_in_the_detail_pane(qtbot, app_ctx, fak
     assert "Rationale" in judge and "Scripted rule gave FAIL." in judge
     assert "Prompt" in judge and "Capital of Italy?" in judge  # the exact prompt the judge saw
     assert "Milan" in results.detail.thread.toPlainText()
-    assert results.model.data(results.model.index(1, 5)) == "0.000"
+    assert results.model.data(results.model.index(1, COLUMN_INDEX["score"])) == "0.000"
 
 
 def test_criteria_judge_verdicts_table(qtbot, app_ctx, fake_judge) -> None:  # type: ignore[no-untyped-def]
@@ -179,7 +180,7 @@ def test_criteria_judge_verdicts_table(qtbot, app_ctx, fake_judge) -> None:  # t
     results.select_row(0)
     judge = results.detail.judge.toPlainText()
     assert "Criteria" in judge and "Names the city" in judge and "MET" in judge and "UNMET" in judge
-    assert results.model.data(results.model.index(0, 5)) == "0.500"
+    assert results.model.data(results.model.index(0, COLUMN_INDEX["score"])) == "0.500"
 
 
 def test_start_without_choices_says_what_to_do(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]

@@ -67,6 +67,8 @@ class JudgeClient:
         key = f"{config.name} {config.base_url}"
         self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0))
         self.calls = 0
+        #: calls sent and not yet answered (the run's progress shows it)
+        self.in_flight = 0
 
     async def chat(self, request: ChatRequest) -> ChatResponse:
         payload = self.adapter.payload(self.config, self.model, request)
@@ -153,6 +155,7 @@ class JudgeClient:
                 if self._limiter is not None:
                     await self._limiter.acquire()
                 self.calls += 1
+                self.in_flight += 1
                 try:
                     async with asyncio.timeout(self.timeout):  # one timer, not one per socket op
                         reply = await self._pool.send(transport, "POST", url, headers, body)
@@ -177,6 +180,8 @@ class JudgeClient:
                             return answer, parse(answer), attempt + 1, text
                         except (ValueError, MalformedResponse) as exc:
                             problem = f"malformed response ({scrub(str(exc))[:200]})"
+                finally:
+                    self.in_flight -= 1
             if attempt >= self.max_retries:
                 break
             delay = (

@@ -70,7 +70,7 @@ class JudgeBody(DefinitionBody):
         column.addStretch(1)
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)  # never clip a field
         scroll.setWidget(inner)
         scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
 
@@ -81,8 +81,10 @@ class JudgeBody(DefinitionBody):
         splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(scroll)
         splitter.addWidget(right)
+        splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([470, 650])
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([max(inner.minimumSizeHint().width() + 24, 420), 520])
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(splitter)

@@ -35,6 +35,9 @@ class Capture:
         self.size = 0
 
     def write(self, text: str) -> int:
+        own = _SAMPLE_CAPTURE.get() if _SAMPLE_CAPTURE is not None else None
+        if own is not None and own is not self:  # overlapped samples: each keeps what it printed
+            return own.write(text)
         if self.size < CAPTURE_BYTES:
             self.parts.append(str(text)[: CAPTURE_BYTES - self.size])
         self.size += len(text)
@@ -54,6 +57,29 @@ class Capture:
         return text
 
 
+class _Resume:
+    """Continues a coroutine that already yielded once, so an event loop can finish it."""
+
+    def __init__(self, coro: Any, first: Any) -> None:
+        self.coro, self.first = coro, first
+
+    def __await__(self) -> Any:
+        coro, out = self.coro, self.first
+        while True:
+            try:
+                sent = yield out
+            except BaseException as exc:  # noqa: BLE001 - forwarded into the grader
+                try:
+                    out = coro.throw(exc)
+                except StopIteration as stop:
+                    return stop.value
+            else:
+                try:
+                    out = coro.send(sent)
+                except StopIteration as stop:
+                    return stop.value
+
+
 class Worker:
     def __init__(self, out_fd: int, in_file: Any) -> None:
         self.out_fd = out_fd
@@ -68,6 +94,9 @@ class Worker:
         self.buf_bytes = 0
         self.request_id: Any = None
         self.own_pid_ns = False
+        #: samples of one batch an ``async def`` grader may run at once (the load request's "overlap")
+        self.overlap = 1
+        self.is_async = False
 
     # -- plumbing ---------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
@@ -120,6 +149,10 @@ class Worker:
             self.bridge, bool(req.get("model_access")), int(req.get("max_model_calls", 64))
         )
         self.call = contracts.make_caller(self.contract, fn, self.model_ctx)
+        self.is_async = bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & 0x80)
+        self.overlap = 1 if req.get("model_access") else max(1, int(req.get("overlap") or 1))
+        if self.is_async and ("asyncio" in sys.modules or "asyncio" in source):
+            self._loop()  # an async grader using asyncio: its loop is built now, not in the first sample
         return {
             "ok": True,
             "entry": getattr(fn, "__name__", "?"),
@@ -128,13 +161,28 @@ class Worker:
         }
 
     def drive(self, coro: Any) -> Any:
-        """Run an ``async def grade`` inside an event loop from its first step, so that anything it
-        awaits (``asyncio.sleep``, ``asyncio.gather``, a lock ...) finds a running loop."""
+        """Finish an ``async def grade``. A grader that uses asyncio (it imported it) runs inside an
+        event loop from its first step, so ``asyncio.sleep``, ``gather`` or the running loop work;
+        one that never touched asyncio is stepped directly (no loop to build, asyncio never loads)
+        and handed to a loop only if it suspends."""
+        if self.loop is not None or "asyncio" in sys.modules:
+            return self._loop().run_until_complete(coro)
+        try:
+            first = coro.send(None)
+        except StopIteration as stop:
+            return stop.value
+
+        async def finish() -> Any:
+            return await _Resume(coro, first)
+
+        return self._loop().run_until_complete(finish())
+
+    def _loop(self) -> Any:
         if self.loop is None:
             import asyncio
 
             self.loop = asyncio.new_event_loop()
-        return self.loop.run_until_complete(coro)
+        return self.loop
 
     def run_one(self, index: int, payload: Any, build: Callable[[Any], Any] | None = None) -> list[Any]:
         call = self.call
@@ -179,6 +227,11 @@ class Worker:
             if build is not None:
                 one = build
                 build = lambda batch: [one(s) for s in batch]  # noqa: E731
+        if self.is_async and self.overlap > 1 and not precise and not req.get("whole"):
+            self.grade_overlapped(samples, build)
+            self.flush()
+            self.send({"id": self.request_id, "done": True, "cpu": sum(os.times()[:2]), "strays": _kill_strays(self.own_pid_ns)})
+            return
         capture = self.capture
         clock = time.monotonic
         last = clock()
@@ -199,6 +252,70 @@ class Worker:
         self.flush()
         self.send({"id": self.request_id, "done": True, "cpu": sum(os.times()[:2]), "strays": _kill_strays(self.own_pid_ns)})
 
+    def grade_overlapped(self, samples: list[Any], build: Callable[[Any], Any] | None) -> None:
+        """An ``async def`` grader's samples, up to ``overlap`` awaiting at once in one event loop:
+        a grader that waits (a sleep, a network call it may make) overlaps inside this one worker
+        instead of needing a process per sample. Results are flushed as they finish (every 50 ms)."""
+        import asyncio
+        import contextvars
+
+        global _SAMPLE_CAPTURE
+        if _SAMPLE_CAPTURE is None:
+            _SAMPLE_CAPTURE = contextvars.ContextVar("sample_capture", default=None)
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
+        var = _SAMPLE_CAPTURE
+        last = [time.monotonic()]
+
+        async def one(gate: Any, index: int, payload: Any) -> None:
+            async with gate:
+                own = Capture()
+                var.set(own)  # this task's context only
+                entry = await self.run_one_async(index, payload, build)
+                printed = own.take()
+                if printed is not None:
+                    entry.append({"printed": printed})
+                self.buf.append(entry)
+                now = time.monotonic()
+                if self.buf_bytes > FLUSH_BYTES or now - last[0] >= FLUSH_SECONDS:
+                    self.flush()
+                    last[0] = now
+
+        async def batch() -> None:
+            gate = asyncio.Semaphore(self.overlap)
+            await asyncio.gather(*(one(gate, i, p) for i, p in enumerate(samples)))
+
+        self.loop.run_until_complete(batch())
+
+    async def run_one_async(self, index: int, payload: Any, build: Callable[[Any], Any] | None) -> list[Any]:
+        """``run_one`` for an awaitable grader inside a running loop (the same error entries)."""
+        call = self.call
+        assert call is not None
+        try:
+            value = call(payload if build is None else build(payload))
+            if type(value) is types.CoroutineType:
+                value = await value
+            value = contracts.to_payload(value)
+        except MemoryError:
+            return [index, 3, "MemoryError", "MemoryError"]
+        except RecursionError as exc:
+            return [index, 1, f"RecursionError: {exc}", "RecursionError", _grader_line(exc)]
+        except SystemExit as exc:
+            return [index, 1, f"the grader called sys.exit({exc.code!r})", "SystemExit", None]
+        except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
+            text = f"{type(exc).__name__}: {exc}"[:2000]
+            return [index, 1, text, type(exc).__name__, _grader_line(exc)]
+        if type(value) in _SCALARS:
+            return [index, 0, value]
+        try:
+            size = len(json.dumps(value, allow_nan=True))
+        except (TypeError, ValueError, RecursionError, MemoryError):
+            return [index, 2, _safe_repr(value), type(value).__name__]
+        if size > self.output_limit:
+            return [index, 4, _safe_repr(value)[:1024], size]
+        self.buf_bytes += size
+        return [index, 0, value]
+
     def serve(self) -> None:
         while True:
             line = self.inp.readline()
@@ -212,6 +329,10 @@ class Worker:
                 self.send({"op": "loaded", **self.load(req)})
             elif op == "exit":
                 return
+
+
+#: set on the first overlapped batch (contextvars stays out of the worker's start-up until then)
+_SAMPLE_CAPTURE: Any = None
 
 
 def _vm_bytes() -> int:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import contextlib
 import socket
 
+from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.models import RunInfo
 from studio.core.store import Library
-
-from .runner import RunOptions, run_grader
 
 DEMO_JUDGE = "qa-correctness-judge"
 DEMO_DATASET = "qa"
@@ -30,7 +29,7 @@ def seed_demo_run(library: Library, port: int) -> RunInfo | None:
         return None
     server = None
     if not _listening(port):
-        from studio.core.judges.fake_server import FakeJudgeServer
+        from .fake_server import FakeJudgeServer
 
         server = FakeJudgeServer(port=port).start()
     try:

@@ -1,0 +1,98 @@
+"""Start-up: the main window mapped, and ``grader-studio graders list``, each against a bare baseline.
+
+Every figure is the median of ``--repeat`` fresh processes, timed from spawn to exit (the window
+child quits from the first event-loop turn after ``show()``: its window is then mapped):
+
+1. a bare PySide6 ``QMainWindow`` (offscreen) vs the studio's window (``studio.ui.app.run_app``)
+   on an empty library; target: studio window within 0.8 s
+2. ``python -c pass`` vs ``grader-studio graders list`` on the same library; target: within 0.3 s
+
+Run: ``python bench/startup.py [--repeat 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WINDOW_TARGET_S = 0.8
+LIST_TARGET_S = 0.3
+
+WINDOW_CHILD = """
+import os, sys
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication(sys.argv)
+
+def mapped():
+    shown = [w for w in app.topLevelWidgets() if w.isVisible()]
+    sys.stdout.write(f"mapped {len(shown)}\\n")
+    sys.stdout.flush()
+    os._exit(0 if shown else 1)
+
+QtCore.QTimer.singleShot(0, mapped)
+if sys.argv[1] == "bare":
+    window = QtWidgets.QMainWindow()
+    window.resize(1200, 800)
+    window.show()
+    app.exec()
+else:
+    from pathlib import Path
+    from studio.ui.app import run_app
+    run_app(Path(sys.argv[1]))
+"""
+
+
+def timed(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system) of the child. On a machine other work
+    shares, the CPU time is what the start-up itself costs; the wall time also counts the waiting."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - started)
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        if status != 0:
+            raise SystemExit(f"{argv[:3]} exited with {status}")
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "lib.sqlite")
+        env = {**os.environ, "GRADER_STUDIO_DB": db, "QT_QPA_PLATFORM": "offscreen"}
+        subprocess.run([sys.executable, "-m", "studio", "graders", "list"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)  # creates the library (not timed)
+        bare_window = timed([sys.executable, "-c", WINDOW_CHILD, "bare"], env, args.repeat)
+        window = timed([sys.executable, "-c", WINDOW_CHILD, db], env, args.repeat)
+        bare_python = timed([sys.executable, "-c", "pass"], env, args.repeat)
+        listing = timed([sys.executable, "-m", "studio", "graders", "list"], env, args.repeat)
+    print(f"start-up, median of {args.repeat} fresh processes each: wall time (CPU time of the process)")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (other work slows every row)")
+    rows = (("bare PySide6 window", bare_window, None, None),
+            ("studio window mapped", window, bare_window, WINDOW_TARGET_S),
+            ("python -c pass", bare_python, None, None),
+            ("graders list", listing, bare_python, LIST_TARGET_S))
+    for label, (wall, cpu), base, target in rows:
+        line = f"{label:<24} {wall:6.3f} s ({cpu:6.3f} s CPU)"
+        if base is not None:
+            line += (f" = {wall / base[0]:5.2f}x the baseline's wall ({cpu / base[1]:5.2f}x its CPU);"
+                     f" target <= {target} s")
+        print(line)
+    ok = window[0] <= WINDOW_TARGET_S and listing[0] <= LIST_TARGET_S
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
