@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from studio.core.engine import events
+from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
@@ -91,6 +92,15 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  batch metric {key}: {value}")
     if agg.get("stopped"):
         print(f"  {agg['stopped']}")
+    where = agg.get("executor")
+    if where:
+        if where.get("placement") == "cluster":
+            modes = ", ".join(f"{m} x{n}" for m, n in sorted((where.get("node_isolation") or {}).items()))
+            print(f"  graded on {where.get('where')}: {where.get('actors')} actor(s) (sandbox: {modes or 'none started'}), "
+                  f"{where.get('blocks')} blocks, {where.get('blocks_rerun')} re-run after {where.get('actors_lost')} "
+                  f"lost actors, {where.get('duplicates_refused')} duplicate writes refused")
+        else:
+            print(f"  graded on this machine: {where.get('reason')}")
 
 
 class JsonLines:
@@ -123,8 +133,23 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
+def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | None]:
+    """The run's executor, connected; and for a cluster, the header line saying where it grades."""
+    info = app.library.runs.get(run_id)
+    options = RunOptions.model_validate(info.settings)
+    executor = make_executor(options.executor, options.ray_address)
+    if options.executor == "local":
+        return executor, None
+    definition = app.library.graders.version(info.grader_key, info.grader_version).definition
+    where = executor.header(definition)  # type: ignore[attr-defined]  # joins the cluster if it grades there
+    if not quiet:
+        print(f"run {run_id}: {where}", file=sys.stderr)
+    return executor, where
+
+
 def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
              watch_stdin: bool = False, keep_going: bool | None = None) -> RunInfo:
+    executor, where = _executor_for(app, run_id, quiet or stream is not None)
     cancel = threading.Event()
     if watch_stdin:
         _cancel_on_stdin_eof(cancel)
@@ -140,8 +165,10 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
     try:
         if stream is not None:
             info = app.library.runs.get(run_id)
-            stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid())
-        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going)
+            extra = {} if where is None else {"where": where}
+            stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid(), **extra)
+        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going,
+                           executor=executor)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -211,17 +238,30 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
             if args.grader or args.dataset:
                 raise CliError("--resume takes a run id alone", code=2)
             run_id = args.resume
+            if args.executor is not None or args.ray_address is not None:
+                chosen = args.executor or "ray"  # --ray-address alone means the cluster
+                _check_executor(chosen)
+                app.library.runs.update_settings(run_id, {"executor": chosen, "ray_address": args.ray_address})
         else:
             if not (args.grader and args.dataset):
                 raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
+            executor = args.executor or ("ray" if args.ray_address else "local")
+            _check_executor(executor)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
-                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going)
+                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going,
+                                 executor=executor, ray_address=args.ray_address)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
         return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
-    except (LibraryError, UnsupportedGrader) as exc:
+    except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
         raise CliError(str(exc)) from exc
+
+
+def _check_executor(name: str | None) -> None:
+    """``--executor ray`` without Ray installed: the sentence saying how to get it, before any run exists."""
+    if name == "ray" and not ray_available():
+        raise ExecutorError(RAY_HINT)
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
@@ -286,6 +326,10 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
     p.add_argument("--repeat", type=int, metavar="N",
                    help="grade each sample N times (cache bypassed) and report the judge's self-agreement")
+    p.add_argument("--executor", choices=("local", "ray"),
+                   help="where to grade: this machine (default) or a Ray cluster (pip install 'grader-studio[ray]')")
+    p.add_argument("--ray-address", metavar="ADDR",
+                   help="the Ray cluster (default: $RAY_ADDRESS, else a local Ray started for the run)")
     p.add_argument("--cancel-on-stdin-eof", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keep-going", action="store_true",
                    help="grade every sample even when the first ones all fail the same way")

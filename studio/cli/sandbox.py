@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from studio.core.engine.executors import RAY_HINT, ray_available
+from studio.core.engine.executors.placement import CLUSTER_NOTE, DRIVER_NOTE
+
 from .app import CliApp, add_json_flag
 
 
@@ -31,4 +34,6 @@ def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     )
     for warning in info.warnings:
         print(f"warning: {warning}")
+    print(f"on a Ray cluster (run --executor ray): {CLUSTER_NOTE}; {DRIVER_NOTE}"
+          + ("" if ray_available() else f". {RAY_HINT}"))
     return 0 if info.protections else 1

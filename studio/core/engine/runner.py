@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -27,6 +27,9 @@ from studio.core.store import Library
 
 from .preflight import check_run_configuration
 from .streak import STREAK_LIMIT, FailureStreak
+
+if TYPE_CHECKING:
+    from .executors import Executor
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
@@ -51,6 +54,9 @@ class RunOptions(BaseModel):
     #: runs made together by ``run --repeat``: the first run's id, and this run's place (1..N)
     repeat_of: int | None = None
     repeat_index: int | None = None
+    #: where the samples are graded: this machine, or a Ray cluster (see engine/executors)
+    executor: Literal["local", "ray"] = "local"
+    ray_address: str | None = None
 
 
 @dataclass
@@ -98,9 +104,11 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
 
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
-                cancel: threading.Event | None = None, keep_going: bool | None = None) -> RunInfo:
+                cancel: threading.Event | None = None, keep_going: bool | None = None,
+                executor: Executor | None = None) -> RunInfo:
     """Grade every sample of the run not yet graded; returns the run as stored at the end.
-    ``keep_going`` overrides the run's own setting (a resume may ask to grade everything)."""
+    ``keep_going`` overrides the run's own setting (a resume may ask to grade everything);
+    ``executor`` says where (default: the one the run's settings name, this machine unless ``ray``)."""
     cancel = cancel or threading.Event()
     library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
     info = library.runs.get(run_id)
@@ -129,8 +137,13 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     streak = None if keep else FailureStreak(list(itertools.islice(
         (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
     try:
-        metrics = asyncio.run(_grade(library, run_id, definition, ctx, pending, info.total, already,
-                                     on_progress, cancel, streak))
+        if executor is None:
+            from .executors import make_executor
+
+            executor = make_executor(options.executor, options.ray_address)
+        grade = executor.grade_fn(definition, _grade)  # the engine's own loop, or a cluster's
+        metrics = asyncio.run(grade(library, run_id, definition, ctx, pending, info.total, already,
+                                    on_progress, cancel, streak))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -138,10 +151,14 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         raise
     finally:
         gc.unfreeze()
+        if executor is not None:
+            executor.close()
         ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
     if metrics:
         aggregates["batch_metrics"] = metrics
+    if executor is not None and executor.name != "local":
+        aggregates["executor"] = executor.report()
     stopped = streak.stopped if streak is not None else None
     if stopped:
         aggregates["stopped"] = stopped

@@ -246,3 +246,38 @@ class RunRepository:
             "statuses": statuses,
             "metrics": metrics,
         }
+
+    # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------
+    def insert_new_results(self, run_id: int, rows: Sequence[tuple[int, str, Outcome]]) -> int:
+        """Write results whose sample has none yet; returns how many were written.
+
+        The idempotent twin of ``write_results``: a sample already stored under (run, sample index),
+        the results table's unique key, is left as it is, so a block graded twice (a node lost after
+        it answered) can never write a sample twice. The caller reports ``len(rows) - written``.
+        """
+        if not rows:
+            return 0
+        payload = [outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
+        with self._engine.begin() as conn:
+            before = conn.exec_driver_sql("SELECT total_changes()").scalar_one()
+            conn.exec_driver_sql(_INSERT_NEW_RESULT_VALUES, payload)
+            after = conn.exec_driver_sql("SELECT total_changes()").scalar_one()
+        return int(after - before)
+
+    def update_settings(self, run_id: int, changes: dict[str, Any]) -> RunInfo:
+        """Merge ``changes`` into a run's stored settings (``run --resume --executor ray`` moves a
+        run to a cluster, and later resumes stay there)."""
+        with self._engine.begin() as conn:
+            row = conn.execute(select(runs.c.settings).where(runs.c.id == run_id)).first()
+            if row is None:
+                raise NotFound(f"no run with id {run_id}")
+            settings = {**json.loads(row.settings or "{}"), **changes}
+            settings = {k: v for k, v in settings.items() if v is not None}
+            conn.execute(update(runs).where(runs.c.id == run_id).values(settings=json.dumps(settings)))
+        return self.get(run_id)
+
+
+_INSERT_NEW_RESULT_VALUES = (
+    "INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES ("
+    + ", ".join("?" for _ in range(len(RESULT_COLUMNS) + 1)) + ") ON CONFLICT (run_id, sample_idx) DO NOTHING"
+)

@@ -10,8 +10,10 @@ cannot flood the GUI thread. The grid re-reads its ids on each tick off the GUI 
 from __future__ import annotations
 
 import html
+import os
 from collections.abc import Callable
 
+from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.runner import Progress, RunOptions, start_run
 from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
@@ -76,6 +78,19 @@ class RunPanel(QtWidgets.QWidget):
         self.limit.setRange(0, 100_000_000)
         self.limit.setSpecialValueText("all")
         self.limit.setToolTip("Grade only the first N samples")
+        self.where = QtWidgets.QComboBox()  # where the samples are graded (engine/executors)
+        self.where.addItem("This machine", "local")
+        self.where.addItem("Ray cluster at …", "ray")
+        self.ray_address = QtWidgets.QLineEdit(os.environ.get("RAY_ADDRESS", ""))
+        self.ray_address.setPlaceholderText("RAY_ADDRESS, else a local Ray")
+        self.ray_address.setToolTip("The Ray cluster's address (ray://host:10001 or host:6379); empty: "
+                                    "$RAY_ADDRESS, else a local Ray instance started for the run. "
+                                    "Judges stay on this machine.")
+        self.ray_address.setEnabled(False)
+        if not ray_available():
+            self.where.model().item(1).setEnabled(False)
+            self.where.setItemData(1, RAY_HINT, Qt.ItemDataRole.ToolTipRole)
+        self.where.currentIndexChanged.connect(self._on_where_changed)
         self.start_button = QtWidgets.QPushButton("Start run")
         self.start_button.setDefault(True)
         self.start_button.setShortcut("F5")
@@ -138,12 +153,13 @@ class RunPanel(QtWidgets.QWidget):
         form.setVerticalSpacing(4)
         cells = ((0, 0, "&Grader", self.grader), (0, 2, "&Version", self.version), (0, 4, "&Dataset", self.dataset),
                  (1, 0, "&Endpoint", self.endpoint), (1, 2, "C&oncurrency", self.concurrency),
-                 (1, 4, "&Limit", self.limit))
+                 (1, 4, "&Limit", self.limit), (2, 0, "W&here", self.where))
         for row, col, label, widget in cells:
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
             form.addWidget(caption, row, col)
             form.addWidget(widget, row, col + 1)
+        form.addWidget(self.ray_address, 2, 2, 1, 4)
         form.setColumnStretch(1, 3)
         form.setColumnStretch(5, 2)
         self.history_button = QtWidgets.QToolButton(text="Runs")
@@ -281,8 +297,7 @@ class RunPanel(QtWidgets.QWidget):
             return None
         if not self.confirm_grader(key):
             return None
-        options = RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
-                             concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData())
+        options = self.run_options()
         try:
             info = start_run(self.ctx.library, key, dataset, options)
         except Exception as exc:
@@ -290,6 +305,17 @@ class RunPanel(QtWidgets.QWidget):
             return None
         self._launch(info.id, info.total)
         return info.id
+
+    def run_options(self) -> RunOptions:
+        """The options the pickers describe (a Ray run's child process reads them back from the run)."""
+        ray = self.where.currentData() == "ray"
+        return RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
+                          concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
+                          executor="ray" if ray else "local",
+                          ray_address=(self.ray_address.text().strip() or None) if ray else None)
+
+    def _on_where_changed(self, _index: int) -> None:
+        self._update_buttons()
 
     def resume(self, run_id: int) -> bool:
         """Grade what an interrupted or cancelled run has not graded yet."""
@@ -441,8 +467,10 @@ class RunPanel(QtWidgets.QWidget):
         running = self.is_running()
         self.start_button.setEnabled(not running and self.grader.count() > 0 and self.dataset.count() > 0)
         self.cancel_button.setEnabled(running and not (self.worker and self.worker.cancelling))
-        for widget in (self.grader, self.version, self.dataset, self.endpoint, self.concurrency, self.limit):
+        for widget in (self.grader, self.version, self.dataset, self.endpoint, self.concurrency, self.limit,
+                       self.where):
             widget.setEnabled(not running)
+        self.ray_address.setEnabled(not running and self.where.currentData() == "ray")
         info = self._selected_run()
         self.resume_button.setEnabled(not running and info is not None and resumable(info))
         if not running and self.grader.count() == 0:

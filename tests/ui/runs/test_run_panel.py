@@ -157,3 +157,27 @@ def test_start_without_choices_says_what_to_do(qtbot, app_ctx) -> None:  # type:
     assert "Create a grader" in panel.message.text()
     assert panel.start() is None
     assert panel.results.grid_stack.currentWidget() is panel.results.empty
+
+
+def test_where_to_grade_goes_into_the_run(qtbot, app_ctx, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """"Where: this machine / Ray cluster at ...": the choice is stored with the run, so the child
+    process (``run --resume``) and every later resume grade there."""
+    import studio.ui.runs.panel as panel_module
+
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(10))
+    monkeypatch.setattr(panel_module, "ray_available", lambda: True)
+    panel = make_panel(qtbot, app_ctx)
+    panel.select(grader="exact", dataset="math")
+    assert panel.run_options().executor == "local" and not panel.ray_address.isEnabled()
+    panel.where.setCurrentIndex(panel.where.findData("ray"))
+    assert panel.ray_address.isEnabled()
+    panel.ray_address.setText("10.0.0.5:6379")
+    options = panel.run_options()
+    assert options.executor == "ray" and options.ray_address == "10.0.0.5:6379"
+
+    monkeypatch.setattr(panel_module, "ray_available", lambda: False)
+    without = make_panel(qtbot, app_ctx)
+    ray_item = without.where.model().item(without.where.findData("ray"))
+    assert not ray_item.isEnabled() and "grader-studio[ray]" in without.where.itemData(1, Qt.ItemDataRole.ToolTipRole)

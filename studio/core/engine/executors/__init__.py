@@ -1,0 +1,75 @@
+"""Where a run's samples are graded: this machine (the engine's own loop) or a Ray cluster.
+
+``execute_run`` asks an executor for the grading coroutine of a run (``grade_fn``). The local executor
+hands back the engine's own loop unchanged; the Ray executor hands back a loop that sends blocks of
+samples to actors on the cluster's nodes and writes what comes back, the driver staying the single
+writer of the library. Ray is an optional extra, imported only when a run asks for it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from studio.core.errors import StudioError
+
+#: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
+#: (library, run_id, definition, ctx, pending, total, already, on_progress, cancel) -> run metrics
+GradeFn = Callable[..., Awaitable[dict[str, float]]]
+
+RAY_HINT = "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a Ray cluster."
+
+
+class ExecutorError(StudioError):
+    """A sentence for the user: the cluster cannot be reached, or lost more than a run can survive."""
+
+
+class Executor(Protocol):
+    name: str
+
+    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
+        """The coroutine that grades this run: ``local`` (the engine's loop) or the executor's own."""
+        ...
+
+    def report(self) -> dict[str, Any]:
+        """What the run's aggregates record under ``executor``: where it ran, what was lost and re-run."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """This machine: the engine's own batches, sandbox pool and writer."""
+
+    name = "local"
+
+    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
+        return local
+
+    def report(self) -> dict[str, Any]:
+        return {"executor": "local"}
+
+    def close(self) -> None:
+        return None
+
+
+def ray_available() -> bool:
+    """Is Ray importable here (without paying for the import)?"""
+    return importlib.util.find_spec("ray") is not None
+
+
+def make_executor(executor: str | None, ray_address: str | None = None) -> Executor:
+    """The executor a run's settings name (``local`` when none); a missing Ray is a sentence."""
+    if executor in (None, "local"):
+        return LocalExecutor()
+    if executor == "ray":
+        if not ray_available():
+            raise ExecutorError(RAY_HINT)
+        from .ray_driver import RayExecutor
+
+        return RayExecutor(address=ray_address)
+    raise ExecutorError(f"unknown executor {executor!r}: choose 'local' or 'ray'")
+
+
+__all__ = ["RAY_HINT", "Executor", "ExecutorError", "GradeFn", "LocalExecutor", "make_executor", "ray_available"]

@@ -1,0 +1,36 @@
+"""Which graders a cluster grades and which stay on the driver, with the reason said to the user.
+
+CPU-bound kinds (function, bash, builtin, and composites made only of them) go to the cluster's
+nodes, each node running them in the same sandbox as this machine. Judges and external endpoints
+stay on the driver: they wait on an endpoint, not on a CPU, and their API keys live in this machine's
+keyring, never shipped to a node. Two function-grader cases stay too: MKA1 ``grade_batch`` sees the
+whole dataset in one call (nothing to split into blocks), and a model-backed grader reaches its judge
+endpoint through the driver's bridge.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLUSTER_KINDS = frozenset({"function", "bash", "builtin", "composite"})
+
+DRIVER_NOTE = "judges stay on this machine (bound by the endpoint, not the CPU; keys never leave it)"
+CLUSTER_NOTE = "function, bash, builtin and composite graders run on the cluster's nodes, in the same sandbox"
+
+
+def driver_reason(definition: Any) -> str | None:
+    """None when the whole grader can run on cluster nodes; else why it stays on this machine."""
+    stack = [definition]
+    while stack:
+        grader = stack.pop()
+        kind = grader.kind
+        if kind == "composite":
+            stack.extend(c.grader for c in grader.components)
+            continue
+        if kind not in CLUSTER_KINDS:
+            return f"a {kind} grader calls an endpoint: {DRIVER_NOTE}"
+        if kind == "function" and grader.contract == "mka1_batch":
+            return "an MKA1 grade_batch grader sees the whole dataset in one call: it runs on this machine"
+        if kind == "function" and grader.model_access:
+            return "a model-backed function grader reaches its endpoint through this machine: it runs here"
+    return None

@@ -1,0 +1,435 @@
+"""The Ray executor's driver side: blocks of samples out to actors, outcomes back into the library.
+
+The driver reads the samples still to grade (stored JSON, never parsed here), cuts them into blocks
+and hands each to an actor (``ray_actor.BlockGrader``: one per node, or one per ``cpus_per_actor``
+CPUs of a node, each holding a warm sandbox pool). At most ``blocks_per_actor`` blocks are in flight
+per actor: the driver pulls the next block from the store only when an actor has room, so memory is
+bounded by the blocks in flight (back-pressure, not a growing queue). ``ray.wait`` hands back blocks
+as they finish; the driver, the only writer of the library, stores them with an idempotent insert
+keyed on (run, sample index).
+
+Exactly once: a block whose actor or node dies is put back and graded by another actor; a sample
+already stored is never written again (the insert ignores a key already there, and the count it
+refuses is reported: 0 in every run we measured). A killed driver leaves an ``interrupted`` run whose
+stored rows are exactly the finished blocks; ``run --resume`` grades only the rest. The grader's code
+travels with the job (``runtime_env`` ``py_modules``: the ``studio`` package), so a node needs only
+Python with Ray and bubblewrap.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import GetTimeoutError, RayError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+from studio.core.engine.runner import Progress
+from studio.core.models import Outcome, dump_grader
+from studio.core.sandbox import SandboxSettings
+from studio.core.sandbox.settings import unsandboxed_allowed
+
+from . import ExecutorError, GradeFn
+from .placement import CLUSTER_NOTE, driver_reason
+from .ray_actor import BlockGrader
+
+STUDIO_DIR = Path(__file__).resolve().parents[3]  # the ``studio`` package, shipped to every node
+#: the job's environment: our code travels with it (Ray uploads a local folder only at the job level,
+#: so a process that joined Ray itself before us must have shipped ``studio`` in its own job)
+RUNTIME_ENV = {"py_modules": [str(STUDIO_DIR)], "excludes": ["__pycache__", "*.pyc"]}
+FIRST_BLOCK = 16
+MAX_BLOCK = 4096
+TARGET_BLOCK_SECONDS = 1.0
+BLOCKS_PER_ACTOR = 2
+MAX_ATTEMPTS = 4
+FLUSH_ROWS = 2000
+FLUSH_SECONDS = 0.1
+WAIT_SECONDS = 0.05
+CANCEL_GRACE_SECONDS = 2.0
+REPLAN_SECONDS = 10.0  # how often the driver looks for nodes that joined (an autoscaler's)
+NO_ACTOR_PATIENCE_SECONDS = 60.0
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Block:
+    number: int
+    rows: list[tuple[int, str, str]]
+    attempts: int = 0
+
+    def label(self) -> str:
+        return f"samples {self.rows[0][0]}-{self.rows[-1][0]}" if self.rows else "an empty block"
+
+
+@dataclass
+class _Actor:
+    handle: Any
+    node_id: str
+    cpus: int
+    ready: bool = False
+    in_flight: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+class RayExecutor:
+    """``--executor ray``: grade on the Ray cluster at ``address`` (else ``RAY_ADDRESS``, else a local
+    Ray instance started for the run and stopped after it)."""
+
+    name = "ray"
+
+    def __init__(self, address: str | None = None, *, cpus_per_actor: int | None = None,
+                 blocks_per_actor: int = BLOCKS_PER_ACTOR, max_block: int = MAX_BLOCK) -> None:
+        self.address = address
+        self.cpus_per_actor = cpus_per_actor
+        self.blocks_per_actor = max(1, blocks_per_actor)
+        self.max_block = max(1, max_block)
+        self._owns_ray = False
+        self._where = ""
+        self._placement = "cluster"
+        self._reason: str | None = None
+        self._actors: dict[Any, _Actor] = {}
+        self._shunned_nodes: set[str] = set()
+        self._stats: dict[str, Any] = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
+
+    # -- the cluster ---------------------------------------------------------------------------------------
+    def connect(self) -> str:
+        """Join the cluster (or start a local Ray); returns the sentence the run header shows."""
+        if not ray.is_initialized():
+            address = self.address or os.environ.get("RAY_ADDRESS") or None
+            kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
+                                      "namespace": "grader-studio", "runtime_env": RUNTIME_ENV}
+            if address is None:
+                kwargs["include_dashboard"] = False
+            try:
+                ray.init(address=address, **kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ExecutorError(f"cannot reach the Ray cluster at {address}: {exc}") from exc
+            self._owns_ray = True
+            started = address is None
+        else:
+            started = False
+        nodes = self._cpu_nodes()
+        cpus = sum(cpu for _, cpu in nodes)
+        if started:
+            self._where = f"a local Ray instance started for this run ({cpus} CPUs)"
+        else:
+            gcs = ray.get_runtime_context().gcs_address
+            self._where = f"Ray cluster at {gcs} ({len(nodes)} nodes with CPUs, {cpus} CPUs)"
+        return self._where
+
+    def where(self) -> str:
+        return self._where or "Ray cluster (not connected yet)"
+
+    def header(self, definition: Any) -> str:
+        """The run header's sentence: where the samples are graded, and what stays on this machine.
+        Joins the cluster only when the grader goes there (a judge run never starts a Ray)."""
+        reason = driver_reason(definition)
+        if reason is not None:
+            return f"grading on this machine, not on the Ray cluster: {reason}"
+        if not self._where:
+            self.connect()
+        return f"grading on {self.where()}: {CLUSTER_NOTE}; judges would stay on this machine"
+
+    def _cpu_nodes(self) -> list[tuple[str, int]]:
+        return [(n["NodeID"], int(n.get("Resources", {}).get("CPU", 0))) for n in ray.nodes()
+                if n.get("Alive") and int(n.get("Resources", {}).get("CPU", 0)) >= 1]
+
+    # -- the executor protocol ----------------------------------------------------------------------------------
+    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
+        self._reason = driver_reason(definition)
+        if self._reason is not None:
+            self._placement = "driver"
+            return local
+        if not self._where:
+            self.connect()
+        return self._grade
+
+    def report(self) -> dict[str, Any]:
+        report: dict[str, Any] = {"executor": "ray", "placement": self._placement}
+        if self._where:
+            report["where"] = self._where
+        if self._reason:
+            report["reason"] = self._reason
+        if self._placement == "cluster":
+            report.update(self._stats)
+        return report
+
+    def close(self) -> None:
+        self._stop_actors()
+        if self._owns_ray and ray.is_initialized():
+            ray.shutdown()
+        self._owns_ray = False
+
+    # -- actors ---------------------------------------------------------------------------------------------------
+    def _plan_actors(self, definition_json: str) -> None:
+        """One actor per node with CPUs (or one per ``cpus_per_actor`` of them) where none lives yet."""
+        remote = ray.remote(BlockGrader)
+        # the user's opt-in to a weaker sandbox (--allow-unsandboxed) travels to the nodes; nothing else
+        # of this machine's sandbox settings does (each node detects its own isolation)
+        sandbox = {"allow_unsandboxed": True} if unsandboxed_allowed(SandboxSettings()) else None
+        have: dict[str, int] = {}
+        for actor in self._actors.values():
+            have[actor.node_id] = have.get(actor.node_id, 0) + 1
+        for node_id, cpus in self._cpu_nodes():
+            if node_id in self._shunned_nodes:
+                continue
+            per_actor = min(cpus, self.cpus_per_actor or cpus)
+            wanted = max(1, cpus // per_actor)
+            for _ in range(wanted - have.get(node_id, 0)):
+                handle = remote.options(
+                    num_cpus=per_actor,
+                    scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
+                    max_restarts=0, max_task_retries=0, max_concurrency=self.blocks_per_actor + 4,
+                ).remote(definition_json, per_actor, sandbox)
+                ready_ref = handle.ready.remote()
+                self._actors[ready_ref] = _Actor(handle, node_id, per_actor)
+                self._stats["actors"] += 1
+
+    def _lose(self, actor: _Actor) -> None:
+        """An actor died (its node went away, or the actor process): never use it or its node again."""
+        self._stats["actors_lost"] += 1
+        self._shunned_nodes.add(actor.node_id)
+        for key, value in list(self._actors.items()):
+            if value is actor:
+                del self._actors[key]
+        try:
+            ray.kill(actor.handle, no_restart=True)
+        except RayError as exc:  # already gone
+            log.debug("actor already gone: %s", exc)
+
+    def _stop_actors(self) -> None:
+        actors = {id(a): a for a in self._actors.values()}.values()
+        closing = [a.handle.close.remote() for a in actors if a.ready]
+        if closing:  # let each actor kill its sandbox workers itself; then make sure
+            try:
+                ray.wait(closing, num_returns=len(closing), timeout=5.0)
+            except RayError as exc:
+                log.debug("actor close: %s", exc)
+        for actor in actors:
+            try:
+                ray.kill(actor.handle, no_restart=True)
+            except RayError as exc:
+                log.debug("actor kill: %s", exc)
+        self._actors.clear()
+
+    # -- the run --------------------------------------------------------------------------------------------------
+    async def _grade(self, library: Any, run_id: int, definition: Any, ctx: Any, pending: Any, total: int,
+                     already: int, on_progress: Any, cancel: Any, streak: Any = None) -> dict[str, float]:
+        """The engine's grading loop for a cluster (same arguments, same progress events)."""
+        # Blocking calls inside the coroutine are deliberate: this loop runs nothing else, and
+        # ``ray.wait`` with a short timeout is both the scheduler and the cancel check.
+        return _Run(self, library, run_id, json.dumps(dump_grader(definition)), total, already,
+                    on_progress, cancel, streak).go(pending(True))
+
+
+class _Run:
+    def __init__(self, executor: RayExecutor, library: Any, run_id: int, definition_json: str, total: int,
+                 already: int, on_progress: Any, cancel: Any, streak: Any = None) -> None:
+        self.ex = executor
+        self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
+        self.library = library
+        self.run_id = run_id
+        self.definition_json = definition_json
+        self.total = total
+        self.done = already
+        self.on_progress = on_progress
+        self.cancel = cancel
+        self.start = time.perf_counter()
+        self.counts: dict[str, int] = {}
+        self.buffer: list[tuple[int, str, Outcome]] = []
+        self.last_flush = time.perf_counter()
+        self.block_size = FIRST_BLOCK
+        self.blocks = 0
+        self.retry: deque[_Block] = deque()
+        self.in_flight: dict[Any, tuple[_Actor, _Block]] = {}
+        self.finished_blocks: set[int] = set()
+        self.source_done = False
+
+    # blocks ------------------------------------------------------------------------------------------------
+    def _next_block(self, rows: Any) -> _Block | None:
+        if self.retry:
+            return self.retry.popleft()
+        if self.source_done:
+            return None
+        chunk: list[tuple[int, str, str]] = []
+        for row in rows:
+            chunk.append(row)
+            if len(chunk) >= self.block_size:
+                break
+        if not chunk:
+            self.source_done = True
+            return None
+        self.blocks += 1
+        self.ex._stats["blocks"] += 1
+        return _Block(self.blocks, chunk)
+
+    def _observe(self, count: int, seconds: float) -> None:
+        """Blocks grow (at most 4x a step) until one takes about ``TARGET_BLOCK_SECONDS`` on a node:
+        large enough that Ray's per-block cost vanishes, small enough that a lost node loses little."""
+        if count == 0:
+            return
+        per_sample = seconds / count
+        wanted = int(TARGET_BLOCK_SECONDS / per_sample) if per_sample > 0 else self.ex.max_block
+        self.block_size = max(1, min(self.ex.max_block, wanted, max(self.block_size, count) * 4))
+
+    # writing ------------------------------------------------------------------------------------------------
+    def _flush(self, force: bool = False) -> None:
+        if not self.buffer:
+            return
+        if not force and len(self.buffer) < FLUSH_ROWS and time.perf_counter() - self.last_flush < FLUSH_SECONDS:
+            return
+        rows, self.buffer = self.buffer, []
+        inserted = self.library.runs.insert_new_results(self.run_id, rows)
+        self.ex._stats["duplicates_refused"] += len(rows) - inserted
+        self.last_flush = time.perf_counter()
+        if inserted == len(rows):
+            for _, _, outcome in rows:
+                self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
+                if self.streak is not None and self.streak.observe(outcome):
+                    self.cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
+        else:  # some rows were already there: count what the library holds, not what arrived
+            self.counts = dict(self.library.runs.get(self.run_id).counts)
+        self.done += inserted
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
+                                      time.perf_counter() - self.start, [(i, o) for i, _, o in rows]))
+
+    def _accept(self, block: _Block, outcomes: list[Outcome]) -> None:
+        if block.number in self.finished_blocks:  # a block answered twice: the first answer stands
+            self.ex._stats["duplicates_refused"] += len(block.rows)
+            return
+        if len(outcomes) != len(block.rows):
+            raise RuntimeError(f"a Ray actor returned {len(outcomes)} outcomes for {len(block.rows)} samples")
+        self.finished_blocks.add(block.number)
+        cancelled = self.cancel.is_set()
+        for (idx, sid, _), outcome in zip(block.rows, outcomes, strict=True):
+            if not isinstance(outcome, Outcome):
+                raise RuntimeError(f"a Ray actor returned {type(outcome).__name__} instead of an Outcome")
+            if cancelled and outcome.error == "cancelled":
+                continue  # cut short by cancel: graded by nobody, left for resume
+            self.buffer.append((idx, sid, outcome))
+
+    def _requeue(self, block: _Block, why: str) -> None:
+        block.attempts += 1
+        if block.attempts >= MAX_ATTEMPTS:
+            raise ExecutorError(
+                f"the block of {block.label()} was lost {block.attempts} times ({why}); the run stops here "
+                "with every finished sample stored: `grader-studio run --resume` continues it")
+        self.ex._stats["blocks_rerun"] += 1
+        self.retry.append(block)
+
+    # the loop -------------------------------------------------------------------------------------------------
+    def go(self, rows: Any) -> dict[str, float]:
+        rows = iter(rows)
+        self.ex._plan_actors(self.definition_json)
+        no_actor_since: float | None = None
+        planned = time.monotonic()
+        try:
+            while not self.cancel.is_set():
+                if time.monotonic() - planned > REPLAN_SECONDS:
+                    self.ex._plan_actors(self.definition_json)
+                    planned = time.monotonic()
+                self._dispatch(rows)
+                if self.source_done and not self.in_flight and not self.retry:
+                    break
+                live = [k for k in self.ex._actors if not self.ex._actors[k].ready] + list(self.in_flight)
+                if not live:
+                    # nothing running and nobody to run it: a node may still join (autoscaler)
+                    now = time.monotonic()
+                    no_actor_since = no_actor_since or now
+                    if now - no_actor_since > NO_ACTOR_PATIENCE_SECONDS:
+                        raise ExecutorError(
+                            f"no Ray node with a free CPU is left on {self.ex.where()}; every finished sample "
+                            "is stored: `grader-studio run --resume` continues the run")
+                    self.ex._plan_actors(self.definition_json)
+                    time.sleep(0.5)
+                    continue
+                no_actor_since = None
+                ready, _ = ray.wait(live, num_returns=1, timeout=WAIT_SECONDS)
+                for ref in ready:
+                    self._collect(ref)
+                self._flush()
+            if self.cancel.is_set():
+                self._wind_down()
+        finally:
+            self._flush(force=True)
+        if self.on_progress is not None:
+            self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
+                                      time.perf_counter() - self.start, [], finished=True))
+        return {}
+
+    def _dispatch(self, rows: Any) -> None:
+        """Give every ready actor blocks up to its cap (blocks to re-run first)."""
+        for actor in list({id(a): a for a in self.ex._actors.values()}.values()):
+            while actor.ready and actor.in_flight < self.ex.blocks_per_actor:
+                block = self._next_block(rows)
+                if block is None:
+                    return
+                ref = actor.handle.grade_block.remote(block.rows)
+                actor.in_flight += 1
+                self.in_flight[ref] = (actor, block)
+
+    def _collect(self, ref: Any) -> None:
+        if ref in self.ex._actors:  # an actor said it is ready (or could not start)
+            actor = self.ex._actors[ref]
+            try:
+                actor.info = ray.get(ref)
+                actor.ready = True
+                isolation = self.ex._stats.setdefault("node_isolation", {})
+                mode = str(actor.info.get("isolation"))
+                isolation[mode] = isolation.get(mode, 0) + 1
+            except RayTaskError as exc:
+                raise ExecutorError(f"a grading actor could not start on a Ray node: {exc}") from exc
+            except RayError as exc:
+                log.warning("a grading actor was lost before it started: %s", exc)
+                self.ex._lose(actor)
+                self.ex._plan_actors(self.definition_json)
+            return
+        actor, block = self.in_flight.pop(ref)
+        actor.in_flight -= 1
+        try:
+            outcomes, seconds = ray.get(ref)
+        except RayTaskError:
+            raise  # a bug in the actor's code: the same as a bug in the local engine's loop
+        except RayError as exc:  # the actor or its node died: the block goes to another actor
+            for other_ref, (other_actor, other_block) in list(self.in_flight.items()):
+                if other_actor is actor:
+                    self.in_flight.pop(other_ref)
+                    self._requeue(other_block, type(exc).__name__)
+            self._requeue(block, type(exc).__name__)
+            if actor in self.ex._actors.values():
+                self.ex._lose(actor)
+                self.ex._plan_actors(self.definition_json)
+            return
+        self._accept(block, outcomes)
+        self._observe(len(block.rows), seconds)
+
+    def _wind_down(self) -> None:
+        """Cancelled: actors stop grading, the blocks in flight report what they finished, then stop."""
+        actors = list({id(a): a for a in self.ex._actors.values() if a.ready}.values())
+        for actor in actors:
+            actor.handle.cancel.remote()
+        deadline = time.monotonic() + CANCEL_GRACE_SECONDS
+        while self.in_flight and time.monotonic() < deadline:
+            ready, _ = ray.wait(list(self.in_flight), num_returns=1, timeout=WAIT_SECONDS)
+            for ref in ready:
+                actor, block = self.in_flight.pop(ref)
+                try:
+                    outcomes, _seconds = ray.get(ref)
+                except RayError:
+                    continue  # lost while cancelling: its samples stay for resume
+                self._accept(block, outcomes)
+        for ref in list(self.in_flight):
+            try:
+                ray.cancel(ref)
+            except (RayError, GetTimeoutError, TypeError, ValueError) as exc:
+                log.debug("cancel: %s", exc)
+        self.in_flight.clear()
