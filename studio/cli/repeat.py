@@ -41,11 +41,15 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         report = consistency(app.library, [i.id for i in infos])
     except LibraryError as exc:
         raise CliError(str(exc)) from exc
-    from .runs import _exit_code, summary
+    from .runs import _print_verdict, _verdict, summary
 
-    code = max(_exit_code(i, args.fail_under) for i in infos)
+    verdicts = [_verdict(i, args.fail_under) for i in infos]
+    code = 0 if all(v["passed"] for v in verdicts) else 1
     if args.json:
-        app.print_json({"runs": [summary(i) for i in infos], "consistency": report})
+        app.print_json({"runs": [{**summary(i), "verdict": v} for i, v in zip(infos, verdicts, strict=True)],
+                        "consistency": report})
     else:
         _print(report)
+        for verdict in verdicts:
+            _print_verdict(verdict)
     return code

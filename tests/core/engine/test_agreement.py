@@ -15,6 +15,7 @@ from sklearn.metrics import cohen_kappa_score
 from studio.core.engine.agreement import agreement, compare
 from studio.core.engine.runner import RunOptions, start_run
 from studio.core.models import BuiltinGrader, Outcome, RangeJudge, Sample
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import LabelInput
 from studio.core.store import Conflict, Library
 
@@ -24,7 +25,9 @@ N = 30
 @pytest.fixture
 def lib(library: Library) -> Library:
     library.graders.create(BuiltinGrader(key="g", function="exact_match"))
-    library.graders.create(RangeJudge(key="r", criteria="good?", score_range=(1, 5)))
+    # results are written by hand here; the endpoint only satisfies the check that a run could reach it
+    library.endpoints.save(EndpointConfig(name="judge", base_url="http://127.0.0.1:9/v1", model="m"))
+    library.graders.create(RangeJudge(key="r", criteria="good?", score_range=(1, 5), endpoint="judge"))
     library.datasets.create("d", [Sample(id=f"s{i}", completion=str(i)) for i in range(N)])
     library.datasets.create("other", [Sample(id="s0", completion="x")])
     return library
