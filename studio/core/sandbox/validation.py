@@ -43,12 +43,12 @@ class Check(BaseModel):
 
 
 # Contracts whose platform calls the entry synchronously: an ``async def`` there returns a coroutine
-# the platform never awaits. Only Adaptive (one parameter, a thread) and Letta graders may be async.
+# the platform never awaits. Adaptive (one parameter, a thread) and Letta graders may be async, and so
+# may promptfoo's get_assert (its Python wrapper runs a coroutine function with asyncio.run).
 SYNC_CONTRACTS = {
     "mka1_sample": "MKA1 and OpenAI python graders call `def grade(sample, item)` synchronously "
                    "(an async grader is Adaptive's `async def grade(thread)`, one parameter)",
     "mka1_batch": "MKA1 calls `def grade_batch(samples[, ctx])` synchronously",
-    "promptfoo": "promptfoo calls `def get_assert(output, context)` synchronously",
 }
 
 

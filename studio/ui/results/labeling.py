@@ -53,22 +53,24 @@ class Labeler(QtWidgets.QFrame):
             button.clicked.connect(lambda _=False, v=verdict: self.set_verdict(v))
             self.buttons[verdict] = button
         self.note = QtWidgets.QLineEdit()
-        self.note.setPlaceholderText("Note (saved with the label; Return saves it)")
         self.note.returnPressed.connect(self.save_note)
         self.next_button = QtWidgets.QPushButton("Next unlabelled (U)")
         self.next_button.clicked.connect(self.next_unlabelled)
+        # one compact row (no caption widgets), so labelling neither widens the run page past a
+        # laptop screen nor takes height from the detail pane
+        self.current.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+        self.key.setToolTip("Human label set: labels belong to the dataset's samples, under this key. "
+                            "P / F / N label, digits give a score, U jumps to the next unlabelled sample")
+        self.note.setMinimumWidth(120)
+        self.note.setPlaceholderText("Note (Return saves it; digits score)")
         layout = QtWidgets.QHBoxLayout(self)
-        layout.setContentsMargins(6, 3, 6, 3)
-        layout.addWidget(QtWidgets.QLabel("Human label"))
+        layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.key)
         layout.addWidget(self.current, 1)
         for button in self.buttons.values():
             layout.addWidget(button)
         layout.addWidget(self.note, 2)
         layout.addWidget(self.next_button)
-        hint = QtWidgets.QLabel("digits: score")
-        hint.setStyleSheet("color: #8a8f98")
-        layout.addWidget(hint)
         self._shortcuts()
         view.result_selected.connect(self._on_result)
         self.key.currentTextChanged.connect(lambda _text: self.set_run(self.view.run_id))

@@ -72,12 +72,12 @@ class ResultsView(QtWidgets.QWidget):
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setStretchFactor(0, 2)
+        self.splitter.setStretchFactor(1, 3)
         self.splitter.setChildrenCollapsible(False)
         # the detail pane gets more room than the grid (a thread or a rationale is read, not glanced
         # at), and keeps the size the analyst gives it across runs and sessions
-        self.splitter.setSizes([360, 540])
+        self.splitter.setSizes([300, 600])
         saved = ctx.settings.value(SPLITTER_KEY)
         if saved is not None:
             self.splitter.restoreState(saved)

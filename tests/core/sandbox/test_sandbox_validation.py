@@ -111,3 +111,6 @@ def test_an_async_two_parameter_grade_is_refused_naming_the_contract(sandbox_poo
     assert "synchronously" in structure.message and "async def grade(thread)" in structure.message
     batch = validate("async def grade_batch(samples):\n    return {}\n", "mka1_batch", pool=sandbox_pool)
     assert statuses(batch)["structure"] == "failed"
+    # promptfoo's Python wrapper awaits a coroutine function (asyncio.run): an async get_assert is fine
+    promptfoo = validate("async def get_assert(output, context):\n    return True\n", "promptfoo", pool=sandbox_pool)
+    assert statuses(promptfoo)["structure"] == "passed"
