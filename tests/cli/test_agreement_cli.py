@@ -4,7 +4,6 @@ scripted judge over real HTTP, and exactly the JSON field names the window and s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,9 @@ COMPARE_FIELDS = {"n_common", "mean_a", "mean_b", "mean_delta", "flips"}
 
 
 @pytest.fixture
-def judge_server() -> Iterator[FakeJudgeServer]:
-    server = FakeJudgeServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def setup(db_path: Path, judge_server: FakeJudgeServer, tmp_path: Path) -> Path:
+def setup(db_path: Path, fake_judge: FakeJudgeServer, tmp_path: Path) -> Path:
     with Library.open(db_path) as lib:
-        EndpointRepository.of(lib).save(EndpointConfig(name="fake", base_url=judge_server.base_url,
+        EndpointRepository.of(lib).save(EndpointConfig(name="fake", base_url=fake_judge.base_url,
                                                        model="fake-judge", retry_backoff=0.01, timeout=5.0))
         lib.graders.create(BinaryJudge(key="judge", criteria="The answer is correct.", endpoint="fake"))
         lib.datasets.create("qa", [

@@ -9,7 +9,6 @@ examples among the training disagreements only, and the held-out κ must rise be
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import pytest
 
@@ -26,16 +25,9 @@ from studio.core.store.endpoints import EndpointRepository
 
 
 @pytest.fixture
-def judge_server() -> Iterator[FakeJudgeServer]:
-    server = FakeJudgeServer().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def lib(library: Library, judge_server: FakeJudgeServer) -> Library:
+def lib(library: Library, fake_judge: FakeJudgeServer) -> Library:
     EndpointRepository.of(library).save(EndpointConfig(
-        name="fake", base_url=judge_server.base_url, model="fake-judge", retry_backoff=0.01, timeout=5.0,
+        name="fake", base_url=fake_judge.base_url, model="fake-judge", retry_backoff=0.01, timeout=5.0,
         max_concurrency=8, max_retries=1))
     library.graders.create(BinaryJudge(key="correct", criteria="The answer is correct.", endpoint="fake"))
     return library
@@ -109,7 +101,7 @@ def test_align_refuses_too_few_labels_and_a_locked_judge(lib: Library) -> None:
 
 
 def test_repeat_bypasses_the_cache_and_reports_spread_and_self_agreement(lib: Library,
-                                                                         judge_server: FakeJudgeServer) -> None:
+                                                                         fake_judge: FakeJudgeServer) -> None:
     truth = _dataset(lib, 12)
     seen_runs: list[int] = []
 
@@ -118,7 +110,7 @@ def test_repeat_bypasses_the_cache_and_reports_spread_and_self_agreement(lib: Li
         if progress.finished and progress.run_id not in seen_runs:
             seen_runs.append(progress.run_id)
             if len(seen_runs) == 1:
-                judge_server.add_rule(r"Isaac Newton \(#2\)", json.dumps({"reasoning": "now fine", "verdict": "PASS"}))
+                fake_judge.add_rule(r"Isaac Newton \(#2\)", json.dumps({"reasoning": "now fine", "verdict": "PASS"}))
 
     infos = repeat_run(lib, "correct", "qa", RunOptions(endpoint="fake"), 3, on_progress=changes_its_mind)
     assert [i.settings["repeat_index"] for i in infos] == [1, 2, 3]

@@ -194,25 +194,9 @@ class Worker:
             if type(value) is types.CoroutineType:
                 value = self.drive(value)
             value = contracts.to_payload(value)
-        except MemoryError:
-            return [index, 3, "MemoryError", "MemoryError"]
-        except RecursionError as exc:
-            return [index, 1, f"RecursionError: {exc}", "RecursionError", _grader_line(exc)]
-        except SystemExit as exc:
-            return [index, 1, f"the grader called sys.exit({exc.code!r})", "SystemExit", None]
         except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
-            text = f"{type(exc).__name__}: {exc}"[:2000]
-            return [index, 1, text, type(exc).__name__, _grader_line(exc)]
-        if type(value) in _SCALARS:
-            return [index, 0, value]
-        try:
-            size = len(json.dumps(value, allow_nan=True))
-        except (TypeError, ValueError, RecursionError, MemoryError):
-            return [index, 2, _safe_repr(value), type(value).__name__]
-        if size > self.output_limit:
-            return [index, 4, _safe_repr(value)[:1024], size]
-        self.buf_bytes += size
-        return [index, 0, value]
+            return _failure(index, exc)
+        return self._entry(index, value)
 
     def grade(self, req: dict[str, Any]) -> None:
         self.request_id = req.get("id")
@@ -296,15 +280,12 @@ class Worker:
             if type(value) is types.CoroutineType:
                 value = await value
             value = contracts.to_payload(value)
-        except MemoryError:
-            return [index, 3, "MemoryError", "MemoryError"]
-        except RecursionError as exc:
-            return [index, 1, f"RecursionError: {exc}", "RecursionError", _grader_line(exc)]
-        except SystemExit as exc:
-            return [index, 1, f"the grader called sys.exit({exc.code!r})", "SystemExit", None]
         except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
-            text = f"{type(exc).__name__}: {exc}"[:2000]
-            return [index, 1, text, type(exc).__name__, _grader_line(exc)]
+            return _failure(index, exc)
+        return self._entry(index, value)
+
+    def _entry(self, index: int, value: Any) -> list[Any]:
+        """A graded sample's result entry (a scalar as is; anything else sized against the limit)."""
         if type(value) in _SCALARS:
             return [index, 0, value]
         try:
@@ -362,6 +343,17 @@ def _kill_strays(own_pid_ns: bool) -> int:
             except OSError:
                 pass
     return killed
+
+
+def _failure(index: int, exc: BaseException) -> list[Any]:
+    """The error entry for a sample whose grader raised (the same for sync and awaited graders)."""
+    if isinstance(exc, MemoryError):
+        return [index, 3, "MemoryError", "MemoryError"]
+    if isinstance(exc, RecursionError):
+        return [index, 1, f"RecursionError: {exc}", "RecursionError", _grader_line(exc)]
+    if isinstance(exc, SystemExit):
+        return [index, 1, f"the grader called sys.exit({exc.code!r})", "SystemExit", None]
+    return [index, 1, f"{type(exc).__name__}: {exc}"[:2000], type(exc).__name__, _grader_line(exc)]
 
 
 def _safe_repr(value: Any) -> str:
