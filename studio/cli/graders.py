@@ -48,8 +48,8 @@ def _function_grader_file(file: Path, key: str | None) -> FunctionGrader:
         raise CliError(f"{file}: cannot read the file: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         line = file.read_bytes()[: exc.start].count(b"\n") + 1
-        raise GraderFileError(f"{file}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}); "
-                              "save it as UTF-8", line=line) from None
+        raise GraderFileError(f"{file}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}) on line "
+                              f"{line}; save it as UTF-8", line=line) from None
     try:
         tree = ast.parse(source, filename=str(file))
     except SyntaxError as exc:

@@ -115,13 +115,13 @@ def test_drop_a_file_opens_the_import_page(qtbot, app_ctx, tmp_path: Path) -> No
     mime = QtCore.QMimeData()
     mime.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
     point = QtCore.QPointF(view.width() / 2, view.height() / 2)
-    enter = QtGui.QDragEnterEvent(point, Qt.DropAction.CopyAction, mime,
+    enter = QtGui.QDragEnterEvent(point.toPoint(), Qt.DropAction.CopyAction, mime,
                                   Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     view.dragEnterEvent(enter)
     assert enter.isAccepted()
     other = QtCore.QMimeData()
     other.setUrls([QtCore.QUrl.fromLocalFile(str(tmp_path / "notes.txt"))])
-    refused = QtGui.QDragEnterEvent(point, Qt.DropAction.CopyAction, other,
+    refused = QtGui.QDragEnterEvent(point.toPoint(), Qt.DropAction.CopyAction, other,
                                     Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     view.dragEnterEvent(refused)
     assert not refused.isAccepted()
