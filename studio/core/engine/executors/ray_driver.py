@@ -291,9 +291,9 @@ class _Run:
         self.ex._stats["duplicates_refused"] += len(rows) - inserted
         self.last_flush = time.perf_counter()
         if inserted == len(rows):
-            for _, _, outcome in rows:
+            for idx, _, outcome in rows:
                 self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
-                if self.streak is not None and self.streak.observe(outcome):
+                if self.streak is not None and self.streak.observe(idx, outcome):
                     self.cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
         else:  # some rows were already there: count what the library holds, not what arrived
             self.counts = dict(self.library.runs.get(self.run_id).counts)
