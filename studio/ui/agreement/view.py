@@ -74,9 +74,9 @@ class AgreementView(QtWidgets.QWidget):
         self.summary = QtWidgets.QLabel("Choose a run of a grader on a labelled dataset.")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.confusion_plot = pg.PlotWidget(title="Confusion: human rows, judge columns")
-        self.scatter_plot = pg.PlotWidget(title="Judge score vs human label")
-        self.sweep_plot = pg.PlotWidget(title="κ by pass threshold")
+        self.confusion_plot = pg.PlotWidget(title="Confusion")
+        self.scatter_plot = pg.PlotWidget(title="Judge vs human")
+        self.sweep_plot = pg.PlotWidget(title="κ by threshold")
         for plot in (self.confusion_plot, self.scatter_plot, self.sweep_plot):
             plot.setMinimumHeight(220)
             plot.setMenuEnabled(False)
@@ -179,7 +179,7 @@ class AgreementView(QtWidgets.QWidget):
         if not confusion:
             plot.setTitle("Confusion: no PASS/FAIL labels")
             return
-        plot.setTitle("Confusion: human rows, judge columns")
+        plot.setTitle("Confusion (human × judge)")
         classes = ["PASS", "FAIL"]
         matrix = np.array([[confusion[h][j] for j in classes] for h in classes], dtype=float)
         image = pg.ImageItem(matrix.T[:, ::-1])  # x = judge, y = human (PASS on top)
@@ -203,13 +203,13 @@ class AgreementView(QtWidgets.QWidget):
         plot.clear()
         points = report.get("points") or []
         if points:
-            plot.setTitle("Judge score (on the label scale) vs human score")
+            plot.setTitle("Judge vs human score")
             plot.getAxis("bottom").setTicks(None)
             x = np.array([p["human"] for p in points], dtype=float)
             y = np.array([p["judge"] for p in points], dtype=float)
         else:  # binary labels: the judge's score of each FAIL- (0) and PASS-labelled (1) sample
             pairs = [(p["human"], p["judge"]) for p in report.get("binary_points") or []]
-            plot.setTitle("Judge score by human verdict")
+            plot.setTitle("Judge score by verdict")
             x = np.array([1.0 if h == "PASS" else 0.0 for h, _ in pairs])
             y = np.array([s if s is not None else np.nan for _, s in pairs], dtype=float)
             plot.getAxis("bottom").setTicks([[(0.0, "human FAIL"), (1.0, "human PASS")]])
@@ -229,10 +229,13 @@ class AgreementView(QtWidgets.QWidget):
         plot.clear()
         sweep = [s for s in report.get("threshold_sweep") or [] if s["kappa"] is not None]
         if not sweep:
-            plot.setTitle("κ over thresholds: needs PASS/FAIL labels and 2+ scores")
+            plot.setTitle("κ by threshold: needs PASS/FAIL")
             return
         best = report["best_threshold"]
-        plot.setTitle(f"κ by pass threshold (best {best:g}, run {report['pass_threshold']:g})")
+        # a title wider than the plot widens the whole scene and clips the plot: keep titles short
+        plot.setTitle(f"κ by threshold (best {best:g})")
+        plot.setToolTip(f"Cohen's κ at each pass threshold; best {best:g}, this run's {report['pass_threshold']:g} "
+                        "(dashed)")
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.plot([s["threshold"] for s in sweep], [s["kappa"] for s in sweep], pen=pg.mkPen("#2563eb", width=2),
                   symbol="o", symbolSize=6, symbolBrush="#2563eb")
