@@ -11,6 +11,7 @@ differently.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
@@ -18,7 +19,7 @@ from studio.core.sandbox.launch import GUEST_DIR
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
-from ._fields import docstring, read_text, slug, unexported
+from ._fields import docstring, inspect_options, read_text, slug, unexported
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -34,17 +35,48 @@ CASE_DEFAULT = {"exact_match": True, "starts_with": True, "regex_match": True, "
 INSPECT_SCORERS = ("includes", "match", "pattern", "exact", "f1", "model_graded_qa", "model_graded_fact",
                    "choice", "answer", "math")
 NOT_MAPPED = {
-    "match": "match() strips, drops punctuation and compares at a location (and reads numbers); no studio "
-             "comparison does exactly that yet",
-    "pattern": "pattern() extracts groups and compares them to the target; no studio comparison does that yet",
-    "exact": "exact() normalises tokens its own way (casefold, punctuation, numbers, articles); the studio's "
-             "exact_match normalises as HUD does",
-    "f1": "f1() tokenises on spaces and hyphens with its own normalisation; the studio's token_f1 is HUD's",
-    "model_graded_qa": "model_graded_qa() grades with Inspect's own prompt and C/P/I letters; a studio judge "
-                       "would score differently",
-    "model_graded_fact": "model_graded_fact() grades with Inspect's own prompt and C/P/I letters; a studio "
-                         "judge would score differently",
+    "model_graded_qa": "model_graded_qa() grades with Inspect's own prompt and C/P/I letters; no studio "
+                       "judge kind parses a GRADE letter yet",
+    "model_graded_fact": "model_graded_fact() grades with Inspect's own prompt and C/P/I letters; no studio "
+                         "judge kind parses a GRADE letter yet",
 }
+# Each mapped scorer's parameters in order, with Inspect's defaults.
+PARAMETERS: dict[str, dict[str, object]] = {
+    "includes": {"ignore_case": True},
+    "match": {"location": "end", "ignore_case": True, "numeric": False},
+    "pattern": {"pattern": None, "ignore_case": True, "match_all": False},
+    "exact": {},
+    "f1": {"answer_fn": None, "stop_words": None},
+}
+KEYWORD_ONLY = {"match": {"ignore_case", "numeric"}}
+LOCATIONS = {"exact": "exact_match", "begin": "starts_with", "end": "ends_with", "any": "contains"}
+# Inspect's string scorers compare the text as it is: no early zeros for empty text
+PLAIN = {"empty_submission_zero": False, "empty_reference_zero": False}
+
+
+def _literal_arguments(name: str, call: ast.Call) -> dict[str, object]:
+    """The call's arguments as literal values over Inspect's defaults (nothing is evaluated)."""
+    params = PARAMETERS[name]
+    values = dict(params)
+    positional = [p for p in params if p not in KEYWORD_ONLY.get(name, set())]
+    if len(call.args) > len(positional):
+        raise PlatformError(f"takes at most {len(positional)} positional arguments")
+    pairs = list(zip(positional, call.args, strict=False)) + [(kw.arg, kw.value) for kw in call.keywords]
+    for param, node in pairs:
+        if param is None or param not in params:
+            raise PlatformError(f"argument {param or '**'} is not one of {', '.join(params) or 'no arguments'}")
+        try:
+            values[param] = ast.literal_eval(node)
+        except ValueError:
+            raise PlatformError(f"argument {param} is not a literal value (the file is never run)") from None
+    return values
+
+
+def _flag(values: dict[str, object], name: str) -> bool:
+    value = values[name]
+    if not isinstance(value, bool):
+        raise PlatformError(f"{name} must be True or False")
+    return value
 
 
 def _scorer_name(node: ast.expr) -> str | None:
@@ -108,25 +140,45 @@ class InspectPlatform(Platform):
 
     @staticmethod
     def _from_call(name: str, call: ast.Call, key: str) -> BuiltinGrader:
-        if name != "includes":
+        if name not in PARAMETERS:
             raise PlatformError(NOT_MAPPED.get(name, f"{name}() has no studio grader kind"))
-        args: dict[str, object] = {}
-        for n, arg in enumerate(call.args):
-            if n > 0 or not isinstance(arg, ast.Constant):
-                raise PlatformError("arguments must be literal values")
-            args["ignore_case"] = arg.value
-        for kw in call.keywords:
-            if kw.arg != "ignore_case" or not isinstance(kw.value, ast.Constant):
-                raise PlatformError(f"argument {kw.arg or '**'} is not a literal ignore_case")
-            args["ignore_case"] = kw.value.value
-        ignore_case = args.get("ignore_case", True)
-        if not isinstance(ignore_case, bool):
-            raise PlatformError("ignore_case must be True or False")
-        # Inspect's includes: target in output, casefolded when ignoring case, no stripping, and an
-        # empty target is contained in anything
-        return BuiltinGrader(key=key, function="contains", options={
-            "case_sensitive": not ignore_case, "case_fold": "casefold", "strip": False,
-            "empty_submission_zero": False, "empty_reference_zero": False})
+        values = _literal_arguments(name, call)
+        if name == "includes":
+            # target in output, casefolded when ignoring case, no stripping; an empty target is
+            # contained in anything
+            return BuiltinGrader(key=key, function="contains", options={
+                "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "casefold", "strip": False,
+                **PLAIN})
+        if name == "match":
+            location = values["location"]
+            if location not in LOCATIONS:
+                raise PlatformError(f"location must be one of {', '.join(LOCATIONS)}, not {location!r}")
+            return BuiltinGrader(key=key, function=LOCATIONS[str(location)], options={
+                "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "casefold", "strip": True,
+                "trim_punctuation": True, "numeric_reference": _flag(values, "numeric"), **PLAIN})
+        if name == "pattern":
+            regex = values["pattern"]
+            if not isinstance(regex, str):
+                raise PlatformError("pattern must be a literal string")
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise PlatformError(f"pattern {regex!r} is not a valid regular expression ({exc})") from None
+            # an empty target never counts: Inspect needs a non-empty matched answer
+            return BuiltinGrader(key=key, function="regex_extract", options={
+                "pattern": regex, "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "lower",
+                "match_all": _flag(values, "match_all"), "empty_submission_zero": False,
+                "empty_reference_zero": True})
+        if name == "exact":
+            return BuiltinGrader(key=key, function="exact_match", options={
+                "normalize": True, "normalization": "inspect", **PLAIN})
+        if values["answer_fn"] is not None:
+            raise PlatformError("answer_fn is Python run on the output; only f1() without it maps")
+        stop = values["stop_words"]
+        if stop is not None and not (isinstance(stop, (list, tuple)) and all(isinstance(w, str) for w in stop)):
+            raise PlatformError("stop_words must be a literal list of strings")
+        return BuiltinGrader(key=key, function="token_f1", options={
+            "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
     def can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
@@ -140,6 +192,9 @@ class InspectPlatform(Platform):
                                   "OpenAI graders can read it")
             if o.regex_dialect != "python":
                 return Support.no("the JavaScript regex dialect is not written for Inspect; promptfoo reads it")
+            if inspect_options(o, "this export"):
+                return Support.no("Inspect's own match/pattern/exact/f1 options are not written back as "
+                                  "Inspect scorers yet")
             if o.normalize or o.values or o.tolerance:
                 return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
             return Support.yes()

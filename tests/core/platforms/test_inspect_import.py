@@ -47,6 +47,8 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
 
 def test_a_file_without_mapped_scorers_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.py"
-    path.write_text("from inspect_ai.scorer import f1\nS = f1()\n", encoding="utf-8")
-    with pytest.raises(PlatformError, match="line 2"):
+    path.write_text("from inspect_ai.scorer import f1, choice\nS = f1(answer_fn=str.strip)\nC = choice()\n",
+                    encoding="utf-8")
+    with pytest.raises(PlatformError, match="line 2: f1\\(\\): argument answer_fn is not a literal") as caught:
         get_platform("inspect").import_(path)
+    assert "line 3: choice()" in str(caught.value)
