@@ -14,7 +14,7 @@ import ast
 import re
 from pathlib import Path
 
-from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
+from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition, LetterJudge
 from studio.core.sandbox.launch import GUEST_DIR
 
 from ._adapters import adapter_module, refusal
@@ -34,12 +34,45 @@ CASE_DEFAULT = {"exact_match": True, "starts_with": True, "regex_match": True, "
 
 INSPECT_SCORERS = ("includes", "match", "pattern", "exact", "f1", "model_graded_qa", "model_graded_fact",
                    "choice", "answer", "math")
-NOT_MAPPED = {
-    "model_graded_qa": "model_graded_qa() grades with Inspect's own prompt and C/P/I letters; no studio "
-                       "judge kind parses a GRADE letter yet",
-    "model_graded_fact": "model_graded_fact() grades with Inspect's own prompt and C/P/I letters; no studio "
-                         "judge kind parses a GRADE letter yet",
-}
+NOT_MAPPED: dict[str, str] = {}
+# Inspect's default grading templates for model_graded_qa() and model_graded_fact(), reproduced word
+# for word: the imported letter-grade judge must send the prompt Inspect sends.
+QA_TEMPLATE = """
+You are assessing a submitted answer on a given task based on a criterion. Here is the data:
+
+[BEGIN DATA]
+***
+[Task]: {question}
+***
+[Submission]: {answer}
+***
+[Criterion]: {criterion}
+***
+[END DATA]
+
+Does the submission meet the criterion?
+
+{instructions}
+"""
+FACT_TEMPLATE = """
+You are comparing a submitted answer to an expert answer on a given question. Here is the data:
+
+[BEGIN DATA]
+************
+[Question]: {question}
+************
+[Expert]: {criterion}
+************
+[Submission]: {answer}
+************
+[END DATA]
+
+Compare the factual content of the submitted answer with the expert answer. Ignore any differences in style, grammar, or punctuation.
+
+Does the submission contain the content in the expert answer?
+
+{instructions}
+"""
 # Each mapped scorer's parameters in order, with Inspect's defaults.
 PARAMETERS: dict[str, dict[str, object]] = {
     "includes": {"ignore_case": True},
@@ -47,7 +80,10 @@ PARAMETERS: dict[str, dict[str, object]] = {
     "pattern": {"pattern": None, "ignore_case": True, "match_all": False},
     "exact": {},
     "f1": {"answer_fn": None, "stop_words": None},
+    "model_graded_qa": {"template": None, "instructions": None, "grade_pattern": None, "include_history": False,
+                        "partial_credit": False, "model": None, "model_role": "grader", "reducer": "majority"},
 }
+PARAMETERS["model_graded_fact"] = PARAMETERS["model_graded_qa"]
 KEYWORD_ONLY = {"match": {"ignore_case", "numeric"}}
 LOCATIONS = {"exact": "exact_match", "begin": "starts_with", "end": "ends_with", "any": "contains"}
 # Inspect's string scorers compare the text as it is: no early zeros for empty text
@@ -88,6 +124,34 @@ def _scorer_name(node: ast.expr) -> str | None:
     return None
 
 
+def _letter_judge(name: str, values: dict[str, object], key: str, folder: Path) -> LetterJudge:
+    """model_graded_qa()/model_graded_fact() as a letter-grade judge with Inspect's prompt and grading."""
+    template = values["template"]
+    if template is None:
+        template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
+    if not isinstance(template, str):
+        raise PlatformError("template must be a literal string")
+    beside = folder / template
+    if len(template) < 255 and "\n" not in template and beside.is_file():
+        template = beside.read_text(encoding="utf-8")  # Inspect reads a template given as a file path
+    for field in ("instructions", "grade_pattern"):
+        if values[field] is not None and not isinstance(values[field], str):
+            raise PlatformError(f"{field} must be a literal string")
+    if values["grade_pattern"] is not None:
+        try:
+            if re.compile(str(values["grade_pattern"])).groups < 1:
+                raise PlatformError("grade_pattern needs a capture group for the grade")
+        except re.error as exc:
+            raise PlatformError(f"grade_pattern is not a valid regular expression ({exc})") from None
+    model = values["model"]
+    if model is not None and not isinstance(model, str):
+        raise PlatformError("model must be one model name: a panel of graders has no studio form")
+    return LetterJudge(key=key, template=template, instructions=values["instructions"] or None,
+                       grade_pattern=values["grade_pattern"], partial_credit=_flag(values, "partial_credit"),
+                       include_history=_flag(values, "include_history"),
+                       model=model.split("/", 1)[-1] if isinstance(model, str) else None)
+
+
 class InspectPlatform(Platform):
     name = "inspect"
     label = LABEL
@@ -125,7 +189,8 @@ class InspectPlatform(Platform):
                 continue
             assert isinstance(node, ast.Call)
             try:
-                grader = self._from_call(name, node, key if key and not seen else slug(f"{path.stem}-{name}"))
+                grader = self._from_call(name, node, key if key and not seen else slug(f"{path.stem}-{name}"),
+                                         path.parent)
             except PlatformError as exc:
                 result.warnings.append(f"line {node.lineno}: {name}(): {exc}")
                 continue
@@ -139,10 +204,12 @@ class InspectPlatform(Platform):
         return result
 
     @staticmethod
-    def _from_call(name: str, call: ast.Call, key: str) -> BuiltinGrader:
+    def _from_call(name: str, call: ast.Call, key: str, folder: Path) -> BuiltinGrader | LetterJudge:
         if name not in PARAMETERS:
             raise PlatformError(NOT_MAPPED.get(name, f"{name}() has no studio grader kind"))
         values = _literal_arguments(name, call)
+        if name.startswith("model_graded_"):
+            return _letter_judge(name, values, key, folder)
         if name == "includes":
             # target in output, casefolded when ignoring case, no stripping; an empty target is
             # contained in anything

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.core.graders.builtin import score_sample
-from studio.core.models import BuiltinGrader, Sample
+from studio.core.models import BuiltinGrader, LetterJudge, Sample
 from studio.core.platforms import PlatformError, detect_platform, get_platform
 
 TASK = '''from inspect_ai import Task, task
@@ -38,7 +38,8 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
     graders = result.graders
     assert [g.options.case_sensitive for g in graders if isinstance(g, BuiltinGrader)] == [False, True]
     assert any(w.startswith("line 7:") and "@scorer custom" in w for w in result.warnings), result.warnings
-    assert any(w.startswith("line 16:") and "model_graded_fact" in w for w in result.warnings), result.warnings
+    [judge] = [g for g in graders if isinstance(g, LetterJudge)]  # model_graded_fact(): Inspect's prompt
+    assert "[Expert]: {criterion}" in judge.template and not judge.partial_credit
     # Inspect's includes casefolds and reads an empty target as contained
     folded = graders[0]
     assert score_sample(folded, Sample(id="1", completion="Stra\u00dfe", expected="STRASSE")).score == 1.0
