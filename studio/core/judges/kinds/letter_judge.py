@@ -141,7 +141,7 @@ async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str
 
 KIND = Kind(
     kind="letter_judge", label="Letter-grade judge (Inspect)", scorer="studio.core.judges.scorer:make_scorer",
-    preview=preview, editor="yaml", sample_variables=False,
+    preview=preview, editor="judge", sample_variables=False, default_templates=lambda _variant: ("", ""),
     starter={"template": "[Task]: {question}\n[Submission]: {answer}\n[Criterion]: {criterion}\n\n"
                          "Does the submission meet the criterion?\n{instructions}"},
     variables=(("question", "the last user message (or the conversation)"), ("answer", "the completion"),
