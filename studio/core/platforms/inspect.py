@@ -152,6 +152,52 @@ def _letter_judge(name: str, values: dict[str, object], key: str, folder: Path) 
                        model=model.split("/", 1)[-1] if isinstance(model, str) else None)
 
 
+def _args(pairs: list[tuple[str, object, object]]) -> str:
+    """``name=value`` for each argument whose value differs from Inspect's default."""
+    return ", ".join(f"{name}={value!r}" for name, value, default in pairs if value != default)
+
+
+def native_call(grader: GraderDefinition) -> str | None:
+    """The Inspect scorer call that scores exactly as this grader (the ones Inspect import makes), or
+    None when the grader is not one of them."""
+    if isinstance(grader, LetterJudge):
+        template = grader.template
+        name = "model_graded_fact" if template == FACT_TEMPLATE else "model_graded_qa"
+        default_template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
+        return f"{name}(" + _args([
+            ("template", template, default_template), ("instructions", grader.instructions, None),
+            ("grade_pattern", grader.grade_pattern, None), ("include_history", grader.include_history, False),
+            ("partial_credit", grader.partial_credit, False)]) + ")"
+    if not isinstance(grader, BuiltinGrader):
+        return None
+    o = grader.options
+    if o.negate or o.reference is not None or o.reference_field or o.values or o.tolerance or o.regex_dialect != "python" \
+            or o.thousands_separators or o.empty_submission_zero:
+        return None
+    ignore_case = o.case_sensitive is False
+    plain = not o.empty_reference_zero and not o.pattern and not o.match_all
+    located = {v: k for k, v in LOCATIONS.items()}
+    if (grader.function == "contains" and plain and not o.strip and not o.trim_punctuation and not o.numeric_reference
+            and not o.normalize and not o.stop_words and (o.case_fold == "casefold" or not ignore_case)):
+        return "includes(" + _args([("ignore_case", ignore_case, True)]) + ")"
+    if (grader.function in located and plain and o.strip is True and o.trim_punctuation and not o.normalize
+            and not o.stop_words and (o.case_fold == "casefold" or not ignore_case)):
+        return "match(" + _args([("location", located[grader.function], "end"),
+                                 ("ignore_case", ignore_case, True), ("numeric", o.numeric_reference, False)]) + ")"
+    if o.trim_punctuation or o.numeric_reference:
+        return None
+    if grader.function == "regex_extract" and o.pattern and o.empty_reference_zero and not o.strip \
+            and not o.normalize and not o.stop_words and (o.case_fold == "lower" or not ignore_case):
+        return "pattern(" + _args([("pattern", o.pattern, None), ("ignore_case", ignore_case, True),
+                                   ("match_all", o.match_all, False)]) + ")"
+    if o.normalize and o.normalization == "inspect" and plain:
+        if grader.function == "exact_match" and not o.stop_words:
+            return "exact()"
+        if grader.function == "token_f1":
+            return "f1(" + _args([("stop_words", list(o.stop_words) or None, None)]) + ")"
+    return None
+
+
 class InspectPlatform(Platform):
     name = "inspect"
     label = LABEL
@@ -250,8 +296,13 @@ class InspectPlatform(Platform):
     def can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("Inspect scorers read the model output; the studio extractor is not exported")
+        if native_call(grader) is not None:
+            return Support.yes()
         if isinstance(grader, BuiltinGrader):
             o = grader.options
+            if inspect_options(o, "this export"):
+                return Support.no("these Inspect text options match no Inspect scorer (match, pattern, exact, f1) "
+                                  "as set: keep the values Inspect import gives them")
             if grader.function not in COMPARISONS:
                 return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
             if o.reference_field:
@@ -259,9 +310,6 @@ class InspectPlatform(Platform):
                                   "OpenAI graders can read it")
             if o.regex_dialect != "python":
                 return Support.no("the JavaScript regex dialect is not written for Inspect; promptfoo reads it")
-            if inspect_options(o, "this export"):
-                return Support.no("Inspect's own match/pattern/exact/f1 options are not written back as "
-                                  "Inspect scorers yet")
             if o.normalize or o.values or o.tolerance:
                 return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
             return Support.yes()
@@ -276,6 +324,9 @@ class InspectPlatform(Platform):
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
+        call = native_call(grader)
+        if call is not None:
+            return self._native(grader, fn, call)
         if isinstance(grader, BuiltinGrader):
             body = self._builtin(grader)
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
@@ -307,6 +358,32 @@ class InspectPlatform(Platform):
             "        value = await _score(state, output, target.text)\n"
             f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
             "    return score\n\n\n"
+            "@task\n"
+            f"def {fn}_task() -> Task:\n"
+            '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
+            f"    return Task(dataset=[], scorer={fn}())\n"
+        )
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+
+    @staticmethod
+    def _native(grader: GraderDefinition, fn: str, call: str) -> ExportResult:
+        """A task module whose scorer is Inspect's own built-in scorer, with the grader's arguments."""
+        warnings = unexported(grader, {"function", "options", "extractor", "name", "template", "instructions",
+                                       "grade_pattern", "include_history", "partial_credit", "endpoint", "model",
+                                       "temperature", "max_tokens"}, LABEL)
+        if isinstance(grader, LetterJudge) and (grader.endpoint or grader.model):
+            warnings.append(f"{grader.key}: the judge's endpoint and model are not written: Inspect grades with "
+                            "the model bound to the 'grader' role (eval --model-role grader=...), else the "
+                            "evaluated model")
+        name = call.split("(", 1)[0]
+        module = (
+            f"{docstring(f'{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r}).')}\n\n"
+            "from __future__ import annotations\n\n"
+            "from inspect_ai import Task, task\n"
+            f"from inspect_ai.scorer import Scorer, {name}\n\n\n"
+            f"def {fn}() -> Scorer:\n"
+            '    """Inspect\'s own scorer, with the arguments the studio grader scores as."""\n'
+            f"    return {call}\n\n\n"
             "@task\n"
             f"def {fn}_task() -> Task:\n"
             '    """Add a dataset and a solver; the scorer is the exported grader."""\n'

@@ -70,7 +70,7 @@ def check_inspect(path: Path) -> None:
     from types import SimpleNamespace
 
     from inspect_ai.model import ChatMessageUser
-    from inspect_ai.scorer import Score, Target
+    from inspect_ai.scorer import Score, Target, value_to_float
 
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec and spec.loader
@@ -84,7 +84,8 @@ def check_inspect(path: Path) -> None:
         metadata={},
     )
     result = asyncio.run(getattr(module, name)()(state, Target("Paris")))
-    assert isinstance(result, Score) and 0.0 <= float(result.value) <= 1.0, result
+    # Inspect's own scorers (match, includes ...) answer C/I, exported custom ones a number
+    assert isinstance(result, Score) and 0.0 <= value_to_float()(result.value) <= 1.0, result
 
 
 CHECKS = {".adaptive.json": check_adaptive, ".task.json": check_mka1, ".grader.json": check_mka1,
