@@ -8,12 +8,14 @@ renders). Each check is data: name, status, message, line.
 from __future__ import annotations
 
 import re
+import string
 
 from studio.core.models import (
     BuiltinGrader,
     CompositeGrader,
     FunctionGrader,
     GraderDefinition,
+    LetterJudge,
     RangeJudge,
 )
 from studio.core.sandbox.validation import Check, validate
@@ -32,14 +34,19 @@ def check_definition(definition: GraderDefinition) -> list[Check]:
                                 message=f"no subrange expectation describes score(s) {gaps}"))
         elif definition.subrange_expectations:
             checks.append(Check(name="subranges", status="passed", message="the subranges cover the range"))
-    elif isinstance(definition, BuiltinGrader) and definition.function == "regex_match":
-        pattern = definition.options.reference
-        if pattern is not None:
+    elif isinstance(definition, BuiltinGrader) and definition.function in ("regex_match", "regex_extract"):
+        extract = definition.function == "regex_extract"
+        pattern = definition.options.pattern if extract else definition.options.reference
+        if extract and not pattern:
+            checks.append(Check(name="pattern", status="failed", message="regex_extract needs options.pattern"))
+        elif pattern is not None:
             try:
                 re.compile(pattern)
                 checks.append(Check(name="pattern", status="passed", message="the pattern compiles"))
             except re.error as exc:
                 checks.append(Check(name="pattern", status="failed", message=f"invalid regular expression: {exc}"))
+    elif isinstance(definition, LetterJudge):
+        checks.append(_letter_template(definition))
     elif isinstance(definition, CompositeGrader):
         if not any(c.weight > 0 for c in definition.components) and definition.mode == "weighted":
             checks.append(Check(name="weights", status="failed",
@@ -49,3 +56,14 @@ def check_definition(definition: GraderDefinition) -> list[Check]:
                 if sub.name != "definition":
                     checks.append(sub.model_copy(update={"name": f"{component.label}: {sub.name}"}))
     return checks
+
+
+def _letter_template(judge: LetterJudge) -> Check:
+    """The letter-grade judge's prompt is a format string: its fields must parse and show the answer."""
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(judge.template) if name}
+    except ValueError as exc:
+        return Check(name="template", status="failed", message=f"the template is not a format string: {exc}")
+    if "answer" not in fields:
+        return Check(name="template", status="warning", message="the template never shows {answer}")
+    return Check(name="template", status="passed", message="the template shows {answer}")

@@ -28,3 +28,16 @@ def test_a_composite_names_its_components_checks_and_needs_a_positive_weight() -
         {"name": "re", "weight": -1.0, "grader": {"kind": "builtin", "key": "x", "function": "regex_match",
                                                    "options": {"reference": "["}}}]})
     assert got == {"definition": "passed", "weights": "failed", "re: pattern": "failed"}
+
+
+def test_inspect_kinds_get_their_structural_checks() -> None:
+    from studio.core.models import BuiltinGrader, LetterJudge
+
+    def statuses(definition) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+        return [(c.name, c.status) for c in check_definition(definition)[1:]]
+
+    assert statuses(LetterJudge(key="a", template="{answer} {question")) == [("template", "failed")]
+    assert statuses(LetterJudge(key="b", template="{question} only")) == [("template", "warning")]
+    assert statuses(LetterJudge(key="c", template="{question} {answer}")) == [("template", "passed")]
+    assert statuses(BuiltinGrader(key="r", function="regex_extract")) == [("pattern", "failed")]
+    assert statuses(BuiltinGrader(key="r", function="regex_extract", options={"pattern": "(x"})) == [("pattern", "failed")]

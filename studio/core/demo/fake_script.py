@@ -152,6 +152,8 @@ class ScriptedJudge:
                 "3. Note missing, wrong or irrelevant content.\n"
                 "4. Choose the score whose description fits best."
             )
+        if "GRADE: $LETTER" in last:
+            return self._letter(last)
         if "atomic claims" in system:
             return Answer(json.dumps(split_sentences(section(last, "text") or last)))
         if "UNSUPPORTED" in system:
@@ -203,6 +205,20 @@ class ScriptedJudge:
             probs = [0.8 if s == chosen else 0.2 / (n - 1) for s in range(low, high + 1)]
         best = low + max(range(len(probs)), key=lambda i: probs[i])
         return _score_answer(f"SCORE: {best}", low, probs)
+
+    def _letter(self, text: str) -> Answer:
+        """A letter-grade (Inspect model_graded) prompt: C when the submission holds the reference."""
+        def field(name: str) -> str:
+            found = re.search(rf"\[{name}\]:[ \t]*(.*?)\n(?:\*+|\[END DATA\])", text, re.DOTALL)
+            return found.group(1).strip() if found else ""
+
+        response = field("Submission")
+        reference = field("Expert") or field("Criterion")
+        found = markers(response)
+        grade = found["grade"].upper() if "grade" in found else (
+            "C" if reference and contains_reference(response, reference) else "I")
+        reply = f"The submission was compared with the reference, step by step.\nGRADE: {grade}"
+        return Answer(reply, _word_tokens(reply))
 
     def _verdict(self, text: str, options: tuple[str, str], default: bool) -> Answer:
         found = markers(text)

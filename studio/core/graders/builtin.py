@@ -11,6 +11,14 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
+from studio.core.graders.inspect_text import (
+    numeric_location,
+    squad_exact,
+    squad_f1,
+    squad_normalize,
+    strip_number_marks,
+    trim_punctuation,
+)
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
 from studio.core.kinds import Kind
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
@@ -48,7 +56,7 @@ def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
 
 def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -> str:
     if options.normalize:
-        return normalize(text)
+        return squad_normalize(text, options.stop_words) if options.normalization == "inspect" else normalize(text)
     if strip:
         text = text.strip()
     case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
@@ -57,14 +65,36 @@ def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -
     return text.casefold() if options.case_fold == "casefold" else text.lower()
 
 
+def _located(sub: str, o: BuiltinOptions, s: Sample, location: str, case_default: bool, strip: bool) -> float:
+    """Compare at a location (exact, begin, end, any) after folding, with Inspect's match() options:
+    a numeric reference compares numbers (``numeric_reference``), ends lose punctuation
+    (``trim_punctuation``)."""
+    got = _fold(sub, o, case_default, strip)
+    want = _fold(_required_reference(o, s), o, case_default, strip)
+    if o.numeric_reference and not o.normalize:
+        numbers = numeric_location(got, want, location)
+        if numbers is not None:
+            return float(numbers)
+        want = strip_number_marks(want)
+    if o.trim_punctuation and not o.normalize:
+        got, want = trim_punctuation(got), trim_punctuation(want)
+    if location == "begin":
+        return float(got.startswith(want))
+    if location == "end":
+        return float(got.endswith(want))
+    if location == "any":
+        return float(want in got)
+    return float(got == want)
+
+
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    strip = True if o.strip is None else o.strip
-    return float(_fold(sub, o, True, strip) == _fold(_required_reference(o, s), o, True, strip))
+    if o.normalize and o.normalization == "inspect":
+        return squad_exact(sub, _required_reference(o, s), o.stop_words)
+    return _located(sub, o, s, "exact", True, True if o.strip is None else o.strip)
 
 
 def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    strip = bool(o.strip)
-    return float(_fold(_required_reference(o, s), o, False, strip) in _fold(sub, o, False, strip))
+    return _located(sub, o, s, "any", False, bool(o.strip))
 
 
 def _values(o: BuiltinOptions, s: Sample) -> list[str]:
@@ -100,6 +130,24 @@ def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     return float(pattern.search(sub) is not None)
 
 
+def regex_extract(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    """Inspect's pattern(): the groups ``options.pattern`` captures (the whole match without groups)
+    compared with the reference, one of them (or all with ``match_all``) equal after folding case."""
+    if not o.pattern:
+        raise InvalidPattern("regex_extract needs a pattern")
+    sensitive = o.case_sensitive in (None, True)
+    try:
+        found = re.search(o.pattern, sub, 0 if sensitive else re.IGNORECASE)
+    except re.error as exc:
+        raise InvalidPattern(f"invalid regular expression: {exc}") from None
+    if found is None:
+        return 0.0
+    want = _fold(_required_reference(o, s), o, True, bool(o.strip))
+    groups = [g for g in (found.groups() or (found.group(0),)) if isinstance(g, str)]
+    equal = [_fold(g, o, True, bool(o.strip)) == want for g in groups]
+    return float(bool(equal) and (all(equal) if o.match_all else any(equal)))
+
+
 def ascii_printable_only(sub: str, o: BuiltinOptions, s: Sample) -> float:
     return float(ascii_printable(sub))
 
@@ -113,6 +161,8 @@ def numeric_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def token_f1_score(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    if o.normalization == "inspect":
+        return squad_f1(sub, _required_reference(o, s), o.stop_words)
     return token_f1(sub, _required_reference(o, s))
 
 
@@ -130,8 +180,11 @@ def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    strip = bool(o.strip)
-    return float(_fold(sub, o, True, strip).startswith(_fold(_required_reference(o, s), o, True, strip)))
+    return _located(sub, o, s, "begin", True, bool(o.strip))
+
+
+def ends_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    return _located(sub, o, s, "end", True, bool(o.strip))
 
 
 FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
@@ -145,10 +198,13 @@ FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
     "token_f1": token_f1_score,
     "is_json": is_json,
     "starts_with": starts_with,
+    "ends_with": ends_with,
+    "regex_extract": regex_extract,
 }
 
 
-USES_REFERENCE = {"exact_match", "contains", "regex_match", "numeric_match", "token_f1", "starts_with"}
+USES_REFERENCE = {"exact_match", "contains", "regex_match", "numeric_match", "token_f1", "starts_with", "ends_with",
+                  "regex_extract"}
 
 
 def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None:

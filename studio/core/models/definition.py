@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .common import GraderBase
 from .function import FunctionGrader
-from .judges import BinaryJudge, CriteriaJudge, PrebuiltJudge, RangeJudge, RubricJudge
+from .judges import BinaryJudge, CriteriaJudge, LetterJudge, PrebuiltJudge, RangeJudge, RubricJudge
 from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
 
 
@@ -35,7 +35,7 @@ class CompositeGrader(GraderBase):
 
 
 GraderDefinition = Annotated[
-    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader,
+    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader,
     Field(discriminator="kind"),
 ]
 

@@ -107,6 +107,23 @@ class CriteriaJudge(JudgeBase):
     criteria: list[Criterion] = Field(min_length=1)
 
 
+class LetterJudge(JudgeBase):
+    """Inspect's model-graded scorers (model_graded_qa/fact): one user prompt, a ``GRADE: X`` letter.
+
+    ``template`` is a Python format string over ``question``, ``answer``, ``criterion`` (the expected
+    answer), ``instructions`` and the sample's metadata keys; ``instructions`` None means the default
+    ones for ``partial_credit``; ``grade_pattern`` None reads the last ``GRADE:`` word. C scores 1.0,
+    P 0.5, I 0.0; an answer without a usable grade is an error (Inspect leaves it unscored).
+    """
+
+    kind: Literal["letter_judge"] = "letter_judge"
+    template: str
+    instructions: str | None = None
+    grade_pattern: str | None = None
+    partial_credit: bool = False
+    include_history: bool = False
+
+
 PrebuiltMetric = Literal["faithfulness", "context_relevancy", "answer_relevancy"]
 
 

@@ -19,6 +19,8 @@ BuiltinFunction = Literal[
     "token_f1",
     "is_json",
     "starts_with",
+    "ends_with",
+    "regex_extract",
 ]
 
 
@@ -56,6 +58,23 @@ class BuiltinOptions(BaseModel):
     # How a case-insensitive comparison folds case: str.lower (Letta, HUD, promptfoo) or
     # str.casefold (Inspect's includes: "Straße" contains "STRASSE").
     case_fold: Literal["lower", "casefold"] = "lower"
+    # Inspect's match(): after stripping (and folding case) both sides lose whitespace and ASCII
+    # punctuation at both ends before exact_match/starts_with/ends_with/contains compare them.
+    trim_punctuation: bool = False
+    # Inspect's match(numeric=True): when the reference (without currency signs, commas, * and _)
+    # reads as a number, exact_match/starts_with/ends_with/contains compare numbers instead of text:
+    # the whole submission, its first, its last or any number-word, read as Inspect reads numbers.
+    numeric_reference: bool = False
+    # Which rule ``normalize`` applies: HUD's (non-word characters to spaces, articles dropped) or
+    # Inspect's exact()/f1() tokens (split on spaces and hyphens, punctuation kept in numbers, numbers
+    # as floats; a reference without tokens never matches; f1 rounded to two decimals).
+    normalization: Literal["hud", "inspect"] = "hud"
+    # Words dropped after normalising (Inspect's f1(stop_words=...)); only with normalization=inspect.
+    stop_words: list[str] = Field(default_factory=list)
+    # regex_extract: the pattern searched in the submission; its capture groups (or the whole match)
+    # are compared with the reference (Inspect's pattern()); match_all: every group must equal it.
+    pattern: str | None = None
+    match_all: bool = False
 
 
 class BuiltinGrader(GraderBase):

@@ -14,7 +14,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from studio.core.models import GraderBase, GraderDefinition, JudgeBase
+from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
 
 from ._base import ImportResult, PlatformError
 
@@ -41,6 +41,18 @@ def unexported(grader: GraderBase, keep: Iterable[str], label: str) -> list[str]
         if value != field.get_default(call_default_factory=True):
             out.append(f"{grader.key}: {name} = {_short(value)} is not exported ({label} has no field for it)")
     return out
+
+
+INSPECT_OPTIONS = ("trim_punctuation", "numeric_reference", "normalization", "stop_words", "pattern", "match_all")
+
+
+def inspect_options(options: BuiltinOptions, label: str) -> str | None:
+    """Why a target without Inspect's text rules cannot carry these options, or None (all default)."""
+    default = BuiltinOptions()
+    for name in INSPECT_OPTIONS:
+        if getattr(options, name) != getattr(default, name):
+            return f"{label} has no comparison with Inspect's {name}={getattr(options, name)!r}"
+    return None
 
 
 def judge_model(grader: JudgeBase, label: str, warnings: list[str]) -> str | None:

@@ -70,8 +70,10 @@ Completion to grade:
 
 REFUSALS = {
     "range_judge": "Adaptive's GraderCreateInput has no range judge (RangeJudgeGrader exists only in "
-    "adaptive_harmony recipe code); export it to promptfoo (g-eval keeps its criteria) or rewrite it as a "
-    "binary judge",
+    "adaptive_harmony recipe code); export it to promptfoo (an llm-rubric that keeps its score range) or "
+    "rewrite it as a binary judge",
+    "letter_judge": "Adaptive has no letter-grade (C/P/I) judge, only binary PASS/FAIL judges; export it to Inspect AI "
+    "(model_graded_qa/model_graded_fact with the same template and grading)",
     "rubric_judge": "Adaptive has no rubric (score 0..1) judge, only binary PASS/FAIL judges",
     "criteria_judge": "Adaptive has no weighted-criteria judge, only binary PASS/FAIL judges",
     "bash": "Adaptive graders cannot run shell commands",

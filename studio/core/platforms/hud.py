@@ -18,7 +18,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, Platform, PlatformError, Support
-from ._fields import docstring, judge_model, unexported
+from ._fields import docstring, inspect_options, judge_model, unexported
 from .openai import plain_extractor
 
 LABEL = "HUD"
@@ -37,6 +37,9 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     o = grader.options
     if grader.function not in HUD_FUNCTIONS:
         return f"HUD has no {grader.function} comparison"
+    problem = inspect_options(o, "HUD")
+    if problem:
+        return problem
     if o.reference_field:
         return "HUD's grade(answer, expected) has no dataset row field (OpenAI graders read item fields)"
     if o.regex_dialect != "python":

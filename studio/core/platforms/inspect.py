@@ -11,14 +11,15 @@ differently.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
-from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition
+from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition, LetterJudge
 from studio.core.sandbox.launch import GUEST_DIR
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
-from ._fields import docstring, read_text, slug, unexported
+from ._fields import docstring, inspect_options, read_text, slug, unexported
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -33,18 +34,85 @@ CASE_DEFAULT = {"exact_match": True, "starts_with": True, "regex_match": True, "
 
 INSPECT_SCORERS = ("includes", "match", "pattern", "exact", "f1", "model_graded_qa", "model_graded_fact",
                    "choice", "answer", "math")
-NOT_MAPPED = {
-    "match": "match() strips, drops punctuation and compares at a location (and reads numbers); no studio "
-             "comparison does exactly that yet",
-    "pattern": "pattern() extracts groups and compares them to the target; no studio comparison does that yet",
-    "exact": "exact() normalises tokens its own way (casefold, punctuation, numbers, articles); the studio's "
-             "exact_match normalises as HUD does",
-    "f1": "f1() tokenises on spaces and hyphens with its own normalisation; the studio's token_f1 is HUD's",
-    "model_graded_qa": "model_graded_qa() grades with Inspect's own prompt and C/P/I letters; a studio judge "
-                       "would score differently",
-    "model_graded_fact": "model_graded_fact() grades with Inspect's own prompt and C/P/I letters; a studio "
-                         "judge would score differently",
+NOT_MAPPED: dict[str, str] = {}
+# Inspect's default grading templates for model_graded_qa() and model_graded_fact(), reproduced word
+# for word: the imported letter-grade judge must send the prompt Inspect sends.
+QA_TEMPLATE = """
+You are assessing a submitted answer on a given task based on a criterion. Here is the data:
+
+[BEGIN DATA]
+***
+[Task]: {question}
+***
+[Submission]: {answer}
+***
+[Criterion]: {criterion}
+***
+[END DATA]
+
+Does the submission meet the criterion?
+
+{instructions}
+"""
+FACT_TEMPLATE = """
+You are comparing a submitted answer to an expert answer on a given question. Here is the data:
+
+[BEGIN DATA]
+************
+[Question]: {question}
+************
+[Expert]: {criterion}
+************
+[Submission]: {answer}
+************
+[END DATA]
+
+Compare the factual content of the submitted answer with the expert answer. Ignore any differences in style, grammar, or punctuation.
+
+Does the submission contain the content in the expert answer?
+
+{instructions}
+"""
+# Each mapped scorer's parameters in order, with Inspect's defaults.
+PARAMETERS: dict[str, dict[str, object]] = {
+    "includes": {"ignore_case": True},
+    "match": {"location": "end", "ignore_case": True, "numeric": False},
+    "pattern": {"pattern": None, "ignore_case": True, "match_all": False},
+    "exact": {},
+    "f1": {"answer_fn": None, "stop_words": None},
+    "model_graded_qa": {"template": None, "instructions": None, "grade_pattern": None, "include_history": False,
+                        "partial_credit": False, "model": None, "model_role": "grader", "reducer": "majority"},
 }
+PARAMETERS["model_graded_fact"] = PARAMETERS["model_graded_qa"]
+KEYWORD_ONLY = {"match": {"ignore_case", "numeric"}}
+LOCATIONS = {"exact": "exact_match", "begin": "starts_with", "end": "ends_with", "any": "contains"}
+# Inspect's string scorers compare the text as it is: no early zeros for empty text
+PLAIN = {"empty_submission_zero": False, "empty_reference_zero": False}
+
+
+def _literal_arguments(name: str, call: ast.Call) -> dict[str, object]:
+    """The call's arguments as literal values over Inspect's defaults (nothing is evaluated)."""
+    params = PARAMETERS[name]
+    values = dict(params)
+    positional = [p for p in params if p not in KEYWORD_ONLY.get(name, set())]
+    if len(call.args) > len(positional):
+        raise PlatformError(f"takes at most {len(positional)} positional arguments")
+    pairs = list(zip(positional, call.args, strict=False)) + [(kw.arg, kw.value) for kw in call.keywords]
+    for param, node in pairs:
+        if param is None or param not in params:
+            raise PlatformError(f"argument {param or '**'} is not one of {', '.join(params) or 'no arguments'}")
+        try:
+            values[param] = ast.literal_eval(node)
+        except ValueError:
+            raise PlatformError(f"argument {param} is not a literal value (the file is never run)") from None
+    return values
+
+
+def _flag(values: dict[str, object], name: str) -> bool:
+    value = values[name]
+    if not isinstance(value, bool):
+        raise PlatformError(f"{name} must be True or False")
+    return value
 
 
 def _scorer_name(node: ast.expr) -> str | None:
@@ -53,6 +121,80 @@ def _scorer_name(node: ast.expr) -> str | None:
         return target.id
     if isinstance(target, ast.Attribute):
         return target.attr
+    return None
+
+
+def _letter_judge(name: str, values: dict[str, object], key: str, folder: Path) -> LetterJudge:
+    """model_graded_qa()/model_graded_fact() as a letter-grade judge with Inspect's prompt and grading."""
+    template = values["template"]
+    if template is None:
+        template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
+    if not isinstance(template, str):
+        raise PlatformError("template must be a literal string")
+    beside = folder / template
+    if len(template) < 255 and "\n" not in template and beside.is_file():
+        template = beside.read_text(encoding="utf-8")  # Inspect reads a template given as a file path
+    for field in ("instructions", "grade_pattern"):
+        if values[field] is not None and not isinstance(values[field], str):
+            raise PlatformError(f"{field} must be a literal string")
+    if values["grade_pattern"] is not None:
+        try:
+            if re.compile(str(values["grade_pattern"])).groups < 1:
+                raise PlatformError("grade_pattern needs a capture group for the grade")
+        except re.error as exc:
+            raise PlatformError(f"grade_pattern is not a valid regular expression ({exc})") from None
+    model = values["model"]
+    if model is not None and not isinstance(model, str):
+        raise PlatformError("model must be one model name: a panel of graders has no studio form")
+    return LetterJudge(key=key, template=template, instructions=values["instructions"] or None,
+                       grade_pattern=values["grade_pattern"], partial_credit=_flag(values, "partial_credit"),
+                       include_history=_flag(values, "include_history"),
+                       model=model.split("/", 1)[-1] if isinstance(model, str) else None)
+
+
+def _args(pairs: list[tuple[str, object, object]]) -> str:
+    """``name=value`` for each argument whose value differs from Inspect's default."""
+    return ", ".join(f"{name}={value!r}" for name, value, default in pairs if value != default)
+
+
+def native_call(grader: GraderDefinition) -> str | None:
+    """The Inspect scorer call that scores exactly as this grader (the ones Inspect import makes), or
+    None when the grader is not one of them."""
+    if isinstance(grader, LetterJudge):
+        template = grader.template
+        name = "model_graded_fact" if template == FACT_TEMPLATE else "model_graded_qa"
+        default_template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
+        return f"{name}(" + _args([
+            ("template", template, default_template), ("instructions", grader.instructions, None),
+            ("grade_pattern", grader.grade_pattern, None), ("include_history", grader.include_history, False),
+            ("partial_credit", grader.partial_credit, False)]) + ")"
+    if not isinstance(grader, BuiltinGrader):
+        return None
+    o = grader.options
+    if o.negate or o.reference is not None or o.reference_field or o.values or o.tolerance or o.regex_dialect != "python" \
+            or o.thousands_separators or o.empty_submission_zero:
+        return None
+    ignore_case = o.case_sensitive is False
+    plain = not o.empty_reference_zero and not o.pattern and not o.match_all
+    located = {v: k for k, v in LOCATIONS.items()}
+    if (grader.function == "contains" and plain and not o.strip and not o.trim_punctuation and not o.numeric_reference
+            and not o.normalize and not o.stop_words and (o.case_fold == "casefold" or not ignore_case)):
+        return "includes(" + _args([("ignore_case", ignore_case, True)]) + ")"
+    if (grader.function in located and plain and o.strip is True and o.trim_punctuation and not o.normalize
+            and not o.stop_words and (o.case_fold == "casefold" or not ignore_case)):
+        return "match(" + _args([("location", located[grader.function], "end"),
+                                 ("ignore_case", ignore_case, True), ("numeric", o.numeric_reference, False)]) + ")"
+    if o.trim_punctuation or o.numeric_reference:
+        return None
+    if grader.function == "regex_extract" and o.pattern and o.empty_reference_zero and not o.strip \
+            and not o.normalize and not o.stop_words and (o.case_fold == "lower" or not ignore_case):
+        return "pattern(" + _args([("pattern", o.pattern, None), ("ignore_case", ignore_case, True),
+                                   ("match_all", o.match_all, False)]) + ")"
+    if o.normalize and o.normalization == "inspect" and plain:
+        if grader.function == "exact_match" and not o.stop_words:
+            return "exact()"
+        if grader.function == "token_f1":
+            return "f1(" + _args([("stop_words", list(o.stop_words) or None, None)]) + ")"
     return None
 
 
@@ -93,7 +235,8 @@ class InspectPlatform(Platform):
                 continue
             assert isinstance(node, ast.Call)
             try:
-                grader = self._from_call(name, node, key if key and not seen else slug(f"{path.stem}-{name}"))
+                grader = self._from_call(name, node, key if key and not seen else slug(f"{path.stem}-{name}"),
+                                         path.parent)
             except PlatformError as exc:
                 result.warnings.append(f"line {node.lineno}: {name}(): {exc}")
                 continue
@@ -107,32 +250,59 @@ class InspectPlatform(Platform):
         return result
 
     @staticmethod
-    def _from_call(name: str, call: ast.Call, key: str) -> BuiltinGrader:
-        if name != "includes":
+    def _from_call(name: str, call: ast.Call, key: str, folder: Path) -> BuiltinGrader | LetterJudge:
+        if name not in PARAMETERS:
             raise PlatformError(NOT_MAPPED.get(name, f"{name}() has no studio grader kind"))
-        args: dict[str, object] = {}
-        for n, arg in enumerate(call.args):
-            if n > 0 or not isinstance(arg, ast.Constant):
-                raise PlatformError("arguments must be literal values")
-            args["ignore_case"] = arg.value
-        for kw in call.keywords:
-            if kw.arg != "ignore_case" or not isinstance(kw.value, ast.Constant):
-                raise PlatformError(f"argument {kw.arg or '**'} is not a literal ignore_case")
-            args["ignore_case"] = kw.value.value
-        ignore_case = args.get("ignore_case", True)
-        if not isinstance(ignore_case, bool):
-            raise PlatformError("ignore_case must be True or False")
-        # Inspect's includes: target in output, casefolded when ignoring case, no stripping, and an
-        # empty target is contained in anything
-        return BuiltinGrader(key=key, function="contains", options={
-            "case_sensitive": not ignore_case, "case_fold": "casefold", "strip": False,
-            "empty_submission_zero": False, "empty_reference_zero": False})
+        values = _literal_arguments(name, call)
+        if name.startswith("model_graded_"):
+            return _letter_judge(name, values, key, folder)
+        if name == "includes":
+            # target in output, casefolded when ignoring case, no stripping; an empty target is
+            # contained in anything
+            return BuiltinGrader(key=key, function="contains", options={
+                "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "casefold", "strip": False,
+                **PLAIN})
+        if name == "match":
+            location = values["location"]
+            if location not in LOCATIONS:
+                raise PlatformError(f"location must be one of {', '.join(LOCATIONS)}, not {location!r}")
+            return BuiltinGrader(key=key, function=LOCATIONS[str(location)], options={
+                "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "casefold", "strip": True,
+                "trim_punctuation": True, "numeric_reference": _flag(values, "numeric"), **PLAIN})
+        if name == "pattern":
+            regex = values["pattern"]
+            if not isinstance(regex, str):
+                raise PlatformError("pattern must be a literal string")
+            try:
+                re.compile(regex)
+            except re.error as exc:
+                raise PlatformError(f"pattern {regex!r} is not a valid regular expression ({exc})") from None
+            # an empty target never counts: Inspect needs a non-empty matched answer
+            return BuiltinGrader(key=key, function="regex_extract", options={
+                "pattern": regex, "case_sensitive": not _flag(values, "ignore_case"), "case_fold": "lower",
+                "match_all": _flag(values, "match_all"), "empty_submission_zero": False,
+                "empty_reference_zero": True})
+        if name == "exact":
+            return BuiltinGrader(key=key, function="exact_match", options={
+                "normalize": True, "normalization": "inspect", **PLAIN})
+        if values["answer_fn"] is not None:
+            raise PlatformError("answer_fn is Python run on the output; only f1() without it maps")
+        stop = values["stop_words"]
+        if stop is not None and not (isinstance(stop, (list, tuple)) and all(isinstance(w, str) for w in stop)):
+            raise PlatformError("stop_words must be a literal list of strings")
+        return BuiltinGrader(key=key, function="token_f1", options={
+            "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
     def can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("Inspect scorers read the model output; the studio extractor is not exported")
+        if native_call(grader) is not None:
+            return Support.yes()
         if isinstance(grader, BuiltinGrader):
             o = grader.options
+            if inspect_options(o, "this export"):
+                return Support.no("these Inspect text options match no Inspect scorer (match, pattern, exact, f1) "
+                                  "as set: keep the values Inspect import gives them")
             if grader.function not in COMPARISONS:
                 return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
             if o.reference_field:
@@ -154,6 +324,9 @@ class InspectPlatform(Platform):
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
+        call = native_call(grader)
+        if call is not None:
+            return self._native(grader, fn, call)
         if isinstance(grader, BuiltinGrader):
             body = self._builtin(grader)
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
@@ -185,6 +358,32 @@ class InspectPlatform(Platform):
             "        value = await _score(state, output, target.text)\n"
             f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
             "    return score\n\n\n"
+            "@task\n"
+            f"def {fn}_task() -> Task:\n"
+            '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
+            f"    return Task(dataset=[], scorer={fn}())\n"
+        )
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+
+    @staticmethod
+    def _native(grader: GraderDefinition, fn: str, call: str) -> ExportResult:
+        """A task module whose scorer is Inspect's own built-in scorer, with the grader's arguments."""
+        warnings = unexported(grader, {"function", "options", "extractor", "name", "template", "instructions",
+                                       "grade_pattern", "include_history", "partial_credit", "endpoint", "model",
+                                       "temperature", "max_tokens"}, LABEL)
+        if isinstance(grader, LetterJudge) and (grader.endpoint or grader.model):
+            warnings.append(f"{grader.key}: the judge's endpoint and model are not written: Inspect grades with "
+                            "the model bound to the 'grader' role (eval --model-role grader=...), else the "
+                            "evaluated model")
+        name = call.split("(", 1)[0]
+        module = (
+            f"{docstring(f'{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r}).')}\n\n"
+            "from __future__ import annotations\n\n"
+            "from inspect_ai import Task, task\n"
+            f"from inspect_ai.scorer import Scorer, {name}\n\n\n"
+            f"def {fn}() -> Scorer:\n"
+            '    """Inspect\'s own scorer, with the arguments the studio grader scores as."""\n'
+            f"    return {call}\n\n\n"
             "@task\n"
             f"def {fn}_task() -> Task:\n"
             '    """Add a dataset and a solver; the scorer is the exported grader."""\n'

@@ -1,7 +1,7 @@
 """promptfoo: ``assert:`` entries in a config's ``defaultTest`` (so they apply to every test case).
 
 Each assertion's ``metric`` carries the grader's key. Built-ins map to equals/contains/regex/is-json
-family, binary judges to ``llm-rubric``, range judges to ``g-eval``, pre-built RAG judges to
+family, binary judges to ``llm-rubric``, range judges to an ``llm-rubric`` that keeps the scale, pre-built RAG judges to
 context-faithfulness / answer-relevance / context-relevance, promptfoo-contract functions to
 ``python`` with a ``file://`` script, weighted composites to ``assert-set`` with weights.
 """
@@ -37,6 +37,7 @@ from ._fields import (
     slug,
     unexported,
 )
+from ._promptfoo_range import is_range_provider, judge_from, range_assertion
 from .letta import builtin_mismatch
 from .openai import plain_extractor
 
@@ -214,12 +215,18 @@ class PromptfooPlatform(Platform):
                 warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
             keep |= {"criteria", "examples", "model", "endpoint"}
         elif isinstance(grader, RangeJudge):
-            data = {"type": "g-eval", "value": grader.criteria}
-            keep |= {"criteria", "model", "endpoint"}
-            for field in ("evaluation_steps", "subrange_expectations", "shots", "score_range", "normalize"):
-                if getattr(grader, field) != RangeJudge.model_fields[field].get_default(call_default_factory=True):
-                    warnings.append(f"{grader.key}: {field} is not exported (g-eval writes its own steps and scale)")
-                    keep.add(field)
+            config = endpoint_config(grader.endpoint)
+            if grader.endpoint and config is None and not grader.model:
+                warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
+                                "its model and base URL are not written: set them in the provider's config")
+            data, provider_files = range_assertion(grader, config)
+            files.update(provider_files)
+            keep |= {"criteria", "model", "endpoint", "score_range", "normalize", "evaluation_steps",
+                     "subrange_expectations", "temperature", "max_tokens"}
+            if grader.shots:
+                warnings.append(f"{grader.key}: {len(grader.shots)} few-shot examples are not exported")
+            warnings.append(f"{grader.key}: promptfoo asks for one sampled SCORE (the studio weighs the "
+                            "score token's logprobs when the endpoint gives them)")
         elif isinstance(grader, PrebuiltJudge):
             data = {"type": PREBUILT_TYPES[grader.metric_type]}
             keep |= {"metric_type", "model", "endpoint"}
@@ -229,7 +236,7 @@ class PromptfooPlatform(Platform):
             keep |= {"mode", "components"}
         else:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
-        if hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge):
+        if (hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge)) and not isinstance(grader, RangeJudge):
             provider = self.provider(grader, warnings)  # type: ignore[arg-type]
             if provider:
                 data["provider"] = provider
@@ -382,6 +389,8 @@ class PromptfooPlatform(Platform):
             file_ref, _, fn = ref.partition(":") if ref.count(":") == 1 else (ref, "", "")
             source = read_text(safe_relative(base, file_ref))
             return FunctionGrader(key=key, source=source, contract="promptfoo", function_name=fn or None)
+        if kind == "llm-rubric" and is_range_provider(item.get("provider")):
+            return judge_from(key, str(value), item["provider"])
         if kind == "llm-rubric":
             return BinaryJudge(key=key, criteria=str(value), model=model)
         if kind == "g-eval":

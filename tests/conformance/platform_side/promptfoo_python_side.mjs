@@ -1,6 +1,7 @@
 // Runs with node: promptfoo's own runAssertions runs exported python assertions.
 // Input: {"index", "jobs": [{"assertion": {"type": "python", "value": "file://..."}, "calls": [{"output", "context"}]}]}
-// Output: {"scores": [[score or "error: ..." per call] per job]}.
+// Output: {"scores": [[score or "error: ..." per call] per job]}; a job with "reasons": true gets
+// [score, pass, reason] per call instead (a grading failure is a failed assertion scoring 0).
 import fs from 'node:fs';
 
 const data = JSON.parse(fs.readFileSync(0, 'utf8'));
@@ -17,7 +18,8 @@ for (const job of data.jobs) {
         providerResponse: { output: call.output },
       });
       const component = (result.componentResults || [])[0] || result;
-      row.push(component.error ? `error: ${component.reason}` : component.score);
+      if (job.reasons) row.push([component.score, component.pass, component.reason]);
+      else row.push(component.error ? `error: ${component.reason}` : component.score);
     } catch (err) {
       row.push(`error: ${err}`);
     }

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from studio.core.graders.builtin import score_sample
-from studio.core.models import BuiltinGrader, Sample
+from studio.core.models import BuiltinGrader, LetterJudge, Sample
 from studio.core.platforms import PlatformError, detect_platform, get_platform
 
 TASK = '''from inspect_ai import Task, task
@@ -38,7 +38,8 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
     graders = result.graders
     assert [g.options.case_sensitive for g in graders if isinstance(g, BuiltinGrader)] == [False, True]
     assert any(w.startswith("line 7:") and "@scorer custom" in w for w in result.warnings), result.warnings
-    assert any(w.startswith("line 16:") and "model_graded_fact" in w for w in result.warnings), result.warnings
+    [judge] = [g for g in graders if isinstance(g, LetterJudge)]  # model_graded_fact(): Inspect's prompt
+    assert "[Expert]: {criterion}" in judge.template and not judge.partial_credit
     # Inspect's includes casefolds and reads an empty target as contained
     folded = graders[0]
     assert score_sample(folded, Sample(id="1", completion="Stra\u00dfe", expected="STRASSE")).score == 1.0
@@ -47,6 +48,42 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
 
 def test_a_file_without_mapped_scorers_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.py"
-    path.write_text("from inspect_ai.scorer import f1\nS = f1()\n", encoding="utf-8")
-    with pytest.raises(PlatformError, match="line 2"):
+    path.write_text("from inspect_ai.scorer import f1, choice\nS = f1(answer_fn=str.strip)\nC = choice()\n",
+                    encoding="utf-8")
+    with pytest.raises(PlatformError, match="line 2: f1\\(\\): argument answer_fn is not a literal") as caught:
         get_platform("inspect").import_(path)
+    assert "line 3: choice()" in str(caught.value)
+
+
+ROUND_TRIP = r'''from inspect_ai.scorer import exact, f1, includes, match, model_graded_fact, model_graded_qa, pattern
+A = match('begin', numeric=True)
+B = pattern(r'(\d+)', ignore_case=False, match_all=True)
+C = exact()
+D = f1(stop_words=['a', 'The'])
+E = model_graded_fact(partial_credit=True)
+F = includes(ignore_case=False)
+G = model_graded_qa(template='Q {question} {answer}\n{instructions}', include_history=True, grade_pattern='G=(.)')
+H = match()
+'''
+
+
+def test_imported_scorers_export_as_the_same_inspect_scorer_calls(tmp_path: Path) -> None:
+    """Inspect's own scorers come back out as themselves (exported task files import to equal graders)."""
+    task = tmp_path / "task.py"
+    task.write_text(ROUND_TRIP, encoding="utf-8")
+    inspect = get_platform("inspect")
+    graders = inspect.import_(task).graders
+    assert len(graders) == 8
+    for grader in graders:
+        assert inspect.can_export(grader).ok, grader.key
+        [(name, module)] = inspect.export(grader).files.items()
+        (tmp_path / name).write_text(module, encoding="utf-8")
+        [back] = inspect.import_(tmp_path / name).graders
+        assert back.model_copy(update={"key": grader.key}) == grader, module
+
+
+def test_a_changed_inspect_option_is_refused_with_the_reason() -> None:
+    grader = BuiltinGrader(key="m", function="ends_with", options={"trim_punctuation": True, "strip": False})
+    support = get_platform("inspect").can_export(grader)
+    assert not support.ok and "match no Inspect scorer" in support.reason
+    assert not get_platform("hud").can_export(grader).ok

@@ -78,9 +78,10 @@ def test_fixtures_export_without_losses(platform: Platform) -> None:
                 lossy[grader.key] = warnings
     expected_losses = {  # name/description have no OpenAI field; examples no OpenAI/promptfoo field;
         # the empty-text rules differ: Letta zeroes both, OpenAI compares both, promptfoo fails an
-        # empty contains/regex value only (the shared contains fixtures follow OpenAI)
+        # empty contains/regex value only (the shared contains fixtures follow OpenAI); promptfoo's
+        # llm-rubric reads one sampled SCORE where the range judge weighs the score's logprobs
         "openai": {"fn-mka1", "judge-rubric", "judge-binary", "contains"},
-        "promptfoo": {"contains", "regex", "contains-case", "blend"},
+        "promptfoo": {"contains", "regex", "contains-case", "blend", "judge-range"},
     }
     assert set(lossy) == expected_losses.get(platform.name, set()), lossy
 
