@@ -8,9 +8,11 @@ reason dicts have their own shapes. A sandbox failure (limit, crash) is an ``err
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from studio.core.models import Outcome, valid_number
+from studio.core.store.runs import ok_row, outcome_values, scores_prefix
 
 # status codes of a worker entry [index, status, value, ...]
 OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED = range(7)
@@ -196,3 +198,28 @@ def batch_outcomes(
         score = scores.get(key, next(iter(scores.values()))) if scores else None
         outcomes.append(Outcome(status="ok", score=score, scores=scores, details=details))
     return outcomes, metrics
+
+
+def result_rows(
+    entries: list[list[Any]], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str, key: str,
+    memory_mb: int, output_kib: int, duration_ms: float = 0.0,
+) -> list[tuple[Any, ...]]:
+    """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.
+
+    An entry that is one finite float, nothing printed, becomes its row directly (every contract
+    scores a plain float the same way: ``Outcome.scored(v, {key: v})``); any other entry goes
+    through ``to_outcome``, so the platforms' rules and the pydantic model stay the boundary for
+    everything but the hot path.
+    """
+    prefix = scores_prefix(key)
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
+    for (idx, sample_id, _), entry in zip(batch, entries, strict=True):
+        if len(entry) == 3 and entry[1] == OK:
+            value = entry[2]
+            if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan - nan are nan
+                append(ok_row(run_id, idx, sample_id, prefix, value, duration_ms))
+                continue
+        outcome = to_outcome(entry, contract, key, memory_mb, output_kib, duration_ms)
+        append(outcome_values(run_id, idx, sample_id, outcome))
+    return rows

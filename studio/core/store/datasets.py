@@ -142,14 +142,19 @@ class DatasetRepository:
             if end is not None and cursor >= end:
                 return
             upper = cursor + page if end is None else min(cursor + page, end)
-            with self._engine.connect() as conn:
-                rows = conn.exec_driver_sql(query, (dataset_id, cursor, upper)).all()
+            # the driver's own connection: its rows are the plain tuples handed on (no SQL layer
+            # Row per sample on a run's hot path)
+            fairy = self._engine.raw_connection()
+            try:
+                rows = fairy.driver_connection.execute(query, (dataset_id, cursor, upper)).fetchall()
+            finally:
+                fairy.close()
             if not rows:
                 return
             if skip:
-                yield from (tuple(r) for r in rows if r[0] not in skip)  # type: ignore[misc]
+                yield from (r for r in rows if r[0] not in skip)
             else:
-                yield from (tuple(r) for r in rows)  # type: ignore[misc]
+                yield from rows
             cursor = upper
 
     def delete(self, name: str) -> None:
