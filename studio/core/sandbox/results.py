@@ -25,6 +25,8 @@ def _describe(value: Any) -> str:
         return f"returned a bool ({value}); return a number such as 1.0 or 0.0"
     if isinstance(value, float) and not math.isfinite(value):
         return f"returned a non-finite number ({value})"
+    if isinstance(value, int) and not valid_number(value):
+        return "returned an integer too large for a score (beyond a float's range)"
     if value is None:
         return "returned None instead of a number"
     return f"returned {type(value).__name__} instead of a number"
@@ -37,7 +39,7 @@ def _finite_scores(raw: Any) -> dict[str, float]:
 
 
 def _number(value: Any, key: str) -> Outcome:
-    if type(value) in _NUMBER_TYPES and math.isfinite(value):
+    if type(value) in _NUMBER_TYPES and valid_number(value):
         score = float(value)
         return Outcome.scored(score, {key: score})
     return Outcome.invalid(_describe(value), raw=_jsonable(value))
