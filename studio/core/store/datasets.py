@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel
 from sqlalchemy import Engine, delete, func, insert, select, update
 
-from studio.core.models import Sample
+from studio.core.models import Sample, SampleRow
 
 from .database import utcnow
 from .errors import Conflict, NotFound
@@ -43,7 +43,7 @@ class DatasetRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def create(self, name: str, items: Iterable[Sample], *, format: str = "adaptive",
+    def create(self, name: str, items: Iterable[Sample | SampleRow], *, format: str = "adaptive",
                source: str = "", replace: bool = False) -> DatasetRecord:
         """Store all samples or none; ``replace`` swaps a live dataset of the same name."""
         with self._engine.begin() as conn:
@@ -64,7 +64,10 @@ class DatasetRepository:
             count = 0
             chunk: list[tuple[object, ...]] = []
             for sample in items:
-                chunk.append(_sample_row(dataset_id, count, sample))
+                if type(sample) is SampleRow:  # already in stored form (DatasetStream.rows)
+                    chunk.append((dataset_id, count, *sample))
+                else:
+                    chunk.append(_sample_row(dataset_id, count, sample))
                 count += 1
                 if len(chunk) >= _INSERT_CHUNK:
                     conn.exec_driver_sql(_INSERT_SAMPLE, chunk)
