@@ -19,7 +19,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     try:
         stream = DatasetStream(args.file, args.format)
         record = app.library.datasets.create(
-            name, stream, format=stream.format, source=Path(args.file).name, replace=args.replace
+            name, stream.rows(), format=stream.format, source=Path(args.file).name, replace=args.replace
         )
     except DatasetError as exc:
         raise CliError(f"{exc}\nnothing was imported") from None

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
-from .agreement import AgreementView, CompareView
 from .context import AppContext
 from .datasets.view import DatasetsView
 from .dialogs.export import ExportDialog
 from .dialogs.settings import SettingsDialog
 from .editor.page import GraderPage
+from .lazy_tab import LazyTab
 from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
@@ -67,13 +68,12 @@ class MainWindow(QtWidgets.QMainWindow):
         # no sideways-scrolling pages: each lays itself out to fit 1280x800 (tests/ui/test_fits_the_screen.py)
         self.tabs.addTab(self.datasets_view, "Datasets")
         self.tabs.addTab(self.run_panel, "Run && results")
-        self.agreement_view = AgreementView(ctx)
-        self.compare_view = CompareView(ctx)
-        self.tabs.addTab(self.agreement_view, "Agreement")
-        self.tabs.addTab(self.compare_view, "Compare")
+        # built when first opened: their plots and statistics are not needed for the first paint
+        self.agreement_tab = LazyTab(lambda: self._with_samples(_agreement_page(ctx)))
+        self.compare_tab = LazyTab(lambda: self._with_samples(_compare_page(ctx)))
+        self.tabs.addTab(self.agreement_tab, "Agreement")
+        self.tabs.addTab(self.compare_tab, "Compare")
         self.tabs.currentChanged.connect(self._tab_changed)
-        self.agreement_view.open_sample.connect(self.show_sample)
-        self.compare_view.open_sample.connect(self.show_sample)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library)
         self.splitter.addWidget(self.tabs)
@@ -228,15 +228,27 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # -- status -------------------------------------------------------------------------------------------
     # -- agreement and compare ------------------------------------------------------------------------
+    @property
+    def agreement_view(self) -> Any:
+        return self.agreement_tab.page
+
+    @property
+    def compare_view(self) -> Any:
+        return self.compare_tab.page
+
+    def _with_samples(self, view: Any) -> Any:
+        view.open_sample.connect(self.show_sample)
+        return view
+
     def _tab_changed(self, index: int) -> None:
         widget = self.tabs.widget(index)
-        if widget is self.agreement_view and self.agreement_view.report is None:
+        if widget is self.agreement_tab and self.agreement_view.report is None:
             self.agreement_view.reload()
-        elif widget is self.compare_view and self.compare_view.run_a.count() == 0:
+        elif widget is self.compare_tab and self.compare_view.run_a.count() == 0:
             self.compare_view.reload()
 
     def compare_with_previous(self, key: str) -> None:
-        self.tabs.setCurrentWidget(self.compare_view)
+        self.tabs.setCurrentWidget(self.compare_tab)
         self.compare_view.compare_latest(key)
 
     def show_sample(self, run_id: int, sample_id: str) -> None:
@@ -513,3 +525,17 @@ class MainWindow(QtWidgets.QMainWindow):
         event.accept()
         if self.owns_context:
             self.ctx.close()
+
+
+def _agreement_page(ctx: AppContext) -> Any:
+    """The agreement page, its module (pyqtgraph, numpy) imported on first use."""
+    from .agreement import AgreementView
+
+    return AgreementView(ctx)
+
+
+def _compare_page(ctx: AppContext) -> Any:
+    """The compare page, its module imported on first use."""
+    from .agreement import CompareView
+
+    return CompareView(ctx)

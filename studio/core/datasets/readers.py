@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from studio.core.errors import StudioError
-from studio.core.models import Sample
+from studio.core.models import Sample, SampleRow
 
-from .shapes import FORMATS, RowError, detect_format, row_to_sample
+from .shapes import FORMATS, RowError, detect_format, row_to_sample, row_to_stored
 
 
 class DatasetError(StudioError, ValueError):
@@ -63,7 +63,9 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                 raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
             except RecursionError:
                 row = None
-            if row is None or _too_deep(row):
+            # nesting is at most the number of brackets that open: count them first (C speed) and
+            # walk the row only when it could be too deep
+            if row is None or (text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(row)):
                 raise DatasetError(str(path), number, f"the JSON is nested more than {MAX_DEPTH} levels deep")
             yield number, row
 
@@ -145,6 +147,15 @@ class DatasetStream:
         self.count = 0
 
     def __iter__(self) -> Iterator[Sample]:
+        return self._each(row_to_sample)
+
+    def rows(self) -> Iterator[SampleRow]:
+        """The samples in the library's stored form (``DatasetRepository.create`` takes them): a
+        plain row is checked by type and never becomes a ``Sample`` (an import's hot path); the same
+        errors as iterating, naming the same lines."""
+        return self._each(row_to_stored)
+
+    def _each(self, convert: Any) -> Iterator[Any]:
         path, fmt, limit = str(self.path), self.format, self.limit
         seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
         rows = self._rows
@@ -153,7 +164,7 @@ class DatasetStream:
             return
         for number, row in itertools.chain((first,), rows):
             try:
-                sample = row_to_sample(row, fmt, default_id=f"{self.count + 1}")
+                sample = convert(row, fmt, f"{self.count + 1}")
             except RowError as exc:
                 raise DatasetError(path, number, f"{exc} (format {fmt})") from None
             if (line := seen.setdefault(sample.id, number)) != number:

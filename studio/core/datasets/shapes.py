@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from studio.core.models import Sample, Turn
+from studio.core.models import Sample, SampleRow, Turn
 
 DatasetFormat = Literal["adaptive", "openai", "letta", "mka1", "flat"]
 FORMATS: tuple[str, ...] = ("adaptive", "openai", "letta", "mka1", "flat")
@@ -183,3 +183,68 @@ def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
     except ValidationError as exc:
         err = exc.errors()[0]
         raise RowError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+_PLAIN_TURN = frozenset({"role", "content"})
+#: compact, non-ASCII kept, NaN refused: what pydantic's JSON of a plain sample looks like
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
+    """``_adaptive`` for a row with nothing to check but types: every message {role, content} of
+    strings, a text completion and expected, an object metadata. None for anything else, which
+    then takes the full path (pydantic, and the same error sentences)."""
+    messages = row.get("messages")
+    if type(messages) is not list:
+        return None
+    turns: list[tuple[str, str]] = []
+    for m in messages:
+        if type(m) is not dict or not m.keys() <= _PLAIN_TURN:
+            return None
+        role, content = m.get("role"), m.get("content", "")
+        if type(role) is not str or type(content) is not str:
+            return None
+        turns.append((role, content))
+    completion = row.get("completion")
+    if completion is None and turns and turns[-1][0] == "assistant":
+        completion = turns.pop()[1]
+    metadata = row.get("metadata") or {}
+    if type(metadata) is not dict:
+        return None
+    expected = row.get("expected", metadata.get("expected"))
+    if (completion is not None and type(completion) is not str) or (expected is not None and type(expected) is not str):
+        return None
+    sample_id = _id(default_id, row.get("id"), metadata.get("id"))
+    data: dict[str, Any] = {"id": sample_id}
+    if turns:  # Sample's own order, defaults left out (an empty content is Turn's default)
+        data["messages"] = [{"role": r, "content": c} if c else {"role": r} for r, c in turns]
+    if completion is not None:
+        data["completion"] = completion
+    if expected is not None:
+        data["expected"] = expected
+    if metadata:
+        data["metadata"] = metadata
+    fields = {k: v for k, v in row.items() if k not in ("messages", "completion")}
+    if fields:
+        data["fields"] = fields
+    try:
+        text = _COMPACT.encode(data)
+    except ValueError:  # NaN or infinity somewhere: pydantic writes those its own way
+        return None
+    input_text = next((c for r, c in reversed(turns) if r == "user"), turns[-1][1] if turns else "")
+    return SampleRow(sample_id, input_text, completion, expected, text)
+
+
+_PLAIN: dict[str, Callable[[dict[str, Any], str], SampleRow | None]] = {"adaptive": _plain_adaptive}
+
+
+def row_to_stored(row: Any, fmt: str, default_id: str) -> SampleRow:
+    """``row_to_sample`` in the library's stored form: a plain row is checked by type alone and
+    written as is (an import's hot path); any other goes through ``row_to_sample`` (and raises the
+    same ``RowError``)."""
+    plain = _PLAIN.get(fmt)
+    if plain is not None and type(row) is dict:
+        stored = plain(row, default_id)
+        if stored is not None:
+            return stored
+    return SampleRow.of(row_to_sample(row, fmt, default_id))

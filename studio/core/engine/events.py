@@ -25,7 +25,7 @@ def progress_fields(progress: Progress) -> dict[str, Any]:
     eta = progress.eta
     return dict(run_id=progress.run_id, done=progress.done, total=progress.total,
                 counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
-                eta=None if eta is None else round(eta, 3), written=[idx for idx, _ in progress.written],
+                eta=None if eta is None else round(eta, 3), written=progress.written_indices(),
                 finished=progress.finished, in_flight=progress.in_flight)
 
 

@@ -14,9 +14,11 @@ import gc
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +26,7 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library
+from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, row_outcome
 
 from .preflight import check_run_configuration
 from .streak import STREAK_LIMIT, FailureStreak
@@ -59,6 +62,33 @@ class RunOptions(BaseModel):
     ray_address: str | None = None
 
 
+class Written(Sequence[tuple[int, Outcome]]):
+    """The results one progress event reports, as (sample_idx, Outcome) pairs: the writer holds the
+    stored rows, and each Outcome is rebuilt from its row only when read (a run writes tens of
+    thousands a second and most listeners want the indices alone: ``Progress.written_indices``)."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[int, Outcome]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[int, Outcome]]: ...
+    def __getitem__(self, index: int | slice) -> tuple[int, Outcome] | list[tuple[int, Outcome]]:
+        if isinstance(index, slice):
+            return [(row[ROW_IDX], row_outcome(row)) for row in self._rows[index]]
+        row = self._rows[index]
+        return row[ROW_IDX], row_outcome(row)
+
+    def indices(self) -> list[int]:
+        return [row[ROW_IDX] for row in self._rows]
+
+
 @dataclass
 class Progress:
     run_id: int
@@ -66,11 +96,17 @@ class Progress:
     total: int
     counts: dict[str, int]
     elapsed: float
-    #: the (sample_idx, outcome) pairs written since the previous event
-    written: list[tuple[int, Outcome]] = field(default_factory=list)
+    #: the (sample_idx, outcome) pairs written since the previous event (a list, or ``Written``)
+    written: Sequence[tuple[int, Outcome]] = field(default_factory=list)
     finished: bool = False
     #: calls waiting on a judge/server right now (None for graders that make none)
     in_flight: int | None = None
+
+    def written_indices(self) -> list[int]:
+        """The sample indices of ``written``, without rebuilding an Outcome each."""
+        if isinstance(self.written, Written):
+            return self.written.indices()
+        return [idx for idx, _ in self.written]
 
     @property
     def rate(self) -> float:
@@ -217,16 +253,21 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
     JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane)."""
     scorer: Scorer = make_scorer(definition, ctx)
     raw = bool(getattr(scorer, "accepts_raw_json", False)) and hasattr(scorer, "score_raw_batch")
+    # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
+    # sandboxed function grader), so no Outcome is built per sample on the way to the database
+    rows_lane = raw and hasattr(scorer, "score_raw_rows")
     start = time.perf_counter()
-    counts: dict[str, int] = {}
+    counts: Counter[str] = Counter()
+    status_of = itemgetter(ROW_STATUS)
     done = already
     n_workers = max(1, scorer.parallel_batches)
-    outbox: asyncio.Queue[list[tuple[int, str, Outcome]] | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
+    # batches of result rows (``outcome_values`` form) on their way to the store
+    outbox: asyncio.Queue[list[tuple[Any, ...]] | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
     in_flight = getattr(scorer, "calls_in_flight", lambda: None)
 
     async def writer() -> None:
         nonlocal done
-        buffer: list[tuple[int, str, Outcome]] = []
+        buffer: list[tuple[Any, ...]] = []
         last = time.perf_counter()
         finished = False
         while not finished:
@@ -242,16 +283,17 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 rows, buffer = buffer, []
                 # on the loop's own thread, not a worker thread: SQLite drops the GIL for every row, and
                 # a second CPU-bound thread then waits a switch interval each time (25% slower runs)
-                library.runs.write_results(run_id, rows)
+                library.runs.write_rows(rows)
                 last = time.perf_counter()
-                for idx, _, outcome in rows:
-                    counts[outcome.status] = counts.get(outcome.status, 0) + 1
-                    if streak is not None and streak.observe(idx, outcome):
-                        cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
+                counts.update(map(status_of, rows))
+                if streak is not None and not streak.over:
+                    for row in rows:
+                        if streak.observe_result(row[ROW_IDX], row[ROW_STATUS], row[ROW_ERROR]):
+                            cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
                 done += len(rows)
                 if on_progress is not None:
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
-                                         [(idx, o) for idx, _, o in rows], in_flight=in_flight()))
+                                         Written(rows), in_flight=in_flight()))
 
     feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False),
                      minimum=getattr(scorer, "min_batch", 1))
@@ -264,21 +306,25 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             if batch is None:
                 return
             began = time.perf_counter()
-            if raw:
-                outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
-                keyed = [(i, sid) for i, sid, _ in batch]
+            if rows_lane:
+                rows = await scorer.score_raw_rows(run_id, batch)  # type: ignore[attr-defined]
             else:
-                outcomes = await scorer.score_batch([s for _, s in batch])
-                keyed = [(i, s.id) for i, s in batch]
+                if raw:
+                    outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
+                    keyed = [(i, sid) for i, sid, _ in batch]
+                else:
+                    outcomes = await scorer.score_batch([s for _, s in batch])
+                    keyed = [(i, s.id) for i, s in batch]
+                if len(outcomes) != len(batch):
+                    raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
+                rows = [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
             feeder.observe(len(batch), time.perf_counter() - began)
-            if len(outcomes) != len(batch):
-                raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
+            if len(rows) != len(batch):
+                raise RuntimeError(f"{type(scorer).__name__} returned {len(rows)} results for {len(batch)} samples")
             if cancel.is_set():
                 # a batch cut short by cancel: keep only what really graded
-                pairs = [(i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True) if o.error != "cancelled"]
-            else:
-                pairs = [(i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
-            await outbox.put(pairs)
+                rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
+            await outbox.put(rows)
 
     writer_task = asyncio.create_task(writer())
     workers = [asyncio.create_task(grade_worker()) for _ in range(n_workers)]

@@ -17,9 +17,9 @@ STREAK_LIMIT = 5
 _NUMBERS = re.compile(r"\d+")
 
 
-def _signature(outcome: Outcome) -> str:
+def _signature(error: str | None) -> str:
     """The failure without what varies between samples that fail the same way (sizes, counts)."""
-    return _NUMBERS.sub("#", (outcome.error or "")[:300])
+    return _NUMBERS.sub("#", (error or "")[:300])
 
 
 class FailureStreak:
@@ -29,26 +29,30 @@ class FailureStreak:
     def __init__(self, first: list[int], limit: int = STREAK_LIMIT) -> None:
         self.first = set(first[:limit])
         self.limit = len(self.first)
-        self.seen: dict[int, Outcome] = {}
+        self.seen: dict[int, str | None] = {}
         self.over = self.limit < limit  # fewer samples than the streak: nothing to stop
         self.stopped: str | None = None
 
     def observe(self, idx: int, outcome: Outcome) -> str | None:
         """The sentence that stops the run, once the first samples all failed alike; else None."""
-        if self.over or outcome.error == "cancelled":
+        return self.observe_result(idx, outcome.status, outcome.error)
+
+    def observe_result(self, idx: int, status: str, error: str | None) -> str | None:
+        """``observe`` from a result's status and error (the writer holds rows, not Outcomes)."""
+        if self.over or error == "cancelled":
             return None
-        if outcome.status != "error":
+        if status != "error":
             self.over = True
             return None
         if idx not in self.first:
             return None
-        self.seen[idx] = outcome
+        self.seen[idx] = error
         if len(self.seen) < self.limit:
             return None
         self.over = True
         errors = [self.seen[i] for i in sorted(self.seen)]
-        if len({_signature(o) for o in errors}) != 1:
+        if len({_signature(e) for e in errors}) != 1:
             return None
         self.stopped = (f"stopped after the first {self.limit} samples all failed the same way, none graded: "
-                        f"{errors[0].error} (fix the grader, or pass --keep-going to grade every sample anyway)")
+                        f"{errors[0]} (fix the grader, or pass --keep-going to grade every sample anyway)")
         return self.stopped

@@ -26,7 +26,7 @@ from .judges import (
 )
 from .result import Outcome, RunInfo, valid_number
 from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
-from .thread import Sample, Thread, ToolCall, Turn
+from .thread import Sample, SampleRow, Thread, ToolCall, Turn
 
 __all__ = [
     "CONTRACT_LABELS",
@@ -58,6 +58,7 @@ __all__ = [
     "RubricJudge",
     "RunInfo",
     "Sample",
+    "SampleRow",
     "Subrange",
     "Thread",
     "ToolCall",

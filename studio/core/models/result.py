@@ -56,8 +56,15 @@ class Outcome(BaseModel):
 
 
 def valid_number(value: Any) -> bool:
-    """Platforms' rule: int or float, not bool, finite."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    """Platforms' rule: int or float, not bool, finite (an int beyond a float's range is not)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float (a grader returned 10 ** 400)
+        return False
 
 
 class RunInfo(BaseModel):

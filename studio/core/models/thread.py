@@ -6,7 +6,7 @@ platforms use more than the chat roles; a document turn carries one retrieved ch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -93,3 +93,21 @@ class Sample(BaseModel):
             if turn.role == "user":
                 return turn.content
         return self.messages[-1].content if self.messages else ""
+
+
+class SampleRow(NamedTuple):
+    """A sample in the form the library stores it: an import's hot path builds this straight from a
+    plain row (``datasets.shapes.plain_row``) instead of a ``Sample`` to be dumped again. ``data``
+    is the sample's JSON as ``Sample.model_dump_json(exclude_defaults=True)`` gives it."""
+
+    id: str
+    input_text: str
+    completion: str | None
+    expected: str | None
+    data: str
+
+    @classmethod
+    def of(cls, sample: Sample) -> SampleRow:
+        return cls(sample.id, sample.input_text(), sample.completion, sample.expected,
+                   sample.model_dump_json(exclude_defaults=True))
+

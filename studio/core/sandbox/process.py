@@ -323,7 +323,7 @@ class WorkerProcess:
                     entries = message["r"]
                     if not isinstance(entries, list):
                         raise wire.ProtocolError("the worker sent a malformed result list")
-                    checked = [wire.check_entry(e, limits, seen) for e in entries]
+                    checked = wire.check_entries(entries, limits, seen)
                     for entry in checked:
                         reply.results[entry[0]] = entry
                     if checked:  # progress: the next sample's time starts now

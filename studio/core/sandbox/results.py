@@ -8,9 +8,11 @@ reason dicts have their own shapes. A sandbox failure (limit, crash) is an ``err
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from studio.core.models import Outcome, valid_number
+from studio.core.store.runs import ok_row, outcome_values, scores_prefix
 
 # status codes of a worker entry [index, status, value, ...]
 OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED = range(7)
@@ -23,6 +25,8 @@ def _describe(value: Any) -> str:
         return f"returned a bool ({value}); return a number such as 1.0 or 0.0"
     if isinstance(value, float) and not math.isfinite(value):
         return f"returned a non-finite number ({value})"
+    if isinstance(value, int) and not valid_number(value):
+        return "returned an integer too large for a score (beyond a float's range)"
     if value is None:
         return "returned None instead of a number"
     return f"returned {type(value).__name__} instead of a number"
@@ -35,7 +39,7 @@ def _finite_scores(raw: Any) -> dict[str, float]:
 
 
 def _number(value: Any, key: str) -> Outcome:
-    if type(value) in _NUMBER_TYPES and math.isfinite(value):
+    if type(value) in _NUMBER_TYPES and valid_number(value):
         score = float(value)
         return Outcome.scored(score, {key: score})
     return Outcome.invalid(_describe(value), raw=_jsonable(value))
@@ -196,3 +200,28 @@ def batch_outcomes(
         score = scores.get(key, next(iter(scores.values()))) if scores else None
         outcomes.append(Outcome(status="ok", score=score, scores=scores, details=details))
     return outcomes, metrics
+
+
+def result_rows(
+    entries: list[list[Any]], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str, key: str,
+    memory_mb: int, output_kib: int, duration_ms: float = 0.0,
+) -> list[tuple[Any, ...]]:
+    """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.
+
+    An entry that is one finite float, nothing printed, becomes its row directly (every contract
+    scores a plain float the same way: ``Outcome.scored(v, {key: v})``); any other entry goes
+    through ``to_outcome``, so the platforms' rules and the pydantic model stay the boundary for
+    everything but the hot path.
+    """
+    prefix = scores_prefix(key)
+    rows: list[tuple[Any, ...]] = []
+    append = rows.append
+    for (idx, sample_id, _), entry in zip(batch, entries, strict=True):
+        if len(entry) == 3 and entry[1] == OK:
+            value = entry[2]
+            if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan - nan are nan
+                append(ok_row(run_id, idx, sample_id, prefix, value, duration_ms))
+                continue
+        outcome = to_outcome(entry, contract, key, memory_mb, output_kib, duration_ms)
+        append(outcome_values(run_id, idx, sample_id, outcome))
+    return rows

@@ -16,10 +16,11 @@ from typing import Any
 
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.store.runs import outcome_values
 
 from . import payloads
 from .pool import WorkerPool, shared_pool
-from .results import OK, batch_outcomes, to_outcome
+from .results import OK, batch_outcomes, result_rows, to_outcome
 from .session import GraderSession, GraderSpec
 
 BATCH_SIZE = 256
@@ -100,6 +101,26 @@ class FunctionScorer(ScorerBase):
         if self.ctx.cancel.is_set():
             return [Outcome.failure("cancelled") for _ in rows]
         return await self._in_thread(self._run, [t for _, t in rows], [i for i, _ in rows], True)
+
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+        """``score_raw_batch`` straight to the store's result rows (``outcome_values`` form) of
+        ``run_id``, for (idx, sample id, sample JSON) triples: the worker's checked entries become
+        rows without an Outcome each (a run's hot path; ``results.result_rows``)."""
+        if self.ctx.cancel.is_set():
+            cancelled = Outcome.failure("cancelled")
+            return [outcome_values(run_id, idx, sid, cancelled) for idx, sid, _ in batch]
+        return await self._in_thread(self._run_rows, run_id, batch)
+
+    def _run_rows(self, session: GraderSession, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+        texts = [text for _, _, text in batch]
+        if self.grader.contract == "mka1_batch":
+            outcomes = self._run(session, texts, [sid for _, sid, _ in batch], True)
+            return [outcome_values(run_id, idx, sid, o) for (idx, sid, _), o in zip(batch, outcomes, strict=True)]
+        start = time.perf_counter()
+        entries = session.run(texts, cancel=self.ctx.cancel, raw=True)
+        ms = (time.perf_counter() - start) * 1000 / max(1, len(batch))
+        return result_rows(entries, batch, run_id, self.grader.contract, self.key, self.spec.memory_mb,
+                           self.spec.output_kib, ms)
 
     def _score(self, session: GraderSession, samples: Sequence[Sample]) -> list[Outcome]:
         data = payloads.build(self.grader.contract, samples, self.grader.extractor)

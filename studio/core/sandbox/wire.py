@@ -27,7 +27,7 @@ MESSAGE_SLACK = 64 * 1024
 MAX_LINE_BYTES = 64 * 1024 * 1024
 
 _STATUSES = frozenset({OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED})
-_SCALARS = (float, int, bool, type(None))
+_SCALARS = frozenset({float, int, bool, type(None)})
 
 
 class ProtocolError(ValueError):
@@ -125,6 +125,24 @@ def check_entry(entry: Any, limits: Limits, seen: set[int]) -> list[Any]:
         out.append(printed)
     seen.add(index)
     return out
+
+
+def check_entries(entries: list[Any], limits: Limits, seen: set[int]) -> list[list[Any]]:
+    """``check_entry`` over a message's entries. The common entry, [index, OK, number or None]
+    with nothing printed, is checked inline (the same checks: a list of three, an int index of
+    this batch not seen before, the OK status, a scalar value): a run's hot path."""
+    count = limits.count
+    checked: list[list[Any]] = []
+    for entry in entries:
+        if type(entry) is list and len(entry) == 3:
+            index, status, value = entry
+            if (type(status) is int and status == OK and type(value) in _SCALARS and type(index) is int
+                    and 0 <= index < count and index not in seen):
+                seen.add(index)
+                checked.append(entry)
+                continue
+        checked.append(check_entry(entry, limits, seen))
+    return checked
 
 
 def _extra(value: Any) -> Any:

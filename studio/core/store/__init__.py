@@ -1,6 +1,22 @@
 """SQLite library through SQLAlchemy: graders with versions, datasets, runs and results."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .errors import Conflict, LibraryError, Locked, NotFound
-from .library import Library
+
+if TYPE_CHECKING:
+    from .library import Library
 
 __all__ = ["Conflict", "Library", "LibraryError", "Locked", "NotFound"]
+
+
+def __getattr__(name: str) -> Any:
+    # Library (and SQLAlchemy under it) on first use: a lean read such as ``graders list`` can use
+    # the package's small modules (location, migrations' schema version) without paying for it
+    if name == "Library":
+        from .library import Library
+
+        return Library
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

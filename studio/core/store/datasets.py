@@ -8,7 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel
 from sqlalchemy import Engine, delete, func, insert, select, update
 
-from studio.core.models import Sample
+from studio.core.models import Sample, SampleRow
 
 from .database import utcnow
 from .errors import Conflict, NotFound
@@ -43,7 +43,7 @@ class DatasetRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def create(self, name: str, items: Iterable[Sample], *, format: str = "adaptive",
+    def create(self, name: str, items: Iterable[Sample | SampleRow], *, format: str = "adaptive",
                source: str = "", replace: bool = False) -> DatasetRecord:
         """Store all samples or none; ``replace`` swaps a live dataset of the same name."""
         with self._engine.begin() as conn:
@@ -64,7 +64,10 @@ class DatasetRepository:
             count = 0
             chunk: list[tuple[object, ...]] = []
             for sample in items:
-                chunk.append(_sample_row(dataset_id, count, sample))
+                if type(sample) is SampleRow:  # already in stored form (DatasetStream.rows)
+                    chunk.append((dataset_id, count, *sample))
+                else:
+                    chunk.append(_sample_row(dataset_id, count, sample))
                 count += 1
                 if len(chunk) >= _INSERT_CHUNK:
                     conn.exec_driver_sql(_INSERT_SAMPLE, chunk)
@@ -142,14 +145,19 @@ class DatasetRepository:
             if end is not None and cursor >= end:
                 return
             upper = cursor + page if end is None else min(cursor + page, end)
-            with self._engine.connect() as conn:
-                rows = conn.exec_driver_sql(query, (dataset_id, cursor, upper)).all()
+            # the driver's own connection: its rows are the plain tuples handed on (no SQL layer
+            # Row per sample on a run's hot path)
+            fairy = self._engine.raw_connection()
+            try:
+                rows = fairy.driver_connection.execute(query, (dataset_id, cursor, upper)).fetchall()
+            finally:
+                fairy.close()
             if not rows:
                 return
             if skip:
-                yield from (tuple(r) for r in rows if r[0] not in skip)  # type: ignore[misc]
+                yield from (r for r in rows if r[0] not in skip)
             else:
-                yield from (tuple(r) for r in rows)  # type: ignore[misc]
+                yield from rows
             cursor = upper
 
     def delete(self, name: str) -> None:

@@ -8,9 +8,12 @@ Each migration is a list of SQL statements; never edit a released one, append a 
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, text
+from typing import TYPE_CHECKING
 
 from .errors import LibraryError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection
 
 MIGRATIONS: list[list[str]] = [
     # 1: graders with immutable versions, datasets, runs, results, endpoints, judge cache
@@ -165,6 +168,8 @@ def migrate(conn: Connection) -> list[int]:
             f"this library was written by a newer Grader Studio (schema {version}, "
             f"this one knows up to {SCHEMA_VERSION}); upgrade to open it"
         )
+    from sqlalchemy import text  # here: the schema version above is read without SQLAlchemy
+
     applied = []
     for number in range(version + 1, SCHEMA_VERSION + 1):
         for statement in MIGRATIONS[number - 1]:

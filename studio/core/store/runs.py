@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
@@ -61,11 +62,39 @@ def _dumps_scores(scores: dict[str, float]) -> str | None:
     if len(scores) == 1:
         key, value = next(iter(scores.items()))
         if type(value) is float and math.isfinite(value):
-            prefix = _SCORE_PREFIX.get(key)
-            if prefix is None:
-                prefix = _SCORE_PREFIX.setdefault(key, "{" + json.dumps(key, ensure_ascii=False) + ": ")
-            return prefix + repr(value) + "}"
+            return scores_prefix(key) + repr(value) + "}"
     return _dumps(scores)
+
+
+def scores_prefix(key: str) -> str:
+    """``{"key": `` : the start of the scores JSON of a one-score result (``ok_row``)."""
+    prefix = _SCORE_PREFIX.get(key)
+    if prefix is None:
+        prefix = _SCORE_PREFIX.setdefault(key, "{" + json.dumps(key, ensure_ascii=False) + ": ")
+    return prefix
+
+
+#: where a row tuple (``outcome_values``) holds the fields the engine reads back
+ROW_IDX, ROW_STATUS, ROW_ERROR = 1, 3, 8
+
+
+def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, duration_ms: float) -> tuple[Any, ...]:
+    """The row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})`` (``prefix`` =
+    ``scores_prefix(key)``, ``score`` a finite float), without building the Outcome: the hot path of
+    a sandboxed run, where a worker's reply is one float per sample."""
+    return (run_id, idx, sample_id, "ok", score, prefix + repr(score) + "}", None, None, None, None,
+            duration_ms, 0, 0, False)
+
+
+def row_outcome(row: Sequence[Any]) -> Outcome:
+    """The Outcome a row tuple (``outcome_values``) stands for: for the readers of a run's progress
+    events, who get the rows the writer wrote."""
+    return Outcome(
+        status=row[3], score=row[4], scores=json.loads(row[5]) if row[5] else {}, rationale=row[6],
+        details=json.loads(row[7]) if row[7] else {}, error=row[8],
+        raw=None if row[9] is None else json.loads(row[9]), duration_ms=row[10], prompt_tokens=row[11],
+        completion_tokens=row[12], cached=bool(row[13]),
+    )
 
 
 def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
@@ -87,6 +116,14 @@ def result_dict(row: Any) -> dict[str, Any]:
     data["details"] = data.get("details") or {}
     data["cached"] = bool(data.get("cached"))
     return data
+
+
+def _check_runs(raw: sqlite3.Connection, run_ids: set[Any]) -> None:
+    """The foreign key of ``results.run_id``, checked once per run: SQLite's own error when a run
+    does not exist, as the per-row check would have raised."""
+    for run_id in run_ids:
+        if raw.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+            raise sqlite3.IntegrityError("FOREIGN KEY constraint failed")
 
 
 class RunRepository:
@@ -118,13 +155,22 @@ class RunRepository:
         fairy = self._engine.raw_connection()
         try:
             raw = fairy.driver_connection  # sqlite3.Connection, autocommit off (we BEGIN ourselves)
-            raw.execute("BEGIN")
+            # SQLite checks the run_id foreign key once per row, and with OR REPLACE that check costs
+            # half as much again as the insert itself (13.3 vs 8.6 us a row, measured): the rows of
+            # one write name a handful of runs, so those are checked once, inside the transaction,
+            # with the per-row check off (a connection setting, only changeable outside one)
+            raw.execute("PRAGMA foreign_keys=OFF")
             try:
-                raw.executemany(_INSERT_RESULT_VALUES, payload)
-            except BaseException:
-                raw.execute("ROLLBACK")
-                raise
-            raw.execute("COMMIT")
+                raw.execute("BEGIN")
+                try:
+                    _check_runs(raw, {row[0] for row in payload})
+                    raw.executemany(_INSERT_RESULT_VALUES, payload)
+                except BaseException:
+                    raw.execute("ROLLBACK")
+                    raise
+                raw.execute("COMMIT")
+            finally:
+                raw.execute("PRAGMA foreign_keys=ON")
         finally:
             fairy.close()
 

@@ -11,8 +11,6 @@ import contextlib
 import html
 from typing import Any
 
-from studio.core.engine.agreement import compare
-
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
@@ -102,7 +100,7 @@ class CompareView(QtWidgets.QWidget):
             return
         library = self.ctx.library
         self.summary.setText(f"Comparing run {a} with run {b}…")
-        self.ctx.tasks.run(lambda: compare(library, a, b), self._show, self._failed)
+        self.ctx.tasks.run(lambda: _compare(library, a, b), self._show, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
@@ -140,3 +138,10 @@ class CompareView(QtWidgets.QWidget):
     def _open_row(self, row: int, _column: int) -> None:
         if self.report is not None and 0 <= row < len(self.report["flips"]):
             self.open_sample.emit(self.report["run_b"]["id"], self.report["flips"][row]["sample_id"])
+
+
+def _compare(library: Any, a: int, b: int) -> Any:
+    """The comparison, in the task's thread (the statistics' imports wait for the first one)."""
+    from studio.core.engine.agreement import compare
+
+    return compare(library, a, b)

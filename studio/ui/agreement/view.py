@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.engine.agreement import agreement
 from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
@@ -152,7 +151,7 @@ class AgreementView(QtWidgets.QWidget):
         key = self.key.currentText().strip() or DEFAULT_KEY
         library = self.ctx.library
         self.summary.setText(f"Computing agreement of run {run_id}…")
-        self.ctx.tasks.run(lambda: agreement(library, run_id, key), self._show, self._failed)
+        self.ctx.tasks.run(lambda: _agreement(library, run_id, key), self._show, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
@@ -313,3 +312,11 @@ class AgreementView(QtWidgets.QWidget):
                                  + f"<br><b>Align failed:</b> {html.escape(describe_error(exc))}")
         except RuntimeError:
             pass
+
+
+def _agreement(library: Any, run_id: int, key: str) -> Any:
+    """The report, in the task's thread: the statistics (scipy: over a second of imports) load on
+    the first report, not before the window's first paint."""
+    from studio.core.engine.agreement import agreement
+
+    return agreement(library, run_id, key)

@@ -213,7 +213,7 @@ class ImportPanel(QtWidgets.QWidget):
 
         def write() -> DatasetRecord:
             # read again as a stream: a line changed since the check still rolls everything back
-            return library.datasets.create(name, DatasetStream(path, parsed.format), format=parsed.format,
+            return library.datasets.create(name, DatasetStream(path, parsed.format).rows(), format=parsed.format,
                                            source=source, replace=replace)
 
         self.ctx.tasks.run(write, self._on_imported, self._on_import_failed)

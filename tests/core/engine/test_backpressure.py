@@ -25,7 +25,7 @@ def test_the_producer_waits_for_the_writer(lib: Library, monkeypatch: pytest.Mon
     graded = written = 0
     most_ahead = 0
     original_score = builtin.BuiltinScorer.score_batch
-    original_write = lib.runs.write_results
+    original_write = lib.runs.write_rows
 
     async def counting_score(self, batch):  # type: ignore[no-untyped-def]
         nonlocal graded
@@ -33,14 +33,14 @@ def test_the_producer_waits_for_the_writer(lib: Library, monkeypatch: pytest.Mon
         graded += len(outcomes)
         return outcomes
 
-    def counting_write(run_id, rows):  # type: ignore[no-untyped-def]
+    def counting_write(rows):  # type: ignore[no-untyped-def]
         nonlocal written, most_ahead
         most_ahead = max(most_ahead, graded - written)
-        original_write(run_id, rows)
+        original_write(rows)
         written += len(rows)
 
     monkeypatch.setattr(builtin.BuiltinScorer, "score_batch", counting_score)
-    monkeypatch.setattr(lib.runs, "write_results", counting_write)
+    monkeypatch.setattr(lib.runs, "write_rows", counting_write)
     info = run_grader(lib, "exact", "big")
     assert info.done == 30_000 and written == 30_000
     # graded but not yet written: at most the queue's bound, the batches in the grader's and the

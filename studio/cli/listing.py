@@ -1,0 +1,78 @@
+"""``grader-studio graders list`` without SQLAlchemy or pydantic: a read-only ``sqlite3`` read.
+
+Listing is the command people and scripts run most, and the library layer's imports cost several
+times what the listing itself does. When the command line is exactly ``[--db PATH] graders list
+[--json] [--all] [--trash]`` and the library file exists at the schema this studio writes, the rows
+are read here with the same query and printed the same way; anything else (another flag, --help, a
+file to create or migrate, a file sqlite cannot read) returns None and the full CLI runs instead.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+_FLAGS = frozenset({"--json", "--all", "--trash"})
+
+_QUERY = """SELECT g.key, g.kind, g.name, g.locked, g.deleted_at, g.current_version, g.updated_at
+FROM graders g JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version
+{where} ORDER BY g.kind, g.key"""
+
+
+def _parse(argv: Sequence[str]) -> tuple[str | None, set[str]] | None:
+    """(--db value, flags) for a plain listing command line, else None."""
+    args = list(argv)
+    db: str | None = None
+    if args[:1] == ["--db"] and len(args) >= 2:
+        db, args = args[1], args[2:]
+    elif args[:1] and args[0].startswith("--db="):
+        db, args = args[0][len("--db="):], args[1:]
+    if args[:2] != ["graders", "list"] or not set(args[2:]) <= _FLAGS:
+        return None
+    return db, set(args[2:])
+
+
+def lean_list(argv: Sequence[str]) -> int | None:
+    """The exit code of a listing done here, or None when the full CLI must run it."""
+    parsed = _parse(argv)
+    if parsed is None:
+        return None
+    db, flags = parsed
+    from studio.core.store.location import resolve_db_path
+    from studio.core.store.migrations import SCHEMA_VERSION
+
+    path = resolve_db_path(db)
+    if not path.is_file():
+        return None  # the full path creates the library
+    where = ("WHERE g.deleted_at IS NOT NULL" if "--trash" in flags
+             else "" if "--all" in flags else "WHERE g.deleted_at IS NULL")
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+                return None  # to migrate, or too new: the full path says so
+            rows = con.execute(_QUERY.format(where=where)).fetchall()
+        finally:
+            con.close()
+    except (sqlite3.Error, ValueError):
+        return None
+    from .app import CliApp
+
+    if "--json" in flags:
+        CliApp.print_json([_record(row) for row in rows])
+    else:
+        CliApp.print_table(
+            [[key, kind, version, "locked" if locked else "", "" if deleted is None else "deleted", name]
+             for key, kind, name, locked, deleted, version, _ in rows],
+            ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"],
+        )
+    return 0
+
+
+def _record(row: tuple[Any, ...]) -> dict[str, Any]:
+    """``graders.record_dict`` of one row (the stored DATETIME text read as the library reads it)."""
+    key, kind, name, locked, deleted, version, updated = row
+    return {"key": key, "kind": kind, "name": name, "version": version, "locked": bool(locked),
+            "deleted": deleted is not None, "updated_at": datetime.fromisoformat(updated).isoformat()}

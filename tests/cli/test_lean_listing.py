@@ -1,0 +1,68 @@
+"""``graders list`` reads the library with plain sqlite3 (no SQLAlchemy, no pydantic) when it can:
+what it prints must be what the full CLI prints, and anything it cannot do is left to the full CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studio.cli import listing, main
+from studio.core.models import BuiltinGrader, FunctionGrader
+from studio.core.store import Library
+from studio.core.store.migrations import SCHEMA_VERSION
+
+FLAGS = [[], ["--json"], ["--all"], ["--trash"], ["--all", "--json"], ["--trash", "--json", "--all"]]
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "lib.sqlite"
+    with Library.open(path) as lib:
+        lib.graders.create(BuiltinGrader(key="exact", name="Exact ✓", function="exact_match"))
+        lib.graders.create(FunctionGrader(key="fn", source="async def grade(thread):\n    return 1.0\n"))
+        lib.graders.create(BuiltinGrader(key="gone", function="exact_match"))
+        lib.graders.create(BuiltinGrader(key="kept", function="exact_match"))
+        lib.graders.set_locked("kept", True)
+        lib.graders.delete("gone")
+    return path
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(argv)
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags", FLAGS)
+def test_the_lean_listing_prints_what_the_full_cli_prints(db: Path, flags: list[str], capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    argv = ["--db", str(db), "graders", "list", *flags]
+    assert listing.lean_list(argv) == 0  # the lean path really takes it
+    capsys.readouterr()
+    lean = run(argv, capsys)
+    monkeypatch.setattr(listing, "lean_list", lambda argv: None)
+    full = run(argv, capsys)
+    assert lean == full and full[1].strip()
+
+
+def test_the_lean_listing_leaves_what_it_cannot_do_to_the_full_cli(db: Path, tmp_path: Path) -> None:
+    assert listing.lean_list(["--db", str(db), "graders", "list", "--help"]) is None
+    assert listing.lean_list(["--db", str(db), "graders", "show", "exact"]) is None
+    assert listing.lean_list(["--db", str(tmp_path / "new.sqlite"), "graders", "list"]) is None  # to create
+    assert not (tmp_path / "new.sqlite").exists()
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")  # a newer studio's file: the full CLI refuses it
+    con.commit()
+    con.close()
+    assert listing.lean_list(["--db", str(db), "graders", "list"]) is None
+
+
+def test_listing_imports_neither_sqlalchemy_nor_pydantic(db: Path) -> None:
+    code = ("import sys\nfrom studio.cli import main\ncode = main(['--db', sys.argv[1], 'graders', 'list'])\n"
+            "print([m for m in ('sqlalchemy', 'pydantic') if m in sys.modules], code)")
+    out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("[] 0"), out
