@@ -161,7 +161,7 @@ class RunRepository:
             # with the per-row check off (a connection setting, only changeable outside one)
             raw.execute("PRAGMA foreign_keys=OFF")
             try:
-                raw.execute("BEGIN")
+                raw.execute("BEGIN IMMEDIATE")  # the write lock first: a read that then writes can meet SQLITE_BUSY_SNAPSHOT
                 try:
                     _check_runs(raw, {row[0] for row in payload})
                     raw.executemany(_INSERT_RESULT_VALUES, payload)
