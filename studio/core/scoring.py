@@ -91,6 +91,9 @@ class ScorerBase:
     #: the smallest batch worth sending: a scorer that overlaps a batch's samples (an async function
     #: grader) sets its overlap, so sizing batches by time never leaves it one sample at a time
     min_batch: int = 1
+    #: the first batch's size while the scorer's speed is unknown (None: the engine's default); later
+    #: batches are sized by time
+    first_batch: int | None = None
 
     def calls_in_flight(self) -> int | None:
         """Calls waiting on a server right now (shown in the progress), or None when not applicable."""

@@ -221,13 +221,17 @@ class _Feeder:
     wait on a server, and a time target would leave most of its allowed calls unused.
     """
 
-    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True, minimum: int = 1) -> None:
+    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True, minimum: int = 1,
+                 first: int | None = None) -> None:
         self.pending = pending
         self.maximum = maximum
         self.adaptive = adaptive
         #: a scorer that overlaps samples inside one call (an async grader) wants at least that many
         self.minimum = max(1, minimum if maximum is None else min(minimum, maximum))
-        self.size = maximum if maximum is None or not adaptive else min(max(FIRST_BATCH, self.minimum), maximum)
+        #: while the grader's speed is unknown; a scorer whose batch is lost whole when one sample hangs
+        #: (a sandbox worker) asks for 1, so hung samples start on different workers and time out together
+        first = FIRST_BATCH if first is None else max(1, first)
+        self.size = maximum if maximum is None or not adaptive else min(max(first, self.minimum), maximum)
 
     def next_batch(self) -> list[Any] | None:
         if self.size is None:
@@ -296,7 +300,7 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                                          Written(rows), in_flight=in_flight()))
 
     feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False),
-                     minimum=getattr(scorer, "min_batch", 1))
+                     minimum=getattr(scorer, "min_batch", 1), first=getattr(scorer, "first_batch", None))
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:

@@ -27,6 +27,12 @@ BATCH_SIZE = 256
 
 
 class FunctionScorer(ScorerBase):
+    #: one sample per worker until the grader's speed is known: a batch timeout cannot tell which of
+    #: its samples hung, so a first batch of several hung samples cost one timeout each, one after
+    #: another; alone on separate workers they time out side by side. Fast graders grow to
+    #: ``BATCH_SIZE`` within a few round trips (the engine's feeder sizes batches by time)
+    first_batch = 1
+
     def __init__(self, grader: FunctionGrader, ctx: GradingContext, pool: WorkerPool | None = None) -> None:
         self.grader = grader
         self.ctx = ctx

@@ -60,6 +60,8 @@ class RunPanel(QtWidgets.QWidget):
         self.ctx = ctx
         self.worker: RunWorker | None = None
         self.active_run: int | None = None
+        #: degraded sandbox isolation, said by the run's child: kept under every message of that run
+        self.isolation_warning: str | None = None
         self._pending: Progress | None = None
         #: asked before a run of grader ``key`` starts (the window: save unsaved edits, or use the saved one)
         self.confirm_grader: Callable[[str], bool] = lambda key: True
@@ -361,6 +363,7 @@ class RunPanel(QtWidgets.QWidget):
         self.worker = worker
         self.active_run = run_id
         self._pending = None
+        self.isolation_warning = None
         self.progress_bar.setRange(0, max(total, 1))
         self.progress_bar.setValue(done)
         self.progress_label.setText(f"{done:,} / {total:,} · starting…")
@@ -419,7 +422,9 @@ class RunPanel(QtWidgets.QWidget):
         self.run_finished.emit(info)
 
     def _on_warning(self, message: str) -> None:
-        """Degraded sandbox isolation: said every time a run starts."""
+        """Degraded sandbox isolation: said every time a run starts, and kept in view until the next run
+        (a short run's "completed" would otherwise replace it before anyone could read it)."""
+        self.isolation_warning = message
         self._say(message, error=True)
 
     def _on_failed(self, message: str) -> None:
@@ -485,4 +490,7 @@ class RunPanel(QtWidgets.QWidget):
 
     def _say(self, text: str, error: bool = False) -> None:
         colour = status_hex("error") if error else "#5b6170"
-        self.message.setText(f"<span style='color:{colour}'>{html.escape(text)}</span>")
+        html_text = f"<span style='color:{colour}'>{html.escape(text)}</span>"
+        if self.isolation_warning and text != self.isolation_warning:
+            html_text += f"<br><span style='color:{status_hex('error')}'>{html.escape(self.isolation_warning)}</span>"
+        self.message.setText(html_text)
