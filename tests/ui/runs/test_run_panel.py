@@ -249,3 +249,6 @@ def test_the_settings_opt_in_reaches_the_child_and_the_panel_warns(qtbot, app_ct
     assert info.status == "completed" and info.counts == {"ok": 3}
     text = panel.message.text()
     assert f"Run {run_id} completed" in text and "isolation is degraded" in text  # still in view
+    # the finished run's results load in the background: let that work end inside this test
+    qtbot.wait(300)
+    assert app_ctx.tasks.wait_idle()

@@ -163,4 +163,6 @@ def test_shutdown_cancels_and_reaps_the_child(qtbot, app_ctx, monkeypatch) -> No
     qtbot.waitUntil(lambda: child.last_progress is not None, timeout=WAIT_MS)
     panel.shutdown()
     assert not child.is_running() and not panel.is_running()
+    qtbot.wait(100)  # the finished run's refresh is queued work of its own: let it end in this test
+    assert app_ctx.tasks.wait_idle()
     assert app_ctx.library.runs.get(run_id).status == "cancelled"
