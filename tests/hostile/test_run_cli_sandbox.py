@@ -3,30 +3,15 @@ user opts in, and with the opt-in it says, every time, that isolation is degrade
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from no_bwrap import path_without_bwrap
 
 from studio.core.models import BuiltinGrader, FunctionGrader, Sample, Turn
 from studio.core.store import Library
 
 GRADER = "async def grade(thread):\n    return 1.0\n"
-
-
-def path_without_bwrap(tmp_path: Path) -> str:
-    """A PATH of links to every program of the usual directories, except bwrap."""
-    farm = tmp_path / "bin"
-    if farm.is_dir():
-        return str(farm)
-    farm.mkdir()
-    for directory in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"):
-        if not os.path.isdir(directory):
-            continue
-        for name in os.listdir(directory):
-            if name != "bwrap" and not (farm / name).exists():
-                (farm / name).symlink_to(os.path.join(directory, name))
-    return str(farm)
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from run_helpers import math_samples, path_without_bwrap, slow_child_command
+from no_bwrap import path_without_bwrap
+from run_helpers import math_samples, slow_child_command
 
 from studio.core.models import (
     BinaryJudge,
