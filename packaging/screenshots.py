@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         shoot("07-run-and-results")
 
         # 12-13. the judge against the demo's human labels; a second grader compared with it
-        window.tabs.setCurrentWidget(window.agreement_view)
+        window.tabs.setCurrentWidget(window.agreement_tab)
         wait(app, 30, lambda: window.agreement_view.report is not None)
         judge_run = window.agreement_view.report["run_id"] if window.agreement_view.report else None
         shoot("12-agreement")
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         wait(app, 60, lambda: not panel.is_running())
         other = ctx.library.runs.list(grader_key="qa-token-f1", limit=1)
         if judge_run is not None and other:
-            window.tabs.setCurrentWidget(window.compare_view)
+            window.tabs.setCurrentWidget(window.compare_tab)
             window.compare_view.compare_runs(judge_run, other[0].id)
             wait(app, 30, lambda: window.compare_view.report is not None)
             shoot("13-compare")
