@@ -243,10 +243,16 @@ class _Feeder:
     def observe(self, count: int, seconds: float) -> None:
         if self.maximum is None or count == 0 or not self.adaptive:
             return
-        per_sample = seconds / count
-        wanted = int(TARGET_BATCH_SECONDS / per_sample) if per_sample > 0 else self.maximum
-        # grow at most 4x per step so one lucky fast batch does not jump to the maximum
-        self.size = max(self.minimum, min(self.maximum, wanted, max(self.size or 1, count) * 4))
+        self.size = max(self.minimum, grown_size(self.size or 1, count, seconds, TARGET_BATCH_SECONDS, self.maximum))
+
+
+def grown_size(size: int, count: int, seconds: float, target: float, maximum: int) -> int:
+    """The next batch size after ``count`` samples took ``seconds``: aimed at ``target`` seconds a
+    batch, at most ``maximum``, and growing at most 4x per step so one lucky fast batch does not jump
+    to the maximum (shared by the local feeder and the Ray driver's blocks)."""
+    per_sample = seconds / count
+    wanted = int(target / per_sample) if per_sample > 0 else maximum
+    return max(1, min(maximum, wanted, max(size, count) * 4))
 
 
 async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,

@@ -34,7 +34,6 @@ CASE_DEFAULT = {"exact_match": True, "starts_with": True, "regex_match": True, "
 
 INSPECT_SCORERS = ("includes", "match", "pattern", "exact", "f1", "model_graded_qa", "model_graded_fact",
                    "choice", "answer", "math")
-NOT_MAPPED: dict[str, str] = {}
 # Inspect's default grading templates for model_graded_qa() and model_graded_fact(), reproduced word
 # for word: the imported letter-grade judge must send the prompt Inspect sends.
 QA_TEMPLATE = """
@@ -252,7 +251,7 @@ class InspectPlatform(Platform):
     @staticmethod
     def _from_call(name: str, call: ast.Call, key: str, folder: Path) -> BuiltinGrader | LetterJudge:
         if name not in PARAMETERS:
-            raise PlatformError(NOT_MAPPED.get(name, f"{name}() has no studio grader kind"))
+            raise PlatformError(f"{name}() has no studio grader kind")
         values = _literal_arguments(name, call)
         if name.startswith("model_graded_"):
             return _letter_judge(name, values, key, folder)

@@ -31,7 +31,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from studio.core.engine.runner import Progress
+from studio.core.engine.runner import Progress, grown_size
 from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
@@ -276,9 +276,7 @@ class _Run:
         large enough that Ray's per-block cost vanishes, small enough that a lost node loses little."""
         if count == 0:
             return
-        per_sample = seconds / count
-        wanted = int(TARGET_BLOCK_SECONDS / per_sample) if per_sample > 0 else self.ex.max_block
-        self.block_size = max(1, min(self.ex.max_block, wanted, max(self.block_size, count) * 4))
+        self.block_size = grown_size(self.block_size, count, seconds, TARGET_BLOCK_SECONDS, self.ex.max_block)
 
     # writing ------------------------------------------------------------------------------------------------
     def _flush(self, force: bool = False) -> None:
