@@ -14,6 +14,7 @@ from studio.core.models import files as definition_files
 from studio.core.store.graders import GraderRecord
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
+from .listing import TABLE_HEADERS, grader_fields, table_row
 
 
 class GraderFileError(CliError):
@@ -70,15 +71,8 @@ def _function_grader_file(file: Path, key: str | None) -> FunctionGrader:
 
 
 def record_dict(record: GraderRecord) -> dict[str, Any]:
-    return {
-        "key": record.key,
-        "kind": record.kind,
-        "name": record.name,
-        "version": record.current_version,
-        "locked": record.locked,
-        "deleted": record.deleted,
-        "updated_at": record.updated_at.isoformat(),
-    }
+    return grader_fields(record.key, record.kind, record.name, record.current_version, record.locked,
+                         record.deleted, record.updated_at)
 
 
 @library_refusal
@@ -87,11 +81,8 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json([record_dict(r) for r in records])
     else:
-        app.print_table(
-            [[r.key, r.kind, r.current_version, "locked" if r.locked else "", "deleted" if r.deleted else "", r.name]
-             for r in records],
-            ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"],
-        )
+        app.print_table([table_row(r.key, r.kind, r.current_version, r.locked, r.deleted, r.name) for r in records],
+                        TABLE_HEADERS)
     return 0
 
 

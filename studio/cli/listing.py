@@ -63,16 +63,26 @@ def lean_list(argv: Sequence[str]) -> int | None:
     if "--json" in flags:
         CliApp.print_json([_record(row) for row in rows])
     else:
-        CliApp.print_table(
-            [[key, kind, version, "locked" if locked else "", "" if deleted is None else "deleted", name]
-             for key, kind, name, locked, deleted, version, _ in rows],
-            ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"],
-        )
+        CliApp.print_table([table_row(key, kind, version, bool(locked), deleted is not None, name)
+                            for key, kind, name, locked, deleted, version, _ in rows], TABLE_HEADERS)
     return 0
 
 
 def _record(row: tuple[Any, ...]) -> dict[str, Any]:
     """``graders.record_dict`` of one row (the stored DATETIME text read as the library reads it)."""
     key, kind, name, locked, deleted, version, updated = row
-    return {"key": key, "kind": kind, "name": name, "version": version, "locked": bool(locked),
-            "deleted": deleted is not None, "updated_at": datetime.fromisoformat(updated).isoformat()}
+    return grader_fields(key, kind, name, version, bool(locked), deleted is not None, datetime.fromisoformat(updated))
+
+
+# One listing format for both paths (this lean one and ``graders list`` through the library).
+TABLE_HEADERS = ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"]
+
+
+def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, name: str) -> list[Any]:
+    return [key, kind, version, "locked" if locked else "", "deleted" if deleted else "", name]
+
+
+def grader_fields(key: str, kind: str, name: str, version: int, locked: bool, deleted: bool,
+                  updated_at: datetime) -> dict[str, Any]:
+    return {"key": key, "kind": kind, "name": name, "version": version, "locked": locked,
+            "deleted": deleted, "updated_at": updated_at.isoformat()}
