@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "agreement": "studio.cli.agreement",
     "compare": "studio.cli.agreement",
     "align": "studio.cli.agreement",
+    "probe": "studio.cli.probe",
 }
 
 

@@ -60,12 +60,20 @@ def print_agreement(report: dict[str, Any]) -> None:
 @library_refusal
 def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.agreement import agreement
+    from studio.core.engine.jury import juror_agreement
 
     report = agreement(app.library, args.run_id, args.labels, seed=args.seed)
+    jurors = juror_agreement(app.library, args.run_id, args.labels)
+    if jurors:  # a jury: each juror against the same labels, and its tokens
+        report["jurors"] = jurors
     if args.json:
         app.print_json(report)
     else:
         print_agreement(report)
+        for name, juror in jurors.items():
+            print(f"  juror {name}: n {juror['n']}  accuracy {_num(juror.get('accuracy'))}"
+                  f"  Cohen's κ {_num(juror.get('cohen_kappa'))}{_ci(juror.get('cohen_kappa_ci'))}"
+                  f"  tokens {juror['prompt_tokens']}+{juror['completion_tokens']}")
     return 0
 
 

@@ -62,6 +62,7 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         latency_ms=args.latency_ms,
         logprobs=not args.no_logprobs,
         habits=habits,
+        bias=args.bias,
     )
     reward_port = (
         args.reward_port if args.reward_port is not None else (args.port + 1 if args.port else 0)
@@ -127,6 +128,12 @@ def register(sub: Any) -> None:
         help="act like llama-cpp-python: one request at a time, 500 + validation body for fields it "
         "refuses (and for logprobs with --no-logprobs), a minute per request without max_tokens, "
         "nested JSON unless the schema is pinned",
+    )
+    p.add_argument(
+        "--bias",
+        choices=("first", "length", "no-reference"),
+        help="a judge biased on purpose, to try the bias probes: first (always prefers the first "
+        "answer), length (passes long answers), no-reference (ignores the reference answer)",
     )
     p.add_argument("--reward-port", type=int, help="reward server port (default: --port + 1)")
     p.add_argument("--no-reward", action="store_true", help="do not serve the reward server")

@@ -75,6 +75,8 @@ def summary(info: RunInfo) -> dict[str, Any]:
         "aggregates": info.aggregates,
         "created_at": info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+        # pairwise judges and juries: their own numbers, computed from the stored results
+        **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},
     }
 
 
@@ -90,6 +92,10 @@ def _print_summary(info: RunInfo) -> None:
         print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
+    if agg.get("pairwise") or agg.get("jury"):
+        from .panels import print_panels
+
+        print_panels(agg)
     if agg.get("stopped"):
         print(f"  {agg['stopped']}")
     where = agg.get("executor")

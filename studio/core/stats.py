@@ -286,3 +286,42 @@ def krippendorff_alpha_interval(units: Sequence[Sequence[float | None]]) -> Stat
     if expected <= 1e-15:
         return Stat(None, "undefined: every value is the same (no variation to agree on)")
     return Stat(1.0 - observed / expected)
+
+
+# --- judges' bias probes and juries ----------------------------------------------------------------
+def proportion(successes: int, n: int) -> Stat:
+    """A share with its Wilson 95% score interval (sound near 0 and 1, where a normal one is not)."""
+    if n <= 0:
+        return Stat(None, "no samples")
+    z = 1.959963984540054
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return Stat(p, ci=(max(0.0, centre - half), min(1.0, centre + half)), extra={"n": n})
+
+
+def _rows_bootstrap(statistic: Callable[[list[Any]], Stat], rows: Sequence[Any], result: Stat, *,
+                    seed: int = DEFAULT_SEED, resamples: int = 500) -> Stat:
+    """A percentile interval for a statistic of rows (samples), resampling rows."""
+    if not result.defined or len(rows) < 2:
+        return result
+    rng = np.random.default_rng(seed)
+    values = np.empty(resamples)
+    for r in range(resamples):
+        pick = rng.integers(0, len(rows), size=len(rows))
+        value = statistic([rows[i] for i in pick]).value
+        values[r] = np.nan if value is None else value
+    return _with_interval(result, values)
+
+
+def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED) -> Stat:
+    """Fleiss' κ with a bootstrap interval over samples (rows)."""
+    rows = [list(r) for r in ratings]
+    return _rows_bootstrap(fleiss_kappa, rows, fleiss_kappa(rows), seed=seed)
+
+
+def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *,
+                                     seed: int = DEFAULT_SEED) -> Stat:
+    """Krippendorff's α (interval) with a bootstrap interval over units."""
+    rows = [list(u) for u in units]
+    return _rows_bootstrap(krippendorff_alpha_interval, rows, krippendorff_alpha_interval(rows), seed=seed)

@@ -23,7 +23,7 @@ def test_every_kind_is_declared_once_in_menu_order() -> None:
 def test_prompt_judges_are_the_kinds_with_a_preview() -> None:
     judges = {name for name, kind in kinds().items() if kind.is_judge}
     assert judges == set(prompt_judges()) == {
-        "binary_judge", "range_judge", "rubric_judge", "criteria_judge", "letter_judge", "prebuilt"}
+        "binary_judge", "range_judge", "rubric_judge", "criteria_judge", "letter_judge", "prebuilt", "pairwise_judge"}
     for name in judges:
         system, user = kinds()[name].default_templates("faithfulness")
         assert (system and user) or name in ("rubric_judge", "letter_judge")  # one format-string prompt

@@ -10,6 +10,11 @@ the context). Tests and demos steer it with markers placed anywhere in a sample'
   (probabilities of each integer of the range, lowest first, returned as top logprobs);
 * ``[[fault:KIND]]``, ``[[fault:KINDxN]]``, ``[[fault:KINDxN@SECONDS]]`` with KIND one of 429,
   500, slow, malformed, drop, endless (a 2 GiB body): fail the first N identical requests (every one when N is absent).
+
+A judge may also be biased on purpose (``bias``), to test the bias probes against known answers:
+``first`` always prefers the answer it reads first (pairwise), ``length`` passes any response of
+``LONG_WORDS`` words or more and prefers the longer answer, ``no-reference`` judges without
+looking at the reference answer. Without a bias the rules are symmetric and use the reference.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ _STOPWORD_TEXT = (
 )
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _MARKER = re.compile(r"\[\[judge:([A-Za-z_]+)(?:=([^\]]*))?\]\]")
+#: the judge's biases (``None`` is the unbiased judge)
+BIASES = ("first", "length", "no-reference")
+#: from this many words on, the length-biased judge passes a response whatever it says
+LONG_WORDS = 40
 _FAULT = re.compile(r"\[\[fault:(429|500|slow|malformed|drop|endless)(?:x(\d+))?(?:@([\d.]+))?\]\]")
 
 
@@ -128,8 +137,19 @@ def supported(claim: str, context: str) -> bool:
 
 
 class ScriptedJudge:
-    def __init__(self, rules: list[Rule] | None = None) -> None:
+    def __init__(self, rules: list[Rule] | None = None, bias: str | None = None) -> None:
+        if bias is not None and bias not in BIASES:
+            raise ValueError(f"unknown bias {bias!r}; choose one of {', '.join(BIASES)}")
         self.rules = rules or []
+        self.bias = bias
+
+    def correct(self, response: str, reference: str | None) -> bool:
+        """The scripted rule for "this response is right", bent by the judge's bias."""
+        if self.bias == "length" and len(response.split()) >= LONG_WORDS:
+            return True
+        if not reference or self.bias == "no-reference":
+            return bool(response.strip()) and not REFUSAL.search(response)
+        return contains_reference(response, reference)
 
     def answer(self, messages: list[dict[str, Any]]) -> Answer:
         contents = [str(m.get("content") or "") for m in messages]
@@ -142,6 +162,8 @@ class ScriptedJudge:
         for rule in self.rules:
             if rule.reply is not None and re.search(rule.pattern, everything, re.DOTALL):
                 return self._scripted(rule, last)
+        if "<response_a>" in last and "<response_b>" in last:
+            return self._pairwise(last)
         if "SCORE:" in last and "integer from" in last:
             subject = users[-2] if len(users) >= 2 else last
             return self._score(last, subject, learned_answer(messages[:-2], subject))
@@ -196,10 +218,10 @@ class ScriptedJudge:
             else:
                 reference = labelled(subject, REFERENCE_LABELS)
                 response = labelled(subject, RESPONSE_LABELS) or ""
-                if not reference:
+                if not reference and self.bias is None:
                     chosen = (low + high) // 2
                 else:
-                    chosen = high if contains_reference(response, reference) else low
+                    chosen = high if self.correct(response, reference) else low
             chosen = min(high, max(low, chosen))
             n = high - low + 1
             probs = [0.8 if s == chosen else 0.2 / (n - 1) for s in range(low, high + 1)]
@@ -261,8 +283,8 @@ class ScriptedJudge:
         else:
             reference = labelled(text, REFERENCE_LABELS)
             response = labelled(text, RESPONSE_LABELS)
-            if reference and response is not None:
-                value = 1.0 if contains_reference(response, reference) else 0.0
+            if response is not None and (reference or self.bias is not None):
+                value = 1.0 if self.correct(response, reference) else 0.0
             else:
                 value = 0.5
         body = json.dumps({"score": value, "rationale": f"Scripted rule gave {value:g}."})
@@ -275,10 +297,27 @@ class ScriptedJudge:
         if verdict is None:
             reference = labelled(text, REFERENCE_LABELS)
             response = labelled(text, RESPONSE_LABELS) or ""
-            if reference:
-                verdict = "PASS" if contains_reference(response, reference) else "FAIL"
-            else:
-                verdict = "PASS" if response.strip() and not REFUSAL.search(response) else "FAIL"
+            verdict = "PASS" if self.correct(response, reference) else "FAIL"
+        body = json.dumps({"reasoning": f"Scripted rule gave {verdict}.", "verdict": verdict})
+        return Answer(body, _word_tokens(body))
+
+    def _pairwise(self, text: str) -> Answer:
+        """A, B or TIE: the only correct answer wins, else the only non-refusal; else a tie.
+
+        Symmetric, so the unbiased judge agrees with itself under a swap; ``first`` always says A,
+        ``length`` prefers the longer answer whatever it says."""
+        found = markers(text)
+        verdict = next((v for v in ("A", "B", "TIE") if v.lower() in found), None)
+        a, b = section(text, "response_a") or "", section(text, "response_b") or ""
+        if verdict is None and self.bias == "first":
+            verdict = "A"
+        elif verdict is None and self.bias == "length":
+            size_a, size_b = len(a.split()), len(b.split())
+            verdict = "A" if size_a > size_b else "B" if size_b > size_a else "TIE"
+        elif verdict is None:
+            reference = section(text, "reference")
+            good_a, good_b = self.correct(a, reference), self.correct(b, reference)
+            verdict = "A" if good_a and not good_b else "B" if good_b and not good_a else "TIE"
         body = json.dumps({"reasoning": f"Scripted rule gave {verdict}.", "verdict": verdict})
         return Answer(body, _word_tokens(body))
 

@@ -33,10 +33,11 @@ class FakeJudgeServer(FakeServerBase):
         logprobs: bool = True,
         rules: list[Rule] | None = None,
         habits: LocalServerHabits | None = None,
+        bias: str | None = None,
     ) -> None:
         super().__init__(host, port, latency_ms)
         self.logprobs = logprobs
-        self.judge = ScriptedJudge(rules)
+        self.judge = ScriptedJudge(rules, bias=bias)
         self._ids = 0
         # how a local model server (llama-cpp-python) behaves where it differs from OpenAI
         self.habits = habits or LocalServerHabits()

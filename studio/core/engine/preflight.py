@@ -20,6 +20,8 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
         grader = stack.pop()
         if grader.kind == "composite":
             stack.extend(c.grader for c in grader.components)  # type: ignore[union-attr]
+        elif grader.kind == "jury":
+            stack.extend(j.grader for j in grader.jurors)  # type: ignore[union-attr]
         elif isinstance(grader, JudgeBase):
             yield grader.endpoint
         elif grader.kind == "function" and getattr(grader, "model_access", False):

@@ -24,6 +24,7 @@ from .judges import (
     RubricJudge,
     Subrange,
 )
+from .panels import Juror, JuryGrader, PairwiseJudge
 from .result import Outcome, RunInfo, valid_number
 from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
 from .thread import Sample, SampleRow, Thread, ToolCall, Turn
@@ -49,9 +50,12 @@ __all__ = [
     "GraderBase",
     "GraderDefinition",
     "JudgeBase",
+    "Juror",
+    "JuryGrader",
     "LetterJudge",
     "Metric",
     "Outcome",
+    "PairwiseJudge",
     "PrebuiltJudge",
     "RangeJudge",
     "RangeShot",

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from .common import GraderBase
 from .function import FunctionGrader
 from .judges import BinaryJudge, CriteriaJudge, LetterJudge, PrebuiltJudge, RangeJudge, RubricJudge
+from .panels import Juror, JuryGrader, PairwiseJudge
 from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
 
 
@@ -35,12 +36,14 @@ class CompositeGrader(GraderBase):
 
 
 GraderDefinition = Annotated[
-    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader,
+    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | PairwiseJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader | JuryGrader,
     Field(discriminator="kind"),
 ]
 
 Component.model_rebuild()
 CompositeGrader.model_rebuild()
+Juror.model_rebuild(_types_namespace={"GraderDefinition": GraderDefinition})
+JuryGrader.model_rebuild()
 
 GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 
@@ -66,4 +69,7 @@ def dump_grader(grader: GraderBase) -> dict[str, Any]:
     if isinstance(grader, CompositeGrader):
         for i, component in enumerate(grader.components):
             data["components"][i]["grader"] = dump_grader(component.grader)
+    if isinstance(grader, JuryGrader):
+        for i, juror in enumerate(grader.jurors):
+            data["jurors"][i]["grader"] = dump_grader(juror.grader)
     return data

@@ -147,6 +147,20 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TRIGGER labels_no_delete BEFORE DELETE ON labels
            BEGIN SELECT RAISE(ABORT, 'label versions are immutable'); END""",
     ],
+    # bias probe reports of a judge on a dataset (`grader-studio probe`, the report card): each
+    # probe run appends one; the report card shows the newest
+    [
+        """CREATE TABLE probe_reports (
+            id INTEGER PRIMARY KEY,
+            grader_key VARCHAR NOT NULL,
+            grader_version INTEGER NOT NULL,
+            dataset VARCHAR NOT NULL,
+            endpoint VARCHAR,
+            report TEXT NOT NULL,
+            created_at DATETIME NOT NULL
+        )""",
+        "CREATE INDEX ix_probe_reports_grader ON probe_reports (grader_key, id)",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

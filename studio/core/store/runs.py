@@ -15,6 +15,7 @@ from studio.core.models import Outcome, RunInfo
 
 from .database import utcnow
 from .errors import Conflict, NotFound
+from .panel_stats import panel_aggregates
 from .tables import datasets, graders, results, runs
 
 RESULT_COLUMNS = (
@@ -278,6 +279,7 @@ class RunRepository:
             statuses = dict(conn.execute(
                 select(results.c.status, func.count()).where(results.c.run_id == run_id).group_by(results.c.status)
             ).all())
+            panels = panel_aggregates(conn, run_id)  # pairwise judges and juries only
         return {
             "count": row.n,
             "mean": row.mean,
@@ -291,6 +293,7 @@ class RunRepository:
             "cached": row.cached or 0,
             "statuses": statuses,
             "metrics": metrics,
+            **panels,
         }
 
     # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------

@@ -151,3 +151,15 @@ labels = Table(
     Column("labeler", String, nullable=False, default=""),
     Column("created_at", DateTime, nullable=False),
 )
+
+probe_reports = Table(
+    "probe_reports",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("grader_key", String, nullable=False),
+    Column("grader_version", Integer, nullable=False),
+    Column("dataset", String, nullable=False),
+    Column("endpoint", String, nullable=True),
+    Column("report", Text, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+)

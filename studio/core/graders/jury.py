@@ -1,0 +1,141 @@
+"""The jury: several judges grade each sample concurrently and their scores are aggregated.
+
+Why a jury: a panel of smaller, different judges can beat one large judge on cost and variance
+(Verga et al. 2024, "Replacing Judges with Juries"). Each juror keeps its own endpoint and model;
+one juror failing marks that juror on the sample (``details.jury.jurors``), and the sample fails
+only when fewer than the quorum answered. The stored details hold every juror's score, verdict and
+tokens, from which the run's inter-judge agreement and each juror's cost are computed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.kinds import Kind
+from studio.core.models import JuryGrader, Outcome, Sample
+from studio.core.scoring import GradingContext, Scorer, ScorerBase
+
+
+def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]]) -> tuple[float, bool]:
+    """(name, weight, score) of the jurors that answered -> (the sample's score, whether it tied)."""
+    scores = [s for _, _, s in answered]
+    if grader.aggregation == "mean":
+        return sum(scores) / len(scores), False
+    if grader.aggregation == "min":
+        return min(scores), False
+    if grader.aggregation == "weighted":
+        total = sum(w for _, w, _ in answered)
+        return sum(w * s for _, w, s in answered) / total, False
+    passes = sum(1 for s in scores if s >= grader.threshold)
+    fails = len(scores) - passes
+    if passes == fails:
+        return 0.5, True
+    return (1.0 if passes > fails else 0.0), False
+
+
+def juror_verdict(outcome: Outcome, threshold: float) -> str | None:
+    """A juror's categorical verdict: its own (PASS/FAIL/...) when it gave one, else pass/fail by score."""
+    own = outcome.details.get("verdict") if isinstance(outcome.details, dict) else None
+    if isinstance(own, str):
+        return own
+    if outcome.score is None:
+        return None
+    return "PASS" if outcome.score >= threshold else "FAIL"
+
+
+class JuryScorer(ScorerBase):
+    def __init__(self, grader: JuryGrader, ctx: GradingContext) -> None:
+        self.grader = grader
+        self.names = grader.juror_names()
+        self.scorers: list[Scorer] = [make_sub_scorer(j.grader, ctx) for j in grader.jurors]
+        sizes = [s.batch_size for s in self.scorers]
+        self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
+        self.parallel_batches = min(s.parallel_batches for s in self.scorers)
+        self.io_bound = True
+
+    def calls_in_flight(self) -> int | None:
+        counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]
+        return sum(counts) if counts else None
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        # every juror grades the whole batch at once: jurors run concurrently, each within its
+        # own endpoint's concurrency limit
+        per_juror = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))
+        return [self.verdict([outs[i] for outs in per_juror]) for i in range(len(samples))]
+
+    def verdict(self, outcomes: list[Outcome]) -> Outcome:
+        jurors: list[dict[str, Any]] = []
+        answered: list[tuple[str, float, float]] = []
+        failed: list[str] = []
+        for name, juror, outcome in zip(self.names, self.grader.jurors, outcomes, strict=True):
+            entry: dict[str, Any] = {
+                "name": name, "status": outcome.status, "score": outcome.score,
+                "verdict": juror_verdict(outcome, self.grader.threshold) if outcome.status == "ok" else None,
+                "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
+                "model": outcome.details.get("model"), "endpoint": outcome.details.get("endpoint"),
+            }
+            if outcome.status == "skipped":
+                entry["verdict"] = juror_verdict(outcome, self.grader.threshold) or "NA"
+            if outcome.error:
+                entry["error"] = outcome.error
+            if outcome.rationale:
+                entry["rationale"] = outcome.rationale
+            jurors.append(entry)
+            if outcome.status == "ok" and outcome.score is not None:
+                answered.append((name, juror.weight, float(outcome.score)))
+            elif outcome.status != "skipped":
+                failed.append(f"{name}: {outcome.error or 'no score'}")
+        tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes),
+                  "completion_tokens": sum(o.completion_tokens for o in outcomes),
+                  "duration_ms": max((o.duration_ms for o in outcomes), default=0.0),
+                  "cached": all(o.cached for o in outcomes)}
+        details = {"jury": {"aggregation": self.grader.aggregation, "jurors": jurors,
+                            "answered": len(answered), "quorum": self.grader.needed}}
+        if len(answered) < self.grader.needed:
+            why = "; ".join(failed) if failed else "the jurors abstained (NA)"
+            status = "error" if failed else "skipped"
+            message = (f"only {len(answered)} of {len(self.names)} jurors answered, fewer than the quorum "
+                       f"of {self.grader.needed} ({why})")
+            if status == "skipped":
+                return Outcome(status="skipped", rationale=message, details=details, **tokens)
+            return Outcome(status="error", error=message, details=details, **tokens)
+        value, tied = aggregate(self.grader, answered)
+        details["jury"]["tie"] = tied
+        scores = {name: score for name, _, score in answered}
+        scores[self.grader.metric.key] = value
+        lines = [f"{e['name']}: {e['verdict'] or e['status']} ({e.get('rationale') or e.get('error') or ''})".rstrip(" ()")
+                 for e in jurors]
+        if tied:
+            lines.insert(0, "the jurors are evenly split: scored 0.5")
+        if failed:
+            lines.append(f"jurors that failed: {'; '.join(failed)}")
+        return Outcome(score=value, scores=scores, details=details, rationale="\n".join(lines), **tokens)
+
+    def run_metrics(self) -> dict[str, float]:
+        merged: dict[str, float] = {}
+        for name, scorer in zip(self.names, self.scorers, strict=True):
+            merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
+        return merged
+
+    async def aclose(self) -> None:
+        for scorer in self.scorers:
+            await scorer.aclose()
+
+
+def make_scorer(grader: JuryGrader, ctx: GradingContext) -> JuryScorer:
+    return JuryScorer(grader, ctx)
+
+
+KIND = Kind(kind="jury", label="Jury", scorer=f"{__name__}:make_scorer", starter={
+    "aggregation": "majority",
+    "jurors": [
+        {"name": "juror-1", "grader": {"kind": "binary_judge", "key": "juror-1",
+                                       "criteria": "The response answers the user's question correctly."}},
+        {"name": "juror-2", "grader": {"kind": "binary_judge", "key": "juror-2",
+                                       "criteria": "The response is factually correct and agrees with the reference."}},
+        {"name": "juror-3", "grader": {"kind": "binary_judge", "key": "juror-3",
+                                       "criteria": "The response answers the question without errors."}},
+    ]})

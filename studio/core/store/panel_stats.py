@@ -1,0 +1,117 @@
+"""Run aggregates of the judges that compare or combine judges: pairwise judges and juries.
+
+Why from stored results: a run is resumable and may be graded in several processes, so the
+numbers are computed from what every sample's details say (both orders of a pairwise judge; each
+juror's verdict, score and tokens), never from one scorer's memory. Every share carries a 95%
+interval; a number that cannot be computed is ``None`` with the reason, never 0.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import Connection, text
+
+from studio.core import stats
+
+PAIRWISE_KEYS = ("win_a", "win_b", "tie", "inconsistent", "position_consistency", "first_position_rate")
+_VERDICT_KEY = {"A": "win_a", "B": "win_b", "TIE": "tie", "inconsistent": "inconsistent"}
+
+
+def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
+    """``pairwise`` / ``jury`` entries for a run of those kinds; {} for every other kind."""
+    kind = conn.execute(text(
+        "SELECT g.kind FROM runs r JOIN graders g ON g.id = r.grader_id WHERE r.id = :r"), {"r": run_id}).scalar()
+    if kind == "pairwise_judge":
+        rows = conn.execute(text(
+            """SELECT json_extract(details, '$.pairwise.verdict'), json_extract(details, '$.pairwise.first_picks'),
+                      json_extract(details, '$.pairwise.decisive')
+               FROM results WHERE run_id = :r AND json_extract(details, '$.pairwise.verdict') IS NOT NULL"""),
+            {"r": run_id}).all()
+        return pairwise_summary([(v, int(fp or 0), int(d or 0)) for v, fp, d in rows])
+    if kind == "jury":
+        rows = conn.execute(text(
+            "SELECT details FROM results WHERE run_id = :r AND details IS NOT NULL ORDER BY sample_idx"),
+            {"r": run_id}).scalars().all()
+        panels = [json.loads(d).get("jury") for d in rows]
+        return {"jury": jury_summary([p for p in panels if isinstance(p, dict)])}
+    return {}
+
+
+def pairwise_summary(rows: list[tuple[str, int, int]]) -> dict[str, Any]:
+    """(sample verdict, picks of the first-shown answer, decisive order verdicts) per sample."""
+    n = len(rows)
+    counts = {key: 0 for key in _VERDICT_KEY.values()}
+    for verdict, _, _ in rows:
+        counts[_VERDICT_KEY.get(verdict, "inconsistent")] += 1
+    shares = {key: stats.proportion(count, n) for key, count in counts.items()}
+    shares["position_consistency"] = stats.proportion(n - counts["inconsistent"], n)
+    shares["first_position_rate"] = first_position_rate(rows)
+    return {
+        "pairwise": {key: shares[key].value for key in PAIRWISE_KEYS},
+        "pairwise_ci": {key: shares[key].ci_list() for key in PAIRWISE_KEYS},
+        "pairwise_n": n,
+        "pairwise_undefined": {key: s.reason for key, s in shares.items() if s.value is None},
+    }
+
+
+def first_position_rate(rows: list[tuple[str, int, int]]) -> stats.Stat:
+    """Share of decisive order verdicts that picked the answer shown first; the interval resamples
+    samples (a sample's two orders are not independent)."""
+    def rate(picked: list[Any]) -> stats.Stat:
+        decisive = sum(d for _, _, d in picked)
+        if not decisive:
+            return stats.Stat(None, "no order verdict picked an answer (every one was a tie)")
+        return stats.Stat(sum(fp for _, fp, _ in picked) / decisive)
+
+    return stats._rows_bootstrap(rate, rows, rate(rows))
+
+
+def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
+    """Inter-judge agreement (Fleiss κ on verdicts, Krippendorff α on scores) and each juror's
+    answers, failures and tokens."""
+    names: list[str] = []
+    for panel in panels:
+        for juror in panel.get("jurors", []):
+            if juror["name"] not in names:
+                names.append(juror["name"])
+    per: dict[str, dict[str, Any]] = {n: {"answered": 0, "failed": 0, "abstained": 0, "prompt_tokens": 0,
+                                          "completion_tokens": 0, "passed": 0, "model": None, "endpoint": None}
+                                      for n in names}
+    verdict_rows: list[list[str]] = []
+    score_units: list[list[float | None]] = []
+    ties = 0
+    for panel in panels:
+        by_name = {j["name"]: j for j in panel.get("jurors", [])}
+        ties += bool(panel.get("tie"))
+        for name, juror in by_name.items():
+            entry = per[name]
+            entry["prompt_tokens"] += int(juror.get("prompt_tokens") or 0)
+            entry["completion_tokens"] += int(juror.get("completion_tokens") or 0)
+            entry["model"] = entry["model"] or juror.get("model")
+            entry["endpoint"] = entry["endpoint"] or juror.get("endpoint")
+            if juror.get("status") == "ok":
+                entry["answered"] += 1
+                entry["passed"] += juror.get("verdict") in ("PASS", "MET", "C")
+            elif juror.get("status") == "skipped":
+                entry["abstained"] += 1
+            else:
+                entry["failed"] += 1
+        verdicts = [by_name.get(n, {}).get("verdict") for n in names]
+        if all(v is not None for v in verdicts):
+            verdict_rows.append(verdicts)
+        score_units.append([by_name.get(n, {}).get("score") if by_name.get(n, {}).get("status") == "ok" else None
+                            for n in names])
+    kappa = stats.fleiss_kappa_interval(verdict_rows)
+    alpha = stats.krippendorff_alpha_with_interval(score_units)
+    return {
+        "jurors": names,
+        "samples": len(panels),
+        "ties": ties,
+        "fleiss_kappa": kappa.value, "fleiss_kappa_ci": kappa.ci_list(), "fleiss_kappa_n": len(verdict_rows),
+        "krippendorff_alpha": alpha.value, "krippendorff_alpha_ci": alpha.ci_list(),
+        "undefined": {k: s.reason for k, s in (("fleiss_kappa", kappa), ("krippendorff_alpha", alpha))
+                      if s.value is None},
+        "per_juror": per,
+    }

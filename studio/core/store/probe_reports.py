@@ -1,0 +1,51 @@
+"""Stored bias-probe reports: what `grader-studio probe` measured, for the judge's report card.
+
+Why stored: a probe makes several judge calls per sample; the window shows the newest report of
+a judge without paying for them again, whichever face (CLI or window) ran it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, insert, select
+
+from .database import utcnow
+from .tables import probe_reports
+
+
+class ProbeRecord(BaseModel):
+    id: int
+    grader_key: str
+    grader_version: int
+    dataset: str
+    endpoint: str | None
+    report: dict[str, Any]
+    created_at: datetime
+
+
+class ProbeReportRepository:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def save(self, grader_key: str, grader_version: int, dataset: str, endpoint: str | None,
+             report: dict[str, Any]) -> int:
+        with self._engine.begin() as conn:
+            result = conn.execute(insert(probe_reports).values(
+                grader_key=grader_key, grader_version=grader_version, dataset=dataset, endpoint=endpoint,
+                report=json.dumps(report, ensure_ascii=False), created_at=utcnow()))
+        return int(result.inserted_primary_key[0])
+
+    def latest(self, grader_key: str) -> ProbeRecord | None:
+        """The newest report of a judge (any dataset), or None when it was never probed."""
+        with self._engine.connect() as conn:
+            row = conn.execute(select(probe_reports).where(probe_reports.c.grader_key == grader_key)
+                               .order_by(probe_reports.c.id.desc()).limit(1)).first()
+        if row is None:
+            return None
+        data = row._asdict()
+        data["report"] = json.loads(data["report"])
+        return ProbeRecord(**data)
