@@ -33,6 +33,7 @@ from ._fields import (
     slug,
     unexported,
 )
+from ._jury import jury_refusal, pairwise_refusal
 
 LABEL = "Adaptive"
 
@@ -79,6 +80,8 @@ REFUSALS = {
     "bash": "Adaptive graders cannot run shell commands",
     "builtin": "Adaptive has no built-in comparisons; convert the grader to a function grader",
     "composite": "an Adaptive grader holds one scoring rule; combine graders in a recipe instead",
+    "jury": jury_refusal(LABEL),
+    "pairwise_judge": pairwise_refusal(LABEL),
 }
 
 

@@ -14,11 +14,13 @@ from studio.core.models import (
     CriteriaJudge,
     FunctionGrader,
     GraderDefinition,
+    JuryGrader,
 )
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, Platform, PlatformError, Support
 from ._fields import docstring, inspect_options, judge_model, unexported
+from ._jury import hud_composite
 from .openai import plain_extractor
 
 LABEL = "HUD"
@@ -68,6 +70,9 @@ class HudPlatform(Platform):
     label = LABEL
 
     def can_export(self, grader: GraderDefinition) -> Support:
+        if isinstance(grader, JuryGrader):  # a jury is HUD's combine of its jurors
+            composite = hud_composite(grader)
+            return Support.no(composite) if isinstance(composite, str) else self.can_export(composite)
         if not plain_extractor(grader):
             return Support.no("HUD graders receive the answer text; they have no extractors")
         if isinstance(grader, BuiltinGrader):
@@ -149,6 +154,13 @@ class HudPlatform(Platform):
         raise PlatformError(f"{LABEL} cannot express {grader.kind}")  # pragma: no cover
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
+        if isinstance(grader, JuryGrader):
+            composite = hud_composite(grader)
+            assert not isinstance(composite, str)  # can_export refused it otherwise
+            result = self._export(composite)
+            result.notes.append(f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors; "
+                                "they run concurrently there too")
+            return result
         warnings: list[str] = []
         module_name = grader.key.replace("-", "_").replace(".", "_")
         if isinstance(grader, FunctionGrader):

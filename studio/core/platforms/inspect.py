@@ -14,12 +14,19 @@ import ast
 import re
 from pathlib import Path
 
-from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition, LetterJudge
+from studio.core.models import (
+    BuiltinGrader,
+    FunctionGrader,
+    GraderDefinition,
+    JuryGrader,
+    LetterJudge,
+)
 from studio.core.sandbox.launch import GUEST_DIR
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import docstring, inspect_options, read_text, slug, unexported
+from ._jury import INSPECT_REDUCERS, inspect_problem
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -293,6 +300,9 @@ class InspectPlatform(Platform):
             "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
     def can_export(self, grader: GraderDefinition) -> Support:
+        if isinstance(grader, JuryGrader):  # a multi_scorer of Inspect's own model-graded scorers
+            problem = inspect_problem(grader)
+            return Support.no(problem) if problem else Support.yes()
         if not plain_extractor(grader):
             return Support.no("Inspect scorers read the model output; the studio extractor is not exported")
         if native_call(grader) is not None:
@@ -323,6 +333,8 @@ class InspectPlatform(Platform):
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
+        if isinstance(grader, JuryGrader):
+            return self._jury(grader, fn)
         call = native_call(grader)
         if call is not None:
             return self._native(grader, fn, call)
@@ -360,6 +372,35 @@ class InspectPlatform(Platform):
             "@task\n"
             f"def {fn}_task() -> Task:\n"
             '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
+            f"    return Task(dataset=[], scorer={fn}())\n"
+        )
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+
+    def _jury(self, jury: JuryGrader, fn: str) -> ExportResult:
+        """A task whose scorer is ``multi_scorer`` over the jurors' own Inspect scorers."""
+        calls = [native_call(j.grader) for j in jury.jurors]
+        names = sorted({c.split("(", 1)[0] for c in calls if c})
+        reducer = INSPECT_REDUCERS[jury.aggregation]
+        warnings = [f"{jury.key}: the jurors' endpoints and models are not written: Inspect grades each with the "
+                    "model bound to the 'grader' role, else the evaluated model; pass model= to each scorer "
+                    "to give every juror its own"]
+        if jury.aggregation == "majority":
+            warnings.append(f"{jury.key}: Inspect's mode reducer breaks an even split by the grade it met first, "
+                            "where the studio scores a tie 0.5")
+        if jury.quorum is not None:
+            warnings.append(f"{jury.key}: quorum {jury.quorum} is not written: multi_scorer reduces whatever answered")
+        jurors = "\n        ".join(f"{c},  # {name}" for c, name in zip(calls, jury.juror_names(), strict=True))
+        module = (
+            f"{docstring(f'{jury.name or jury.key}: Inspect AI jury exported by Grader Studio (grader {jury.key!r}).')}\n\n"
+            "from __future__ import annotations\n\n"
+            "from inspect_ai import Task, task\n"
+            f"from inspect_ai.scorer import Scorer, multi_scorer, {', '.join(names)}\n\n\n"
+            f"def {fn}() -> Scorer:\n"
+            f'    """The jurors run concurrently; the {reducer} reducer aggregates their grades."""\n'
+            f"    return multi_scorer([\n        {jurors}\n    ], {reducer!r})\n\n\n"
+            "@task\n"
+            f"def {fn}_task() -> Task:\n"
+            '    """Add a dataset and a solver; the scorer is the exported jury."""\n'
             f"    return Task(dataset=[], scorer={fn}())\n"
         )
         return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
