@@ -64,13 +64,14 @@ class ProbeError(StudioError):
     """A probe that cannot run as asked (not a judge, a pairwise probe on a single judge ...)."""
 
 
-def padded(text: str, reference: str | None) -> str:
-    """``text`` with the first padding paragraph that does not contain the reference."""
+def padded(text: str, reference: str | None) -> str | None:
+    """``text`` with the first padding paragraph that does not contain the reference (as whole
+    words), or None when every paragraph does (the sample is then left out of the probe)."""
     ref = normalize(reference or "")
     for paragraph in PADDING:
-        if not ref or ref not in normalize(paragraph):
+        if not ref or f" {ref} " not in f" {normalize(paragraph)} ":
             return f"{text}\n\n{paragraph}"
-    raise ProbeError("every padding paragraph contains this sample's reference answer")
+    return None
 
 
 def reference_of(sample: Sample) -> str | None:
@@ -90,16 +91,21 @@ def with_reference(sample: Sample, reference: str) -> Sample:
                                      "metadata": metadata, "fields": fields})
 
 
-def with_padding(grader: GraderDefinition, sample: Sample) -> Sample:
-    """The completion under judgement padded (answer A for a pairwise judge)."""
+def with_padding(grader: GraderDefinition, sample: Sample) -> Sample | None:
+    """The completion under judgement padded (answer A for a pairwise judge); None when no
+    padding paragraph is free of the sample's reference."""
     reference = reference_of(sample)
     if isinstance(grader, PairwiseJudge) and grader.answer_a != "completion":
         source = grader.answer_a
         metadata, fields = dict(sample.metadata), dict(sample.fields)
         place = metadata if source in metadata else fields
-        place[source] = padded(str(place.get(source) or ""), reference)
+        text = padded(str(place.get(source) or ""), reference)
+        if text is None:
+            return None
+        place[source] = text
         return sample.model_copy(update={"metadata": metadata, "fields": fields})
-    return sample.model_copy(update={"completion": padded(sample.completion or "", reference)})
+    text = padded(sample.completion or "", reference)
+    return None if text is None else sample.model_copy(update={"completion": text})
 
 
 def swapped_references(samples: Sequence[Sample]) -> list[tuple[int, Sample]]:
@@ -285,8 +291,9 @@ async def _probe(runner: ProbeRunner, grader: GraderDefinition, samples: list[Sa
     base = await runner.grade("original", samples)
     for name in names:
         if name == "verbosity":
-            after = await runner.grade("verbosity", [with_padding(grader, s) for s in samples])
-            report[name] = shift_probe(base, after, threshold, "up")
+            pads = [(i, p) for i, s in enumerate(samples) if (p := with_padding(grader, s)) is not None]
+            after = await runner.grade("verbosity", [p for _, p in pads])
+            report[name] = shift_probe([base[i] for i, _ in pads], after, threshold, "up")
         elif name == "reference":
             swapped = swapped_references(samples)
             if not swapped:

@@ -100,6 +100,10 @@ class GraderPage(QtWidgets.QWidget):
         self.bottom.setDocumentMode(True)
         self.bottom.addTab(self.checks, "Checks")
         self.bottom.addTab(self.try_panel, "Try")
+        from ..judges.report_card import ReportCard
+
+        self.report_card = ReportCard(ctx)  # a judge's bias probes (grader-studio probe)
+        self.bottom.addTab(self.report_card, "Report card")
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.body_holder)
         self.splitter.addWidget(self.bottom)
@@ -150,6 +154,7 @@ class GraderPage(QtWidgets.QWidget):
             preview.picker.prefer(record.definition.tags)
         self.checks.set_error("Not validated yet. Press Validate (Ctrl+Enter).")
         self.try_panel.set_error("Pick a sample and press Try.")
+        self.report_card.set_grader(record.key, record.definition)
         self._set_dirty(False)
         self._apply_record()
 

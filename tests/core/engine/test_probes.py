@@ -59,7 +59,9 @@ def test_padding_adds_no_facts_and_is_long_enough() -> None:
         assert len(paragraph.split()) >= LONG_WORDS
         for _, capital in CAPITALS:
             assert normalize(capital) not in normalize(paragraph)
-    assert padded("x", "Paris").startswith("x\n\n")
+    assert (padded("x", "Paris") or "").startswith("x\n\n")
+    assert padded("x", "standard textbook") is not None  # the other paragraph is used
+    assert padded("x", "question") is None  # every paragraph says it: the sample is left out
 
 
 def test_unbiased_judge_flags_nothing(probed: Library) -> None:

@@ -1,0 +1,204 @@
+"""A judge's report card: its newest bias-probe report, and a button to probe it again.
+
+The numbers are the ones ``grader-studio probe`` prints (``studio.core.engine.probes``), read from
+the stored reports, so a probe run from the command line shows here too. Probing makes several
+judge calls per sample: it runs on the task pool, never on the GUI thread, and can be cancelled.
+Every cell is plain text.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from studio.core.models import GraderDefinition, JudgeBase, JuryGrader
+
+from ..context import AppContext
+from ..qt import Qt, QtWidgets
+
+COLUMNS = ("Probe", "n", "Measure", "95% interval", "Verdicts flipped", "Result")
+EXPLAIN = {
+    "verbosity": "score shift when a neutral paragraph pads the answer",
+    "reference": "score shift when the reference is another sample's",
+    "position": "agreement under the swap; share picking the first-shown answer",
+    "repeat": "Fleiss' kappa over repeated calls; score sd",
+}
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _interval(ci: Any) -> str:
+    return "" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
+
+
+def probe_rows(report: dict[str, Any]) -> list[list[str]]:
+    """The table's rows for one report (plain strings, one row per probe)."""
+    rows = []
+    for name, probe in report.get("probes", {}).items():
+        if name == "errors" or not isinstance(probe, dict):
+            continue
+        if name == "position":
+            measure = (f"consistency {_num(probe.get('position_consistency'))}, "
+                       f"first position {_num(probe.get('first_position_rate'))}")
+            interval = _interval(probe.get("first_position_rate_ci"))
+        elif name == "repeat":
+            measure = f"kappa {_num(probe.get('kappa'))}, sd {_num(probe.get('sd'))}"
+            interval = _interval(probe.get("kappa_ci"))
+        else:
+            measure = f"shift {_num(probe.get('mean_shift'), signed=True)}"
+            interval = _interval(probe.get("ci"))
+        flips = probe.get("flip_rate")
+        result = {True: "Flagged", False: "No bias found", None: "No verdict"}[probe.get("flag")]
+        rows.append([name, str(probe.get("n", 0)), measure, interval,
+                     "n/a" if flips is None else f"{flips:.0%}", result])
+    return rows
+
+
+class ReportCard(QtWidgets.QWidget):
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.key: str | None = None
+        self.cancel: threading.Event | None = None
+        self._ticket = 0
+        self.dataset = QtWidgets.QComboBox()
+        self.dataset.setMinimumContentsLength(14)
+        self.limit = QtWidgets.QSpinBox(minimum=2, maximum=100_000, value=50)
+        self.limit.setToolTip("probe only the first N samples (each probe makes several calls per sample)")
+        self.run_button = QtWidgets.QPushButton("Run probes")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.status = QtWidgets.QLabel()
+        self.status.setObjectName("hint")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.status.setWordWrap(True)
+        self.table = QtWidgets.QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        top = QtWidgets.QHBoxLayout()
+        top.addWidget(QtWidgets.QLabel("Dataset"))
+        top.addWidget(self.dataset)
+        top.addWidget(QtWidgets.QLabel("Samples"))
+        top.addWidget(self.limit)
+        top.addWidget(self.run_button)
+        top.addWidget(self.cancel_button)
+        top.addStretch(1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addLayout(top)
+        layout.addWidget(self.status)
+        layout.addWidget(self.table, 1)
+        self.run_button.clicked.connect(self.run_probes)
+        self.cancel_button.clicked.connect(self._cancel)
+        ctx.datasets_changed.connect(self._load_datasets)
+        self._load_datasets()
+
+    def _load_datasets(self) -> None:
+        current = self.dataset.currentText()
+        self.dataset.clear()
+        self.dataset.addItems([d.name for d in self.ctx.library.datasets.list()])
+        if current:
+            self.dataset.setCurrentText(current)
+
+    def set_grader(self, key: str, definition: GraderDefinition) -> None:
+        """Show the newest report of this grader (loaded off the GUI thread)."""
+        self.key = key
+        self._ticket += 1
+        ticket = self._ticket
+        judge = isinstance(definition, (JudgeBase, JuryGrader))
+        self.run_button.setEnabled(judge and self.cancel is None)
+        self.table.setRowCount(0)
+        if not judge:
+            self.status.setText("Bias probes measure LLM judges and juries; this grader is neither.")
+            return
+        self.status.setText("Loading the last report…")
+        if any(tag in definition.tags for tag in ("pairwise",)) or definition.kind == "pairwise_judge":
+            self._prefer("pairs")
+        engine = self.ctx.library.engine
+
+        def load() -> Any:
+            from studio.core.store.probe_reports import ProbeReportRepository
+
+            return ProbeReportRepository(engine).latest(key)
+
+        self.ctx.tasks.run(load, lambda record: ticket == self._ticket and self._show_record(record),
+                           lambda exc: ticket == self._ticket and self.status.setText(f"Could not read the reports: {exc}"))
+
+    def _prefer(self, word: str) -> None:
+        for i in range(self.dataset.count()):
+            if word in self.dataset.itemText(i):
+                self.dataset.setCurrentIndex(i)
+                return
+
+    def _show_record(self, record: Any) -> None:
+        if record is None:
+            self.status.setText("Never probed. Pick a dataset and press Run probes "
+                                "(or run `grader-studio probe` on the command line).")
+            return
+        self.dataset.setCurrentText(record.dataset)
+        when = record.created_at.strftime("%Y-%m-%d %H:%M")
+        self.show_report(record.report, f"Probed on {record.dataset} ({record.report.get('samples')} samples) "
+                                        f"at {when} UTC, version {record.grader_version}"
+                                        + (f", endpoint {record.endpoint}" if record.endpoint else ""))
+
+    def show_report(self, report: dict[str, Any], heading: str) -> None:
+        rows = probe_rows(report)
+        reasons = [str(p.get("reason") or "") for n, p in report.get("probes", {}).items()
+                   if n != "errors" and isinstance(p, dict)]
+        flagged = [r[0] for r in rows if r[5].startswith("Flagged")]
+        verdict = ("Biased: " + ", ".join(flagged)) if flagged else "No probe found a bias"
+        self.status.setText(f"{heading}. {verdict}.")
+        self.table.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                item = QtWidgets.QTableWidgetItem(text)
+                if c == 0:
+                    item.setToolTip(EXPLAIN.get(text, ""))
+                if c == len(row) - 1 and reasons[r]:
+                    item.setToolTip(reasons[r])
+                self.table.setItem(r, c, item)
+        self.table.resizeColumnsToContents()
+        self.table.horizontalHeader().setStretchLastSection(True)
+
+    def run_probes(self) -> None:
+        if self.key is None or not self.dataset.currentText():
+            return
+        key, dataset, limit = self.key, self.dataset.currentText(), self.limit.value()
+        library = self.ctx.library
+        cancel = self.cancel = threading.Event()
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.status.setText(f"Probing {key} on {dataset}…")
+        ticket = self._ticket
+
+        def work() -> Any:
+            from studio.core.engine.probes import probe_judge
+
+            return probe_judge(library, key, dataset, limit=limit, cancel=cancel)
+
+        def done(report: Any) -> None:
+            self._finished()
+            if ticket == self._ticket:
+                self.show_report(report, f"Probed on {dataset} ({report['samples']} samples) just now")
+
+        def failed(exc: BaseException) -> None:
+            self._finished()
+            if ticket == self._ticket:
+                self.status.setText(f"The probes stopped: {exc}")
+
+        self.ctx.tasks.run(work, done, failed)
+
+    def _cancel(self) -> None:
+        if self.cancel is not None:
+            self.cancel.set()
+
+    def _finished(self) -> None:
+        self.cancel = None
+        self.cancel_button.setEnabled(False)
+        self.run_button.setEnabled(self.key is not None)
