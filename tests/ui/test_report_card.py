@@ -1,0 +1,74 @@
+"""The judge's report card: the stored probe report shows on the judge's page, and Run probes
+measures the judge off the GUI thread (a first-answer-biased scripted judge, over real HTTP)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from judge_helpers import add_endpoint
+
+from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.engine.probes import probe_judge
+from studio.core.models import Sample, Turn, parse_grader
+from studio.ui.judges.report_card import probe_rows
+
+
+@pytest.fixture
+def biased() -> Iterator[FakeJudgeServer]:
+    server = FakeJudgeServer(bias="first").start()
+    yield server
+    server.stop()
+
+
+def _library(ctx: Any, server: FakeJudgeServer) -> None:
+    add_endpoint(ctx.library, server, name="first")
+    samples = [Sample(id=f"p{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
+                      completion=str(2 * i), expected=str(2 * i),
+                      metadata={"completion_a": str(2 * i), "completion_b": "no idea"}) for i in range(6)]
+    ctx.library.datasets.create("pairs", samples)
+    ctx.library.graders.create(parse_grader({"kind": "pairwise_judge", "key": "better", "endpoint": "first"}))
+    ctx.library.graders.create(parse_grader({"kind": "builtin", "key": "exact", "function": "exact_match"}))
+    ctx.datasets_changed.emit()
+    ctx.graders_changed.emit()
+
+
+def test_report_card_shows_the_stored_report_and_runs_probes(qtbot: Any, window: Any, ctx: Any,
+                                                             biased: FakeJudgeServer) -> None:
+    _library(ctx, biased)
+    probe_judge(ctx.library, "better", "pairs", ["position"])  # as `grader-studio probe` would
+    window.open_grader("better")
+    card = window.page.report_card
+    qtbot.waitUntil(lambda: card.table.rowCount() == 1, timeout=5000)
+    cells = [card.table.item(0, c).text() for c in range(card.table.columnCount())]
+    assert cells[0] == "position" and cells[1] == "6" and cells[-1] == "Flagged"
+    assert "consistency 0.000" in cells[2] and "first position 1.000" in cells[2]
+    assert "Biased: position" in card.status.text()
+
+    card.dataset.setCurrentText("pairs")
+    card.limit.setValue(4)
+    card.run_button.click()
+    assert not card.run_button.isEnabled()  # the probe runs on the pool; the window stays live
+    qtbot.waitUntil(lambda: card.run_button.isEnabled(), timeout=20000)
+    names = [card.table.item(r, 0).text() for r in range(card.table.rowCount())]
+    assert names == ["verbosity", "reference", "position", "repeat"]
+    assert card.table.item(2, 1).text() == "4" and "just now" in card.status.text()
+
+
+def test_report_card_explains_a_grader_that_is_no_judge(qtbot: Any, window: Any, ctx: Any,
+                                                        biased: FakeJudgeServer) -> None:
+    _library(ctx, biased)
+    window.open_grader("exact")
+    card = window.page.report_card
+    assert not card.run_button.isEnabled()
+    assert "LLM judges" in card.status.text() and card.table.rowCount() == 0
+
+
+def test_rows_are_plain_text_and_na_is_not_zero() -> None:
+    rows = probe_rows({"probes": {"repeat": {"n": 3, "kappa": None, "sd": 0.0, "flip_rate": 0.0, "flag": False},
+                                  "verbosity": {"n": 0, "mean_shift": None, "ci": None, "flip_rate": None,
+                                                "flag": None, "reason": "no sample"}}})
+    assert rows[0][2] == "kappa n/a, sd 0.000" and rows[0][5] == "No bias found"
+    assert rows[1][2] == "shift n/a" and rows[1][4] == "n/a" and rows[1][5] == "No verdict"
+    assert all(isinstance(cell, str) for row in rows for cell in row)
