@@ -22,7 +22,7 @@ from studio.core.models import GRADER_KINDS, dump_grader, parse_grader
 
 DEMO = Path(__file__).resolve().parents[3] / "resources" / "demo"
 GRADER_FILES = sorted((DEMO / "graders").glob("*.grader.yaml"))
-DATASETS = ("qa.jsonl", "rag.jsonl", "json_outputs.jsonl")
+DATASETS = ("qa.jsonl", "rag.jsonl", "json_outputs.jsonl", "qa_pairs.jsonl")
 ROLES = {"system", "user", "document", "assistant", "tool"}
 MAX_FILE_BYTES = 200 * 1024
 
