@@ -45,8 +45,10 @@ def inspect_problem(jury: JuryGrader) -> str | None:
 
 
 def jury_refusal(label: str) -> str:
+    # no "export it to": whether HUD or Inspect can hold a jury depends on its jurors and aggregation
     return (f"{label} holds one judge per grader; a jury (several judges and an aggregation) has no {label} "
-            "form: export it to HUD (combine) or Inspect AI (multi_scorer), or export its jurors one by one")
+            "form. HUD's combine holds a jury of criteria judges and Inspect AI's multi_scorer one of "
+            "letter judges; otherwise export its jurors one by one")
 
 
 def pairwise_refusal(label: str) -> str:

@@ -158,8 +158,8 @@ class HudPlatform(Platform):
             composite = hud_composite(grader)
             assert not isinstance(composite, str)  # can_export refused it otherwise
             result = self._export(composite)
-            result.notes.append(f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors; "
-                                "they run concurrently there too")
+            result.notes.append(f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors "
+                                f"({'combine_all: the lowest' if grader.aggregation == 'min' else 'weighted'})")
             return result
         warnings: list[str] = []
         module_name = grader.key.replace("-", "_").replace(".", "_")

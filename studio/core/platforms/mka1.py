@@ -11,11 +11,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.core.models import FunctionGrader, GraderDefinition, Metric
+from studio.core.models import FunctionGrader, GraderDefinition, JuryGrader, Metric
 
 from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import dump_json, peek_json, read_json, slug, unexported
+from ._jury import jury_refusal
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
@@ -38,6 +39,8 @@ class Mka1Platform(Platform):
     imports = True
 
     def can_export(self, grader: GraderDefinition) -> Support:
+        if isinstance(grader, JuryGrader):
+            return Support.no(jury_refusal(LABEL))
         if not isinstance(grader, FunctionGrader):
             return Support.no(
                 "MKA1 graders are Python only; a judge must be rewritten as a model_backed grader "
