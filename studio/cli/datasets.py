@@ -93,3 +93,7 @@ def register(sub: Any) -> None:
     p = dsub.add_parser("delete", help="delete a dataset")
     p.add_argument("name")
     p.set_defaults(func=cmd_delete)
+
+    from .pairing import register_pair
+
+    register_pair(dsub)

@@ -42,3 +42,24 @@ def test_probe_refusals_are_one_sentence(cli) -> None:  # type: ignore[no-untype
     assert done.returncode == 1 and "pairwise judge" in done.stderr and "Traceback" not in done.stderr
     done = cli("probe", "qa-exact-builtin", "qa")
     assert done.returncode == 1 and "LLM judges" in done.stderr
+
+
+def test_datasets_pair_and_fake_judge_bias_flag(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from studio.cli import build_parser
+
+    for name, answer in (("a", "Paris"), ("b", "Lyon")):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps({"id": "1", "messages": [{"role": "user", "content": "Capital of France?"}],
+                                    "completion": answer, "metadata": {"expected": "Paris"}}) + "\n")
+        assert cli("datasets", "import", str(path), "--name", f"model-{name}").returncode == 0
+    done = cli("datasets", "pair", "model-a", "model-b", "--name", "pairs", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["paired"] == 1
+    done = cli("datasets", "show", "pairs", "--json")
+    row = json.loads(done.stdout)
+    sample = row[0] if isinstance(row, list) else row["samples"][0]
+    assert sample["metadata"]["completion_a"] == "Paris" and sample["metadata"]["completion_b"] == "Lyon"
+    done = cli("datasets", "pair", "model-a", "model-a", "--name", "same")
+    assert done.returncode == 1 and "itself" in done.stderr
+    args = build_parser(["fake-judge", "--bias", "length"]).parse_args(["fake-judge", "--bias", "length"])
+    assert args.bias == "length"

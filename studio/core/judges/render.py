@@ -14,7 +14,7 @@ from studio.core.judges.http.chat import ChatMessage, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.variables import extracted_completion
-from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, Sample
+from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, JuryGrader, Sample
 
 
 class RenderedCall(BaseModel):
@@ -68,6 +68,12 @@ def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
         )
     if isinstance(grader, CompositeGrader):
         return _render_composite(grader, sample)
+    if isinstance(grader, JuryGrader):  # every juror's calls, labelled with the juror
+        calls = [call.model_copy(update={"label": f"{name}: {call.label}"})
+                 for name, juror in zip(grader.juror_names(), grader.jurors, strict=True)
+                 for call in render_prompt(juror.grader, sample).calls]
+        return RenderedPrompt(kind=grader.kind, calls=calls,
+                              notes=[f"the jurors are asked concurrently; {grader.aggregation} decides"])
     module = prompt_judges().get(kind)
     if module is None:
         raise JudgeError(f"a {kind or type(grader).__name__} grader has no judge prompt to render")

@@ -114,3 +114,11 @@ def test_a_failing_juror_is_marked_and_the_quorum_decides(jury_library: Library)
     results = jury_library.runs.results(info.id)
     assert {r["status"] for r in results} == {"error"}
     assert "fewer than the quorum of 3" in results[0]["error"]
+
+
+def test_render_shows_every_jurors_prompt() -> None:
+    from studio.core.judges.render import render_prompt
+
+    rendered = render_prompt(jury(), qa("s0", "question-0: what is 0 + 0?", "0", "0"))  # type: ignore[arg-type]
+    assert [c.label for c in rendered.calls] == ["alpha: verdict", "beta: verdict", "gamma: verdict"]
+    assert all("question-0" in c.messages[-1].content for c in rendered.calls)
