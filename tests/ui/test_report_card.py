@@ -72,3 +72,19 @@ def test_rows_are_plain_text_and_na_is_not_zero() -> None:
     assert rows[0][2] == "kappa n/a, sd 0.000" and rows[0][5] == "No bias found"
     assert rows[1][2] == "shift n/a" and rows[1][4] == "n/a" and rows[1][5] == "No verdict"
     assert all(isinstance(cell, str) for row in rows for cell in row)
+
+
+def test_results_summary_shows_pairwise_and_jury_numbers() -> None:
+    from types import SimpleNamespace
+
+    from studio.core.store.results_query import RunSummary
+    from studio.ui.results.summary import aggregates_html
+
+    run = SimpleNamespace(id=1, grader_key="pair", grader_version=1, dataset="d", status="completed", done=4,
+                          total=4, counts={"ok": 4})
+    agg = {"pass_threshold": 0.5, "pairwise": {"win_a": 0.5, "win_b": 0.25, "tie": 0.0, "inconsistent": 0.25,
+                                               "position_consistency": 0.75, "first_position_rate": None},
+           "jury": {"fleiss_kappa": 0.4, "krippendorff_alpha": None, "ties": 1}}
+    text = aggregates_html(RunSummary(run, 1, agg, [], 0.0, 1.0, 0.0))
+    assert "position consistency <b>75.0%</b>" in text and "first position rate <b>—</b>" in text
+    assert "Fleiss κ <b>0.400</b>" in text and "Krippendorff α <b>—</b>" in text

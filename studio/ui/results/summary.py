@@ -46,6 +46,13 @@ def aggregates_html(summary: RunSummary) -> str:
     lines = [title, headline + (" &nbsp; " + chips if chips else "")]
     if metric_line:
         lines.append(metric_line)
+    pairwise, jury = agg.get("pairwise"), agg.get("jury")
+    if pairwise:  # a pairwise judge: both orders were asked for every sample
+        lines.append(" &nbsp; ".join(f"{key.replace('_', ' ')} <b>{'—' if v is None else f'{v:.1%}'}</b>"
+                                     for key, v in pairwise.items()))
+    if jury:
+        lines.append(f"jurors' Fleiss κ <b>{_fmt(jury.get('fleiss_kappa'))}</b> &nbsp; Krippendorff α "
+                     f"<b>{_fmt(jury.get('krippendorff_alpha'))}</b> &nbsp; ties {int(jury.get('ties') or 0)}")
     if extra:
         lines.append(f"<span style='color:#8a8f98'>{' · '.join(extra)}</span>")
     return "<br>".join(lines)
