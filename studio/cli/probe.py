@@ -26,9 +26,6 @@ def print_report(report: dict[str, Any]) -> None:
     print(f"{report['grader']} v{report['grader_version']} on {report['dataset']} "
           f"({report['samples']} samples)")
     for name, probe in report["probes"].items():
-        if name == "errors":
-            print(f"  samples that errored on the original texts: {probe.get('original', 0)}")
-            continue
         flag = {True: "FLAGGED", False: "ok", None: "no verdict"}[probe.get("flag")]
         if name == "position":
             line = (f"position consistency {_fmt(probe['position_consistency'], probe['position_consistency_ci'], True)}"
@@ -42,6 +39,8 @@ def print_report(report: dict[str, Any]) -> None:
                     f"verdict flips {_fmt(probe.get('flip_rate'), None, True)}")
         reason = f" ({probe['reason']})" if probe.get("reason") else ""
         print(f"  {name:<10} n={probe['n']:<5} {line}  {flag}{reason}")
+    for stage, count in (report.get("errors") or {}).items():
+        print(f"  {count} sample(s) errored ({stage}) and were left out there")
 
 
 def cmd_probe(args: argparse.Namespace, app: CliApp) -> int:

@@ -222,6 +222,8 @@ class ProbeRunner:
         self.endpoint = endpoint
         self.cancel = cancel
         self.on_progress = on_progress
+        #: stage -> samples that errored there
+        self.errors: dict[str, int] = {}
 
     async def grade(self, stage: str, samples: Sequence[Sample], *, use_cache: bool = True) -> list[Outcome]:
         ctx = GradingContext(library=self.library, endpoint=self.endpoint, use_cache=use_cache, cancel=self.cancel)
@@ -238,6 +240,9 @@ class ProbeRunner:
         finally:
             await scorer.aclose()
             ctx.close()
+        failed = sum(o.status in ("error", "invalid") for o in out)
+        if failed:
+            self.errors[stage] = failed
         return out
 
 
@@ -275,10 +280,13 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
 
     check_run_configuration(library, grader, endpoint)
     runner = ProbeRunner(grader, library, endpoint, cancel or threading.Event(), on_progress)
-    report = asyncio.run(_probe(runner, grader, samples, names, repeats, pass_threshold))
+    errors: dict[str, int] = {}
+    report = asyncio.run(_probe(runner, grader, samples, names, repeats, pass_threshold, errors))
     out = {"grader": grader_key, "grader_version": record.current_version, "kind": grader.kind,
            "dataset": dataset, "samples": len(samples), "endpoint": endpoint,
-           "pass_threshold": pass_threshold, "probes": report}
+           "pass_threshold": pass_threshold, "probes": report,
+           # samples that errored in each arm (left out of that arm's probe)
+           "errors": errors}
     if save:
         out["id"] = ProbeReportRepository(library.engine).save(
             grader_key, record.current_version, dataset, endpoint, out)
@@ -286,8 +294,9 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
 
 
 async def _probe(runner: ProbeRunner, grader: GraderDefinition, samples: list[Sample], names: list[str],
-                 repeats: int, threshold: float) -> dict[str, Any]:
+                 repeats: int, threshold: float, errors: dict[str, int]) -> dict[str, Any]:
     report: dict[str, Any] = {}
+    runner.errors = errors
     base = await runner.grade("original", samples)
     for name in names:
         if name == "verbosity":
@@ -308,8 +317,4 @@ async def _probe(runner: ProbeRunner, grader: GraderDefinition, samples: list[Sa
             passes = [await runner.grade(f"repeat {r + 1}/{repeats}", samples, use_cache=False)
                       for r in range(repeats)]
             report[name] = repeat_probe(passes, threshold)
-    errors = sum(o.status == "error" for o in base)
-    if errors:
-        report.setdefault("_errors", {})["original"] = errors
-    return {k: v for k, v in report.items() if not k.startswith("_")} | (
-        {"errors": report["_errors"]} if "_errors" in report else {})
+    return report

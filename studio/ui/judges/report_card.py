@@ -39,7 +39,7 @@ def probe_rows(report: dict[str, Any]) -> list[list[str]]:
     """The table's rows for one report (plain strings, one row per probe)."""
     rows = []
     for name, probe in report.get("probes", {}).items():
-        if name == "errors" or not isinstance(probe, dict):
+        if not isinstance(probe, dict):
             continue
         if name == "position":
             measure = (f"consistency {_num(probe.get('position_consistency'))}, "
@@ -149,11 +149,13 @@ class ReportCard(QtWidgets.QWidget):
 
     def show_report(self, report: dict[str, Any], heading: str) -> None:
         rows = probe_rows(report)
-        reasons = [str(p.get("reason") or "") for n, p in report.get("probes", {}).items()
-                   if n != "errors" and isinstance(p, dict)]
+        reasons = [str(p.get("reason") or "") for p in report.get("probes", {}).values() if isinstance(p, dict)]
         flagged = [r[0] for r in rows if r[5].startswith("Flagged")]
         verdict = ("Biased: " + ", ".join(flagged)) if flagged else "No probe found a bias"
-        self.status.setText(f"{heading}. {verdict}.")
+        errors = report.get("errors") or {}
+        left_out = f" Samples that errored were left out ({', '.join(f'{k}: {v}' for k, v in errors.items())})." \
+            if errors else ""
+        self.status.setText(f"{heading}. {verdict}.{left_out}")
         self.table.setRowCount(len(rows))
         for r, row in enumerate(rows):
             for c, text in enumerate(row):

@@ -123,3 +123,16 @@ def test_probes_refuse_what_cannot_apply(probed: Library) -> None:
     probed.graders.create(parse_grader({"kind": "builtin", "key": "exact", "function": "exact_match"}))
     with pytest.raises(ProbeError, match="LLM judges"):
         probe_judge(probed, "exact", "capitals", ["verbosity"])
+
+
+def test_a_sample_that_errors_is_left_out_and_counted(library: Library, fake_judge: FakeJudgeServer) -> None:
+    add_endpoint(library, fake_judge, name="flaky", max_retries=0)
+    samples = [qa(f"s{i}", f"What is the capital of {c}?", f"The capital is {cap}.", cap)
+               for i, (c, cap) in enumerate(CAPITALS[:5])]
+    samples.append(qa("broken", "What is the capital of Oz? [[fault:500]]", "Emerald City", "Emerald City"))
+    library.datasets.create("flaky", samples)
+    library.graders.create(parse_grader({"kind": "binary_judge", "key": "correct", "criteria": "correct"}))
+    report = probe_judge(library, "correct", "flaky", ["verbosity", "repeat"], endpoint="flaky", repeats=2)
+    assert report["probes"]["verbosity"]["n"] == 5 and report["probes"]["repeat"]["n"] == 5
+    assert set(report["probes"]) == {"verbosity", "repeat"}
+    assert report["errors"] == {"original": 1, "verbosity": 1, "repeat 1/2": 1, "repeat 2/2": 1}
