@@ -300,7 +300,7 @@ def proportion(successes: int, n: int) -> Stat:
     return Stat(p, ci=(max(0.0, centre - half), min(1.0, centre + half)), extra={"n": n})
 
 
-def _rows_bootstrap(statistic: Callable[[list[Any]], Stat], rows: Sequence[Any], result: Stat, *,
+def bootstrap_rows(statistic: Callable[[list[Any]], Stat], rows: Sequence[Any], result: Stat, *,
                     seed: int = DEFAULT_SEED, resamples: int = 500) -> Stat:
     """A percentile interval for a statistic of rows (samples), resampling rows."""
     if not result.defined or len(rows) < 2:
@@ -317,11 +317,11 @@ def _rows_bootstrap(statistic: Callable[[list[Any]], Stat], rows: Sequence[Any],
 def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED) -> Stat:
     """Fleiss' κ with a bootstrap interval over samples (rows)."""
     rows = [list(r) for r in ratings]
-    return _rows_bootstrap(fleiss_kappa, rows, fleiss_kappa(rows), seed=seed)
+    return bootstrap_rows(fleiss_kappa, rows, fleiss_kappa(rows), seed=seed)
 
 
 def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *,
                                      seed: int = DEFAULT_SEED) -> Stat:
     """Krippendorff's α (interval) with a bootstrap interval over units."""
     rows = [list(u) for u in units]
-    return _rows_bootstrap(krippendorff_alpha_interval, rows, krippendorff_alpha_interval(rows), seed=seed)
+    return bootstrap_rows(krippendorff_alpha_interval, rows, krippendorff_alpha_interval(rows), seed=seed)

@@ -65,7 +65,7 @@ def first_position_rate(rows: list[tuple[str, int, int]]) -> stats.Stat:
             return stats.Stat(None, "no order verdict picked an answer (every one was a tie)")
         return stats.Stat(sum(fp for _, fp, _ in picked) / decisive)
 
-    return stats._rows_bootstrap(rate, rows, rate(rows))
+    return stats.bootstrap_rows(rate, rows, rate(rows))
 
 
 def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
