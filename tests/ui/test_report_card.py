@@ -88,3 +88,28 @@ def test_results_summary_shows_pairwise_and_jury_numbers() -> None:
     text = aggregates_html(RunSummary(run, 1, agg, [], 0.0, 1.0, 0.0))
     assert "position consistency <b>75.0%</b>" in text and "first position rate <b>—</b>" in text
     assert "Fleiss κ <b>0.400</b>" in text and "Krippendorff α <b>—</b>" in text
+
+
+def test_a_jurys_card_shows_its_jurors_against_the_labels(qtbot: Any, window: Any, ctx: Any,
+                                                         fake_judge: FakeJudgeServer) -> None:
+    from studio.core.engine.runner import run_grader
+    from studio.core.models.labels import LabelInput
+
+    add_endpoint(ctx.library, fake_judge, name="here")
+    samples = [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"What is {i} + {i}?")],
+                      completion=str(2 * i) if i % 2 else "no idea", expected=str(2 * i)) for i in range(1, 7)]
+    ctx.library.datasets.create("sums", samples)
+    ctx.library.labels.put_many("sums", [LabelInput(sample_id=f"s{i}", verdict="PASS" if i % 2 else "FAIL")
+                                         for i in range(1, 7)])
+    ctx.library.graders.create(parse_grader({"kind": "jury", "key": "panel", "jurors": [
+        {"name": n, "grader": {"kind": "binary_judge", "key": n, "endpoint": "here", "criteria": "correct"}}
+        for n in ("one", "two", "three")]}))
+    run_grader(ctx.library, "panel", "sums")
+    ctx.graders_changed.emit()
+    window.open_grader("panel")
+    card = window.page.report_card
+    qtbot.waitUntil(lambda: card.jurors.rowCount() == 3, timeout=5000)
+    row = [card.jurors.item(0, c).text() for c in range(card.jurors.columnCount())]
+    assert row[0] == "one" and row[2] == "6" and row[3] == "0"
+    assert row[5] == "100.0% of 6" and row[6].startswith("1.000")
+    assert "Fleiss kappa 1.000" in card.jury_status.text()

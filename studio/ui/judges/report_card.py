@@ -58,6 +58,25 @@ def probe_rows(report: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+JUROR_COLUMNS = ("Juror", "Model", "Answered", "Failed", "Tokens", "Accuracy vs labels", "Cohen's kappa vs labels")
+
+
+def juror_rows(panel: dict[str, Any], per_juror: dict[str, Any]) -> list[list[str]]:
+    """One row per juror of a jury run (plain strings)."""
+    rows = []
+    for name, juror in (panel.get("per_juror") or {}).items():
+        labels = per_juror.get(name) or {}
+        accuracy = labels.get("accuracy")
+        rows.append([
+            name, str(juror.get("model") or juror.get("endpoint") or ""), str(juror.get("answered", 0)),
+            str(juror.get("failed", 0)), f"{juror.get('prompt_tokens', 0):,} + {juror.get('completion_tokens', 0):,}",
+            "n/a (no labels)" if accuracy is None else f"{accuracy:.1%} of {labels.get('n')}",
+            "n/a" if labels.get("cohen_kappa") is None else
+            f"{labels['cohen_kappa']:.3f} {_interval(labels.get('cohen_kappa_ci'))}".strip(),
+        ])
+    return rows
+
+
 class ReportCard(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -81,6 +100,16 @@ class ReportCard(QtWidgets.QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.jury_status = QtWidgets.QLabel()
+        self.jury_status.setTextFormat(Qt.TextFormat.PlainText)
+        self.jury_status.setWordWrap(True)
+        self.jurors = QtWidgets.QTableWidget(0, len(JUROR_COLUMNS))
+        self.jurors.setHorizontalHeaderLabels(list(JUROR_COLUMNS))
+        self.jurors.verticalHeader().setVisible(False)
+        self.jurors.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.jurors.horizontalHeader().setStretchLastSection(True)
+        for widget in (self.jury_status, self.jurors):
+            widget.setVisible(False)
         top = QtWidgets.QHBoxLayout()
         top.addWidget(QtWidgets.QLabel("Dataset"))
         top.addWidget(self.dataset)
@@ -94,6 +123,8 @@ class ReportCard(QtWidgets.QWidget):
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.jury_status)
+        layout.addWidget(self.jurors, 1)
         self.run_button.clicked.connect(self.run_probes)
         self.cancel_button.clicked.connect(self._cancel)
         ctx.datasets_changed.connect(self._load_datasets)
@@ -114,6 +145,11 @@ class ReportCard(QtWidgets.QWidget):
         judge = isinstance(definition, (JudgeBase, JuryGrader))
         self.run_button.setEnabled(judge and self.cancel is None)
         self.table.setRowCount(0)
+        self.jurors.setRowCount(0)
+        for widget in (self.jury_status, self.jurors):
+            widget.setVisible(isinstance(definition, JuryGrader))
+        if isinstance(definition, JuryGrader):
+            self._load_jury(key, ticket)
         if not judge:
             self.status.setText("Bias probes measure LLM judges and juries; this grader is neither.")
             return
@@ -129,6 +165,44 @@ class ReportCard(QtWidgets.QWidget):
 
         self.ctx.tasks.run(load, lambda record: ticket == self._ticket and self._show_record(record),
                            lambda exc: ticket == self._ticket and self.status.setText(f"Could not read the reports: {exc}"))
+
+    def _load_jury(self, key: str, ticket: int) -> None:
+        """The jurors of this jury's newest finished run: agreement, labels, tokens."""
+        library = self.ctx.library
+        self.jury_status.setText("Loading the jurors of the last run…")
+
+        def load() -> Any:
+            from studio.core.engine.jury import juror_agreement
+
+            for run in library.runs.list(grader_key=key, limit=20):
+                if run.aggregates.get("jury"):
+                    return run, juror_agreement(library, run.id)
+            return None
+
+        def show(found: Any) -> None:
+            if ticket != self._ticket:
+                return
+            if found is None:
+                self.jury_status.setText("Jurors: no run of this jury yet. Run it to see how its jurors agree.")
+                return
+            run, per_juror = found
+            self.show_jury(run.id, run.dataset, run.aggregates["jury"], per_juror)
+
+        self.ctx.tasks.run(load, show, lambda exc: ticket == self._ticket and self.jury_status.setText(
+            f"Could not read the jury's runs: {exc}"))
+
+    def show_jury(self, run_id: int, dataset: str, panel: dict[str, Any], per_juror: dict[str, Any]) -> None:
+        self.jury_status.setText(
+            f"Jurors in run {run_id} on {dataset}: Fleiss kappa {_num(panel.get('fleiss_kappa'))} "
+            f"{_interval(panel.get('fleiss_kappa_ci'))}, Krippendorff alpha {_num(panel.get('krippendorff_alpha'))} "
+            f"{_interval(panel.get('krippendorff_alpha_ci'))}, {panel.get('ties', 0)} tie(s).")
+        rows = juror_rows(panel, per_juror)
+        self.jurors.setRowCount(len(rows))
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                self.jurors.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+        self.jurors.resizeColumnsToContents()
+        self.jurors.horizontalHeader().setStretchLastSection(True)
 
     def _prefer(self, word: str) -> None:
         for i in range(self.dataset.count()):
