@@ -3,17 +3,19 @@
 Why from stored results: a run is resumable and may be graded in several processes, so the
 numbers are computed from what every sample's details say (both orders of a pairwise judge; each
 juror's verdict, score and tokens), never from one scorer's memory. Every share carries a 95%
-interval; a number that cannot be computed is ``None`` with the reason, never 0.
+interval; a number that cannot be computed is ``None`` with the reason, never 0. ``stats`` (numpy,
+scipy) is imported only when a run of these kinds asks: opening a library must not pay for it.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, text
 
-from studio.core import stats
+if TYPE_CHECKING:
+    from studio.core.stats import Stat
 
 PAIRWISE_KEYS = ("win_a", "win_b", "tie", "inconsistent", "position_consistency", "first_position_rate")
 _VERDICT_KEY = {"A": "win_a", "B": "win_b", "TIE": "tie", "inconsistent": "inconsistent"}
@@ -41,6 +43,8 @@ def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
 
 def pairwise_summary(rows: list[tuple[str, int, int]]) -> dict[str, Any]:
     """(sample verdict, picks of the first-shown answer, decisive order verdicts) per sample."""
+    from studio.core import stats
+
     n = len(rows)
     counts = {key: 0 for key in _VERDICT_KEY.values()}
     for verdict, _, _ in rows:
@@ -56,10 +60,12 @@ def pairwise_summary(rows: list[tuple[str, int, int]]) -> dict[str, Any]:
     }
 
 
-def first_position_rate(rows: list[tuple[str, int, int]]) -> stats.Stat:
+def first_position_rate(rows: list[tuple[str, int, int]]) -> Stat:
     """Share of decisive order verdicts that picked the answer shown first; the interval resamples
     samples (a sample's two orders are not independent)."""
-    def rate(picked: list[Any]) -> stats.Stat:
+    from studio.core import stats
+
+    def rate(picked: list[Any]) -> Stat:
         decisive = sum(d for _, _, d in picked)
         if not decisive:
             return stats.Stat(None, "no order verdict picked an answer (every one was a tie)")
@@ -71,6 +77,8 @@ def first_position_rate(rows: list[tuple[str, int, int]]) -> stats.Stat:
 def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
     """Inter-judge agreement (Fleiss κ on verdicts, Krippendorff α on scores) and each juror's
     answers, failures and tokens."""
+    from studio.core import stats
+
     names: list[str] = []
     for panel in panels:
         for juror in panel.get("jurors", []):
