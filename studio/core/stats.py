@@ -300,28 +300,72 @@ def proportion(successes: int, n: int) -> Stat:
     return Stat(p, ci=(max(0.0, centre - half), min(1.0, centre + half)), extra={"n": n})
 
 
-def bootstrap_rows(statistic: Callable[[list[Any]], Stat], rows: Sequence[Any], result: Stat, *,
-                    seed: int = DEFAULT_SEED, resamples: int = 500) -> Stat:
-    """A percentile interval for a statistic of rows (samples), resampling rows."""
+def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Any:
+    """Index arrays (rows of resampled row numbers), a few resamples at a time to bound memory."""
+    rng = np.random.default_rng(seed)
+    per_chunk = max(1, chunk_cells // max(n, 1))
+    done = 0
+    while done < resamples:
+        size = min(per_chunk, resamples - done)
+        yield rng.integers(0, n, size=(size, n))
+        done += size
+
+
+def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED,
+                          resamples: int = 500) -> Stat:
+    """Fleiss' κ with a percentile bootstrap interval over samples (rows), vectorised: a run's
+    aggregates compute it for every jury run, thousands of samples included."""
+    rows = [list(r) for r in ratings]
+    result = fleiss_kappa(rows)
     if not result.defined or len(rows) < 2:
         return result
-    rng = np.random.default_rng(seed)
-    values = np.empty(resamples)
-    for r in range(resamples):
-        pick = rng.integers(0, len(rows), size=len(rows))
-        value = statistic([rows[i] for i in pick]).value
-        values[r] = np.nan if value is None else value
+    n = len(rows[0])
+    categories = sorted({v for r in rows for v in r}, key=str)
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((len(rows), len(categories)))
+    for i, r in enumerate(rows):
+        for v in r:
+            counts[i, index[v]] += 1
+    p_i = ((counts * counts).sum(axis=1) - n) / (n * (n - 1))
+    values = []
+    for picks in resample_chunks(len(rows), resamples, seed):
+        p_bar = p_i[picks].mean(axis=1)
+        p_j = np.stack([counts[:, j][picks].sum(axis=1) for j in range(len(categories))], axis=1) / (len(rows) * n)
+        p_e = (p_j * p_j).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = (p_bar - p_e) / (1.0 - p_e)
+        kappa[p_e >= 1.0 - 1e-15] = np.nan
+        values.append(kappa)
+    return _with_interval(result, np.concatenate(values))
+
+
+def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *, seed: int = DEFAULT_SEED,
+                                     resamples: int = 500) -> Stat:
+    """Krippendorff's α (interval) with a percentile bootstrap interval over units, vectorised from
+    each unit's sufficient statistics (count, sum, sum of squares, within-unit disagreement)."""
+    result = krippendorff_alpha_interval(units)
+    pairable = [np.asarray([float(v) for v in u if v is not None and not math.isnan(v)]) for u in units]
+    pairable = [u for u in pairable if len(u) >= 2]
+    if not result.defined or len(pairable) < 2:
+        return result
+    m = np.array([len(u) for u in pairable], dtype=float)
+    s1 = np.array([u.sum() for u in pairable])
+    s2 = np.array([(u * u).sum() for u in pairable])
+    # Σ_i Σ_j (x_i - x_j)² = 2·m·Σ(x - mean)²; each unit weighs 1/(m - 1)
+    within = 2.0 * m * (s2 - s1 * s1 / m) / (m - 1)
+    values = []
+    for picks in resample_chunks(len(pairable), resamples, seed):
+        total = m[picks].sum(axis=1)
+        observed = within[picks].sum(axis=1) / total
+        spread = s2[picks].sum(axis=1) - s1[picks].sum(axis=1) ** 2 / total
+        expected = 2.0 * spread / (total - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = 1.0 - observed / expected
+        alpha[expected <= 1e-15] = np.nan
+        values.append(alpha)
+    return _with_interval(result, np.concatenate(values))
+
+
+def with_interval(result: Stat, values: np.ndarray) -> Stat:
+    """``result`` with the percentile interval of bootstrap ``values`` (NaN = undefined resample)."""
     return _with_interval(result, values)
-
-
-def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED) -> Stat:
-    """Fleiss' κ with a bootstrap interval over samples (rows)."""
-    rows = [list(r) for r in ratings]
-    return bootstrap_rows(fleiss_kappa, rows, fleiss_kappa(rows), seed=seed)
-
-
-def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *,
-                                     seed: int = DEFAULT_SEED) -> Stat:
-    """Krippendorff's α (interval) with a bootstrap interval over units."""
-    rows = [list(u) for u in units]
-    return bootstrap_rows(krippendorff_alpha_interval, rows, krippendorff_alpha_interval(rows), seed=seed)

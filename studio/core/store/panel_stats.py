@@ -62,16 +62,24 @@ def pairwise_summary(rows: list[tuple[str, int, int]]) -> dict[str, Any]:
 
 def first_position_rate(rows: list[tuple[str, int, int]]) -> Stat:
     """Share of decisive order verdicts that picked the answer shown first; the interval resamples
-    samples (a sample's two orders are not independent)."""
+    samples (a sample's two orders are not independent), vectorised for large runs."""
+    import numpy as np
+
     from studio.core import stats
 
-    def rate(picked: list[Any]) -> Stat:
-        decisive = sum(d for _, _, d in picked)
-        if not decisive:
-            return stats.Stat(None, "no order verdict picked an answer (every one was a tie)")
-        return stats.Stat(sum(fp for _, fp, _ in picked) / decisive)
-
-    return stats.bootstrap_rows(rate, rows, rate(rows))
+    picks = np.array([fp for _, fp, _ in rows], dtype=float)
+    decisive = np.array([d for _, _, d in rows], dtype=float)
+    if not decisive.sum():
+        return stats.Stat(None, "no order verdict picked an answer (every one was a tie)")
+    result = stats.Stat(float(picks.sum() / decisive.sum()))
+    if len(rows) < 2:
+        return result
+    values = []
+    for chosen in stats.resample_chunks(len(rows), 500, stats.DEFAULT_SEED):
+        total = decisive[chosen].sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            values.append(np.where(total > 0, picks[chosen].sum(axis=1) / total, np.nan))
+    return stats.with_interval(result, np.concatenate(values))
 
 
 def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:

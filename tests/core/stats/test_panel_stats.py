@@ -58,3 +58,22 @@ def test_jury_summary_leaves_a_failed_juror_out_of_kappa_but_counts_it() -> None
     assert summary["fleiss_kappa_n"] == 2 and summary["fleiss_kappa"] == pytest.approx(1.0)
     assert summary["per_juror"]["b"]["failed"] == 1 and summary["per_juror"]["a"]["answered"] == 3
     assert summary["per_juror"]["a"]["prompt_tokens"] == 30
+
+
+def test_vectorised_bootstraps_equal_the_statistic_on_each_resample() -> None:
+    """Same resamples, computed one by one from the definitions: the intervals are identical."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    rows = [[str(v) for v in rng.choice(["PASS", "FAIL", "NA"], size=3, p=[0.5, 0.4, 0.1])] for _ in range(40)]
+    units = [[float(v) if rng.random() > 0.2 else None for v in rng.normal(size=3)] for _ in range(40)]
+    for fast, slow, data in ((stats.fleiss_kappa_interval, stats.fleiss_kappa, rows),
+                             (stats.krippendorff_alpha_with_interval, stats.krippendorff_alpha_interval, units)):
+        kept = data if slow is stats.fleiss_kappa else [u for u in data if sum(v is not None for v in u) >= 2]
+        values = []
+        for picks in stats.resample_chunks(len(kept), 500, stats.DEFAULT_SEED):
+            for pick in picks:
+                value = slow([kept[i] for i in pick]).value
+                values.append(np.nan if value is None else value)
+        expected = np.percentile(np.array(values)[~np.isnan(values)], [2.5, 97.5])
+        assert fast(data).ci == pytest.approx(tuple(expected), abs=1e-9)
