@@ -343,16 +343,24 @@ def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *,
                                      resamples: int = 500) -> Stat:
     """Krippendorff's α (interval) with a percentile bootstrap interval over units, vectorised from
     each unit's sufficient statistics (count, sum, sum of squares, within-unit disagreement)."""
-    result = krippendorff_alpha_interval(units)
-    pairable = [np.asarray([float(v) for v in u if v is not None and not math.isnan(v)]) for u in units]
+    pairable = [[float(v) for v in u if v is not None and not math.isnan(v)] for u in units]
     pairable = [u for u in pairable if len(u) >= 2]
-    if not result.defined or len(pairable) < 2:
-        return result
+    if not pairable:
+        return krippendorff_alpha_interval(units)  # undefined, with its reason
     m = np.array([len(u) for u in pairable], dtype=float)
-    s1 = np.array([u.sum() for u in pairable])
-    s2 = np.array([(u * u).sum() for u in pairable])
+    s1 = np.array([sum(u) for u in pairable])
+    s2 = np.array([sum(x * x for x in u) for u in pairable])
     # Σ_i Σ_j (x_i - x_j)² = 2·m·Σ(x - mean)²; each unit weighs 1/(m - 1)
     within = 2.0 * m * (s2 - s1 * s1 / m) / (m - 1)
+    total = m.sum()
+    expected = 2.0 * (s2.sum() - s1.sum() ** 2 / total) / (total - 1)
+    # the spread comes from a difference of sums: a constant set leaves rounding, not variation
+    tiny = 1e-12 * max(1.0, float(s2.sum() / total))
+    if expected <= tiny:
+        return Stat(None, "undefined: every value is the same (no variation to agree on)")
+    result = Stat(float(1.0 - within.sum() / total / expected))
+    if len(pairable) < 2:
+        return result
     values = []
     for picks in resample_chunks(len(pairable), resamples, seed):
         total = m[picks].sum(axis=1)
@@ -361,7 +369,7 @@ def krippendorff_alpha_with_interval(units: Sequence[Sequence[float | None]], *,
         expected = 2.0 * spread / (total - 1)
         with np.errstate(divide="ignore", invalid="ignore"):
             alpha = 1.0 - observed / expected
-        alpha[expected <= 1e-15] = np.nan
+        alpha[expected <= tiny] = np.nan
         values.append(alpha)
     return _with_interval(result, np.concatenate(values))
 

@@ -29,7 +29,7 @@ def test_bootstrap_intervals_hold_the_estimate() -> None:
     assert kappa.ci[0] <= kappa.value <= kappa.ci[1]
     units = [[1.0, 0.8, None], [0.0, 0.2, 0.1], [0.5, 0.5, 0.6], [0.9, None, 1.0]]
     alpha = stats.krippendorff_alpha_with_interval(units)
-    assert alpha.value == stats.krippendorff_alpha_interval(units).value
+    assert alpha.value == pytest.approx(stats.krippendorff_alpha_interval(units).value, abs=1e-12)
     assert stats.fleiss_kappa_interval([["PASS", "PASS"]] * 4).value is None  # one class: undefined
 
 
@@ -77,3 +77,9 @@ def test_vectorised_bootstraps_equal_the_statistic_on_each_resample() -> None:
                 values.append(np.nan if value is None else value)
         expected = np.percentile(np.array(values)[~np.isnan(values)], [2.5, 97.5])
         assert fast(data).ci == pytest.approx(tuple(expected), abs=1e-9)
+        assert fast(data).value == pytest.approx(slow(data).value, abs=1e-12)
+
+
+def test_alpha_of_constant_scores_is_undefined_not_one() -> None:
+    assert stats.krippendorff_alpha_with_interval([[0.7, 0.7, 0.7]] * 50).value is None
+    assert stats.krippendorff_alpha_with_interval([[0.1, 0.1, 0.1]] * 7 + [[0.3, 0.3]] * 3).value == pytest.approx(1.0)
