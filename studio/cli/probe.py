@@ -71,7 +71,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "probe", help="measure a judge's biases: verbosity, reference, position, repeat",
         description="Runs the judge on the samples and on perturbed copies and reports, per probe, "
-        "the mean score shift with a paired 95%% interval, the share of verdicts that flip, and a "
+        "the mean score shift with a paired 95% interval, the share of verdicts that flip, and a "
         "flag when the judge is biased. The report is kept for the judge's report card.",
     )
     p.add_argument("judge", help="judge key")
