@@ -123,7 +123,11 @@ def swapped_references(samples: Sequence[Sample]) -> list[tuple[int, Sample]]:
 
 
 def verdict_of(outcome: Outcome, threshold: float) -> str | None:
-    """The categorical verdict of an outcome: its own when it has one, else pass/fail by score."""
+    """The categorical verdict of an outcome: a pairwise judge's A/B/TIE/inconsistent, a judge's own
+    verdict when it gives one, else pass/fail by score."""
+    pairwise = outcome.details.get("pairwise")
+    if isinstance(pairwise, dict) and outcome.status in ("ok", "skipped"):
+        return str(pairwise.get("verdict"))
     if outcome.status == "skipped":
         own = outcome.details.get("verdict")
         return own if isinstance(own, str) else "NA"
@@ -270,7 +274,7 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
     record = library.graders.get(grader_key)
     grader = record.definition
     names = check_probes(grader, probes or default_probes(grader))
-    if repeats < 2:
+    if "repeat" in names and repeats < 2:
         raise ProbeError("the repeat probe needs at least 2 repeats")
     info = library.datasets.get(dataset)
     samples = [s for _, s in library.datasets.iter_indexed(info.id, limit=limit)]
@@ -280,13 +284,12 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
 
     check_run_configuration(library, grader, endpoint)
     runner = ProbeRunner(grader, library, endpoint, cancel or threading.Event(), on_progress)
-    errors: dict[str, int] = {}
-    report = asyncio.run(_probe(runner, grader, samples, names, repeats, pass_threshold, errors))
+    report = asyncio.run(_probe(runner, grader, samples, names, repeats, pass_threshold))
     out = {"grader": grader_key, "grader_version": record.current_version, "kind": grader.kind,
            "dataset": dataset, "samples": len(samples), "endpoint": endpoint,
            "pass_threshold": pass_threshold, "probes": report,
            # samples that errored in each arm (left out of that arm's probe)
-           "errors": errors}
+           "errors": runner.errors}
     if save:
         out["id"] = ProbeReportRepository(library.engine).save(
             grader_key, record.current_version, dataset, endpoint, out)
@@ -294,9 +297,8 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
 
 
 async def _probe(runner: ProbeRunner, grader: GraderDefinition, samples: list[Sample], names: list[str],
-                 repeats: int, threshold: float, errors: dict[str, int]) -> dict[str, Any]:
+                 repeats: int, threshold: float) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    runner.errors = errors
     base = await runner.grade("original", samples)
     for name in names:
         if name == "verbosity":

@@ -76,14 +76,19 @@ def test_unbiased_judge_flags_nothing(probed: Library) -> None:
     assert probes["reference"]["ci"][1] < 0 and probes["reference"]["flag"] is False
     assert probes["repeat"]["kappa"] == pytest.approx(1.0) and probes["repeat"]["sd"] == 0.0
     assert probes["repeat"]["flip_rate"] == 0.0 and probes["repeat"]["flag"] is False
-    pairwise = probe_judge(probed, "better", "capitals", ["position", "verbosity"], endpoint="fair")["probes"]
+    pairwise = probe_judge(probed, "better", "capitals", ["position", "verbosity", "repeat"],
+                           endpoint="fair")["probes"]
+    assert pairwise["repeat"]["kappa"] == pytest.approx(1.0)  # A and B verdicts, the same every time
     assert pairwise["position"]["position_consistency"] == 1.0
     assert pairwise["position"]["first_position_rate"] == 0.5 and pairwise["position"]["flag"] is False
     assert pairwise["verbosity"]["flag"] is False
 
 
 def test_first_answer_judge_is_never_consistent_and_flagged(probed: Library) -> None:
-    probes = probe_judge(probed, "better", "capitals", ["position"], endpoint="first")["probes"]
+    probes = probe_judge(probed, "better", "capitals", ["position", "repeat"], endpoint="first")["probes"]
+    # every repeat is "inconsistent" again: steady, so nothing flips, and κ of one class is undefined
+    assert probes["repeat"]["flip_rate"] == 0.0 and probes["repeat"]["kappa"] is None
+    assert "same class" in probes["repeat"]["kappa_reason"]
     position = probes["position"]
     assert position["n"] == 10
     assert position["position_consistency"] == 0.0
