@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .common import GraderBase
 from .function import FunctionGrader
+from .javascript import JavascriptGrader
 from .judges import BinaryJudge, CriteriaJudge, LetterJudge, PrebuiltJudge, RangeJudge, RubricJudge
 from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
 
@@ -35,7 +36,7 @@ class CompositeGrader(GraderBase):
 
 
 GraderDefinition = Annotated[
-    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader,
+    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader | JavascriptGrader,
     Field(discriminator="kind"),
 ]
 
