@@ -50,6 +50,11 @@ def spec_of(grader: JavascriptGrader, settings: SandboxSettings) -> JavascriptSp
 def payload(grader: JavascriptGrader, sample: Sample) -> dict[str, Any]:
     """promptfoo's (output, context) for one sample; an extractor picks the output text."""
     data = payloads.promptfoo(sample)
+    context = data["context"]
+    del context["config"]  # promptfoo sets context.config only when the assertion has one
+    if grader.config is not None:
+        context["config"] = grader.config
+    context["providerResponse"] = {"output": data["output"]}
     if grader.extractor is not None:
         try:
             data["output"] = extract(sample, grader.extractor)

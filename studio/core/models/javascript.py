@@ -7,7 +7,7 @@ file a ``file://check.js[:fn]`` value names, carried in the definition so the gr
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -25,6 +25,8 @@ class JavascriptGrader(GraderBase):
     threshold: float | None = None
     #: ``not-javascript``: the pass verdict is inverted (a number keeps its score)
     negate: bool = False
+    #: promptfoo's assertion ``config``: handed to the code as ``context.config``
+    config: dict[str, Any] | None = None
     #: where the file came from (``file://...`` as written), shown to people; never read again
     origin: str | None = None
     timeout_seconds: float = Field(default=10.0, gt=0, le=600)

@@ -79,6 +79,7 @@ REFUSALS = {
     "bash": "Adaptive graders cannot run shell commands",
     "builtin": "Adaptive has no built-in comparisons; convert the grader to a function grader",
     "composite": "an Adaptive grader holds one scoring rule; combine graders in a recipe instead",
+    "javascript": "Adaptive function graders are Python; a JavaScript assertion runs only where Node does (promptfoo)",
 }
 
 
