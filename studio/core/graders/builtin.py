@@ -224,6 +224,11 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
     start = time.perf_counter()
     try:
         submission = extract(sample, grader.extractor)
+        if grader.options.empty_reference_error and grader.function in USES_REFERENCE \
+                and not _reference(grader.options, sample):
+            return Outcome.failure(f"{grader.function} has an empty value to compare with (promptfoo fails such "
+                                   "an assertion with an error, not a score)",
+                                   duration_ms=(time.perf_counter() - start) * 1000)
         empty = _empty(grader, submission, sample)
         if empty is not None:
             return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,

@@ -402,12 +402,16 @@ class InspectPlatform(Platform):
         if o.empty_reference_zero:
             empty.append("not reference")
         guard = f"    if {' or '.join(empty)}:\n        return 0.0\n" if empty else ""
+        if o.empty_reference_error:  # promptfoo's invariant: an empty value is an error, as in the studio
+            guard = ("    if not reference:\n        raise ValueError('an empty value to compare with is an error "
+                     "(promptfoo fails the assertion)')\n") + guard
         return (
             f"STRIP = {grader.strips!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
             "def fold(text: str) -> str:\n"
             "    text = text.strip() if STRIP else text\n"
             f"    return text if CASE_SENSITIVE else text.{'casefold' if o.case_fold == 'casefold' else 'lower'}()\n\n\n"
             "async def _score(state: TaskState, output: str, target: str) -> float:\n"
+            "    output = output or ''  # no output reads as empty text, as the studio reads it\n"
             f"    reference = {reference}\n"
             f"{guard}"
             f"    return {value}\n"

@@ -60,7 +60,7 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
     name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False),
-           "regex_dialect": ("python", "javascript"), "negate": (False, True),
+           "empty_reference_error": (False, True), "regex_dialect": ("python", "javascript"), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -365,6 +365,8 @@ class PromptfooPlatform(Platform):
             submission_zero, reference_zero = empty_rule(function, False)
             options: dict[str, Any] = {"negate": negate, "empty_submission_zero": submission_zero,
                                        "empty_reference_zero": reference_zero}
+            if function in EMPTY_VALUE_FAILS:  # promptfoo's invariant: an empty value is an error, not 0
+                options["empty_reference_error"] = True
             if case != CASE_DEFAULT.get(function, False):
                 options["case_sensitive"] = case
             if function == "exact_match":
@@ -374,6 +376,8 @@ class PromptfooPlatform(Platform):
             if isinstance(value, str) and "{{" in value and value != EXPECTED:
                 raise PlatformError(f"the value {value!r} is a template; only {EXPECTED} maps to the sample's answer")
             if function in ("contains_any", "contains_all"):
+                if value is None or value == "":
+                    raise PlatformError(f"{kind} has no value; promptfoo fails it with an error on every test")
                 if value == EXPECTED:
                     raise PlatformError(f"{kind} splits {EXPECTED} on commas at run time; write the values as a list")
                 options["values"] = ([str(v) for v in value] if isinstance(value, list)
