@@ -49,6 +49,10 @@ def _reference(options: BuiltinOptions, sample: Sample) -> str | None:
 
 def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
     ref = _reference(options, sample)
+    if ref is None and not options.empty_reference_zero:
+        # empty text compared like any other (HUD, OpenAI, promptfoo): a missing reference is empty
+        # text too, as promptfoo renders a missing {{expected}} and Inspect reads a missing target
+        return ""
     if ref is None:
         raise NoReference("no ground truth: the sample has no expected answer and the grader sets no reference")
     return ref

@@ -35,16 +35,18 @@ class JavascriptSpec(GraderSpec):
     form: str = "inline"
     threshold: float | None = None
     negate: bool = False
+    origin: str | None = None
 
     def load_request(self) -> dict[str, Any]:
         return {"source": self.source, "form": self.form, "function": self.function_name,
-                "threshold": self.threshold, "negate": self.negate}
+                "threshold": self.threshold, "negate": self.negate, "origin": self.origin}
 
 
 def spec_of(grader: JavascriptGrader, settings: SandboxSettings) -> JavascriptSpec:
     return JavascriptSpec(source=grader.source, contract="promptfoo", function_name=grader.function_name,
                           timeout=grader.timeout_seconds, memory_mb=grader.memory_mb, output_kib=settings.output_kib,
-                          form=grader.form, threshold=grader.threshold, negate=grader.negate)
+                          form=grader.form, threshold=grader.threshold, negate=grader.negate,
+                          origin=grader.origin)
 
 
 def payload(grader: JavascriptGrader, sample: Sample) -> dict[str, Any]:

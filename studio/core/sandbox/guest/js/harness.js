@@ -137,7 +137,7 @@ function loadModule(source, name) {
 }
 
 function load(req) {
-  const grader = { form: req.form, negate: !!req.negate, threshold: req.threshold, cache: new Map() };
+  const grader = { form: req.form, negate: !!req.negate, threshold: req.threshold, origin: req.origin, cache: new Map() };
   try {
     if (req.form === 'module') {
       grader.fn = loadModule(req.source, req.function);
@@ -159,12 +159,37 @@ function compileInline(code) {
   return new Function('output', 'context', 'process', body);
 }
 
+// A module's function runs before promptfoo's handler (runAssertion's file:// branch): a throw there
+// is an error of the test, not a failed assertion. What it returns is then checked inside the
+// handler, where anything wrong fails the assertion with score 0.
+async function runModule(grader, payload) {
+  let raw;
+  try {
+    raw = await grader.fn(payload.output, payload.context);
+  } catch (err) {
+    return { raised: err };
+  }
+  try {
+    if (raw === undefined) throw new Error('the module function returned undefined');
+    if (!(typeof raw === 'boolean' || typeof raw === 'number' || typeof raw === 'object')) {
+      throw new Error(`Invariant failed: Javascript assertion script must return a boolean, number, or object (${grader.origin})`);
+    }
+    return normalize(grader, await validateResult(raw));
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+function failed(err) {
+  const message = err && err.message !== undefined ? err.message : String(err);
+  return { pass: false, score: 0, reason: `Custom function threw error: ${message}` };
+}
+
 async function runOne(grader, payload) {
+  if (grader.form === 'module') return runModule(grader, payload);
   try {
     let result;
-    if (grader.form === 'module') {
-      result = await validateResult(grader.fn(payload.output, payload.context));
-    } else {
+    {
       let fn = grader.fn;
       if (grader.templated) {
         const code = render(grader.code, (payload.context && payload.context.vars) || {});
@@ -178,8 +203,7 @@ async function runOne(grader, payload) {
     }
     return normalize(grader, result);
   } catch (err) {
-    const message = err && err.message !== undefined ? err.message : String(err);
-    return { pass: false, score: 0, reason: `Custom function threw error: ${message}` };
+    return failed(err);
   }
 }
 
@@ -194,7 +218,13 @@ async function grade(req) {
       entry = [index, 6, 'no grader loaded', 'load'];
     } else {
       const value = await runOne(grader, req.samples[index]);
-      entry = [index, 0, value];
+      if (value.raised !== undefined) {
+        const err = value.raised;
+        const name = err && typeof err.name === 'string' ? err.name : 'Error';
+        entry = [index, 1, `${name}: ${err && err.message !== undefined ? err.message : safeString(err)}`.slice(0, 2000), name, null];
+      } else {
+        entry = [index, 0, value];
+      }
     }
     state.printed = null;
     if (own.text) entry.push({ printed: own.text });
