@@ -122,3 +122,41 @@ def test_cli_import_exit_status_is_partial_and_strict_refuses(tmp_path: Path, cl
     assert [s["where"] for s in out["skipped"]] == ["defaultTest assert 2", "tests[1] 'capital' assert 1",
                                                      "tests[1] 'capital' assert 2"]
     assert "not imported: defaultTest assert 2 (line 7): javascript not imported" in partial.stderr
+
+
+def test_every_importer_reports_what_it_does_not_map(tmp_path: Path) -> None:
+    """Letta, OpenAI, Adaptive, MKA1 and Inspect name each entry they skip and each field they drop."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text("name: s\ndataset: d.jsonl\ngraders:\n  exact:\n    kind: tool\n    function: exact_match\n"
+                     "    weight: 3\n  agent:\n    kind: model_judge\n    agent_file: a.af\n", encoding="utf-8")
+    letta = get_platform("letta").import_(suite)
+    assert [s.where for s in letta.skipped] == ["graders.agent"]
+    assert letta.warnings == ["graders.exact (tool): field 'weight' is not mapped to the studio grader (ignored)"]
+    graders = tmp_path / "graders.json"
+    graders.write_text(json.dumps([
+        {"type": "string_check", "name": "eq", "input": "{{ sample.output_text }}", "reference": "x",
+         "operation": "eq", "extra": 1},
+        {"type": "text_similarity", "name": "sim", "input": "a", "reference": "b", "evaluation_metric": "bleu"},
+    ]), encoding="utf-8")
+    openai = get_platform("openai").import_(graders)
+    assert [(s.where, s.kind) for s in openai.skipped] == [("item 2", "text_similarity")]
+    assert openai.warnings == ["item 1 (string_check): field 'extra' is not mapped to the studio grader (ignored)"]
+    task = tmp_path / "task.py"
+    task.write_text("from inspect_ai import Task\nfrom inspect_ai.scorer import includes\nfrom mine import judge\n"
+                    "T = Task(dataset=[], scorer=[includes(), judge()])\n", encoding="utf-8")
+    inspect = get_platform("inspect").import_(task)
+    assert [(s.where, s.line) for s in inspect.skipped] == [("judge()", 4)]
+    manifest = tmp_path / "suite.json"
+    manifest.write_text(json.dumps({"schema_version": 1, "tasks": [
+        {"id": "ok", "grader": {"type": "python", "source": "def grade(sample, item):\n    return 1.0\n"}},
+        {"id": "judge", "grader": {"type": "model"}}]}), encoding="utf-8")
+    mka1 = get_platform("mka1").import_(manifest)
+    assert [s.where for s in mka1.skipped] == ["tasks[2] 'judge'"]
+    adaptive_file = tmp_path / "adaptive.json"
+    adaptive_file.write_text(json.dumps([
+        {"name": "r", "key": "r", "graderType": "REMOTE", "graderConfig": {"remote": {"url": "http://x"}},
+         "tags": ["a"]},
+        {"name": "c", "key": "c", "graderType": "CUSTOM", "graderConfig": {}}]), encoding="utf-8")
+    adaptive = get_platform("adaptive").import_(adaptive_file)
+    assert [(s.where, s.kind) for s in adaptive.skipped] == [("item 2", "CUSTOM")]
+    assert adaptive.warnings == ["item 1 (REMOTE): field 'tags' is not mapped to the studio grader (ignored)"]
