@@ -53,4 +53,5 @@ def _print_node(node: Any) -> None:
         return
     print(f"  seccomp: {'yes' if node.seccomp else 'NO'} ({node.policy})")
     print(f"  no_new_privs: {'yes' if node.no_new_privs else 'NO'}; worker uid: {node.uid}")
+    print(f"  landlock: {'yes (writes only to /tmp, execution only from system program directories)' if node.landlock else 'not available (kernel without Landlock)'}")
     print(f"  rlimits: {node.rlimits}")

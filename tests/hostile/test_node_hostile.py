@@ -10,10 +10,11 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-from platforms_env import needs_node
+from platforms_env import needs_node, unavailable
 
 from studio.core.graders.javascript import JavascriptScorer
 from studio.core.models import JavascriptGrader, Outcome, Sample
+from studio.core.sandbox.node import node_info
 from studio.core.scoring import GradingContext
 
 SECRET = "sk-node-secret"
@@ -67,11 +68,16 @@ ATTACKS = {
     "fork": "const c = require('child_process').fork('/sandbox/js/harness.js'); return await new Promise((ok, no) => { c.on('error', no); c.on('spawn', () => ok('spawned')); })",
     "fetch": "const r = await fetch('http://1.1.1.1/'); return r.status",
     "dns": "return await require('dns').promises.lookup('example.com')",
+    # node is dumpable after its exec: its own memory must still not be writable (Landlock)
+    "patch_own_memory": "const fd = require('fs').openSync('/proc/self/mem', 'r+'); return 'opened ' + fd",
+    "write_own_environ": "require('fs').writeFileSync('/proc/self/attr/current', 'x'); return 'written'",
 }
 
 
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_attack_is_contained(name: str) -> None:
+    if name == "patch_own_memory" and not node_info().landlock:
+        unavailable("this kernel has no Landlock, so node could write its own memory (sandbox-info says so)")
     [outcome] = run(ATTEMPT % ATTACKS[name])
     assert outcome.status == "ok", outcome
     assert outcome.details.get("pass") is False, reason(outcome)

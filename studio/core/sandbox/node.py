@@ -145,6 +145,7 @@ class NodeInfo(BaseModel):
     starts: bool = False
     seccomp: bool = False
     no_new_privs: bool = False
+    landlock: bool = False
     uid: int | None = None
     policy: str = ("seccomp as Python workers, except clone for threads (CLONE_THREAD, no namespace flags); "
                    "fork, vfork, process clones and every execve after node's own refused; clone3 ENOSYS")
@@ -177,6 +178,7 @@ def node_info(settings: SandboxSettings | None = None) -> NodeInfo:
     info.starts = True
     info.seccomp = ready.get("seccomp") is True
     info.no_new_privs = ready.get("no_new_privs") is True
+    info.landlock = ready.get("landlock") is True
     info.uid = uid if isinstance(uid, int) else None
     return info
 

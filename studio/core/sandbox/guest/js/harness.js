@@ -243,7 +243,9 @@ function status(field) {
 
 async function main() {
   send({ op: 'ready', pid: process.pid, uid: process.getuid(), node: process.version,
-         seccomp: status('Seccomp') === '2', no_new_privs: status('NoNewPrivs') === '1' });
+         seccomp: status('Seccomp') === '2', no_new_privs: status('NoNewPrivs') === '1',
+         landlock: process.env.STUDIO_LANDLOCK === '1' });
+  delete process.env.STUDIO_LANDLOCK;
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     let req;

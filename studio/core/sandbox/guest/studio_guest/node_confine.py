@@ -95,3 +95,51 @@ def install(exec_addr: int) -> bool:
     fprog = SockFprog(len(prog), ctypes.addressof(buf))
     libc = ctypes.CDLL(None, use_errno=True)
     return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0
+
+
+# Landlock (Linux 5.13+): which paths node may write to and execute from. Node runs after an exec,
+# which makes it dumpable again, so without this it could open /proc/self/mem for writing and patch
+# its own code; with it, writes are refused everywhere but the private /tmp and /dev/null, and only
+# the system's program directories (and node's own) can be executed.
+_LL_EXECUTE, _LL_WRITE_FILE, _LL_TRUNCATE, _LL_REFER = 1 << 0, 1 << 1, 1 << 14, 1 << 13
+_LL_WRITES = _LL_WRITE_FILE | sum(1 << n for n in range(4, 13))  # remove dir/file, make char/dir/reg/...
+_O_PATH, _O_CLOEXEC = 0o10000000, 0o2000000
+_LANDLOCK = {"x86_64": (444, 445, 446), "aarch64": (444, 445, 446)}
+
+
+def landlock(writable: list[str], writable_files: list[str], executable: list[str]) -> bool:
+    """Restrict writes and execution to the given paths (True when the kernel enforces it)."""
+    machine = os.uname().machine
+    if sys.platform != "linux" or machine not in _LANDLOCK:
+        return False
+    import ctypes
+
+    create, add_rule, restrict = _LANDLOCK[machine]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi < 1:
+        return False
+    writes = _LL_WRITES | (_LL_REFER if abi >= 2 else 0) | (_LL_TRUNCATE if abi >= 3 else 0)
+    attr = ctypes.create_string_buffer(struct.pack("=Q", writes | _LL_EXECUTE))
+    ruleset = libc.syscall(create, attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    file_writes = _LL_WRITE_FILE | (_LL_TRUNCATE if abi >= 3 else 0)
+    rules = [(p, writes) for p in writable] + [(p, file_writes) for p in writable_files]
+    rules += [(p, _LL_EXECUTE) for p in executable]
+    try:
+        for path, rights in rules:
+            try:
+                fd = os.open(path, _O_PATH | _O_CLOEXEC)
+            except OSError:
+                continue  # not in this sandbox's root
+            try:
+                beneath = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd))
+                if libc.syscall(add_rule, ruleset, ctypes.c_int(1), beneath, ctypes.c_uint32(0)) != 0:
+                    return False
+            finally:
+                os.close(fd)
+        return libc.syscall(restrict, ruleset, ctypes.c_uint32(0)) == 0
+    finally:
+        os.close(ruleset)
