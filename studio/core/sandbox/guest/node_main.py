@@ -5,7 +5,7 @@ channel to the studio moves to fd 3 (fd 1 and 2 become /dev/null, so a grader's 
 reach it), root is dropped, no_new_privs is set, the rlimits are put on with hard == soft, and the
 Node seccomp policy (studio_guest.node_confine: the Python worker's refusals with threads allowed)
 is installed last; the only execve it lets through is this one, of node itself. Where the kernel
-has Landlock, writes are confined to /tmp and /dev/null and execution to the system's program
+has Landlock, writes are confined to the private working directory (/tmp) and /dev/null and execution to the system's program
 directories: node is dumpable after the exec, and must not write its own /proc/self/mem.
 """
 
@@ -48,8 +48,10 @@ def main(config: dict) -> None:
     landlocked = False
     if config.get("landlock", True) and sys.platform == "linux":
         executable = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", os.path.dirname(os.path.dirname(node))]
-        landlocked = node_confine.landlock(["/tmp"], ["/dev/null"], executable)
-    env = [f"{k}={v}" for k, v in (config.get("env") or {}).items()] + [f"STUDIO_LANDLOCK={int(landlocked)}"]
+        landlocked = node_confine.landlock([os.getcwd()], ["/dev/null"], executable)
+    # the working directory is the worker's private /tmp (bubblewrap, namespaces) or its own temp dir
+    variables = {**(config.get("env") or {}), "HOME": os.getcwd(), "TMPDIR": os.getcwd()}
+    env = [f"{k}={v}" for k, v in variables.items()] + [f"STUDIO_LANDLOCK={int(landlocked)}"]
     path = ctypes.create_string_buffer(node.encode())
     c_argv = (ctypes.c_char_p * (len(argv) + 1))(*[a.encode() for a in argv], None)
     c_env = (ctypes.c_char_p * (len(env) + 1))(*[e.encode() for e in env], None)
