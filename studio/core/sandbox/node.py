@@ -184,3 +184,30 @@ def node_info(settings: SandboxSettings | None = None) -> NodeInfo:
 
 
 __all__ = ["GUEST_MOUNT", "NodeInfo", "NodePool", "NodeRuntime", "find_node", "node_info", "plan_node_worker"]
+
+
+def check_javascript(source: str, form: str, function_name: str | None, origin: str | None = None,
+                     settings: SandboxSettings | None = None) -> list[Any]:
+    """``validate``'s checks of a javascript grader: Node is here, and the code loads in a Node
+    worker (a syntax error, a module that throws or exports no function is named)."""
+    from .validation import Check
+
+    settings = settings or SandboxSettings()
+    node = find_node()
+    if node is None:
+        return [Check(name="node", status="failed", message=missing_reason())]
+    checks = [Check(name="node", status="passed", message=f"node {node.version} ({node.path})")]
+    try:
+        worker = WorkerProcess(plan_node_worker(settings, memory_mb=256, cpu_seconds=30, node=node))
+    except SandboxRefused as exc:
+        return [*checks, Check(name="sandbox", status="failed", message=str(exc))]
+    try:
+        reply = worker.load({"source": source, "form": form, "function": function_name, "origin": origin},
+                            timeout=10, start_timeout=settings.start_timeout)
+    except WorkerDied as exc:
+        return [*checks, Check(name="sandbox", status="failed", message=str(exc))]
+    finally:
+        worker.kill()
+    if reply.get("ok"):
+        return [*checks, Check(name="loads", status="passed", message=f"the code loads (entry: {reply.get('entry')})")]
+    return [*checks, Check(name=str(reply.get("stage") or "loads"), status="failed", message=str(reply.get("error")))]
