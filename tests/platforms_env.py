@@ -64,3 +64,12 @@ def run_json(cmd: list[str], payload: Any, cwd: Path | None = None, timeout: flo
     assert done.returncode == 0, f"{cmd[-1]} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     last = done.stdout.strip().splitlines()[-1]
     return json.loads(last)
+
+
+def needs_node() -> None:
+    """javascript graders need Node.js: skipped without it on a developer machine, a failure in CI
+    (``.ci/run`` installs nodejs)."""
+    from studio.core.sandbox.node import find_node
+
+    if find_node() is None:
+        unavailable("node is not installed: javascript graders cannot run here")

@@ -19,10 +19,12 @@ def register(sub: Any) -> None:
 
 def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.sandbox import sandbox_info
+    from studio.core.sandbox.node import node_info
 
     info = sandbox_info()
+    node = node_info()
     if args.json:
-        app.print_json(info.model_dump(mode="json"))
+        app.print_json({**info.model_dump(mode="json"), "node": node.model_dump(mode="json")})
         return 0
     print(f"platform: {info.platform}")
     print(f"isolation: {info.mode}" + (f" ({info.bwrap})" if info.bwrap and info.mode == "bubblewrap" else ""))
@@ -34,6 +36,22 @@ def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     )
     for warning in info.warnings:
         print(f"warning: {warning}")
+    _print_node(node)
     print(f"on a Ray cluster (run --executor ray): {CLUSTER_NOTE}; {DRIVER_NOTE}"
           + ("" if ray_available() else f". {RAY_HINT}"))
     return 0 if info.protections else 1
+
+
+def _print_node(node: Any) -> None:
+    """The javascript graders' Node workers: which node, and the layers measured inside one."""
+    if node.node is None:
+        print(f"javascript graders: {node.problem}")
+        return
+    print(f"javascript graders: node {node.version} ({node.node})")
+    if node.problem:
+        print(f"warning: a Node worker does not start: {node.problem}")
+        return
+    print(f"  seccomp: {'yes' if node.seccomp else 'NO'} ({node.policy})")
+    print(f"  no_new_privs: {'yes' if node.no_new_privs else 'NO'}; worker uid: {node.uid}")
+    print(f"  landlock: {'yes (writes only to /tmp, execution only from system program directories)' if node.landlock else 'not available (kernel without Landlock)'}")
+    print(f"  rlimits: {node.rlimits}")

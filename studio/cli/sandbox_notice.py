@@ -17,19 +17,24 @@ from studio.core.sandbox.settings import SandboxSettings, allow_unsandboxed
 
 from .app import CliApp, CliError
 
-_SANDBOXED_KINDS = frozenset({"function", "bash"})
+_SANDBOXED_KINDS = frozenset({"function", "bash", "javascript"})
+
+
+def _kinds(definition: Any) -> set[str]:
+    """The kinds of this grader and of every component of a composite."""
+    found: set[str] = set()
+    todo = [definition]
+    while todo:
+        grader = todo.pop()
+        found.add(grader.kind)
+        if grader.kind == "composite":
+            todo.extend(c.grader for c in grader.components)
+    return found
 
 
 def _runs_code(definition: Any) -> bool:
     """Does this grader (or a component of a composite) run code in the sandbox?"""
-    todo = [definition]
-    while todo:
-        grader = todo.pop()
-        if grader.kind in _SANDBOXED_KINDS:
-            return True
-        if grader.kind == "composite":
-            todo.extend(c.grader for c in grader.components)
-    return False
+    return bool(_kinds(definition) & _SANDBOXED_KINDS)
 
 
 def _definition(app: CliApp, args: argparse.Namespace) -> Any:
@@ -52,6 +57,11 @@ def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) 
         return
     if not _runs_code(definition):
         return
+    if "javascript" in _kinds(definition):
+        from studio.core.sandbox.node import find_node, missing_reason
+
+        if find_node() is None:  # refused before a run exists, not as an error on every sample
+            raise CliError(missing_reason(), code=2)
     settings = SandboxSettings()
     if reason := refusal(settings):
         raise CliError(reason, code=2)

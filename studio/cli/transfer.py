@@ -47,6 +47,8 @@ def register(sub: Any) -> None:
     imp.add_argument("--from", dest="source", metavar="TARGET", help="platform the file comes from")
     imp.add_argument("--key", help="key for the grader when the file holds one without a key")
     imp.add_argument("--dry-run", action="store_true", help="show what would be created, create nothing")
+    imp.add_argument("--strict", action="store_true",
+                     help="create nothing when any entry of the file cannot be imported (exit 1, listing them)")
     add_json_flag(imp)
     imp.set_defaults(func=cmd_import)
 
@@ -113,6 +115,10 @@ def _export(args: argparse.Namespace, app: CliApp, platform: Platform) -> Export
     return result
 
 
+#: exit status of an import that created graders but left entries of the file out (each listed)
+PARTIAL = 3
+
+
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     path = Path(args.path)
     if not path.is_file():
@@ -124,8 +130,13 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         result = platform.import_(path, key=args.key)
     except PlatformError as exc:
         raise CliError(str(exc)) from None
+    for entry in result.skipped:
+        print(f"not imported: {entry.sentence()}", file=sys.stderr)
     for line in result.warnings:
         print(f"warning: {line}", file=sys.stderr)
+    if args.strict and result.skipped:
+        raise CliError(f"--strict: {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} of "
+                       f"{path.name} cannot be imported (listed above); nothing was created")
     secrets = secret_requests(result.graders, app.library)
     for line in secrets:
         print(f"warning: {line}", file=sys.stderr)
@@ -155,6 +166,8 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             "would_create": list(actions) if args.dry_run else [],
             "refused": refused,
             "warnings": result.warnings,
+            "skipped": [entry.model_dump(mode="json") for entry in result.skipped],
+            "partial": result.partial,
             "secrets": secrets,
             "graders": [dump_grader(g) for g in result.graders] if args.dry_run else [],
         })
@@ -168,4 +181,10 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             print(f"{verb} {grader.key} ({grader.kind}) from {platform.label}")
     for key, reason in refused.items():
         print(f"{'would fail' if args.dry_run else 'error'}: {key}: {reason}", file=sys.stderr)
-    return 1 if refused else 0
+    if refused:
+        return 1
+    if result.partial:
+        print(f"partial import: {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} of "
+              f"{path.name} not imported (exit status {PARTIAL})", file=sys.stderr)
+        return PARTIAL
+    return 0

@@ -15,9 +15,11 @@ from studio.core.models import (
     CompositeGrader,
     FunctionGrader,
     GraderDefinition,
+    JavascriptGrader,
     LetterJudge,
     RangeJudge,
 )
+from studio.core.sandbox.node import check_javascript
 from studio.core.sandbox.validation import Check, validate
 
 __all__ = ["Check", "check_definition"]
@@ -27,6 +29,8 @@ def check_definition(definition: GraderDefinition) -> list[Check]:
     checks = [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
     if isinstance(definition, FunctionGrader):
         checks.extend(validate(definition.source, definition.contract))
+    elif isinstance(definition, JavascriptGrader):
+        checks.extend(check_javascript(definition.source, definition.form, definition.function_name, definition.origin))
     elif isinstance(definition, RangeJudge):
         gaps = definition.subrange_gaps()
         if definition.subrange_expectations and gaps:

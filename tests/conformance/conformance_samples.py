@@ -17,6 +17,8 @@ TEXTS: list[str] = [
     r"\d+", "ab*c", "(?i)paris", '{"a": NaN}', '{"a": Infinity}', '{"a": 1}', "[1, 2]", "null", "true",
     "The Quick, brown fox!", "tab\tsep\nline", "x_y z-w", "\u03a9mega", "\u01c5ungla", "1e3 apples",
     "+7", "7.", "\u0663\u0664", "Answer: Paris. Final answer: Paris!", "ANSWER: 42\nmore", "\u00a0\u00a0",
+    # numbers with separators (issue 26): HUD reads the first number as its regex does
+    "1000000", "1,000,000", "1.000.000", "about 1.000.000 people", "1 000 000",
 ]
 
 

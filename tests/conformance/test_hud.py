@@ -108,3 +108,38 @@ def test_thousands_separators_is_a_named_difference() -> None:
     assert score_sample(hud_like, sample).score == 0.0
     assert score_sample(grouped, sample).score == 1.0
     assert not get_platform("hud").can_export(grouped).ok
+
+
+def hud_demo_graders() -> list[GraderDefinition]:
+    """The demo library's HUD graders (tagged hud) that HUD can run: built-ins and composites."""
+    from studio.core.models.files import load
+
+    demo = Path(__file__).resolve().parents[2] / "resources" / "demo" / "graders"
+    found = [load(p) for p in sorted(demo.glob("*.grader.yaml"))]
+    return [g for g in found if "hud" in g.tags and isinstance(g, BuiltinGrader | CompositeGrader)
+            and get_platform("hud").can_export(g).ok]
+
+
+def test_hud_graders_follow_hud_on_empty_text_and_separators() -> None:
+    """A HUD grader scores as HUD's own code on every pair, empty answer and empty expected included
+    (HUD: exact_match("", "") and contains("", "") are 1.0) and numbers written with separators: its
+    export is HUD's comparisons alone, with no studio guard in front of them."""
+    needs_module("hud.graders")
+    graders = hud_demo_graders()
+    assert {g.key for g in graders} >= {"qa-blended-score", "arithmetic-numeric", "qa-token-f1"}
+    platform = get_platform("hud")
+    modules = {}
+    for g in graders:
+        source = next(iter(platform.export(g).files.values()))
+        assert "0.0 if not" not in source, f"{g.key}: the export guards HUD's comparison"
+        modules[g.key.replace("-", "_")] = source
+    cases = pairs() + [("", ""), ("1000000", "1,000,000"), ("1.000.000", "1000000"), ("1,000,000", "1000000")]
+    out = run_json([str(VENV_PYTHON), str(SIDE)], {"modules": modules, "pairs": cases, "texts": [], "name_sets": []})
+    bad = []
+    for g in graders:
+        theirs = out["rewards"][g.key.replace("-", "_")]
+        mine = [ours(g, a, e) for a, e in cases]
+        if not isinstance(g, CompositeGrader):
+            theirs = [[t[0]] for t in theirs]
+        bad += compare("hud", mine, theirs, [f"{g.key} {a!r} vs {e!r}" for a, e in cases])
+    assert not bad, "\n".join(bad[:40])

@@ -49,6 +49,10 @@ def _reference(options: BuiltinOptions, sample: Sample) -> str | None:
 
 def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
     ref = _reference(options, sample)
+    if ref is None and not options.empty_reference_zero:
+        # empty text compared like any other (HUD, OpenAI, promptfoo): a missing reference is empty
+        # text too, as promptfoo renders a missing {{expected}} and Inspect reads a missing target
+        return ""
     if ref is None:
         raise NoReference("no ground truth: the sample has no expected answer and the grader sets no reference")
     return ref
@@ -224,6 +228,11 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
     start = time.perf_counter()
     try:
         submission = extract(sample, grader.extractor)
+        if grader.options.empty_reference_error and grader.function in USES_REFERENCE \
+                and not _reference(grader.options, sample):
+            return Outcome.failure(f"{grader.function} has an empty value to compare with (promptfoo fails such "
+                                   "an assertion with an error, not a score)",
+                                   duration_ms=(time.perf_counter() - start) * 1000)
         empty = _empty(grader, submission, sample)
         if empty is not None:
             return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,

@@ -11,6 +11,7 @@ from .definition import (
     parse_grader,
 )
 from .function import CONTRACT_LABELS, MAX_SOURCE_BYTES, Contract, FunctionGrader
+from .javascript import JavascriptGrader
 from .judges import (
     BinaryJudge,
     BinaryShot,
@@ -47,6 +48,7 @@ __all__ = [
     "ExternalEndpoint",
     "Extractor",
     "FunctionGrader",
+    "JavascriptGrader",
     "GraderBase",
     "GraderDefinition",
     "JudgeBase",

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .common import GraderBase
 from .function import FunctionGrader
+from .javascript import JavascriptGrader
 from .judges import BinaryJudge, CriteriaJudge, LetterJudge, PrebuiltJudge, RangeJudge, RubricJudge
 from .panels import Juror, JuryGrader, PairwiseJudge
 from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
@@ -36,7 +37,7 @@ class CompositeGrader(GraderBase):
 
 
 GraderDefinition = Annotated[
-    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | PairwiseJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader | JuryGrader,
+    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | PairwiseJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader | JuryGrader | JavascriptGrader,
     Field(discriminator="kind"),
 ]
 

@@ -52,6 +52,10 @@ class BuiltinOptions(BaseModel):
     # equals; e.g. HUD's contains("x", "") passes).
     empty_submission_zero: bool = True
     empty_reference_zero: bool = True
+    # promptfoo's rule for contains/icontains/starts-with/regex: an empty (or missing) value is not a
+    # score at all, the assertion fails the test with an error ("Invariant failed"). On: such a sample
+    # is an error result, checked before empty_reference_zero. promptfoo imports set it.
+    empty_reference_error: bool = False
     # Which regular-expression language regex_match reads: Python's re (Letta) or JavaScript's
     # (promptfoo: ``\d`` ASCII-only, ``$`` only at the very end ...). promptfoo imports set it.
     regex_dialect: Literal["python", "javascript"] = "python"

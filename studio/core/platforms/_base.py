@@ -64,13 +64,39 @@ class ExportResult(BaseModel):
         self.refused.update(other.refused)
 
 
+class Skipped(BaseModel):
+    """One entry of an imported file that became no grader: where it is, what it was, and why."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    where: str = Field(description="the entry's place in the file, e.g. 'tests[2] assert 1'")
+    kind: str = Field(description="what the file calls it (the assertion type, the grader kind)")
+    reason: str
+    line: int | None = None
+
+    def sentence(self) -> str:
+        at = f" (line {self.line})" if self.line else ""
+        return f"{self.where}{at}: {self.kind} not imported: {self.reason}"
+
+
 class ImportResult(BaseModel):
-    """Graders read from a file, and the entries skipped or changed on the way (one line each)."""
+    """Graders read from a file, and what did not come across: ``skipped`` entries (no grader was
+    made: the import is partial) and ``warnings`` (a grader was made, but a field of the entry was
+    not mapped or was changed). Nothing of the file is dropped without one of the two."""
 
     model_config = ConfigDict(extra="forbid")
 
     graders: list[GraderDefinition] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    skipped: list[Skipped] = Field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.skipped)
+
+    def report(self) -> list[str]:
+        """Every loss, one sentence each: skipped entries first, then the unmapped fields."""
+        return [s.sentence() for s in self.skipped] + list(self.warnings)
 
 
 class Platform(ABC):

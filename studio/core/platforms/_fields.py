@@ -107,19 +107,28 @@ def import_each(
     convert: Callable[[Any, str | None], GraderDefinition],
     key: str | None,
     errors: tuple[type[Exception], ...] = (PlatformError,),
+    fields: Callable[[Any], Iterable[str]] | None = None,
 ) -> ImportResult:
     """A JSON list of graders (or a single one) converted item by item.
 
     ``key`` names the grader only when there is just one; an item ``convert`` refuses with one of
-    ``errors`` becomes a warning. The caller decides what an import with no grader means.
+    ``errors`` is skipped (named by its place); ``fields(item)`` lists the keys its grader holds, the
+    others are reported as not mapped. The caller decides what an import with no grader means.
     """
+    from ._losses import skip, unmapped
+
     items = data if isinstance(data, list) else [data]
     result = ImportResult()
-    for item in items:
+    for n, item in enumerate(items, 1):
+        where = f"item {n}" if isinstance(data, list) else "the grader"
+        kind = item.get("type") or item.get("graderType") if isinstance(item, dict) else type(item).__name__
         try:
             result.graders.append(convert(item, key if len(items) == 1 else None))
         except errors as exc:
-            result.warnings.append(str(exc))
+            skip(result, where, kind, exc)
+            continue
+        if fields is not None:
+            result.warnings += unmapped(item, fields(item), f"{where} ({kind})")
     return result
 
 

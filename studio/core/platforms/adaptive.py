@@ -82,6 +82,7 @@ REFUSALS = {
     "composite": "an Adaptive grader holds one scoring rule; combine graders in a recipe instead",
     "jury": jury_refusal(LABEL),
     "pairwise_judge": pairwise_refusal(LABEL),
+    "javascript": "Adaptive function graders are Python; a JavaScript assertion runs only where Node does (promptfoo)",
 }
 
 
@@ -257,9 +258,10 @@ class AdaptivePlatform(Platform):
                 raise PlatformError(f"{path.name} has no top-level async def grade(thread)")
             grader = FunctionGrader(key=key or slug(path.stem.removesuffix(".adaptive")), source=source)
             return ImportResult(graders=[grader])
-        result = import_each(read_json(path), self.from_payload, key)
-        if not result.graders and result.warnings:
-            raise PlatformError("; ".join(result.warnings))
+        result = import_each(read_json(path), self.from_payload, key,
+                             fields=lambda item: {"name", "key", "metric", "graderType", "graderConfig"})
+        if not result.graders:
+            raise PlatformError("; ".join(result.report()) or f"{path.name}: no grader to import")
         return result
 
     def from_payload(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:

@@ -42,6 +42,8 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     problem = inspect_options(o, "HUD")
     if problem:
         return problem
+    if o.empty_reference_error:
+        return "HUD compares an empty reference as text; promptfoo's rule (an empty value is an error) has no HUD form"
     if o.reference_field:
         return "HUD's grade(answer, expected) has no dataset row field (OpenAI graders read item fields)"
     if o.regex_dialect != "python":

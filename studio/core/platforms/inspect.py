@@ -27,6 +27,7 @@ from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import docstring, inspect_options, read_text, slug, unexported
 from ._jury import INSPECT_REDUCERS, inspect_problem
+from ._losses import skip
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -227,31 +228,39 @@ class InspectPlatform(Platform):
             raise PlatformError(f"{path.name} line {exc.lineno}: not valid Python ({exc.msg})") from None
         result = ImportResult()
         seen: set[str] = set()
+        custom = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and any(
+            _scorer_name(d) == "scorer" or (isinstance(d, ast.Name) and d.id == "scorer") for d in n.decorator_list)}
+        scorer_args = _scorer_arguments(tree)
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
                     _scorer_name(d) == "scorer" or (isinstance(d, ast.Name) and d.id == "scorer")
                     for d in node.decorator_list):
                 line = min([node.lineno] + [d.lineno for d in node.decorator_list])
-                result.warnings.append(
-                    f"line {line}: @scorer {node.name} is custom Python run on Inspect's TaskState; "
-                    "rewrite it as a function grader (the studio never runs a task file to import it)")
+                skip(result, f"@scorer {node.name}", "custom scorer", PlatformError(
+                    "custom Python run on Inspect's TaskState; rewrite it as a function grader (the studio "
+                    "never runs a task file to import it)"), line)
+                custom.add(node.name)
                 continue
             name = _scorer_name(node) if isinstance(node, ast.Call) else None
             if name not in INSPECT_SCORERS:
+                if isinstance(node, ast.Call) and name not in custom and id(node) in scorer_args:
+                    skip(result, f"{name or 'scorer'}()", name, PlatformError(
+                        "this scorer has no studio grader (only match, includes, pattern, exact, f1 and the "
+                        "model_graded scorers are read)"), node.lineno)
                 continue
             assert isinstance(node, ast.Call)
             try:
                 grader = self._from_call(name, node, key if key and not seen else slug(f"{path.stem}-{name}"),
                                          path.parent)
             except PlatformError as exc:
-                result.warnings.append(f"line {node.lineno}: {name}(): {exc}")
+                skip(result, f"{name}()", name, exc, node.lineno)
                 continue
             if grader.key in seen:
                 grader = grader.model_copy(update={"key": slug(f"{grader.key}-{node.lineno}")})
             seen.add(grader.key)
             result.graders.append(grader)
         if not result.graders:
-            detail = "; ".join(result.warnings) or "no Inspect scorer found"
+            detail = "; ".join(result.report()) or "no Inspect scorer found"
             raise PlatformError(f"{path.name}: no scorer imported ({detail})")
         return result
 
@@ -443,12 +452,16 @@ class InspectPlatform(Platform):
         if o.empty_reference_zero:
             empty.append("not reference")
         guard = f"    if {' or '.join(empty)}:\n        return 0.0\n" if empty else ""
+        if o.empty_reference_error:  # promptfoo's invariant: an empty value is an error, as in the studio
+            guard = ("    if not reference:\n        raise ValueError('an empty value to compare with is an error "
+                     "(promptfoo fails the assertion)')\n") + guard
         return (
             f"STRIP = {grader.strips!r}\nCASE_SENSITIVE = {case!r}\n\n\n"
             "def fold(text: str) -> str:\n"
             "    text = text.strip() if STRIP else text\n"
             f"    return text if CASE_SENSITIVE else text.{'casefold' if o.case_fold == 'casefold' else 'lower'}()\n\n\n"
             "async def _score(state: TaskState, output: str, target: str) -> float:\n"
+            "    output = output or ''  # no output reads as empty text, as the studio reads it\n"
             f"    reference = {reference}\n"
             f"{guard}"
             f"    return {value}\n"
@@ -505,6 +518,18 @@ class InspectPlatform(Platform):
             "        result = await result\n"
             "    return float(result)\n"
         )
+
+
+def _scorer_arguments(tree: ast.AST) -> set[int]:
+    """ids of the calls given as a ``scorer=`` argument (alone or in a list): the task's scorers."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "scorer":
+                    values = kw.value.elts if isinstance(kw.value, ast.List | ast.Tuple) else [kw.value]
+                    found |= {id(v) for v in values if isinstance(v, ast.Call)}
+    return found
 
 
 PLATFORM = InspectPlatform()

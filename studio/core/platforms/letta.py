@@ -33,6 +33,7 @@ from ._fields import (
     safe_relative,
     unexported,
 )
+from ._losses import skip, unmapped
 
 LABEL = "Letta evals"
 LETTA_BUILTINS = ("exact_match", "contains", "regex_match", "ascii_printable_only")
@@ -204,14 +205,16 @@ class LettaPlatform(Platform):
         entries = data["graders"]
         for name, spec in entries.items():
             grader_key = key if key and len(entries) == 1 else str(name)
+            kind = spec.get("kind") if isinstance(spec, dict) else type(spec).__name__
             try:
                 result.graders.append(self.from_entry(grader_key, spec, path.parent))
-            except PlatformError as exc:
-                result.warnings.append(f"{name}: {exc}")
-            except ValueError as exc:  # pydantic validation of the built definition
-                result.warnings.append(f"{name}: {exc}")
+            except (PlatformError, ValueError) as exc:  # ValueError: pydantic validation of the definition
+                skip(result, f"graders.{name}", kind, exc)
+                continue
+            mapped = LETTA_TOOL_FIELDS if kind == "tool" else LETTA_JUDGE_FIELDS
+            result.warnings += unmapped(spec, mapped, f"graders.{name} ({kind})")
         if not result.graders:
-            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.warnings)})")
+            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
         return result
 
     def from_entry(self, key: str, spec: dict[str, Any], base: Path) -> GraderDefinition:
@@ -254,5 +257,10 @@ class LettaPlatform(Platform):
             )
         raise PlatformError(f"unknown grader kind {kind!r}")
 
+
+#: the keys of a suite's grader entry the studio grader holds (the rest is reported on import)
+LETTA_TOOL_FIELDS = {"kind", "function", "display_name", "extractor", "extractor_config"}
+LETTA_JUDGE_FIELDS = {"kind", "prompt", "prompt_path", "model", "temperature", "provider", "max_retries", "timeout",
+                      "system_prompt", "display_name", "extractor", "extractor_config"}
 
 PLATFORM = LettaPlatform()

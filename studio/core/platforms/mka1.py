@@ -17,6 +17,7 @@ from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import dump_json, peek_json, read_json, slug, unexported
 from ._jury import jury_refusal
+from ._losses import skip
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
@@ -120,17 +121,19 @@ class Mka1Platform(Platform):
         if self._is_grader(data):
             result.graders.append(self.from_grader(data, key or stem))
         elif isinstance(data, dict) and isinstance(data.get("tasks"), list):
-            for task in data["tasks"]:
+            for n, task in enumerate(data["tasks"], 1):
                 try:
                     result.graders.append(self.from_task(task, None))
-                except PlatformError as exc:
-                    result.warnings.append(str(exc))
+                except (PlatformError, AttributeError) as exc:
+                    where = f"tasks[{n}]" + (f" {task.get('id')!r}" if isinstance(task, dict) and task.get("id") else "")
+                    grader = task.get("grader") if isinstance(task, dict) else None
+                    skip(result, where, grader.get("type") if isinstance(grader, dict) else "task", exc)
         elif isinstance(data, dict) and self._is_grader(data.get("grader")):
             result.graders.append(self.from_task(data, key or (None if "id" in data else stem)))
         else:
             raise PlatformError(f"{path.name} is not an MKA1 grader, task or suite manifest")
         if not result.graders:
-            raise PlatformError(f"{path.name}: no Python grader to import ({'; '.join(result.warnings)})")
+            raise PlatformError(f"{path.name}: no Python grader to import ({'; '.join(result.report())})")
         return result
 
     def from_task(self, task: dict[str, Any], key: str | None) -> FunctionGrader:

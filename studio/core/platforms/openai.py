@@ -194,9 +194,9 @@ class OpenAIPlatform(Platform):
         return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        result = import_each(read_json(path), self.from_json, key, (PlatformError, ValueError))
+        result = import_each(read_json(path), self.from_json, key, (PlatformError, ValueError), imported_fields)
         if not result.graders:
-            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.warnings)})")
+            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
         return result
 
     def from_json(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
@@ -356,6 +356,20 @@ def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:
     if unknown:
         raise PlatformError(f"calculate_output refers to unknown graders {sorted(unknown)}")
     return "weighted", weights
+
+
+#: the keys of each OpenAI grader type that its studio grader holds (the rest is reported on import)
+IMPORTED_FIELDS: dict[str, set[str]] = {
+    "string_check": {"type", "name", "input", "reference", "operation"},
+    "python": {"type", "name", "source"},
+    "score_model": {"type", "name", "model", "input", "range", "sampling_params"},
+    "label_model": {"type", "name", "model", "input", "labels", "passing_labels"},
+    "multi": {"type", "name", "graders", "calculate_output"},
+}
+
+
+def imported_fields(item: Any) -> set[str]:
+    return IMPORTED_FIELDS.get(str(item.get("type")), {"type", "name"})
 
 
 PLATFORM = OpenAIPlatform()

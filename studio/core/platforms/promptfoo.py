@@ -26,7 +26,7 @@ from studio.core.models import (
 )
 
 from ._adapters import adapter_module, refusal
-from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Skipped, Support
 from ._fields import (
     dump_yaml,
     endpoint_config,
@@ -37,6 +37,8 @@ from ._fields import (
     slug,
     unexported,
 )
+from ._promptfoo_js import MAPPED as JS_MAPPED
+from ._promptfoo_js import javascript_grader
 from ._promptfoo_range import is_range_provider, judge_from, range_assertion
 from .letta import builtin_mismatch
 from .openai import plain_extractor
@@ -58,7 +60,7 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
 SEMANTICS: dict[str, dict[str, Any]] = {
     name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False),
-           "regex_dialect": ("python", "javascript"), "negate": (False, True),
+           "empty_reference_error": (False, True), "regex_dialect": ("python", "javascript"), "negate": (False, True),
            "reference": None, "values": None}
     for name in {f for f, _ in BUILTIN_TYPES}
 }
@@ -310,36 +312,38 @@ class PromptfooPlatform(Platform):
 
     @staticmethod
     def _asserts(config: dict[str, Any]) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        default = config.get("defaultTest")
-        if isinstance(default, dict):
-            found += default.get("assert") or []
-        for test in config.get("tests") or []:
-            if isinstance(test, dict):
-                found += test.get("assert") or []
-        return [a for a in found if isinstance(a, dict)]
+        return [item for _where, item in _placed_asserts(config) if isinstance(item, dict)]
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
         text = read_text(path)
         data = load_yaml_text(text, path.name)
         if not isinstance(data, dict):
             raise PlatformError(f"{path.name} is not a promptfoo config")
-        asserts = self._asserts(data)
+        placed = _placed_asserts(data)
         result = ImportResult()
-        seen: set[str] = set()
-        for n, item in enumerate(asserts):
-            grader_key = key if key and len(asserts) == 1 else slug(str(item.get("metric") or f"{item.get('type')}-{n + 1}"))
+        seen: dict[str, str] = {}
+        for n, (where, item) in enumerate(placed):
+            line = assert_line(text, n, "")
+            if not isinstance(item, dict):
+                result.skipped.append(Skipped(where=where, kind=type(item).__name__, line=line,
+                                              reason="an assertion must be a mapping with a type"))
+                continue
+            kind = str(item.get("type") or "(no type)")
+            grader_key = key if key and len(placed) == 1 else slug(str(item.get("metric") or f"{item.get('type')}-{n + 1}"))
             if grader_key in seen:
+                result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=(
+                    f"its key {grader_key!r} (the metric) is already taken by {seen[grader_key]}; give it its own metric")))
                 continue
             try:
-                result.graders.append(self.from_assert(item, grader_key, path.parent))
-                seen.add(grader_key)
+                grader = self.from_assert(item, grader_key, path.parent)
             except (PlatformError, ValueError) as exc:
-                line = assert_line(text, n, str(item.get("type")))
-                where = f"line {line}: " if line else ""
-                result.warnings.append(f"{where}assert {n + 1} ({item.get('type')}): {exc}")
+                result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=_sentence(exc)))
+                continue
+            result.graders.append(grader)
+            seen[grader_key] = where
+            result.warnings += [f"{where} ({kind}): {w}" for w in unmapped_fields(item)]
         if not result.graders:
-            raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.warnings)})")
+            raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.report())})")
         return result
 
     def from_assert(self, item: dict[str, Any], key: str, base: Path) -> GraderDefinition:
@@ -354,11 +358,15 @@ class PromptfooPlatform(Platform):
             provider = provider.get("id")
         if isinstance(provider, str):
             model = provider.removeprefix(PROVIDER_PREFIX).removeprefix("chat:").removeprefix("anthropic:messages:")
+        if item.get("transform") is not None and kind != "javascript":
+            raise PlatformError("a transform rewrites the output before the check; the studio has no transform")
         if kind in builtins:
             function, case = builtins[kind]
             submission_zero, reference_zero = empty_rule(function, False)
             options: dict[str, Any] = {"negate": negate, "empty_submission_zero": submission_zero,
                                        "empty_reference_zero": reference_zero}
+            if function in EMPTY_VALUE_FAILS:  # promptfoo's invariant: an empty value is an error, not 0
+                options["empty_reference_error"] = True
             if case != CASE_DEFAULT.get(function, False):
                 options["case_sensitive"] = case
             if function == "exact_match":
@@ -368,6 +376,8 @@ class PromptfooPlatform(Platform):
             if isinstance(value, str) and "{{" in value and value != EXPECTED:
                 raise PlatformError(f"the value {value!r} is a template; only {EXPECTED} maps to the sample's answer")
             if function in ("contains_any", "contains_all"):
+                if value is None or value == "":
+                    raise PlatformError(f"{kind} has no value; promptfoo fails it with an error on every test")
                 if value == EXPECTED:
                     raise PlatformError(f"{kind} splits {EXPECTED} on commas at run time; write the values as a list")
                 options["values"] = ([str(v) for v in value] if isinstance(value, list)
@@ -378,8 +388,9 @@ class PromptfooPlatform(Platform):
                 options["reference"] = str(value)
             return BuiltinGrader(key=key, function=function, options=options)
         if kind == "javascript":
-            raise PlatformError("an inline javascript assertion runs JavaScript, which the studio does not run: "
-                                "rewrite it as a python assertion (file://check.py) to import it")
+            return javascript_grader(item, key, base, negate)
+        if item.get("transform") is not None or item.get("contextTransform") is not None:
+            raise PlatformError("a transform rewrites the output before the check; the studio has no transform")
         if negate:
             raise PlatformError(f"not-{kind} has no studio equivalent")
         if kind == "python":
@@ -401,12 +412,56 @@ class PromptfooPlatform(Platform):
         if kind == "assert-set":
             components = []
             for n, sub in enumerate(item.get("assert") or []):
+                if not isinstance(sub, dict):
+                    raise PlatformError(f"assert-set entry {n + 1} is not an assertion")
                 sub_key = slug(str(sub.get("metric") or f"{key}-{n + 1}"))
                 components.append(
                     Component(grader=self.from_assert(sub, sub_key, base), weight=float(sub.get("weight", 1.0)))
                 )
             return CompositeGrader(key=key, components=components)
         raise PlatformError(f"promptfoo assertion type {kind!r} has no studio grader kind")
+
+
+def _placed_asserts(config: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every assertion of the config with its place: ``defaultTest assert 2``, ``tests[3] assert 1``
+    (1-based, a test's description added when it has one), in file order."""
+    found: list[tuple[str, Any]] = []
+    default = config.get("defaultTest")
+    if isinstance(default, dict):
+        found += [(f"defaultTest assert {i}", a) for i, a in enumerate(default.get("assert") or [], 1)]
+    for t, test in enumerate(config.get("tests") or [], 1):
+        if isinstance(test, dict):
+            label = f"tests[{t}]" + (f" {test['description']!r}" if isinstance(test.get("description"), str) else "")
+            found += [(f"{label} assert {i}", a) for i, a in enumerate(test.get("assert") or [], 1)]
+    return found
+
+
+#: what each family of assertion carries into its grader (anything else is reported as not mapped)
+_MAPPED_FIELDS: dict[str, set[str]] = {
+    "javascript": JS_MAPPED,
+    "python": {"type", "value", "metric", "weight"},
+    "llm-rubric": {"type", "value", "metric", "weight", "provider"},
+    "g-eval": {"type", "value", "metric", "weight", "provider"},
+    "assert-set": {"type", "assert", "metric", "weight"},
+}
+_BUILTIN_FIELDS = {"type", "value", "metric", "weight"}
+
+
+def unmapped_fields(item: dict[str, Any]) -> list[str]:
+    """One line per field of an imported assertion the grader does not hold."""
+    kind = str(item.get("type", "")).removeprefix("not-")
+    mapped = _MAPPED_FIELDS.get(kind) or (
+        {"type", "metric", "weight", "provider"} if kind in PREBUILT_TYPES.values() else _BUILTIN_FIELDS)
+    lines = [f"field {name!r} is not mapped to the studio grader (ignored)" for name in item if name not in mapped]
+    if "weight" in item and item.get("weight") not in (None, 1, 1.0):
+        lines.append(f"weight {item['weight']!r} weighs the assertion inside its test's score; a studio grader "
+                     "scores on its own (use a composite to weigh graders)")
+    return lines
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text[:1].lower() + text[1:] if text else type(exc).__name__
 
 
 PLATFORM = PromptfooPlatform()

@@ -152,10 +152,12 @@ class GraderActions(QObject):
                 from ..messages import describe_error
 
                 refused.append(f"{grader.key}: {describe_error(exc)}")
-        if refused or result.warnings:
+        if refused or result.warnings or result.skipped:
+            head = f"Imported {len(created)} of {len(result.graders)} grader(s) from {platform.label}."
+            if result.skipped:  # the same list the CLI prints: each entry of the file left out, by place
+                head += f" {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} of the file not imported:"
             self.messages.error("Import", "\n".join(
-                [f"Imported {len(created)} of {len(result.graders)} grader(s) from {platform.label}."]
-                + [f"• {line}" for line in refused + list(result.warnings)]))
+                [head] + [f"• {line}" for line in result.report() + refused]))
         if created:
             self._changed(f"Imported {', '.join(created)} from {platform.label}.")
             self.open_requested.emit(created[0])

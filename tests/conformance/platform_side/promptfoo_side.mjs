@@ -1,6 +1,7 @@
 // Runs with node: score with promptfoo's own runAssertions. JSON in on stdin, JSON out on stdout.
 // Input: {"index": path of promptfoo's dist/src/index.js, "asserts": [assertion], "pairs": [[output, expected]]}
-// Output: {"scores": [[score per pair] per assertion]} (an assertion that throws scores 0, as promptfoo fails it).
+// Output: {"scores": [[score per pair] per assertion]}; an assertion that throws (promptfoo's invariants,
+// e.g. contains with an empty value) is "error": promptfoo fails the test with an error, not a score.
 import fs from 'node:fs';
 
 const data = JSON.parse(fs.readFileSync(0, 'utf8'));
@@ -19,7 +20,7 @@ for (const assertion of data.asserts) {
       });
       row.push(result.pass ? 1 : 0);
     } catch (err) {
-      row.push(0);
+      row.push('error');
     }
   }
   scores.push(row);

@@ -59,7 +59,7 @@ async def run_job(job: dict, n: int) -> list:
         for c in job["calls"]:
             state = TaskState(model=ModelName("mockllm/model"), sample_id=1, epoch=1, input=c["question"],
                               messages=[], metadata=c["row"],
-                              output=ModelOutput.from_content(model="mockllm/model", content=c["answer"]))
+                              output=ModelOutput.from_content(model="mockllm/model", content=c["answer"] or ""))
             try:
                 out.append(float(await module._score(state, c["answer"], c["expected"] or "")))
             except Exception as exc:  # noqa: BLE001

@@ -37,7 +37,7 @@ def test_includes_scorers_import_and_the_rest_are_refused_by_line(tmp_path: Path
     assert not (tmp_path / "SHOULD_NOT_EXIST").exists()  # never executed
     graders = result.graders
     assert [g.options.case_sensitive for g in graders if isinstance(g, BuiltinGrader)] == [False, True]
-    assert any(w.startswith("line 7:") and "@scorer custom" in w for w in result.warnings), result.warnings
+    assert [(s.where, s.line) for s in result.skipped] == [("@scorer custom", 7)], result.skipped
     [judge] = [g for g in graders if isinstance(g, LetterJudge)]  # model_graded_fact(): Inspect's prompt
     assert "[Expert]: {criterion}" in judge.template and not judge.partial_credit
     # Inspect's includes casefolds and reads an empty target as contained
@@ -50,9 +50,10 @@ def test_a_file_without_mapped_scorers_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.py"
     path.write_text("from inspect_ai.scorer import f1, choice\nS = f1(answer_fn=str.strip)\nC = choice()\n",
                     encoding="utf-8")
-    with pytest.raises(PlatformError, match="line 2: f1\\(\\): argument answer_fn is not a literal") as caught:
+    with pytest.raises(PlatformError, match="f1\\(\\) \\(line 2\\): f1 not imported: argument answer_fn is not a literal") \
+            as caught:
         get_platform("inspect").import_(path)
-    assert "line 3: choice()" in str(caught.value)
+    assert "choice() (line 3): choice not imported" in str(caught.value)
 
 
 ROUND_TRIP = r'''from inspect_ai.scorer import exact, f1, includes, match, model_graded_fact, model_graded_qa, pattern

@@ -1,0 +1,26 @@
+"""What an import could not carry, said once per entry or field (nothing disappears silently).
+
+Each importer knows which fields of an entry its grader holds; ``unmapped`` turns the rest into
+one warning line each, and ``skip`` records an entry that became no grader at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ._base import ImportResult, Skipped
+
+
+def unmapped(entry: Any, mapped: Iterable[str], where: str) -> list[str]:
+    """One line per key of ``entry`` (a mapping) the grader does not hold."""
+    if not isinstance(entry, Mapping):
+        return []
+    known = set(mapped)
+    return [f"{where}: field {name!r} is not mapped to the studio grader (ignored)"
+            for name in entry if name not in known]
+
+
+def skip(result: ImportResult, where: str, kind: Any, exc: Exception, line: int | None = None) -> None:
+    text = str(exc).strip() or type(exc).__name__
+    result.skipped.append(Skipped(where=where, kind=str(kind or "(no kind)"), reason=text, line=line))
