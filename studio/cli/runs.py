@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
+from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
@@ -255,6 +256,8 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
             run_id = start_run(app.library, args.grader, args.dataset, options).id
         return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
+    except EndpointUnreachable as exc:  # a run that could not be done: exit 2
+        raise CliError(str(exc), code=2) from exc
     except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
         raise CliError(str(exc)) from exc
 
