@@ -299,6 +299,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.sandbox_label.setText(("⚠ " if info.warnings else "") + summary)
         lines = [f"{'✓' if p.active else '✗'} {p.name}: {p.detail}" for p in info.protections]
         lines += [f"⚠ {w}" for w in info.warnings]
+        lines.append(f"namespaces fallback: {info.namespaces_fallback}")
         self.sandbox_label.setToolTip("\n".join(lines))
 
     def _sandbox_unknown(self, exc: BaseException) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from namespaces_fallback import require_namespaces
 from no_bwrap import path_without_bwrap
 from run_helpers import math_samples, slow_child_command
 
@@ -198,6 +199,7 @@ FUNCTION_GRADER = "async def grade(thread):\n    return 1.0\n"
 
 @pytest.fixture
 def no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    require_namespaces()  # the child grades in the fallback
     monkeypatch.setenv("PATH", path_without_bwrap(tmp_path))
 
 
