@@ -31,6 +31,9 @@ class UnsafeTarget(OSError):
         self.filename = str(path)
         self.strerror = why
 
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 
 def _refuse_link(path: Path) -> None:
     try:
