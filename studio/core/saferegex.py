@@ -10,7 +10,7 @@ matched by one of two engines:
   text are ASCII (RE2's ``\\w``, ``\\d``, ``\\b`` and case folding are ASCII-only), the text holds none
   of the whitespace RE2's ``\\s`` leaves out, no ``$`` meets a newline (``re``'s ``$`` also matches
   before a final ``\\n``), and the pattern avoids the spellings the two read differently
-  (``{,n}``, ``[:``); for ``search`` the pattern also has no groups (``matches`` does not care).
+  (``{,n}``, ``[[:alpha:]]``); for ``search`` the pattern also has no groups (``matches`` does not care).
   That is the common case and costs no more than ``re``; a differential test keeps it honest.
 - **a helper process** running ``re`` itself otherwise (backreferences, lookarounds, Unicode text),
   with a deadline the host enforces: past ``DEADLINE_S`` the helper is killed and the caller gets
@@ -42,6 +42,8 @@ _RE2_FLAGS = re.IGNORECASE | re.ASCII
 #: characters Python's ``\\s`` matches and RE2's does not (among ASCII)
 _RE2_SPACE_GAP = frozenset("\x0b\x1c\x1d\x1e\x1f")
 _MULTILINE = re.compile(r"\(\?[a-zA-Z]*m")
+#: ``[[:alpha:]]``: a POSIX class to RE2, a ``[`` and a ``:`` to Python (a class like ``[:=]`` is fine)
+_POSIX_CLASS = re.compile(r"\[[^\]]*\[:")
 
 
 class RegexTimeout(RuntimeError):
@@ -78,7 +80,7 @@ def compile_python(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 def _to_re2(pattern: str) -> str | None:
     """The RE2 spelling of a Python pattern when the two read it alike, else None."""
-    if not pattern.isascii() or "{," in pattern or "[:" in pattern:
+    if not pattern.isascii() or "{," in pattern or _POSIX_CLASS.search(pattern):
         return None
     out: list[str] = []
     i = 0
