@@ -161,16 +161,21 @@ def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
 
 
 # -- the helper process ---------------------------------------------------------------------------------------
+# SIGALRM's default action ends the helper by itself (no Python code has to run, so a match holding
+# the interpreter cannot delay it): a helper whose studio died mid-match does not outlive it by long
 _SERVE = r"""
-import json, re, sys
+import json, re, signal, sys
+alarm = getattr(signal, "alarm", lambda seconds: None)
 for line in sys.stdin:
     ask = json.loads(line)
+    alarm(ask["d"])
     pattern = re.compile(ask["p"], ask["f"])
     if ask["op"] == "search":
         m = pattern.search(ask["t"])
         answer = None if m is None else [m.group(0), *m.groups()]
     else:
         answer = pattern.findall(ask["t"])
+    alarm(0)
     sys.stdout.write(json.dumps(answer) + "\n")
     sys.stdout.flush()
 """
@@ -206,6 +211,7 @@ class _Helper:
                 self._process = self._start()
             process = self._process
             assert process.stdin is not None
+            request = {**request, "d": int(DEADLINE_S) + 3}  # the helper's own end, past the host's deadline
             try:
                 process.stdin.write(json.dumps(request) + "\n")
                 process.stdin.flush()

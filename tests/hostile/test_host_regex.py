@@ -152,3 +152,43 @@ def test_the_fast_path_is_used_for_plain_text() -> None:
     assert not saferegex.matches(EVIL, EVIL_TEXT)
     assert saferegex._re2_for(r"(a)\1", 0, "aa") is None  # a backreference: the bounded helper
     assert saferegex._re2_for(r"\w+", 0, "héllo") is None  # Unicode text: the bounded helper
+
+
+def test_a_helper_mid_match_does_not_outlive_a_killed_studio(tmp_path: Path) -> None:
+    """The studio killed while its helper backtracks (before its own deadline kills the helper): the
+    helper ends by itself (SIGALRM's default action a few seconds later), not minutes later."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    script = ("import os, sys\nfrom studio.core import saferegex\n"
+              "h = saferegex._helper()\n"
+              "import threading\n"
+              "t = threading.Thread(target=lambda: saferegex.matches(r'^(a+)+$', 'a' * 40 + 'é'), daemon=True)\n"
+              "t.start()\n"
+              "import time\n"
+              "while h._process is None: time.sleep(0.01)\n"
+              "print(h._process.pid, flush=True)\n"
+              "time.sleep(600)\n")
+    studio = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    assert studio.stdout is not None
+    helper = int(studio.stdout.readline())
+    time.sleep(0.5)  # the helper is backtracking now
+    os.kill(studio.pid, signal.SIGKILL)
+    studio.wait()
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{helper}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    break
+        except OSError:
+            break
+        time.sleep(0.2)
+    else:
+        os.kill(helper, signal.SIGKILL)
+        pytest.fail("the regex helper outlived the studio by a minute")
