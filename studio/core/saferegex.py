@@ -24,6 +24,7 @@ import functools
 import json
 import queue
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -46,7 +47,11 @@ _MULTILINE = re.compile(r"\(\?[a-zA-Z]*m")
 _POSIX_CLASS = re.compile(r"\[[^\]]*\[:")
 
 
-class RegexTimeout(RuntimeError):
+class RegexFailure(RuntimeError):
+    """A pattern that could not be matched safely here: the sample's error says why."""
+
+
+class RegexTimeout(RegexFailure):
     """A match stopped at the deadline (catastrophic backtracking)."""
 
     def __init__(self, pattern: str) -> None:
@@ -181,6 +186,18 @@ for line in sys.stdin:
 """
 
 
+def _interpreter() -> str:
+    """A Python to run the helper: the studio's own, or in a frozen app (whose executable is the app)
+    the machine's ``python3``, as the sandbox's workers use; the helper needs only the stdlib."""
+    if getattr(sys, "frozen", False):
+        found = shutil.which("python3")
+        if found is None:
+            raise RegexFailure("this pattern needs RE2 or a Python interpreter (python3) to run under a "
+                               "deadline, and this machine has neither")
+        return found
+    return sys.executable
+
+
 class _Helper:
     """One ``python -c`` child answering match requests a line at a time, killed at the deadline."""
 
@@ -190,7 +207,7 @@ class _Helper:
         self._answers: queue.Queue[str | None] = queue.Queue()
 
     def _start(self) -> subprocess.Popen[str]:
-        process = subprocess.Popen([sys.executable, "-I", "-S", "-c", _SERVE], stdin=subprocess.PIPE,
+        process = subprocess.Popen([_interpreter(), "-I", "-S", "-c", _SERVE], stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                    encoding="utf-8", errors="surrogatepass")
         answers: queue.Queue[str | None] = queue.Queue()
@@ -223,7 +240,7 @@ class _Helper:
                 line = None
             if line is None:
                 self._stop()
-                raise RuntimeError("the regular expression helper stopped unexpectedly")
+                raise RegexFailure("the regular expression helper stopped unexpectedly")
             return json.loads(line)
 
     def _stop(self) -> None:

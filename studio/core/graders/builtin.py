@@ -238,7 +238,7 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
         # Letta's rule: a tool grader without ground truth scores 0.0
         return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
                        duration_ms=(time.perf_counter() - start) * 1000)
-    except (ExtractionError, saferegex.RegexTimeout) as exc:
+    except (ExtractionError, saferegex.RegexFailure) as exc:
         return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - start) * 1000)
     if grader.options.negate:
         value = 1.0 - value

@@ -72,7 +72,7 @@ def _pattern(messages: list[str], config: dict) -> str:
                 match = saferegex.search(pattern, content)
                 if match:
                     return match.group(group) or ""
-    except (re.error, IndexError, TypeError, saferegex.RegexTimeout) as exc:
+    except (re.error, IndexError, TypeError, saferegex.RegexFailure) as exc:
         raise ExtractionError(f"pattern extractor: {exc}") from None
     return ""
 

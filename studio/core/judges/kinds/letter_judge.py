@@ -140,7 +140,7 @@ async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str
     response = await trace.ask("grade", request)
     try:
         grade = read_grade(judge, response.text)
-    except (re.error, saferegex.RegexTimeout) as exc:
+    except (re.error, saferegex.RegexFailure) as exc:
         return trace.failure(f"grade_pattern: {exc}")
     if grade is None:
         return trace.failure(f"Grade not found in the judge's answer: {response.text[:200]!r}")
