@@ -15,11 +15,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from studio.core.safe_files import write_bytes
 from studio.core.store import Library
 from studio.ui.app import shut_down, start_demo_servers
 from studio.ui.context import AppContext
 from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
-from studio.ui.qt import QtCore, QtWidgets
+from studio.ui.qt import QtCore, QtGui, QtWidgets
 from studio.ui.theme import apply_theme
 
 SIZE = (1280, 800)
@@ -35,6 +36,17 @@ def wait(app: QtWidgets.QApplication, seconds: float, until: Callable[[], bool] 
             return True
         time.sleep(0.02)
     return until is None
+
+
+def save_png(pixmap: QtGui.QPixmap, path: Path) -> None:
+    """PNG bytes written by studio.core.safe_files: never through a link planted at ``path``."""
+    data = QtCore.QByteArray()
+    buffer = QtCore.QBuffer(data)
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not pixmap.save(buffer, "PNG"):
+        raise OSError(f"cannot encode the screenshot {path.name} as PNG")
+    buffer.close()
+    write_bytes(path, bytes(data.data()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     def shoot(name: str, widget: QtWidgets.QWidget | None = None) -> None:
         wait(app, 0.4)
         path = out / f"{name}.png"
-        (widget or window).grab().save(str(path))
+        save_png((widget or window).grab(), path)
         shots.append(path)
 
     try:

@@ -198,7 +198,10 @@ def cmd_diff(args: argparse.Namespace, app: CliApp) -> int:
 @library_refusal
 def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.graders.get(args.key, include_deleted=True)
-    path = definition_files.save(record.definition, args.output)
+    try:
+        path = definition_files.save(record.definition, args.output)  # never through a planted link
+    except OSError as exc:
+        raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
     print(f"wrote {path}")
     return 0
 

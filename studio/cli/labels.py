@@ -9,6 +9,7 @@ from typing import Any
 from studio.core.datasets.label_files import label_record, read_labels, write_labels
 from studio.core.datasets.readers import DatasetError
 from studio.core.models.labels import DEFAULT_KEY
+from studio.core.safe_files import open_text
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
 
@@ -51,11 +52,14 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     items = sorted(current.values(), key=lambda label: order.get(label.sample_id, len(order)))
     fmt = args.format or ("csv" if args.output and args.output.lower().endswith(".csv") else "jsonl")
     if args.output:
-        with open(args.output, "w", encoding="utf-8", newline="") as out:
-            count = write_labels(items, out, fmt)
+        try:
+            with open_text(args.output, newline="") as out:  # never through a planted link
+                count = write_labels(items, out, fmt, raw=args.raw_csv)
+        except OSError as exc:
+            raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
         print(f"wrote {count} labels to {args.output}", file=sys.stderr)
     else:
-        write_labels(items, sys.stdout, fmt)
+        write_labels(items, sys.stdout, fmt, raw=args.raw_csv)
     return 0
 
 
@@ -94,6 +98,8 @@ def register(sub: Any) -> None:
     p.add_argument("--dataset", required=True)
     p.add_argument("--key", default=DEFAULT_KEY)
     p.add_argument("--format", choices=("jsonl", "csv"))
+    p.add_argument("--raw-csv", action="store_true",
+                   help="write CSV cells as stored: no leading ' before a cell a spreadsheet reads as a formula")
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p.set_defaults(func=cmd_export)
     p = lsub.add_parser("list", help="the current labels of a dataset")

@@ -27,9 +27,11 @@ from typing import Any, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
+from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
+from studio.core.safe_files import open_text
 from studio.core.store import LibraryError
 from studio.core.store.reports import result_record, run_query, write_results
 
@@ -260,6 +262,8 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
             run_id = start_run(app.library, args.grader, args.dataset, options).id
         return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
+    except EndpointUnreachable as exc:  # a run that could not be done: exit 2
+        raise CliError(str(exc), code=2) from exc
     except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
         raise CliError(str(exc)) from exc
 
@@ -308,13 +312,15 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     try:
         query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
         if args.output:
-            with open(args.output, "w", encoding="utf-8", newline="") as out:
-                count = write_results(app.library.engine, query, out, args.format)
+            with open_text(args.output, newline="") as out:  # never through a planted link
+                count = write_results(app.library.engine, query, out, args.format, raw=args.raw_csv)
             print(f"wrote {count} results to {args.output}", file=sys.stderr)
         else:
-            write_results(app.library.engine, query, sys.stdout, args.format)
+            write_results(app.library.engine, query, sys.stdout, args.format, raw=args.raw_csv)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
     return 0
 
 
@@ -360,5 +366,7 @@ def register(sub: Any) -> None:
     p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
     p.add_argument("run_id", type=int)
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    p.add_argument("--raw-csv", action="store_true",
+                   help="write CSV cells as stored: no leading ' before a cell a spreadsheet reads as a formula")
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p.set_defaults(func=cmd_export)

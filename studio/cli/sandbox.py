@@ -30,6 +30,7 @@ def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     print(f"isolation: {info.mode}" + (f" ({info.bwrap})" if info.bwrap and info.mode == "bubblewrap" else ""))
     uid = "unknown" if info.worker_uid is None else str(info.worker_uid)
     print(f"worker uid: {uid}" + (" (studio runs as root)" if info.studio_is_root else ""))
+    print(f"namespaces fallback: {info.namespaces_fallback}")
     app.print_table(
         [["yes" if p.active else "NO", p.name, p.detail] for p in info.protections],
         ["active", "protection", "detail"],

@@ -18,6 +18,7 @@ from studio.core.platforms import (
     platforms,
 )
 from studio.core.platforms._fields import export_endpoints
+from studio.core.safe_files import write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
 
@@ -70,14 +71,13 @@ def _write(result: ExportResult, output: str | None) -> list[Path]:
         return []
     target = Path(output)
     single_file = len(result.files) == 1 and target.suffix and not target.is_dir()
-    paths = [target] if single_file else [target / rel for rel in result.files]
-    try:
-        for path, text in zip(paths, result.files.values(), strict=True):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+    try:  # never through a link planted at a file's name or among the folders below -o DIR
+        if single_file:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            return [write_text(target, next(iter(result.files.values())))]
+        return write_tree(target, result.files)
     except OSError as exc:
         raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
-    return paths
 
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:

@@ -19,6 +19,7 @@ from .lazy_tab import LazyTab
 from .library.actions import GraderActions
 from .library.panel import LibraryPanel
 from .messages import Messages
+from .plain import install_guard
 from .qt import Qt, QtCore, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
 from .theme import apply_theme
@@ -47,6 +48,7 @@ def _warm_imports() -> None:
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, ctx: AppContext, messages: Messages | None = None, *, check_sandbox: bool = True) -> None:
         super().__init__()
+        install_guard()  # every label and tooltip in the window shows data as plain text (studio.ui.plain)
         self.ctx = ctx
         self.setWindowTitle(f"Grader Studio — {ctx.db_path.name}")
         self.messages = messages or Messages(self)
@@ -299,6 +301,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.sandbox_label.setText(("⚠ " if info.warnings else "") + summary)
         lines = [f"{'✓' if p.active else '✗'} {p.name}: {p.detail}" for p in info.protections]
         lines += [f"⚠ {w}" for w in info.warnings]
+        lines.append(f"namespaces fallback: {info.namespaces_fallback}")
         self.sandbox_label.setToolTip("\n".join(lines))
 
     def _sandbox_unknown(self, exc: BaseException) -> None:

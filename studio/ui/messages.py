@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from studio.core.errors import is_user_error
 
+from .plain import message_box
 from .qt import QtWidgets
 
 Answer = Literal["save", "discard", "cancel"]
@@ -42,20 +43,21 @@ class Messages:
         self.parent = parent
 
     def error(self, title: str, error: BaseException | str) -> None:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, title,
-                                    error if isinstance(error, str) else describe_error(error),
-                                    QtWidgets.QMessageBox.StandardButton.Ok, self.parent)
+        box = message_box(QtWidgets.QMessageBox.Icon.Warning, title,
+                          error if isinstance(error, str) else describe_error(error),
+                          QtWidgets.QMessageBox.StandardButton.Ok, self.parent)
         details = getattr(error, "__traceback_text__", None)
         if isinstance(error, BaseException) and is_bug(error) and details:
             box.setDetailedText(details)
         box.exec()
 
     def info(self, title: str, text: str) -> None:
-        QtWidgets.QMessageBox.information(self.parent, title, text)
+        message_box(QtWidgets.QMessageBox.Icon.Information, title, text, QtWidgets.QMessageBox.StandardButton.Ok,
+                    self.parent).exec()
 
     def confirm(self, title: str, text: str, action: str = "OK") -> bool:
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Question, title, text,
-                                    QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
+        box = message_box(QtWidgets.QMessageBox.Icon.Question, title, text,
+                          QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
         ok = box.addButton(action, QtWidgets.QMessageBox.ButtonRole.AcceptRole)
         box.setDefaultButton(ok)
         box.exec()
@@ -63,14 +65,16 @@ class Messages:
 
     def ask_unsaved(self, name: str) -> Answer:
         buttons = QtWidgets.QMessageBox.StandardButton
-        answer = QtWidgets.QMessageBox.question(
-            self.parent, "Unsaved changes", f"“{name}” has unsaved changes. Save them as a new version?",
-            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        box = message_box(QtWidgets.QMessageBox.Icon.Question, "Unsaved changes",
+                          f"“{name}” has unsaved changes. Save them as a new version?",
+                          buttons.Save | buttons.Discard | buttons.Cancel, self.parent)
+        box.setDefaultButton(buttons.Save)
+        answer = box.exec()
         return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
 
     def ask_use_edits(self, name: str, action: str) -> EditsAnswer:
         """Before a run or an export: the unsaved edits (saved first as a new version) or the saved version."""
-        box = QtWidgets.QMessageBox(
+        box = message_box(
             QtWidgets.QMessageBox.Icon.Question, "Unsaved changes",
             f"“{name}” has unsaved changes. {action.capitalize()} uses a saved version: save your edits as "
             "a new version first, or use the version already saved?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from studio.core.models import Sample, Turn
 
 from .context import AppContext
+from .plain import plain_label
 from .qt import QtWidgets, Signal
 
 HANDWRITTEN = "__handwritten__"
@@ -24,7 +25,7 @@ class SamplePicker(QtWidgets.QWidget):
         self.dataset.setMinimumContentsLength(14)
         self.dataset.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.index = QtWidgets.QSpinBox(prefix="row ", minimum=0)
-        self.summary = QtWidgets.QLabel()
+        self.summary = plain_label()  # a sample's id and text: never read as HTML
         self.summary.setObjectName("hint")
         self.summary.setWordWrap(True)
         self.question = QtWidgets.QPlainTextEdit()

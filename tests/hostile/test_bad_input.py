@@ -88,3 +88,75 @@ def test_the_cli_refuses_a_13_mb_grader_with_a_sentence(cli, tmp_path: Path) -> 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX rlimits")
 def test_memory_stays_bounded_after_the_hostile_inputs() -> None:
     assert peak_rss_mb() < 500
+
+
+HUGE = "9" * 100_000
+
+
+@pytest.mark.parametrize("suffix", [".grader.yaml", ".grader.json"])
+def test_a_100000_digit_number_in_a_definition_names_its_line(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"big{suffix}"
+    if suffix.endswith("json"):
+        path.write_text('{"kind": "builtin", "key": "big", "function": "numeric_match",\n'
+                        f' "options": {{"tolerance": {HUGE}}}}}\n')
+    else:
+        path.write_text(f"kind: builtin\nkey: big\nfunction: numeric_match\noptions:\n  tolerance: {HUGE}\n")
+    with pytest.raises(files.DefinitionError) as caught:
+        files.load(path)
+    line = 2 if suffix.endswith("json") else 5
+    assert str(caught.value).startswith(f"{path}:{line}: (file): a number has 100,000 digits")
+    files.loads(f'kind: builtin\nkey: big\nfunction: exact_match\ndescription: "{HUGE}"\n')  # quoted: text
+
+
+@pytest.mark.parametrize("where", ["dataset", "csv", "labels"])
+def test_a_100000_digit_number_in_data_names_its_line(tmp_path: Path, where: str) -> None:
+    from studio.core.datasets.label_files import read_labels
+
+    if where == "csv":  # a CSV cell holding JSON: kept as text, not a traceback
+        path = tmp_path / "d.csv"
+        path.write_text(f'input,completion,extra\nq,a,"[{HUGE}]"\n')
+        [sample] = read_dataset(path).samples
+        assert sample.fields["extra"] == f"[{HUGE}]"
+        return
+    path = tmp_path / "d.jsonl"
+    if where == "labels":
+        path.write_text('{"sample_id": "ok", "label": "PASS"}\n' f'{{"sample_id": "big", "score": {HUGE}}}\n')
+    else:
+        path.write_text('{"id": "ok", "input": "q", "completion": "a"}\n'
+                        f'{{"id": "big", "input": "q", "completion": "a", "metadata": {{"n": {HUGE}}}}}\n')
+    with pytest.raises(DatasetError) as caught:
+        if where == "labels":
+            read_labels(path, ["ok", "big"])
+        else:
+            read_dataset(path)
+    assert caught.value.line == 2 and caught.value.message.startswith("a number has 100,000 digits")
+
+
+def test_a_nul_in_a_sample_id_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "ok", "input": "q", "completion": "a"}\n'
+                    '{"id": "a\\u0000b", "input": "q", "completion": "a"}\n')
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert caught.value.line == 2 and "NUL" in caught.value.message
+    from studio.core.datasets.readers import DatasetStream
+
+    with pytest.raises(DatasetError) as caught:  # the import's hot path (stored rows) too
+        list(DatasetStream(path).rows())
+    assert caught.value.line == 2 and "NUL" in caught.value.message
+
+
+def test_the_cli_says_one_sentence_for_huge_numbers_and_nul(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    grader = tmp_path / "big.grader.yaml"
+    grader.write_text(f"kind: builtin\nkey: big\nfunction: numeric_match\noptions:\n  tolerance: {HUGE}\n")
+    data = tmp_path / "d.jsonl"
+    data.write_text(f'{{"id": "big", "input": "q", "completion": {HUGE}}}\n')
+    nul = tmp_path / "nul.jsonl"
+    nul.write_text('{"id": "a\\u0000", "input": "q", "completion": "a"}\n')
+    for args in (("validate", str(grader)), ("graders", "create", str(grader)),
+                 ("datasets", "import", str(data)), ("datasets", "import", str(nul))):
+        result = cli(*args)
+        assert result.returncode == 1, (args, result)
+        assert "Traceback" not in result.stderr, result.stderr
+        assert (":5: " if "grader" in args[-1] else ":1: ") in result.stderr, result.stderr
+        assert ("digits" if "nul" not in args[-1] else "NUL") in result.stderr, result.stderr

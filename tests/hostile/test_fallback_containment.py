@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from namespaces_fallback import require_namespaces
 
 from studio.core.models import FunctionGrader, Sample, Turn
 from studio.core.sandbox.pool import WorkerPool
@@ -35,6 +36,8 @@ def mode_pool(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
     needed = "bwrap" if request.param == "bubblewrap" else "unshare"
     if shutil.which(needed) is None:
         pytest.fail(f"{needed} is missing: the '{request.param}' mode cannot be checked")
+    if request.param == "namespaces":
+        require_namespaces()  # skipped with the reason where the kernel refuses it; required in CI
     pool = WorkerPool(size=1, settings=SandboxSettings(mode=request.param, allow_unsandboxed=True))
     yield pool
     pool.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from namespaces_fallback import require_namespaces
 from no_bwrap import path_without_bwrap
 
 from studio.core.models import BuiltinGrader, FunctionGrader, Sample, Turn
@@ -32,6 +33,7 @@ def test_run_refuses_grader_code_without_bubblewrap_and_says_why(cli, lib_with_g
 
 
 def test_run_with_the_opt_in_warns_that_isolation_is_degraded(cli, lib_with_graders, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    require_namespaces()
     result = cli("run", "fn", "d", "--allow-unsandboxed", env={"PATH": path_without_bwrap(tmp_path)})
     assert result.returncode == 0, result.stderr
     assert "warning: isolation is degraded" in result.stderr and "'namespaces'" in result.stderr

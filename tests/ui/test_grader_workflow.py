@@ -50,7 +50,7 @@ def test_full_grader_lifecycle(qtbot: Any, window: Any, ctx: Any, messages: Any)
     # validate (off the GUI thread)
     qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     qtbot.waitUntil(lambda: bool(page.checks.checks), timeout=20_000)
-    assert not [c for c in page.checks.checks if c.status == "failed"], page.checks.checks
+    assert not [c for c in page.checks.checks if c.status == "failed"], [c.message for c in page.checks.checks]
 
     # try on a hand-written sample
     picker = page.try_panel.picker

@@ -47,3 +47,16 @@ def test_library_search_filters(qtbot: Any, window: Any, ctx: Any) -> None:
     leaves = [proxy.index(r, 0, proxy.index(g, 0)).data() for g in range(proxy.rowCount())
               for r in range(proxy.rowCount(proxy.index(g, 0)))]
     assert leaves and all("aithful" in leaf for leaf in leaves)
+
+
+def test_the_status_bar_says_why_the_namespaces_fallback_is_unavailable(window) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.sandbox.info import Protection, SandboxInfo
+
+    reason = "this kernel refuses it (unshare: mount /proc failed: Operation not permitted)"
+    info = SandboxInfo(platform="Linux", mode="limits_only", studio_is_root=False,
+                       namespaces_fallback=f"unavailable: {reason}",
+                       protections=[Protection(name="rlimits", active=True)],
+                       warnings=[f"the namespaces fallback (unshare + a private root) is unavailable: {reason}"])
+    window._sandbox_known(info)
+    assert window.sandbox_label.text().startswith("⚠")
+    assert reason in window.sandbox_label.toolTip()

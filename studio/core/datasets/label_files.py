@@ -17,8 +17,9 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from studio.core.models.labels import Label, LabelInput
+from studio.core.spreadsheet import CsvDictWriter
 
-from .readers import DatasetError
+from .readers import DatasetError, TooManyDigits, loads_json
 
 _VERDICTS = {"pass": "PASS", "fail": "FAIL", "na": "NA", "n/a": "NA", "true": "PASS", "false": "FAIL"}
 FIELDS = ("sample_id", "label", "score", "note", "labeler", "version", "created_at")
@@ -38,9 +39,11 @@ def _rows(path: Path) -> Iterator[tuple[int, Any]]:
             if not line.strip():
                 continue
             try:
-                yield number, json.loads(line)
+                yield number, loads_json(line)
             except json.JSONDecodeError as exc:
                 raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except TooManyDigits as exc:
+                raise DatasetError(str(path), number, str(exc)) from None
 
 
 def _label(row: Any) -> LabelInput:
@@ -103,10 +106,12 @@ def label_record(label: Label) -> dict[str, Any]:
             "labeler": label.labeler, "version": label.version, "created_at": label.created_at.isoformat()}
 
 
-def write_labels(items: Iterable[Label], out: TextIO, fmt: str = "jsonl") -> int:
+def write_labels(items: Iterable[Label], out: TextIO, fmt: str = "jsonl", *, raw: bool = False) -> int:
+    """JSONL or CSV; CSV text cells a spreadsheet would read as formulas get a leading ``'`` unless
+    ``raw`` (studio.core.spreadsheet)."""
     count = 0
     if fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=list(FIELDS))
+        writer = CsvDictWriter(out, list(FIELDS), raw=raw)
         writer.writeheader()
         for label in items:
             writer.writerow({k: ("" if v is None else v) for k, v in label_record(label).items()})

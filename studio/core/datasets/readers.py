@@ -29,6 +29,28 @@ class ParsedDataset(BaseModel):
     samples: list[Sample]
 
 
+#: Python's own bound on reading a decimal integer (``sys.get_int_max_str_digits()``): reading a longer
+#: one costs quadratic time, and the ValueError it raises would end in a traceback
+MAX_DIGITS = 4300
+
+
+class TooManyDigits(ValueError):
+    """A JSON integer longer than ``MAX_DIGITS`` digits, refused while parsing."""
+
+
+def _int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise TooManyDigits(f"a number has {digits:,} digits (the studio reads integers of at most "
+                            f"{MAX_DIGITS:,} digits; quote it to keep it as text)")
+    return int(text)
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that refuses integers longer than ``MAX_DIGITS`` with ``TooManyDigits``."""
+    return json.loads(text, parse_int=_int)
+
+
 #: nesting of one row's JSON far beyond any real sample (messages -> content parts -> fields)
 MAX_DEPTH = 100
 
@@ -57,10 +79,12 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                 continue
             text = line.rstrip("\r\n")  # a trailing newline would move the error to "line 2, column 1"
             try:
-                row = json.loads(text)
+                row = loads_json(text)
             except json.JSONDecodeError as exc:
                 where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
                 raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
+            except TooManyDigits as exc:
+                raise DatasetError(str(path), number, str(exc)) from None
             except RecursionError:
                 row = None
             # nesting is at most the number of brackets that open: count them first (C speed) and
@@ -106,8 +130,8 @@ def _maybe_json(value: str | None) -> Any:
     """CSV cells holding JSON objects/lists (messages, metadata) are decoded."""
     if value and value[:1] in "[{":
         try:
-            decoded = json.loads(value)
-        except (json.JSONDecodeError, RecursionError):
+            decoded = loads_json(value)
+        except (json.JSONDecodeError, TooManyDigits, RecursionError):
             return value
         return value if _too_deep(decoded) else decoded
     return value

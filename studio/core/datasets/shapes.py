@@ -70,10 +70,14 @@ def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
 
 
 def _id(default_id: str, *candidates: Any) -> str:
-    """The first id given; 0 is an id (only null and "" are not)."""
+    """The first id given; 0 is an id (only null and "" are not). A NUL is refused: C code, SQLite
+    tools and file names cut an id at it, so two ids could become one."""
     for value in candidates:
         if value is not None and value != "":
-            return str(value)
+            text = str(value)
+            if "\0" in text:
+                raise RowError(f"the sample id {text!r} contains a NUL character (\\x00)")
+            return text
     return default_id
 
 

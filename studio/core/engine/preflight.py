@@ -1,16 +1,30 @@
 """Configuration a run needs, checked before the run is recorded.
 
 A run that can only fail (its judge names an endpoint the library does not have, or names none
-while the library has several) is refused with the reason before ``start_run`` writes a row, so
-``runs list`` never shows a "failed 0/N" run that never graded anything.
+while the library has several, or the endpoint's server cannot be reached) is refused with the
+reason before ``start_run`` writes a row, so ``runs list`` never shows a "failed 0/N" run that never
+graded anything, and a run against a server that is down ends at once with one sentence instead
+of retrying every sample. The reachability check is a TCP connection to the endpoint's host and
+port: it costs no tokens and needs no key, and it is what "down" means (refused, unresolvable,
+no answer); an endpoint that accepts connections and then fails is the samples' business.
 """
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 from studio.core.models import GraderDefinition, JudgeBase
-from studio.core.store import Library
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store import Library, LibraryError
+
+#: how long the preflight waits for a connection (the endpoint's own timeout if shorter)
+CONNECT_SECONDS = 5.0
+
+
+class EndpointUnreachable(LibraryError):
+    """The run's judge endpoint does not accept connections: the run could not be done (exit 2)."""
 
 
 def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
@@ -33,5 +47,36 @@ def check_run_configuration(library: Library, definition: GraderDefinition, endp
     wanted = list(_needs_endpoint(definition))
     if not wanted:
         return
+    configs = {}
     for name in wanted:
-        library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: LibraryError sentences
+        config = library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: sentences
+        configs[config.name] = config
+    for config in configs.values():
+        check_reachable(config)
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    """(shown address without credentials, host, port) of a base URL."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    shown_host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{shown_host}:{port}", host, port
+
+
+def check_reachable(config: EndpointConfig) -> None:
+    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address."""
+    shown, host, port = _origin(config.base_url)
+    try:
+        with socket.create_connection((host, port), timeout=min(CONNECT_SECONDS, config.timeout)):
+            return
+    except socket.gaierror as exc:
+        reason = f"cannot resolve the host {host!r} ({exc.strerror or exc})"
+    except TimeoutError:
+        reason = f"no answer within {min(CONNECT_SECONDS, config.timeout):g} s"
+    except ConnectionRefusedError:
+        reason = "connection refused (is the server running?)"
+    except OSError as exc:
+        reason = exc.strerror or exc.__class__.__name__
+    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
+                              "the run was not started and nothing was recorded")

@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
+from studio.core import saferegex
 from studio.core.graders.inspect_text import (
     numeric_location,
     squad_exact,
@@ -123,15 +124,16 @@ class InvalidPattern(ValueError):
 
 
 def regex_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
+    """The pattern (the grader's or the sample's) never runs unbounded: studio.core.saferegex."""
     flags = 0 if o.case_sensitive in (None, True) else re.IGNORECASE
     try:
         if o.regex_dialect == "javascript":
-            pattern = re.compile(translate_js(_required_reference(o, s)), flags | re.ASCII)
+            found = saferegex.matches(translate_js(_required_reference(o, s)), sub, flags | re.ASCII)
         else:
-            pattern = re.compile(_required_reference(o, s), flags)
+            found = saferegex.matches(_required_reference(o, s), sub, flags)
     except re.error as exc:
         raise InvalidPattern(f"invalid regular expression: {exc}") from None
-    return float(pattern.search(sub) is not None)
+    return float(found)
 
 
 def regex_extract(sub: str, o: BuiltinOptions, s: Sample) -> float:
@@ -141,7 +143,7 @@ def regex_extract(sub: str, o: BuiltinOptions, s: Sample) -> float:
         raise InvalidPattern("regex_extract needs a pattern")
     sensitive = o.case_sensitive in (None, True)
     try:
-        found = re.search(o.pattern, sub, 0 if sensitive else re.IGNORECASE)
+        found = saferegex.search(o.pattern, sub, 0 if sensitive else re.IGNORECASE)
     except re.error as exc:
         raise InvalidPattern(f"invalid regular expression: {exc}") from None
     if found is None:
@@ -245,7 +247,7 @@ def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
         # Letta's rule: a tool grader without ground truth scores 0.0
         return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
                        duration_ms=(time.perf_counter() - start) * 1000)
-    except ExtractionError as exc:
+    except (ExtractionError, saferegex.RegexFailure) as exc:
         return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - start) * 1000)
     if grader.options.negate:
         value = 1.0 - value

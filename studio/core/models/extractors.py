@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from studio.core import saferegex
 from studio.core.models import Extractor, Sample, ToolCall, Turn
 
 
@@ -60,19 +61,18 @@ def _pattern(messages: list[str], config: dict) -> str:
     pattern = _required(config, "pattern", "pattern")
     group = config.get("group", 0)
     try:  # compiled on first use: with no assistant message a bad pattern is never read (Letta)
-        for content in reversed(messages):
-            compiled = re.compile(pattern)
+        for content in reversed(messages):  # never unbounded on the host: studio.core.saferegex
             if config.get("search_all"):
-                found = compiled.findall(content)
+                found = saferegex.findall(pattern, content)
                 if found:
                     if isinstance(found[0], tuple):
                         return " ".join(m[group] for m in found)
                     return " ".join(found)
             else:
-                match = compiled.search(content)
+                match = saferegex.search(pattern, content)
                 if match:
                     return match.group(group) or ""
-    except (re.error, IndexError, TypeError) as exc:
+    except (re.error, IndexError, TypeError, saferegex.RegexFailure) as exc:
         raise ExtractionError(f"pattern extractor: {exc}") from None
     return ""
 

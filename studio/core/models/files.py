@@ -15,10 +15,12 @@ from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
+from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
+from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.errors import StudioError
+from studio.core.safe_files import write_text
 
 from .common import GraderBase
 from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_grader
@@ -127,13 +129,31 @@ def parse_document(data: Any, source: str = "<definition>", tree: Any = None) ->
 MAX_DEPTH = 200
 
 
+#: Python's bound on reading a decimal integer (``sys.get_int_max_str_digits()``); a longer one
+#: raises ValueError deep in the YAML constructor (and costs quadratic time)
+MAX_DIGITS = 4300
+
+
+def _refuse_long_integer(yaml: YAML, event: ScalarEvent, source: str) -> None:
+    if len(event.value) <= MAX_DIGITS or event.style is not None:  # quoted scalars stay text
+        return
+    tag = yaml.resolver.resolve(ScalarNode, event.value, (True, False))
+    if tag is not None and str(tag).endswith(":int"):
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        digits = sum(c.isdigit() for c in event.value)
+        raise DefinitionError(source, [(line, "", f"a number has {digits:,} digits (the studio reads integers of at "
+                                                  f"most {MAX_DIGITS:,} digits; quote it to keep it as text)")])
+
+
 def _refuse_aliases(yaml: YAML, text: str, source: str) -> None:
     """A grader file may not use YAML aliases (``*name``): expanding them is how a few hundred
     bytes become gigabytes (the "billion laughs"), and no grader needs them. Checked on the event
-    stream, before anything is built; nesting is bounded on the way too."""
+    stream, before anything is built; nesting and integer lengths are bounded on the way too."""
     depth = 0
     for event in yaml.parse(text):
-        if isinstance(event, AliasEvent):
+        if isinstance(event, ScalarEvent):
+            _refuse_long_integer(yaml, event, source)
+        elif isinstance(event, AliasEvent):
             line = event.start_mark.line + 1 if event.start_mark is not None else None
             raise DefinitionError(source, [(line, "", f"YAML aliases (*{event.anchor}) are not allowed in a grader file")])
         if isinstance(event, CollectionStartEvent):
@@ -185,8 +205,7 @@ def load(path: str | Path) -> GraderDefinition:
 def save(grader: GraderBase, path: str | Path) -> Path:
     path = Path(path)
     text = to_json(grader) if path.suffix == ".json" else to_yaml(grader)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_text(path, text)  # never through a link planted at ``path``
 
 
 def json_schema() -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -86,10 +87,16 @@ def read_text(path: Path) -> str:
 
 
 def read_json(path: Path) -> Any:
+    text = read_text(path)
     try:
-        return json.loads(read_text(path))
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise PlatformError(f"{path} is not valid JSON: {exc}") from exc
+    except ValueError:  # an integer past Python's digit limit (sys.get_int_max_str_digits())
+        found = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
+        line = text.count("\n", 0, found.start()) + 1 if found else None
+        raise PlatformError(f"{path}:{line}: a number has more than {sys.get_int_max_str_digits():,} digits "
+                            "(quote it to keep it as text)") from None
 
 
 def peek_json(path: Path) -> Any:

@@ -13,7 +13,7 @@ import sys
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .launch import detect_mode, is_root, plan_worker, refusal
+from .launch import detect_mode, is_root, namespaces_unavailable, plan_worker, refusal
 from .process import WorkerDied, WorkerProcess
 from .settings import IsolationMode, SandboxSettings
 
@@ -34,6 +34,8 @@ class SandboxInfo(BaseModel):
     bwrap: str | None = None
     studio_is_root: bool
     worker_uid: int | None = None
+    #: "available", or why the fallback without bubblewrap (unshare + a private root) cannot run here
+    namespaces_fallback: str = "available"
     protections: list[Protection] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
@@ -63,6 +65,11 @@ def sandbox_info(settings: SandboxSettings | None = None) -> SandboxInfo:
         bwrap=shutil.which("bwrap"),
         studio_is_root=is_root(),
     )
+    unavailable = namespaces_unavailable()
+    if unavailable is not None:
+        info.namespaces_fallback = f"unavailable: {unavailable}"
+        if mode != "bubblewrap":  # it is the user's fallback: say why it is not there
+            info.warnings.append(f"the namespaces fallback (unshare + a private root) is unavailable: {unavailable}")
     try:
         probe = _probe(settings)
     except (WorkerDied, OSError, ValueError) as exc:

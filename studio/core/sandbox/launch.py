@@ -116,9 +116,31 @@ def detect_mode() -> IsolationMode:
         return "limits_only"
     if shutil.which("bwrap") and _works(_bwrap_prefix(probe=True) + ["true"]):
         return "bubblewrap"
-    if shutil.which("unshare") and _works(_unshare_prefix() + ["true"]):
+    if namespaces_unavailable() is None:
         return "namespaces"
     return "limits_only"
+
+
+@functools.lru_cache(maxsize=1)
+def namespaces_unavailable() -> str | None:
+    """Why the ``namespaces`` fallback cannot start on this machine (a sentence), or None when it
+    can. Probed once per process with the whole fallback (unshare, then the private root's mounts)
+    running ``true``: a container's kernel often allows the namespaces and refuses a mount, and only
+    the full launch tells."""
+    if not sys.platform.startswith("linux"):
+        return "it needs Linux"
+    if shutil.which("unshare") is None:
+        return "unshare (util-linux) is not installed"
+    try:
+        result = subprocess.run(_namespaces_argv(["true"], SandboxSettings()), env={}, capture_output=True,
+                                timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"unshare does not start ({exc})"
+    if result.returncode == 0:
+        return None
+    said = [line.strip() for line in result.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    detail = said[-1][:200] if said else f"exit status {result.returncode}"
+    return f"this kernel refuses it ({detail}), as containers often do"
 
 
 def _works(argv: list[str]) -> bool:

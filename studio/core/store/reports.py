@@ -7,7 +7,6 @@ the window passes its grid's ``ResultQuery`` (its filter and sort), the CLI the 
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -15,6 +14,8 @@ from typing import Any, TextIO
 
 from sqlalchemy import Engine
 
+from studio.core.safe_files import open_text
+from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library
 from studio.core.store.results_query import ResultQuery
 
@@ -94,10 +95,12 @@ def _rows(engine: Engine, query: ResultQuery, progress: Progress | None) -> Iter
             cursor.close()
 
 
-def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
-    """CSV of the results ``query`` selects; returns how many rows were written."""
+def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
+              raw: bool = False) -> int:
+    """CSV of the results ``query`` selects; returns how many rows were written. Text cells a
+    spreadsheet would read as formulas get a leading ``'`` unless ``raw`` (studio.core.spreadsheet)."""
     keys = metric_keys(engine, query.run_id)
-    writer = csv.writer(out)
+    writer = CsvWriter(out, raw=raw)
     # prefixed: a metric named like a fixed column ("score", "error") must not give a duplicate header
     writer.writerow([*HEADER_HEAD, *(f"{METRIC_PREFIX}{k}" for k in keys), *HEADER_TAIL])
     count = 0
@@ -112,7 +115,8 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
     return count
 
 
-def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
+def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
+                raw: bool = False) -> int:
     """One JSON object a line: ``result_record`` plus the sample's input, completion and expected."""
     count = 0
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
@@ -130,7 +134,7 @@ def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progr
 
 def export_csv(engine: Engine, query: ResultQuery, path: Path | str, progress: Progress | None = None) -> int:
     """Write the results ``query`` selects to the CSV file ``path``; returns how many rows were written."""
-    with Path(path).open("w", encoding="utf-8", newline="") as handle:
+    with open_text(path, newline="") as handle:  # never through a link planted at ``path``
         return write_csv(engine, query, handle, progress)
 
 
@@ -140,9 +144,10 @@ def run_query(library: Library, run_id: int) -> ResultQuery:
 
 
 def write_results(engine: Engine, query: ResultQuery, out: TextIO, fmt: str = "csv",
-                  progress: Progress | None = None) -> int:
-    """Write the results ``query`` selects as ``csv`` or ``jsonl``; returns how many rows were written."""
+                  progress: Progress | None = None, *, raw: bool = False) -> int:
+    """Write the results ``query`` selects as ``csv`` or ``jsonl``; returns how many rows were written.
+    ``raw`` writes CSV cells unescaped (for machine readers; JSONL is never escaped)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: csv or jsonl")
     writer = write_csv if fmt == "csv" else write_jsonl
-    return writer(engine, query, out, progress)
+    return writer(engine, query, out, progress, raw=raw)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..context import AppContext
 from ..messages import describe_error
+from ..plain import short
 from ..qt import Qt, QtWidgets, Signal
 from .view import fmt
 
@@ -112,8 +113,8 @@ class CompareView(QtWidgets.QWidget):
         except RuntimeError:
             return
         a, b = report["run_a"], report["run_b"]
-        lines = [f"<b>A</b> run {a['id']} ({html.escape(a['grader'])} v{a['grader_version']}) · <b>B</b> run "
-                 f"{b['id']} ({html.escape(b['grader'])} v{b['grader_version']}) · {html.escape(report['dataset'])}",
+        lines = [f"<b>A</b> run {a['id']} ({html.escape(short(a['grader']))} v{a['grader_version']}) · <b>B</b> run "
+                 f"{b['id']} ({html.escape(short(b['grader']))} v{b['grader_version']}) · {html.escape(short(report['dataset']))}",
                  f"n_common {report['n_common']} · mean A {fmt(report['mean_a'])} · mean B {fmt(report['mean_b'])}"
                  f" · <b>Δ {fmt(report['mean_delta'], report['mean_delta_ci'])}</b>",
                  f"B better on {report['wins']}, worse on {report['losses']}, tied on {report['ties']} · "

@@ -19,6 +19,7 @@ from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
 from ..messages import describe_error
+from ..plain import short
 from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
 
@@ -32,8 +33,8 @@ def fmt(value: float | None, ci: list[float] | None = None) -> str:
 def summary_html(report: dict[str, Any]) -> str:
     undefined = report["undefined"]
     excluded = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(report["excluded"].items())) or "none"
-    lines = [f"<b>Run {report['run_id']}</b>: {html.escape(report['grader'])} v{report['grader_version']} on "
-             f"{html.escape(report['dataset'])}, labels <b>{html.escape(report['labels'])}</b> · "
+    lines = [f"<b>Run {report['run_id']}</b>: {html.escape(short(report['grader']))} v{report['grader_version']} on "
+             f"{html.escape(short(report['dataset']))}, labels <b>{html.escape(short(report['labels']))}</b> · "
              f"n = {report['n']} · excluded: {excluded}"]
     if report["n_binary"]:
         kappa = report["cohen_kappa"]
@@ -295,7 +296,7 @@ class AgreementView(QtWidgets.QWidget):
         except RuntimeError:
             return
         if result["new_version"] is None:
-            message = result.get("note", "no new version")
+            message = html.escape(str(result.get("note", "no new version")))
         else:
             b, a = result["before"], result["after"]
             change = result.get("change", {}).get("sentence", "")

@@ -17,6 +17,7 @@ from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
 from ..messages import describe_error
+from ..plain import rich_label
 from ..qt import Qt, QtWidgets, Signal
 from ..results.columns import one_line
 from ..results.status import status_hex
@@ -64,6 +65,7 @@ class ImportPanel(QtWidgets.QWidget):
         self._busy = False
 
         self.file_label = QtWidgets.QLabel()
+        self.file_label.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.file_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.browse_button = QtWidgets.QPushButton("Choose file…")
         self.format = QtWidgets.QComboBox()
@@ -82,6 +84,7 @@ class ImportPanel(QtWidgets.QWidget):
             self.preview.setColumnWidth(col, width)
         self.preview.horizontalHeader().setStretchLastSection(True)
         self.status = QtWidgets.QLabel()
+        self.status.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.import_button = QtWidgets.QPushButton("Import")
@@ -103,7 +106,7 @@ class ImportPanel(QtWidgets.QWidget):
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.import_button)
         layout = QtWidgets.QVBoxLayout(self)
-        layout.addWidget(QtWidgets.QLabel("<b>Import a dataset</b> — JSONL or CSV; drop a file anywhere here"))
+        layout.addWidget(rich_label("<b>Import a dataset</b> — JSONL or CSV; drop a file anywhere here"))
         layout.addLayout(top)
         layout.addWidget(QtWidgets.QLabel("Preview (first rows)"))
         layout.addWidget(self.preview, 1)

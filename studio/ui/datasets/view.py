@@ -8,6 +8,7 @@ from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
 from ..messages import describe_error
+from ..plain import esc, rich_label
 from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from ..results.thread_view import ThreadView
 from .importer import SUFFIXES, ImportPanel
@@ -61,6 +62,7 @@ class DatasetsView(QtWidgets.QWidget):
             self.sample_table.setColumnWidth(col, width)
         self.thread = ThreadView(empty="Select a sample to read it as a conversation.")
         self.header = QtWidgets.QLabel()
+        self.header.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
 
         browse = QtWidgets.QWidget()
         browse_layout = QtWidgets.QVBoxLayout(browse)
@@ -85,7 +87,7 @@ class DatasetsView(QtWidgets.QWidget):
         side = QtWidgets.QWidget()
         side_layout = QtWidgets.QVBoxLayout(side)
         side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(QtWidgets.QLabel("<b>Datasets</b>"))
+        side_layout.addWidget(rich_label("<b>Datasets</b>"))
         side_layout.addWidget(self.list, 1)
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.import_button)
@@ -187,7 +189,7 @@ class DatasetsView(QtWidgets.QWidget):
         if record is None:
             self.header.setText("")
             return
-        self.header.setText(f"<b>{record.name}</b> · {record.sample_count:,} samples · format {record.format}"
+        self.header.setText(f"<b>{esc(record.name)}</b> · {record.sample_count:,} samples · format {record.format}"
                             f" · from {record.source or '?'}")
         if self.pages.currentWidget() is not self.importer:
             self.pages.setCurrentWidget(self.browse_page)

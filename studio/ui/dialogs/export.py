@@ -6,10 +6,9 @@ one never freezes the window.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from studio.core.models import GraderDefinition
 from studio.core.platforms import platforms
+from studio.core.safe_files import write_tree
 
 from ..context import AppContext
 from ..editor.code_editor import CodeEditor
@@ -166,12 +165,7 @@ class ExportDialog(QtWidgets.QDialog):
         if not folder:
             return
         try:
-            written = []
-            for rel, text in self.files.items():
-                target = Path(folder) / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_text(text, encoding="utf-8")
-                written.append(str(target))
+            written = write_tree(folder, self.files)  # never through a planted link
         except OSError as exc:
             self.messages.error("Cannot export", exc)
             return

@@ -20,6 +20,7 @@ from ..context import AppContext
 from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
+from ..plain import plain_label
 from ..qt import Qt, QtWidgets, Signal
 from .bodies import make_body
 from .body import DefinitionBody
@@ -65,9 +66,9 @@ class GraderPage(QtWidgets.QWidget):
         banner.addWidget(self.unlock_button)
         self.banner.hide()
 
-        self.title = QtWidgets.QLabel()
+        self.title = plain_label()  # the grader's name and description: data, never HTML
         self.title.setObjectName("pageTitle")
-        self.subtitle = QtWidgets.QLabel()
+        self.subtitle = plain_label()
         self.subtitle.setObjectName("hint")
         for label in (self.title, self.subtitle):  # a long name elides; it never widens the window
             label.setMinimumWidth(0)

@@ -13,6 +13,7 @@ from typing import Any
 from studio.core.models import GraderDefinition, Outcome, Sample
 
 from ..context import AppContext
+from ..plain import plain_label
 from ..qt import QtWidgets, Signal
 from ..samples import SamplePicker
 from .code_editor import monospace_font
@@ -45,7 +46,7 @@ class TryPanel(QtWidgets.QWidget):
         self.button.setToolTip("Grade the chosen sample with the definition as it is now (unsaved edits included)")
         self.score = QtWidgets.QLabel("–")
         self.score.setObjectName("bigScore")
-        self.status = QtWidgets.QLabel("Pick a sample and press Try.")
+        self.status = plain_label("Pick a sample and press Try.")  # a sample's error or rationale
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
         self.detail = QtWidgets.QPlainTextEdit()

@@ -116,13 +116,13 @@ class LibraryModel(QtCore.QAbstractItemModel):
                 return icon("lock")
             return icon("trash") if record.deleted else kind_icon(record.kind)
         if role == Qt.ItemDataRole.ToolTipRole:
-            lines = [f"<b>{definition.display_name}</b>", f"key: {record.key} · v{record.current_version}",
+            lines = [definition.display_name, f"key: {record.key} · v{record.current_version}",
                      kind_labels().get(record.kind, record.kind)]
             if record.locked:
                 lines.append("locked: read-only until unlocked")
             if definition.description:
                 lines.append(definition.description.strip().splitlines()[0])
-            return "<br>".join(lines)
+            return "\n".join(lines)  # plain text: the window never reads a tooltip as HTML
         if role == KEY_ROLE:
             return record.key
         if role == RECORD_ROLE:

@@ -48,7 +48,8 @@ def _verdict_table(name: str, rows: list[dict[str, Any]]) -> str:
                  f"<span style='color:{colour}; font-weight:600'>{html.escape(verdict)}</span>"]
         if has_weight:
             weight = row.get("weight")
-            cells.append("" if weight is None else f"{weight:+g}" if isinstance(weight, (int, float)) else str(weight))
+            cells.append("" if weight is None else f"{weight:+g}" if isinstance(weight, (int, float))
+                         else html.escape(str(weight)))
         cells.append(f"<span style='white-space:pre-wrap'>{html.escape(str(row.get('reasoning') or ''))}</span>")
         out.append("<tr>" + "".join(f"<td valign='top'>{c}</td>" for c in cells) + "</tr>")
     out.append("</table>")
@@ -136,6 +137,7 @@ class DetailPane(QtWidgets.QWidget):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.header = QtWidgets.QLabel()
+        self.header.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.header.setTextInteractionFlags(self.header.textInteractionFlags()
                                             | Qt.TextInteractionFlag.TextSelectableByMouse)
         self.header.setWordWrap(True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from studio.core.store.results_query import FAILED, ResultFilter
 
-from ..qt import QtGui, QTimer, QtWidgets, Signal
+from ..qt import Qt, QtGui, QTimer, QtWidgets, Signal
 
 STATUS_CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("All results", ()),
@@ -57,6 +57,7 @@ class FilterBar(QtWidgets.QWidget):
         self.search.setPlaceholderText("Search input, completion, expected, error, rationale…")
         self.search.setClearButtonEnabled(True)
         self.count = QtWidgets.QLabel()
+        self.count.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.count.setMinimumWidth(150)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)

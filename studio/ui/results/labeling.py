@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from studio.core.models.labels import DEFAULT_KEY, LabelInput
 
 from ..messages import describe_error
-from ..qt import QtCore, QtGui, QtWidgets, Signal
+from ..plain import esc
+from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from .columns import COLUMN_INDEX
 
 if TYPE_CHECKING:
@@ -47,6 +48,7 @@ class Labeler(QtWidgets.QFrame):
         self.key.addItem(DEFAULT_KEY)
         self.key.setToolTip("Label set: labels belong to the dataset's samples, under this key")
         self.current = QtWidgets.QLabel("Select a result to label it")
+        self.current.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.buttons = {}
         for key, verdict in KEYS.items():
             button = QtWidgets.QPushButton(f"{verdict} ({key})")
@@ -108,7 +110,7 @@ class Labeler(QtWidgets.QFrame):
             self.view.filters.pass_threshold = float(run.settings.get("pass_threshold", 0.5))
             self.view.filters.label_set_id = self.ctx.library.labels.set_id(run.dataset, self.label_key())
         except Exception as exc:
-            self.current.setText(describe_error(exc))
+            self.current.setText(esc(describe_error(exc)))
             return
         self.key.blockSignals(True)
         for key in keys:
@@ -134,13 +136,13 @@ class Labeler(QtWidgets.QFrame):
             return
         history = self.ctx.library.labels.history(self.dataset, self.sample_id, self.label_key())
         if not history or history[-1].cleared:
-            self.current.setText(f"<b>{self.sample_id}</b>: unlabelled")
+            self.current.setText(f"<b>{esc(self.sample_id)}</b>: unlabelled")
             self.note.setText("")
             return
         label = history[-1]
         value = label.verdict or f"{label.score:g}"
         by = f", {label.labeler}" if label.labeler else ""
-        self.current.setText(f"<b>{self.sample_id}</b>: <b>{value}</b> (v{label.version}{by})")
+        self.current.setText(f"<b>{esc(self.sample_id)}</b>: <b>{esc(value)}</b> (v{label.version}{esc(by)})")
         self.note.setText(label.note)
 
     # -- labelling ---------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ class Labeler(QtWidgets.QFrame):
         if history and not history[-1].cleared:
             self._put(verdict=history[-1].verdict, score=history[-1].score, advance=False)
         else:
-            self.current.setText(f"<b>{self.sample_id}</b>: give a label first (P, F, N or a digit)")
+            self.current.setText(f"<b>{esc(self.sample_id)}</b>: give a label first (P, F, N or a digit)")
 
     def _put(self, verdict: str | None = None, score: float | None = None, advance: bool = True) -> None:
         if self.sample_id is None or self.dataset is None:
@@ -166,7 +168,7 @@ class Labeler(QtWidgets.QFrame):
         try:
             label = self.ctx.library.labels.put(self.dataset, item, self.label_key())
         except Exception as exc:
-            self.current.setText(describe_error(exc))
+            self.current.setText(esc(describe_error(exc)))
             return
         if self.view.filters.label_set_id is None:
             self.set_run(self.view.run_id)

@@ -12,7 +12,6 @@ result. Refreshes never overlap: one asked for during a load runs once that load
 
 from __future__ import annotations
 
-import html
 from array import array
 from typing import Any
 
@@ -291,6 +290,6 @@ def _tooltip(result: ResultRow, col: int) -> str | None:
         return None
     if len(text) <= 80:
         return text
-    # Qt word-wraps a tooltip only when it is rich text: escape it and keep the line breaks
+    # plain text: the window shows every tooltip as its literal text, wrapped (studio.ui.plain)
     more = " … (the detail pane shows all of it)" if len(text) >= CELL_CHARS else ""
-    return "<qt>" + html.escape(text + more).replace("\n", "<br>") + "</qt>"
+    return text + more

@@ -7,6 +7,7 @@ from typing import Any
 
 from studio.core.store.results_query import RunSummary
 
+from ..plain import short
 from ..qt import Qt, QtWidgets
 from .histogram import ScoreHistogram
 from .status import STATUS_ORDER, status_hex
@@ -18,8 +19,8 @@ def _fmt(value: Any, spec: str = ".3f") -> str:
 
 def aggregates_html(summary: RunSummary) -> str:
     run, agg = summary.run, summary.aggregates
-    title = (f"<b>Run {run.id}</b> · {html.escape(run.grader_key)} v{run.grader_version} on "
-             f"{html.escape(run.dataset)} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
+    title = (f"<b>Run {run.id}</b> · {html.escape(short(run.grader_key))} v{run.grader_version} on "
+             f"{html.escape(short(run.dataset))} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
              f" · {run.done:,}/{run.total:,}")
     threshold = agg.get("pass_threshold", 0.5)
     rate = agg.get("pass_rate")
@@ -42,7 +43,7 @@ def aggregates_html(summary: RunSummary) -> str:
         extra.append(f"{agg['cached']:,} cached")
     metrics = agg.get("metrics") or {}
     shown = {k: v for k, v in metrics.items() if not (k == "score" and len(metrics) == 1)}
-    metric_line = " &nbsp; ".join(f"{html.escape(k)} <b>{_fmt(v)}</b>" for k, v in sorted(shown.items()))
+    metric_line = " &nbsp; ".join(f"{html.escape(short(k, 60))} <b>{_fmt(v)}</b>" for k, v in sorted(shown.items()))
     lines = [title, headline + (" &nbsp; " + chips if chips else "")]
     if metric_line:
         lines.append(metric_line)
@@ -63,6 +64,7 @@ class SummaryBar(QtWidgets.QFrame):
         super().__init__(parent)
         self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.text = QtWidgets.QLabel()
+        self.text.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setWordWrap(True)

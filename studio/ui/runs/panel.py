@@ -103,6 +103,7 @@ class RunPanel(QtWidgets.QWidget):
         self.progress_label = QtWidgets.QLabel()
         self.progress_label.setMinimumWidth(260)
         self.message = QtWidgets.QLabel()
+        self.message.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -189,6 +190,7 @@ class RunPanel(QtWidgets.QWidget):
         side = QtWidgets.QVBoxLayout(self.history)
         side.setContentsMargins(0, 0, 0, 0)
         title = QtWidgets.QLabel("<b>Runs</b>")
+        title.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         side.addWidget(title)
         side.addWidget(self.runs_view, 1)
         side.addWidget(self.resume_button)

@@ -8,6 +8,7 @@ stays undefined, and compare's flips and McNemar p follow from the data.
 from __future__ import annotations
 
 import math
+import socket
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -23,10 +24,14 @@ N = 30
 
 
 @pytest.fixture
-def lib(library: Library) -> Library:
+def lib(library: Library, request: pytest.FixtureRequest) -> Library:
     library.graders.create(BuiltinGrader(key="g", function="exact_match"))
-    # results are written by hand here; the endpoint only satisfies the check that a run could reach it
-    library.endpoints.save(EndpointConfig(name="judge", base_url="http://127.0.0.1:9/v1", model="m"))
+    # results are written by hand here; the endpoint only satisfies the check that a run could reach
+    # it (a listening socket: the run's preflight connects, nothing is ever asked)
+    listener = socket.create_server(("127.0.0.1", 0))
+    request.addfinalizer(listener.close)
+    port = listener.getsockname()[1]
+    library.endpoints.save(EndpointConfig(name="judge", base_url=f"http://127.0.0.1:{port}/v1", model="m"))
     library.graders.create(RangeJudge(key="r", criteria="good?", score_range=(1, 5), endpoint="judge"))
     library.datasets.create("d", [Sample(id=f"s{i}", completion=str(i)) for i in range(N)])
     library.datasets.create("other", [Sample(id="s0", completion="x")])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import shutil
-import sys
 import threading
 
 import pytest
+from namespaces_fallback import require_namespaces
 from sandbox_helpers import make_samples
 
 from studio.core.models import FunctionGrader, Outcome
@@ -48,8 +48,8 @@ def test_a_fallback_refuses_grader_code_without_the_users_opt_in(mode: str) -> N
         assert "bubblewrap" in (outcome.error or "") and "--allow-unsandboxed" in (outcome.error or "")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or shutil.which("unshare") is None, reason="needs unshare")
 def test_namespaces_fallback_scores() -> None:
+    require_namespaces()
     assert score_with("namespaces", EXACT) == [1.0, 1.0, 1.0]
 
 
@@ -64,6 +64,7 @@ def test_limits_only_fallback_scores_but_never_as_root() -> None:
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
 def test_bubblewrap_and_the_namespaces_fallback_hide_the_host_files() -> None:
     assert score_with("bubblewrap", PROBE) == [0.0, 0.0, 0.0]
+    require_namespaces()
     assert score_with("namespaces", PROBE) == [0.0, 0.0, 0.0]
 
 

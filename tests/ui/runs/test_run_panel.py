@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from namespaces_fallback import require_namespaces
 from no_bwrap import path_without_bwrap
 from run_helpers import math_samples, slow_child_command
 
@@ -197,8 +198,13 @@ FUNCTION_GRADER = "async def grade(thread):\n    return 1.0\n"
 
 
 @pytest.fixture
-def no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    from studio.core.sandbox.launch import detect_mode
+
+    require_namespaces()  # the child grades in the fallback
     monkeypatch.setenv("PATH", path_without_bwrap(tmp_path))
+    yield
+    detect_mode.cache_clear()  # a mode detected without bwrap must not outlive the test's PATH
 
 
 def test_the_settings_opt_in_reaches_the_child_and_the_panel_warns(qtbot, app_ctx, messages, no_bwrap) -> None:  # type: ignore[no-untyped-def]

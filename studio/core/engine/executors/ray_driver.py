@@ -18,6 +18,7 @@ Python with Ray and bubblewrap.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -39,6 +40,7 @@ from studio.core.sandbox.settings import unsandboxed_allowed
 from . import ExecutorError, GradeFn
 from .placement import CLUSTER_NOTE, driver_reason
 from .ray_actor import BlockGrader
+from .ray_local import local_init_options, single_machine
 
 STUDIO_DIR = Path(__file__).resolve().parents[3]  # the ``studio`` package, shipped to every node
 #: the job's environment: our code travels with it (Ray uploads a local folder only at the job level,
@@ -106,10 +108,12 @@ class RayExecutor:
             address = self.address or os.environ.get("RAY_ADDRESS") or None
             kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
                                       "namespace": "grader-studio", "runtime_env": RUNTIME_ENV}
-            if address is None:
-                kwargs["include_dashboard"] = False
+            local = address is None
+            if local:  # listens on 127.0.0.1 only (ray_local)
+                kwargs.update(local_init_options())
             try:
-                ray.init(address=address, **kwargs)
+                with single_machine() if local else contextlib.nullcontext():
+                    ray.init(address=address, **kwargs)
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ExecutorError(f"cannot reach the Ray cluster at {address}: {exc}") from exc
             self._owns_ray = True

@@ -107,6 +107,8 @@ class JudgeClient:
             reply = await self._pool.send(
                 transport, "GET", self.config.url_for(path), self.adapter.headers(self._api_key)
             )
+        if 300 <= reply.status < 400:
+            raise redirected(self.config.name, f"GET /{path}", reply.status, reply.headers, 1)
         if reply.status >= 400:
             raise EndpointCallError(
                 f"HTTP {reply.status} from {self.config.name} for GET /{path}: "
@@ -185,6 +187,8 @@ class JudgeClient:
                     problem = f"connection error ({exc.__class__.__name__}: {scrub(str(exc)) or 'no detail'})"
                 else:
                     status = last_status = reply.status
+                    if 300 <= status < 400:
+                        raise redirected(self.config.name, "POST", status, reply.headers, attempt + 1)
                     if status >= 400 and (
                         request_rejected(status, reply.text)
                         or status not in RETRYABLE_STATUS and status < 500
@@ -259,6 +263,17 @@ class JudgeClient:
         if self.cache is not None:
             self.cache.close()
         await close_pools(self._pool)
+
+
+def redirected(name: str, what: str, status: int, headers: Any, attempts: int) -> EndpointCallError:
+    """A 30x is not a malformed answer: say where it points and that redirects are not followed
+    (following one would send the prompt, and the API key, to a place the user never named)."""
+    location = str(headers.get("location") or "").strip()
+    where = f"to {scrub(location)[:200]}" if location else "without a Location"
+    return EndpointCallError(
+        f"{name} answered {what} with HTTP {status}, a redirect {where}: the studio does not follow "
+        "redirects (if that address is the endpoint, set the endpoint's URL to it)",
+        attempts=attempts, status=status)
 
 
 def _parse_embeddings(body: Any) -> ChatResponse:

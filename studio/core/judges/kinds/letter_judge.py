@@ -17,6 +17,7 @@ import math
 import re
 from typing import Any
 
+from studio.core import saferegex
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, user
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.trace import Trace
@@ -37,6 +38,7 @@ _INSTRUCTIONS = (
 )
 _SPACING = r"[\s\u200b\u200c\u200d\u200e\u200f\u2060\u2063\ufeff]*"
 LETTER_PATTERN = rf"(?is).*(?<!\w)GRADE(?!\w){_SPACING}:{_SPACING}([CPI])"
+_LETTER = re.compile(LETTER_PATTERN)
 _ANY_WORD = re.compile(rf"(?is).*(?<!\w)GRADE(?!\w){_SPACING}:{_SPACING}(\w*)")
 _WORDS = {"c": "C", "correct": "C", "i": "I", "incorrect": "I", "p": "P", "partial": "P"}
 _DELIMITER = re.compile(r"\[(BEGIN|END) DATA\]", re.IGNORECASE)
@@ -102,7 +104,10 @@ def read_grade(judge: LetterJudge, text: str) -> str | None:
     """The grade in the judge's answer, or None when it has no usable one."""
     default_pattern = judge.grade_pattern is None
     offered_only = default_pattern and not judge.instructions
-    found = (_ANY_WORD if offered_only else re.compile(judge.grade_pattern or LETTER_PATTERN)).search(text)
+    if judge.grade_pattern:  # the author's pattern never runs unbounded (studio.core.saferegex)
+        found: Any = saferegex.search(judge.grade_pattern, text)
+    else:
+        found = (_ANY_WORD if offered_only else _LETTER).search(text)
     value = found.group(1) if found else None
     if value is not None and default_pattern:
         word = value.strip()
@@ -133,7 +138,10 @@ async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str
     request = ChatRequest(messages=build_messages(judge, sample), temperature=judge.temperature,
                           max_tokens=judge.max_tokens)
     response = await trace.ask("grade", request)
-    grade = read_grade(judge, response.text)
+    try:
+        grade = read_grade(judge, response.text)
+    except (re.error, saferegex.RegexFailure) as exc:
+        return trace.failure(f"grade_pattern: {exc}")
     if grade is None:
         return trace.failure(f"Grade not found in the judge's answer: {response.text[:200]!r}")
     return trace.outcome(score=grade_value(grade), rationale=response.text.strip(), details={"grade": grade})

@@ -1,0 +1,130 @@
+"""Every file the studio writes for a user (exports, CSV/JSONL reports, label files, screenshots)
+goes through here, so none of them follows a link someone planted where the file will go.
+
+A file is written to a fresh temporary name in its target directory (``O_CREAT | O_EXCL |
+O_NOFOLLOW``: never an existing file, never through a link), then renamed over the target, which
+replaces the directory entry instead of writing through it. A target that already is a symbolic
+link is refused, and so is a link among the folders an export creates below its output folder: the
+export was told to write into that folder, not wherever a link inside it points.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TextIO
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+class UnsafeTarget(OSError):
+    """A write refused because its target (or a folder on the way to it) is a symbolic link."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        super().__init__(f"refusing to write {path}: {why}")
+        self.filename = str(path)
+        self.strerror = why
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _refuse_link(path: Path) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafeTarget(path, "it is a symbolic link (remove it or choose another name)")
+    if stat.S_ISDIR(mode):
+        raise UnsafeTarget(path, "it is a folder")
+
+
+def _temp_beside(path: Path) -> tuple[Path, int]:
+    """A new file next to ``path`` that nobody else created (O_EXCL) and that is not a link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY
+    for _ in range(100):
+        temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return temp, os.open(temp, flags, 0o666)
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"cannot create a temporary file beside {path}")
+
+
+@contextlib.contextmanager
+def open_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
+    """A binary file that becomes ``path`` when the block ends without an error (else nothing is
+    left behind)."""
+    path = Path(path)
+    _refuse_link(path)
+    temp, fd = _temp_beside(path)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        _refuse_link(path)  # a link planted while the file was being written
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+@contextlib.contextmanager
+def open_text(path: str | Path, *, newline: str | None = None) -> Iterator[TextIO]:
+    """UTF-8 text written as ``open_binary`` writes bytes (``newline=""`` for the csv module)."""
+    with open_binary(path) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline=newline)
+        yield text
+        text.flush()
+        text.detach()  # open_binary closes the file
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    with open_binary(path) as handle:
+        handle.write(data)
+    return Path(path)
+
+
+def write_text(path: str | Path, text: str) -> Path:
+    with open_text(path) as handle:
+        handle.write(text)
+    return Path(path)
+
+
+def make_dirs(root: Path, relative: Path) -> Path:
+    """Create the folders of ``relative`` below ``root`` and return them, refusing any that is a link
+    (``root`` itself may be one: the user chose it)."""
+    if relative.is_absolute() or ".." in relative.parts:
+        raise UnsafeTarget(root / relative, "the path leaves the output folder")
+    folder = root
+    for part in relative.parts:
+        folder = folder / part
+        try:
+            mode = os.lstat(folder).st_mode
+        except FileNotFoundError:
+            os.mkdir(folder)
+            continue
+        if stat.S_ISLNK(mode):
+            raise UnsafeTarget(folder, "a folder on the way is a symbolic link")
+        if not stat.S_ISDIR(mode):
+            raise UnsafeTarget(folder, "a file is where a folder should be")
+    return folder
+
+
+def write_tree(root: str | Path, files: Mapping[str, str]) -> list[Path]:
+    """Write ``files`` (relative path -> text) below the folder ``root``; returns the paths written."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rel, text in files.items():
+        relative = Path(rel)
+        folder = make_dirs(root, relative.parent)
+        written.append(write_text(folder / relative.name, text))
+    return written

@@ -1,0 +1,267 @@
+"""Regular expressions from users and samples, matched on the host without ever running unbounded.
+
+Built-in graders, the pattern extractor and a letter judge's ``grade_pattern`` match patterns a
+grader author or a dataset row wrote, in the host process, for speed. Python's ``re`` backtracks:
+``^(a+)+$`` on ``"a" * 34 + "!"`` runs for minutes and cannot be interrupted from another thread.
+So a pattern is always compiled by ``re`` first (its errors and its meaning are the reference), then
+matched by one of two engines:
+
+- **RE2** (google-re2, linear time) when it gives ``re``'s answer on this text: pattern and
+  text are ASCII (RE2's ``\\w``, ``\\d``, ``\\b`` and case folding are ASCII-only), the text holds none
+  of the whitespace RE2's ``\\s`` leaves out, no ``$`` meets a newline (``re``'s ``$`` also matches
+  before a final ``\\n``), and the pattern avoids the spellings the two read differently
+  (``{,n}``, ``[[:alpha:]]``); for ``search`` the pattern also has no groups (``matches`` does not care).
+  That is the common case and costs no more than ``re``; a differential test keeps it honest.
+- **a helper process** running ``re`` itself otherwise (backreferences, lookarounds, Unicode text),
+  with a deadline the host enforces: past ``DEADLINE_S`` the helper is killed and the caller gets
+  ``RegexTimeout``, which a sample shows as its error. One helper per process, reused.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import queue
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+try:  # the [re2] fast path: google-re2 is a dependency, but a platform without its wheel still works
+    import re2 as _re2
+except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
+    _re2 = None
+
+#: how long one match may run in the helper before it is stopped (seconds)
+DEADLINE_S = 2.0
+#: flags the RE2 path reproduces; any other flag goes to the helper
+_RE2_FLAGS = re.IGNORECASE | re.ASCII
+#: characters Python's ``\\s`` matches and RE2's does not (among ASCII)
+_RE2_SPACE_GAP = frozenset("\x0b\x1c\x1d\x1e\x1f")
+_MULTILINE = re.compile(r"\(\?[a-zA-Z]*m")
+#: ``[[:alpha:]]``: a POSIX class to RE2, a ``[`` and a ``:`` to Python (a class like ``[:=]`` is fine)
+_POSIX_CLASS = re.compile(r"\[[^\]]*\[:")
+
+
+class RegexFailure(RuntimeError):
+    """A pattern that could not be matched safely here: the sample's error says why."""
+
+
+class RegexTimeout(RegexFailure):
+    """A match stopped at the deadline (catastrophic backtracking)."""
+
+    def __init__(self, pattern: str) -> None:
+        shown = pattern if len(pattern) <= 60 else pattern[:57] + "..."
+        super().__init__(f"the regular expression {shown!r} ran longer than {DEADLINE_S:g} s on this text "
+                         "and was stopped (catastrophic backtracking: avoid nested quantifiers such as (a+)+)")
+
+
+@dataclass(frozen=True)
+class Found:
+    """What callers read from a match: ``group(n or name)`` and ``groups()``, as ``re.Match``."""
+
+    spans: tuple[str | None, ...]
+    names: dict[str, int] = field(default_factory=dict)
+
+    def group(self, which: int | str = 0) -> str | None:
+        index = self.names.get(which, -1) if isinstance(which, str) else which
+        if not 0 <= index < len(self.spans):
+            raise IndexError("no such group")
+        return self.spans[index]
+
+    def groups(self) -> tuple[str | None, ...]:
+        return self.spans[1:]
+
+
+@functools.lru_cache(maxsize=256)
+def compile_python(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile`` (raises ``re.error``): the reference for what a pattern means."""
+    return re.compile(pattern, flags)
+
+
+def _to_re2(pattern: str) -> str | None:
+    """The RE2 spelling of a Python pattern when the two read it alike, else None."""
+    if not pattern.isascii() or "{," in pattern or _POSIX_CLASS.search(pattern):
+        return None
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            e = pattern[i + 1]
+            width = {"u": 4, "U": 8}.get(e, 0)
+            if width:  # \uXXXX (the JavaScript translation's spaces and line ends): RE2's \x{XXXX}
+                out.append("\\x{" + pattern[i + 2:i + 2 + width] + "}")
+                i += 2 + width
+                continue
+            out.append("\\z" if e == "Z" else c + e)  # re's \Z is the very end: RE2's \z
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_re2(pattern: str, flags: int) -> Any:
+    if _re2 is None or flags & ~_RE2_FLAGS:
+        return None
+    spelled = _to_re2(pattern)
+    if spelled is None:
+        return None
+    options = _re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not flags & re.IGNORECASE
+    try:
+        return _re2.compile(spelled, options)
+    except Exception:  # re2.error: a construct RE2 does not have (backreference, lookaround...)
+        return None
+
+
+def _re2_for(pattern: str, flags: int, text: str) -> Any:
+    """The RE2 program that gives ``re``'s answer on ``text``, or None."""
+    if not text.isascii() or not _RE2_SPACE_GAP.isdisjoint(text):
+        return None
+    if "\n" in text and ("$" in pattern or _MULTILINE.search(pattern)):
+        return None  # line ends: re's $ also matches before a final newline; (?m) edge cases
+    return _compile_re2(pattern, flags)
+
+
+def matches(pattern: str, text: str, flags: int = 0) -> bool:
+    """``re.search(pattern, text, flags) is not None`` that never runs longer than ``DEADLINE_S``
+    (raises ``re.error`` for an invalid pattern, ``RegexTimeout`` past the deadline)."""
+    compile_python(pattern, flags)
+    program = _re2_for(pattern, flags, text)
+    if program is not None:
+        return program.search(text) is not None
+    return _helper().ask({"op": "search", "p": pattern, "f": flags, "t": text}, pattern) is not None
+
+
+def search(pattern: str, text: str, flags: int = 0) -> Found | None:
+    """``re.search(pattern, text, flags)`` that never runs longer than ``DEADLINE_S``. The groups of
+    a match come from the helper: what a group holds after a repetition that matched empty differs
+    between RE2 and ``re`` (``([a-c]|\\b)*``), though whether and where it matches does not."""
+    compiled = compile_python(pattern, flags)
+    program = _re2_for(pattern, flags, text)
+    if program is not None:
+        found = program.search(text)
+        if found is None:  # no match is the same answer in both engines (and the usual attack)
+            return None
+        if compiled.groups == 0:
+            return Found((found.group(0),))
+    answer = _helper().ask({"op": "search", "p": pattern, "f": flags, "t": text}, pattern)
+    return None if answer is None else Found(tuple(answer), dict(compiled.groupindex))
+
+
+def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
+    """``re.findall`` under the deadline (always in the helper: RE2 steps over empty matches
+    differently from ``re``, and ``search_all`` extraction is rare)."""
+    compile_python(pattern, flags)
+    answer = _helper().ask({"op": "findall", "p": pattern, "f": flags, "t": text}, pattern)
+    return [tuple(item) if isinstance(item, list) else item for item in answer]
+
+
+# -- the helper process ---------------------------------------------------------------------------------------
+# SIGALRM's default action ends the helper by itself (no Python code has to run, so a match holding
+# the interpreter cannot delay it): a helper whose studio died mid-match does not outlive it by long
+_SERVE = r"""
+import json, re, signal, sys
+alarm = getattr(signal, "alarm", lambda seconds: None)
+for line in sys.stdin:
+    ask = json.loads(line)
+    alarm(ask["d"])
+    pattern = re.compile(ask["p"], ask["f"])
+    if ask["op"] == "search":
+        m = pattern.search(ask["t"])
+        answer = None if m is None else [m.group(0), *m.groups()]
+    else:
+        answer = pattern.findall(ask["t"])
+    alarm(0)
+    sys.stdout.write(json.dumps(answer) + "\n")
+    sys.stdout.flush()
+"""
+
+
+def _interpreter() -> str:
+    """A Python to run the helper: the studio's own, or in a frozen app (whose executable is the app)
+    the machine's ``python3``, as the sandbox's workers use; the helper needs only the stdlib."""
+    if getattr(sys, "frozen", False):
+        found = shutil.which("python3")
+        if found is None:
+            raise RegexFailure("this pattern needs RE2 or a Python interpreter (python3) to run under a "
+                               "deadline, and this machine has neither")
+        return found
+    return sys.executable
+
+
+class _Helper:
+    """One ``python -c`` child answering match requests a line at a time, killed at the deadline."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
+        self._answers: queue.Queue[str | None] = queue.Queue()
+
+    def _start(self) -> subprocess.Popen[str]:
+        process = subprocess.Popen([_interpreter(), "-I", "-S", "-c", _SERVE], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                   encoding="utf-8", errors="surrogatepass")
+        answers: queue.Queue[str | None] = queue.Queue()
+
+        def read() -> None:
+            assert process.stdout is not None
+            for line in process.stdout:
+                answers.put(line)
+            answers.put(None)
+
+        threading.Thread(target=read, name="saferegex-reader", daemon=True).start()
+        self._answers = answers
+        return process
+
+    def ask(self, request: dict[str, Any], pattern: str) -> Any:
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._process = self._start()
+            process = self._process
+            assert process.stdin is not None
+            request = {**request, "d": int(DEADLINE_S) + 3}  # the helper's own end, past the host's deadline
+            try:
+                process.stdin.write(json.dumps(request) + "\n")
+                process.stdin.flush()
+                line = self._answers.get(timeout=DEADLINE_S)
+            except queue.Empty:
+                self._stop()
+                raise RegexTimeout(pattern) from None
+            except OSError:
+                line = None
+            if line is None:
+                self._stop()
+                raise RegexFailure("the regular expression helper stopped unexpectedly")
+            return json.loads(line)
+
+    def _stop(self) -> None:
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+_HELPER: _Helper | None = None
+_HELPER_LOCK = threading.Lock()
+
+
+def _helper() -> _Helper:
+    global _HELPER
+    with _HELPER_LOCK:
+        if _HELPER is None:
+            _HELPER = _Helper()
+            atexit.register(_HELPER.close)
+        return _HELPER
