@@ -33,6 +33,8 @@ class Outcome(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    #: of ``prompt_tokens``, those the endpoint said it served from its own prompt cache
+    cached_tokens: int = 0
 
     @classmethod
     def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,

@@ -147,6 +147,12 @@ MIGRATIONS: list[list[str]] = [
         """CREATE TRIGGER labels_no_delete BEFORE DELETE ON labels
            BEGIN SELECT RAISE(ABORT, 'label versions are immutable'); END""",
     ],
+    # per result, the prompt tokens the endpoint served from its own prompt cache (OpenAI's
+    # usage.prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens): part of
+    # prompt_tokens, billed cheaper; engine/usage.py totals them per grader and per endpoint
+    [
+        "ALTER TABLE results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

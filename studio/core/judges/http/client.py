@@ -140,6 +140,7 @@ class JudgeClient:
                             "attempts": 0,
                             "prompt_tokens": 0,
                             "completion_tokens": 0,
+                            "cached_tokens": 0,
                         }
                     )
         raw, response, attempts, text = await self._post(path, body, parse)
