@@ -45,6 +45,8 @@ class FakeJudgeServer(FakeServerBase):
         self._slots: asyncio.Semaphore | None = None
         #: system prompts already seen: a repeat is served "from the prompt cache", as OpenAI's is
         self._prefixes: set[str] = set()
+        #: the usage every chat reply has reported: what a run's stored usage must add up to
+        self.usage_sent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
 
     async def dispatch(
         self, method: str, target: str, headers: dict[str, str], raw: bytes | None
@@ -137,6 +139,7 @@ class FakeJudgeServer(FakeServerBase):
             }
         prompt_tokens, cached_tokens = self._prompt_usage(body.get("model"), messages)
         completion_tokens = max(1, len(answer.text.split()))
+        self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
         return {
             "id": f"chatcmpl-fake-{self._next_id()}",
             "object": "chat.completion",
@@ -158,6 +161,13 @@ class FakeJudgeServer(FakeServerBase):
                 "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
         }
+
+    def _count_usage(self, prompt: int, completion: int, cached: int) -> None:
+        with self._lock:
+            self.usage_sent["calls"] += 1
+            self.usage_sent["prompt_tokens"] += prompt
+            self.usage_sent["completion_tokens"] += completion
+            self.usage_sent["cached_tokens"] += cached
 
     def _prompt_usage(self, model: Any, messages: list[Any]) -> tuple[int, int]:
         """(prompt tokens, of which cached): counted with the model's own tokenizer when it is an
@@ -182,6 +192,8 @@ class FakeJudgeServer(FakeServerBase):
             messages.insert(0, {"role": "system", "content": body["system"]})
         answer = self.judge.answer(messages)
         prompt_tokens, cached_tokens = self._prompt_usage(None, messages)
+        completion_tokens = max(1, len(answer.text.split()))
+        self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
         return {
             "id": f"msg_fake_{self._next_id()}",
             "type": "message",
@@ -193,7 +205,7 @@ class FakeJudgeServer(FakeServerBase):
                 # Anthropic's input_tokens leaves the cache read out
                 "input_tokens": prompt_tokens - cached_tokens,
                 "cache_read_input_tokens": cached_tokens,
-                "output_tokens": max(1, len(answer.text.split())),
+                "output_tokens": completion_tokens,
             },
         }
 

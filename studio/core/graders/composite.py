@@ -121,7 +121,7 @@ def _usage_of(outcome: Outcome) -> dict[str, Any]:
     calls = outcome.details.get("calls") or []
     return {"endpoint": endpoint, "prompt_tokens": outcome.prompt_tokens,
             "completion_tokens": outcome.completion_tokens, "cached_tokens": outcome.cached_tokens,
-            "judge_calls": sum(1 for c in calls if isinstance(c, dict) and not c.get("cached"))}
+            "judge_calls": sum(1 for c in calls if isinstance(c, dict) and not c.get("cached") and not c.get("failed"))}
 
 
 def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer:

@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 OutcomeStatus = Literal["ok", "error", "invalid", "skipped"]
-RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted"]
+#: "stopped": the run reached its spend cap (run --max-cost / --max-tokens); resume with a higher one
+RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted", "stopped"]
 
 
 class Outcome(BaseModel):

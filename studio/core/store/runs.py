@@ -184,7 +184,7 @@ class RunRepository:
         values: dict[str, Any] = {"status": status, "error": error}
         if aggregates is not None:
             values["aggregates"] = json.dumps(aggregates)
-        values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed") else None
+        values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed", "stopped") else None
         values["owner_pid"] = os.getpid() if status == "running" else None
         with self._engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
