@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -59,7 +60,11 @@ def _encoding(name: str) -> _Encoding | None:
         import bpe_openai
     except ImportError:  # an install without it counts by the approximation, and says so
         return None
-    return bpe_openai.get_encoding(name)  # type: ignore[no-any-return]
+    with warnings.catch_warnings():  # its loader uses importlib.resources.open_binary (deprecated)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        encoding = bpe_openai.get_encoding(name)
+        encoding.encode("")  # its tables load on first use: here, inside the filter
+    return encoding  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
