@@ -56,14 +56,15 @@ def encoding_name(model: str) -> str | None:
 
 @functools.cache
 def _encoding(name: str) -> _Encoding | None:
-    try:
-        import bpe_openai
-    except ImportError:  # an install without it counts by the approximation, and says so
-        return None
-    with warnings.catch_warnings():  # its loader uses importlib.resources.open_binary (deprecated)
+    # its loader uses importlib.resources.open_binary (deprecated), at import and on first use
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:  # an install without it counts by the approximation, and says so
+            return None
         encoding = bpe_openai.get_encoding(name)
-        encoding.encode("")  # its tables load on first use: here, inside the filter
+        encoding.encode("")
     return encoding  # type: ignore[no-any-return]
 
 
