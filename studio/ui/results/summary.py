@@ -8,6 +8,7 @@ from typing import Any
 from studio.core.store.results_query import RunSummary
 
 from ..qt import Qt, QtWidgets
+from .ci_reports import figures_html
 from .histogram import ScoreHistogram
 from .status import STATUS_ORDER, status_hex
 
@@ -48,6 +49,9 @@ def aggregates_html(summary: RunSummary) -> str:
         lines.append(metric_line)
     if extra:
         lines.append(f"<span style='color:#8a8f98'>{' · '.join(extra)}</span>")
+    figures = figures_html(summary.figures)
+    if figures:
+        lines.append(figures)
     return "<br>".join(lines)
 
 
