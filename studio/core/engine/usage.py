@@ -64,8 +64,8 @@ def exact_decimal(value: Fraction) -> str:
         scaled *= 10
         digits += 1
         if digits > 60:  # not a decimal fraction after all: say so rather than loop
-            return str(Decimal(value.numerator) / Decimal(value.denominator))
-    return str(Decimal(scaled.numerator).scaleb(-digits))
+            return f"{Decimal(value.numerator) / Decimal(value.denominator):f}"
+    return f"{Decimal(scaled.numerator).scaleb(-digits):f}"
 
 
 def format_usd(value: Fraction | None) -> str:
