@@ -49,10 +49,13 @@ def figures_html(figures: RunFigures | None) -> str:
         total = usage.total
         text = (f"{total.calls:,} judge calls · {total.prompt_tokens:,} prompt tokens ({total.cached_tokens:,} cached)"
                 f" · {total.completion_tokens:,} completion tokens · cost {format_usd(usage.cost)}")
-        if len(usage.endpoints) > 1 or len(usage.graders) > 1:
-            parts = [f"{name}: {format_usd(usage.endpoint_cost.get(name))}" for name in usage.endpoints]
-            text += " (" + ", ".join(parts) + ")"
         lines.append(f"<span style='color:#8a8f98'>{html.escape(text)}</span>")
+        # a breakdown only when there is one to make: several endpoints, or a suite's graders
+        for label, tallies, costs in (("endpoint", usage.endpoints, usage.endpoint_cost),
+                                      ("grader", usage.graders, usage.grader_cost)):
+            if len(tallies) > 1:
+                parts = [f"{name} {t.tokens:,} tokens {format_usd(costs.get(name))}" for name, t in tallies.items()]
+                lines.append(f"<span style='color:#8a8f98'>{html.escape(f'per {label}: ' + ' · '.join(parts))}</span>")
     verdict = figures.verdict
     if verdict is not None and not verdict.passed:
         lines.append(f"<span style='color:#e08a1e'>{html.escape(verdict.sentence)}</span>")
