@@ -144,3 +144,12 @@ def test_a_token_cap_and_a_cost_cap_on_an_unpriced_endpoint(cli, priced: FakeJud
     refused = cli("run", "judge", "qa", "--endpoint", "free", "--max-cost", "1")
     assert refused.returncode == 2 and "--max-cost needs prices on endpoint free" in refused.stderr
     assert len(json.loads(cli("runs", "list", "--json").stdout)) == 1
+
+
+def test_a_cap_reached_by_the_last_calls_leaves_the_run_complete(cli, priced: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    # three samples, three calls in flight at once: all admitted, and together they pass the cap
+    done = cli("run", "judge", "qa", "--limit", "3", "--concurrency", "3", "--max-tokens", "1", "--json")
+    result = json.loads(done.stdout)
+    assert done.returncode == 0, done.stderr
+    assert result["status"] == "completed" and result["done"] == 3
+    assert result["aggregates"]["budget"]["stopped"] is True and "stopped" not in result["aggregates"]

@@ -206,9 +206,13 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     stopped = streak.stopped if streak is not None else None
     if ctx.budget is not None:
         aggregates["budget"] = ctx.budget.to_json()
-        if ctx.budget.stopped and not stopped:
-            aggregates["stopped"] = ctx.budget.reason
-            library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=ctx.budget.reason)
+        if ctx.budget.stopped and not stopped:  # the cap set ``cancel``, not the user
+            # the last calls may reach the cap with nothing left to grade: that run is complete
+            unfinished = library.runs.get(run_id).done < info.total
+            if unfinished:
+                aggregates["stopped"] = ctx.budget.reason
+            library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
+                                    error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
     if stopped:
         aggregates["stopped"] = stopped
