@@ -25,16 +25,18 @@ class RunFigures:
 
 
 def run_figures(library: Any, run_id: int, aggregates: dict[str, Any]) -> RunFigures:
-    """Off the GUI thread. Usage only when the run spent tokens (a builtin run of a million rows
-    does not pay for the scan)."""
+    """Off the GUI thread, for a finished run only: a live run refreshes twice a second and its
+    aggregates already count its tokens, while the usage per endpoint reads every judge row's details
+    (about a second for 20,000 judge results). Usage only when the run spent tokens."""
     from studio.core.engine.sections import load_run
     from studio.core.engine.usage import run_usage
     from studio.core.engine.verdict import judge
 
     run = load_run(library, run_id)
+    if run.info.status in ("pending", "running"):  # no verdict yet, and its usage still grows
+        return RunFigures(verdict=None, usage=None)
     spent = (aggregates.get("prompt_tokens") or 0) + (aggregates.get("completion_tokens") or 0)
-    finished = run.info.status not in ("pending", "running")  # a live run has no verdict yet
-    return RunFigures(verdict=judge(run) if finished else None, usage=run_usage(library, run) if spent else None)
+    return RunFigures(verdict=judge(run), usage=run_usage(library, run) if spent else None)
 
 
 def figures_html(figures: RunFigures | None) -> str:
