@@ -145,7 +145,12 @@ def section_usage(library: Library, run_id: int, section: Section) -> dict[str, 
     where = f" AND {section.where}" if section.where else ""
     params = {"run_id": run_id, **section.params}
     out: dict[str, Tally] = {}
+    agg = section.aggregates
     with library.engine.connect() as conn:
+        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.execute(text(
+                f"SELECT 1 FROM results WHERE run_id = :run_id AND details IS NOT NULL"
+                f" AND instr(details, '\"endpoint\"') > 0{where} LIMIT 1"), params).first() is None:
+            return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
         rows = [*conn.execute(text(_SINGLE.format(where=where)), params),
                 *conn.execute(text(_COMPONENTS.format(where=where)), params)]
     for row in rows:

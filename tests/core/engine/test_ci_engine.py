@@ -169,3 +169,14 @@ def test_tokenizer_choice() -> None:
     assert not approx.exact and "approximation" in approx.method
     assert approx.count_text("x" * 10) == 3
     assert not counter_for("gpt-4o", kind="anthropic").exact
+
+
+def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_counts_calls(library: Library) -> None:
+    run_id = make_run(library, [Outcome.scored(1.0, {}), Outcome.scored(0.0, {})])
+    usage = run_usage(library, load_run(library, run_id))
+    assert usage.total == Tally() and usage.lines() == [] and usage.endpoints == {}
+    # an endpoint that reports no usage: no tokens, but its calls are still counted
+    library.runs.write_results(run_id, [(1, "s1", Outcome(score=0.0, details=judge_details("quiet", 2)))])
+    library.runs.set_status(run_id, "completed", aggregates=library.runs.aggregates(run_id, 0.5))
+    quiet = run_usage(library, load_run(library, run_id)).endpoints["quiet"]
+    assert (quiet.calls, quiet.tokens) == (2, 0)
