@@ -70,7 +70,12 @@ class SummaryBar(QtWidgets.QFrame):
         self.histogram.setMaximumWidth(300)  # the aggregates' text gets the width; the bars need little
         layout.addWidget(self.text, 1)
         layout.addWidget(self.histogram)
+        self._layout = layout
         self.clear()
+
+    def add_action(self, widget: QtWidgets.QWidget) -> None:
+        """A button about the run (Save report), top-aligned between the figures and the histogram."""
+        self._layout.insertWidget(1, widget, 0, Qt.AlignmentFlag.AlignTop)
 
     def clear(self, message: str = "Choose a run to see its results.") -> None:
         self.text.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")

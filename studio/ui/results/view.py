@@ -73,7 +73,8 @@ class ResultsView(QtWidgets.QWidget):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.filters, 1)
         bar.addWidget(self.export_button)
-        bar.addWidget(self.report_button)
+        # in the summary band, beside the figures it reports: the filter bar has no width to spare at 1280
+        self.summary_bar.add_action(self.report_button)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)
