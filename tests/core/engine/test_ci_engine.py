@@ -180,3 +180,12 @@ def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_count
     library.runs.set_status(run_id, "completed", aggregates=library.runs.aggregates(run_id, 0.5))
     quiet = run_usage(library, load_run(library, run_id)).endpoints["quiet"]
     assert (quiet.calls, quiet.tokens) == (2, 0)
+
+
+def test_a_dry_run_of_a_grader_without_a_judge_calls_nothing(library: Library) -> None:
+    from studio.core.engine.dry_run import dry_run
+
+    make_run(library, [Outcome.scored(1.0, {})])
+    (estimate,) = dry_run(library, "g", "d")
+    assert (estimate.samples, estimate.calls, estimate.prompt_tokens) == (1, 0, 0)
+    assert estimate.cost_range() == (0, 0) and "calls no judge" in estimate.notes[0]
