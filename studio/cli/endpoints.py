@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.engine.budget import BudgetError, parse_money
 from studio.core.judges.http.credentials import (
     KeyringUnavailable,
     get_keyring_key,
@@ -56,6 +57,13 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
         value = getattr(args, option)
         if value is not None:
             fields[option] = value
+    for option, flag in (("price_input", "--price-input"), ("price_output", "--price-output")):
+        text = getattr(args, option)
+        if text is not None:
+            try:
+                fields[option] = parse_money(text, flag)
+            except BudgetError as exc:
+                raise CliError(f"{exc} (USD per million tokens)", code=2) from None
     try:
         config = EndpointConfig(**fields)
     except ValidationError as exc:
@@ -71,8 +79,10 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
         except KeyringUnavailable as exc:
             raise CliError(str(exc)) from None
     repo.save(config)
+    prices = ("" if config.price_input is None and config.price_output is None else
+              f", USD per 1M tokens: {config.price_input} in, {config.price_output} out")
     print(
-        f"endpoint {config.name}: {config.kind} {config.base_url} model {config.model} (key: {key_source(config)})"
+        f"endpoint {config.name}: {config.kind} {config.base_url} model {config.model} (key: {key_source(config)}){prices}"
     )
     return 0
 
@@ -158,6 +168,9 @@ def register(sub: Any) -> None:
     p.add_argument("--temperature", type=float)
     p.add_argument("--max-tokens", type=int)
     p.add_argument("--label", help="a note shown next to the name")
+    p.add_argument("--price-input", metavar="USD_PER_1M",
+                   help="price of a million prompt tokens in US dollars (the run's cost is shown with prices)")
+    p.add_argument("--price-output", metavar="USD_PER_1M", help="price of a million completion tokens in US dollars")
     p.add_argument("--replace", action="store_true", help="overwrite an endpoint of the same name")
     p.set_defaults(func=cmd_add)
 

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from studio.core.engine.consistency import consistency, repeat_run
 from studio.core.engine.runner import RunOptions
+from studio.core.engine.sections import load_run
+from studio.core.engine.verdict import (
+    ThresholdError,
+    check_keys,
+    judge,
+    parse_thresholds,
+    verdict_line,
+)
 from studio.core.store import LibraryError
 
 from .app import CliApp, CliError
@@ -34,6 +43,13 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("run --repeat needs GRADER and DATASET", code=2)
     if args.repeat < 2:
         raise CliError("--repeat needs N >= 2 (one run cannot disagree with itself)", code=2)
+    if args.junit or args.markdown or args.github or args.baseline is not None or args.max_cost or args.max_tokens:
+        raise CliError("--repeat makes several runs: write their reports with `runs report RUN_ID`", code=2)
+    try:
+        thresholds = parse_thresholds(args.fail_under)
+        check_keys(thresholds, [args.grader])
+    except ThresholdError as exc:
+        raise CliError(str(exc), code=2) from None
     options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                          endpoint=args.endpoint, use_cache=False, pass_threshold=args.pass_threshold)
     try:
@@ -41,15 +57,18 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         report = consistency(app.library, [i.id for i in infos])
     except LibraryError as exc:
         raise CliError(str(exc)) from exc
-    from .runs import _print_verdict, _verdict, summary
+    from .runs import summary
 
-    verdicts = [_verdict(i, args.fail_under) for i in infos]
-    code = 0 if all(v["passed"] for v in verdicts) else 1
+    verdicts = [judge(load_run(app.library, i.id), thresholds) for i in infos]
+    code = max(v.exit_code for v in verdicts)
     if args.json:
-        app.print_json({"runs": [{**summary(i), "verdict": v} for i, v in zip(infos, verdicts, strict=True)],
+        app.print_json({"runs": [{**summary(i), "verdict": v.model_dump(mode="json")}
+                                 for i, v in zip(infos, verdicts, strict=True)],
                         "consistency": report})
     else:
         _print(report)
         for verdict in verdicts:
-            _print_verdict(verdict)
+            line = verdict_line(verdict)
+            if line is not None:
+                print(line, file=sys.stderr)
     return code

@@ -26,9 +26,12 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from studio.core.engine import events
+from studio.core.engine.budget import BudgetError, Caps, check_priced
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.engine.sections import load_run
+from studio.core.engine.usage import run_usage
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.safe_files import open_text
@@ -36,6 +39,7 @@ from studio.core.store import LibraryError
 from studio.core.store.reports import result_record, run_query, write_results
 
 from .app import CliApp, CliError, add_json_flag
+from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
 
 
 class ProgressBar:
@@ -182,90 +186,98 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             signal.signal(signal.SIGINT, previous)
 
 
-def _verdict(info: RunInfo, fail_under: float | None) -> dict[str, Any]:
-    """Why ``run`` exits as it does: the mean, the threshold, and each reason for a failure."""
-    reasons: list[str] = []
-    if info.status != "completed":
-        reasons.append(f"the run ended {info.status}")
-    errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
-    if errored:
-        reasons.append(f"{errored} sample(s) errored or were invalid")
-    mean = info.aggregates.get("mean")
-    if fail_under is not None:
-        if mean is None:
-            reasons.append(f"no mean score to compare with --fail-under {fail_under:g}")
-        elif mean < fail_under:
-            reasons.append(f"mean {mean:.4f} is below --fail-under {fail_under:g}")
-    return {"passed": not reasons, "mean": mean, "fail_under": fail_under, "reasons": reasons}
-
-
-def _print_verdict(verdict: dict[str, Any]) -> None:
-    """One line on stderr, so a CI log says why the step failed (or what it checked)."""
-    if verdict["passed"] and verdict["fail_under"] is None:
-        return
-    mean = "none" if verdict["mean"] is None else f"{verdict['mean']:.4f}"
-    threshold = "" if verdict["fail_under"] is None else f", threshold {verdict['fail_under']:g}"
-    outcome = "PASS" if verdict["passed"] else "FAIL: " + "; ".join(verdict["reasons"])
-    print(f"verdict: mean {mean}{threshold}: {outcome}", file=sys.stderr)
-
-
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
-    if args.repeat is not None:
+    if args.repeat is not None and not args.dry_run:
         from .repeat import run_repeated
 
         return run_repeated(args, app)
+    if args.dry_run:
+        from .dry import run_dry
+
+        return run_dry(args, app)
     stream = JsonLines() if args.progress_jsonl else None
     try:
-        info = _run(args, app, stream)
+        info, options = _run(args, app, stream)
+        done = conclude(app, info.id, options, github_stream=sys.stderr if (args.json or stream) else sys.stdout)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
         if stream is not None:  # a bug still leaves its traceback on stderr
             stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
         raise
-    verdict = _verdict(info, args.fail_under)
-    code = 0 if verdict["passed"] else 1
+    info = done.run.info
+    code = done.verdict.exit_code
     if stream is not None:
-        stream.emit("summary", summary={**summary(info), "verdict": verdict}, run=info.model_dump(mode="json"),
+        stream.emit("summary", summary={**summary(info), **json_fields(done)}, run=info.model_dump(mode="json"),
                     exit_code=code)
     elif args.json:
-        app.print_json({**summary(info), "verdict": verdict})
+        app.print_json({**summary(info), **json_fields(done)})
     else:
         _print_summary(info)
     if stream is None:
-        _print_verdict(verdict)
+        print_outcome(done, usage_lines=not args.json)
     return code
 
 
-def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> RunInfo:
+def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tuple[RunInfo, CiOptions]:
+    """Check every option, make (or resume) the run and grade it. Anything refused before grading
+    exits 2 and leaves no run behind."""
     from .sandbox_notice import warn_if_degraded
 
     warn_if_degraded(app, args, stream)
+    caps = parse_caps(args)
     try:
         if args.resume is not None:
             if args.grader or args.dataset:
                 raise CliError("--resume takes a run id alone", code=2)
             run_id = args.resume
+            previous = app.library.runs.get(run_id)
+            ci = check_ci_options(args, app, [previous.grader_key], previous.dataset)
+            executor = args.executor or ("ray" if args.ray_address else previous.settings.get("executor", "local"))
             if args.executor is not None or args.ray_address is not None:
-                chosen = args.executor or "ray"  # --ray-address alone means the cluster
-                _check_executor(chosen)
-                app.library.runs.update_settings(run_id, {"executor": chosen, "ray_address": args.ray_address})
+                _check_executor(executor)
+            _check_caps(app, caps, executor, previous.grader_key, previous.grader_version,
+                        previous.settings.get("endpoint"))
+            changes: dict[str, Any] = {}
+            if args.executor is not None or args.ray_address is not None:
+                changes.update(executor=executor, ray_address=args.ray_address)
+            if caps.max_cost is not None:
+                changes["max_cost"] = str(caps.max_cost)
+            if caps.max_tokens is not None:
+                changes["max_tokens"] = caps.max_tokens
+            if changes:
+                app.library.runs.update_settings(run_id, changes)
         else:
             if not (args.grader and args.dataset):
                 raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
+            ci = check_ci_options(args, app, [args.grader], args.dataset)
             executor = args.executor or ("ray" if args.ray_address else "local")
             _check_executor(executor)
+            record = app.library.graders.get(args.grader)
+            _check_caps(app, caps, executor, args.grader, args.version or record.current_version, args.endpoint)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
                                  pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                                 executor=executor, ray_address=args.ray_address)
+                                 executor=executor, ray_address=args.ray_address,
+                                 max_cost=caps.max_cost, max_tokens=caps.max_tokens)
             run_id = start_run(app.library, args.grader, args.dataset, options).id
-        return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+        info = _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
-    except EndpointUnreachable as exc:  # a run that could not be done: exit 2
+        return info, ci
+    except (EndpointUnreachable, LibraryError, UnsupportedGrader, ExecutorError, BudgetError) as exc:
         raise CliError(str(exc), code=2) from exc
-    except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
-        raise CliError(str(exc)) from exc
+
+
+def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
+    """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
+    if not caps.any:
+        return
+    if executor != "local":
+        raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
+    from studio.core.engine.dry_run import endpoints_of  # the judges' imports, only when capped
+
+    definition = app.library.graders.version(grader, version).definition
+    check_priced(caps, endpoints_of(app.library, definition, endpoint))
 
 
 def _check_executor(name: str | None) -> None:
@@ -294,10 +306,14 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     except LibraryError as exc:
         raise CliError(str(exc)) from None
     rows = app.library.runs.results(args.run_id, failed_only=args.failed)
+    usage = run_usage(app.library, load_run(app.library, info.id))
     if args.json:
-        app.print_json({"run": summary(info), "results": [result_record(r) for r in rows]})
+        app.print_json({"run": {**summary(info), "usage": usage.to_json()},
+                        "results": [result_record(r) for r in rows]})
         return 0
     _print_summary(info)
+    for line in usage.lines():
+        print(line)
     print()
     app.print_table(
         [[r["sample_idx"], r["sample_id"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
@@ -324,6 +340,35 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def add_ci_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--fail-under", action="append", metavar="[KEY=]SCORE",
+                   help="exit 1 when the run's mean score (or with KEY=, that grader's) is below SCORE; "
+                        "repeatable")
+    p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testcase a sample)")
+    p.add_argument("--markdown", metavar="FILE",
+                   help="write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
+    p.add_argument("--baseline", type=int, metavar="RUN_ID",
+                   help="compare with this earlier run of the same dataset in the markdown summary")
+    p.add_argument("--github", action="store_true",
+                   help="GitHub workflow commands (::error/::warning annotations), at most 50 lines")
+
+
+def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
+    """The reports and verdict of an existing run, as ``run`` would have given them."""
+    try:
+        info = app.library.runs.get(args.run_id)
+    except LibraryError as exc:
+        raise CliError(str(exc), code=2) from None
+    options = check_ci_options(args, app, [info.grader_key], info.dataset)
+    done = conclude(app, info.id, options, github_stream=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        app.print_json({**summary(done.run.info), **json_fields(done)})
+    else:
+        _print_summary(done.run.info)
+    print_outcome(done, usage_lines=not args.json)
+    return done.verdict.exit_code
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("run", help="run a grader over a dataset and store the results")
     p.add_argument("grader", nargs="?", help="grader key")
@@ -334,7 +379,11 @@ def register(sub: Any) -> None:
     p.add_argument("--endpoint", help="judge endpoint for this run (overrides the grader's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
     p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
-    p.add_argument("--fail-under", type=float, help="exit 1 when the mean score is below this")
+    add_ci_flags(p)
+    p.add_argument("--dry-run", action="store_true",
+                   help="grade nothing: print the judge calls, tokens and cost range the run would have")
+    p.add_argument("--max-cost", metavar="USD", help="stop starting judge calls once the run has spent this much")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="stop starting judge calls after N tokens")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
     p.add_argument("--repeat", type=int, metavar="N",
                    help="grade each sample N times (cache bypassed) and report the judge's self-agreement")
@@ -363,6 +412,11 @@ def register(sub: Any) -> None:
     p.add_argument("--failed", action="store_true", help="only errors and invalid results")
     add_json_flag(p)
     p.set_defaults(func=cmd_show)
+    p = rsub.add_parser("report", help="a finished run's verdict and CI reports (JUnit, markdown, GitHub)")
+    p.add_argument("run_id", type=int)
+    add_ci_flags(p)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_report)
     p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
     p.add_argument("run_id", type=int)
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")

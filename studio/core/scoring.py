@@ -37,6 +37,11 @@ class GradingContext:
     #: makes the model bridge (MKA1 ``ctx.responses_create``) for an endpoint name; set by the
     #: grader kind that needs one, so this low layer never imports the judges
     bridge_factory: Callable[[str | None], Any] | None = None
+    #: the run's spend cap (engine/budget.py ``Budget``): judge clients ask it before each call
+    budget: Any = None
+    #: ``run --dry-run``'s recorder (engine/dry_run.py): a judge call the cache cannot answer goes
+    #: to its ``answer(client, path, payload)`` instead of the network
+    dry_run: Any = None
 
     def model_bridge(self, endpoint: str | None = None) -> Any:
         """The run's one model bridge, made on first request and shared by every grader in the run.

@@ -136,12 +136,12 @@ def test_a_run_refused_for_its_configuration_leaves_no_run(cli, tmp_path: Path) 
     assert cli("graders", "create", str(path)).returncode == 0
     for extra in ((), ("--progress-jsonl",), ("--endpoint", "also-missing")):
         result = cli("run", "judge", "d", *extra)
-        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.returncode == 2 and "Traceback" not in result.stderr  # 2: the run could not be done
         assert "endpoint" in (result.stderr + result.stdout)
     assert json.loads(cli("runs", "list", "--json").stdout) == []
     unnamed = BinaryJudge(key="unnamed", criteria="Is the answer right?")
     path = definition_files.save(unnamed, tmp_path / "unnamed.grader.yaml")
     assert cli("graders", "create", str(path)).returncode == 0
     result = cli("run", "unnamed", "d")
-    assert result.returncode == 1 and "endpoints add" in result.stderr
+    assert result.returncode == 2 and "endpoints add" in result.stderr
     assert json.loads(cli("runs", "list", "--json").stdout) == []

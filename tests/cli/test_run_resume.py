@@ -59,7 +59,7 @@ def test_sigkill_then_resume(db_path: Path, cli) -> None:  # type: ignore[no-unt
     assert sorted(r["index"] for r in results) == list(range(300))  # each sample exactly once
     assert sum(r["score"] for r in results) == 100
     again = cli("run", "--resume", "1")
-    assert again.returncode == 1 and "already complete" in again.stderr
+    assert again.returncode == 2 and "already complete" in again.stderr  # 2: the run could not be done
 
 
 def test_a_run_whose_window_is_gone_stops(db_path: Path, cli) -> None:  # type: ignore[no-untyped-def]

@@ -52,7 +52,7 @@ def test_run_stops_a_grader_that_fails_every_sample_and_keep_going_continues(cli
         lib.datasets.create("d", [Sample(id=f"s{i}", messages=[Turn(role="user", content="q")], completion="4")
                                   for i in range(30)])
     stopped = cli("run", "broken", "d", "--allow-unsandboxed")
-    assert stopped.returncode == 1
+    assert stopped.returncode == 2  # the run could not be done
     assert "stopped after the first 5 samples all failed the same way" in stopped.stdout
     assert "ZeroDivisionError" in stopped.stdout
     everything = cli("run", "broken", "d", "--allow-unsandboxed", "--keep-going")

@@ -109,7 +109,7 @@ def test_every_page_fits(qtbot: Any, demo_window: Any, ctx: Any, size: tuple[int
                  "cancel_button", "progress_bar", "history_button", "runs_view", "resume_button"):
         assert_inside(window, f"run: {name}", getattr(panel, name))
     for name, widget in (("histogram", results.summary_bar.histogram), ("export CSV", results.export_button),
-                         ("filters", results.filters), ("grid", results.table), ("detail", results.detail)):
+                         ("save report", results.report_button), ("filters", results.filters), ("grid", results.table), ("detail", results.detail)):
         assert_inside(window, f"results: {name}", widget)
     header = results.table.horizontalHeader()
     for column in ("score", "status"):

@@ -15,6 +15,8 @@ import math
 import time
 from typing import Any
 
+from studio.core.judges.tokens import counter_for
+
 from .fake_http import FakeServerBase, Reply
 from .fake_local import LocalServerHabits
 from .fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
@@ -42,6 +44,10 @@ class FakeJudgeServer(FakeServerBase):
         # how a local model server (llama-cpp-python) behaves where it differs from OpenAI
         self.habits = habits or LocalServerHabits()
         self._slots: asyncio.Semaphore | None = None
+        #: system prompts already seen: a repeat is served "from the prompt cache", as OpenAI's is
+        self._prefixes: set[str] = set()
+        #: the usage every chat reply has reported: what a run's stored usage must add up to
+        self.usage_sent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached_tokens": 0}
 
     async def dispatch(
         self, method: str, target: str, headers: dict[str, str], raw: bytes | None
@@ -132,8 +138,9 @@ class FakeJudgeServer(FakeServerBase):
                     for token, logprob, top in answer.tokens
                 ]
             }
-        prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
+        prompt_tokens, cached_tokens = self._prompt_usage(body.get("model"), messages)
         completion_tokens = max(1, len(answer.text.split()))
+        self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
         return {
             "id": f"chatcmpl-fake-{self._next_id()}",
             "object": "chat.completion",
@@ -152,14 +159,42 @@ class FakeJudgeServer(FakeServerBase):
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
         }
+
+    def _count_usage(self, prompt: int, completion: int, cached: int) -> None:
+        with self._lock:
+            self.usage_sent["calls"] += 1
+            self.usage_sent["prompt_tokens"] += prompt
+            self.usage_sent["completion_tokens"] += completion
+            self.usage_sent["cached_tokens"] += cached
+
+    def _prompt_usage(self, model: Any, messages: list[Any]) -> tuple[int, int]:
+        """(prompt tokens, of which cached): counted with the model's own tokenizer when it is an
+        OpenAI model (as OpenAI would bill it), else one token a word; the first message counts as
+        cached when the same one came before (OpenAI caches a repeated prompt prefix)."""
+        counter = counter_for(str(model or ""))
+        if counter.exact:
+            prompt_tokens = counter.count_messages(messages)
+            first = counter.count_messages(messages[:1]) if messages else 0
+        else:
+            prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
+            first = len(str(messages[0].get("content") or "").split()) if messages else 0
+        head = json.dumps(messages[:1], sort_keys=True)
+        with self._lock:
+            seen = head in self._prefixes
+            self._prefixes.add(head)
+        return prompt_tokens, (min(first, prompt_tokens) if seen and len(messages) > 1 else 0)
 
     def _anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = list(body.get("messages") or [])
         if body.get("system"):
             messages.insert(0, {"role": "system", "content": body["system"]})
         answer = self.judge.answer(messages)
+        prompt_tokens, cached_tokens = self._prompt_usage(None, messages)
+        completion_tokens = max(1, len(answer.text.split()))
+        self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
         return {
             "id": f"msg_fake_{self._next_id()}",
             "type": "message",
@@ -168,8 +203,10 @@ class FakeJudgeServer(FakeServerBase):
             "content": [{"type": "text", "text": answer.text}],
             "stop_reason": "end_turn",
             "usage": {
-                "input_tokens": sum(len(str(m.get("content") or "").split()) for m in messages),
-                "output_tokens": max(1, len(answer.text.split())),
+                # Anthropic's input_tokens leaves the cache read out
+                "input_tokens": prompt_tokens - cached_tokens,
+                "cache_read_input_tokens": cached_tokens,
+                "output_tokens": completion_tokens,
             },
         }
 

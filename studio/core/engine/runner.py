@@ -17,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -60,6 +61,9 @@ class RunOptions(BaseModel):
     #: where the samples are graded: this machine, or a Ray cluster (see engine/executors)
     executor: Literal["local", "ray"] = "local"
     ray_address: str | None = None
+    #: spend caps (engine/budget.py): the run stops starting judge calls once it has spent this much
+    max_cost: Decimal | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
 
 
 class Written(Sequence[tuple[int, Outcome]]):
@@ -135,7 +139,7 @@ def start_run(library: Library, grader_key: str, dataset_name: str, options: Run
         total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
     return library.runs.create(
         record.id, version, dataset.id, total, endpoint=options.endpoint,
-        settings=options.model_dump(exclude_none=True),
+        settings=options.model_dump(mode="json", exclude_none=True),
     )
 
 
@@ -159,6 +163,10 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         limit = None
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, cancel=cancel)
+    if options.max_cost is not None or options.max_tokens is not None:
+        from .budget import run_budget
+
+        ctx.budget = run_budget(library, run_id, options.max_cost, options.max_tokens, cancel)
 
     def pending(raw: bool) -> Iterator[Any]:
         if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
@@ -196,6 +204,16 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     if executor is not None and executor.name != "local":
         aggregates["executor"] = executor.report()
     stopped = streak.stopped if streak is not None else None
+    if ctx.budget is not None:
+        aggregates["budget"] = ctx.budget.to_json()
+        if ctx.budget.stopped and not stopped:  # the cap set ``cancel``, not the user
+            # the last calls may reach the cap with nothing left to grade: that run is complete
+            unfinished = library.runs.get(run_id).done < info.total
+            if unfinished:
+                aggregates["stopped"] = ctx.budget.reason
+            library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
+                                    error=ctx.budget.reason if unfinished else None)
+            return library.runs.get(run_id)
     if stopped:
         aggregates["stopped"] = stopped
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
@@ -349,9 +367,11 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await done_workers
         elif cancel.is_set():
-            # give in-flight batches a moment to report, then stop them
+            # give in-flight batches a moment to report, then stop them; a run stopped by its
+            # budget waits for every call in flight instead (they are paid for, and none starts)
+            drain = getattr(ctx.budget, "stopped", False)
             with contextlib.suppress(TimeoutError, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(done_workers), timeout=2.0)
+                await asyncio.wait_for(asyncio.shield(done_workers), timeout=None if drain else 2.0)
             for task in workers:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

@@ -76,13 +76,15 @@ class CompositeScorer(ScorerBase):
         errors = []
         for name, component, outcome in zip(self.names, self.grader.components, outcomes, strict=True):
             details.append({"name": name, "weight": component.weight, "status": outcome.status,
-                            "score": outcome.score, "error": outcome.error, "rationale": outcome.rationale})
+                            "score": outcome.score, "error": outcome.error, "rationale": outcome.rationale,
+                            **_usage_of(outcome)})
             if outcome.status == "error" or (outcome.status != "skipped" and outcome.score is None):
                 errors.append(f"{name}: {outcome.error or 'no score'}")
             elif outcome.status != "skipped":
                 parts.append((name, component.weight, float(outcome.score or 0.0)))
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes),
                   "completion_tokens": sum(o.completion_tokens for o in outcomes),
+                  "cached_tokens": sum(o.cached_tokens for o in outcomes),
                   "duration_ms": max((o.duration_ms for o in outcomes), default=0.0),
                   "cached": all(o.cached for o in outcomes)}
         if errors:
@@ -108,6 +110,18 @@ class CompositeScorer(ScorerBase):
     async def aclose(self) -> None:
         for scorer in self.scorers:
             await scorer.aclose()
+
+
+def _usage_of(outcome: Outcome) -> dict[str, Any]:
+    """A judge component's endpoint and tokens, kept in the composite's details: the run's usage
+    and cost are totalled per endpoint (engine/usage.py), and the components may use different ones."""
+    endpoint = outcome.details.get("endpoint")
+    if endpoint is None and not (outcome.prompt_tokens or outcome.completion_tokens):
+        return {}
+    calls = outcome.details.get("calls") or []
+    return {"endpoint": endpoint, "prompt_tokens": outcome.prompt_tokens,
+            "completion_tokens": outcome.completion_tokens, "cached_tokens": outcome.cached_tokens,
+            "judge_calls": sum(1 for c in calls if isinstance(c, dict) and not c.get("cached") and not c.get("failed"))}
 
 
 def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer:

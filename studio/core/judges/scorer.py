@@ -49,6 +49,8 @@ def open_client(
         max_retries=retries,
         timeout=timeout,
         cancel=ctx.cancel,
+        budget=ctx.budget,
+        dry_run=ctx.dry_run,
     )
 
 

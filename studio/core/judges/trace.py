@@ -20,6 +20,7 @@ class Trace:
         self.raw: list[Any] = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.cached_tokens = 0
         self.started = time.perf_counter()
 
     async def ask(self, label: str, request: ChatRequest) -> ChatResponse:
@@ -66,6 +67,7 @@ class Trace:
             "attempts": response.attempts,
             "prompt_tokens": response.prompt_tokens,
             "completion_tokens": response.completion_tokens,
+            "cached_tokens": response.cached_tokens,
             "latency_ms": round(response.latency_ms, 1),
             "queue_ms": round(response.queue_ms, 1),
         }
@@ -77,6 +79,7 @@ class Trace:
             self.raw[slot] = response.raw
         self.prompt_tokens += response.prompt_tokens
         self.completion_tokens += response.completion_tokens
+        self.cached_tokens += response.cached_tokens
 
     def forget_pending(self, label: str) -> None:
         """Drop the last unfinished call named ``label``: a refusal the judge has worked around
@@ -114,6 +117,7 @@ class Trace:
             duration_ms=(time.perf_counter() - self.started) * 1000,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
+            cached_tokens=self.cached_tokens,
             cached=self.cached,
         )
 

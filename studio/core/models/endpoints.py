@@ -7,6 +7,7 @@ logged as it is.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -42,6 +43,10 @@ class EndpointConfig(BaseModel):
         default=None, description="how to ask for a JSON schema; None = not yet detected"
     )
     label: str = Field(default="", description="Shown next to the name, e.g. 'scripted judge'")
+    #: prices in USD per million tokens, kept as exact decimals (engine/usage.py multiplies them
+    #: out exactly and rounds only for display); None = unknown, so no cost is shown
+    price_input: Decimal | None = Field(default=None, ge=0, description="USD per 1M prompt tokens")
+    price_output: Decimal | None = Field(default=None, ge=0, description="USD per 1M completion tokens")
 
     @field_validator("base_url")
     @classmethod

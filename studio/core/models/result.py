@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 OutcomeStatus = Literal["ok", "error", "invalid", "skipped"]
-RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted"]
+#: "stopped": the run reached its spend cap (run --max-cost / --max-tokens); resume with a higher one
+RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted", "stopped"]
 
 
 class Outcome(BaseModel):
@@ -33,6 +34,8 @@ class Outcome(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached: bool = False
+    #: of ``prompt_tokens``, those the endpoint said it served from its own prompt cache
+    cached_tokens: int = 0
 
     @classmethod
     def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,

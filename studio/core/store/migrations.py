@@ -161,6 +161,12 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX ix_probe_reports_grader ON probe_reports (grader_key, id)",
     ],
+    # per result, the prompt tokens the endpoint served from its own prompt cache (OpenAI's
+    # usage.prompt_tokens_details.cached_tokens, Anthropic's cache_read_input_tokens): part of
+    # prompt_tokens, billed cheaper; engine/usage.py totals them per grader and per endpoint
+    [
+        "ALTER TABLE results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -272,6 +272,8 @@ class RunSummary:
     low: float
     high: float
     seconds: float = 0.0
+    #: the verdict and usage the window adds (ui/results/ci_reports.py ``RunFigures``)
+    figures: Any = None
 
 
 def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], float, float]:

@@ -20,7 +20,7 @@ from .tables import datasets, graders, results, runs
 
 RESULT_COLUMNS = (
     "sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-    "duration_ms", "prompt_tokens", "completion_tokens", "cached",
+    "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens",
 )
 
 
@@ -84,7 +84,7 @@ def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, dur
     ``scores_prefix(key)``, ``score`` a finite float), without building the Outcome: the hot path of
     a sandboxed run, where a worker's reply is one float per sample."""
     return (run_id, idx, sample_id, "ok", score, prefix + repr(score) + "}", None, None, None, None,
-            duration_ms, 0, 0, False)
+            duration_ms, 0, 0, False, 0)
 
 
 def row_outcome(row: Sequence[Any]) -> Outcome:
@@ -94,7 +94,7 @@ def row_outcome(row: Sequence[Any]) -> Outcome:
         status=row[3], score=row[4], scores=json.loads(row[5]) if row[5] else {}, rationale=row[6],
         details=json.loads(row[7]) if row[7] else {}, error=row[8],
         raw=None if row[9] is None else json.loads(row[9]), duration_ms=row[10], prompt_tokens=row[11],
-        completion_tokens=row[12], cached=bool(row[13]),
+        completion_tokens=row[12], cached=bool(row[13]), cached_tokens=row[14],
     )
 
 
@@ -105,6 +105,7 @@ def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> t
         run_id, idx, sample_id, outcome.status, outcome.score, _dumps_scores(outcome.scores),
         outcome.rationale, _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw),
         outcome.duration_ms, outcome.prompt_tokens, outcome.completion_tokens, outcome.cached,
+        outcome.cached_tokens,
     )
 
 
@@ -184,7 +185,7 @@ class RunRepository:
         values: dict[str, Any] = {"status": status, "error": error}
         if aggregates is not None:
             values["aggregates"] = json.dumps(aggregates)
-        values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed") else None
+        values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed", "stopped") else None
         values["owner_pid"] = os.getpid() if status == "running" else None
         with self._engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
@@ -268,6 +269,7 @@ class RunRepository:
                           avg(duration_ms) AS mean_ms,
                           sum(prompt_tokens) AS prompt_tokens,
                           sum(completion_tokens) AS completion_tokens,
+                          sum(cached_tokens) AS cached_tokens,
                           sum(cached) AS cached
                    FROM results WHERE run_id = :r"""
             ), {"r": run_id, "t": pass_threshold}).one()
@@ -290,6 +292,7 @@ class RunRepository:
             "mean_duration_ms": row.mean_ms,
             "prompt_tokens": row.prompt_tokens or 0,
             "completion_tokens": row.completion_tokens or 0,
+            "cached_tokens": row.cached_tokens or 0,
             "cached": row.cached or 0,
             "statuses": statuses,
             "metrics": metrics,

@@ -108,6 +108,7 @@ results = Table(
     Column("prompt_tokens", Integer, nullable=False, default=0),
     Column("completion_tokens", Integer, nullable=False, default=0),
     Column("cached", Boolean, nullable=False, default=False),
+    Column("cached_tokens", Integer, nullable=False, default=0),
 )
 
 endpoints = Table(

@@ -57,6 +57,9 @@ class EndpointsPage(QtWidgets.QWidget):
         self.api_key_env = QtWidgets.QLineEdit(placeholderText="or an environment variable, e.g. OPENAI_API_KEY")
         self.concurrency = QtWidgets.QSpinBox(minimum=1, maximum=1024, value=8)
         self.timeout = QtWidgets.QDoubleSpinBox(minimum=1, maximum=3600, value=60, suffix=" s")
+        # text, not a spin box: a price is an exact decimal (0.15), kept as typed
+        self.price_input = QtWidgets.QLineEdit(placeholderText="USD per 1M prompt tokens (empty: no price)")
+        self.price_output = QtWidgets.QLineEdit(placeholderText="USD per 1M completion tokens (empty: no price)")
         self.save_button = QtWidgets.QPushButton("Save endpoint")
         self.test_button = QtWidgets.QPushButton("Test")
         self.test_button.setToolTip("Send one tiny request and report latency and logprob support")
@@ -71,6 +74,8 @@ class EndpointsPage(QtWidgets.QWidget):
         form.addRow("Key variable", self.api_key_env)
         form.addRow("Concurrency", self.concurrency)
         form.addRow("Timeout", self.timeout)
+        form.addRow("Input price", self.price_input)
+        form.addRow("Output price", self.price_output)
         actions = QtWidgets.QHBoxLayout()
         actions.addWidget(self.save_button)
         actions.addWidget(self.test_button)
@@ -115,7 +120,8 @@ class EndpointsPage(QtWidgets.QWidget):
 
     def _new(self) -> None:
         self.list.clearSelection()
-        for edit in (self.name, self.base_url, self.model, self.api_key, self.api_key_env):
+        for edit in (self.name, self.base_url, self.model, self.api_key, self.api_key_env, self.price_input,
+                     self.price_output):
             edit.clear()
         self.name.setReadOnly(False)
         self.result.setText("A new endpoint: fill in the fields and press Save.")
@@ -140,9 +146,12 @@ class EndpointsPage(QtWidgets.QWidget):
         self.api_key_env.setText(config.api_key_env or "")
         self.concurrency.setValue(config.max_concurrency)
         self.timeout.setValue(config.timeout)
+        self.price_input.setText("" if config.price_input is None else str(config.price_input))
+        self.price_output.setText("" if config.price_output is None else str(config.price_output))
         self.result.setText(config.label)
 
     def config(self) -> Any:
+        from studio.core.engine.budget import parse_money
         from studio.core.models.endpoints import EndpointConfig
 
         name = self.name.text().strip()
@@ -153,6 +162,10 @@ class EndpointsPage(QtWidgets.QWidget):
         base.update(name=name, kind=self.kind.currentText(), base_url=self.base_url.text().strip(),
                     model=self.model.text().strip(), api_key_env=self.api_key_env.text().strip() or None,
                     max_concurrency=self.concurrency.value(), timeout=self.timeout.value())
+        for field, edit, label in (("price_input", self.price_input, "The input price"),
+                                   ("price_output", self.price_output, "The output price")):
+            text = edit.text().strip()
+            base[field] = parse_money(text, label) if text else None  # one sentence when malformed
         return EndpointConfig.model_validate(base)
 
     def save(self) -> bool:

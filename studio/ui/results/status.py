@@ -15,6 +15,7 @@ STATUS_COLOURS: dict[str, str] = {
     "invalid": "#e08a1e",
     "cancelled": "#e08a1e",
     "interrupted": "#e08a1e",
+    "stopped": "#e08a1e",
     "skipped": "#8a8f98",
     "pending": "#8a8f98",
     "running": "#3b7dd8",

@@ -9,6 +9,7 @@ from studio.core.store.results_query import RunSummary
 
 from ..plain import short
 from ..qt import Qt, QtWidgets
+from .ci_reports import figures_html
 from .histogram import ScoreHistogram
 from .status import STATUS_ORDER, status_hex
 
@@ -56,6 +57,9 @@ def aggregates_html(summary: RunSummary) -> str:
                      f"<b>{_fmt(jury.get('krippendorff_alpha'))}</b> &nbsp; ties {int(jury.get('ties') or 0)}")
     if extra:
         lines.append(f"<span style='color:#8a8f98'>{' · '.join(extra)}</span>")
+    figures = figures_html(summary.figures)
+    if figures:
+        lines.append(figures)
     return "<br>".join(lines)
 
 
@@ -75,7 +79,12 @@ class SummaryBar(QtWidgets.QFrame):
         self.histogram.setMaximumWidth(300)  # the aggregates' text gets the width; the bars need little
         layout.addWidget(self.text, 1)
         layout.addWidget(self.histogram)
+        self._layout = layout
         self.clear()
+
+    def add_action(self, widget: QtWidgets.QWidget) -> None:
+        """A button about the run (Save report), top-aligned between the figures and the histogram."""
+        self._layout.insertWidget(1, widget, 0, Qt.AlignmentFlag.AlignTop)
 
     def clear(self, message: str = "Choose a run to see its results.") -> None:
         self.text.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")

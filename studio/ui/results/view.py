@@ -17,6 +17,7 @@ from studio.core.store.results_query import (
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
+from .ci_reports import ReportButton, run_figures
 from .columns import COLUMN_INDEX, COLUMNS
 from .detail import DetailPane
 from .filters import FilterBar
@@ -53,6 +54,9 @@ class ResultsView(QtWidgets.QWidget):
         self.filters = FilterBar()
         self.export_button = QtWidgets.QPushButton("Export CSV…")
         self.export_button.setToolTip("Write the results shown (this filter and sort) to a CSV file")
+        self.report_button = ReportButton(ctx)
+        self.report_button.saved.connect(lambda path: self.status_line.setText(f"Saved the report to {path}"))
+        self.report_button.failed.connect(lambda why: self.status_line.setText(f"Report not saved: {why}"))
         self.table = QtWidgets.QTableView()
         self._setup_table()
         self.empty = QtWidgets.QLabel()
@@ -69,6 +73,8 @@ class ResultsView(QtWidgets.QWidget):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.filters, 1)
         bar.addWidget(self.export_button)
+        # in the summary band, beside the figures it reports: the filter bar has no width to spare at 1280
+        self.summary_bar.add_action(self.report_button)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)
@@ -132,6 +138,7 @@ class ResultsView(QtWidgets.QWidget):
                 self.refresh(force_summary=True)
             return
         self.run_id = run_id
+        self.report_button.set_run(run_id)
         self.summary = None
         self.detail.clear()
         self._shown_result = None
@@ -222,7 +229,8 @@ class ResultsView(QtWidgets.QWidget):
         self._summary_again = False
         self._summary_at = time.monotonic()
         library = self.ctx.library
-        self.ctx.tasks.run(lambda: load_summary(library, run_id, live), self._on_summary, self._on_summary_error)
+        self.ctx.tasks.run(lambda: _summary_and_figures(library, run_id, live), self._on_summary,
+                           self._on_summary_error)
 
     def _on_summary(self, summary: RunSummary) -> None:
         try:
@@ -307,3 +315,10 @@ class ResultsView(QtWidgets.QWidget):
             return
         self.detail.set_result(result)
         self.result_selected.emit(rid)
+
+
+def _summary_and_figures(library: object, run_id: int, live: bool) -> RunSummary:
+    """The band's aggregates and histogram, with the verdict, usage and cost ``run`` prints."""
+    summary = load_summary(library, run_id, live)
+    summary.figures = run_figures(library, run_id, summary.aggregates)
+    return summary

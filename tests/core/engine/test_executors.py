@@ -61,7 +61,7 @@ def test_without_ray_the_option_says_how_to_get_it(demo: Library, db_path: Path,
     before = len(demo.runs.list())
     code = main(["--db", str(db_path), "run", "qa-exact-builtin", "qa", "--executor", "ray"])
     err = capsys.readouterr().err
-    assert code == 1 and "pip install 'grader-studio[ray]'" in err and "Traceback" not in err
+    assert code == 2 and "pip install 'grader-studio[ray]'" in err and "Traceback" not in err
     assert err.count("\n") == 1  # one sentence
     assert len(demo.runs.list()) == before  # refused before any run was recorded
     with pytest.raises(ExecutorError, match=r"grader-studio\[ray\]"):

@@ -68,13 +68,25 @@ class OpenAIAdapter:
         if not isinstance(content, str):
             raise MalformedResponse("choices[0].message.content is not text")
         usage = body.get("usage") or {}
+        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
         return ChatResponse(
             text=content,
             logprobs=_openai_logprobs(choice.get("logprobs")),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
+            prompt_tokens=_count(usage, "prompt_tokens"),
+            completion_tokens=_count(usage, "completion_tokens"),
+            cached_tokens=_count(details, "cached_tokens"),
             raw=body,
         )
+
+
+def _count(block: Any, key: str) -> int:
+    """A token count from a usage block; a server that omits it (or sends junk) counts 0."""
+    if not isinstance(block, dict):
+        return 0
+    try:
+        return max(0, int(block.get(key) or 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _openai_logprobs(block: Any) -> list[TokenLogprob] | None:
@@ -134,11 +146,16 @@ class AnthropicAdapter:
         except (KeyError, TypeError, AttributeError) as exc:
             raise MalformedResponse(f"no content blocks in the response ({exc!r})") from exc
         usage = body.get("usage") or {}
+        # Anthropic's input_tokens leaves out what was read from or written to its prompt cache;
+        # prompt_tokens here is every prompt token, as OpenAI counts it, and cached a part of it
+        read = _count(usage, "cache_read_input_tokens")
+        written = _count(usage, "cache_creation_input_tokens")
         return ChatResponse(
             text=text,
             logprobs=None,
-            prompt_tokens=int(usage.get("input_tokens") or 0),
-            completion_tokens=int(usage.get("output_tokens") or 0),
+            prompt_tokens=_count(usage, "input_tokens") + read + written,
+            completion_tokens=_count(usage, "output_tokens"),
+            cached_tokens=read,
             raw=body,
         )
 

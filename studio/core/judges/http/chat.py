@@ -53,6 +53,8 @@ class ChatResponse(BaseModel):
     logprobs: list[TokenLogprob] | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: of ``prompt_tokens``, those the endpoint served from its prompt cache (billed cheaper)
+    cached_tokens: int = 0
     cached: bool = False
     attempts: int = 1
     latency_ms: float = 0.0

@@ -55,6 +55,8 @@ class JudgeClient:
         max_retries: int | None = None,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
+        budget: Any = None,
+        dry_run: Any = None,
     ) -> None:
         self.config = config
         self.model = model or config.model
@@ -64,6 +66,10 @@ class JudgeClient:
         self.max_retries = config.max_retries if max_retries is None else max_retries
         self.timeout = timeout or config.timeout
         self.cancel = cancel or threading.Event()
+        #: the run's spend cap (engine/budget.py): ``admit()`` before a call, ``spend(...)`` after
+        self.budget = budget
+        #: ``run --dry-run``: answers what the cache cannot, without a network call (engine/dry_run.py)
+        self.dry_run = dry_run
         self._api_key = api_key
         if api_key:
             remember_secret(api_key)
@@ -135,6 +141,8 @@ class JudgeClient:
                 except MalformedResponse:
                     pass
                 else:
+                    if self.dry_run is not None:
+                        self.dry_run.hit(self.config)
                     # tokens were spent by the earlier call; a cached answer costs nothing now
                     return response.model_copy(
                         update={
@@ -142,8 +150,11 @@ class JudgeClient:
                             "attempts": 0,
                             "prompt_tokens": 0,
                             "completion_tokens": 0,
+                            "cached_tokens": 0,
                         }
                     )
+        if self.dry_run is not None:
+            return parse(self.dry_run.answer(self, path, payload))
         raw, response, attempts, text = await self._post(path, body, parse)
         if self.cache is not None:
             self.cache.put(key, raw, text)
@@ -171,6 +182,10 @@ class JudgeClient:
             async with self._pool.slot() as transport:
                 if self._limiter is not None:
                     await self._limiter.acquire()
+                if self.budget is not None and not self.budget.admit():
+                    # the run reached its spend cap: no further call goes out (holding a slot, so a
+                    # call merely queued for one was never admitted)
+                    raise EndpointCallError("cancelled", attempts=attempt)
                 sent = time.perf_counter()
                 queued += sent - waiting
                 self.calls += 1
@@ -220,6 +235,9 @@ class JudgeClient:
                                     "queue_ms": queued * 1000,
                                 }
                             )
+                            if self.budget is not None:
+                                self.budget.spend(self.config, response.prompt_tokens,
+                                                  response.completion_tokens, response.cached_tokens)
                             return answer, response, attempt + 1, text
                         except (ValueError, MalformedResponse) as exc:
                             problem = f"malformed response ({scrub(str(exc))[:200]})"

@@ -1,0 +1,242 @@
+"""``run --dry-run``: what a run would send its judges and what it could cost, grading nothing.
+
+The judges' own code runs, sample by sample, with a client whose network step is replaced by a
+recorder (``GradingContext.dry_run``): the requests are built exactly as in a real run, the response
+cache answers what it holds (a hit is not a call), and every other call is counted with its prompt
+tokens (the endpoint's tokenizer for OpenAI models, a stated approximation otherwise) and its
+``max_tokens``, the bound on its completion. The recorder answers with a minimal reply that fits the
+call's JSON schema (a verdict, one claim), so a judge follows its usual path: where the number of
+calls depends on what the judge says (a prebuilt judge's claims), the count says it assumed one.
+Graders that call no judge (builtin, function, bash, reward servers) are not run at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from studio.core.judges.kinds import prompt_judges
+from studio.core.judges.scorer import make_scorer as make_judge_scorer
+from studio.core.judges.tokens import counter_for
+from studio.core.models import CompositeGrader, GraderDefinition
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.scoring import GradingContext
+from studio.core.store import Library
+
+from .runner import RunOptions
+from .usage import PER, exact_decimal, format_usd
+
+#: samples handed to a judge's scorer at once while counting
+BATCH = 64
+
+
+@dataclass
+class EndpointEstimate:
+    calls: int = 0
+    prompt_tokens: int = 0
+    max_completion_tokens: int = 0
+    cache_hits: int = 0
+    method: str = ""
+    config: EndpointConfig | None = None
+
+    def cost_range(self) -> tuple[Fraction, Fraction] | None:
+        c = self.config
+        if c is None or c.price_input is None or c.price_output is None:
+            return None
+        low = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
+        return low, low + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
+
+
+@dataclass
+class GraderEstimate:
+    key: str
+    version: int
+    samples: int
+    endpoints: dict[str, EndpointEstimate] = field(default_factory=dict)
+    repeats: int = 1
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        return sum(e.calls for e in self.endpoints.values()) * self.repeats
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(e.prompt_tokens for e in self.endpoints.values()) * self.repeats
+
+    @property
+    def max_completion_tokens(self) -> int:
+        return sum(e.max_completion_tokens for e in self.endpoints.values()) * self.repeats
+
+    @property
+    def cache_hits(self) -> int:
+        return sum(e.cache_hits for e in self.endpoints.values())
+
+    def cost_range(self) -> tuple[Fraction, Fraction] | None:
+        ranges = [e.cost_range() for e in self.endpoints.values()]
+        if any(r is None for r in ranges):
+            return None
+        return (sum((r[0] for r in ranges if r), Fraction(0)) * self.repeats,
+                sum((r[1] for r in ranges if r), Fraction(0)) * self.repeats)
+
+    def to_json(self) -> dict[str, Any]:
+        cost = self.cost_range()
+        return {
+            "grader": self.key, "version": self.version, "samples": self.samples, "repeats": self.repeats,
+            "judge_calls": self.calls, "cache_hits": self.cache_hits, "prompt_tokens": self.prompt_tokens,
+            "max_completion_tokens": self.max_completion_tokens,
+            "cost_usd": None if cost is None else {"min": exact_decimal(cost[0]), "max": exact_decimal(cost[1])},
+            "endpoints": {name: {"calls": e.calls * self.repeats, "cache_hits": e.cache_hits,
+                                 "prompt_tokens": e.prompt_tokens * self.repeats,
+                                 "max_completion_tokens": e.max_completion_tokens * self.repeats,
+                                 "tokenizer": e.method} for name, e in self.endpoints.items()},
+            "notes": self.notes,
+        }
+
+    def lines(self) -> list[str]:
+        cost = self.cost_range()
+        money = "no price" if cost is None else f"{format_usd(cost[0])} to {format_usd(cost[1])}"
+        out = [f"{self.key} v{self.version}: {self.samples:,} samples, {self.calls:,} judge calls"
+               + (f" ({self.repeats} repeats)" if self.repeats > 1 else "")
+               + f", {self.cache_hits:,} answered by the cache",
+               f"  prompt tokens {self.prompt_tokens:,}, completion tokens at most {self.max_completion_tokens:,},"
+               f" cost {money}"]
+        out += [f"  endpoint {name}: {e.calls * self.repeats:,} calls, counted with {e.method}"
+                for name, e in self.endpoints.items()]
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+
+class Recorder:
+    """Stands in for the network in a dry run: counts each call and answers it minimally."""
+
+    def __init__(self) -> None:
+        self.endpoints: dict[str, EndpointEstimate] = {}
+        self.assumed_items = False
+        self._lock = threading.Lock()
+
+    def estimate(self, config: EndpointConfig) -> EndpointEstimate:
+        return self.endpoints.setdefault(config.name, EndpointEstimate(config=config))
+
+    def hit(self, config: EndpointConfig) -> None:
+        with self._lock:
+            self.estimate(config).cache_hits += 1
+
+    def answer(self, client: Any, path: str, payload: dict[str, Any]) -> Any:
+        config: EndpointConfig = client.config
+        counter = counter_for(str(payload.get("model") or client.model), config.kind)
+        messages = list(payload.get("messages") or [])
+        if payload.get("system"):  # Anthropic's system prompt travels beside the messages
+            messages.insert(0, {"role": "system", "content": payload["system"]})
+        with self._lock:
+            est = self.estimate(config)
+            est.calls += 1
+            est.prompt_tokens += counter.count_messages(messages)
+            est.max_completion_tokens += int(payload.get("max_tokens") or 0)
+            est.method = counter.method
+        text = _reply_text(payload)
+        if config.kind == "anthropic":
+            return {"content": [{"type": "text", "text": text}], "usage": {}}
+        logprobs = None
+        if payload.get("logprobs"):
+            logprobs = {"content": [{"token": text, "logprob": 0.0, "top_logprobs": [{"token": text, "logprob": 0.0}]}]}
+        return {"choices": [{"message": {"role": "assistant", "content": text}, "logprobs": logprobs}], "usage": {}}
+
+
+def _schema_of(payload: dict[str, Any]) -> dict[str, Any] | None:
+    fmt = payload.get("response_format")
+    if isinstance(fmt, dict):
+        inner = fmt.get("json_schema")
+        if isinstance(inner, dict) and isinstance(inner.get("schema"), dict):
+            return inner["schema"]
+        if isinstance(fmt.get("schema"), dict):
+            return fmt["schema"]
+    return None
+
+
+def _instance(schema: dict[str, Any]) -> Any:
+    """The smallest value a JSON schema accepts (one item for arrays: one claim, one statement)."""
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {k: _instance(v) for k, v in props.items() if isinstance(v, dict)}
+    if kind == "array":
+        items = schema.get("items")
+        return [_instance(items) if isinstance(items, dict) else "item"]
+    if kind in ("number", "integer"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return "item"
+
+
+def _reply_text(payload: dict[str, Any]) -> str:
+    schema = _schema_of(payload)
+    if schema is not None:
+        return json.dumps(_instance(schema))
+    # a free-text call: a bare number reads as a score, a short list of one item as one claim
+    return "1"
+
+
+def judge_parts(definition: GraderDefinition) -> Iterator[GraderDefinition]:
+    """The judges inside a grader (itself, a composite's judge components, recursively)."""
+    if isinstance(definition, CompositeGrader):
+        for component in definition.components:
+            yield from judge_parts(component.grader)
+    elif getattr(definition, "kind", None) in prompt_judges():
+        yield definition
+
+
+def endpoints_of(library: Library, definition: GraderDefinition, run_endpoint: str | None) -> list[EndpointConfig]:
+    """The endpoints a run of ``definition`` would call (for a cost cap's price check)."""
+    names: dict[str, EndpointConfig] = {}
+    for part in judge_parts(definition):
+        config = library.endpoints.resolve(run_endpoint, getattr(part, "endpoint", None))
+        names[config.name] = config
+    return list(names.values())
+
+
+async def _count(library: Library, judge: GraderDefinition, options: RunOptions, samples: list[Any],
+                 recorder: Recorder) -> None:
+    ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
+                         concurrency=options.concurrency, dry_run=recorder)
+    scorer = make_judge_scorer(judge, ctx)
+    try:
+        for start in range(0, len(samples), BATCH):
+            await scorer.score_batch(samples[start:start + BATCH])
+    finally:
+        await scorer.aclose()
+
+
+def dry_run(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,
+            repeats: int = 1) -> list[GraderEstimate]:
+    """One estimate per grader of the run (today one), grading nothing and writing nothing."""
+    options = options or RunOptions()
+    record = library.graders.get(grader_key)
+    version = options.version or record.current_version
+    definition = library.graders.version(grader_key, version).definition
+    dataset = library.datasets.get(dataset_name)
+    limit = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
+    if repeats > 1:  # repeated runs bypass the cache (run --repeat)
+        options = options.model_copy(update={"use_cache": False})
+    estimate = GraderEstimate(key=grader_key, version=version, samples=limit, repeats=max(1, repeats))
+    judges = list(judge_parts(definition))
+    if not judges:
+        estimate.notes.append(f"a {definition.kind} grader calls no judge: nothing to pay for")
+        return [estimate]
+    samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
+    recorder = Recorder()
+    for judge in judges:
+        asyncio.run(_count(library, judge, options, samples, recorder))
+        if judge.kind == "prebuilt":
+            estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: its calls depend on the claims the "
+                                  "judge finds; one claim a sample assumed")
+    estimate.endpoints = recorder.endpoints
+    return [estimate]

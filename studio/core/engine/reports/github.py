@@ -1,0 +1,66 @@
+"""GitHub workflow commands for a run: annotations on the workflow's summary page.
+
+``::error`` for each threshold a grader (or the run's overall score) missed, and for a run that could
+not be done; ``::warning`` for each error and invalid result. At most ``MAX_LINES`` lines in all, the
+last of them counting what was left out, so a run with a thousand errors does not flood the log.
+Values are escaped as GitHub's runner reads them (``%``, CR and LF in messages; also ``:`` and ``,``
+in properties).
+"""
+
+from __future__ import annotations
+
+from studio.core.store import Library
+
+from ..sections import RunSections, first_line, section_rows
+from ..verdict import EXIT_NOT_DONE, Verdict
+
+MAX_LINES = 50
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def command(kind: str, title: str, message: str) -> str:
+    return f"::{kind} title={_prop(title)}::{_data(message)}"
+
+
+def workflow_commands(library: Library, run: RunSections, verdict: Verdict,
+                      max_lines: int = MAX_LINES) -> list[str]:
+    info = run.info
+    lines: list[str] = []
+    if verdict.exit_code == EXIT_NOT_DONE:
+        lines.append(command("error", f"Grader Studio run {info.id} not done",
+                             f"run {info.id} ended {info.status}: " + "; ".join(verdict.reasons)))
+    if verdict.fail_under is not None and (verdict.mean is None or verdict.mean < verdict.fail_under):
+        mean = "none" if verdict.mean is None else f"{verdict.mean:.4f}"
+        lines.append(command("error", f"Grader Studio run {info.id} below threshold",
+                             f"overall mean {mean} is below --fail-under {verdict.fail_under:g}"))
+    for check in verdict.graders:
+        if not check.passed:
+            mean = "none" if check.mean is None else f"{check.mean:.4f}"
+            lines.append(command("error", f"{check.key} below threshold",
+                                 f"{check.key} v{check.version} mean {mean} is below "
+                                 f"--fail-under {check.key}={check.fail_under:g} (run {info.id})"))
+    warnings: list[str] = []
+    hidden = 0
+    room = max_lines - len(lines)
+    for section in run.sections:
+        for row in section_rows(library, info.id, section, extra=" AND status IN ('error', 'invalid')"):
+            if len(warnings) < room:
+                reason = first_line(row["error"]) or first_line(row["rationale"]) or row["status"]
+                warnings.append(command("warning", f"{section.key}: {row['status']} result",
+                                        f"sample {row['sample_id']}: {reason}"))
+            else:
+                hidden += 1
+    if hidden:  # the last line says how many were left out, within the cap
+        hidden += 1
+        warnings = warnings[: max(room - 1, 0)]
+        warnings.append(command("warning", "more results not shown",
+                                f"{hidden} more error or invalid result(s) not shown; "
+                                f"see `grader-studio runs show {info.id} --failed`"))
+    return (lines + warnings)[:max_lines]

@@ -1,0 +1,91 @@
+"""A run as JUnit XML, the report every CI system reads.
+
+One ``<testsuite>`` per grader, one ``<testcase>`` per sample (named by its sample id, classed by
+the grader's key). A score below the grader's pass threshold is a ``<failure>`` whose message holds
+the score and the rationale's first line; error and invalid results are ``<error>``; an NA (a
+skipped sample) is ``<skipped>``. Attribute names and nesting follow the common JUnit schema
+(the one Jenkins, GitLab and the GitHub test reporters read).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from datetime import datetime
+from typing import Any
+
+from studio.core.store import Library
+
+from ..sections import RunSections, Section, first_line, section_rows
+
+# characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    return _ILLEGAL.sub("", text)
+
+
+def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
+    """Add one sample's testcase; returns its kind: passed, failure, error or skipped."""
+    case = ET.SubElement(suite, "testcase", name=_clean(str(row["sample_id"])), classname=section.key,
+                         time=f"{(row['duration_ms'] or 0.0) / 1000:.3f}")
+    status, score = row["status"], row["score"]
+    if status == "skipped":
+        ET.SubElement(case, "skipped", message=_clean(first_line(row["rationale"]) or "not applicable (NA)"))
+        return "skipped"
+    if status in ("error", "invalid") or score is None:
+        reason = first_line(row["error"]) or first_line(row["rationale"]) or f"{status} result"
+        element = ET.SubElement(case, "error", message=_clean(f"{status}: {reason}"), type=status)
+        element.text = _clean(row["error"] or row["rationale"] or "")
+        return "error"
+    if score < section.pass_threshold:
+        rationale = first_line(row["rationale"])
+        message = f"score {score:.4f} < pass threshold {section.pass_threshold:g}" + (
+            f": {rationale}" if rationale else "")
+        element = ET.SubElement(case, "failure", message=_clean(message), type="below threshold")
+        element.text = _clean(row["rationale"] or "")
+        return "failure"
+    return "passed"
+
+
+def junit_xml(library: Library, run: RunSections) -> str:
+    """The whole report as text (UTF-8 XML with its declaration)."""
+    info = run.info
+    root = ET.Element("testsuites", name=f"grader-studio run {info.id}")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    seconds = 0.0
+    stamp = (info.created_at if isinstance(info.created_at, datetime) else datetime.now()).replace(microsecond=0)
+    for section in run.sections:
+        suite = ET.SubElement(root, "testsuite", name=section.label, timestamp=stamp.isoformat(),
+                              hostname="grader-studio")
+        props = ET.SubElement(suite, "properties")
+        for name, value in (("run", info.id), ("grader", section.key), ("grader_version", section.version),
+                            ("dataset", info.dataset), ("endpoint", section.endpoint or ""),
+                            ("pass_threshold", f"{section.pass_threshold:g}"),
+                            ("mean", "" if section.mean is None else f"{section.mean:.6f}"),
+                            ("status", info.status)):
+            ET.SubElement(props, "property", name=name, value=_clean(str(value)))
+        counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+        suite_seconds = 0.0
+        for row in section_rows(library, info.id, section):
+            kind = _case(suite, section, row)
+            counts["tests"] += 1
+            suite_seconds += (row["duration_ms"] or 0.0) / 1000
+            if kind == "failure":
+                counts["failures"] += 1
+            elif kind == "error":
+                counts["errors"] += 1
+            elif kind == "skipped":
+                counts["skipped"] += 1
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+        suite.set("time", f"{suite_seconds:.3f}")
+        seconds += suite_seconds
+        # the properties come first in the schema; ElementTree keeps insertion order, so they do
+    for key, value in totals.items():
+        root.set(key, str(value))
+    root.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,171 @@
+"""A run as the markdown a reviewer reads in a pull request (and ``$GITHUB_STEP_SUMMARY`` shows).
+
+Per grader: the mean with its 95% interval, the pass rate, the counts and the five worst samples
+with their rationale's first line; with a baseline run of the same dataset, the change against it
+(samples that flipped up and down across the pass threshold, the mean difference with a paired
+bootstrap interval) and a line saying whether that change is clear. Numbers are the run's own,
+rounded only as printed (4 decimals for scores, as ``runs show`` prints them).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core import stats
+from studio.core.store import Library
+from studio.core.store.errors import Conflict
+
+from ..sections import RunSections, Section, first_line, section_rows
+from ..usage import Usage, format_usd
+from ..verdict import Verdict
+
+WORST = 5
+#: above this many scores the interval is the normal one (a bootstrap would resample millions)
+BOOTSTRAP_MAX = 20_000
+SCORED = ("ok", "invalid")  # the statuses the mean counts (invalid ones as the 0 they were given)
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
+
+
+def cell(text: Any) -> str:
+    """Text safe inside a table cell: markdown's special characters escaped, one line."""
+    return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def mean_interval(scores: list[float]) -> tuple[float, float] | None:
+    """95% interval of the mean: a seeded percentile bootstrap (the studio's usual), or for very
+    large runs the normal one."""
+    if len(scores) < 2:
+        return None
+    values = np.asarray(scores, dtype=float)
+    if len(values) > BOOTSTRAP_MAX:
+        half = 1.96 * float(np.std(values, ddof=1)) / math.sqrt(len(values))
+        mean = float(np.mean(values))
+        return mean - half, mean + half
+    interval, _ = stats.bootstrap(lambda a: float(np.mean(a)), values)
+    return interval
+
+
+@dataclass
+class Change:
+    """A grader's change against the same grader in the baseline run, on samples both scored."""
+
+    n: int
+    mean_delta: float | None
+    ci: tuple[float, float] | None
+    up: int    # failed in the baseline, pass now
+    down: int  # passed in the baseline, fail now
+    reading: str
+
+
+def _scored(library: Library, run_id: int, section: Section) -> dict[str, float]:
+    return {row["sample_id"]: float(row["score"]) for row in section_rows(library, run_id, section)
+            if row["status"] in SCORED and row["score"] is not None}
+
+
+def change(library: Library, run: RunSections, section: Section, baseline: RunSections) -> Change | None:
+    """None when the baseline has no section of this grader."""
+    base = next((s for s in baseline.sections if s.key == section.key), None)
+    if base is None:
+        return None
+    now = _scored(library, run.info.id, section)
+    before = _scored(library, baseline.info.id, base)
+    common = [sid for sid in now if sid in before]
+    a = [before[s] for s in common]
+    b = [now[s] for s in common]
+    delta = stats.mean_difference(a, b)
+    up = sum(1 for s in common if before[s] < base.pass_threshold <= now[s])
+    down = sum(1 for s in common if now[s] < section.pass_threshold <= before[s])
+    if delta.value is None:
+        reading = "no samples scored in both runs: no comparison"
+    elif delta.ci is not None and delta.ci[0] > 0:
+        reading = f"better than run {baseline.info.id}: the whole interval is above 0"
+    elif delta.ci is not None and delta.ci[1] < 0:
+        reading = f"worse than run {baseline.info.id}: the whole interval is below 0"
+    else:
+        reading = f"no clear change against run {baseline.info.id}: the interval includes 0"
+    return Change(n=len(common), mean_delta=delta.value, ci=delta.ci, up=up, down=down, reading=reading)
+
+
+def check_baseline(run_dataset: str, baseline: RunSections) -> None:
+    """A baseline must have graded the same dataset (refused before the run exists)."""
+    if baseline.info.dataset != run_dataset:
+        raise Conflict(f"--baseline run {baseline.info.id} graded dataset {baseline.info.dataset!r}, "
+                       f"not {run_dataset!r}: a baseline must be a run of the same dataset")
+
+
+def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
+                    baseline: RunSections | None = None, usage: Usage | None = None) -> str:
+    info = run.info
+    outcome = {"pass": "PASS", "fail": "FAIL", "not done": "NOT DONE"}[verdict.outcome]
+    out = [f"## Grader Studio run {info.id}: {cell(info.dataset)}", "",
+           f"**Verdict: {outcome}** ({cell(verdict.sentence.removeprefix('verdict: '))})", "",
+           f"Run {info.id} ({info.status}), {info.done:,} of {info.total:,} samples graded"
+           + (f", overall mean {_fmt(run.overall_mean)}" if len(run.sections) > 1 else "") + ".", ""]
+    out += ["| grader | mean (95% CI) | pass rate | ok | invalid | error | NA |",
+            "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    for section in run.sections:
+        scores = [float(r["score"]) for r in section_rows(library, info.id, section)
+                  if r["status"] in SCORED and r["score"] is not None]
+        interval = mean_interval(scores)
+        ci = "" if interval is None else f" ({interval[0]:.4f} to {interval[1]:.4f})"
+        rate = section.pass_rate
+        counts = section.counts
+        out.append(f"| {cell(section.label)} | {_fmt(section.mean)}{ci} | "
+                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {section.pass_threshold:g}) | "
+                   f"{counts.get('ok', 0)} | {counts.get('invalid', 0)} | {counts.get('error', 0)} | "
+                   f"{counts.get('skipped', 0)} |")
+    for section in run.sections:
+        worst = list(section_rows(library, info.id, section, order="score ASC, sample_idx", limit=WORST,
+                                  extra=" AND status IN ('ok', 'invalid') AND score IS NOT NULL"))
+        out += ["", f"### {cell(section.label)}: the {len(worst)} lowest scores", ""]
+        if worst:
+            out += ["| sample | score | rationale |", "| --- | ---: | --- |"]
+            out += [f"| {cell(r['sample_id'])} | {r['score']:.4f} | {cell(first_line(r['rationale']))} |"
+                    for r in worst]
+        else:
+            out.append("No scored samples.")
+        if baseline is not None:
+            moved = change(library, run, section, baseline)
+            out.append("")
+            if moved is None:
+                out.append(f"Baseline run {baseline.info.id} has no {cell(section.key)} results to compare with.")
+            else:
+                ci = "" if moved.ci is None else f" (95% paired CI {moved.ci[0]:+.4f} to {moved.ci[1]:+.4f})"
+                delta = "n/a" if moved.mean_delta is None else f"{moved.mean_delta:+.4f}"
+                out += [f"Against baseline run {baseline.info.id}, on {moved.n} samples both scored: "
+                        f"mean change {delta}{ci}; {moved.up} flipped up (fail to pass), "
+                        f"{moved.down} flipped down (pass to fail).", "",
+                        f"**Baseline verdict: {moved.reading}.**"]
+    if usage is not None and (usage.total.tokens or usage.total.calls):
+        out += ["", "### Tokens and cost", "",
+                "| | calls | prompt tokens | cached | completion tokens | cost |",
+                "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        rows = [("total", usage.total, usage.cost)]
+        rows += [(f"grader {k}", t, usage.grader_cost.get(k)) for k, t in usage.graders.items()]
+        rows += [(f"endpoint {k}", t, usage.endpoint_cost.get(k)) for k, t in usage.endpoints.items()]
+        out += [f"| {cell(name)} | {t.calls:,} | {t.prompt_tokens:,} | {t.cached_tokens:,} | "
+                f"{t.completion_tokens:,} | {format_usd(cost)} |" for name, t, cost in rows]
+    return "\n".join(out) + "\n"
+
+
+def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:
+    """Append to ``$GITHUB_STEP_SUMMARY`` when set (GitHub Actions shows it on the run's page)."""
+    target = (os.environ if environ is None else environ).get("GITHUB_STEP_SUMMARY")
+    if not target:
+        return None
+    path = Path(target)
+    with path.open("a", encoding="utf-8") as out:
+        out.write(markdown + "\n")
+    return path

@@ -1,0 +1,203 @@
+"""Token usage and cost of a run: totals per grader and per endpoint, priced exactly.
+
+Each result row stores the tokens its judge calls spent (prompt, completion, and the part of the
+prompt the endpoint served from its prompt cache); a judge's details name its endpoint and list its
+calls, a composite's details name each component's. Cost is tokens x the endpoint's price per
+million, computed in ``Fraction`` (prices are exact decimals), so totals add up to the cent and
+beyond; rounding happens only in ``format_usd``. A cost is None when an endpoint has no prices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from sqlalchemy import text
+
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store import Library
+from studio.core.store.errors import NotFound
+
+from .sections import RunSections, Section
+
+PER = 1_000_000  # prices are per million tokens
+
+
+@dataclass
+class Tally:
+    """Tokens and judge calls answered (cache hits are not calls: they cost nothing; a call that
+    failed, retries included, reported no usage and is not counted)."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+    def add(self, other: Tally) -> None:
+        self.calls += other.calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.cached_tokens += other.cached_tokens
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
+    """Exact USD for ``tally`` at ``config``'s prices; None when either price is unknown."""
+    if config is None or config.price_input is None or config.price_output is None:
+        return None
+    return (Fraction(tally.prompt_tokens) * Fraction(config.price_input)
+            + Fraction(tally.completion_tokens) * Fraction(config.price_output)) / PER
+
+
+def exact_decimal(value: Fraction) -> str:
+    """A cost as an exact decimal string: prices are decimals and the divisor a power of ten, so
+    every cost has a finite decimal expansion (no rounding here)."""
+    digits = 0
+    scaled = value
+    while scaled.denominator != 1:
+        scaled *= 10
+        digits += 1
+        if digits > 60:  # not a decimal fraction after all: say so rather than loop
+            return f"{Decimal(value.numerator) / Decimal(value.denominator):f}"
+    return f"{Decimal(scaled.numerator).scaleb(-digits):f}"
+
+
+def format_usd(value: Fraction | None) -> str:
+    """For people: cents for amounts of a dollar and more, four significant decimals below."""
+    if value is None:
+        return "no price"
+    amount = Decimal(value.numerator) / Decimal(value.denominator)
+    if amount >= 1 or amount == 0:
+        return f"${amount:,.2f}"
+    return f"${amount:.4g}" if amount >= Decimal("0.0001") else f"${amount:.2e}"
+
+
+@dataclass
+class Usage:
+    """A run's usage: by grader key, by endpoint name, and in total (costs may be None)."""
+
+    graders: dict[str, Tally] = field(default_factory=dict)
+    endpoints: dict[str, Tally] = field(default_factory=dict)
+    total: Tally = field(default_factory=Tally)
+    grader_cost: dict[str, Fraction | None] = field(default_factory=dict)
+    endpoint_cost: dict[str, Fraction | None] = field(default_factory=dict)
+    cost: Fraction | None = None
+    #: endpoints that have no prices (their tokens are counted, their cost is not)
+    unpriced: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        def line(tally: Tally, cost: Fraction | None) -> dict[str, Any]:
+            return {"calls": tally.calls, "prompt_tokens": tally.prompt_tokens,
+                    "completion_tokens": tally.completion_tokens, "cached_tokens": tally.cached_tokens,
+                    "cost_usd": None if cost is None else exact_decimal(cost)}
+
+        return {
+            "total": line(self.total, self.cost),
+            "graders": {k: line(t, self.grader_cost.get(k)) for k, t in self.graders.items()},
+            "endpoints": {k: line(t, self.endpoint_cost.get(k)) for k, t in self.endpoints.items()},
+            "unpriced_endpoints": self.unpriced,
+        }
+
+    def lines(self) -> list[str]:
+        """One line per grader and per endpoint, for a terminal (empty when no tokens were spent)."""
+        if not self.total.tokens and not self.total.calls:
+            return []
+        out = [f"usage: {_tally_text(self.total)}, cost {format_usd(self.cost)}"
+               + (f" (no prices for {', '.join(self.unpriced)})" if self.unpriced else "")]
+        out += [f"  grader {k}: {_tally_text(t)}, {format_usd(self.grader_cost.get(k))}"
+                for k, t in self.graders.items()]
+        out += [f"  endpoint {k}: {_tally_text(t)}, {format_usd(self.endpoint_cost.get(k))}"
+                for k, t in self.endpoints.items()]
+        return out
+
+
+def _tally_text(t: Tally) -> str:
+    return (f"{t.calls:,} calls, {t.prompt_tokens:,} prompt tokens ({t.cached_tokens:,} cached), "
+            f"{t.completion_tokens:,} completion tokens")
+
+
+# a judge's row names its endpoint; a composite's row names each component's
+_SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
+    sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cached_tokens) AS k,
+    sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
+         WHERE NOT coalesce(json_extract(call.value, '$.cached'), 0)
+           AND NOT coalesce(json_extract(call.value, '$.failed'), 0))) AS calls
+  FROM results WHERE run_id = :run_id AND (details IS NULL OR json_extract(details, '$.components') IS NULL)
+  {where} GROUP BY 1"""
+_COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
+    sum(coalesce(json_extract(part.value, '$.prompt_tokens'), 0)) AS p,
+    sum(coalesce(json_extract(part.value, '$.completion_tokens'), 0)) AS c,
+    sum(coalesce(json_extract(part.value, '$.cached_tokens'), 0)) AS k,
+    sum(coalesce(json_extract(part.value, '$.judge_calls'), 0)) AS calls
+  FROM results, json_each(results.details, '$.components') AS part
+  WHERE run_id = :run_id AND details IS NOT NULL AND json_extract(details, '$.components') IS NOT NULL
+  {where} GROUP BY 1"""
+
+
+def section_usage(library: Library, run_id: int, section: Section) -> dict[str, Tally]:
+    """The section's tokens and calls per endpoint name (rows naming none: the section's own)."""
+    where = f" AND {section.where}" if section.where else ""
+    params = {"run_id": run_id, **section.params}
+    out: dict[str, Tally] = {}
+    agg = section.aggregates
+    with library.engine.connect() as conn:
+        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.execute(text(
+                f"SELECT 1 FROM results WHERE run_id = :run_id AND details IS NOT NULL"
+                f" AND instr(details, '\"endpoint\"') > 0{where} LIMIT 1"), params).first() is None:
+            return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
+        rows = [*conn.execute(text(_SINGLE.format(where=where)), params),
+                *conn.execute(text(_COMPONENTS.format(where=where)), params)]
+    for row in rows:
+        tally = Tally(int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0))
+        if not (tally.calls or tally.tokens):
+            continue
+        name = row.endpoint or section.endpoint or "(no endpoint)"
+        out.setdefault(name, Tally()).add(tally)
+    return out
+
+
+def endpoint_configs(library: Library, names: Iterable[str]) -> dict[str, EndpointConfig | None]:
+    configs: dict[str, EndpointConfig | None] = {}
+    for name in names:
+        try:
+            configs[name] = library.endpoints.get(name)
+        except NotFound:  # removed since the run: its tokens count, its price is unknown
+            configs[name] = None
+    return configs
+
+
+def run_usage(library: Library, run: RunSections) -> Usage:
+    """Totals per grader and per endpoint, priced with each endpoint's current prices."""
+    per_section = {s.key: section_usage(library, run.info.id, s) for s in run.sections}
+    names = sorted({name for tallies in per_section.values() for name in tallies})
+    configs = endpoint_configs(library, names)
+    usage = Usage()
+    costs: list[Fraction | None] = []
+    for key, tallies in per_section.items():
+        grader = usage.graders.setdefault(key, Tally())
+        grader_costs: list[Fraction | None] = []
+        for name, tally in tallies.items():
+            grader.add(tally)
+            usage.endpoints.setdefault(name, Tally()).add(tally)
+            usage.total.add(tally)
+            grader_costs.append(cost_of(tally, configs.get(name)))
+        usage.grader_cost[key] = _sum(grader_costs)
+        costs.extend(grader_costs)
+    for name, tally in usage.endpoints.items():
+        usage.endpoint_cost[name] = cost_of(tally, configs.get(name))
+    usage.unpriced = [n for n in names if cost_of(Tally(), configs.get(n)) is None]
+    usage.cost = _sum(costs)
+    return usage
+
+
+def _sum(costs: list[Fraction | None]) -> Fraction | None:
+    """A total is known only when every part is (an unpriced endpoint leaves it unknown)."""
+    if any(c is None for c in costs):
+        return None
+    return sum(costs, Fraction(0))  # type: ignore[arg-type]

@@ -1,0 +1,155 @@
+"""Whether a run passes: thresholds (``--fail-under``), the verdict, and the exit status CI reads.
+
+Exit status: 0 the run passed, 1 a threshold was missed (or samples errored), 2 the run could not be
+done (it did not complete: cancelled, stopped at its budget, failed, interrupted). Bad input is
+refused before a run exists, by the caller, with the same 2. ``--fail-under 0.9`` is the run's
+overall score (one grader's mean; a suite's overall score); ``--fail-under KEY=0.9`` one grader's.
+The CLI and the window only print a verdict; the reasons are worded here, once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .sections import RunSections
+
+EXIT_PASS, EXIT_FAIL, EXIT_NOT_DONE = 0, 1, 2
+
+
+class ThresholdError(ValueError):
+    """A ``--fail-under`` that cannot be read, or names a grader the run does not have."""
+
+
+class Thresholds(BaseModel):
+    overall: float | None = None
+    graders: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def any(self) -> bool:
+        return self.overall is not None or bool(self.graders)
+
+
+def _number(text: str, option: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ThresholdError(f"{option} takes a score such as 0.9 or KEY=0.9, not {text!r}") from None
+    if not math.isfinite(value):
+        raise ThresholdError(f"{option} takes a finite score, not {text!r}")
+    return value
+
+
+def parse_thresholds(values: Iterable[str] | None, option: str = "--fail-under") -> Thresholds:
+    """``["0.9", "judge=0.8"]``: the overall threshold (at most one) and per-grader ones."""
+    out = Thresholds()
+    for raw in values or []:
+        text = str(raw).strip()
+        key, sep, number = text.rpartition("=")
+        if not sep:
+            if out.overall is not None:
+                raise ThresholdError(f"{option} without a KEY= may be given once (got {out.overall:g} and {text})")
+            out.overall = _number(text, option)
+            continue
+        key = key.strip()
+        if not key:
+            raise ThresholdError(f"{option} {text!r} names no grader before '='")
+        if key in out.graders:
+            raise ThresholdError(f"{option} gives grader {key!r} two thresholds")
+        out.graders[key] = _number(number.strip(), option)
+    return out
+
+
+def check_keys(thresholds: Thresholds, keys: Sequence[str], option: str = "--fail-under") -> None:
+    """Refuse a per-grader threshold for a grader the run does not grade (before the run exists)."""
+    unknown = sorted(set(thresholds.graders) - set(keys))
+    if unknown:
+        raise ThresholdError(f"{option} names {', '.join(map(repr, unknown))}, which this run does not "
+                             f"grade (its graders: {', '.join(keys)})")
+
+
+class GraderCheck(BaseModel):
+    key: str
+    version: int
+    mean: float | None
+    fail_under: float | None
+    passed: bool
+
+
+class Verdict(BaseModel):
+    """What ``--json`` shows under "verdict" (the first four fields kept from before suites)."""
+
+    passed: bool
+    mean: float | None
+    fail_under: float | None
+    reasons: list[str]
+    outcome: Literal["pass", "fail", "not done"]
+    exit_code: int
+    #: one sentence for stderr: why the step passed or failed
+    sentence: str
+    graders: list[GraderCheck] = Field(default_factory=list)
+    grader_thresholds: dict[str, float] = Field(default_factory=dict)
+
+
+def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
+    """The run's verdict under ``thresholds`` (None: only completion and errors count)."""
+    thresholds = thresholds or Thresholds()
+    info = run.info
+    not_done: list[str] = []
+    failed: list[str] = []
+    if info.status != "completed":
+        stopped = info.aggregates.get("stopped")
+        not_done.append(f"the run ended {info.status}" + (f" ({stopped})" if stopped else ""))
+    errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
+    if errored:
+        failed.append(f"{errored} sample(s) errored or were invalid")
+    mean = run.overall_mean
+    if thresholds.overall is not None:
+        if mean is None:
+            failed.append(f"no mean score to compare with --fail-under {thresholds.overall:g}")
+        elif mean < thresholds.overall:
+            failed.append(f"mean {mean:.4f} is below --fail-under {thresholds.overall:g}")
+    checks = []
+    for section in run.sections:
+        limit = thresholds.graders.get(section.key)
+        ok = True
+        if limit is not None:
+            if section.mean is None:
+                ok = False
+                failed.append(f"{section.key} has no mean score to compare with {limit:g}")
+            elif section.mean < limit:
+                ok = False
+                failed.append(f"{section.key} mean {section.mean:.4f} is below --fail-under {section.key}={limit:g}")
+        checks.append(GraderCheck(key=section.key, version=section.version, mean=section.mean,
+                                  fail_under=limit, passed=ok))
+    reasons = not_done + failed
+    code = EXIT_NOT_DONE if not_done else EXIT_FAIL if failed else EXIT_PASS
+    outcome: Literal["pass", "fail", "not done"] = ("not done" if not_done else "fail" if failed else "pass")
+    return Verdict(passed=not reasons, mean=mean, fail_under=thresholds.overall, reasons=reasons,
+                   outcome=outcome, exit_code=code, sentence=_sentence(run, mean, thresholds, reasons, code),
+                   graders=checks, grader_thresholds=dict(thresholds.graders))
+
+
+def _sentence(run: RunSections, mean: float | None, thresholds: Thresholds, reasons: list[str],
+              code: int) -> str:
+    shown = "none" if mean is None else f"{mean:.4f}"
+    limits = []
+    if thresholds.overall is not None:
+        limits.append(f"threshold {thresholds.overall:g}")
+    limits += [f"{k} threshold {v:g}" for k, v in thresholds.graders.items()]
+    head = f"verdict: mean {shown}" + "".join(f", {x}" for x in limits)
+    if code == EXIT_PASS:
+        return f"{head}: PASS"
+    label = "NOT DONE" if code == EXIT_NOT_DONE else "FAIL"
+    return f"{head}: {label}: " + "; ".join(reasons)
+
+
+def verdict_line(verdict: Verdict | dict[str, Any]) -> str | None:
+    """The line a terminal prints on stderr, or None when nothing was asked and all is well."""
+    v = verdict if isinstance(verdict, Verdict) else Verdict.model_validate(verdict)
+    if v.passed and v.fail_under is None and not v.grader_thresholds:
+        return None
+    return v.sentence
