@@ -27,6 +27,7 @@ from typing import Any, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
+from studio.core.engine.planning import plan_of
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
@@ -140,8 +141,8 @@ def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | Non
     executor = make_executor(options.executor, options.ray_address)
     if options.executor == "local":
         return executor, None
-    definition = app.library.graders.version(info.grader_key, info.grader_version).definition
-    where = executor.header(definition)  # type: ignore[attr-defined]  # joins the cluster if it grades there
+    plan = plan_of(app.library, info, options.pass_threshold)
+    where = executor.header(plan)  # type: ignore[attr-defined]  # joins the cluster if it grades there
     if not quiet:
         print(f"run {run_id}: {where}", file=sys.stderr)
     return executor, where

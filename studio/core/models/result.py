@@ -83,3 +83,6 @@ class RunInfo(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     finished_at: datetime | None = None
+    #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
+    #: "overall_grader", "graders": [keys]}; None for a run of one grader
+    suite: dict[str, Any] | None = None

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from studio.core.errors import StudioError
 
 #: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
-#: (library, run_id, definition, ctx, pending, total, already, on_progress, cancel) -> run metrics
+#: (library, run_id, plan, ctx, pending, total, already, on_progress, cancel, streak) -> run metrics
 GradeFn = Callable[..., Awaitable[dict[str, float]]]
 
 RAY_HINT = "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a Ray cluster."
@@ -28,8 +28,9 @@ class ExecutorError(StudioError):
 class Executor(Protocol):
     name: str
 
-    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
-        """The coroutine that grades this run: ``local`` (the engine's loop) or the executor's own."""
+    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
+        """The coroutine that grades this run's plan (``engine.plan.RunPlan``: one grader, or a
+        suite's): ``local`` (the engine's loop) or the executor's own."""
         ...
 
     def report(self) -> dict[str, Any]:
@@ -44,7 +45,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
+    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
         return local
 
     def report(self) -> dict[str, Any]:
