@@ -10,6 +10,7 @@ from studio.core.engine.runner import RunOptions
 from studio.core.store import LibraryError
 
 from .app import CliApp, CliError
+from .run_report import _print_verdict, _verdict, summary
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -41,8 +42,6 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         report = consistency(app.library, [i.id for i in infos])
     except LibraryError as exc:
         raise CliError(str(exc)) from exc
-    from .runs import _print_verdict, _verdict, summary
-
     verdicts = [_verdict(i, args.fail_under) for i in infos]
     code = 0 if all(v["passed"] for v in verdicts) else 1
     if args.json:

@@ -35,6 +35,7 @@ from studio.core.store import LibraryError
 from studio.core.store.reports import result_record, run_query, write_results
 
 from .app import CliApp, CliError, add_json_flag
+from .run_report import _print_verdict, _verdict, summary
 
 
 class ProgressBar:
@@ -62,29 +63,19 @@ class ProgressBar:
         self.stream.flush()
 
 
-def summary(info: RunInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "status": info.status,
-        "grader": info.grader_key,
-        "grader_version": info.grader_version,
-        "dataset": info.dataset,
-        "endpoint": info.endpoint,
-        "total": info.total,
-        "done": info.done,
-        "counts": info.counts,
-        "aggregates": info.aggregates,
-        "created_at": info.created_at.isoformat(),
-        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
-    }
-
-
-def _print_summary(info: RunInfo) -> None:
+def _print_summary(info: RunInfo, library: Any = None) -> None:
     agg = info.aggregates
     mean = agg.get("mean")
     rate = agg.get("pass_rate")
-    print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
+    if info.suite is not None:
+        name = info.suite.get("key") or "graders " + ",".join(info.suite.get("graders") or [])
+        version = f" v{info.suite['version']}" if info.suite.get("version") else ""
+        print(f"run {info.id}: {info.status}  suite {name}{version} on {info.dataset}")
+    else:
+        print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
     print(f"  samples {info.done}/{info.total}  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
+    if info.suite is not None and library is not None:
+        _print_graders(info, library)
     if mean is not None:
         print(f"  mean {mean:.4f}  pass rate {rate:.1%} (score >= {agg.get('pass_threshold')})")
     for key, value in sorted((agg.get("metrics") or {}).items()):
@@ -175,33 +166,6 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             signal.signal(signal.SIGINT, previous)
 
 
-def _verdict(info: RunInfo, fail_under: float | None) -> dict[str, Any]:
-    """Why ``run`` exits as it does: the mean, the threshold, and each reason for a failure."""
-    reasons: list[str] = []
-    if info.status != "completed":
-        reasons.append(f"the run ended {info.status}")
-    errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
-    if errored:
-        reasons.append(f"{errored} sample(s) errored or were invalid")
-    mean = info.aggregates.get("mean")
-    if fail_under is not None:
-        if mean is None:
-            reasons.append(f"no mean score to compare with --fail-under {fail_under:g}")
-        elif mean < fail_under:
-            reasons.append(f"mean {mean:.4f} is below --fail-under {fail_under:g}")
-    return {"passed": not reasons, "mean": mean, "fail_under": fail_under, "reasons": reasons}
-
-
-def _print_verdict(verdict: dict[str, Any]) -> None:
-    """One line on stderr, so a CI log says why the step failed (or what it checked)."""
-    if verdict["passed"] and verdict["fail_under"] is None:
-        return
-    mean = "none" if verdict["mean"] is None else f"{verdict['mean']:.4f}"
-    threshold = "" if verdict["fail_under"] is None else f", threshold {verdict['fail_under']:g}"
-    outcome = "PASS" if verdict["passed"] else "FAIL: " + "; ".join(verdict["reasons"])
-    print(f"verdict: mean {mean}{threshold}: {outcome}", file=sys.stderr)
-
-
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     if args.repeat is not None:
         from .repeat import run_repeated
@@ -219,12 +183,12 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     verdict = _verdict(info, args.fail_under)
     code = 0 if verdict["passed"] else 1
     if stream is not None:
-        stream.emit("summary", summary={**summary(info), "verdict": verdict}, run=info.model_dump(mode="json"),
+        stream.emit("summary", summary={**summary(info, app.library), "verdict": verdict}, run=info.model_dump(mode="json"),
                     exit_code=code)
     elif args.json:
-        app.print_json({**summary(info), "verdict": verdict})
+        app.print_json({**summary(info, app.library), "verdict": verdict})
     else:
-        _print_summary(info)
+        _print_summary(info, app.library)
     if stream is None:
         _print_verdict(verdict)
     return code
@@ -244,19 +208,82 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> Run
                 _check_executor(chosen)
                 app.library.runs.update_settings(run_id, {"executor": chosen, "ray_address": args.ray_address})
         else:
-            if not (args.grader and args.dataset):
-                raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
+            if args.graders is not None:  # run --graders a,b,c DATASET: the one positional is the dataset
+                if args.dataset is not None:
+                    raise CliError("run --graders a,b,c takes DATASET alone (no GRADER)", code=2)
+                args.grader, args.dataset = None, args.grader
+                if not args.dataset:
+                    raise CliError("run --graders a,b,c needs DATASET", code=2)
+            elif not (args.grader and args.dataset):
+                raise CliError("run needs GRADER (or a suite) and DATASET (or --resume RUN_ID)", code=2)
+            if args.overall is not None and args.graders is None:
+                raise CliError("--overall goes with --graders (a saved suite has its own rule)", code=2)
             executor = args.executor or ("ray" if args.ray_address else "local")
             _check_executor(executor)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
                                  pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                                 executor=executor, ray_address=args.ray_address)
+                                 executor=executor, ray_address=args.ray_address,
+                                 graders=None if args.graders is None else args.graders.split(","),
+                                 **_overall(args.overall))
             run_id = start_run(app.library, args.grader, args.dataset, options).id
         return _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
     except (LibraryError, UnsupportedGrader, ExecutorError) as exc:
         raise CliError(str(exc)) from exc
+
+
+def _overall(rule: str | None) -> dict[str, str | None]:
+    """``--overall mean|all-pass|GRADER``: the rule, or a composite grader's key."""
+    if rule is None:
+        return {}
+    if rule in ("mean", "all-pass", "none"):
+        return {"overall": rule}
+    return {"overall": "composite", "overall_grader": rule}
+
+
+def _print_graders(info: RunInfo, library: Any) -> None:
+    from .run_report import suite_fields
+
+    fields = suite_fields(info, library)
+    for grader in fields["graders"]:
+        agg, counts = grader["aggregates"], grader["counts"]
+        mean = "none" if agg["mean"] is None else f"{agg['mean']:.4f}"
+        ci = "" if agg["mean_ci"][0] is None else f" [{agg['mean_ci'][0]:.4f}, {agg['mean_ci'][1]:.4f}]"
+        rate = "" if agg["pass_rate"] is None else f"  pass rate {agg['pass_rate']:.1%} (>= {grader['threshold']:g})"
+        print(f"  {grader['key']} v{grader['version']}: mean {mean}{ci}{rate}  n {agg['n']}  "
+              + "  ".join(f"{k} {v}" for k, v in counts.items() if v))
+    if "overall" in fields:
+        overall = fields["overall"]
+        print(f"  overall score: {overall['rule']}" + (f" ({overall['grader']})" if overall["grader"] else ""))
+
+
+def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
+    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), and the
+    sample's overall row."""
+    from studio.core.store.run_graders import graders_with_results
+
+    per = graders_with_results(app.library, info.id)
+    by_sample: dict[int, list[dict[str, Any]]] = {}
+    for _, rows in per:
+        for row in rows:
+            by_sample.setdefault(row["sample_idx"], []).append(row)
+    results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
+    if args.failed:
+        results = [r for r in results if r["status"] in ("error", "invalid")]
+    records = [{"grader": r["grader"], **result_record(r)} for r in results]
+    if args.json:
+        overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
+        app.print_json({"run": summary(info, app.library), "results": records, "overall": overall})
+        return 0
+    _print_summary(info, app.library)
+    print()
+    app.print_table(
+        [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
+          (r["error"] or r["rationale"] or "").replace("\n", " ")[:70]] for r in results],
+        ["#", "SAMPLE", "GRADER", "STATUS", "SCORE", "ERROR / RATIONALE"],
+    )
+    return 0
 
 
 def _check_executor(name: str | None) -> None:
@@ -284,9 +311,12 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
         info = app.library.runs.get(args.run_id)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
+    if info.suite is not None:
+        return _show_suite(args, app, info)
     rows = app.library.runs.results(args.run_id, failed_only=args.failed)
     if args.json:
-        app.print_json({"run": summary(info), "results": [result_record(r) for r in rows]})
+        app.print_json({"run": summary(info), "results": [result_record(r) | {"grader": info.grader_key}
+                                                          for r in rows]})
         return 0
     _print_summary(info)
     print()
@@ -314,8 +344,10 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a grader over a dataset and store the results")
-    p.add_argument("grader", nargs="?", help="grader key")
+    p = sub.add_parser("run", help="run a grader or a suite over a dataset and store the results")
+    p.add_argument("grader", nargs="?", help="grader or suite key")
+    p.add_argument("--graders", metavar="A,B,C", help="a one-off suite of these graders (then: run --graders a,b DATASET)")
+    p.add_argument("--overall", metavar="RULE", help="with --graders: mean, all-pass or a composite grader's key")
     p.add_argument("dataset", nargs="?", help="dataset name")
     p.add_argument("--version", type=int, help="grader version (default: current)")
     p.add_argument("--limit", type=int, help="grade only the first N samples")
@@ -357,3 +389,6 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p.set_defaults(func=cmd_export)
+    from .agreement import add_compare_parser
+
+    add_compare_parser(rsub, "compare")

@@ -12,6 +12,7 @@ their rows here: one rule, no second code path.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +22,9 @@ from studio.core.models import CompositeGrader, GraderDefinition, Outcome
 from studio.core.models.suite import DEFAULT_THRESHOLD
 from studio.core.store.runs import grader_values, outcome_values
 
-SCORED = ("ok", "invalid")  # the statuses whose score counts (invalid ones count as the 0 they were given)
+SCORED = ("ok", "invalid")
+#: what a scorer gave for one sample: an Outcome, or a plain score as a float (``score_values``)
+Graded = float | Outcome  # the statuses whose score counts (invalid ones count as the 0 they were given)
 
 
 @dataclass
@@ -43,10 +46,14 @@ class RunPlan:
     composite: CompositeGrader | None = None
     pass_threshold: float = DEFAULT_THRESHOLD
     _metric_keys: list[str] = field(default_factory=list)
+    _json_prefixes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._metric_keys = [getattr(g.definition, "metric", None) and g.definition.metric.key or "score"
                              for g in self.graders]
+        keys = [json.dumps(g.key, ensure_ascii=False) for g in self.graders]
+        #: '{"a": ', ', "b": ' ...: the scores JSON of a row of plain scores, a float after each
+        self._json_prefixes = ["{" + keys[0] + ": "] + [", " + k + ": " for k in keys[1:]] if keys else []
 
     @property
     def suite(self) -> bool:
@@ -56,19 +63,34 @@ class RunPlan:
         return self.pass_threshold if planned.threshold is None else planned.threshold
 
     # -- one sample's rows ---------------------------------------------------------------------
-    def sample_rows(self, run_id: int, idx: int, sample_id: str, outcomes: Mapping[int, Outcome],
+    def sample_rows(self, run_id: int, idx: int, sample_id: str, outcomes: Mapping[int, Graded],
                     fresh: Sequence[int]) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
         """The sample row (None while a grader is missing) and the per-grader rows to write for the
-        slots in ``fresh`` (those graded now; ``outcomes`` also holds earlier ones, for the overall)."""
+        slots in ``fresh`` (those graded now; ``outcomes`` also holds earlier ones, for the overall).
+        A float is a plain score (a scorer's ``score_values`` lane: no Outcome was built for it)."""
         complete = len(outcomes) == len(self.graders)
         graders: list[tuple[Any, ...]] = []
         for slot in fresh:
             outcome = outcomes[slot]
-            if not complete or not self._plain(slot, outcome):
-                graders.append(grader_values(run_id, slot, idx, outcome))
+            if type(outcome) is float:
+                if not complete:
+                    graders.append(grader_values(run_id, slot, idx, self.plain_outcome(slot, outcome)))
+            elif not complete or not self._plain(slot, outcome):  # type: ignore[arg-type]
+                graders.append(grader_values(run_id, slot, idx, outcome))  # type: ignore[arg-type]
         if not complete:
             return None, graders
-        return outcome_values(run_id, idx, sample_id, self.overall_outcome(outcomes)), graders
+        values = [outcomes[p.slot] for p in self.graders]
+        if all(type(v) is float and math.isfinite(v) for v in values):
+            return self._plain_row(run_id, idx, sample_id, values), graders  # type: ignore[arg-type]
+        full = {slot: self.plain_outcome(slot, v) if type(v) is float else v for slot, v in outcomes.items()}
+        return outcome_values(run_id, idx, sample_id, self.overall_outcome(full)), graders  # type: ignore[arg-type]
+
+    def _plain_row(self, run_id: int, idx: int, sample_id: str, values: list[float]) -> tuple[Any, ...]:
+        """The row ``overall_outcome`` gives when every grader gave a plain score, built directly
+        (the hot path of a suite of built-in checks)."""
+        text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
+        score = self._rule(list(zip(self.graders, values, strict=True)))
+        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False)
 
     def _plain(self, slot: int, outcome: Outcome) -> bool:
         """A plain score: the sample row's ``scores`` says all of it (no grader row needed)."""
@@ -115,6 +137,8 @@ class RunPlan:
         return Outcome(status="ok", score=score, scores=scores, details=details, **tokens)
 
     def _rule(self, usable: list[tuple[PlannedGrader, float]]) -> float | None:
+        if self.overall == "none":
+            return None
         if self.overall == "mean":
             total = sum(p.weight for p, _ in usable)
             if total == 0:
@@ -133,16 +157,16 @@ class RunPlan:
 
 
 def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
-             graded: Sequence[tuple[int, list[int], list[Outcome]]], partial: dict[int, dict[int, Outcome]],
+             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Any]],
              cancelled: bool) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """A suite batch's rows from each slot's outcomes (``graded``: slot, batch positions, outcomes),
     merged with the graders a sample had before (``partial``, updated in place). Shared by the local
     engine and the Ray driver. An outcome cut short by cancel is dropped: nobody graded it."""
-    have: list[dict[int, Outcome]] = [dict(partial.get(row[0], {})) for row in batch]
+    have: list[dict[int, Any]] = [dict(partial[row[0]]) if row[0] in partial else {} for row in batch]
     fresh: list[list[int]] = [[] for _ in batch]
     for slot, positions, outcomes in graded:
         for k, outcome in zip(positions, outcomes, strict=True):
-            if cancelled and outcome.error == "cancelled":
+            if cancelled and type(outcome) is not float and outcome.error == "cancelled":
                 continue
             have[k][slot] = outcome
             fresh[k].append(slot)

@@ -295,13 +295,16 @@ class _Slots:
                            cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
 
-        async def one(slot: int) -> tuple[int, list[int], list[Outcome]]:
+        async def one(slot: int) -> tuple[int, list[int], list[Any]]:
             wanted = [k for k, (idx, _, _) in enumerate(batch) if slot not in partial.get(idx, ())]
             if not wanted:
                 return slot, [], []
             scorer = self.scorers[slot]
+            outcomes: list[Any]
             if self.raw_ok[slot]:
                 outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
+            elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
+                outcomes = await scorer.score_values([parsed[k] for k in wanted])
             else:
                 outcomes = await scorer.score_batch([parsed[k] for k in wanted])
             if len(outcomes) != len(wanted):

@@ -157,28 +157,37 @@ def grader_aggregates(library: Any, run_id: int) -> list[GraderAggregates]:
     suite = _is_suite(row)
     out = []
     for grader in run_graders(library, run_id):
-        threshold = "?5" if suite else "?2"
-        sql = (
-            "SELECT sum(status = 'ok'), sum(status = 'error'), sum(status = 'invalid'),"
-            " sum(status = 'skipped'), count(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
-            " avg(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
-            " sum(CASE WHEN status IN ('ok', 'invalid') THEN score * score END),"
-            f" avg(CASE WHEN status IN ('ok', 'invalid') THEN (score >= {threshold}) END)"
-            f" FROM ({rows_sql(suite)})"
-        )
         params = (*_params(row, grader.slot, grader.key), grader.threshold)
-        with library.engine.connect() as conn:
-            ok, error, invalid, na, n, mean, sumsq, pass_rate = conn.exec_driver_sql(sql, params).one()
-        low = high = None
-        if n and n > 1 and mean is not None:
-            variance = max(0.0, (sumsq - n * mean * mean) / (n - 1))
-            half = Z95 * math.sqrt(variance / n)
-            low, high = mean - half, mean + half
-        elif n == 1:
-            low = high = mean
-        out.append(GraderAggregates(
-            key=grader.key, version=grader.version, slot=grader.slot, weight=grader.weight, threshold=grader.threshold,
-            aggregates={"mean": mean, "mean_ci": [low, high], "pass_rate": pass_rate, "n": n or 0},
-            counts={"ok": ok or 0, "error": error or 0, "invalid": invalid or 0, "na": na or 0},
-        ))
+        found = _aggregate(library, rows_sql(suite), params, "?5" if suite else "?2")
+        out.append(GraderAggregates(key=grader.key, version=grader.version, slot=grader.slot, weight=grader.weight,
+                                    threshold=grader.threshold, **found))
     return out
+
+
+def overall_aggregates(library: Any, run_id: int) -> dict[str, Any]:
+    """A suite run's overall score over its samples, shaped as one grader's (aggregates, counts)."""
+    row = _run_row(library, run_id)
+    threshold = float(json.loads(row.settings or "{}").get("pass_threshold", 0.5))
+    return _aggregate(library, rows_sql(False), (row.id, threshold), "?2")
+
+
+def _aggregate(library: Any, rows: str, params: tuple[Any, ...], threshold: str) -> dict[str, Any]:
+    sql = (
+        "SELECT sum(status = 'ok'), sum(status = 'error'), sum(status = 'invalid'),"
+        " sum(status = 'skipped'), count(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
+        " avg(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
+        " sum(CASE WHEN status IN ('ok', 'invalid') THEN score * score END),"
+        f" avg(CASE WHEN status IN ('ok', 'invalid') THEN (score >= {threshold}) END)"
+        f" FROM ({rows})"
+    )
+    with library.engine.connect() as conn:
+        ok, error, invalid, na, n, mean, sumsq, pass_rate = conn.exec_driver_sql(sql, params).one()
+    low = high = None
+    if n and n > 1 and mean is not None:
+        variance = max(0.0, (sumsq - n * mean * mean) / (n - 1))
+        half = Z95 * math.sqrt(variance / n)
+        low, high = mean - half, mean + half
+    elif n == 1:
+        low = high = mean
+    return {"aggregates": {"mean": mean, "mean_ci": [low, high], "pass_rate": pass_rate, "n": n or 0},
+            "counts": {"ok": ok or 0, "error": error or 0, "invalid": invalid or 0, "na": na or 0}}

@@ -218,3 +218,22 @@ def test_kill_then_resume_from_the_command_line_grades_nothing_twice(lib: Librar
     # the judge was asked once for each sample it had not answered before the kill, and never again
     # (a call in flight when the process died is asked again: nothing of it was stored)
     assert fake_judge.requests["/v1/chat/completions"] - asked == 120 - len(judged)
+
+
+def test_the_report_interface_reads_a_single_grader_run_and_a_suite_run_alike(lib: Library) -> None:
+    """``graders_with_results``: what reports, verdicts and thresholds build on (issue 21's interface)."""
+    from studio.core.store.run_graders import graders_with_results
+
+    single = run_grader(lib, "exact", "geo", RunOptions(pass_threshold=0.7))
+    [(grader, rows)] = graders_with_results(lib, single.id)
+    assert (grader.key, grader.version, grader.threshold, grader.kind, grader.score_range) == \
+        ("exact", 1, 0.7, "builtin", (0.0, 1.0))
+    assert scores(rows) == scores(lib.runs.results(single.id)) and rows[0]["grader"] == "exact"
+
+    lib.suites.create(SuiteDefinition(key="pair", graders=[SuiteMember(grader="short", threshold=0.3),
+                                                           SuiteMember(grader="capital")]))
+    run = run_grader(lib, "pair", "geo")
+    both = graders_with_results(lib, run.id)
+    assert [(g.key, g.threshold, g.score_range) for g, _ in both] == [("short", 0.3, None), ("capital", 0.5, (0.0, 1.0))]
+    assert all(len(rows) == 30 for _, rows in both)
+    assert lib.runs.results(run.id)[0]["score"] is None  # no overall rule: the sample row holds the graders' scores

@@ -38,7 +38,7 @@ from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
-from . import ExecutorError, GradeFn
+from .base import ExecutorError, GradeFn
 from .placement import CLUSTER_NOTE, driver_reason
 from .ray_actor import BlockGrader
 
