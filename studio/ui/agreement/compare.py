@@ -64,7 +64,7 @@ class CompareView(QtWidgets.QWidget):
             combo.blockSignals(True)
             combo.clear()
             for info in runs:
-                combo.addItem(f"#{info.id} · {info.grader_key} v{info.grader_version} on {info.dataset}", info.id)
+                combo.addItem(f"#{info.id} · {info.label} on {info.dataset}", info.id)
             if keep is not None and combo.findData(keep) >= 0:
                 combo.setCurrentIndex(combo.findData(keep))
             combo.blockSignals(False)

@@ -121,7 +121,7 @@ class AgreementView(QtWidgets.QWidget):
             self.summary.setText(describe_error(exc))
             runs = []
         for info in runs:
-            self.run.addItem(f"#{info.id} · {info.grader_key} v{info.grader_version} on {info.dataset} · "
+            self.run.addItem(f"#{info.id} · {info.label} on {info.dataset} · "
                              f"{info.status}", info.id)
         index = self.run.findData(chosen)
         self.run.setCurrentIndex(index if index >= 0 else (self._first_labelled(runs)))
