@@ -118,3 +118,24 @@ def test_the_run_picker_offers_suites_and_several_graders(qtbot, app_ctx, lib: L
     add_one_off(panel.grader, ["exact", "has"])
     assert one_off_keys(panel.grader.currentData()) == ["exact", "has"]
     assert panel.version.count() == 1  # a one-off suite runs the graders' current versions
+
+
+def test_compare_and_agreement_tabs_pick_a_grader_of_suite_runs(qtbot, app_ctx, lib: Library) -> None:  # type: ignore[no-untyped-def]
+    from studio.ui.agreement.compare import CompareView
+
+    lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean",
+                                      graders=[SuiteMember(grader="exact"), SuiteMember(grader="has")]))
+    a = run_grader(lib, "geo-suite", "geo").id
+    b = run_grader(lib, "exact", "geo").id
+    view = CompareView(app_ctx)
+    qtbot.addWidget(view)
+    view.reload()
+    view.run_a.setCurrentIndex(view.run_a.findData(a))
+    view.run_b.setCurrentIndex(view.run_b.findData(b))
+    view.grader.refresh(lib, [a, b])
+    assert not view.grader.isHidden() and [view.grader.itemData(i) for i in range(view.grader.count())] == [None, "exact"]
+    view.grader.setCurrentIndex(1)
+    view.compute()
+    qtbot.waitUntil(lambda: view.report is not None, timeout=WAIT_MS)
+    assert view.report["grader"] == "exact" and view.report["mean_delta"] == 0.0 and view.report["n_common"] == 12
+    app_ctx.tasks.wait_idle()

@@ -21,6 +21,7 @@ from ..context import AppContext
 from ..messages import describe_error
 from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
+from ..suites.grader_pick import GraderPick
 
 
 def fmt(value: float | None, ci: list[float] | None = None) -> str:
@@ -89,6 +90,9 @@ class AgreementView(QtWidgets.QWidget):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(QtWidgets.QLabel("Run"))
         bar.addWidget(self.run, 1)
+        self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
+        bar.addWidget(self.grader)
+        self.grader.activated.connect(lambda _i: self.compute())
         bar.addWidget(QtWidgets.QLabel("Labels"))
         bar.addWidget(self.key)
         bar.addWidget(self.reload_button)
@@ -150,8 +154,10 @@ class AgreementView(QtWidgets.QWidget):
             return
         key = self.key.currentText().strip() or DEFAULT_KEY
         library = self.ctx.library
+        self.grader.refresh(library, [run_id])
+        grader = self.grader.currentData()
         self.summary.setText(f"Computing agreement of run {run_id}…")
-        self.ctx.tasks.run(lambda: _agreement(library, run_id, key), self._show, self._failed)
+        self.ctx.tasks.run(lambda: _agreement(library, run_id, key, grader), self._show, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
@@ -314,9 +320,9 @@ class AgreementView(QtWidgets.QWidget):
             pass
 
 
-def _agreement(library: Any, run_id: int, key: str) -> Any:
+def _agreement(library: Any, run_id: int, key: str, grader: str | None = None) -> Any:
     """The report, in the task's thread: the statistics (scipy: over a second of imports) load on
     the first report, not before the window's first paint."""
     from studio.core.engine.agreement import agreement
 
-    return agreement(library, run_id, key)
+    return agreement(library, run_id, key, grader=grader)
