@@ -78,6 +78,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabs.addTab(self.suites_page, "Suites")
         self.suites_page.suites_changed.connect(self.run_panel.reload_choices)
         self.suites_page.run_requested.connect(self._run_suite)
+        self.library.suite_requested.connect(self._new_suite)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library)
@@ -373,6 +374,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.page.open(self.page.record)
 
     # -- commands -----------------------------------------------------------------------------------------
+    def _new_suite(self, keys: list[str]) -> None:
+        self.suites_page.new_from(keys)
+        self.tabs.setCurrentWidget(self.suites_page)
+        self.suites_page.key.setFocus()
+
     def _run_suite(self, key: str) -> None:
         self.run_panel.select(grader=key)
         self.tabs.setCurrentIndex(TAB_RUN)

@@ -139,3 +139,26 @@ def test_compare_and_agreement_tabs_pick_a_grader_of_suite_runs(qtbot, app_ctx, 
     qtbot.waitUntil(lambda: view.report is not None, timeout=WAIT_MS)
     assert view.report["grader"] == "exact" and view.report["mean_delta"] == 0.0 and view.report["n_common"] == 12
     app_ctx.tasks.wait_idle()
+
+
+def test_the_library_makes_a_suite_of_the_selected_graders(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    lib = window.ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.graders.create(BuiltinGrader(key="has", function="contains"))
+    window.ctx.graders_changed.emit()
+    panel = window.library
+    selection = panel.tree.selectionModel()
+    indexes = []
+    for key in ("exact", "has"):  # as a Ctrl-click on each would
+        assert panel.select(key, emit=False)
+        indexes.append(QtCore.QPersistentModelIndex(panel.tree.currentIndex()))
+    for index in indexes:
+        selection.select(QtCore.QModelIndex(index), selection.SelectionFlag.Select | selection.SelectionFlag.Rows)
+    assert sorted(panel.selected_keys()) == ["exact", "has"]
+    panel.suite_requested.emit(panel.selected_keys())
+    assert window.tabs.currentWidget() is window.suites_page
+    page = window.suites_page
+    assert sorted(page.table.item(r, 0).text() for r in range(page.table.rowCount())) == ["exact", "has"]
+    page.key.setText("picked")
+    assert page.save(), page.message.text()
+    assert lib.suites.get("picked").definition.overall == "mean"
