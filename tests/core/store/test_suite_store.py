@@ -108,3 +108,33 @@ def test_an_unbounded_grader_takes_any_finite_threshold_and_a_composite_must_cov
     ok = lib.suites.create(suite(SuiteMember(grader="exact"), SuiteMember(grader="has"), key="s3",
                                  overall="composite", overall_grader="both"))
     assert ok.definition.overall_grader == "both"
+
+
+def test_the_migration_gives_every_earlier_run_its_grader_slot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A library written before suites: each run gets run_graders slot 0 (its grader and version), and
+    reads as before (no suite)."""
+    from studio.core.store.run_graders import run_graders
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    before = next(n for n, m in enumerate(MIGRATIONS) if any("CREATE TABLE suites" in s for s in m))
+    for number, statements in enumerate(MIGRATIONS[:before], 1):
+        for statement in statements:
+            con.execute(statement)
+        con.execute(f"PRAGMA user_version = {number}")
+    now = "2026-01-01 00:00:00"
+    con.execute("INSERT INTO graders (key, kind, name, current_version, created_at, updated_at) "
+                "VALUES ('exact', 'builtin', '', 2, ?, ?)", (now, now))
+    for version in (1, 2):
+        con.execute("INSERT INTO grader_versions (grader_id, version, action, definition, created_at) VALUES "
+                    "(1, ?, 'create', '{\"kind\": \"builtin\", \"key\": \"exact\", \"function\": \"exact_match\"}', ?)",
+                    (version, now))
+    con.execute("INSERT INTO datasets (name, format, created_at) VALUES ('d', 'flat', ?)", (now,))
+    con.execute("INSERT INTO runs (grader_id, grader_version, dataset_id, status, created_at, settings) "
+                "VALUES (1, 1, 1, 'completed', ?, '{\"pass_threshold\": 0.7}')", (now,))
+    con.commit()
+    con.close()
+    with Library.open(path) as lib:
+        [grader] = run_graders(lib, 1)
+        assert (grader.slot, grader.key, grader.version, grader.threshold) == (0, "exact", 1, 0.7)
+        assert lib.runs.get(1).suite is None and lib.runs.get(1).label == "exact v1"
