@@ -301,8 +301,8 @@ class RunRepository:
 
     def list(self, *, grader_key: str | None = None, limit: int = 200) -> list[RunInfo]:
         query = self._select().order_by(runs.c.id.desc()).limit(limit)
-        if grader_key:
-            query = query.where(graders.c.key == grader_key)
+        if grader_key:  # the runs of that grader alone (a suite run is listed without a grader filter)
+            query = query.where(graders.c.key == grader_key, runs.c.suite.is_(None))
         with self._engine.connect() as conn:
             return [self._info(conn, row) for row in conn.execute(query).all()]
 

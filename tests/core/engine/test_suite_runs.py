@@ -237,3 +237,13 @@ def test_the_report_interface_reads_a_single_grader_run_and_a_suite_run_alike(li
     assert [(g.key, g.threshold, g.score_range) for g, _ in both] == [("short", 0.3, None), ("capital", 0.5, (0.0, 1.0))]
     assert all(len(rows) == 30 for _, rows in both)
     assert lib.runs.results(run.id)[0]["score"] is None  # no overall rule: the sample row holds the graders' scores
+
+
+def test_a_graders_runs_are_its_own_not_the_suites_it_is_in(lib: Library) -> None:
+    """``runs list --grader`` and the window's "compare with previous run" read a grader's own runs."""
+    lib.suites.create(SuiteDefinition(key="pair", graders=[SuiteMember(grader="exact"), SuiteMember(grader="short")]))
+    own = run_grader(lib, "exact", "geo")
+    suite_run = run_grader(lib, "pair", "geo")
+    assert [r.id for r in lib.runs.list(grader_key="exact")] == [own.id]
+    assert {r.id for r in lib.runs.list()} == {own.id, suite_run.id}
+    assert suite_run.label == "suite pair v1"
