@@ -6,10 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
 from judge_helpers import add_endpoint, qa
 
 from studio.core.models import BinaryJudge, BuiltinGrader
@@ -128,8 +130,11 @@ def test_export_and_import_one_file(cli, prepared: Library, tmp_path: Path) -> N
     assert "kind: binary_judge" in text and "kind: builtin" in text
     other = tmp_path / "other.sqlite"
 
-    def in_other(*args: str):  # type: ignore[no-untyped-def]
-        return run_cli(*args, db=other)
+    def in_other(*args: str) -> subprocess.CompletedProcess[str]:
+        """The command line on a second library (the ``cli`` fixture's, with another file)."""
+        env = {**os.environ, "GRADER_STUDIO_DB": str(other)}
+        return subprocess.run([sys.executable, "-m", "studio", *args], capture_output=True, text=True, env=env,
+                              timeout=120, cwd=Path(__file__).resolve().parents[2])
 
     imported = in_other("suites", "import", str(path))
     assert imported.returncode == 0, imported.stderr
