@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.safe_files import write_bytes
 from studio.core.store import Library
 from studio.ui.app import shut_down, start_demo_servers
@@ -147,6 +148,22 @@ def main(argv: list[str] | None = None) -> int:
             window.compare_view.compare_runs(judge_run, other[0].id)
             wait(app, 30, lambda: window.compare_view.report is not None)
             shoot("13-compare")
+        # 14-15. a suite: its editor, and a suite run's grid (a score column per grader)
+        ctx.library.suites.create(SuiteDefinition(key="qa-suite", name="QA checks and judge", overall="mean", graders=[
+            SuiteMember(grader="qa-exact-builtin", threshold=1.0), SuiteMember(grader="qa-token-f1"),
+            SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-correctness-judge", weight=2.0)]))
+        window.suites_page.reload(select="qa-suite")
+        window.suites_page.suites_changed.emit()
+        window.tabs.setCurrentWidget(window.suites_page)
+        shoot("14-suite-editor")
+        window.tabs.setCurrentIndex(TAB_RUN)
+        panel.select(grader="qa-suite", dataset="qa")
+        panel.start()
+        wait(app, 90, lambda: not panel.is_running())
+        wait(app, 1.0)
+        panel.results.select_row(2)
+        wait(app, 1.0)
+        shoot("15-suite-run")
         window.tabs.setCurrentIndex(TAB_GRADER)
 
         # 8. dialogs

@@ -20,6 +20,7 @@ from .app import CliApp, CliError
 # `grader-studio run ...` does not pay for the judges', platforms' or window's imports.
 COMMANDS: dict[str, str] = {
     "graders": "studio.cli.graders",
+    "suites": "studio.cli.suites",
     "datasets": "studio.cli.datasets",
     "validate": "studio.cli.validate",
     "schema": "studio.cli.validate",

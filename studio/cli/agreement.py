@@ -59,10 +59,18 @@ def print_agreement(report: dict[str, Any]) -> None:
 
 @library_refusal
 def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.engine.agreement import agreement
+    from studio.core.engine.agreement import agreement, suite_agreement
     from studio.core.engine.jury import juror_agreement
 
-    report = agreement(app.library, args.run_id, args.labels, seed=args.seed)
+    if args.grader is None and app.library.runs.get(args.run_id).suite:
+        reports = suite_agreement(app.library, args.run_id, args.labels, seed=args.seed)
+        if args.json:
+            app.print_json({"run_id": args.run_id, "graders": reports})
+        else:
+            for report in reports.values():
+                print_agreement(report)
+        return 0
+    report = agreement(app.library, args.run_id, args.labels, seed=args.seed, grader=args.grader)
     jurors = juror_agreement(app.library, args.run_id, args.labels)
     if jurors:  # a jury: each juror against the same labels, and its tokens
         report["jurors"] = jurors
@@ -79,12 +87,30 @@ def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
 
 @library_refusal
 def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.engine.agreement import compare
+    from studio.core.engine.agreement import compare, suite_compare
 
-    report = compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed)
+    runs = app.library.runs
+    if args.grader is None and (runs.get(args.run_a).suite or runs.get(args.run_b).suite):
+        reports = suite_compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed)
+        if args.json:
+            app.print_json(reports)
+            return 0
+        for key, report in reports["graders"].items():
+            print(f"grader {key}:")
+            print_compare(report)
+        for side in ("only_a", "only_b"):
+            if reports[side]:
+                print(f"graded by run {args.run_a if side == 'only_a' else args.run_b} only: {', '.join(reports[side])}")
+        return 0
+    report = compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed, grader=args.grader)
     if args.json:
         app.print_json(report)
         return 0
+    print_compare(report)
+    return 0
+
+
+def print_compare(report: dict[str, Any]) -> None:
     a, b = report["run_a"], report["run_b"]
     print(f"A = run {a['id']} ({a['grader']} v{a['grader_version']})  B = run {b['id']} "
           f"({b['grader']} v{b['grader_version']})  on {report['dataset']}")
@@ -97,7 +123,6 @@ def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
         print(f"  labels {report['labels']['key']!r}: {report['labels']['sentence']}")
     for flip in report["flips"][:20]:
         print(f"    {flip['sample_id']}: A {flip['a']['verdict']} / B {flip['b']['verdict']}")
-    return 0
 
 
 @library_refusal
@@ -128,20 +153,27 @@ def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def add_compare_parser(sub: Any, name: str) -> None:
+    """``compare`` (and ``runs compare``): run B against run A, per grader for suite runs."""
+    p = sub.add_parser(name, help="run B against run A on the same dataset (per grader for suite runs)")
+    p.add_argument("run_a", type=int)
+    p.add_argument("run_b", type=int)
+    p.add_argument("--labels", default=DEFAULT_KEY, help="label set for the side-by-side agreement")
+    p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
+    p.add_argument("--grader", help="one grader of suite runs (default: each grader both runs have)")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_compare)
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser("agreement", help="a run's agreement with human labels (κ, confusion, correlations)")
     p.add_argument("run_id", type=int)
     p.add_argument("--labels", default=DEFAULT_KEY, help=f"label set key (default {DEFAULT_KEY})")
     p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
+    p.add_argument("--grader", help="one grader of a suite run (default: each grader)")
     add_json_flag(p)
     p.set_defaults(func=cmd_agreement)
-    p = sub.add_parser("compare", help="run B against run A on the same dataset")
-    p.add_argument("run_a", type=int)
-    p.add_argument("run_b", type=int)
-    p.add_argument("--labels", default=DEFAULT_KEY, help="label set for the side-by-side agreement")
-    p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
-    add_json_flag(p)
-    p.set_defaults(func=cmd_compare)
+    add_compare_parser(sub, "compare")
     p = sub.add_parser("align", help="add few-shot examples from a judge's disagreements with labels")
     p.add_argument("judge", help="judge key")
     p.add_argument("--dataset", required=True)

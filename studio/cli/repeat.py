@@ -57,7 +57,7 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         report = consistency(app.library, [i.id for i in infos])
     except LibraryError as exc:
         raise CliError(str(exc)) from exc
-    from .runs import summary
+    from .run_report import summary
 
     verdicts = [judge(load_run(app.library, i.id), thresholds) for i in infos]
     code = max(v.exit_code for v in verdicts)

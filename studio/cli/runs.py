@@ -28,6 +28,7 @@ from typing import Any, TextIO
 from studio.core.engine import events
 from studio.core.engine.budget import BudgetError, Caps, check_priced
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
+from studio.core.engine.planning import plan_of
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
 from studio.core.engine.sections import load_run
@@ -37,9 +38,11 @@ from studio.core.models import RunInfo
 from studio.core.safe_files import open_text
 from studio.core.store import LibraryError
 from studio.core.store.reports import result_record, run_query, write_results
+from studio.core.store.run_graders import run_graders
 
 from .app import CliApp, CliError, add_json_flag
 from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
+from .run_report import summary
 
 
 class ProgressBar:
@@ -67,31 +70,19 @@ class ProgressBar:
         self.stream.flush()
 
 
-def summary(info: RunInfo) -> dict[str, Any]:
-    return {
-        "id": info.id,
-        "status": info.status,
-        "grader": info.grader_key,
-        "grader_version": info.grader_version,
-        "dataset": info.dataset,
-        "endpoint": info.endpoint,
-        "total": info.total,
-        "done": info.done,
-        "counts": info.counts,
-        "aggregates": info.aggregates,
-        "created_at": info.created_at.isoformat(),
-        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
-        # pairwise judges and juries: their own numbers, computed from the stored results
-        **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},
-    }
-
-
-def _print_summary(info: RunInfo) -> None:
+def _print_summary(info: RunInfo, library: Any = None) -> None:
     agg = info.aggregates
     mean = agg.get("mean")
     rate = agg.get("pass_rate")
-    print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
+    if info.suite is not None:
+        name = info.suite.get("key") or "graders " + ",".join(info.suite.get("graders") or [])
+        version = f" v{info.suite['version']}" if info.suite.get("version") else ""
+        print(f"run {info.id}: {info.status}  suite {name}{version} on {info.dataset}")
+    else:
+        print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
     print(f"  samples {info.done}/{info.total}  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
+    if info.suite is not None and library is not None:
+        _print_graders(info, library)
     if mean is not None:
         print(f"  mean {mean:.4f}  pass rate {rate:.1%} (score >= {agg.get('pass_threshold')})")
     for key, value in sorted((agg.get("metrics") or {}).items()):
@@ -152,8 +143,8 @@ def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | Non
     executor = make_executor(options.executor, options.ray_address)
     if options.executor == "local":
         return executor, None
-    definition = app.library.graders.version(info.grader_key, info.grader_version).definition
-    where = executor.header(definition)  # type: ignore[attr-defined]  # joins the cluster if it grades there
+    plan = plan_of(app.library, info, options.pass_threshold)
+    where = executor.header(plan)  # type: ignore[attr-defined]  # joins the cluster if it grades there
     if not quiet:
         print(f"run {run_id}: {where}", file=sys.stderr)
     return executor, where
@@ -208,12 +199,12 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     info = done.run.info
     code = done.verdict.exit_code
     if stream is not None:
-        stream.emit("summary", summary={**summary(info), **json_fields(done)}, run=info.model_dump(mode="json"),
-                    exit_code=code)
+        stream.emit("summary", summary={**summary(info, app.library), **json_fields(done)},
+                    run=info.model_dump(mode="json"), exit_code=code)
     elif args.json:
-        app.print_json({**summary(info), **json_fields(done)})
+        app.print_json({**summary(info, app.library), **json_fields(done)})
     else:
-        _print_summary(info)
+        _print_summary(info, app.library)
     if stream is None:
         print_outcome(done, usage_lines=not args.json)
     return code
@@ -232,12 +223,12 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tup
                 raise CliError("--resume takes a run id alone", code=2)
             run_id = args.resume
             previous = app.library.runs.get(run_id)
-            ci = check_ci_options(args, app, [previous.grader_key], previous.dataset)
+            ci = check_ci_options(args, app, [g.key for g in run_graders(app.library, run_id)], previous.dataset)
             executor = args.executor or ("ray" if args.ray_address else previous.settings.get("executor", "local"))
             if args.executor is not None or args.ray_address is not None:
                 _check_executor(executor)
-            _check_caps(app, caps, executor, previous.grader_key, previous.grader_version,
-                        previous.settings.get("endpoint"))
+            for slot in run_graders(app.library, run_id):
+                _check_caps(app, caps, executor, slot.key, slot.version, previous.settings.get("endpoint"))
             changes: dict[str, Any] = {}
             if args.executor is not None or args.ray_address is not None:
                 changes.update(executor=executor, ray_address=args.ray_address)
@@ -248,24 +239,53 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tup
             if changes:
                 app.library.runs.update_settings(run_id, changes)
         else:
-            if not (args.grader and args.dataset):
-                raise CliError("run needs GRADER and DATASET (or --resume RUN_ID)", code=2)
-            ci = check_ci_options(args, app, [args.grader], args.dataset)
+            if args.graders is not None:  # run --graders a,b,c DATASET: the one positional is the dataset
+                if args.dataset is not None:
+                    raise CliError("run --graders a,b,c takes DATASET alone (no GRADER)", code=2)
+                args.grader, args.dataset = None, args.grader
+                if not args.dataset:
+                    raise CliError("run --graders a,b,c needs DATASET", code=2)
+            elif not (args.grader and args.dataset):
+                raise CliError("run needs GRADER (or a suite) and DATASET (or --resume RUN_ID)", code=2)
+            if args.overall is not None and args.graders is None:
+                raise CliError("--overall goes with --graders (a saved suite has its own rule)", code=2)
+            targets = _targets(app, args)
+            ci = check_ci_options(args, app, [key for key, _ in targets], args.dataset)
             executor = args.executor or ("ray" if args.ray_address else "local")
             _check_executor(executor)
-            record = app.library.graders.get(args.grader)
-            _check_caps(app, caps, executor, args.grader, args.version or record.current_version, args.endpoint)
+            for key, version in targets:
+                _check_caps(app, caps, executor, key, version, args.endpoint)
             options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                                  endpoint=args.endpoint, use_cache=not args.no_cache,
                                  pass_threshold=args.pass_threshold, keep_going=args.keep_going,
                                  executor=executor, ray_address=args.ray_address,
-                                 max_cost=caps.max_cost, max_tokens=caps.max_tokens)
+                                 max_cost=caps.max_cost, max_tokens=caps.max_tokens,
+                                 graders=None if args.graders is None else args.graders.split(","),
+                                 **_overall(args.overall))
             run_id = start_run(app.library, args.grader, args.dataset, options).id
         info = _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                         keep_going=args.keep_going or None)
         return info, ci
     except (EndpointUnreachable, LibraryError, UnsupportedGrader, ExecutorError, BudgetError) as exc:
         raise CliError(str(exc), code=2) from exc
+
+
+def _targets(app: CliApp, args: argparse.Namespace) -> list[tuple[str, int]]:
+    """(key, version) of every grader the run would grade: ``--graders``, a suite's members (each at
+    its pinned or current version), or the one grader named."""
+    if args.graders is not None:
+        keys = [k.strip() for k in args.graders.split(",") if k.strip()]
+        return [(k, app.library.graders.get(k).current_version) for k in keys]
+    library = app.library
+    try:
+        record = library.graders.get(args.grader)
+    except LibraryError:
+        if not library.suites.exists(args.grader):
+            raise
+        suite = library.suites.version(args.grader, args.version or library.suites.get(args.grader).current_version)
+        return [(m.grader, m.version or library.graders.get(m.grader).current_version)
+                for m in suite.definition.graders]
+    return [(record.key, args.version or record.current_version)]
 
 
 def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
@@ -278,6 +298,59 @@ def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: in
 
     definition = app.library.graders.version(grader, version).definition
     check_priced(caps, endpoints_of(app.library, definition, endpoint))
+
+
+def _overall(rule: str | None) -> dict[str, str | None]:
+    """``--overall mean|all-pass|GRADER``: the rule, or a composite grader's key."""
+    if rule is None:
+        return {}
+    if rule in ("mean", "all-pass", "none"):
+        return {"overall": rule}
+    return {"overall": "composite", "overall_grader": rule}
+
+
+def _print_graders(info: RunInfo, library: Any) -> None:
+    from .run_report import suite_fields
+
+    fields = suite_fields(info, library)
+    for grader in fields["graders"]:
+        agg, counts = grader["aggregates"], grader["counts"]
+        mean = "none" if agg["mean"] is None else f"{agg['mean']:.4f}"
+        ci = "" if agg["mean_ci"][0] is None else f" [{agg['mean_ci'][0]:.4f}, {agg['mean_ci'][1]:.4f}]"
+        rate = "" if agg["pass_rate"] is None else f"  pass rate {agg['pass_rate']:.1%} (>= {grader['threshold']:g})"
+        print(f"  {grader['key']} v{grader['version']}: mean {mean}{ci}{rate}  n {agg['n']}  "
+              + "  ".join(f"{k} {v}" for k, v in counts.items() if v))
+    if "overall" in fields:
+        overall = fields["overall"]
+        print(f"  overall score: {overall['rule']}" + (f" ({overall['grader']})" if overall["grader"] else ""))
+
+
+def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
+    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), and the
+    sample's overall row."""
+    from studio.core.store.run_graders import graders_with_results
+
+    per = graders_with_results(app.library, info.id)
+    by_sample: dict[int, list[dict[str, Any]]] = {}
+    for _, rows in per:
+        for row in rows:
+            by_sample.setdefault(row["sample_idx"], []).append(row)
+    results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
+    if args.failed:
+        results = [r for r in results if r["status"] in ("error", "invalid")]
+    records = [{"grader": r["grader"], **result_record(r)} for r in results]
+    if args.json:
+        overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
+        app.print_json({"run": summary(info, app.library), "results": records, "overall": overall})
+        return 0
+    _print_summary(info, app.library)
+    print()
+    app.print_table(
+        [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
+          (r["error"] or r["rationale"] or "").replace("\n", " ")[:70]] for r in results],
+        ["#", "SAMPLE", "GRADER", "STATUS", "SCORE", "ERROR / RATIONALE"],
+    )
+    return 0
 
 
 def _check_executor(name: str | None) -> None:
@@ -305,11 +378,13 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
         info = app.library.runs.get(args.run_id)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
+    if info.suite is not None:
+        return _show_suite(args, app, info)
     rows = app.library.runs.results(args.run_id, failed_only=args.failed)
     usage = run_usage(app.library, load_run(app.library, info.id))
     if args.json:
         app.print_json({"run": {**summary(info), "usage": usage.to_json()},
-                        "results": [result_record(r) for r in rows]})
+                        "results": [result_record(r) | {"grader": info.grader_key} for r in rows]})
         return 0
     _print_summary(info)
     for line in usage.lines():
@@ -370,8 +445,10 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a grader over a dataset and store the results")
-    p.add_argument("grader", nargs="?", help="grader key")
+    p = sub.add_parser("run", help="run a grader or a suite over a dataset and store the results")
+    p.add_argument("grader", nargs="?", help="grader or suite key")
+    p.add_argument("--graders", metavar="A,B,C", help="a one-off suite of these graders (then: run --graders a,b DATASET)")
+    p.add_argument("--overall", metavar="RULE", help="with --graders: mean, all-pass or a composite grader's key")
     p.add_argument("dataset", nargs="?", help="dataset name")
     p.add_argument("--version", type=int, help="grader version (default: current)")
     p.add_argument("--limit", type=int, help="grade only the first N samples")
@@ -424,3 +501,6 @@ def register(sub: Any) -> None:
                    help="write CSV cells as stored: no leading ' before a cell a spreadsheet reads as a formula")
     p.add_argument("-o", "--output", help="file (default: standard output)")
     p.set_defaults(func=cmd_export)
+    from .agreement import add_compare_parser
+
+    add_compare_parser(rsub, "compare")

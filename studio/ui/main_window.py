@@ -22,6 +22,7 @@ from .messages import Messages
 from .plain import install_guard
 from .qt import Qt, QtCore, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
+from .suites.page import SuitesPage
 from .theme import apply_theme
 
 TAB_GRADER, TAB_DATASETS, TAB_RUN = range(3)
@@ -75,6 +76,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_tab = LazyTab(lambda: self._with_samples(_compare_page(ctx)))
         self.tabs.addTab(self.agreement_tab, "Agreement")
         self.tabs.addTab(self.compare_tab, "Compare")
+        self.suites_page = SuitesPage(ctx)  # suites: several graders in one run (ui/suites)
+        self.tabs.addTab(self.suites_page, "Suites")
+        self.suites_page.suites_changed.connect(self.run_panel.reload_choices)
+        self.suites_page.run_requested.connect(self._run_suite)
+        self.library.suite_requested.connect(self._new_suite)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.library)
@@ -371,6 +377,15 @@ class MainWindow(QtWidgets.QMainWindow):
             self.page.open(self.page.record)
 
     # -- commands -----------------------------------------------------------------------------------------
+    def _new_suite(self, keys: list[str]) -> None:
+        self.suites_page.new_from(keys)
+        self.tabs.setCurrentWidget(self.suites_page)
+        self.suites_page.key.setFocus()
+
+    def _run_suite(self, key: str) -> None:
+        self.run_panel.select(grader=key)
+        self.tabs.setCurrentIndex(TAB_RUN)
+
     def _use_saved_or_save(self, key: str, action: str = "the run") -> bool:
         """Before a run or export of ``key``: unsaved edits are saved first, or the saved version is
         used on purpose; False when the user cancels. Runs and exports always use a saved version."""

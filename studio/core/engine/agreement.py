@@ -20,6 +20,7 @@ import numpy as np
 from studio.core import stats
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.store import Library
+from studio.core.store.run_graders import grader_results, run_graders
 
 CLASSES = ("PASS", "FAIL")
 
@@ -36,16 +37,22 @@ class JudgeCall:
     rationale: str | None
 
 
-def pass_threshold(library: Library, run_id: int) -> float:
+def pass_threshold(library: Library, run_id: int, grader: str | None = None) -> float:
+    """The run's pass threshold, or a suite grader's own (``grader``)."""
+    if grader is not None:
+        for planned in run_graders(library, run_id):
+            if planned.key == grader:
+                return planned.threshold
     return float(library.runs.get(run_id).settings.get("pass_threshold", 0.5))
 
 
-def judge_calls(library: Library, run_id: int) -> dict[str, JudgeCall]:
+def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dict[str, JudgeCall]:
     """Each graded sample's verdict: the judge's own PASS/FAIL when it gives one, else score ≥ the
-    run's pass threshold."""
-    threshold = pass_threshold(library, run_id)
+    run's pass threshold. ``grader``: that grader's results in a suite run (else the run's rows)."""
+    threshold = pass_threshold(library, run_id, grader)
     calls: dict[str, JudgeCall] = {}
-    for row in library.runs.results(run_id):
+    rows = library.runs.results(run_id) if grader is None else grader_results(library, run_id, grader)
+    for row in rows:
         verdict = None
         if row["status"] == "ok" and row["score"] is not None:
             own = (row["details"] or {}).get("verdict")
@@ -64,13 +71,17 @@ def _stat(name: str, value: stats.Stat, out: dict[str, Any], undefined: dict[str
 
 
 def _scale(library: Library, run_id: int, dataset: str, key: str,
-           human: list[float]) -> tuple[tuple[float, float] | None, str]:
+           human: list[float], grader: str | None = None) -> tuple[tuple[float, float] | None, str]:
     """The label set's scale, and how a judge's normalised [0, 1] score maps back onto it."""
     info = library.labels.info(dataset, key)
     if info.scale_min is not None and info.scale_max is not None:
         return (info.scale_min, info.scale_max), "the label set's scale"
     run = library.runs.get(run_id)
-    definition = library.graders.version(run.grader_key, run.grader_version).definition
+    name, version = run.grader_key, run.grader_version
+    for planned in run_graders(library, run_id) if grader is not None else []:
+        if planned.key == grader:
+            name, version = planned.key, planned.version
+    definition = library.graders.version(name, version).definition
     if definition.kind == "range_judge":
         low, high = definition.score_range
         return (float(low), float(high)), f"the judge's score range {low}-{high}"
@@ -80,15 +91,16 @@ def _scale(library: Library, run_id: int, dataset: str, key: str,
 
 
 def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: int = stats.DEFAULT_SEED,
-              sample_ids: set[str] | None = None) -> dict[str, Any]:
+              sample_ids: set[str] | None = None, grader: str | None = None) -> dict[str, Any]:
     """The agreement report of one run against the label set ``key`` of its dataset (restricted to
-    ``sample_ids`` when given: align measures on its held-out part only)."""
+    ``sample_ids`` when given: align measures on its held-out part only); ``grader``: one grader
+    of a suite run (else the run's own rows: a suite's overall score)."""
     run = library.runs.get(run_id)
     labels = library.labels.current(run.dataset, key)
     if sample_ids is not None:
         labels = {sid: lab for sid, lab in labels.items() if sid in sample_ids}
-    calls = judge_calls(library, run_id)
-    threshold = pass_threshold(library, run_id)
+    calls = judge_calls(library, run_id, grader)
+    threshold = pass_threshold(library, run_id, grader)
     excluded: dict[str, int] = {}
     binary: list[tuple[Label, JudgeCall]] = []
     scored: list[tuple[Label, JudgeCall]] = []
@@ -117,7 +129,8 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
         excluded["unlabelled"] = unlabelled
 
     report: dict[str, Any] = {
-        "run_id": run_id, "grader": run.grader_key, "grader_version": run.grader_version,
+        "run_id": run_id, "grader": grader or run.grader_key,
+        "grader_version": _version_of(library, run_id, grader) if grader else run.grader_version,
         "dataset": run.dataset, "labels": key, "pass_threshold": threshold,
         "mode": "binary" if binary and not scored else "scores" if scored and not binary else
                 "both" if binary else "none",
@@ -125,7 +138,7 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
         "excluded": excluded, "undefined": {},
     }
     report.update(_binary_part(binary, report["undefined"], seed))
-    report.update(_score_part(library, run_id, run.dataset, key, scored, report["undefined"], seed))
+    report.update(_score_part(library, run_id, run.dataset, key, scored, report["undefined"], seed, grader))
     report["threshold_sweep"], report["best_threshold"] = _sweep(binary)
     report["binary_points"] = [{"sample_id": call.sample_id, "human": label.verdict, "judge": call.score}
                                for label, call in binary]
@@ -205,7 +218,7 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
 
 
 def _score_part(library: Library, run_id: int, dataset: str, key: str, pairs: list[tuple[Label, JudgeCall]],
-                undefined: dict[str, str], seed: int) -> dict[str, Any]:
+                undefined: dict[str, str], seed: int, grader: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"spearman": None, "kendall": None, "pearson": None, "mae": None,
                            "quadratic_kappa": None, "scale": None, "scale_mapping": None, "points": [],
                            "_score_disagreements": []}
@@ -213,7 +226,7 @@ def _score_part(library: Library, run_id: int, dataset: str, key: str, pairs: li
         return out
     human = [float(lab.score) for lab, _ in pairs]  # type: ignore[arg-type]
     judge = [float(call.score) for _, call in pairs]  # type: ignore[arg-type]
-    scale, source = _scale(library, run_id, dataset, key, human)
+    scale, source = _scale(library, run_id, dataset, key, human, grader)
     out["scale"] = None if scale is None else list(scale)
     if scale is not None:
         low, high = scale
@@ -265,8 +278,32 @@ def _qwk(human: list[float], mapped: list[float], scale: tuple[float, float], ou
 
 
 # --- run versus run ------------------------------------------------------------------------------
+def _version_of(library: Library, run_id: int, grader: str) -> int | None:
+    return next((g.version for g in run_graders(library, run_id) if g.key == grader), None)
+
+
+def suite_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *,
+                    seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+    """Agreement per grader of a suite run: {grader key: its report}."""
+    return {g.key: agreement(library, run_id, key, seed=seed, grader=g.key) for g in run_graders(library, run_id)}
+
+
+def suite_compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
+                  seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+    """Compare per grader: every grader key both runs graded gets its own report (flips, paired
+    interval); the graders only one run has are listed apart."""
+    keys_a = [g.key for g in run_graders(library, run_a)]
+    keys_b = {g.key for g in run_graders(library, run_b)}
+    common = [k for k in keys_a if k in keys_b]
+    return {
+        "run_a": run_a, "run_b": run_b,
+        "graders": {k: compare(library, run_a, run_b, key, seed=seed, grader=k) for k in common},
+        "only_a": [k for k in keys_a if k not in keys_b], "only_b": sorted(keys_b - set(keys_a)),
+    }
+
+
 def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
-            seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+            seed: int = stats.DEFAULT_SEED, grader: str | None = None) -> dict[str, Any]:
     """Run B against run A on the samples both scored; with labels, both runs' agreement on the
     labelled samples both scored, and the change in κ with a paired bootstrap interval."""
     info_a, info_b = library.runs.get(run_a), library.runs.get(run_b)
@@ -275,7 +312,7 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
 
         raise Conflict(f"run {run_a} is on dataset {info_a.dataset!r} and run {run_b} on "
                        f"{info_b.dataset!r}: compare needs two runs on the same dataset")
-    calls_a, calls_b = judge_calls(library, run_a), judge_calls(library, run_b)
+    calls_a, calls_b = judge_calls(library, run_a, grader), judge_calls(library, run_b, grader)
     common = [sid for sid, a in calls_a.items()
               if a.status == "ok" and a.score is not None and sid in calls_b
               and calls_b[sid].status == "ok" and calls_b[sid].score is not None]
@@ -306,7 +343,8 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
                           "b": {"verdict": cb.verdict, "score": cb.score, "rationale": cb.rationale}})
     mcnemar = stats.mcnemar_exact(only_a, only_b)
     report: dict[str, Any] = {
-        "run_a": _run_summary(info_a), "run_b": _run_summary(info_b), "dataset": info_a.dataset,
+        "run_a": _run_summary(library, info_a, grader), "run_b": _run_summary(library, info_b, grader),
+        "dataset": info_a.dataset, "grader": grader,
         "n_common": len(common), "excluded": not_common,
         "mean_a": None if not a else round(float(np.mean(a)), 6),
         "mean_b": None if not b else round(float(np.mean(b)), 6),
@@ -323,7 +361,11 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
     return report
 
 
-def _run_summary(info: Any) -> dict[str, Any]:
+def _run_summary(library: Library, info: Any, grader: str | None = None) -> dict[str, Any]:
+    if grader is not None:
+        return {"id": info.id, "grader": grader, "grader_version": _version_of(library, info.id, grader),
+                "endpoint": info.endpoint, "status": info.status,
+                "pass_threshold": pass_threshold(library, info.id, grader)}
     return {"id": info.id, "grader": info.grader_key, "grader_version": info.grader_version,
             "endpoint": info.endpoint, "status": info.status,
             "pass_threshold": info.settings.get("pass_threshold", 0.5)}

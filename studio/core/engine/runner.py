@@ -15,21 +15,24 @@ import itertools
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
 from studio.core.graders.registry import make_scorer
-from studio.core.models import Outcome, RunInfo
+from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
-from studio.core.store import Library
-from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, row_outcome
+from studio.core.store import Library, NotFound
+from studio.core.store.run_graders import grader_aggregates
+from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
+from .plan import RunPlan, assemble
+from .planning import one_off_suite, plan_of, record_suite_run
 from .preflight import check_run_configuration
+from .progress import Progress, Written, grown_size
 from .streak import STREAK_LIMIT, FailureStreak
 
 if TYPE_CHECKING:
@@ -64,72 +67,34 @@ class RunOptions(BaseModel):
     #: spend caps (engine/budget.py): the run stops starting judge calls once it has spent this much
     max_cost: Decimal | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)
-
-
-class Written(Sequence[tuple[int, Outcome]]):
-    """The results one progress event reports, as (sample_idx, Outcome) pairs: the writer holds the
-    stored rows, and each Outcome is rebuilt from its row only when read (a run writes tens of
-    thousands a second and most listeners want the indices alone: ``Progress.written_indices``)."""
-
-    __slots__ = ("_rows",)
-
-    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        self._rows = rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    @overload
-    def __getitem__(self, index: int) -> tuple[int, Outcome]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[tuple[int, Outcome]]: ...
-    def __getitem__(self, index: int | slice) -> tuple[int, Outcome] | list[tuple[int, Outcome]]:
-        if isinstance(index, slice):
-            return [(row[ROW_IDX], row_outcome(row)) for row in self._rows[index]]
-        row = self._rows[index]
-        return row[ROW_IDX], row_outcome(row)
-
-    def indices(self) -> list[int]:
-        return [row[ROW_IDX] for row in self._rows]
-
-
-@dataclass
-class Progress:
-    run_id: int
-    done: int
-    total: int
-    counts: dict[str, int]
-    elapsed: float
-    #: the (sample_idx, outcome) pairs written since the previous event (a list, or ``Written``)
-    written: Sequence[tuple[int, Outcome]] = field(default_factory=list)
-    finished: bool = False
-    #: calls waiting on a judge/server right now (None for graders that make none)
-    in_flight: int | None = None
-
-    def written_indices(self) -> list[int]:
-        """The sample indices of ``written``, without rebuilding an Outcome each."""
-        if isinstance(self.written, Written):
-            return self.written.indices()
-        return [idx for idx, _ in self.written]
-
-    @property
-    def rate(self) -> float:
-        return self.done / self.elapsed if self.elapsed > 0 else 0.0
-
-    @property
-    def eta(self) -> float | None:
-        if self.rate <= 0:
-            return None
-        return (self.total - self.done) / self.rate
+    #: ``run --graders a,b,c``: a suite of these graders that is not saved (GRADER is then omitted)
+    graders: list[str] | None = None
+    #: the overall rule of a ``--graders`` suite: none, mean, all-pass or composite (with overall_grader)
+    overall: str | None = None
+    overall_grader: str | None = None
 
 
 ProgressCallback = Callable[[Progress], None]
 
 
-def start_run(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None) -> RunInfo:
-    """Record a new run (status running) without grading anything yet."""
+def start_run(library: Library, grader_key: str | None, dataset_name: str, options: RunOptions | None = None) -> RunInfo:
+    """Record a new run (status pending) without grading anything yet. ``grader_key`` names a grader
+    or a suite (a grader wins when a key is both); ``options.graders`` makes a one-off suite."""
     options = options or RunOptions()
-    record = library.graders.get(grader_key)
+    if options.graders:
+        suite = one_off_suite(options.graders, options.overall or "none", options.overall_grader)
+        return record_suite_run(library, suite, dataset_name, options, saved=False)
+    if grader_key is None:
+        raise NotFound("name a grader or a suite to run")
+    try:
+        record = library.graders.get(grader_key)
+    except NotFound:
+        if not library.suites.exists(grader_key):
+            raise
+        suite_record = library.suites.get(grader_key)
+        version = options.version or suite_record.current_version
+        suite = library.suites.version(grader_key, version).definition
+        return record_suite_run(library, suite, dataset_name, options, suite_version=version)
     version = options.version or record.current_version
     definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
     dataset = library.datasets.get(dataset_name)
@@ -153,7 +118,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
     info = library.runs.get(run_id)
     options = RunOptions.model_validate(info.settings)
-    definition = library.graders.version(info.grader_key, info.grader_version).definition
+    plan = plan_of(library, info, options.pass_threshold)
     dataset = library.datasets.get(info.dataset)
     done = library.runs.done_indices(run_id)
     already = len(done)
@@ -185,8 +150,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             from .executors import make_executor
 
             executor = make_executor(options.executor, options.ray_address)
-        grade = executor.grade_fn(definition, _grade)  # the engine's own loop, or a cluster's
-        metrics = asyncio.run(grade(library, run_id, definition, ctx, pending, info.total, already,
+        grade = executor.grade_fn(plan, _grade)  # the engine's own loop, or a cluster's
+        metrics = asyncio.run(grade(library, run_id, plan, ctx, pending, info.total, already,
                                     on_progress, cancel, streak))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
@@ -199,6 +164,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             executor.close()
         ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
+    if plan.suite:
+        aggregates["graders"] = [g.model_dump() for g in grader_aggregates(library, run_id)]
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":
@@ -264,54 +231,151 @@ class _Feeder:
         self.size = max(self.minimum, grown_size(self.size or 1, count, seconds, TARGET_BATCH_SECONDS, self.maximum))
 
 
-def grown_size(size: int, count: int, seconds: float, target: float, maximum: int) -> int:
-    """The next batch size after ``count`` samples took ``seconds``: aimed at ``target`` seconds a
-    batch, at most ``maximum``, and growing at most 4x per step so one lucky fast batch does not jump
-    to the maximum (shared by the local feeder and the Ray driver's blocks)."""
-    per_sample = seconds / count
-    wanted = int(target / per_sample) if per_sample > 0 else maximum
-    return max(1, min(maximum, wanted, max(size, count) * 4))
+class _Slots:
+    """The scorers of a plan and how the engine feeds them: one slot is the grader's own lanes
+    (raw JSON, rows straight from the sandbox); a suite reads each sample once, hands the raw JSON
+    to the scorers that take it and one parsed ``Sample`` to the others, and grades every slot of a
+    batch side by side (judges wait on their endpoint while built-in checks run)."""
+
+    def __init__(self, plan: RunPlan, scorers: list[Scorer]) -> None:
+        self.plan = plan
+        self.scorers = scorers
+        self.raw_ok = [bool(getattr(sc, "accepts_raw_json", False)) and hasattr(sc, "score_raw_batch")
+                       for sc in self.scorers]
+        one = self.scorers[0]
+        self.single = not plan.suite
+        #: the raw lane: stored JSON rows, never parsed here (a suite always reads them raw)
+        self.raw = self.raw_ok[0] if self.single else True
+        # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
+        # sandboxed function grader), so no Outcome is built per sample on the way to the database
+        self.rows_lane = self.single and self.raw and hasattr(one, "score_raw_rows")
+        self.needs_parsed = not self.single and not all(self.raw_ok)
+        sizes = [sc.batch_size for sc in self.scorers]
+        self.batch_size = None if None in sizes else min(x for x in sizes if x is not None)
+        self.parallel = max(1, max(sc.parallel_batches for sc in self.scorers))
+        self.io_bound = any(getattr(sc, "io_bound", False) for sc in self.scorers)
+        self.min_batch = max(getattr(sc, "min_batch", 1) for sc in self.scorers)
+        firsts = [f for sc in self.scorers if (f := getattr(sc, "first_batch", None)) is not None]
+        self.first_batch = min(firsts) if firsts else None
+
+    @classmethod
+    async def open(cls, plan: RunPlan, ctx: GradingContext) -> _Slots:
+        """One scorer per slot; those made before one fails are closed again."""
+        scorers: list[Scorer] = []
+        try:
+            for planned in plan.graders:
+                scorers.append(make_scorer(planned.definition, ctx))
+        except BaseException:
+            for made in scorers:
+                with contextlib.suppress(Exception):
+                    await made.aclose()
+            raise
+        return cls(plan, scorers)
+
+    def in_flight(self) -> int | None:
+        counts = [n for sc in self.scorers if (n := getattr(sc, "calls_in_flight", lambda: None)()) is not None]
+        return sum(counts) if counts else None
+
+    def metrics(self) -> dict[str, float]:
+        if self.single:
+            return self.scorers[0].run_metrics()
+        return {f"{p.key}.{k}": v for p, sc in zip(self.plan.graders, self.scorers, strict=True)
+                for k, v in sc.run_metrics().items()}
+
+    async def aclose(self) -> None:
+        for scorer in self.scorers:
+            with contextlib.suppress(Exception):
+                await scorer.aclose()
+
+    async def grade(self, run_id: int, batch: list[Any], partial: dict[int, dict[int, Outcome]],
+                    cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The batch's sample rows and per-grader rows."""
+        if self.single:
+            return await self._grade_one(run_id, batch), []
+        return await self._grade_suite(run_id, batch, partial, cancel)
+
+    async def _grade_one(self, run_id: int, batch: list[Any]) -> list[tuple[Any, ...]]:
+        scorer = self.scorers[0]
+        if self.rows_lane:
+            return await scorer.score_raw_rows(run_id, batch)  # type: ignore[attr-defined]
+        if self.raw:
+            outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
+            keyed = [(i, sid) for i, sid, _ in batch]
+        else:
+            outcomes = await scorer.score_batch([s for _, s in batch])
+            keyed = [(i, s.id) for i, s in batch]
+        if len(outcomes) != len(batch):
+            raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
+        return [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
+
+    async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
+                           partial: dict[int, dict[int, Outcome]],
+                           cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
+
+        async def one(slot: int) -> tuple[int, list[int], list[Any]]:
+            wanted = [k for k, (idx, _, _) in enumerate(batch) if slot not in partial.get(idx, ())]
+            if not wanted:
+                return slot, [], []
+            scorer = self.scorers[slot]
+            outcomes: list[Any]
+            if self.raw_ok[slot]:
+                outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
+            elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
+                outcomes = await scorer.score_values([parsed[k] for k in wanted])
+            else:
+                outcomes = await scorer.score_batch([parsed[k] for k in wanted])
+            if len(outcomes) != len(wanted):
+                raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(wanted)} samples")
+            return slot, wanted, outcomes
+
+        graded = await asyncio.gather(*(one(p.slot) for p in self.plan.graders))
+        return assemble(self.plan, run_id, batch, graded, partial, cancel.is_set())
 
 
-async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingContext,
+async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
                  pending: Callable[[bool], Iterator[Any]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event,
                  streak: FailureStreak | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
-    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane)."""
-    scorer: Scorer = make_scorer(definition, ctx)
-    raw = bool(getattr(scorer, "accepts_raw_json", False)) and hasattr(scorer, "score_raw_batch")
-    # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
-    # sandboxed function grader), so no Outcome is built per sample on the way to the database
-    rows_lane = raw and hasattr(scorer, "score_raw_rows")
+    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane; every suite)."""
+    slots = await _Slots.open(plan, ctx)
+    partial = library.runs.partial(run_id) if plan.suite else {}
     start = time.perf_counter()
     counts: Counter[str] = Counter()
     status_of = itemgetter(ROW_STATUS)
     done = already
-    n_workers = max(1, scorer.parallel_batches)
-    # batches of result rows (``outcome_values`` form) on their way to the store
-    outbox: asyncio.Queue[list[tuple[Any, ...]] | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
-    in_flight = getattr(scorer, "calls_in_flight", lambda: None)
+    n_workers = slots.parallel
+    # batches of result rows (``outcome_values`` form, and a suite's per-grader rows) on their way to the store
+    outbox: asyncio.Queue[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None] = \
+        asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
 
     async def writer() -> None:
         nonlocal done
         buffer: list[tuple[Any, ...]] = []
+        grader_buffer: list[tuple[Any, ...]] = []
         last = time.perf_counter()
         finished = False
         while not finished:
             try:
                 item = await asyncio.wait_for(outbox.get(), timeout=FLUSH_SECONDS)
             except TimeoutError:
-                item = []
+                item = ([], [])
             if item is None:
                 finished = True
             else:
-                buffer.extend(item)
-            if buffer and (finished or len(buffer) >= FLUSH_ROWS or time.perf_counter() - last >= FLUSH_SECONDS):
+                buffer.extend(item[0])
+                grader_buffer.extend(item[1])
+            if (buffer or grader_buffer) and (finished or len(buffer) + len(grader_buffer) >= FLUSH_ROWS
+                                              or time.perf_counter() - last >= FLUSH_SECONDS):
                 rows, buffer = buffer, []
+                grader_rows, grader_buffer = grader_buffer, []
                 # on the loop's own thread, not a worker thread: SQLite drops the GIL for every row, and
                 # a second CPU-bound thread then waits a switch interval each time (25% slower runs)
-                library.runs.write_rows(rows)
+                if grader_rows:
+                    library.runs.write_rows(rows, grader_rows)
+                else:
+                    library.runs.write_rows(rows)
                 last = time.perf_counter()
                 counts.update(map(status_of, rows))
                 if streak is not None and not streak.over:
@@ -321,10 +385,10 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
                 done += len(rows)
                 if on_progress is not None:
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
-                                         Written(rows), in_flight=in_flight()))
+                                         Written(rows), in_flight=slots.in_flight()))
 
-    feeder = _Feeder(pending(raw), scorer.batch_size, adaptive=not getattr(scorer, "io_bound", False),
-                     minimum=getattr(scorer, "min_batch", 1), first=getattr(scorer, "first_batch", None))
+    feeder = _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
+                     minimum=slots.min_batch, first=slots.first_batch)
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:
@@ -334,25 +398,16 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
             if batch is None:
                 return
             began = time.perf_counter()
-            if rows_lane:
-                rows = await scorer.score_raw_rows(run_id, batch)  # type: ignore[attr-defined]
-            else:
-                if raw:
-                    outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
-                    keyed = [(i, sid) for i, sid, _ in batch]
-                else:
-                    outcomes = await scorer.score_batch([s for _, s in batch])
-                    keyed = [(i, s.id) for i, s in batch]
-                if len(outcomes) != len(batch):
-                    raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
-                rows = [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
+            rows, grader_rows = await slots.grade(run_id, batch, partial, cancel)
             feeder.observe(len(batch), time.perf_counter() - began)
-            if len(rows) != len(batch):
-                raise RuntimeError(f"{type(scorer).__name__} returned {len(rows)} results for {len(batch)} samples")
-            if cancel.is_set():
-                # a batch cut short by cancel: keep only what really graded
-                rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
-            await outbox.put(rows)
+            if slots.single:
+                if len(rows) != len(batch):
+                    raise RuntimeError(f"{type(slots.scorers[0]).__name__} returned {len(rows)} results for "
+                                       f"{len(batch)} samples")
+                if cancel.is_set():
+                    # a batch cut short by cancel: keep only what really graded
+                    rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
+            await outbox.put((rows, grader_rows))
 
     writer_task = asyncio.create_task(writer())
     workers = [asyncio.create_task(grade_worker()) for _ in range(n_workers)]
@@ -383,11 +438,10 @@ async def _grade(library: Library, run_id: int, definition: Any, ctx: GradingCon
         if not writer_task.done():
             await outbox.put(None)
         await writer_task  # re-raises the writer's failure
-        with contextlib.suppress(Exception):
-            await scorer.aclose()
+        await slots.aclose()
     if on_progress is not None:
         on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start, [], finished=True))
-    return scorer.run_metrics()
+    return slots.metrics()
 
 
 async def _watch_cancel(cancel: threading.Event) -> None:

@@ -226,33 +226,49 @@ def _empty(grader: BuiltinGrader, submission: str, sample: Sample) -> str | None
     return None
 
 
-def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
-    start = time.perf_counter()
+def _evaluate(grader: BuiltinGrader, sample: Sample) -> tuple[float, str] | Outcome:
+    """(score, submission), or the Outcome of a sample that did not compare (early zero, error)."""
     try:
         submission = extract(sample, grader.extractor)
         if grader.options.empty_reference_error and grader.function in USES_REFERENCE \
                 and not _reference(grader.options, sample):
             return Outcome.failure(f"{grader.function} has an empty value to compare with (promptfoo fails such "
-                                   "an assertion with an error, not a score)",
-                                   duration_ms=(time.perf_counter() - start) * 1000)
+                                   "an assertion with an error, not a score)")
         empty = _empty(grader, submission, sample)
         if empty is not None:
-            return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty,
-                           duration_ms=(time.perf_counter() - start) * 1000)
+            return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=empty)
         value = FUNCTIONS[grader.function](submission, grader.options, sample)
     except InvalidPattern as exc:
-        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
-                       duration_ms=(time.perf_counter() - start) * 1000)
+        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc))
     except NoReference as exc:
         # Letta's rule: a tool grader without ground truth scores 0.0
-        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc),
-                       duration_ms=(time.perf_counter() - start) * 1000)
+        return Outcome(score=0.0, scores={grader.metric.key: 0.0}, rationale=str(exc))
     except (ExtractionError, saferegex.RegexFailure) as exc:
-        return Outcome.failure(str(exc), duration_ms=(time.perf_counter() - start) * 1000)
+        return Outcome.failure(str(exc))
     if grader.options.negate:
         value = 1.0 - value
-    return Outcome.scored(value, {grader.metric.key: value}, duration_ms=(time.perf_counter() - start) * 1000,
+    return value, submission
+
+
+def score_sample(grader: BuiltinGrader, sample: Sample) -> Outcome:
+    start = time.perf_counter()
+    result = _evaluate(grader, sample)
+    duration_ms = (time.perf_counter() - start) * 1000
+    if isinstance(result, Outcome):
+        result.duration_ms = duration_ms
+        return result
+    value, submission = result
+    return Outcome.scored(value, {grader.metric.key: value}, duration_ms=duration_ms,
                           details={"submission": submission[:2000]} if grader.extractor else None)
+
+
+def score_value(grader: BuiltinGrader, sample: Sample) -> float | Outcome:
+    """A plain score as a float (nothing but the score to say: no Outcome built), else the Outcome
+    ``score_sample`` gives: the suite's lane, where five checks a sample must cost little more than one."""
+    if grader.extractor:
+        return score_sample(grader, sample)
+    result = _evaluate(grader, sample)
+    return result if isinstance(result, Outcome) else float(result[0])
 
 
 class BuiltinScorer(ScorerBase):
@@ -264,6 +280,10 @@ class BuiltinScorer(ScorerBase):
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return [score_sample(self.grader, s) for s in samples]
+
+    async def score_values(self, samples: Sequence[Sample]) -> list[float | Outcome]:
+        """``score_batch`` where a plain score is a float (see ``score_value``)."""
+        return [score_value(self.grader, s) for s in samples]
 
 
 def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:

@@ -165,18 +165,35 @@ def _refuse_aliases(yaml: YAML, text: str, source: str) -> None:
             depth -= 1
 
 
-def loads(text: str, source: str = "<definition>") -> GraderDefinition:
-    """Parse YAML or JSON text (JSON is YAML, so one parser gives lines for both)."""
+def read_tree(text: str, source: str = "<definition>") -> Any:
+    """YAML or JSON text as ruamel's tree (lines kept), with the grader file's safety checks."""
     try:
         yaml = _yaml()
         _refuse_aliases(yaml, text, source)
-        tree = yaml.load(text)
+        return yaml.load(text)
     except RecursionError:
         raise DefinitionError(source, [(None, "", "nested too deeply to read")]) from None
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise DefinitionError(source, [(line, "", f"not valid YAML/JSON: {getattr(exc, 'problem', exc)}")]) from None
+
+
+def plain(tree: Any) -> Any:
+    """A tree ``read_tree`` gave as plain dicts, lists and scalars."""
+    return _plain(tree)
+
+
+def dump_yaml(data: Any) -> str:
+    """``data`` as YAML written for people (multi-line text as block scalars)."""
+    buffer = io.StringIO()
+    _yaml().dump(_literal_strings(data), buffer)
+    return buffer.getvalue()
+
+
+def loads(text: str, source: str = "<definition>") -> GraderDefinition:
+    """Parse YAML or JSON text (JSON is YAML, so one parser gives lines for both)."""
+    tree = read_tree(text, source)
     return parse_document(_plain(tree), source, tree)
 
 

@@ -86,3 +86,16 @@ class RunInfo(BaseModel):
     settings: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     finished_at: datetime | None = None
+    #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
+    #: "overall_grader", "graders": [keys]}; None for a run of one grader
+    suite: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        """What a person calls the run's grading: ``key vN``, ``suite KEY vN`` or ``graders a, b``."""
+        if self.suite is None:
+            return f"{self.grader_key} v{self.grader_version}"
+        if self.suite.get("key"):
+            version = self.suite.get("version")
+            return f"suite {self.suite['key']}" + (f" v{version}" if version else "")
+        return "graders " + ", ".join(self.suite.get("graders") or [])

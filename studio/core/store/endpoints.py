@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, delete, insert, select, update
 
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.database import utcnow
 from studio.core.store.errors import EndpointNotFound, NoEndpoint
+from studio.core.store.holder import HasEngine
 from studio.core.store.tables import endpoints as endpoints_table
-
-if TYPE_CHECKING:
-    from studio.core.store.library import Library
 
 #: the OS keyring service our endpoint keys are stored under (by endpoint name)
 KEYRING_SERVICE = "grader-studio"
@@ -32,7 +29,7 @@ class EndpointRepository:
         self._engine = engine
 
     @classmethod
-    def of(cls, library: Library | Engine) -> EndpointRepository:
+    def of(cls, library: HasEngine | Engine) -> EndpointRepository:
         """Accepts a Library or a bare Engine (tests, tools that open the file themselves)."""
         engine = library if isinstance(library, Engine) else library.engine
         return cls(engine)
@@ -119,7 +116,7 @@ def demo_endpoint_config(name: str, port: int, host: str = "127.0.0.1") -> Endpo
     )
 
 
-def save_endpoint_if_missing(library: Library | Engine, config: EndpointConfig) -> bool:
+def save_endpoint_if_missing(library: HasEngine | Engine, config: EndpointConfig) -> bool:
     """Save ``config`` unless an endpoint of that name exists; True when it was added."""
     repo = EndpointRepository.of(library)
     if config.name in repo.names():

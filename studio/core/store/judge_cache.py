@@ -6,16 +6,14 @@ What a key is, when to read and how writes are batched is the judge client's bus
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Engine
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from studio.core.store.database import utcnow
+from studio.core.store.holder import HasEngine
 from studio.core.store.tables import judge_cache
-
-if TYPE_CHECKING:
-    from studio.core.store.library import Library
 
 _SELECT = f"SELECT response FROM {judge_cache.name} WHERE key = ?"
 
@@ -46,7 +44,7 @@ class JudgeCacheRepository:
         self._engine = engine
 
     @classmethod
-    def of(cls, library: Library | Engine) -> JudgeCacheRepository:
+    def of(cls, library: HasEngine | Engine) -> JudgeCacheRepository:
         """Accepts a Library or a bare Engine (tests, tools that open the file themselves)."""
         engine = library if isinstance(library, Engine) else library.engine
         return cls(engine)

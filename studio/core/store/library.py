@@ -16,6 +16,7 @@ from .graders import GraderRepository
 from .judge_cache import JudgeCacheRepository
 from .labels import LabelRepository
 from .runs import RunRepository
+from .suites import SuiteRepository
 
 
 class Library:
@@ -23,6 +24,7 @@ class Library:
         self.engine = engine
         self.path = path
         self.graders = GraderRepository(engine)
+        self.suites = SuiteRepository(engine, self.graders)
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
         self.endpoints = EndpointRepository(engine)

@@ -167,6 +167,70 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
     ],
+    # suites: several graders over one dataset in one run. A suite is versioned, lockable and
+    #    trashable like a grader (suite_versions are immutable); run_graders says which grader (key and
+    #    version, weight, threshold) fills each slot of a run; a suite run's per-sample row in
+    #    ``results`` holds the overall score and every grader's score (``scores``: {key: score}), and
+    #    grader_results keeps the per-grader rows that say more than a plain score (a rationale, an
+    #    error, NA, tokens...) or belong to a sample not every grader has finished (resume). A narrow
+    #    WITHOUT ROWID table with one key: five graders must not cost five indexed rows a sample.
+    [
+        """CREATE TABLE suites (
+            id INTEGER PRIMARY KEY,
+            key VARCHAR NOT NULL UNIQUE,
+            name VARCHAR NOT NULL DEFAULT '',
+            locked BOOLEAN NOT NULL DEFAULT 0,
+            deleted_at DATETIME,
+            current_version INTEGER NOT NULL,
+            created_at DATETIME NOT NULL,
+            updated_at DATETIME NOT NULL
+        )""",
+        """CREATE TABLE suite_versions (
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES suites(id),
+            version INTEGER NOT NULL,
+            action VARCHAR NOT NULL,
+            definition TEXT NOT NULL,
+            message TEXT NOT NULL DEFAULT '',
+            created_at DATETIME NOT NULL,
+            UNIQUE (suite_id, version)
+        )""",
+        """CREATE TRIGGER suite_versions_no_update BEFORE UPDATE ON suite_versions
+           BEGIN SELECT RAISE(ABORT, 'suite versions are immutable'); END""",
+        """CREATE TRIGGER suite_versions_no_delete BEFORE DELETE ON suite_versions
+           BEGIN SELECT RAISE(ABORT, 'suite versions are immutable'); END""",
+        "ALTER TABLE runs ADD COLUMN suite TEXT",
+        """CREATE TABLE run_graders (
+            run_id INTEGER NOT NULL REFERENCES runs(id),
+            slot INTEGER NOT NULL,
+            grader_id INTEGER NOT NULL REFERENCES graders(id),
+            grader_key VARCHAR NOT NULL,
+            grader_version INTEGER NOT NULL,
+            weight FLOAT NOT NULL DEFAULT 1.0,
+            threshold FLOAT,
+            PRIMARY KEY (run_id, slot)
+        )""",
+        """INSERT INTO run_graders (run_id, slot, grader_id, grader_key, grader_version)
+           SELECT runs.id, 0, runs.grader_id, graders.key, runs.grader_version
+           FROM runs JOIN graders ON graders.id = runs.grader_id""",
+        """CREATE TABLE grader_results (
+            run_id INTEGER NOT NULL,
+            slot INTEGER NOT NULL,
+            sample_idx INTEGER NOT NULL,
+            status VARCHAR NOT NULL,
+            score FLOAT,
+            scores TEXT,
+            rationale TEXT,
+            details TEXT,
+            error TEXT,
+            raw TEXT,
+            duration_ms FLOAT NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cached BOOLEAN NOT NULL DEFAULT 0,
+            PRIMARY KEY (run_id, slot, sample_idx)
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -54,6 +54,28 @@ def result_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+GRADER_PREFIX = "grader."  # a suite run's CSV: one score column ``grader.<key>`` per grader
+
+
+def suite_keys(engine: Engine, run_id: int) -> list[str] | None:
+    """A suite run's grader keys in slot order (None for a run of one grader)."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        (suite,) = raw.execute("SELECT suite FROM runs WHERE id = ?", (run_id,)).fetchone() or (None,)
+        if not suite:
+            return None
+        return [r[0] for r in raw.execute("SELECT grader_key FROM run_graders WHERE run_id = ? ORDER BY slot",
+                                          (run_id,))]
+
+
+def _grader_key(engine: Engine, run_id: int) -> str | None:
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        row = raw.execute("SELECT g.key FROM runs JOIN graders g ON g.id = runs.grader_id WHERE runs.id = ?",
+                          (run_id,)).fetchone()
+    return None if row is None else row[0]
+
+
 def metric_keys(engine: Engine, run_id: int) -> list[str]:
     """The per-metric score names of a run: one CSV column each, sorted."""
     with engine.connect() as conn:
@@ -99,10 +121,12 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
               raw: bool = False) -> int:
     """CSV of the results ``query`` selects; returns how many rows were written. Text cells a
     spreadsheet would read as formulas get a leading ``'`` unless ``raw`` (studio.core.spreadsheet)."""
-    keys = metric_keys(engine, query.run_id)
+    graders = suite_keys(engine, query.run_id)
+    keys = metric_keys(engine, query.run_id) if graders is None else graders
+    prefix = METRIC_PREFIX if graders is None else GRADER_PREFIX
     writer = CsvWriter(out, raw=raw)
     # prefixed: a metric named like a fixed column ("score", "error") must not give a duplicate header
-    writer.writerow([*HEADER_HEAD, *(f"{METRIC_PREFIX}{k}" for k in keys), *HEADER_TAIL])
+    writer.writerow([*HEADER_HEAD, *(f"{prefix}{k}" for k in keys), *HEADER_TAIL])
     count = 0
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, _details, _raw,
          inp, comp, exp) in _rows(engine, query, progress):
@@ -117,7 +141,11 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
 
 def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
                 raw: bool = False) -> int:
-    """One JSON object a line: ``result_record`` plus the sample's input, completion and expected."""
+    """One JSON object a line: ``result_record`` plus the sample's input, completion and expected; a
+    suite run's ``scores`` has every grader's key (null where it said NA or failed). ``raw`` is for
+    CSV only: JSON is never escaped."""
+    graders = suite_keys(engine, query.run_id)
+    grader = None if graders is not None else _grader_key(engine, query.run_id)
     count = 0
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
          inp, comp, exp) in _rows(engine, query, progress):
@@ -127,6 +155,10 @@ def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progr
             "prompt_tokens": ptok, "completion_tokens": ctok, "cached": bool(cached),
             "details": _json(details) or {}, "raw": _json(raw),
         }) | {"input": inp, "completion": comp, "expected": exp}
+        if graders is not None:
+            record["scores"] = {k: record["scores"].get(k) for k in graders}
+        else:
+            record["grader"] = grader  # as ``runs show --json`` names it
         out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         count += 1
     return count

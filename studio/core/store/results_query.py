@@ -11,6 +11,7 @@ than the query itself.
 from __future__ import annotations
 
 import json
+import re
 import time
 from array import array
 from dataclasses import dataclass, field, replace
@@ -36,6 +37,15 @@ SORT_SQL: dict[str, str] = {
 INDEXED_SORTS = frozenset({"idx", "score", "status", "latency", "sample_id"})  # migration 2 indexes the last two
 
 FAILED = ("error", "invalid")
+#: the sort key of a suite run's grader column is ``grader:<key>``
+GRADER_SORT = "grader:"
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,127}$")
+
+
+def grader_path(key: str) -> str:
+    """The JSON path of grader ``key``'s score in a suite run's ``scores`` (keys hold dots)."""
+    return '$."' + key.replace('"', "") + '"'
+
 CELL_CHARS = 600  # characters of a long text fetched for a cell and its tooltip; the pane shows all
 
 
@@ -53,12 +63,15 @@ class ResultFilter:
     pass_threshold: float = 0.5
     #: the runs of a ``run --repeat`` group: with ``labels="unstable"``, samples graded differently
     repeat_runs: tuple[int, ...] = ()
+    #: a suite run's per-grader conditions: (grader key, "pass" | "fail", threshold), all must hold
+    #: ("the judge says fail but exact match passes" is two of them)
+    graders: tuple[tuple[str, str, float], ...] = ()
 
     @property
     def empty(self) -> bool:
         return not (self.statuses or self.min_score is not None or self.max_score is not None
                     or self.text.strip() or (self.labels and self.label_set_id is not None)
-                    or (self.labels == "unstable" and bool(self.repeat_runs)))
+                    or (self.labels == "unstable" and bool(self.repeat_runs)) or bool(self.graders))
 
 
 def current_label_sql(label_set_id: int, column: str) -> str:
@@ -116,6 +129,9 @@ class ResultQuery:
                 verdict = current_label_sql(flt.label_set_id, "l.verdict")
                 clauses.append(f"r.status = 'ok' AND coalesce({verdict}, '') IN ('PASS', 'FAIL') "
                                f"AND {verdict} <> {judge_verdict_sql(flt.pass_threshold)}")
+        for key, verdict, threshold in flt.graders:
+            clauses.append(f"json_extract(r.scores, ?) {'>=' if verdict == 'pass' else '<'} ?")
+            params.extend([grader_path(key), float(threshold)])
         text = flt.text.strip()
         if text:
             needs_samples = True
@@ -132,6 +148,11 @@ class ResultQuery:
 
     def order_clause(self) -> str:
         direction = "DESC" if self.descending else "ASC"
+        if self.sort_key.startswith(GRADER_SORT) and SLUG.match(self.sort_key[len(GRADER_SORT):]):
+            # a suite run's grader column: its score under the row's ``scores`` (no index: a sort of
+            # the run's rows in SQLite, as for input or tokens)
+            expr = f"json_extract(r.scores, '{grader_path(self.sort_key[len(GRADER_SORT):])}')"
+            return f"{expr} {direction}, r.sample_idx {direction}"
         expr = SORT_SQL.get(self.sort_key, SORT_SQL["idx"])
         if self.sort_key == "idx":
             return f"r.sample_idx {direction}"
@@ -251,7 +272,46 @@ def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, An
         if data.get(key) is not None:
             data[key] = _loads(data[key]) if key != "raw" else _raw(data[key])
     data["cached"] = bool(data.get("cached"))
+    graders = _suite_graders(engine, data)
+    if graders is not None:
+        data["graders"] = graders
     return data
+
+
+_GRADER_FIELDS = ("status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms",
+                  "prompt_tokens", "completion_tokens", "cached")
+
+
+def _suite_graders(engine: Engine, result: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A suite run's sample: each grader's result (key, version, score, rationale ...) in slot order;
+    None for a run of one grader. A plain score has no row of its own: it is read from ``scores``."""
+    with engine.connect() as conn:
+        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        try:
+            suite = cursor.execute("SELECT suite FROM runs WHERE id = ?", (result.get("run_id"),)).fetchone()
+            if not suite or not suite[0]:
+                return None
+            slots = cursor.execute("SELECT slot, grader_key, grader_version FROM run_graders WHERE run_id = ?"
+                                   " ORDER BY slot", (result["run_id"],)).fetchall()
+            stored = {r[0]: r[1:] for r in cursor.execute(
+                "SELECT slot, " + ", ".join(_GRADER_FIELDS) + " FROM grader_results WHERE run_id = ?"
+                " AND sample_idx = ?", (result["run_id"], result.get("sample_idx"))).fetchall()}
+        finally:
+            cursor.close()
+    scores = result.get("scores") or {}
+    out = []
+    for slot, key, version in slots:
+        if slot in stored:
+            entry = dict(zip(_GRADER_FIELDS, stored[slot], strict=True))
+            for name in ("scores", "details"):
+                entry[name] = _loads(entry[name]) if entry[name] else {}
+            entry["raw"] = _raw(entry["raw"]) if entry["raw"] is not None else None
+            entry["cached"] = bool(entry["cached"])
+        else:
+            entry = {"status": "ok", "score": scores.get(key), "scores": {}, "rationale": None, "details": {},
+                     "error": None, "raw": None}
+        out.append({"grader": key, "version": version, **entry})
+    return out
 
 
 def _raw(text: str) -> Any:

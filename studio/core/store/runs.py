@@ -16,7 +16,7 @@ from studio.core.models import Outcome, RunInfo
 from .database import utcnow
 from .errors import Conflict, NotFound
 from .panel_stats import panel_aggregates
-from .tables import datasets, graders, results, runs
+from .tables import datasets, graders, results, run_graders, runs
 
 RESULT_COLUMNS = (
     "sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
@@ -28,6 +28,16 @@ _INSERT_RESULT = (
     "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
     + ", ".join(f":{c}" for c in RESULT_COLUMNS) + ")"
 )
+
+
+#: a per-grader row of a suite run (``grader_values``): run_id, slot, sample_idx, then these
+GRADER_COLUMNS = (
+    "status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms", "prompt_tokens",
+    "completion_tokens", "cached",
+)
+_INSERT_GRADER = ("INSERT OR REPLACE INTO grader_results (run_id, slot, sample_idx, " + ", ".join(GRADER_COLUMNS)
+                  + ") VALUES (" + ", ".join("?" for _ in range(len(GRADER_COLUMNS) + 3)) + ")")
+_INSERT_NEW_GRADER = _INSERT_GRADER.replace("INSERT OR REPLACE", "INSERT OR IGNORE", 1)
 
 
 _INSERT_RESULT_VALUES = (
@@ -109,6 +119,25 @@ def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> t
     )
 
 
+def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[Any, ...]:
+    """One per-grader row of a suite run (``grader_results``) as a tuple."""
+    raw = outcome.raw
+    return (
+        run_id, slot, idx, outcome.status, outcome.score, _dumps(outcome.scores), outcome.rationale,
+        _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw), outcome.duration_ms,
+        outcome.prompt_tokens, outcome.completion_tokens, outcome.cached,
+    )
+
+
+def grader_row_outcome(row: Sequence[Any]) -> Outcome:
+    """The Outcome a stored ``grader_results`` row (from ``status`` on) stands for."""
+    return Outcome(
+        status=row[0], score=row[1], scores=json.loads(row[2]) if row[2] else {}, rationale=row[3],
+        details=json.loads(row[4]) if row[4] else {}, error=row[5], raw=None if row[6] is None else json.loads(row[6]),
+        duration_ms=row[7] or 0.0, prompt_tokens=row[8] or 0, completion_tokens=row[9] or 0, cached=bool(row[10]),
+    )
+
+
 def result_dict(row: Any) -> dict[str, Any]:
     data = dict(row._mapping)
     for key in ("scores", "details", "raw"):
@@ -133,13 +162,23 @@ class RunRepository:
         self._engine = engine
 
     def create(self, grader_id: int, grader_version: int, dataset_id: int, total: int,
-               endpoint: str | None = None, settings: dict[str, Any] | None = None) -> RunInfo:
+               endpoint: str | None = None, settings: dict[str, Any] | None = None, *,
+               slots: Sequence[dict[str, Any]] | None = None, suite: dict[str, Any] | None = None) -> RunInfo:
+        """A run of one grader, or (``slots``: one dict per grader with ``grader_id``, ``grader_key``,
+        ``grader_version``, ``weight``, ``threshold``; ``suite``: its key, version and overall rule)
+        of several; ``grader_id``/``grader_version`` then name the first."""
         with self._engine.begin() as conn:
             run_id = conn.execute(insert(runs).values(
                 grader_id=grader_id, grader_version=grader_version, dataset_id=dataset_id,
                 status="pending", endpoint=endpoint, total=total,
                 settings=json.dumps(settings or {}), aggregates="{}", created_at=utcnow(),
+                suite=None if suite is None else json.dumps(suite),
             )).inserted_primary_key[0]
+            if slots is None:
+                key = conn.execute(select(graders.c.key).where(graders.c.id == grader_id)).scalar_one()
+                slots = [{"grader_id": grader_id, "grader_key": key, "grader_version": grader_version}]
+            conn.execute(insert(run_graders), [{"weight": 1.0, "threshold": None, **slot, "run_id": run_id,
+                                                "slot": n} for n, slot in enumerate(slots)])
         return self.get(run_id)
 
     def write_results(self, run_id: int, rows: Sequence[tuple[int, str, Outcome]]) -> None:
@@ -149,10 +188,11 @@ class RunRepository:
         payload = [outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
         self.write_rows(payload)
 
-    def write_rows(self, payload: Sequence[tuple[Any, ...]]) -> None:
-        """Result rows already in ``outcome_values`` form, one transaction: the hot path of every run,
-        so the driver's own connection and executemany, without the SQL layer's per-call work."""
-        if not payload:
+    def write_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> None:
+        """Result rows already in ``outcome_values`` form (and a suite's per-grader rows in
+        ``grader_values`` form), one transaction: the hot path of every run, so the driver's own
+        connection and executemany, without the SQL layer's per-call work."""
+        if not payload and not grader_rows:
             return
         fairy = self._engine.raw_connection()
         try:
@@ -165,7 +205,9 @@ class RunRepository:
             try:
                 raw.execute("BEGIN IMMEDIATE")  # the write lock first: a read that then writes can meet SQLITE_BUSY_SNAPSHOT
                 try:
-                    _check_runs(raw, {row[0] for row in payload})
+                    _check_runs(raw, {row[0] for row in payload} | {row[0] for row in grader_rows})
+                    if grader_rows:
+                        raw.executemany(_INSERT_GRADER, grader_rows)
                     raw.executemany(_INSERT_RESULT_VALUES, payload)
                 except BaseException:
                     raw.execute("ROLLBACK")
@@ -175,6 +217,26 @@ class RunRepository:
                 raw.execute("PRAGMA foreign_keys=ON")
         finally:
             fairy.close()
+
+    def slots(self, run_id: int) -> list[Any]:
+        """The graders of a run by slot (``run_graders`` rows: slot, grader_id, grader_key,
+        grader_version, weight, threshold)."""
+        with self._engine.connect() as conn:
+            return list(conn.execute(select(run_graders).where(run_graders.c.run_id == run_id)
+                                     .order_by(run_graders.c.slot)))
+
+    def partial(self, run_id: int) -> dict[int, dict[int, Outcome]]:
+        """A suite run's samples some graders finished and others not (a kill, a cancel): sample
+        index -> {slot: Outcome}, so a resume grades only the missing graders and nothing twice."""
+        out: dict[int, dict[int, Outcome]] = {}
+        with self._engine.connect() as conn:
+            rows = conn.exec_driver_sql(
+                "SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS) + " FROM grader_results g"
+                " WHERE g.run_id = ? AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = g.run_id"
+                " AND r.sample_idx = g.sample_idx)", (run_id,)).all()
+        for row in rows:
+            out.setdefault(row[0], {})[row[1]] = grader_row_outcome(row[2:])
+        return out
 
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
@@ -222,6 +284,7 @@ class RunRepository:
             status=status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
             counts=counts, aggregates=json.loads(row.aggregates or "{}"),
             settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
+            suite=json.loads(row.suite) if row.suite else None,
         )
 
     def get(self, run_id: int) -> RunInfo:
@@ -240,8 +303,8 @@ class RunRepository:
 
     def list(self, *, grader_key: str | None = None, limit: int = 200) -> list[RunInfo]:
         query = self._select().order_by(runs.c.id.desc()).limit(limit)
-        if grader_key:
-            query = query.where(graders.c.key == grader_key)
+        if grader_key:  # the runs of that grader alone (a suite run is listed without a grader filter)
+            query = query.where(graders.c.key == grader_key, runs.c.suite.is_(None))
         with self._engine.connect() as conn:
             return [self._info(conn, row) for row in conn.execute(query).all()]
 
@@ -300,6 +363,21 @@ class RunRepository:
         }
 
     # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------
+    def insert_new_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> int:
+        """``insert_new_results`` for rows already in ``outcome_values`` / ``grader_values`` form:
+        a row whose key is stored is left as it is; returns how many sample rows were written."""
+        if not payload and not grader_rows:
+            return 0
+        with self._engine.begin() as conn:
+            if grader_rows:
+                conn.exec_driver_sql(_INSERT_NEW_GRADER, list(grader_rows))
+            if not payload:
+                return 0
+            before = conn.exec_driver_sql("SELECT total_changes()").scalar_one()
+            conn.exec_driver_sql(_INSERT_NEW_RESULT_VALUES, list(payload))
+            after = conn.exec_driver_sql("SELECT total_changes()").scalar_one()
+        return int(after - before)
+
     def insert_new_results(self, run_id: int, rows: Sequence[tuple[int, str, Outcome]]) -> int:
         """Write results whose sample has none yet; returns how many were written.
 

@@ -88,6 +88,8 @@ runs = Table(
     Column("created_at", DateTime, nullable=False),
     Column("finished_at", DateTime, nullable=True),
     Column("owner_pid", Integer, nullable=True),
+    #: a suite run's plan (JSON: suite key and version or null for a one-off, the overall rule)
+    Column("suite", Text, nullable=True),
 )
 
 results = Table(
@@ -163,4 +165,60 @@ probe_reports = Table(
     Column("endpoint", String, nullable=True),
     Column("report", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
+)
+
+suites = Table(
+    "suites",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String, nullable=False, unique=True),
+    Column("name", String, nullable=False, default=""),
+    Column("locked", Boolean, nullable=False, default=False),
+    Column("deleted_at", DateTime, nullable=True),
+    Column("current_version", Integer, nullable=False),
+    Column("created_at", DateTime, nullable=False),
+    Column("updated_at", DateTime, nullable=False),
+)
+
+suite_versions = Table(
+    "suite_versions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("suite_id", Integer, ForeignKey("suites.id"), nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("action", String, nullable=False),
+    Column("definition", Text, nullable=False),
+    Column("message", Text, nullable=False, default=""),
+    Column("created_at", DateTime, nullable=False),
+)
+
+run_graders = Table(
+    "run_graders",
+    metadata,
+    Column("run_id", Integer, ForeignKey("runs.id"), primary_key=True),
+    Column("slot", Integer, primary_key=True),
+    Column("grader_id", Integer, ForeignKey("graders.id"), nullable=False),
+    Column("grader_key", String, nullable=False),
+    Column("grader_version", Integer, nullable=False),
+    Column("weight", Float, nullable=False, default=1.0),
+    Column("threshold", Float, nullable=True),
+)
+
+grader_results = Table(
+    "grader_results",
+    metadata,
+    Column("run_id", Integer, primary_key=True),
+    Column("slot", Integer, primary_key=True),
+    Column("sample_idx", Integer, primary_key=True),
+    Column("status", String, nullable=False),
+    Column("score", Float, nullable=True),
+    Column("scores", Text, nullable=True),
+    Column("rationale", Text, nullable=True),
+    Column("details", Text, nullable=True),
+    Column("error", Text, nullable=True),
+    Column("raw", Text, nullable=True),
+    Column("duration_ms", Float, nullable=False, default=0.0),
+    Column("prompt_tokens", Integer, nullable=False, default=0),
+    Column("completion_tokens", Integer, nullable=False, default=0),
+    Column("cached", Boolean, nullable=False, default=False),
 )

@@ -15,6 +15,7 @@ from ..context import AppContext
 from ..messages import describe_error
 from ..plain import short
 from ..qt import Qt, QtWidgets, Signal
+from ..suites.grader_pick import GraderPick
 from .view import fmt
 
 
@@ -31,6 +32,7 @@ class CompareView(QtWidgets.QWidget):
         for combo in (self.run_a, self.run_b):
             combo.setMinimumWidth(300)
         self.go = QtWidgets.QPushButton("Compare")
+        self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
         self.summary = QtWidgets.QLabel("Pick two runs on the same dataset.")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
@@ -45,6 +47,7 @@ class CompareView(QtWidgets.QWidget):
         bar.addWidget(self.run_a, 1)
         bar.addWidget(QtWidgets.QLabel("B"))
         bar.addWidget(self.run_b, 1)
+        bar.addWidget(self.grader)
         bar.addWidget(self.go)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
@@ -65,7 +68,7 @@ class CompareView(QtWidgets.QWidget):
             combo.blockSignals(True)
             combo.clear()
             for info in runs:
-                combo.addItem(f"#{info.id} · {info.grader_key} v{info.grader_version} on {info.dataset}", info.id)
+                combo.addItem(f"#{info.id} · {info.label} on {info.dataset}", info.id)
             if keep is not None and combo.findData(keep) >= 0:
                 combo.setCurrentIndex(combo.findData(keep))
             combo.blockSignals(False)
@@ -100,8 +103,10 @@ class CompareView(QtWidgets.QWidget):
         if a is None or b is None:
             return
         library = self.ctx.library
+        self.grader.refresh(library, [a, b])
+        grader = self.grader.currentData()
         self.summary.setText(f"Comparing run {a} with run {b}…")
-        self.ctx.tasks.run(lambda: _compare(library, a, b), self._show, self._failed)
+        self.ctx.tasks.run(lambda: _compare(library, a, b, grader), self._show, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
@@ -141,8 +146,8 @@ class CompareView(QtWidgets.QWidget):
             self.open_sample.emit(self.report["run_b"]["id"], self.report["flips"][row]["sample_id"])
 
 
-def _compare(library: Any, a: int, b: int) -> Any:
+def _compare(library: Any, a: int, b: int, grader: str | None = None) -> Any:
     """The comparison, in the task's thread (the statistics' imports wait for the first one)."""
     from studio.core.engine.agreement import compare
 
-    return compare(library, a, b)
+    return compare(library, a, b, grader=grader)

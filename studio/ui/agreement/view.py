@@ -22,6 +22,7 @@ from ..messages import describe_error
 from ..plain import short
 from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
+from ..suites.grader_pick import GraderPick
 
 
 def fmt(value: float | None, ci: list[float] | None = None) -> str:
@@ -90,6 +91,9 @@ class AgreementView(QtWidgets.QWidget):
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(QtWidgets.QLabel("Run"))
         bar.addWidget(self.run, 1)
+        self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
+        bar.addWidget(self.grader)
+        self.grader.activated.connect(lambda _i: self.compute())
         bar.addWidget(QtWidgets.QLabel("Labels"))
         bar.addWidget(self.key)
         bar.addWidget(self.reload_button)
@@ -122,7 +126,7 @@ class AgreementView(QtWidgets.QWidget):
             self.summary.setText(describe_error(exc))
             runs = []
         for info in runs:
-            self.run.addItem(f"#{info.id} · {info.grader_key} v{info.grader_version} on {info.dataset} · "
+            self.run.addItem(f"#{info.id} · {info.label} on {info.dataset} · "
                              f"{info.status}", info.id)
         index = self.run.findData(chosen)
         self.run.setCurrentIndex(index if index >= 0 else (self._first_labelled(runs)))
@@ -151,8 +155,10 @@ class AgreementView(QtWidgets.QWidget):
             return
         key = self.key.currentText().strip() or DEFAULT_KEY
         library = self.ctx.library
+        self.grader.refresh(library, [run_id])
+        grader = self.grader.currentData()
         self.summary.setText(f"Computing agreement of run {run_id}…")
-        self.ctx.tasks.run(lambda: _agreement(library, run_id, key), self._show, self._failed)
+        self.ctx.tasks.run(lambda: _agreement(library, run_id, key, grader), self._show, self._failed)
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
@@ -315,9 +321,9 @@ class AgreementView(QtWidgets.QWidget):
             pass
 
 
-def _agreement(library: Any, run_id: int, key: str) -> Any:
+def _agreement(library: Any, run_id: int, key: str, grader: str | None = None) -> Any:
     """The report, in the task's thread: the statistics (scipy: over a second of imports) load on
     the first report, not before the window's first paint."""
     from studio.core.engine.agreement import agreement
 
-    return agreement(library, run_id, key)
+    return agreement(library, run_id, key, grader=grader)

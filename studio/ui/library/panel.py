@@ -16,6 +16,8 @@ class LibraryPanel(QtWidgets.QWidget):
     """Emits ``open_requested(key)`` when the user picks a live grader; the window decides."""
 
     open_requested = Signal(str)
+    #: graders to make a suite of (the Suites tab opens a new suite with them)
+    suite_requested = Signal(list)
 
     def __init__(self, ctx: AppContext, actions: GraderActions, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -33,6 +35,8 @@ class LibraryPanel(QtWidgets.QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setIconSize(QtCore.QSize(16, 16))
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        # Ctrl/Shift-click selects several graders (for a suite); the current one is the one opened
+        self.tree.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
         self.empty = QtWidgets.QLabel("No graders yet.\nClick “New” to create one,\nor run `grader-studio demo`.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setObjectName("hint")
@@ -103,6 +107,12 @@ class LibraryPanel(QtWidgets.QWidget):
         self.empty.setVisible(empty)
         self._update_buttons()
 
+    def selected_keys(self) -> list[str]:
+        """The live graders selected (Ctrl/Shift-click), in the library's order."""
+        rows = sorted(self.tree.selectionModel().selectedRows(), key=lambda i: (i.parent().row(), i.row()))
+        records = [i.data(RECORD_ROLE) for i in rows]
+        return [r.key for r in records if r is not None and not r.deleted]
+
     def current_record(self) -> GraderRecord | None:
         index = self.tree.currentIndex()
         return index.data(RECORD_ROLE) if index.isValid() else None
@@ -169,6 +179,9 @@ class LibraryPanel(QtWidgets.QWidget):
             menu.addAction("Unlock" if record.locked else "Lock",
                            lambda: self.actions.set_locked(record.key, not record.locked))
             menu.addAction("Versions…", lambda: self.actions.show_versions(record.key))
+            keys = self.selected_keys() or [record.key]
+            menu.addAction(f"New suite from {'these ' + str(len(keys)) + ' graders' if len(keys) > 1 else 'this grader'}…",
+                           lambda: self.suite_requested.emit(keys))
             menu.addSeparator()
             menu.addAction("Move to Trash", lambda: self.actions.delete(record.key))
         menu.popup(self.tree.viewport().mapToGlobal(pos))

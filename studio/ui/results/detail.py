@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from studio.core.models import Sample, Turn
 
 from ..qt import Qt, QtGui, QtWidgets
+from ..suites.detail import suite_has_judgement, suite_html
 from .status import status_hex
 from .thread_view import ThreadView, bubble, empty_html
 
@@ -78,7 +79,10 @@ def _calls_html(calls: list[dict[str, Any]]) -> str:
 
 
 def judge_html(result: dict[str, Any]) -> str:
-    """Rationale first (what an analyst reads), then the verdict tables, then the exact prompts."""
+    """Rationale first (what an analyst reads), then the verdict tables, then the exact prompts; a
+    suite run's sample: each grader's part, the judges first (ui/suites/detail.py)."""
+    if result.get("graders"):
+        return suite_html(result, judge_html)
     details = result.get("details") or {}
     parts = []
     if result.get("error"):
@@ -104,6 +108,8 @@ def judge_html(result: dict[str, Any]) -> str:
 
 def has_judgement(result: dict[str, Any]) -> bool:
     """A judge's result (a rationale, verdicts or judge calls): its rationale is what is read first."""
+    if result.get("graders"):
+        return suite_has_judgement(result)
     details = result.get("details") or {}
     return bool(result.get("rationale") or _verdict_lists(details) or details.get("calls"))
 

@@ -53,6 +53,7 @@ class FilterBar(QtWidgets.QWidget):
         self.label_set_id: int | None = None  # set by the view for the run's dataset
         self.pass_threshold = 0.5
         self.repeat_runs: tuple[int, ...] = ()  # set by the view when the run is one of a repeat group
+        self.grader_conditions: tuple[tuple[str, str, float], ...] = ()  # a suite run's (ui/suites/grid.py)
         self.search = QtWidgets.QLineEdit()
         self.search.setPlaceholderText("Search input, completion, expected, error, rationale…")
         self.search.setClearButtonEnabled(True)
@@ -89,6 +90,7 @@ class FilterBar(QtWidgets.QWidget):
             label_set_id=self.label_set_id,
             pass_threshold=self.pass_threshold,
             repeat_runs=self.repeat_runs,
+            graders=self.grader_conditions,
         )
 
     def set_value(self, flt: ResultFilter) -> None:

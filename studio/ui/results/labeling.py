@@ -10,7 +10,7 @@ label set ``human`` unless another is picked), so they carry over to every run o
 from __future__ import annotations
 
 import getpass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from studio.core.models.labels import DEFAULT_KEY, LabelInput
 
@@ -19,8 +19,19 @@ from ..plain import esc
 from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from .columns import COLUMN_INDEX
 
-if TYPE_CHECKING:
-    from .view import ResultsView
+
+class LabelHost(Protocol):
+    """What the labeller needs of the results view that holds it (a protocol, so this module does
+    not import the view that imports it)."""
+
+    ctx: Any
+    model: Any
+    filters: Any
+    table: Any
+    run_id: int | None
+    result_selected: Any
+
+    def select_row(self, row: int) -> None: ...
 
 KEYS = {"P": "PASS", "F": "FAIL", "N": "NA"}
 
@@ -35,8 +46,8 @@ def _user() -> str:
 class Labeler(QtWidgets.QFrame):
     labelled = Signal(str, object)  # sample id, Label | None
 
-    def __init__(self, view: ResultsView) -> None:
-        super().__init__(view)
+    def __init__(self, view: LabelHost) -> None:
+        super().__init__(view)  # type: ignore[arg-type]  # the view is a QWidget
         self.view = view
         self.ctx = view.ctx
         self.dataset: str | None = None

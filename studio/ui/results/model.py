@@ -30,7 +30,7 @@ from studio.core.store.results_query import (
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import QObject, Qt, QtCore, Signal
-from .columns import COLUMN_INDEX, COLUMNS
+from .columns import COLUMN_INDEX, COLUMNS, Column
 from .status import status_colour, status_tint
 
 PAGE_ROWS = 100
@@ -62,6 +62,8 @@ class ResultsModel(QtCore.QAbstractTableModel):
         self._again = False
         self.last_query_seconds = 0.0
         self.rows_fetched = 0  # rows ever read for cells (tests and the benchmark check it stays small)
+        self.extra_columns: tuple[Column, ...] = ()
+        self.replaced: dict[str, Column] = {}
 
     # -- what is shown ----------------------------------------------------------------------------
     @property
@@ -89,6 +91,24 @@ class ResultsModel(QtCore.QAbstractTableModel):
         keep = self._query if self._query is not None and self._query.run_id == run_id else None
         self.set_query(keep or ResultQuery(run_id, dataset_id))
 
+    @property
+    def columns(self) -> tuple[Column, ...]:
+        """The grid's columns: the fixed ones, then a suite run's one per grader (ui/suites/grid.py;
+        the view shows them beside the score)."""
+        fixed = COLUMNS if not self.replaced else tuple(self.replaced.get(c.key, c) for c in COLUMNS)
+        return fixed + self.extra_columns
+
+    def set_extra_columns(self, extra: tuple[Column, ...], replaced: dict[str, Column] | None = None) -> None:
+        """A suite run's grader columns (appended) and fixed columns drawn differently (``replaced``
+        by key: a suite's Score is the overall alone)."""
+        if extra != self.extra_columns or (replaced or {}) != self.replaced:
+            self.beginResetModel()
+            self.extra_columns = extra
+            self.replaced = replaced or {}
+            self._rows.clear()
+            self._cells.clear()
+            self.endResetModel()
+
     def set_filter(self, flt: ResultFilter) -> None:
         if self._query is not None:
             self.set_query(self._query.with_filter(flt))
@@ -99,16 +119,16 @@ class ResultsModel(QtCore.QAbstractTableModel):
             self._request()
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
-        if self._query is None or not 0 <= column < len(COLUMNS):
+        if self._query is None or not 0 <= column < len(self.columns):
             return
-        self.set_query(self._query.with_sort(COLUMNS[column].key, order == Qt.SortOrder.DescendingOrder))
+        self.set_query(self._query.with_sort(self.columns[column].key, order == Qt.SortOrder.DescendingOrder))
 
     def forget_rows(self) -> None:
         """Drop the cached cells (a label changed) so visible rows are read again."""
         self._rows.clear()
         self._cells.clear()
         if self._ids:
-            self.dataChanged.emit(self.index(0, 0), self.index(len(self._ids) - 1, len(COLUMNS) - 1))
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._ids) - 1, len(self.columns) - 1))
 
     def result_id(self, row: int) -> int | None:
         return self._ids[row] if 0 <= row < len(self._ids) else None
@@ -214,7 +234,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
         self.rows_fetched += len(fetched)
         for rid, result in fetched.items():
             self._rows[rid] = result
-            self._cells[rid] = tuple(c.text(result) for c in COLUMNS)
+            self._cells[rid] = tuple(c.text(result) for c in self.columns)
         excess = len(self._rows) - CACHE_ROWS
         if excess > 0:  # forget the oldest pages (dicts keep insertion order)
             for rid in list(self._rows)[:excess]:
@@ -226,14 +246,14 @@ class ResultsModel(QtCore.QAbstractTableModel):
         return 0 if parent.isValid() else len(self._ids)
 
     def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(COLUMNS):
-            if role == _ROLE.DisplayRole:
-                return COLUMNS[section].title
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
+            if role in (_ROLE.DisplayRole, _ROLE.ToolTipRole):
+                return self.columns[section].title
             if role == _ROLE.TextAlignmentRole:
-                return _RIGHT if COLUMNS[section].numeric else _LEFT
+                return _RIGHT if self.columns[section].numeric else _LEFT
         return None
 
     def flags(self, index: QtCore.QModelIndex) -> Qt.ItemFlag:
@@ -250,7 +270,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
         if role == ResultIdRole:
             return self._ids[row]
         if role == _ROLE.TextAlignmentRole:
-            return _RIGHT if COLUMNS[col].numeric else _LEFT
+            return _RIGHT if self.columns[col].numeric else _LEFT
         if role not in (_ROLE.DisplayRole, _ROLE.ToolTipRole, _ROLE.ForegroundRole, _ROLE.BackgroundRole):
             return None
         found = self._row(row)
@@ -260,7 +280,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
         if role == _ROLE.DisplayRole:
             return cells[col]
         if role == _ROLE.ToolTipRole:
-            return _tooltip(result, col)
+            return _tooltip(result, self.columns[col])
         if role == _ROLE.ForegroundRole:
             if col == _STATUS_COL:
                 return status_colour(result.status)
@@ -281,8 +301,8 @@ def _position(ids: array, rid: int | None) -> int | None:
         return None
 
 
-def _tooltip(result: ResultRow, col: int) -> str | None:
-    source = COLUMNS[col].long_text
+def _tooltip(result: ResultRow, column: Column) -> str | None:
+    source = column.long_text
     if source is None:
         return None
     text = source(result)

@@ -20,7 +20,7 @@ def _fmt(value: Any, spec: str = ".3f") -> str:
 
 def aggregates_html(summary: RunSummary) -> str:
     run, agg = summary.run, summary.aggregates
-    title = (f"<b>Run {run.id}</b> · {html.escape(short(run.grader_key))} v{run.grader_version} on "
+    title = (f"<b>Run {run.id}</b> · {html.escape(short(run.label))} on "
              f"{html.escape(short(run.dataset))} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
              f" · {run.done:,}/{run.total:,}")
     threshold = agg.get("pass_threshold", 0.5)

@@ -17,6 +17,7 @@ from studio.core.store.results_query import (
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
+from ..suites.grid import SuiteGrid
 from .ci_reports import ReportButton, run_figures
 from .columns import COLUMN_INDEX, COLUMNS
 from .detail import DetailPane
@@ -95,6 +96,7 @@ class ResultsView(QtWidgets.QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
         self.labeler = Labeler(self)  # human labels by keyboard, beside the thread and rationale
+        self.suite_grid = SuiteGrid(self)  # a suite run: a score column per grader (ui/suites/grid.py)
         layout.addWidget(self.labeler)
         layout.addWidget(self.status_line)
 
@@ -156,6 +158,7 @@ class ResultsView(QtWidgets.QWidget):
             self.summary_bar.clear(describe_error(exc))
             return
         self.labeler.set_run(run_id)
+        self.suite_grid.show_run(run_id)
         header = self.table.horizontalHeader()
         column = COLUMNS[header.sortIndicatorSection()] if 0 <= header.sortIndicatorSection() < len(COLUMNS) \
             else COLUMNS[0]

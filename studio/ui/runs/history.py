@@ -88,7 +88,7 @@ class RunsModel(QtCore.QAbstractTableModel):
         if role == _ROLE.DisplayRole:
             mean = info.aggregates.get("mean")
             return (
-                str(info.id), info.status, f"{info.grader_key} v{info.grader_version}", info.dataset,
+                str(info.id), info.status, info.label, info.dataset,
                 f"{info.done:,}/{info.total:,}", "" if mean is None else f"{mean:.3f}",
                 info.created_at.strftime("%Y-%m-%d %H:%M"),
             )[col]

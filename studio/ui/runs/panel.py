@@ -23,6 +23,7 @@ from ..messages import describe_error
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
 from ..results.view import ResultsView
+from ..suites.picker import add_suites, fill_versions, grader_row, one_off_keys
 from .history import RunsModel, resumable
 from .worker import RunWorker
 
@@ -154,7 +155,7 @@ class RunPanel(QtWidgets.QWidget):
         form = QtWidgets.QGridLayout()
         form.setHorizontalSpacing(6)
         form.setVerticalSpacing(4)
-        cells = ((0, 0, "&Grader", self.grader), (0, 2, "&Version", self.version), (0, 4, "&Dataset", self.dataset),
+        cells = ((0, 0, "&Grader", grader_row(self)), (0, 2, "&Version", self.version), (0, 4, "&Dataset", self.dataset),
                  (1, 0, "&Endpoint", self.endpoint), (1, 2, "C&oncurrency", self.concurrency),
                  (1, 4, "&Limit", self.limit), (2, 0, "W&here", self.where))
         for row, col, label, widget in cells:
@@ -234,6 +235,7 @@ class RunPanel(QtWidgets.QWidget):
             label = name if kind.casefold() in name.casefold() else f"{name}  ({kind})"
             self.grader.addItem(label, record.key)
             self.grader.setItemData(self.grader.count() - 1, record.key, Qt.ItemDataRole.ToolTipRole)
+        add_suites(self.grader, library)  # suites run from the same picker (ui/suites/picker.py)
         self._select(self.grader, keep_grader)
         self.grader.blockSignals(False)
         self.dataset.clear()
@@ -262,7 +264,7 @@ class RunPanel(QtWidgets.QWidget):
     def _reload_versions(self) -> None:
         self.version.clear()
         key = self.grader.currentData()
-        if not key:
+        if not key or fill_versions(self.version, self.ctx.library, key):
             return
         try:
             record = self.ctx.library.graders.get(key)
@@ -302,6 +304,9 @@ class RunPanel(QtWidgets.QWidget):
         if not self.confirm_grader(key):
             return None
         options = self.run_options()
+        several = one_off_keys(key)
+        if several is not None:  # "Several graders…": a one-off suite
+            key, options = None, options.model_copy(update={"graders": several, "overall": "mean"})
         try:
             info = start_run(self.ctx.library, key, dataset, options)
         except Exception as exc:

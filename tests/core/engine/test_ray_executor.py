@@ -200,3 +200,40 @@ def test_a_node_killed_mid_run_has_its_blocks_graded_elsewhere_exactly_once(clus
     assert sorted(counts) == list(range(400)) and set(counts.values()) == {1}
     expected = {i: 1.0 if i % 3 == 0 else 0.0 for i in range(400)}
     assert {r["sample_idx"]: r["score"] for r in library.runs.results(info.id)} == expected
+
+
+def test_a_suite_grades_on_the_cluster_as_it_does_here(cluster: Any, library: Library) -> None:
+    """A suite of function and built-in graders: every node grades each block with every grader; the
+    rows (overall score and every grader's score) equal the local engine's, sample by sample."""
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from studio.core.store.run_graders import grader_results
+
+    build_demo(library)
+    library.suites.create(SuiteDefinition(key="qa-suite", overall="mean", graders=[
+        SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-exact-builtin"),
+        SuiteMember(grader="qa-token-f1-mka1", weight=2.0)]))
+    remote = run_grader(library, "qa-suite", "qa", on_cluster(cluster))
+    local = run_grader(library, "qa-suite", "qa")
+    assert remote.status == local.status == "completed"
+    assert remote.aggregates["executor"]["placement"] == "cluster"
+    assert per_sample(library, remote.id) == per_sample(library, local.id)
+    for key in ("qa-exact-match", "qa-exact-builtin", "qa-token-f1-mka1"):
+        assert [(r["sample_idx"], r["status"], r["score"]) for r in grader_results(library, remote.id, key)] == \
+               [(r["sample_idx"], r["status"], r["score"]) for r in grader_results(library, local.id, key)]
+
+
+def test_a_suite_with_a_judge_stays_on_this_machine_and_says_which_grader(library: Library) -> None:
+    from studio.core.engine.executors.ray_driver import RayExecutor
+    from studio.core.engine.planning import plan_of
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    _ray()
+    build_demo(library)
+    library.suites.create(SuiteDefinition(key="mixed", graders=[
+        SuiteMember(grader="qa-exact-builtin"), SuiteMember(grader="qa-correctness-judge")]))
+    run = start_run(library, "mixed", "qa", RunOptions(executor="ray"))
+    plan = plan_of(library, library.runs.get(run.id), 0.5)
+    executor = RayExecutor()
+    sentinel = object()
+    assert executor.grade_fn(plan, sentinel) is sentinel  # type: ignore[arg-type]  # the local loop
+    assert executor.report()["placement"] == "driver" and "qa-correctness-judge" in executor.report()["reason"]

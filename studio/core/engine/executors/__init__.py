@@ -9,34 +9,9 @@ writer of the library. Ray is an optional extra, imported only when a run asks f
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
-from studio.core.errors import StudioError
-
-#: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
-#: (library, run_id, definition, ctx, pending, total, already, on_progress, cancel) -> run metrics
-GradeFn = Callable[..., Awaitable[dict[str, float]]]
-
-RAY_HINT = "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a Ray cluster."
-
-
-class ExecutorError(StudioError):
-    """A sentence for the user: the cluster cannot be reached, or lost more than a run can survive."""
-
-
-class Executor(Protocol):
-    name: str
-
-    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
-        """The coroutine that grades this run: ``local`` (the engine's loop) or the executor's own."""
-        ...
-
-    def report(self) -> dict[str, Any]:
-        """What the run's aggregates record under ``executor``: where it ran, what was lost and re-run."""
-        ...
-
-    def close(self) -> None: ...
+from .base import RAY_HINT, Executor, ExecutorError, GradeFn
 
 
 class LocalExecutor:
@@ -44,7 +19,7 @@ class LocalExecutor:
 
     name = "local"
 
-    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
+    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
         return local
 
     def report(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ actor's CPUs. This module imports no Ray: the driver wraps the class with ``ray.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import threading
@@ -31,35 +32,60 @@ def _runs_functions(grader: Any) -> bool:
 
 
 class BlockGrader:
+    """``definition_json``: one grader (what dump_grader wrote), or a suite's list of them; a suite's
+    block rows then carry the slots each sample still needs, and the answer is per slot."""
+
     def __init__(self, definition_json: str, cpus: int, sandbox: dict[str, Any] | None = None) -> None:
-        self.definition = GRADER_ADAPTER.validate_json(definition_json)  # what dump_grader wrote
+        loaded = json.loads(definition_json)
+        self.suite = isinstance(loaded, list)
+        self.definitions = [GRADER_ADAPTER.validate_python(d) for d in (loaded if self.suite else [loaded])]
+        self.definition = self.definitions[0]
         self.cpus = max(1, int(cpus))
         self.cancel_event = threading.Event()
         self.pool = WorkerPool(size=self.cpus, settings=SandboxSettings(**(sandbox or {})))
-        if _runs_functions(self.definition):  # builtin and bash graders need no sandbox workers
+        if any(_runs_functions(d) for d in self.definitions):  # builtin and bash graders need no sandbox workers
             self.pool.warm()  # the workers start while the driver plans its first blocks
         self.ctx = GradingContext(library=None, concurrency=self.cpus, cancel=self.cancel_event,
                                   options={"sandbox_pool": self.pool})
-        self._scorer: Scorer | None = None
-        self._slots: asyncio.Semaphore | None = None
+        self._scorers: list[Scorer] = []
+        self._gates: list[asyncio.Semaphore] = []
+
+    def _ready_scorers(self) -> tuple[list[Scorer], list[asyncio.Semaphore]]:
+        if not self._scorers:
+            self._scorers = [make_scorer(d, self.ctx) for d in self.definitions]
+            self._gates = [asyncio.Semaphore(max(1, s.parallel_batches)) for s in self._scorers]
+        return self._scorers, self._gates
 
     def _ready_scorer(self) -> tuple[Scorer, asyncio.Semaphore]:
-        if self._scorer is None:
-            self._scorer = make_scorer(self.definition, self.ctx)
-            self._slots = asyncio.Semaphore(max(1, self._scorer.parallel_batches))
-        assert self._slots is not None
-        return self._scorer, self._slots
+        scorers, gates = self._ready_scorers()
+        return scorers[0], gates[0]
 
     async def ready(self) -> dict[str, Any]:
         """Where this actor runs (the driver's header and report name the nodes)."""
-        self._ready_scorer()
+        self._ready_scorers()
         mode = self.pool.settings.mode or detect_mode()  # a node without bubblewrap says so in the report
         return {"host": socket.gethostname(), "pid": os.getpid(), "cpus": self.cpus, "isolation": mode}
 
-    async def grade_block(self, rows: list[tuple[int, str, str]]) -> tuple[list[Outcome], float]:
-        """One outcome per row, in order, and the seconds the block took on this node."""
+    async def grade_block(self, rows: list[Any]) -> tuple[list[Any], float]:
+        """One outcome per row, in order, and the seconds the block took on this node; for a suite,
+        (slot, row positions, outcomes) per grader, each grader grading the rows that name its slot."""
+        if not self.suite:
+            return await self._grade_rows(0, rows)
+        began = time.perf_counter()
+        scorers, _ = self._ready_scorers()
+
+        async def one(slot: int) -> tuple[int, list[int], list[Outcome]]:
+            positions = [k for k, row in enumerate(rows) if slot in row[3]]
+            outcomes, _ = await self._grade_rows(slot, [rows[k][:3] for k in positions]) if positions else ([], 0.0)
+            return slot, positions, outcomes
+
+        parts = await asyncio.gather(*(one(slot) for slot in range(len(scorers))))
+        return list(parts), time.perf_counter() - began
+
+    async def _grade_rows(self, slot: int, rows: list[Any]) -> tuple[list[Outcome], float]:
         began: list[float] = []  # when the first chunk got a sandbox slot: time waiting for one is not grading
-        scorer, slots = self._ready_scorer()
+        scorers, gates = self._ready_scorers()
+        scorer, slots = scorers[slot], gates[slot]
         raw = bool(getattr(scorer, "accepts_raw_json", False)) and hasattr(scorer, "score_raw_batch")
         size = scorer.batch_size or len(rows)
         # split so that every sandbox worker of this actor gets a share of a small block
@@ -87,6 +113,6 @@ class BlockGrader:
         self.cancel_event.set()
 
     async def close(self) -> None:
-        if self._scorer is not None:
-            await self._scorer.aclose()
+        for scorer in self._scorers:
+            await scorer.aclose()
         self.pool.close()

@@ -32,12 +32,14 @@ import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from studio.core.engine.runner import Progress, grown_size
+from studio.core.engine.plan import assemble
+from studio.core.engine.progress import Progress, Written, grown_size
 from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
+from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
-from . import ExecutorError, GradeFn
+from .base import ExecutorError, GradeFn
 from .placement import CLUSTER_NOTE, driver_reason
 from .ray_actor import BlockGrader
 from .ray_local import local_init_options, single_machine
@@ -132,10 +134,10 @@ class RayExecutor:
     def where(self) -> str:
         return self._where or "Ray cluster (not connected yet)"
 
-    def header(self, definition: Any) -> str:
+    def header(self, plan: Any) -> str:
         """The run header's sentence: where the samples are graded, and what stays on this machine.
-        Joins the cluster only when the grader goes there (a judge run never starts a Ray)."""
-        reason = driver_reason(definition)
+        Joins the cluster only when the graders go there (a judge run never starts a Ray)."""
+        reason = _plan_reason(plan)
         if reason is not None:
             return f"grading on this machine, not on the Ray cluster: {reason}"
         if not self._where:
@@ -147,8 +149,8 @@ class RayExecutor:
                 if n.get("Alive") and int(n.get("Resources", {}).get("CPU", 0)) >= 1]
 
     # -- the executor protocol ----------------------------------------------------------------------------------
-    def grade_fn(self, definition: Any, local: GradeFn) -> GradeFn:
-        self._reason = driver_reason(definition)
+    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
+        self._reason = _plan_reason(plan)
         if self._reason is not None:
             self._placement = "driver"
             return local
@@ -225,19 +227,38 @@ class RayExecutor:
         self._actors.clear()
 
     # -- the run --------------------------------------------------------------------------------------------------
-    async def _grade(self, library: Any, run_id: int, definition: Any, ctx: Any, pending: Any, total: int,
+    async def _grade(self, library: Any, run_id: int, plan: Any, ctx: Any, pending: Any, total: int,
                      already: int, on_progress: Any, cancel: Any, streak: Any = None) -> dict[str, float]:
-        """The engine's grading loop for a cluster (same arguments, same progress events)."""
+        """The engine's grading loop for a cluster (same arguments, same progress events). A suite's
+        graders all grade each block on the node (one pass over the samples there too)."""
         # Blocking calls inside the coroutine are deliberate: this loop runs nothing else, and
         # ``ray.wait`` with a short timeout is both the scheduler and the cancel check.
-        return _Run(self, library, run_id, json.dumps(dump_grader(definition)), total, already,
-                    on_progress, cancel, streak).go(pending(True))
+        if plan.suite:
+            payload = json.dumps([dump_grader(g.definition) for g in plan.graders])
+        else:
+            payload = json.dumps(dump_grader(plan.graders[0].definition))
+        return _Run(self, library, run_id, payload, total, already, on_progress, cancel, streak,
+                    plan=plan).go(pending(True))
+
+
+def _plan_reason(plan: Any) -> str | None:
+    """Why a plan's graders stay on this machine (the first grader that must), else None."""
+    for planned in plan.graders:
+        reason = driver_reason(planned.definition)
+        if reason is not None:
+            return reason if not plan.suite else f"{planned.key}: {reason}"
+    return None
 
 
 class _Run:
     def __init__(self, executor: RayExecutor, library: Any, run_id: int, definition_json: str, total: int,
-                 already: int, on_progress: Any, cancel: Any, streak: Any = None) -> None:
+                 already: int, on_progress: Any, cancel: Any, streak: Any = None, plan: Any = None) -> None:
         self.ex = executor
+        self.plan = plan
+        self.suite = plan is not None and plan.suite
+        #: a suite's samples some graders finished before (resume): only the others grade them
+        self.partial: dict[int, dict[int, Outcome]] = library.runs.partial(run_id) if self.suite else {}
+        self.grader_buffer: list[tuple[Any, ...]] = []
         self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
         self.library = library
         self.run_id = run_id
@@ -248,7 +269,7 @@ class _Run:
         self.cancel = cancel
         self.start = time.perf_counter()
         self.counts: dict[str, int] = {}
-        self.buffer: list[tuple[int, str, Outcome]] = []
+        self.buffer: list[tuple[Any, ...]] = []
         self.last_flush = time.perf_counter()
         self.block_size = FIRST_BLOCK
         self.blocks = 0
@@ -275,6 +296,14 @@ class _Run:
         self.ex._stats["blocks"] += 1
         return _Block(self.blocks, chunk)
 
+    def _send(self, block: _Block) -> list[Any]:
+        """A block as the actor takes it: a suite's rows name the slots each sample still needs."""
+        if not self.suite:
+            return block.rows
+        every = [g.slot for g in self.plan.graders]
+        return [(idx, sid, data, [s for s in every if s not in self.partial.get(idx, {})])
+                for idx, sid, data in block.rows]
+
     def _observe(self, count: int, seconds: float) -> None:
         """Blocks grow (at most 4x a step) until one takes about ``TARGET_BLOCK_SECONDS`` on a node:
         large enough that Ray's per-block cost vanishes, small enough that a lost node loses little."""
@@ -284,29 +313,42 @@ class _Run:
 
     # writing ------------------------------------------------------------------------------------------------
     def _flush(self, force: bool = False) -> None:
-        if not self.buffer:
+        if not self.buffer and not self.grader_buffer:
             return
-        if not force and len(self.buffer) < FLUSH_ROWS and time.perf_counter() - self.last_flush < FLUSH_SECONDS:
+        pending = len(self.buffer) + len(self.grader_buffer)
+        if not force and pending < FLUSH_ROWS and time.perf_counter() - self.last_flush < FLUSH_SECONDS:
             return
         rows, self.buffer = self.buffer, []
-        inserted = self.library.runs.insert_new_results(self.run_id, rows)
+        grader_rows, self.grader_buffer = self.grader_buffer, []
+        inserted = self.library.runs.insert_new_rows(rows, grader_rows)
         self.ex._stats["duplicates_refused"] += len(rows) - inserted
         self.last_flush = time.perf_counter()
         if inserted == len(rows):
-            for idx, _, outcome in rows:
-                self.counts[outcome.status] = self.counts.get(outcome.status, 0) + 1
-                if self.streak is not None and self.streak.observe(idx, outcome):
+            for row in rows:
+                status = row[ROW_STATUS]
+                self.counts[status] = self.counts.get(status, 0) + 1
+                if self.streak is not None and self.streak.observe_result(row[ROW_IDX], status, row[ROW_ERROR]):
                     self.cancel.set()  # the graded samples stay; resume (or --keep-going) finishes
         else:  # some rows were already there: count what the library holds, not what arrived
             self.counts = dict(self.library.runs.get(self.run_id).counts)
         self.done += inserted
         if self.on_progress is not None:
             self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
-                                      time.perf_counter() - self.start, [(i, o) for i, _, o in rows]))
+                                      time.perf_counter() - self.start, Written(rows)))
 
-    def _accept(self, block: _Block, outcomes: list[Outcome]) -> None:
+    def _accept(self, block: _Block, outcomes: list[Any]) -> None:
         if block.number in self.finished_blocks:  # a block answered twice: the first answer stands
             self.ex._stats["duplicates_refused"] += len(block.rows)
+            return
+        if self.suite:  # (slot, block positions, outcomes) per grader: the engine's own assembly
+            for _, positions, slot_outcomes in outcomes:
+                if len(positions) != len(slot_outcomes) or any(not isinstance(o, Outcome) for o in slot_outcomes):
+                    raise RuntimeError("a Ray actor returned a malformed suite block")
+            self.finished_blocks.add(block.number)
+            rows, grader_rows = assemble(self.plan, self.run_id, block.rows, outcomes, self.partial,
+                                         self.cancel.is_set())
+            self.buffer.extend(rows)
+            self.grader_buffer.extend(grader_rows)
             return
         if len(outcomes) != len(block.rows):
             raise RuntimeError(f"a Ray actor returned {len(outcomes)} outcomes for {len(block.rows)} samples")
@@ -317,7 +359,7 @@ class _Run:
                 raise RuntimeError(f"a Ray actor returned {type(outcome).__name__} instead of an Outcome")
             if cancelled and outcome.error == "cancelled":
                 continue  # cut short by cancel: graded by nobody, left for resume
-            self.buffer.append((idx, sid, outcome))
+            self.buffer.append(outcome_values(self.run_id, idx, sid, outcome))
 
     def _requeue(self, block: _Block, why: str) -> None:
         block.attempts += 1
@@ -375,7 +417,7 @@ class _Run:
                 block = self._next_block(rows)
                 if block is None:
                     return
-                ref = actor.handle.grade_block.remote(block.rows)
+                ref = actor.handle.grade_block.remote(self._send(block))
                 actor.in_flight += 1
                 self.in_flight[ref] = (actor, block)
 

@@ -1,0 +1,197 @@
+"""A run's plan: which graders (slots) grade each sample, and how a sample's rows are made.
+
+The runner's unit is (sample x grader). A run of one grader is a plan of one slot whose rows are the
+grader's own; a suite run's plan has a slot per grader, and each finished sample becomes one row in
+``results`` (the overall score by the suite's rule, every grader's score under ``scores`` by key)
+plus the per-grader rows that say more than a plain score (``grader_results``). A sample that not
+every grader finished (a cancel cut the batch short) keeps only its finished graders' rows, so a
+resume grades the missing graders and nothing twice. The local engine and the Ray driver both build
+their rows here: one rule, no second code path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from studio.core.graders.composite import combine
+from studio.core.models import CompositeGrader, GraderDefinition, Outcome
+from studio.core.models.suite import DEFAULT_THRESHOLD
+from studio.core.store.runs import grader_values, outcome_values
+
+SCORED = ("ok", "invalid")
+#: what a scorer gave for one sample: an Outcome, or a plain score as a float (``score_values``)
+Graded = float | Outcome  # the statuses whose score counts (invalid ones count as the 0 they were given)
+
+
+@dataclass
+class PlannedGrader:
+    slot: int
+    key: str
+    version: int
+    definition: GraderDefinition
+    weight: float = 1.0
+    #: the pass threshold of this grader in the suite (None: the run's pass threshold)
+    threshold: float | None = None
+
+
+@dataclass
+class RunPlan:
+    graders: list[PlannedGrader]
+    #: None for a run of one grader; else the suite's rule: none, mean, all-pass or composite
+    overall: str | None = None
+    composite: CompositeGrader | None = None
+    pass_threshold: float = DEFAULT_THRESHOLD
+    _metric_keys: list[str] = field(default_factory=list)
+    _json_prefixes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._metric_keys = [getattr(g.definition, "metric", None) and g.definition.metric.key or "score"
+                             for g in self.graders]
+        keys = [json.dumps(g.key, ensure_ascii=False) for g in self.graders]
+        #: '{"a": ', ', "b": ' ...: the scores JSON of a row of plain scores, a float after each
+        self._json_prefixes = ["{" + keys[0] + ": "] + [", " + k + ": " for k in keys[1:]] if keys else []
+
+    @property
+    def suite(self) -> bool:
+        return self.overall is not None
+
+    def threshold(self, planned: PlannedGrader) -> float:
+        return self.pass_threshold if planned.threshold is None else planned.threshold
+
+    # -- one sample's rows ---------------------------------------------------------------------
+    def sample_rows(self, run_id: int, idx: int, sample_id: str, outcomes: Mapping[int, Graded],
+                    fresh: Sequence[int]) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
+        """The sample row (None while a grader is missing) and the per-grader rows to write for the
+        slots in ``fresh`` (those graded now; ``outcomes`` also holds earlier ones, for the overall).
+        A float is a plain score (a scorer's ``score_values`` lane: no Outcome was built for it)."""
+        complete = len(outcomes) == len(self.graders)
+        graders: list[tuple[Any, ...]] = []
+        for slot in fresh:
+            outcome = outcomes[slot]
+            if type(outcome) is float:
+                if not complete:
+                    graders.append(grader_values(run_id, slot, idx, self.plain_outcome(slot, outcome)))
+            elif not complete or not self._plain(slot, outcome):  # type: ignore[arg-type]
+                graders.append(grader_values(run_id, slot, idx, outcome))  # type: ignore[arg-type]
+        if not complete:
+            return None, graders
+        values = [outcomes[p.slot] for p in self.graders]
+        if all(type(v) is float and math.isfinite(v) for v in values):
+            return self._plain_row(run_id, idx, sample_id, values), graders  # type: ignore[arg-type]
+        full = {slot: self.plain_outcome(slot, v) if type(v) is float else v for slot, v in outcomes.items()}
+        return outcome_values(run_id, idx, sample_id, self.overall_outcome(full)), graders  # type: ignore[arg-type]
+
+    def _plain_row(self, run_id: int, idx: int, sample_id: str, values: list[float]) -> tuple[Any, ...]:
+        """The row ``overall_outcome`` gives when every grader gave a plain score, built directly
+        (the hot path of a suite of built-in checks)."""
+        text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
+        score = self._rule(list(zip(self.graders, values, strict=True)))
+        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False)
+
+    def _plain(self, slot: int, outcome: Outcome) -> bool:
+        """A plain score: the sample row's ``scores`` says all of it (no grader row needed)."""
+        if outcome.status != "ok" or outcome.score is None or outcome.rationale or outcome.details \
+                or outcome.error or outcome.raw is not None or outcome.prompt_tokens or outcome.completion_tokens \
+                or outcome.cached:
+            return False
+        scores = outcome.scores
+        return not scores or (len(scores) == 1 and scores.get(self._metric_keys[slot]) == outcome.score)
+
+    def plain_outcome(self, slot: int, score: float) -> Outcome:
+        """The per-grader Outcome a plain score in the sample row stands for."""
+        return Outcome(score=score, scores={self._metric_keys[slot]: score})
+
+    # -- the overall rule ----------------------------------------------------------------------
+    def overall_outcome(self, outcomes: Mapping[int, Outcome]) -> Outcome:
+        """The sample's row: every grader's score by key, and the overall score by the rule. An
+        error of any grader makes the overall an error; NA graders are left out; all NA is NA."""
+        scores: dict[str, float] = {}
+        statuses: dict[str, str] = {}
+        errors: list[str] = []
+        usable: list[tuple[PlannedGrader, float]] = []
+        for planned in self.graders:
+            outcome = outcomes[planned.slot]
+            if outcome.status != "ok":
+                statuses[planned.key] = outcome.status
+            if outcome.status in SCORED and outcome.score is not None:
+                scores[planned.key] = float(outcome.score)
+                usable.append((planned, float(outcome.score)))
+            elif outcome.status == "error" or (outcome.status != "skipped" and outcome.score is None):
+                errors.append(f"{planned.key}: {outcome.error or 'no score'}")
+        tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes.values()),
+                  "completion_tokens": sum(o.completion_tokens for o in outcomes.values()),
+                  "duration_ms": sum(o.duration_ms for o in outcomes.values()),
+                  "cached": all(o.cached for o in outcomes.values())}
+        details: dict[str, Any] = {"overall": self.overall}
+        if statuses:
+            details["statuses"] = statuses
+        if errors:
+            return Outcome(status="error", scores=scores, details=details, error="; ".join(errors), **tokens)
+        if not usable:
+            return Outcome(status="skipped", scores=scores, details=details, rationale="every grader said NA", **tokens)
+        score = self._rule(usable)
+        return Outcome(status="ok", score=score, scores=scores, details=details, **tokens)
+
+    def _rule(self, usable: list[tuple[PlannedGrader, float]]) -> float | None:
+        if self.overall == "none":
+            return None
+        if self.overall == "mean":
+            total = sum(p.weight for p, _ in usable)
+            if total == 0:
+                return None
+            return sum(p.weight * s for p, s in usable) / total
+        if self.overall == "all-pass":
+            return 1.0 if all(s >= self.threshold(p) for p, s in usable) else 0.0
+        if self.overall == "composite" and self.composite is not None:
+            by_key = {p.key: s for p, s in usable}
+            parts = [(c.grader.key, c.weight, by_key[c.grader.key]) for c in self.composite.components
+                     if c.grader.key in by_key]
+            if not parts or (self.composite.mode == "weighted" and not any(w > 0 for _, w, _ in parts)):
+                return None
+            return combine(self.composite.mode, parts)[0]
+        return None  # no overall rule: the row still holds every grader's score
+
+
+def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
+             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Any]],
+             cancelled: bool) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """A suite batch's rows from each slot's outcomes (``graded``: slot, batch positions, outcomes),
+    merged with the graders a sample had before (``partial``, updated in place). Shared by the local
+    engine and the Ray driver. An outcome cut short by cancel is dropped: nobody graded it."""
+    have: list[dict[int, Any]] = [dict(partial[row[0]]) if row[0] in partial else {} for row in batch]
+    fresh: list[list[int]] = [[] for _ in batch]
+    for slot, positions, outcomes in graded:
+        for k, outcome in zip(positions, outcomes, strict=True):
+            if cancelled and type(outcome) is not float and outcome.error == "cancelled":
+                continue
+            have[k][slot] = outcome
+            fresh[k].append(slot)
+    sample_rows: list[tuple[Any, ...]] = []
+    grader_rows: list[tuple[Any, ...]] = []
+    for k, row in enumerate(batch):
+        idx, sid = row[0], row[1]
+        if not fresh[k]:
+            continue
+        sample_row, rows = plan.sample_rows(run_id, idx, sid, have[k], fresh[k])
+        grader_rows.extend(rows)
+        if sample_row is None:
+            partial[idx] = have[k]
+        else:
+            partial.pop(idx, None)
+            sample_rows.append(sample_row)
+    return sample_rows, grader_rows
+
+
+def scores_of(row_scores: str | None) -> dict[str, Any]:
+    """A sample row's ``scores`` JSON (every grader's score by key in a suite run)."""
+    if not row_scores:
+        return {}
+    try:
+        value = json.loads(row_scores)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

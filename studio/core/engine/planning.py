@@ -1,0 +1,89 @@
+"""From what a person names (a grader key, a suite key, or several grader keys) to a run's plan.
+
+``suite_for`` turns a suite key or a list of grader keys into a checked ``SuiteDefinition``;
+``record_suite_run`` writes the run with one ``run_graders`` row per slot (each grader's version
+fixed at the start, so a resume grades with the same ones); ``plan_of`` reads a stored run back into
+the ``RunPlan`` the executors grade.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from studio.core.models import CompositeGrader, RunInfo, parse_grader
+from studio.core.models.suite import SuiteDefinition, SuiteMember
+from studio.core.store import Library
+from studio.core.store.suites import InvalidSuite
+
+from .plan import PlannedGrader, RunPlan
+from .preflight import check_run_configuration
+
+ONE_OFF_KEY = "graders"  # the key a ``run --graders a,b,c`` suite is checked under (never stored)
+
+
+def one_off_suite(keys: list[str], overall: str = "none", overall_grader: str | None = None) -> SuiteDefinition:
+    """``run --graders a,b,c``: a suite that is not saved (duplicates refused like a saved one's)."""
+    keys = [k.strip() for k in keys if k.strip()]
+    if not keys:
+        raise InvalidSuite("--graders needs at least one grader key")
+    try:
+        return SuiteDefinition(key=ONE_OFF_KEY, graders=[SuiteMember(grader=k) for k in keys],
+                               overall=overall, overall_grader=overall_grader)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise InvalidSuite(_first_error(exc)) from None
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        first = errors()[0]
+        return str(first.get("msg", exc)).removeprefix("Value error, ")
+    return str(exc)
+
+
+def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str, options: Any, *,
+                     suite_version: int | None = None, saved: bool = True) -> RunInfo:
+    """Record a suite run (status pending): every grader resolved to a version and checked first."""
+    library.suites.check(suite, own_key=False)  # graders missing or trashed since, thresholds, composite
+    dataset = library.datasets.get(dataset_name)
+    slots: list[dict[str, Any]] = []
+    first: tuple[int, int] | None = None
+    for member in suite.graders:
+        record = library.graders.get(member.grader)  # NotFound (a sentence): missing or in the trash
+        version = member.version or record.current_version
+        definition = library.graders.version(member.grader, version).definition
+        check_run_configuration(library, definition, options.endpoint)
+        slots.append({"grader_id": record.id, "grader_key": record.key, "grader_version": version,
+                      "weight": member.weight, "threshold": member.threshold})
+        first = first or (record.id, version)
+    composite = None
+    if suite.overall == "composite" and suite.overall_grader:
+        composite = library.graders.get(suite.overall_grader).definition.model_dump(mode="json")
+    total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
+    if options.samples is not None:
+        total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
+    plan = {"key": suite.key if saved else None, "version": suite_version, "overall": suite.overall,
+            "overall_grader": suite.overall_grader, "composite": composite, "graders": suite.grader_keys()}
+    assert first is not None
+    return library.runs.create(first[0], first[1], dataset.id, total, endpoint=options.endpoint,
+                               settings=options.model_dump(mode="json", exclude_none=True), slots=slots, suite=plan)
+
+
+def plan_of(library: Library, info: RunInfo, pass_threshold: float) -> RunPlan:
+    """The stored run's plan: its graders at the versions it started with."""
+    graders = [
+        PlannedGrader(slot=row.slot, key=row.grader_key, version=row.grader_version,
+                      definition=library.graders.version(row.grader_key, row.grader_version).definition,
+                      weight=row.weight, threshold=row.threshold)
+        for row in library.runs.slots(info.id)
+    ]
+    if not graders:  # a run recorded before run_graders existed and missing from the backfill
+        graders = [PlannedGrader(0, info.grader_key, info.grader_version,
+                                 library.graders.version(info.grader_key, info.grader_version).definition)]
+    suite = info.suite
+    if suite is None:
+        return RunPlan(graders[:1], pass_threshold=pass_threshold)
+    composite = suite.get("composite")
+    parsed = parse_grader(composite) if composite else None
+    return RunPlan(graders, overall=str(suite.get("overall") or "none"),
+                   composite=parsed if isinstance(parsed, CompositeGrader) else None, pass_threshold=pass_threshold)

@@ -1,0 +1,183 @@
+"""The suite repository: suites versioned, lockable and trashable exactly like graders.
+
+A suite names graders by key; every write checks them against the library first, so a suite that
+would not run is never stored: a missing or trashed grader, a pinned version that does not exist,
+a threshold outside the grader's score range, an overall composite that is not a composite or names
+a grader outside the suite. Each refusal is one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, Row, select
+
+from studio.core.models import CompositeGrader, GraderDefinition
+from studio.core.models.suite import SuiteDefinition
+
+from .errors import Conflict, NotFound
+from .graders import GraderRepository
+from .tables import suite_versions, suites
+from .versioned import Versioned
+
+
+class SuiteRecord(BaseModel):
+    id: int
+    key: str
+    name: str
+    locked: bool
+    deleted_at: datetime | None
+    current_version: int
+    created_at: datetime
+    updated_at: datetime
+    definition: SuiteDefinition
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+class SuiteVersionRecord(BaseModel):
+    version: int
+    action: str
+    message: str
+    created_at: datetime
+    definition: SuiteDefinition
+
+
+class InvalidSuite(Conflict):
+    """A suite that names something the library cannot run (the sentence says what)."""
+
+
+def score_range(definition: GraderDefinition) -> tuple[float, float] | None:
+    """The scores a grader can give, when its kind bounds them (None: any finite number, as a
+    function, bash or reward-server grader may return). Judges and built-in checks normalise to
+    [0, 1]; a composite's ``any``/``all`` stay within its parts, a weighted one reaches its
+    penalties' sum below 0."""
+    kind = definition.kind
+    if kind in ("function", "bash", "external_endpoint"):
+        return None
+    if isinstance(definition, CompositeGrader):
+        parts = [score_range(c.grader) for c in definition.components]
+        if any(p is None for p in parts):
+            return None
+        if definition.mode in ("any", "all"):
+            return min(p[0] for p in parts if p), max(p[1] for p in parts if p)
+        penalty = sum(c.weight for c in definition.components if c.weight < 0)
+        return min(0.0, penalty), 1.0
+    return 0.0, 1.0
+
+
+def _serialise(definition: SuiteDefinition) -> str:
+    return json.dumps(definition.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+
+
+class SuiteRepository:
+    def __init__(self, engine: Engine, graders: GraderRepository) -> None:
+        self._engine = engine
+        self._graders = graders
+        self._v = Versioned(engine, suites, suite_versions, "suite_id", "suite", lambda d: {"name": d.name})
+
+    # -- reading -------------------------------------------------------------------------------
+    def _record(self, row: Row, text: str) -> SuiteRecord:
+        return SuiteRecord(**row._asdict(), definition=SuiteDefinition.model_validate_json(text))
+
+    def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[SuiteRecord]:
+        query = (select(suites, suite_versions.c.definition)
+                 .join(suite_versions, (suite_versions.c.suite_id == suites.c.id)
+                       & (suite_versions.c.version == suites.c.current_version))
+                 .order_by(suites.c.key))
+        if deleted_only:
+            query = query.where(suites.c.deleted_at.is_not(None))
+        elif not include_deleted:
+            query = query.where(suites.c.deleted_at.is_(None))
+        with self._engine.connect() as conn:
+            rows = conn.execute(query).all()
+        out = []
+        for row in rows:
+            fields = row._asdict()
+            text = fields.pop("definition")
+            out.append(SuiteRecord(**fields, definition=SuiteDefinition.model_validate_json(text)))
+        return out
+
+    def exists(self, key: str) -> bool:
+        """Is ``key`` a live suite (``run KEY`` takes a suite key wherever it takes a grader's)?"""
+        with self._engine.connect() as conn:
+            row = self._v.row(conn, key)
+        return row is not None and row.deleted_at is None
+
+    def get(self, key: str, *, include_deleted: bool = False) -> SuiteRecord:
+        with self._engine.connect() as conn:
+            row = self._v.get_row(conn, key, include_deleted)
+            return self._record(row, self._v.text(conn, row.id, row.current_version) or "{}")
+
+    def versions(self, key: str) -> list[SuiteVersionRecord]:
+        return [SuiteVersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
+                                   definition=SuiteDefinition.model_validate_json(r.definition))
+                for r in self._v.version_rows(key)]
+
+    def version(self, key: str, number: int) -> SuiteVersionRecord:
+        for record in self.versions(key):
+            if record.version == number:
+                return record
+        raise NotFound(f"suite {key!r} has no version {number}")
+
+    # -- checks --------------------------------------------------------------------------------
+    def check(self, definition: SuiteDefinition, *, own_key: bool = True) -> None:
+        """Refuse (one sentence) a suite the library could not run (``own_key``: also a key a
+        grader already has, which ``run KEY`` could not tell apart)."""
+        if own_key and self._graders_has(definition.key):
+            raise InvalidSuite(f"{definition.key!r} is already a grader's key: a suite needs a key of its own "
+                               "(`run KEY` takes either)")
+        for member in definition.graders:
+            record = self._graders.get(member.grader)  # NotFound: missing, or in the trash
+            grader = record.definition
+            if member.version is not None:
+                grader = self._graders.version(member.grader, member.version).definition
+            bounds = score_range(grader)
+            if member.threshold is not None and bounds is not None and not bounds[0] <= member.threshold <= bounds[1]:
+                raise InvalidSuite(f"the threshold {member.threshold:g} for {member.grader!r} is outside its scores "
+                                   f"({bounds[0]:g} to {bounds[1]:g})")
+        if definition.overall == "composite":
+            key = definition.overall_grader or ""
+            composite = self._graders.get(key).definition
+            if not isinstance(composite, CompositeGrader):
+                raise InvalidSuite(f"the overall grader {key!r} is a {composite.kind} grader, not a composite")
+            outside = [c.grader.key for c in composite.components if c.grader.key not in definition.grader_keys()]
+            if outside:
+                raise InvalidSuite(f"the composite {key!r} combines {', '.join(map(repr, outside))}, which the suite "
+                                   "does not run: add them to the suite or pick another overall rule")
+
+    def _graders_has(self, key: str) -> bool:
+        try:
+            self._graders.get(key, include_deleted=True)
+        except NotFound:
+            return False
+        return True
+
+    # -- writing -------------------------------------------------------------------------------
+    def create(self, definition: SuiteDefinition, message: str = "") -> SuiteRecord:
+        self.check(definition)
+        self._v.create(definition.key, definition, _serialise(definition), message)
+        return self.get(definition.key)
+
+    def save(self, definition: SuiteDefinition, message: str = "") -> SuiteRecord:
+        self.check(definition)
+        self._v.save(definition.key, definition, _serialise(definition), message)
+        return self.get(definition.key)
+
+    def restore_version(self, key: str, number: int) -> SuiteRecord:
+        return self.save(self.version(key, number).definition, message=f"restored from v{number}")
+
+    def delete(self, key: str) -> None:
+        self._v.delete(key)
+
+    def restore(self, key: str) -> SuiteRecord:
+        self._v.restore(key)
+        return self.get(key)
+
+    def set_locked(self, key: str, locked: bool) -> SuiteRecord:
+        self._v.set_locked(key, locked)
+        return self.get(key)

@@ -1,0 +1,138 @@
+"""The versioning pattern graders and suites share: one head row per key, immutable versions.
+
+A key has one head row for its whole life (``current_version``, ``locked``, ``deleted_at``) and a
+versions table whose rows the database refuses to alter. Deleting sets a tombstone; creating the key
+again clears it and appends a version, so a key's history is never split. The grader and suite
+repositories hold one ``Versioned`` each and add what is their own (parsing, listing, diffs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
+
+from .database import utcnow
+from .errors import Conflict, Locked, NotFound
+
+
+class Versioned:
+    def __init__(self, engine: Engine, head: Table, versions: Table, owner: str, noun: str,
+                 head_values: Callable[[Any], dict[str, Any]]) -> None:
+        self.engine = engine
+        self.head = head
+        self.versions = versions
+        self.owner = versions.c[owner]  # the versions table's column naming the head row
+        self.noun = noun
+        #: the head row's columns that follow the current definition (a grader's kind and name)
+        self.head_values = head_values
+
+    # -- reading -------------------------------------------------------------------------------
+    def row(self, conn: Connection, key: str) -> Row | None:
+        return conn.execute(select(self.head).where(self.head.c.key == key)).first()
+
+    def live_row(self, conn: Connection, key: str) -> Row:
+        row = self.row(conn, key)
+        if row is None:
+            raise NotFound(f"no {self.noun} with key {key!r}")
+        if row.deleted_at is not None:
+            raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
+        return row
+
+    def get_row(self, conn: Connection, key: str, include_deleted: bool) -> Row:
+        row = self.row(conn, key)
+        if row is None or (row.deleted_at is not None and not include_deleted):
+            hint = " (it is in the trash: restore it first)" if row is not None else ""
+            raise NotFound(f"no {self.noun} with key {key!r}{hint}")
+        return row
+
+    def text(self, conn: Connection, head_id: int, version: int) -> str | None:
+        return conn.execute(select(self.versions.c.definition).where(
+            self.owner == head_id, self.versions.c.version == version)).scalar()
+
+    def version_rows(self, key: str) -> list[Row]:
+        with self.engine.connect() as conn:
+            row = self.row(conn, key)
+            if row is None:
+                raise NotFound(f"no {self.noun} with key {key!r}")
+            return list(conn.execute(select(self.versions).where(self.owner == row.id)
+                                     .order_by(self.versions.c.version)))
+
+    # -- writing -------------------------------------------------------------------------------
+    def _append(self, conn: Connection, head_id: int, version: int, action: str, text: str, message: str) -> None:
+        conn.execute(insert(self.versions).values(
+            {self.owner.name: head_id, "version": version, "action": action, "definition": text,
+             "message": message, "created_at": utcnow()}))
+
+    def exists_sentence(self, key: str) -> str:
+        return (f"a {self.noun} with key {key!r} already exists; save a new version of it, or delete it "
+                "first to recreate it")
+
+    def plan_create(self, key: str) -> tuple[str, str | None]:
+        """What ``create`` would do with ``key``: ("create" | "recreate" | "refuse", the refusal)."""
+        with self.engine.connect() as conn:
+            row = self.row(conn, key)
+        if row is None:
+            return "create", None
+        if row.deleted_at is not None:
+            return "recreate", None
+        return "refuse", self.exists_sentence(key)
+
+    def create(self, key: str, definition: Any, text: str, message: str = "") -> None:
+        """Create ``key``; a key in the trash is recreated (its history continues)."""
+        now = utcnow()
+        values = self.head_values(definition)
+        with self.engine.begin() as conn:
+            row = self.row(conn, key)
+            if row is not None and row.deleted_at is None:
+                raise Conflict(self.exists_sentence(key))
+            if row is None:
+                head_id = conn.execute(insert(self.head).values(
+                    key=key, locked=False, deleted_at=None, current_version=1, created_at=now,
+                    updated_at=now, **values)).inserted_primary_key[0]
+                self._append(conn, head_id, 1, "create", text, message)
+            else:
+                version = row.current_version + 1
+                conn.execute(update(self.head).where(self.head.c.id == row.id).values(
+                    locked=False, deleted_at=None, current_version=version, updated_at=now, **values))
+                self._append(conn, row.id, version, "recreate", text, message)
+
+    def save(self, key: str, definition: Any, text: str, message: str = "",
+             same: Callable[[str], bool] | None = None) -> bool:
+        """Store an edit as a new version; False when it equals the current one (nothing added).
+        ``same(stored text)`` compares beyond the text (a definition stored by an older release)."""
+        with self.engine.begin() as conn:
+            row = self.live_row(conn, key)
+            if row.locked:
+                raise Locked(f"{self.noun} {key!r} is locked: unlock it to edit")
+            current = self.text(conn, row.id, row.current_version) or ""
+            if current == text or (same is not None and same(current)):
+                return False
+            version = row.current_version + 1
+            conn.execute(update(self.head).where(self.head.c.id == row.id).values(
+                current_version=version, updated_at=utcnow(), **self.head_values(definition)))
+            self._append(conn, row.id, version, "save", text, message)
+        return True
+
+    def delete(self, key: str) -> None:
+        with self.engine.begin() as conn:
+            row = self.live_row(conn, key)
+            if row.locked:
+                raise Locked(f"{self.noun} {key!r} is locked: unlock it before deleting it")
+            now = utcnow()
+            conn.execute(update(self.head).where(self.head.c.id == row.id).values(deleted_at=now, updated_at=now))
+
+    def restore(self, key: str) -> None:
+        with self.engine.begin() as conn:
+            row = self.row(conn, key)
+            if row is None:
+                raise NotFound(f"no {self.noun} with key {key!r}")
+            if row.deleted_at is None:
+                raise Conflict(f"{self.noun} {key!r} is not deleted")
+            conn.execute(update(self.head).where(self.head.c.id == row.id).values(deleted_at=None, updated_at=utcnow()))
+
+    def set_locked(self, key: str, locked: bool) -> None:
+        with self.engine.begin() as conn:
+            row = self.live_row(conn, key)
+            conn.execute(update(self.head).where(self.head.c.id == row.id).values(locked=locked, updated_at=utcnow()))

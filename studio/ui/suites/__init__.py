@@ -1,0 +1,1 @@
+"""The Suites section: several graders run together (see page.py)."""

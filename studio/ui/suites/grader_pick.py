@@ -1,0 +1,46 @@
+"""The Agreement and Compare tabs' grader picker for suite runs: the overall score or one grader.
+
+Hidden unless a chosen run is a suite run; lists the graders every chosen run has (Compare needs
+the grader in both runs). ``currentData()`` is the grader key, or None for the run's own rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..qt import QtWidgets
+
+
+class GraderPick(QtWidgets.QComboBox):
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setToolTip("A suite run: compare or measure one grader, or the overall score")
+        self.setVisible(False)
+        self._runs: tuple[int, ...] = ()
+
+    def refresh(self, library: Any, run_ids: list[int]) -> None:
+        """Offer the graders of ``run_ids`` (kept when the runs did not change)."""
+        runs = tuple(run_ids)
+        if runs == self._runs:
+            return
+        self._runs = runs
+        keep = self.currentData()
+        self.blockSignals(True)
+        self.clear()
+        try:
+            infos = [library.runs.get(r) for r in runs]
+            suite = any(i.suite is not None for i in infos)
+            common: list[str] | None = None
+            for run_id in runs:
+                keys = [s.grader_key for s in library.runs.slots(run_id)]
+                common = keys if common is None else [k for k in common if k in keys]
+        except Exception:  # a run deleted under us: the report says so
+            suite, common = False, []
+        if suite:
+            self.addItem("Overall score", None)
+            for key in common or []:
+                self.addItem(key, key)
+            index = self.findData(keep)
+            self.setCurrentIndex(index if index >= 0 else 0)
+        self.setVisible(suite)
+        self.blockSignals(False)
