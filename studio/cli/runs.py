@@ -31,9 +31,11 @@ from studio.core.engine.runner import Progress, RunOptions, execute_run, start_r
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.store import LibraryError
-from studio.core.store.reports import result_record, run_query, write_results
+from studio.core.store.reports import run_query, write_results
 
 from .app import CliApp, CliError, add_json_flag
+from .run_show import cmd_show as show_run
+from .run_show import print_runs
 
 
 class ProgressBar:
@@ -269,32 +271,12 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json([summary(i) for i in infos])
         return 0
-    rows = []
-    for i in infos:
-        mean = i.aggregates.get("mean")
-        rows.append([i.id, i.status, f"{i.grader_key} v{i.grader_version}", i.dataset, f"{i.done}/{i.total}",
-                     "" if mean is None else f"{mean:.4f}", i.created_at.strftime("%Y-%m-%d %H:%M")])
-    app.print_table(rows, ["RUN", "STATUS", "GRADER", "DATASET", "DONE", "MEAN", "CREATED"])
+    print_runs(infos)
     return 0
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        info = app.library.runs.get(args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
-    rows = app.library.runs.results(args.run_id, failed_only=args.failed)
-    if args.json:
-        app.print_json({"run": summary(info), "results": [result_record(r) for r in rows]})
-        return 0
-    _print_summary(info)
-    print()
-    app.print_table(
-        [[r["sample_idx"], r["sample_id"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
-          f"{r['duration_ms']:.1f}", (r["error"] or r["rationale"] or "").replace("\n", " ")[:80]] for r in rows],
-        ["#", "SAMPLE", "STATUS", "SCORE", "MS", "ERROR / RATIONALE"],
-    )
-    return 0
+    return show_run(args, app, summary, _print_summary)
 
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
@@ -348,7 +330,12 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_list)
     p = rsub.add_parser("show", help="a run's summary and per-sample results")
     p.add_argument("run_id", type=int)
-    p.add_argument("--failed", action="store_true", help="only errors and invalid results")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--failed", action="store_true",
+                       help="only results that did not pass: below the pass threshold, FAIL, error or invalid")
+    which.add_argument("--errors", action="store_true", help="only errors and invalid results")
+    which.add_argument("--sample", metavar="SAMPLE_ID",
+                       help="one sample whole: its thread, the reference, the score and the full rationale")
     add_json_flag(p)
     p.set_defaults(func=cmd_show)
     p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")

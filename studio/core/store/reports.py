@@ -112,17 +112,22 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
     return count
 
 
-def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
-    """One JSON object a line: ``result_record`` plus the sample's input, completion and expected."""
-    count = 0
+def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
+    """Each result ``query`` selects as ``result_record`` plus its sample's input, completion and expected."""
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
          inp, comp, exp) in _rows(engine, query, progress):
-        record = result_record({
+        yield result_record({
             "sample_idx": idx, "sample_id": sid, "status": status, "score": score,
             "scores": _json(scores) or {}, "error": error, "rationale": rationale, "duration_ms": ms,
             "prompt_tokens": ptok, "completion_tokens": ctok, "cached": bool(cached),
             "details": _json(details) or {}, "raw": _json(raw),
         }) | {"input": inp, "completion": comp, "expected": exp}
+
+
+def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None) -> int:
+    """One JSON object a line: ``iter_records``'s."""
+    count = 0
+    for record in iter_records(engine, query, progress):
         out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         count += 1
     return count
