@@ -47,6 +47,7 @@ class Labeler(QtWidgets.QFrame):
         self.key.addItem(DEFAULT_KEY)
         self.key.setToolTip("Label set: labels belong to the dataset's samples, under this key")
         self.current = QtWidgets.QLabel("Select a result to label it")
+        self.current.setWordWrap(True)  # a long sample id wraps; it is never cut
         self.buttons = {}
         for key, verdict in KEYS.items():
             button = QtWidgets.QPushButton(f"{verdict} ({key})")
@@ -61,8 +62,10 @@ class Labeler(QtWidgets.QFrame):
         self.current.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.key.setToolTip("Human label set: labels belong to the dataset's samples, under this key. "
                             "P / F / N label, digits give a score, U jumps to the next unlabelled sample")
-        self.note.setMinimumWidth(120)
-        self.note.setPlaceholderText("Note (Return saves it; digits score)")
+        self.note.setPlaceholderText("Note")
+        self.note.setToolTip("A note saved with the label; Return saves the note alone. "
+                             "P / F / N label, a digit gives that score, U goes to the next unlabelled sample")
+        self.note.setMinimumWidth(self.note.fontMetrics().horizontalAdvance("Note") + 48)
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.key)
