@@ -17,6 +17,8 @@ from .qt import QtCore, QtGui, QtWidgets
 COMFORTABLE = QtCore.QSize(1600, 1000)
 #: share of a small screen the first window takes, so its edges and the panel stay visible
 SHARE = 0.94
+#: the window manager's frame (title bar, borders) before the window is shown and it is known
+FRAME_GUESS = QtCore.QSize(16, 40)
 
 
 def available_geometry(window: QtWidgets.QWidget) -> QtCore.QRect:
@@ -36,24 +38,68 @@ def first_size(area: QtCore.QRect) -> QtCore.QSize:
 
 
 def fits(frame: QtCore.QRect, area: QtCore.QRect) -> bool:
-    """A saved window ``frame`` lies on the screen area ``area`` (a few pixels of frame may hang over)."""
-    slack = 8
-    return area.adjusted(-slack, -slack, slack, slack).contains(frame)
+    """A window ``frame`` lies on the screen area ``area``."""
+    return area.contains(frame)
+
+
+def _frame_extra(window: QtWidgets.QWidget) -> QtCore.QSize:
+    if window.isVisible():
+        return window.frameGeometry().size() - window.geometry().size()
+    return QtCore.QSize(FRAME_GUESS)
 
 
 def place_first(window: QtWidgets.QWidget) -> None:
     area = available_geometry(window)
-    size = first_size(area).boundedTo(area.size())
+    frame = _frame_extra(window)
+    size = first_size(area).boundedTo(area.size() - frame)
     size = size.expandedTo(window.minimumSize())
     window.resize(size)
-    window.move(area.left() + (area.width() - size.width()) // 2, area.top() + (area.height() - size.height()) // 2)
+    window.move(area.left() + (area.width() - size.width() - frame.width()) // 2,
+                area.top() + (area.height() - size.height() - frame.height()) // 2)
+    _FitOnShow.watch(window)
+
+
+class _FitOnShow(QtCore.QObject):
+    """Once the window is shown and its real frame known, pull it back inside the screen if the
+    frame hangs over (a taller title bar than guessed)."""
+
+    @classmethod
+    def watch(cls, window: QtWidgets.QWidget) -> None:
+        if window.findChild(cls) is None:
+            window.installEventFilter(cls(window))
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802
+        if event.type() == QtCore.QEvent.Type.Show and isinstance(watched, QtWidgets.QWidget):
+            watched.removeEventFilter(self)
+            QtCore.QTimer.singleShot(0, lambda w=watched: fit_inside(w))
+            self.deleteLater()
+        return False
+
+
+def fit_inside(window: QtWidgets.QWidget) -> None:
+    """Shrink and move a shown window so that its frame lies on its screen's available area."""
+    if window.isMaximized() or window.isFullScreen():
+        return
+    area = available_geometry(window)
+    frame = window.frameGeometry()
+    if fits(frame, area):
+        return
+    extra = _frame_extra(window)
+    size = window.size().boundedTo(area.size() - extra).expandedTo(window.minimumSize())
+    window.resize(size)
+    window.move(max(area.left(), min(frame.left(), area.right() - size.width() - extra.width())),
+                max(area.top(), min(frame.top(), area.bottom() - size.height() - extra.height())))
 
 
 def restore_geometry(window: QtWidgets.QWidget, saved: Any) -> None:
     """Restore ``saved`` (a ``saveGeometry()`` blob) when it fits the current screen, else size afresh."""
     if saved is not None and window.restoreGeometry(saved):
         area = available_geometry(window)
-        if window.isMaximized() or fits(window.frameGeometry() if window.isVisible() else window.geometry(), area):
+        frame = window.geometry()
+        extra = _frame_extra(window)
+        frame = QtCore.QRect(frame.topLeft(), frame.size() + extra) if not window.isVisible() else window.frameGeometry()
+        if window.isMaximized() or fits(frame, area):
+            _FitOnShow.watch(window)
             return
         window.setWindowState(window.windowState() & ~QtCore.Qt.WindowState.WindowMaximized)
     place_first(window)

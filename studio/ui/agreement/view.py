@@ -24,7 +24,7 @@ from ..qt import Qt, QtWidgets, Signal
 
 HOW_TO_LABEL = ("To get human labels: open the run in Run & results, select a result and press P (pass), "
                 "F (fail) or N (not applicable), or a digit for a score; each key moves to the next sample. "
-                "Or import a labels file (JSONL or CSV with sample_id and verdict or score), here or with "
+                "Or import a labels file (JSONL or CSV: sample_id, then label PASS/FAIL/NA or score), here or with "
                 "grader-studio labels import FILE --dataset NAME.")
 NO_RUN = ("No runs yet. Run a grader on a dataset in Run & results, then label some of its samples: "
           "agreement compares the judge's verdicts with yours.\n\n" + HOW_TO_LABEL)
@@ -100,8 +100,8 @@ class AgreementView(QtWidgets.QWidget):
         self.run.setMinimumContentsLength(24)
         self.run.currentIndexChanged.connect(lambda _i: self.run.setToolTip(self.run.currentText()))
         self.import_button = QtWidgets.QPushButton("Import labels…")
-        self.import_button.setToolTip("Add human labels from a JSONL or CSV file (sample_id and verdict or "
-                                      "score a line) to the chosen run's dataset")
+        self.import_button.setToolTip("Add human labels from a JSONL or CSV file (a sample_id and a label "
+                                      "PASS/FAIL/NA or a score a line) to the chosen run's dataset")
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(QtWidgets.QLabel("Run"))
         bar.addWidget(self.run, 1)
@@ -257,8 +257,9 @@ class AgreementView(QtWidgets.QWidget):
             self.summary.setText(describe_error(exc))
 
     def _show(self, report: dict[str, Any]) -> None:
-        try:
-            if report["run_id"] != self.run.currentData():
+        try:  # a report of another run or label set, overtaken by a later choice: not this one
+            if report["run_id"] != self.run.currentData() or \
+                    report["labels"] != (self.key.currentText().strip() or DEFAULT_KEY):
                 return
         except RuntimeError:  # the view was closed while computing
             return
