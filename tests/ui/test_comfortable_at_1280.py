@@ -232,3 +232,31 @@ def test_the_checker_finds_cut_text_and_accepts_a_tooltip(qtbot: Any) -> None:
     table.item(0, 0).setToolTip("the whole text")
     table.horizontalHeaderItem(0).setToolTip("the whole title")
     assert clipped_texts(root) == []
+
+
+def test_a_few_shot_example_opens_in_a_roomy_editor(qtbot: Any, demo_window: Any) -> None:
+    window = demo_window
+    assert window.open_grader("qa-correctness-judge")
+    shots = window.page.body.shots
+    before = shots.rows()[0]
+    seen: dict[str, Any] = {}
+
+    def edit() -> None:
+        dialog = shots.dialog
+        assert dialog is not None
+        user, completion, reasoning, verdict = dialog.fields
+        seen["size"] = (dialog.width(), dialog.height(), completion.height())
+        seen["text"] = user.toPlainText()
+        reasoning.setPlainText("A longer reasoning.\nOn two lines.")
+        verdict.setCurrentText("FAIL")
+        dialog.accept()
+
+    QtCore.QTimer.singleShot(0, edit)
+    with qtbot.waitSignal(window.page.body.changed):
+        assert shots.edit_row(0)
+    assert seen["text"] == before[0] and seen["size"][0] >= 600 and seen["size"][2] >= 90
+    after = shots.rows()[0]
+    assert after[2] == "A longer reasoning.\nOn two lines." and after[3] == "FAIL" and after[:2] == before[:2]
+    assert shots.table.item(0, 2).toolTip() == after[2]  # the cell's tooltip is the whole text
+    assert window.page.save_button.isEnabled()
+    window.page.discard()

@@ -524,6 +524,10 @@ class RunPanel(QtWidgets.QWidget):
         self._update_buttons()
 
     def _on_runs_loaded(self) -> None:
+        sizes = self.splitter.sizes()
+        if self.history.isVisibleTo(self) and sizes[0] and sizes[0] < self._history_width():
+            width = min(self._history_width(), max(sum(sizes) // 3, 160))  # the new rows' names, whole
+            self.splitter.setSizes([width, sum(sizes) - width])
         if self.runs.runs and not self._options_chosen and self.options_button.isChecked():
             self._set_options(False)  # compact once a run exists, unless the analyst chose otherwise
         shown = self.results.run_id
