@@ -17,6 +17,7 @@ from clipping import clipped_texts, rows_that_fit, visible_rows
 
 from studio.core.demo import build_demo
 from studio.core.engine.runner import RunOptions, run_grader
+from studio.core.models.labels import LabelInput
 from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN
 from studio.ui.qt import QtCore, QtWidgets
 
@@ -124,7 +125,14 @@ def test_the_run_page_keeps_twelve_rows_beside_the_detail(qtbot: Any, demo_windo
     _settle(qtbot, window)
     _assert_readable(window, "datasets")
     window.tabs.setCurrentWidget(window.agreement_tab)
-    qtbot.waitUntil(lambda: window.agreement_view.report is not None, timeout=30_000)
+    view = window.agreement_view
+    qtbot.waitUntil(lambda: view.report is not None and bool(view.report["disagreements"]), timeout=30_000)
+    first = view.report["disagreements"][0]  # a note longer than the page is wide
+    ctx.library.labels.put("qa", LabelInput(sample_id=first["sample_id"], verdict=first["human"],
+                                            note="A long note. " * 30), "human")
+    view.report = None
+    view.compute()
+    qtbot.waitUntil(lambda: view.report is not None, timeout=30_000)
     _settle(qtbot, window)
     _assert_readable(window, "agreement")
     window.tabs.setCurrentWidget(window.compare_tab)

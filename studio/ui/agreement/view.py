@@ -354,8 +354,11 @@ class AgreementView(QtWidgets.QWidget):
             note = d.get("human_note") or ""
             cells = [d["sample_id"], str(d["human"]), str(d["judge"]), score,
                      rationale + (f"  — human: {note}" if note else "")]
+            whole = (d.get("rationale") or "") + (f"\n\nhuman: {note}" if note else "")
             for c, text in enumerate(cells):
-                self.table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setToolTip(whole if c == len(cells) - 1 else text)  # the whole text where a cell cuts it
+                self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
 
