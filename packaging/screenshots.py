@@ -98,10 +98,30 @@ def main(argv: list[str] | None = None) -> int:
         body.sections.setCurrentIndex(1)  # Examples
         body.preview.picker.select("qa", 1)
         body.refresh_preview()
+        shots_table = body.shots
+
+        def fill_new_example() -> None:  # a third example, written in the roomy row editor
+            dialog = shots_table.dialog
+            if dialog is None:
+                return
+            user, completion, reasoning, verdict = dialog.fields
+            user.setPlainText("Which planet is the largest in the Solar System?")
+            completion.setPlainText("Saturn, thanks to its rings, is the largest planet.")
+            reasoning.setPlainText("Jupiter is the largest planet; Saturn is second. The rings do not "
+                                   "count towards a planet's size, so the answer is wrong.")
+            verdict.setCurrentText("FAIL")
+            wait(app, 0.4)
+            dialog.grab().save(str(out / "03f-example-editor.png"))
+            shots.append(out / "03f-example-editor.png")
+            dialog.accept()
+
+        QtCore.QTimer.singleShot(300, fill_new_example)
+        shots_table.add.click()
         shoot("03b-binary-judge-examples")
         body.sections.setCurrentIndex(0)
         window.page.set_bottom_collapsed(True)
         shoot("03c-binary-judge-criteria")
+        window.page.discard()  # the example was for the picture: nothing to save
         window.open_grader("rag-answer-checklist")
         window.page.body.refresh_preview()
         shoot("03d-criteria-judge")

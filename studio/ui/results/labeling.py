@@ -69,10 +69,10 @@ class Labeler(QtWidgets.QFrame):
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.key)
-        layout.addWidget(self.current, 1)
+        layout.addWidget(self.current, 2)
         for button in self.buttons.values():
             layout.addWidget(button)
-        layout.addWidget(self.note, 2)
+        layout.addWidget(self.note, 1)
         layout.addWidget(self.next_button)
         self._shortcuts()
         view.result_selected.connect(self._on_result)
