@@ -17,8 +17,8 @@ from .qt import QtCore, QtGui, QtWidgets
 COMFORTABLE = QtCore.QSize(1600, 1000)
 #: share of a small screen the first window takes, so its edges and the panel stay visible
 SHARE = 0.94
-#: the window manager's frame (title bar, borders) before the window is shown and it is known
-FRAME_GUESS = QtCore.QSize(16, 40)
+#: the window manager's frame (borders and a title bar) before the window is shown and it is known
+FRAME_GUESS = QtCore.QMargins(8, 32, 8, 8)
 
 
 def available_geometry(window: QtWidgets.QWidget) -> QtCore.QRect:
@@ -45,7 +45,12 @@ def fits(frame: QtCore.QRect, area: QtCore.QRect) -> bool:
 def _frame_extra(window: QtWidgets.QWidget) -> QtCore.QSize:
     if window.isVisible():
         return window.frameGeometry().size() - window.geometry().size()
-    return QtCore.QSize(FRAME_GUESS)
+    return QtCore.QSize(FRAME_GUESS.left() + FRAME_GUESS.right(), FRAME_GUESS.top() + FRAME_GUESS.bottom())
+
+
+def _frame_of(window: QtWidgets.QWidget) -> QtCore.QRect:
+    """The window's frame on screen: known once shown, guessed around its geometry before."""
+    return window.frameGeometry() if window.isVisible() else window.geometry().marginsAdded(FRAME_GUESS)
 
 
 def place_first(window: QtWidgets.QWidget) -> None:
@@ -54,6 +59,7 @@ def place_first(window: QtWidgets.QWidget) -> None:
     size = first_size(area).boundedTo(area.size() - frame)
     size = size.expandedTo(window.minimumSize())
     window.resize(size)
+    # move() places the frame's top left corner
     window.move(area.left() + (area.width() - size.width() - frame.width()) // 2,
                 area.top() + (area.height() - size.height() - frame.height()) // 2)
     _FitOnShow.watch(window)
@@ -78,7 +84,10 @@ class _FitOnShow(QtCore.QObject):
 
 def fit_inside(window: QtWidgets.QWidget) -> None:
     """Shrink and move a shown window so that its frame lies on its screen's available area."""
-    if window.isMaximized() or window.isFullScreen():
+    try:
+        if not window.isVisible() or window.isMaximized() or window.isFullScreen():
+            return
+    except RuntimeError:  # closed before the timer fired
         return
     area = available_geometry(window)
     frame = window.frameGeometry()
@@ -87,18 +96,16 @@ def fit_inside(window: QtWidgets.QWidget) -> None:
     extra = _frame_extra(window)
     size = window.size().boundedTo(area.size() - extra).expandedTo(window.minimumSize())
     window.resize(size)
-    window.move(max(area.left(), min(frame.left(), area.right() - size.width() - extra.width())),
-                max(area.top(), min(frame.top(), area.bottom() - size.height() - extra.height())))
+    right, bottom = area.left() + area.width(), area.top() + area.height()
+    window.move(max(area.left(), min(frame.left(), right - size.width() - extra.width())),
+                max(area.top(), min(frame.top(), bottom - size.height() - extra.height())))
 
 
 def restore_geometry(window: QtWidgets.QWidget, saved: Any) -> None:
     """Restore ``saved`` (a ``saveGeometry()`` blob) when it fits the current screen, else size afresh."""
     if saved is not None and window.restoreGeometry(saved):
         area = available_geometry(window)
-        frame = window.geometry()
-        extra = _frame_extra(window)
-        frame = QtCore.QRect(frame.topLeft(), frame.size() + extra) if not window.isVisible() else window.frameGeometry()
-        if window.isMaximized() or fits(frame, area):
+        if window.isMaximized() or fits(_frame_of(window), area):
             _FitOnShow.watch(window)
             return
         window.setWindowState(window.windowState() & ~QtCore.Qt.WindowState.WindowMaximized)
