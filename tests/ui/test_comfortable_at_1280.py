@@ -268,3 +268,21 @@ def test_a_few_shot_example_opens_in_a_roomy_editor(qtbot: Any, demo_window: Any
     assert shots.table.item(0, 2).toolTip() == after[2]  # the cell's tooltip is the whole text
     assert window.page.save_button.isEnabled()
     window.page.discard()
+
+
+def test_the_try_panel_folds_away_and_comes_back_for_try(qtbot: Any, demo_window: Any, ctx: Any) -> None:
+    window = demo_window
+    assert window.open_grader("answer-quality-1to5")
+    page = window.page
+    _settle(qtbot, window)
+    body_before = page.body_holder.height()
+    page.set_bottom_collapsed(True)
+    _settle(qtbot, window)
+    assert page.bottom.height() <= page.bottom.tabBar().sizeHint().height() + 4
+    assert page.body_holder.height() > body_before + 100, "the designer gets the panel's height"
+    assert str(ctx.settings.value("editor/bottom_collapsed")).lower() == "true"  # remembered
+    page.try_panel.picker.select("qa", 0)
+    page.try_sample()  # Try unfolds the panel to show what it did
+    _settle(qtbot, window)
+    assert not page.bottom_collapsed and page.bottom.height() > 120
+    qtbot.waitUntil(lambda: page.try_panel.button.isEnabled(), timeout=30_000)
