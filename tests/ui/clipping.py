@@ -92,6 +92,9 @@ def _tabs(bar: QtWidgets.QTabBar) -> list[str]:
             continue
         rect = bar.tabRect(i)
         needed = bar.tabSizeHint(i).width()
+        if (rect.left() < 0 or rect.right() >= bar.width()) and not bar.tabToolTip(i):
+            found.append(f"tab {bar.tabText(i)!r}: partly scrolled out of its bar ({rect} in {bar.width()} px)")
+            continue
         if bar.elideMode() != Qt.TextElideMode.ElideNone and needed > rect.width() + SLACK and not bar.tabToolTip(i):
             found.append(f"tab {bar.tabText(i)!r}: needs {needed} px, has {rect.width()}")
     return found

@@ -40,6 +40,17 @@ def _assert_readable(window: Any, page: str) -> None:
     assert not problems, f"{page}: text shown in part without a tooltip:\n" + "\n".join(problems)
 
 
+@pytest.fixture(autouse=True)
+def app_font(qapp: Any) -> Any:
+    """The font the studio runs with (``ui/app.py``: at least 10 pt), not the test platform's 9 pt."""
+    before = qapp.font()
+    font = qapp.font()
+    font.setPointSizeF(max(10.0, font.pointSizeF()))
+    qapp.setFont(font)
+    yield
+    qapp.setFont(before)
+
+
 @pytest.fixture
 def demo_window(qtbot: Any, window: Any, ctx: Any) -> Any:
     build_demo(ctx.library)
@@ -69,6 +80,15 @@ def test_every_grader_page_is_readable(qtbot: Any, demo_window: Any, ctx: Any) -
             _assert_readable(window, f"grader {record.key}" + (f", page {sections.tabText(index)}"
                                                                if sections is not None else ""))
         assert window.width() <= SIZE[0] and window.height() <= SIZE[1]
+    window.set_theme("dark")  # wider tabs and paddings: the designers still fit
+    for key in ("answer-quality-1to5", "qa-correctness-judge", "rag-answer-checklist"):
+        assert window.open_grader(key)
+        sections = window.page.body.sections
+        for index in range(sections.count()):
+            sections.setCurrentIndex(index)
+            _settle(qtbot, window)
+            _assert_readable(window, f"dark grader {key}, page {sections.tabText(index)}")
+    window.set_theme("light")
     window.page.discard()
 
 

@@ -80,7 +80,9 @@ class JudgeBody(DefinitionBody):
         column.addWidget(endpoint_box)
         column.addWidget(grader_box)
         column.addStretch(1)
-        self.sections.addTab(_scrolled(settings), "Endpoint && grader")
+        index = self.sections.addTab(_scrolled(settings), "Settings")
+        self.sections.setTabToolTip(index, "The endpoint, model and temperature; the grader's name, description, "
+                                           "metric and tags")
 
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.sections)
