@@ -105,6 +105,46 @@ def main(argv: list[str] | None = None) -> int:
         wait(app, 20, lambda: window.page.try_panel.outcome is not None)
         shoot("03-judge-designer")
 
+        # 3b. a binary judge's few-shot examples beside the preview; 3c. a criteria judge (folded Try panel)
+        window.open_grader("qa-correctness-judge")
+        body = window.page.body
+        body.sections.setCurrentIndex(1)  # Examples
+        body.preview.picker.select("qa", 1)
+        body.refresh_preview()
+        shots_table = body.shots
+
+        def fill_new_example() -> None:  # a third example, written in the roomy row editor
+            dialog = shots_table.dialog
+            if dialog is None:
+                return
+            user, completion, reasoning, verdict = dialog.fields
+            user.setPlainText("Which planet is the largest in the Solar System?")
+            completion.setPlainText("Saturn, thanks to its rings, is the largest planet.")
+            reasoning.setPlainText("Jupiter is the largest planet; Saturn is second. The rings do not "
+                                   "count towards a planet's size, so the answer is wrong.")
+            verdict.setCurrentText("FAIL")
+            wait(app, 0.4)
+            dialog.grab().save(str(out / "03f-example-editor.png"))
+            shots.append(out / "03f-example-editor.png")
+            dialog.accept()
+
+        QtCore.QTimer.singleShot(300, fill_new_example)
+        shots_table.add.click()
+        shoot("03b-binary-judge-examples")
+        body.sections.setCurrentIndex(0)
+        window.page.set_bottom_collapsed(True)
+        shoot("03c-binary-judge-criteria")
+        window.page.discard()  # the example was for the picture: nothing to save
+        window.open_grader("rag-answer-checklist")
+        window.page.body.refresh_preview()
+        shoot("03d-criteria-judge")
+        window.open_grader("answer-quality-1to5")
+        window.page.body.sections.setCurrentIndex(1)  # Subranges
+        window.page.body.refresh_preview()
+        shoot("03e-range-judge-subranges")
+        window.page.body.sections.setCurrentIndex(0)
+        window.page.set_bottom_collapsed(False)
+
         # 4. a generated form (built-in grader)
         window.open_grader("qa-token-f1")
         shoot("04-builtin-form")
@@ -138,6 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         wait(app, 30, lambda: window.agreement_view.report is not None)
         judge_run = window.agreement_view.report["run_id"] if window.agreement_view.report else None
         shoot("12-agreement")
+        view = window.agreement_view
+        view.key.setEditText("second-opinion")  # a label set nobody has filled: the page says how to
+        view.compute()
+        wait(app, 30, lambda: view.report is not None and view.report["labels"] == "second-opinion")
+        shoot("14-agreement-no-labels")
+        view.key.setEditText("human")
+        view.compute()
         window.tabs.setCurrentIndex(TAB_RUN)
         panel.select(grader="qa-token-f1", dataset="qa")
         panel.start()

@@ -31,8 +31,6 @@ from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor,
 from studio.core.engine.planning import plan_of
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
-from studio.core.engine.sections import load_run
-from studio.core.engine.usage import run_usage
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.safe_files import open_text
@@ -43,6 +41,12 @@ from studio.core.store.run_graders import run_graders
 from .app import CliApp, CliError, add_json_flag
 from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
 from .run_report import summary
+from .run_show import cmd_show as show_run
+from .run_show import print_runs
+from .tables import Column, print_table
+
+SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("STATUS", colour=True),
+                 Column("SCORE", right=True), Column("ERROR / RATIONALE", flexible=True))
 
 
 class ProgressBar:
@@ -325,6 +329,14 @@ def _print_graders(info: RunInfo, library: Any) -> None:
         print(f"  overall score: {overall['rule']}" + (f" ({overall['grader']})" if overall["grader"] else ""))
 
 
+def _did_not_pass(row: dict[str, Any], threshold: float | None) -> bool:
+    """``--failed`` for one grader's result: an error, an invalid answer, or a score under its threshold."""
+    if row["status"] in ("error", "invalid"):
+        return True
+    score = row.get("score")
+    return row["status"] == "ok" and score is not None and score < (0.5 if threshold is None else threshold)
+
+
 def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
     """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), and the
     sample's overall row."""
@@ -332,12 +344,14 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
 
     per = graders_with_results(app.library, info.id)
     by_sample: dict[int, list[dict[str, Any]]] = {}
-    for _, rows in per:
+    for grader, rows in per:
         for row in rows:
+            if args.errors and row["status"] not in ("error", "invalid"):
+                continue
+            if args.failed and not _did_not_pass(row, grader.threshold):
+                continue
             by_sample.setdefault(row["sample_idx"], []).append(row)
     results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
-    if args.failed:
-        results = [r for r in results if r["status"] in ("error", "invalid")]
     records = [{"grader": r["grader"], **result_record(r)} for r in results]
     if args.json:
         overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
@@ -345,10 +359,10 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
         return 0
     _print_summary(info, app.library)
     print()
-    app.print_table(
+    print_table(
         [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
-          (r["error"] or r["rationale"] or "").replace("\n", " ")[:70]] for r in results],
-        ["#", "SAMPLE", "GRADER", "STATUS", "SCORE", "ERROR / RATIONALE"],
+          r["error"] or r["rationale"] or ""] for r in results],
+        SUITE_COLUMNS,
     )
     return 0
 
@@ -364,12 +378,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json([summary(i) for i in infos])
         return 0
-    rows = []
-    for i in infos:
-        mean = i.aggregates.get("mean")
-        rows.append([i.id, i.status, f"{i.grader_key} v{i.grader_version}", i.dataset, f"{i.done}/{i.total}",
-                     "" if mean is None else f"{mean:.4f}", i.created_at.strftime("%Y-%m-%d %H:%M")])
-    app.print_table(rows, ["RUN", "STATUS", "GRADER", "DATASET", "DONE", "MEAN", "CREATED"])
+    print_runs(infos)
     return 0
 
 
@@ -378,24 +387,9 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
         info = app.library.runs.get(args.run_id)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
-    if info.suite is not None:
+    if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
-    rows = app.library.runs.results(args.run_id, failed_only=args.failed)
-    usage = run_usage(app.library, load_run(app.library, info.id))
-    if args.json:
-        app.print_json({"run": {**summary(info), "usage": usage.to_json()},
-                        "results": [result_record(r) | {"grader": info.grader_key} for r in rows]})
-        return 0
-    _print_summary(info)
-    for line in usage.lines():
-        print(line)
-    print()
-    app.print_table(
-        [[r["sample_idx"], r["sample_id"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
-          f"{r['duration_ms']:.1f}", (r["error"] or r["rationale"] or "").replace("\n", " ")[:80]] for r in rows],
-        ["#", "SAMPLE", "STATUS", "SCORE", "MS", "ERROR / RATIONALE"],
-    )
-    return 0
+    return show_run(args, app, summary, _print_summary)
 
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
@@ -486,7 +480,12 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_list)
     p = rsub.add_parser("show", help="a run's summary and per-sample results")
     p.add_argument("run_id", type=int)
-    p.add_argument("--failed", action="store_true", help="only errors and invalid results")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--failed", action="store_true",
+                       help="only results that did not pass: below the pass threshold, FAIL, error or invalid")
+    which.add_argument("--errors", action="store_true", help="only errors and invalid results")
+    which.add_argument("--sample", metavar="SAMPLE_ID",
+                       help="one sample whole: its thread, the reference, the score and the full rationale")
     add_json_flag(p)
     p.set_defaults(func=cmd_show)
     p = rsub.add_parser("report", help="a finished run's verdict and CI reports (JUnit, markdown, GitHub)")

@@ -24,6 +24,7 @@ from .qt import Qt, QtCore, QtGui, QTimer, QtWidgets
 from .runs.panel import RunPanel
 from .suites.page import SuitesPage
 from .theme import apply_theme
+from .window_size import restore_geometry
 
 TAB_GRADER, TAB_DATASETS, TAB_RUN = range(3)
 
@@ -502,11 +503,7 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- state --------------------------------------------------------------------------------------------
     def _restore_state(self) -> None:
         settings = self.ctx.settings
-        geometry = settings.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1440, 900)
+        restore_geometry(self, settings.value("window/geometry"))
         splitter = settings.value("window/splitter")
         if splitter is not None:
             self.splitter.restoreState(splitter)

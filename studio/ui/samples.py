@@ -111,6 +111,7 @@ class SamplePicker(QtWidgets.QWidget):
                 expected=self.expected.text() or None,
             )
             self.summary.setText("")
+            self.summary.setToolTip("")
         elif name:
             try:
                 self._sample = self.ctx.library.datasets.sample(name, self.index.value())
@@ -120,10 +121,16 @@ class SamplePicker(QtWidgets.QWidget):
             else:
                 question = self._sample.input_text().replace("\n", " ")
                 answer = (self._sample.completion or "").replace("\n", " ")
-                self.summary.setText(f"{self._sample.id}: {question[:90]} → {answer[:70]}")
+                self.summary.setText(f"{self._sample.id}: {_cut(question, 90)} → {_cut(answer, 70)}")
+                self.summary.setToolTip(f"{question}\n→ {answer}")
         else:
             self._sample = None
         self.sample_changed.emit()
 
     def sample(self) -> Sample | None:
         return self._sample
+
+
+def _cut(text: str, limit: int) -> str:
+    """At most ``limit`` characters, ending in "…" when cut (never mid-word without saying so)."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

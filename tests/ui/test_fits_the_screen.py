@@ -81,14 +81,23 @@ def test_every_page_fits(qtbot: Any, demo_window: Any, ctx: Any, size: tuple[int
         body = page.body
         if key == "qa-exact-match":
             assert_inside(window, "function editor", body.editor)
-        if key == "answer-quality-1to5":  # the judge designer at its narrowest
-            for name in ("criteria", "steps", "subranges", "templates", "preview"):
-                assert_inside(window, f"judge designer: {name}", getattr(body, name), vertical=False)
-            assert_inside(window, "steps checkbox", body.steps.explicit, vertical=False)
-            table = body.subranges.table
-            last = table.columnCount() - 1
-            assert table.horizontalHeader().sectionViewportPosition(last) + \
-                table.horizontalHeader().sectionSize(last) <= table.viewport().width() + 1, "Expectation cut off"
+        if key == "answer-quality-1to5":  # the judge designer at its narrowest: one page of it at a time
+            sections = body.sections
+            for index, names in ((0, ("criteria", "steps", "preview")), (1, ("subranges", "preview")),
+                                 (sections.indexOf(body.templates), ("templates", "preview"))):
+                sections.setCurrentIndex(index)
+                _settle(qtbot, window, size)
+                for name in names:
+                    assert_inside(window, f"judge designer: {name}", getattr(body, name), vertical=False)
+                if index == 0:
+                    assert_inside(window, "steps checkbox", body.steps.explicit, vertical=False)
+                if index == 1:
+                    table = body.subranges.table
+                    last = table.columnCount() - 1
+                    assert table.horizontalHeader().sectionViewportPosition(last) + \
+                        table.horizontalHeader().sectionSize(last) <= table.viewport().width() + 1, \
+                        "Expectation cut off"
+            sections.setCurrentIndex(0)
     assert_inside(window, "library search", window.library.search)
     assert_inside(window, "library tree", window.library.tree)
 
@@ -104,6 +113,8 @@ def test_every_page_fits(qtbot: Any, demo_window: Any, ctx: Any, size: tuple[int
     results = panel.results
     qtbot.waitUntil(lambda: results.summary is not None and results.model.rowCount() > 0)
     results.select_row(0)
+    panel.options_button.setChecked(True)  # the options a run form folds away once a run exists
+    panel.history_button.setChecked(True)
     _settle(qtbot, window, size)
     for name in ("grader", "version", "dataset", "endpoint", "concurrency", "limit", "start_button",
                  "cancel_button", "progress_bar", "history_button", "runs_view", "resume_button"):
@@ -119,6 +130,8 @@ def test_every_page_fits(qtbot: Any, demo_window: Any, ctx: Any, size: tuple[int
             f"the {column} column is off the grid's right edge"
     # the detail pane has room to read in (issue: it was about 180 px tall)
     assert results.detail.height() >= 260, results.detail.height()
+    panel.options_button.setChecked(False)
+    panel.history_button.setChecked(False)
     window.tabs.setCurrentIndex(TAB_GRADER)
 
 
@@ -127,11 +140,16 @@ def test_the_runs_list_collapses_and_comes_back(qtbot: Any, demo_window: Any) ->
     window.tabs.setCurrentIndex(TAB_RUN)
     _settle(qtbot, window, (1280, 800))
     panel = window.run_panel
+    # at 1280 px the results have the page to themselves: the list waits behind its button
+    assert not panel.history_button.isChecked() and not panel.runs_view.isVisible()
     grid_before = panel.results.width()
-    panel.history_button.setChecked(False)
-    QtWidgets.QApplication.processEvents()
-    assert panel.splitter.sizes()[0] == 0 and panel.results.width() > grid_before
     panel.history_button.setChecked(True)
     QtWidgets.QApplication.processEvents()
-    assert panel.splitter.sizes()[0] > 0 and panel.runs_view.isVisible()
+    assert panel.splitter.sizes()[0] > 0 and panel.runs_view.isVisible() and panel.results.width() < grid_before
+    header = panel.runs_view.horizontalHeader()
+    grader = 2  # the Grader column: read whole (issue 24: "qa-correctne")
+    assert header.sectionSize(grader) >= panel.runs_view.sizeHintForColumn(grader)
+    panel.history_button.setChecked(False)
+    QtWidgets.QApplication.processEvents()
+    assert not panel.runs_view.isVisible() and panel.results.width() == grid_before
     window.tabs.setCurrentIndex(TAB_GRADER)

@@ -139,14 +139,12 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
     return count
 
 
-def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
-                raw: bool = False) -> int:
-    """One JSON object a line: ``result_record`` plus the sample's input, completion and expected; a
-    suite run's ``scores`` has every grader's key (null where it said NA or failed). ``raw`` is for
-    CSV only: JSON is never escaped."""
+def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
+    """Each result ``query`` selects as ``result_record`` plus its sample's input, completion and
+    expected; a suite run's ``scores`` has every grader's key (null where it said NA or failed), a
+    one-grader run's record names its ``grader``."""
     graders = suite_keys(engine, query.run_id)
     grader = None if graders is not None else _grader_key(engine, query.run_id)
-    count = 0
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
          inp, comp, exp) in _rows(engine, query, progress):
         record = result_record({
@@ -159,6 +157,14 @@ def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progr
             record["scores"] = {k: record["scores"].get(k) for k in graders}
         else:
             record["grader"] = grader  # as ``runs show --json`` names it
+        yield record
+
+
+def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
+                raw: bool = False) -> int:
+    """One JSON object a line: ``iter_records``'s. ``raw`` is for CSV only: JSON is never escaped."""
+    count = 0
+    for record in iter_records(engine, query, progress):
         out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         count += 1
     return count

@@ -66,10 +66,13 @@ class ResultFilter:
     #: a suite run's per-grader conditions: (grader key, "pass" | "fail", threshold), all must hold
     #: ("the judge says fail but exact match passes" is two of them)
     graders: tuple[tuple[str, str, float], ...] = ()
+    #: only results that did not pass: errors, invalid answers, and scores below ``pass_threshold``
+    #: (a judge's own FAIL verdict counts, whatever its score)
+    failing: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.statuses or self.min_score is not None or self.max_score is not None
+        return not (self.failing or self.statuses or self.min_score is not None or self.max_score is not None
                     or self.text.strip() or (self.labels and self.label_set_id is not None)
                     or (self.labels == "unstable" and bool(self.repeat_runs)) or bool(self.graders))
 
@@ -81,6 +84,28 @@ def current_label_sql(label_set_id: int, column: str) -> str:
 
 
 LABEL_TEXT = "coalesce(l.verdict, printf('%g', l.score), '')"
+
+
+def failing_sql(threshold: float) -> str:
+    """A result that did not pass: an error, an invalid answer, a judge's FAIL, or a score under
+    ``threshold`` (an ok result without a score, an NA, is not a failure)."""
+    verdict = "json_extract(r.details, '$.verdict')"
+    return (f"(r.status IN ('error', 'invalid') OR (r.status = 'ok' AND ({verdict} = 'FAIL' OR "
+            f"(coalesce({verdict}, '') <> 'PASS' AND r.score < {float(threshold)!r}))))")
+
+
+def outcome_word(status: str, score: float | None, details: Any, threshold: float) -> str:
+    """What a reviewer reads first, the Python twin of ``failing_sql``: PASS or FAIL for a graded
+    result (a judge's own PASS/FAIL verdict, else the score against ``threshold``), NA for an ok
+    result without a score, else the status (error, invalid, skipped)."""
+    if status != "ok":
+        return status
+    verdict = details.get("verdict") if isinstance(details, dict) else None
+    if verdict in ("PASS", "FAIL"):
+        return str(verdict)
+    if score is None:
+        return "NA"
+    return "PASS" if score >= threshold else "FAIL"
 
 
 def judge_verdict_sql(threshold: float) -> str:
@@ -111,6 +136,8 @@ class ResultQuery:
         if flt.statuses:
             clauses.append(f"r.status IN ({','.join('?' * len(flt.statuses))})")
             params.extend(flt.statuses)
+        if flt.failing:
+            clauses.append(failing_sql(flt.pass_threshold))
         if flt.min_score is not None:
             clauses.append("r.score >= ?")
             params.append(flt.min_score)
@@ -312,6 +339,17 @@ def _suite_graders(engine: Engine, result: dict[str, Any]) -> list[dict[str, Any
                      "error": None, "raw": None}
         out.append({"grader": key, "version": version, **entry})
     return out
+def result_id_of(engine: Engine, run_id: int, sample: str) -> int | None:
+    """The id of run ``run_id``'s result for sample id ``sample`` (else, when ``sample`` is a number,
+    for the sample at that index); None when the run has no such sample."""
+    with engine.connect() as conn:
+        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        row = raw.execute("SELECT id FROM results WHERE run_id = ? AND sample_id = ? ORDER BY id DESC LIMIT 1",
+                          (run_id, sample)).fetchone()
+        if row is None and sample.strip().lstrip("-").isdigit():
+            row = raw.execute("SELECT id FROM results WHERE run_id = ? AND sample_idx = ? ORDER BY id DESC LIMIT 1",
+                              (run_id, int(sample))).fetchone()
+    return None if row is None else int(row[0])
 
 
 def _raw(text: str) -> Any:

@@ -24,6 +24,13 @@ from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
 
+HOW_TO_LABEL = ("To get human labels: open the run in Run & results, select a result and press P (pass), "
+                "F (fail) or N (not applicable), or a digit for a score; each key moves to the next sample. "
+                "Or import a labels file (JSONL or CSV: sample_id, then label PASS/FAIL/NA or score), here or with "
+                "grader-studio labels import FILE --dataset NAME.")
+NO_RUN = ("No runs yet. Run a grader on a dataset in Run & results, then label some of its samples: "
+          "agreement compares the judge's verdicts with yours.\n\n" + HOW_TO_LABEL)
+
 
 def fmt(value: float | None, ci: list[float] | None = None) -> str:
     if value is None:
@@ -68,6 +75,8 @@ class AgreementView(QtWidgets.QWidget):
         self.key = QtWidgets.QComboBox()
         self.key.setEditable(True)
         self.key.addItem(DEFAULT_KEY)
+        self.key.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.key.setMinimumContentsLength(14)  # a label set's name is read whole
         self.reload_button = QtWidgets.QPushButton("Refresh")
         self.align_button = QtWidgets.QPushButton("Align judge…")
         self.align_button.setToolTip("Add few-shot examples from disagreements in a training part; "
@@ -88,6 +97,13 @@ class AgreementView(QtWidgets.QWidget):
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
 
+        self.run.setMinimumWidth(0)
+        self.run.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.run.setMinimumContentsLength(24)
+        self.run.currentIndexChanged.connect(lambda _i: self.run.setToolTip(self.run.currentText()))
+        self.import_button = QtWidgets.QPushButton("Import labels…")
+        self.import_button.setToolTip("Add human labels from a JSONL or CSV file (a sample_id and a label "
+                                      "PASS/FAIL/NA or a score a line) to the chosen run's dataset")
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(QtWidgets.QLabel("Run"))
         bar.addWidget(self.run, 1)
@@ -97,22 +113,102 @@ class AgreementView(QtWidgets.QWidget):
         bar.addWidget(QtWidgets.QLabel("Labels"))
         bar.addWidget(self.key)
         bar.addWidget(self.reload_button)
+        bar.addWidget(self.import_button)
         bar.addWidget(self.align_button)
         plots = QtWidgets.QHBoxLayout()
         for plot in (self.confusion_plot, self.scatter_plot, self.sweep_plot):
             plots.addWidget(plot)
+        results = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(results)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(plots, 2)
+        column.addWidget(QtWidgets.QLabel("Disagreements, worst first (click one to read it in the results)"))
+        column.addWidget(self.table, 2)
+        # nothing to compare yet: say how to get labels instead of showing three empty plots
+        self.empty = QtWidgets.QLabel(HOW_TO_LABEL)
+        self.empty.setObjectName("emptyState")
+        self.empty.setTextFormat(Qt.TextFormat.PlainText)
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.label_button = QtWidgets.QPushButton("Label this run’s samples")
+        self.label_button.setToolTip("Open the run in Run & results: select a result, press P, F or N")
+        self.empty_import = QtWidgets.QPushButton("Import a labels file…")
+        actions = QtWidgets.QHBoxLayout()
+        actions.addWidget(self.label_button)
+        actions.addWidget(self.empty_import)
+        actions.addStretch(1)
+        empty = QtWidgets.QWidget()
+        empty_column = QtWidgets.QVBoxLayout(empty)
+        empty_column.addWidget(self.empty)
+        empty_column.addLayout(actions)
+        empty_column.addStretch(1)
+        self.stack = QtWidgets.QStackedWidget()
+        self.stack.addWidget(empty)
+        self.stack.addWidget(results)
+        self.empty_page, self.results_page = empty, results
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.summary)
-        layout.addLayout(plots, 2)
-        layout.addWidget(QtWidgets.QLabel("Disagreements, worst first (click one to read it in the results)"))
-        layout.addWidget(self.table, 2)
+        layout.addWidget(self.stack, 1)
+        self.label_button.clicked.connect(self._label_here)
+        self.import_button.clicked.connect(self.ask_import)
+        self.empty_import.clicked.connect(self.ask_import)
+        self._set_state(None)
 
         self.run.currentIndexChanged.connect(lambda _i: self.compute())
         self.reload_button.clicked.connect(self.reload)
         self.key.activated.connect(lambda _i: self.compute())
         self.table.cellClicked.connect(self._open_row)
         self.align_button.clicked.connect(self.ask_align)
+
+    def _set_state(self, report: dict[str, Any] | None) -> None:
+        """What there is to compute: no run, a run without labels, or agreement to show."""
+        has_run = self.run.currentData() is not None
+        has_labels = report is not None and report["n"] > 0
+        self.stack.setCurrentWidget(self.results_page if has_labels else self.empty_page)
+        for button in (self.reload_button, self.import_button, self.empty_import, self.label_button):
+            button.setEnabled(has_run)
+        self.align_button.setEnabled(has_labels and bool(report and report.get("n_binary")))
+        if not has_run:
+            self.empty.setText(NO_RUN)
+        elif not has_labels:
+            dataset = report["dataset"] if report is not None else "this run's dataset"
+            key = self.key.currentText().strip() or DEFAULT_KEY
+            self.empty.setText(f"The samples of {dataset} have no human labels under “{key}” yet, so there is "
+                               f"nothing to compare the judge with.\n\n{HOW_TO_LABEL}")
+
+    def _label_here(self) -> None:
+        run_id = self.run.currentData()
+        if run_id is not None:
+            self.open_sample.emit(run_id, "")
+
+    def ask_import(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Import labels", "", "Labels (*.jsonl *.csv);;All files (*)")
+        if path:
+            self.import_labels(path)
+
+    def import_labels(self, path: str) -> None:
+        """Add the labels in ``path`` to the chosen run's dataset (all or nothing), then recompute."""
+        run_id = self.run.currentData()
+        if run_id is None:
+            return
+        key = self.key.currentText().strip() or DEFAULT_KEY
+        library = self.ctx.library
+
+        def work() -> int:
+            from studio.core.datasets.label_files import read_labels
+
+            dataset = library.runs.get(run_id).dataset
+            items = read_labels(path, library.labels.sample_ids(dataset))
+            return library.labels.put_many(dataset, items, key)
+
+        def done(written: int) -> None:
+            with contextlib.suppress(RuntimeError):
+                self.summary.setText(f"Imported {written} label versions from {path}.")
+                self.compute()
+
+        self.summary.setText(f"Importing labels from {path}…")
+        self.ctx.tasks.run(work, done, self._failed)
 
     # -- choices -----------------------------------------------------------------------------------
     def reload(self) -> None:
@@ -152,6 +248,9 @@ class AgreementView(QtWidgets.QWidget):
     def compute(self) -> None:
         run_id = self.run.currentData()
         if run_id is None:
+            self.report = None
+            self.summary.setText("No runs yet.")
+            self._set_state(None)
             return
         key = self.key.currentText().strip() or DEFAULT_KEY
         library = self.ctx.library
@@ -165,12 +264,14 @@ class AgreementView(QtWidgets.QWidget):
             self.summary.setText(describe_error(exc))
 
     def _show(self, report: dict[str, Any]) -> None:
-        try:
-            if report["run_id"] != self.run.currentData():
+        try:  # a report of another run or label set, overtaken by a later choice: not this one
+            if report["run_id"] != self.run.currentData() or \
+                    report["labels"] != (self.key.currentText().strip() or DEFAULT_KEY):
                 return
         except RuntimeError:  # the view was closed while computing
             return
         self.report = report
+        self._set_state(report)
         self.summary.setText(summary_html(report))
         self._plot_confusion(report)
         self._plot_scatter(report)
@@ -260,8 +361,11 @@ class AgreementView(QtWidgets.QWidget):
             note = d.get("human_note") or ""
             cells = [d["sample_id"], str(d["human"]), str(d["judge"]), score,
                      rationale + (f"  — human: {note}" if note else "")]
+            whole = (d.get("rationale") or "") + (f"\n\nhuman: {note}" if note else "")
             for c, text in enumerate(cells):
-                self.table.setItem(r, c, QtWidgets.QTableWidgetItem(text))
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setToolTip(whole if c == len(cells) - 1 else text)  # the whole text where a cell cuts it
+                self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
 

@@ -8,8 +8,10 @@ from studio.core.checks import Check
 from studio.core.models import GraderDefinition, parse_grader
 from studio.core.models.definition import dump_grader
 
-from ..qt import QtWidgets, Signal
+from ..qt import QtCore, QtWidgets, Signal
 from .code_editor import CodeEditor
+
+DESCRIPTION_LINES = (3, 7)  # the description box grows with its text between these
 
 
 class CommonFields(QtWidgets.QWidget):
@@ -20,7 +22,11 @@ class CommonFields(QtWidgets.QWidget):
         self.name = QtWidgets.QLineEdit(placeholderText="Shown in the library (the key is used when empty)")
         self.description = QtWidgets.QPlainTextEdit()
         self.description.setPlaceholderText("What it checks and why; shown in tooltips and exports")
-        self.description.setFixedHeight(64)
+        # as tall as its text (3 to 7 lines): a description does not stop mid-line (issue 24)
+        self.description.textChanged.connect(self._fit_description)
+        self.description.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.description.installEventFilter(self)
+        self._fit_description()
         self.metric_key = QtWidgets.QLineEdit()
         self.metric_key.setToolTip("The metric this grader writes (Adaptive metric key, MKA1 metric_id)")
         self.metric_kind = QtWidgets.QComboBox()
@@ -38,6 +44,21 @@ class CommonFields(QtWidgets.QWidget):
         for signal in (self.name.textChanged, self.description.textChanged, self.metric_key.textChanged,
                        self.metric_kind.currentIndexChanged, self.tags.textChanged):
             signal.connect(lambda *_: self.changed.emit())
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:  # noqa: N802
+        if watched is self.description and event.type() == QtCore.QEvent.Type.Resize:
+            QtCore.QTimer.singleShot(0, self._fit_description)
+        return super().eventFilter(watched, event)
+
+    def _fit_description(self) -> None:
+        edit = self.description
+        lines = int(edit.document().documentLayout().documentSize().height())  # wrapped lines
+        shown = min(max(lines, DESCRIPTION_LINES[0]), DESCRIPTION_LINES[1])
+        margins = edit.contentsMargins()
+        height = (edit.fontMetrics().lineSpacing() * shown + 2 * int(edit.document().documentMargin())
+                  + margins.top() + margins.bottom() + 2 * edit.frameWidth())
+        if edit.height() != height:
+            edit.setFixedHeight(height)
 
     def load(self, definition: GraderDefinition) -> None:
         blocked = self.blockSignals(True)

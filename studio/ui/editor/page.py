@@ -17,16 +17,18 @@ from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext
+from ..eliding import ElidedLabel
 from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
-from ..plain import plain_label
 from ..qt import Qt, QtWidgets, Signal
 from .bodies import make_body
 from .body import DefinitionBody
 from .checks_panel import ChecksPanel
 from .try_panel import TryPanel, grade_one
 
+BOTTOM_KEY = "editor/bottom_collapsed"
+QWIDGETSIZE_MAX = (1 << 24) - 1
 LOCKED_TEXT = "This grader is locked: it opens read-only and cannot be saved or deleted."
 TRASHED_TEXT = "This grader is in the Trash: it is shown read-only. Restore it to edit, run or export it."
 
@@ -66,13 +68,11 @@ class GraderPage(QtWidgets.QWidget):
         banner.addWidget(self.unlock_button)
         self.banner.hide()
 
-        self.title = plain_label()  # the grader's name and description: data, never HTML
+        # a long name elides (its tooltip says it whole); it never widens the window
+        self.title = ElidedLabel()
         self.title.setObjectName("pageTitle")
-        self.subtitle = plain_label()
+        self.subtitle = ElidedLabel()
         self.subtitle.setObjectName("hint")
-        for label in (self.title, self.subtitle):  # a long name elides; it never widens the window
-            label.setMinimumWidth(0)
-            label.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.save_button = QtWidgets.QPushButton("Save")
         self.save_button.setToolTip("Save as a new version (Ctrl+S)")
@@ -84,15 +84,16 @@ class GraderPage(QtWidgets.QWidget):
         self.export_button = QtWidgets.QPushButton("Export…")
         self.versions_button = QtWidgets.QPushButton("Versions…")
         self.lock_button = QtWidgets.QPushButton("Lock")
-        titles = QtWidgets.QVBoxLayout()
-        titles.setSpacing(0)
-        titles.addWidget(self.title)
-        titles.addWidget(self.subtitle)
-        header = QtWidgets.QHBoxLayout()
-        header.addLayout(titles, 1)
+        # the name on a line of its own: the buttons do not cut it (issue 24)
+        header = QtWidgets.QVBoxLayout()
+        header.setSpacing(2)
+        header.addWidget(self.title)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.subtitle, 1)
         for button in (self.validate_button, self.try_button, self.save_button, self.export_button,
                        self.versions_button, self.lock_button):
-            header.addWidget(button)
+            row.addWidget(button)
+        header.addLayout(row)
 
         self.body_holder = QtWidgets.QStackedWidget()
         self.checks = ChecksPanel()
@@ -111,6 +112,17 @@ class GraderPage(QtWidgets.QWidget):
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setSizes([600, 190])
         self.splitter.setChildrenCollapsible(False)
+        # the Checks/Try panel folds down to its tabs, giving the editor the height; a tab click,
+        # Validate or Try unfolds it
+        self.bottom_toggle = QtWidgets.QToolButton()
+        self.bottom_toggle.setAutoRaise(True)
+        self.bottom_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.bottom.setCornerWidget(self.bottom_toggle, Qt.Corner.TopRightCorner)
+        self.bottom_toggle.clicked.connect(lambda: self.set_bottom_collapsed(not self.bottom_collapsed))
+        self.bottom.tabBarClicked.connect(lambda _i: self.set_bottom_collapsed(False))
+        self.bottom_collapsed = False
+        self._bottom_height = 190
+        self.set_bottom_collapsed(str(ctx.settings.value(BOTTOM_KEY, "false")).lower() == "true", remember=False)
 
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
@@ -128,6 +140,32 @@ class GraderPage(QtWidgets.QWidget):
         self.lock_button.clicked.connect(self._toggle_lock)
         self.unlock_button.clicked.connect(self._banner_action)
         self.checks.line_activated.connect(self._go_to_line)
+
+    def set_bottom_collapsed(self, collapsed: bool, remember: bool = True) -> None:
+        """Fold the Checks/Try panel to its tab bar (True) or unfold it to the height it had."""
+        if collapsed == self.bottom_collapsed and remember:
+            return
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if collapsed:
+            if not self.bottom_collapsed and sizes[1] > 0:
+                self._bottom_height = sizes[1]
+            folded = self.bottom.tabBar().sizeHint().height() + 2
+            self.bottom.setMaximumHeight(folded)
+            if total:
+                self.splitter.setSizes([total - folded, folded])
+        else:
+            self.bottom.setMaximumHeight(QWIDGETSIZE_MAX)
+            if total:
+                height = min(self._bottom_height, max(total // 2, 120))
+                self.splitter.setSizes([total - height, height])
+        self.bottom_collapsed = collapsed
+        self.bottom_toggle.setText("Show" if collapsed else "Hide")
+        self.bottom_toggle.setArrowType(Qt.ArrowType.UpArrow if collapsed else Qt.ArrowType.DownArrow)
+        self.bottom_toggle.setToolTip("Show the Checks and Try panel" if collapsed
+                                      else "Fold the Checks and Try panel away: the editor gets its height")
+        if remember:
+            self.ctx.settings.setValue(BOTTOM_KEY, collapsed)
 
     # -- opening ---------------------------------------------------------------------------------------
     @property
@@ -182,7 +220,7 @@ class GraderPage(QtWidgets.QWidget):
         self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
                                                          f"v{record.current_version}", state,
                                                          f"updated {record.updated_at:%Y-%m-%d}") if p))
-        self.subtitle.setToolTip(self.subtitle.text())
+        self.title.set_tip(definition.description.strip())
         read_only = self.read_only
         self.banner.setVisible(record.locked or record.deleted)
         self.banner_text.setText(TRASHED_TEXT if record.deleted else LOCKED_TEXT)
@@ -258,6 +296,7 @@ class GraderPage(QtWidgets.QWidget):
         if self.body is None:
             return
         self.bottom.setCurrentWidget(self.checks)
+        self.set_bottom_collapsed(False)
         try:
             definition = self.body.definition()
         except Exception as exc:
@@ -288,6 +327,7 @@ class GraderPage(QtWidgets.QWidget):
         if self.body is None:
             return
         self.bottom.setCurrentWidget(self.try_panel)
+        self.set_bottom_collapsed(False)
         sample = self.try_panel.picker.sample()
         if sample is None:
             self.try_panel.set_error("Pick a sample (import a dataset first), or write one by hand.")

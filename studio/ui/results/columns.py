@@ -44,11 +44,11 @@ class Column:
 
 # status and score first: what a run is read for stays in view on a laptop screen
 COLUMNS: tuple[Column, ...] = (
-    Column("idx", "#", 64, lambda r: str(r.idx), numeric=True),
-    Column("sample_id", "Sample", 110, lambda r: r.sample_id, long_text=lambda r: r.sample_id),
-    Column("status", "Status", 74, lambda r: r.status),
-    Column("score", "Score", 80, score_text, numeric=True, long_text=score_text),
-    Column("label", "Label", 64, lambda r: r.label),  # the human label, beside the judge's score
+    Column("idx", "#", 44, lambda r: str(r.idx), numeric=True),
+    Column("sample_id", "Sample", 86, lambda r: r.sample_id, long_text=lambda r: r.sample_id),
+    Column("status", "Status", 64, lambda r: r.status),
+    Column("score", "Score", 64, score_text, numeric=True, long_text=score_text),
+    Column("label", "Label", 56, lambda r: r.label),  # the human label, beside the judge's score
     Column("input", "Input", 260, lambda r: one_line(r.input), long_text=lambda r: r.input),
     Column("completion", "Completion", 260, lambda r: one_line(r.completion), long_text=lambda r: r.completion),
     Column("expected", "Expected", 150, lambda r: one_line(r.expected), long_text=lambda r: r.expected),

@@ -6,13 +6,15 @@ from studio.core.store.results_query import FAILED, ResultFilter
 
 from ..qt import Qt, QtGui, QTimer, QtWidgets, Signal
 
-STATUS_CHOICES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("All results", ()),
-    ("Failed (error + invalid)", FAILED),
-    ("Errors", ("error",)),
-    ("Invalid", ("invalid",)),
-    ("Skipped", ("skipped",)),
-    ("OK", ("ok",)),
+FAILING = "failing"  # the choice that is not a set of statuses: did not pass (as ``runs show --failed``)
+STATUS_CHOICES: tuple[tuple[str, tuple[str, ...] | str, str], ...] = (
+    ("All results", (), "Every result of the run"),
+    ("Did not pass", FAILING, "Errors, invalid answers, a FAIL, and scores under the run's pass threshold"),
+    ("Errors + invalid", FAILED, "Results the grader could not score, and invalid answers"),
+    ("Errors", ("error",), "Results the grader could not score"),
+    ("Invalid", ("invalid",), "Answers the judge gave in an invalid form"),
+    ("Skipped", ("skipped",), "Samples the grader skipped"),
+    ("OK", ("ok",), "Results graded without an error, whatever their score"),
 )
 SEARCH_DELAY_MS = 300
 
@@ -35,31 +37,37 @@ class FilterBar(QtWidgets.QWidget):
         self._last = ResultFilter()
         self._setting = False
         self.status = QtWidgets.QComboBox()
-        for label, statuses in STATUS_CHOICES:
+        for label, statuses, tip in STATUS_CHOICES:
             self.status.addItem(label, statuses)
+            self.status.setItemData(self.status.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.status.setToolTip("Which results the grid shows")
         self.min_score = QtWidgets.QLineEdit()
         self.max_score = QtWidgets.QLineEdit()
-        for edit, hint in ((self.min_score, "min score"), (self.max_score, "max score")):
+        for edit, hint, tip in ((self.min_score, "min", "Only scores at least this"),
+                                (self.max_score, "max", "Only scores at most this")):
             edit.setPlaceholderText(hint)
+            edit.setToolTip(tip)
             edit.setValidator(QtGui.QDoubleValidator(edit))
-            edit.setMaximumWidth(84)
             edit.setClearButtonEnabled(True)
+            # room for the placeholder or a score like 0.125 beside the clear button, and no more
+            edit.setFixedWidth(edit.fontMetrics().horizontalAdvance("0.125") + 44)
         self.labels = QtWidgets.QComboBox()  # the human-label filters
-        for text, value in (("All labels", ""), ("Unlabelled only", "unlabelled"),
-                            ("Disagreements only", "disagreements"),
-                            ("Unstable (run --repeat)", "unstable")):
+        for text, value in (("All labels", ""), ("Unlabelled", "unlabelled"), ("Disagreements", "disagreements"),
+                            ("Unstable", "unstable")):
             self.labels.addItem(text, value)
-        self.labels.setToolTip("Disagreements: the human's PASS/FAIL label differs from the judge's verdict")
+        self.labels.setToolTip("Human labels. Disagreements: the human's PASS/FAIL label differs from the judge's "
+                               "verdict. Unstable: graded differently across the runs of a run --repeat")
         self.label_set_id: int | None = None  # set by the view for the run's dataset
         self.pass_threshold = 0.5
         self.repeat_runs: tuple[int, ...] = ()  # set by the view when the run is one of a repeat group
         self.grader_conditions: tuple[tuple[str, str, float], ...] = ()  # a suite run's (ui/suites/grid.py)
         self.search = QtWidgets.QLineEdit()
-        self.search.setPlaceholderText("Search input, completion, expected, error, rationale…")
+        self.search.setPlaceholderText("Search…")
+        self.search.setToolTip("Search the sample id, input, completion, expected answer, error and rationale")
         self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(self.search.fontMetrics().horizontalAdvance("Search…") + 48)
         self.count = QtWidgets.QLabel()
         self.count.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
-        self.count.setMinimumWidth(150)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(SEARCH_DELAY_MS)
@@ -81,8 +89,10 @@ class FilterBar(QtWidgets.QWidget):
         layout.addWidget(self.count)
 
     def value(self) -> ResultFilter:
+        choice = self.status.currentData()
         return ResultFilter(
-            statuses=tuple(self.status.currentData() or ()),
+            statuses=() if choice == FAILING else tuple(choice or ()),
+            failing=choice == FAILING,
             min_score=_score(self.min_score.text()),
             max_score=_score(self.max_score.text()),
             text=self.search.text().strip(),
@@ -97,7 +107,8 @@ class FilterBar(QtWidgets.QWidget):
         """Set every control at once and emit one change (menus, tests)."""
         self._setting = True
         try:
-            index = next((i for i, (_, s) in enumerate(STATUS_CHOICES) if s == flt.statuses), 0)
+            wanted = FAILING if flt.failing else flt.statuses
+            index = next((i for i, (_, s, _tip) in enumerate(STATUS_CHOICES) if s == wanted), 0)
             self.status.setCurrentIndex(index)
             self.min_score.setText("" if flt.min_score is None else f"{flt.min_score:g}")
             self.max_score.setText("" if flt.max_score is None else f"{flt.max_score:g}")

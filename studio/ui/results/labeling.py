@@ -60,6 +60,7 @@ class Labeler(QtWidgets.QFrame):
         self.key.setToolTip("Label set: labels belong to the dataset's samples, under this key")
         self.current = QtWidgets.QLabel("Select a result to label it")
         self.current.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
+        self.current.setWordWrap(True)  # a long sample id wraps; it is never cut
         self.buttons = {}
         for key, verdict in KEYS.items():
             button = QtWidgets.QPushButton(f"{verdict} ({key})")
@@ -74,15 +75,17 @@ class Labeler(QtWidgets.QFrame):
         self.current.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
         self.key.setToolTip("Human label set: labels belong to the dataset's samples, under this key. "
                             "P / F / N label, digits give a score, U jumps to the next unlabelled sample")
-        self.note.setMinimumWidth(120)
-        self.note.setPlaceholderText("Note (Return saves it; digits score)")
+        self.note.setPlaceholderText("Note")
+        self.note.setToolTip("A note saved with the label; Return saves the note alone. "
+                             "P / F / N label, a digit gives that score, U goes to the next unlabelled sample")
+        self.note.setMinimumWidth(self.note.fontMetrics().horizontalAdvance("Note") + 48)
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.key)
-        layout.addWidget(self.current, 1)
+        layout.addWidget(self.current, 2)
         for button in self.buttons.values():
             layout.addWidget(button)
-        layout.addWidget(self.note, 2)
+        layout.addWidget(self.note, 1)
         layout.addWidget(self.next_button)
         self._shortcuts()
         view.result_selected.connect(self._on_result)

@@ -26,8 +26,13 @@ from .labeling import Labeler
 from .model import ResultsModel
 from .summary import SummaryBar
 
-SPLITTER_KEY = "results/detail_splitter"
-SUMMARY_INTERVAL_S = 0.5  # a streaming run's aggregates and histogram refresh at most twice a second
+#: the detail pane sits beside the grid (issue 24: under it, a 1280x800 screen showed 4 rows); the key
+#: changed with the orientation so a size saved for the old bottom pane is not applied sideways
+SPLITTER_KEY = "results/detail_side_splitter"
+#: the grid's share of the width at first: its short columns and the start of the input
+GRID_SHARE = 0.55
+SUMMARY_INTERVAL_S = 0.5
+HEADER_PAD = 30  # a header's margins and its sort indicator  # a streaming run's aggregates and histogram refresh at most twice a second
 
 
 class ResultsView(QtWidgets.QWidget):
@@ -76,20 +81,19 @@ class ResultsView(QtWidgets.QWidget):
         bar.addWidget(self.export_button)
         # in the summary band, beside the figures it reports: the filter bar has no width to spare at 1280
         self.summary_bar.add_action(self.report_button)
-        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Vertical)
+        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)
-        self.splitter.setStretchFactor(0, 2)
-        self.splitter.setStretchFactor(1, 3)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
-        # the detail pane gets more room than the grid (a thread or a rationale is read, not glanced
-        # at), and keeps the size the analyst gives it across runs and sessions
-        self.splitter.setSizes([300, 600])
+        # the grid keeps its rows in view and the pane its height for a thread or a rationale; the
+        # pane keeps the width the analyst gives it across runs and sessions
+        self._sized = False
         saved = ctx.settings.value(SPLITTER_KEY)
         if saved is not None:
-            self.splitter.restoreState(saved)
-        self.splitter.splitterMoved.connect(
-            lambda *_: ctx.settings.setValue(SPLITTER_KEY, self.splitter.saveState()))
+            self._sized = self.splitter.restoreState(saved)
+        self.splitter.splitterMoved.connect(self._remember_split)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.summary_bar)
@@ -110,6 +114,17 @@ class ResultsView(QtWidgets.QWidget):
         self._show_empty("Choose a run to see its results.")
         self.export_button.setEnabled(False)
 
+    def _remember_split(self, *_: object) -> None:
+        self._sized = True
+        self.ctx.settings.setValue(SPLITTER_KEY, self.splitter.saveState())
+
+    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+        super().resizeEvent(event)
+        if not self._sized and self.splitter.width() > 0:  # the first size, from the width there is
+            total = sum(self.splitter.sizes()) or self.splitter.width()
+            grid = int(total * GRID_SHARE)
+            self.splitter.setSizes([grid, total - grid])
+
     def _setup_table(self) -> None:
         table = self.table
         table.setModel(self.model)
@@ -127,8 +142,9 @@ class ResultsView(QtWidgets.QWidget):
         header.setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Interactive)
         header.setHighlightSections(False)
         header.setSortIndicator(COLUMN_INDEX["idx"], Qt.SortOrder.AscendingOrder)
-        for i, column in enumerate(COLUMNS):
-            header.resizeSection(i, column.width)
+        metrics = header.fontMetrics()
+        for i, column in enumerate(COLUMNS):  # never narrower than the title and a sort arrow
+            header.resizeSection(i, max(column.width, metrics.horizontalAdvance(column.title) + HEADER_PAD))
         table.setSortingEnabled(True)
 
     # -- public API -----------------------------------------------------------------------------------

@@ -98,5 +98,6 @@ class RunsModel(QtCore.QAbstractTableModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == _ROLE.ToolTipRole:
             counts = ", ".join(f"{k} {v:,}" for k, v in sorted(info.counts.items())) or "no results yet"
-            return f"Run {info.id}: {info.status}\n{counts}\nendpoint: {info.endpoint or '(the grader’s own)'}"
+            return (f"Run {info.id}: {info.status}\n{info.grader_key} v{info.grader_version} on {info.dataset}\n"
+                    f"{counts}\nendpoint: {info.endpoint or '(the grader’s own)'}")
         return None

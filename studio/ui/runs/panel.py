@@ -28,6 +28,10 @@ from .history import RunsModel, resumable
 from .worker import RunWorker
 
 REFRESH_MS = 100
+OPTIONS_KEY = "runs/options_shown"
+HISTORY_KEY = "runs/history_shown"
+#: a run page at least this wide shows the runs list beside the results unless the analyst hid it
+WIDE_PAGE = 1300
 
 
 def _duration(seconds: float | None) -> str:
@@ -116,8 +120,7 @@ class RunPanel(QtWidgets.QWidget):
         self.runs_view.verticalHeader().setVisible(False)
         self.runs_view.horizontalHeader().setStretchLastSection(True)
         self.runs_view.setWordWrap(False)
-        for col, width in enumerate((44, 78, 130, 110, 96, 56, 120)):
-            self.runs_view.setColumnWidth(col, width)
+        self.runs_view.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
         self.resume_button = QtWidgets.QPushButton("Resume")
         self.resume_button.setToolTip("Grade the samples an interrupted or cancelled run has not graded yet")
         self.resume_button.setEnabled(False)
@@ -145,47 +148,64 @@ class RunPanel(QtWidgets.QWidget):
         self.runs.reload()
 
     def _build_layout(self) -> None:
-        """A two-row form that fits 1280 px; the runs list collapses; grid and detail share a splitter."""
+        """One row of what a run needs (grader, dataset, start); the rest under Options, shown until a
+        run exists; the runs list collapses beside the results, which get the height (issue 24)."""
         for combo in (self.grader, self.version, self.dataset, self.endpoint):
             # a long grader name must not widen the window: the combo elides, its popup shows it all
             combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 8))
         self.version.setMinimumContentsLength(10)
         self.endpoint.setMinimumContentsLength(14)
-        form = QtWidgets.QGridLayout()
+        for combo in (self.grader, self.dataset, self.version, self.endpoint, self.where):
+            combo.currentIndexChanged.connect(lambda _i, c=combo: c.setToolTip(c.currentText()))
+        top = QtWidgets.QHBoxLayout()
+        top.setSpacing(6)
+        # the grader picker carries its "Several…" button (a one-off suite: ui/suites/picker.py)
+        for label, buddy, widget, stretch in (("&Grader", self.grader, grader_row(self), 3),
+                                              ("&Dataset", self.dataset, self.dataset, 2)):
+            caption = QtWidgets.QLabel(label)
+            caption.setBuddy(buddy)
+            top.addWidget(caption)
+            top.addWidget(widget, stretch)
+        self.options_button = QtWidgets.QToolButton(text="Options")
+        self.options_button.setCheckable(True)
+        self.options_button.setToolTip("Version, endpoint, concurrency, sample limit and where to grade")
+        self.options_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.options_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.history_button = QtWidgets.QToolButton(text="Runs")
+        self.history_button.setCheckable(True)
+        self.history_button.setToolTip("Show or hide the list of runs")
+        self.history_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.history_button.setArrowType(Qt.ArrowType.LeftArrow)
+        for widget in (self.start_button, self.cancel_button, self.options_button, self.history_button):
+            top.addWidget(widget)
+
+        self.options = QtWidgets.QWidget()
+        form = QtWidgets.QGridLayout(self.options)
+        form.setContentsMargins(0, 0, 0, 0)
         form.setHorizontalSpacing(6)
         form.setVerticalSpacing(4)
-        cells = ((0, 0, "&Grader", grader_row(self)), (0, 2, "&Version", self.version), (0, 4, "&Dataset", self.dataset),
-                 (1, 0, "&Endpoint", self.endpoint), (1, 2, "C&oncurrency", self.concurrency),
-                 (1, 4, "&Limit", self.limit), (2, 0, "W&here", self.where))
+        cells = ((0, 0, "&Version", self.version), (0, 2, "&Endpoint", self.endpoint),
+                 (0, 4, "C&oncurrency", self.concurrency), (1, 0, "&Limit", self.limit),
+                 (1, 2, "W&here", self.where))
         for row, col, label, widget in cells:
             caption = QtWidgets.QLabel(label)
             caption.setBuddy(widget)
             form.addWidget(caption, row, col)
             form.addWidget(widget, row, col + 1)
-        form.addWidget(self.ray_address, 2, 2, 1, 4)
-        form.setColumnStretch(1, 3)
-        form.setColumnStretch(5, 2)
-        self.history_button = QtWidgets.QToolButton(text="Runs")
-        self.history_button.setCheckable(True)
-        self.history_button.setChecked(True)
-        self.history_button.setToolTip("Show or hide the list of runs")
-        self.history_button.toggled.connect(self._show_history)
-        buttons = QtWidgets.QGridLayout()
-        buttons.setSpacing(4)
-        buttons.addWidget(self.start_button, 0, 0)
-        buttons.addWidget(self.cancel_button, 1, 0)
-        buttons.addWidget(self.history_button, 0, 1, 2, 1)
-        self.history_button.setSizePolicy(QtWidgets.QSizePolicy.Policy.Preferred,
-                                          QtWidgets.QSizePolicy.Policy.Expanding)
-        top = QtWidgets.QHBoxLayout()
-        top.addLayout(form, 1)
-        top.addSpacing(8)
-        top.addLayout(buttons)
+        form.addWidget(self.ray_address, 1, 4, 1, 2)
+        form.setColumnStretch(1, 2)
+        form.setColumnStretch(3, 3)
+        form.setColumnStretch(5, 1)
+        self.options_button.toggled.connect(self._show_options)
+
+        self.progress_bar.setMaximumWidth(260)
         self.progress_label.setMinimumWidth(0)
         progress = QtWidgets.QHBoxLayout()
+        progress.setSpacing(8)
         progress.addWidget(self.progress_bar, 1)
-        progress.addWidget(self.progress_label, 1)
+        progress.addWidget(self.progress_label)
+        progress.addWidget(self.message, 3)
 
         self.history = QtWidgets.QWidget()
         side = QtWidgets.QVBoxLayout(self.history)
@@ -202,23 +222,75 @@ class RunPanel(QtWidgets.QWidget):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setCollapsible(0, True)
         self.splitter.setCollapsible(1, False)
-        self.splitter.setSizes([200, 960])
-        self.splitter.splitterMoved.connect(
-            lambda *_: self.history_button.setChecked(self.splitter.sizes()[0] > 0))
+        self.history.hide()
+        self.splitter.splitterMoved.connect(lambda *_: self._history_moved())
+        self.history_button.toggled.connect(self._show_history)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 4)
+        layout.setSpacing(4)
         layout.addLayout(top)
+        layout.addWidget(self.options)
         layout.addLayout(progress)
-        layout.addWidget(self.message)
         layout.addWidget(self.splitter, 1)
         self._idle_progress()
+        shown = self.ctx.settings.value(OPTIONS_KEY)
+        self._options_chosen = shown is not None
+        self._set_options(str(shown).lower() == "true" if shown is not None else True)
+        shown = self.ctx.settings.value(HISTORY_KEY)
+        #: None until the analyst shows or hides the runs list: then it is shown only on a wide page
+        self._history_choice: bool | None = None if shown is None else str(shown).lower() == "true"
+        if self._history_choice:
+            self.history_button.setChecked(True)
+
+    def _set_options(self, shown: bool) -> None:
+        blocked = self.options_button.blockSignals(True)
+        self.options_button.setChecked(shown)
+        self.options_button.blockSignals(blocked)
+        self.options.setVisible(shown)
+        self.options_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+
+    def _show_options(self, shown: bool) -> None:
+        self._options_chosen = True
+        self.ctx.settings.setValue(OPTIONS_KEY, shown)
+        self._set_options(shown)
+
+    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+        super().resizeEvent(event)
+        if self._history_choice is None:  # the list beside the grid only where both have room
+            wide = self.width() >= WIDE_PAGE
+            if wide != self.history_button.isChecked():
+                blocked = self.history_button.blockSignals(True)
+                self.history_button.setChecked(wide)
+                self.history_button.blockSignals(blocked)
+                self._apply_history(wide)
 
     def _show_history(self, shown: bool) -> None:
+        self._history_choice = shown
+        self.ctx.settings.setValue(HISTORY_KEY, shown)
+        self._apply_history(shown)
+
+    def _apply_history(self, shown: bool) -> None:
         sizes = self.splitter.sizes()
-        if shown and sizes[0] == 0:
-            self.splitter.setSizes([200, max(sizes[1] - 200, 200)])
-        elif not shown and sizes[0] > 0:
-            self.splitter.setSizes([0, sum(sizes)])
+        total = sum(sizes)
+        # hidden, not just squeezed to nothing: a collapsed list must not count in the page's minimum width
+        if shown and (sizes[0] == 0 or self.history.isHidden()):
+            self.history.show()
+            width = min(self._history_width(), max(total // 3, 160))
+            self.splitter.setSizes([width, max(total - width, 200)])
+        elif not shown:
+            self.history.hide()
+        self.history_button.setArrowType(Qt.ArrowType.LeftArrow if shown else Qt.ArrowType.RightArrow)
+
+    def _history_width(self) -> int:
+        """Wide enough for every column's widest cell, so the list cuts no grader's name."""
+        self.runs_view.resizeColumnsToContents()
+        header = self.runs_view.horizontalHeader()
+        return header.length() + self.runs_view.frameWidth() * 2 + self.runs_view.verticalScrollBar().sizeHint().width()
+
+    def _history_moved(self) -> None:
+        shown = self.splitter.sizes()[0] > 0 and self.history.isVisibleTo(self)
+        if shown != self.history_button.isChecked():
+            self.history_button.setChecked(shown)
 
     # -- choices ------------------------------------------------------------------------------------------
     def reload_choices(self) -> None:
@@ -461,6 +533,12 @@ class RunPanel(QtWidgets.QWidget):
         self._update_buttons()
 
     def _on_runs_loaded(self) -> None:
+        sizes = self.splitter.sizes()
+        if self.history.isVisibleTo(self) and sizes[0] and sizes[0] < self._history_width():
+            width = min(self._history_width(), max(sum(sizes) // 3, 160))  # the new rows' names, whole
+            self.splitter.setSizes([width, sum(sizes) - width])
+        if self.runs.runs and not self._options_chosen and self.options_button.isChecked():
+            self._set_options(False)  # compact once a run exists, unless the analyst chose otherwise
         shown = self.results.run_id
         row = self.runs.row_of(shown) if shown is not None else None
         if row is not None:

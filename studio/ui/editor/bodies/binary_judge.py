@@ -5,15 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from ...judges.lists import TableEditor
-from .judge import JudgeBody, _messages, _user_text
+from .judge import EXAMPLES_HINT, JudgeBody, _messages, _user_text
 
 
 class BinaryJudgeBody(JudgeBody):
+    form_title = "Criteria"
+
     def _build_form(self) -> None:
         self._add_criteria_text()
         self.shots = TableEditor([("User", "text"), ("Completion", "text"), ("Reasoning", "text"),
-                                  ("Verdict", "choice:PASS|FAIL|NA")], defaults=["", "", "", "PASS"])
-        self.form.addRow("Few-shot examples", self.shots)
+                                  ("Verdict", "choice:PASS|FAIL|NA")], defaults=["", "", "", "PASS"], noun="example")
+        self._add_examples(self.shots, EXAMPLES_HINT)
         self.shots.changed.connect(self._emit_changed)
 
     def _load_kind(self, d: Any) -> None:

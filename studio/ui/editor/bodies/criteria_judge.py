@@ -9,11 +9,14 @@ from .judge import JudgeBody
 
 
 class CriteriaJudgeBody(JudgeBody):
+    form_title = "Criteria"
+
     def _build_form(self) -> None:
-        self.criteria_table = TableEditor([("Criterion", "text"), ("Weight", "float")], defaults=["", 1.0])
+        self.criteria_table = TableEditor([("Criterion", "text"), ("Weight", "float")], defaults=["", 1.0],
+                                          noun="criterion")
         self.criteria_table.footer.setText("A negative weight makes a criterion a penalty.")
         self.criteria_table.footer.setObjectName("hint")
-        self.form.addRow("Criteria", self.criteria_table)
+        self.form.addRow(self.criteria_table)  # the page is titled Criteria: the table takes its width
         self.criteria_table.changed.connect(self._emit_changed)
 
     def _load_kind(self, d: Any) -> None:

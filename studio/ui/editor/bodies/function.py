@@ -24,6 +24,8 @@ class FunctionBody(DefinitionBody):
         self.contract = QtWidgets.QComboBox()
         for value, label in CONTRACT_LABELS.items():
             self.contract.addItem(label, value)
+            # the whole signature where a narrow editor elides it
+            self.contract.setItemData(self.contract.count() - 1, label, Qt.ItemDataRole.ToolTipRole)
         self.function_name = QtWidgets.QLineEdit(placeholderText="the contract's default")
         self.timeout = QtWidgets.QDoubleSpinBox(suffix=" s", decimals=1, minimum=0.1, maximum=600)
         self.memory = QtWidgets.QSpinBox(suffix=" MB", minimum=32, maximum=16384, singleStep=64)

@@ -13,6 +13,7 @@ from studio.core.graders.registry import get_kind
 from studio.core.models import GraderDefinition, JudgeBase
 
 from ...context import AppContext
+from ...judges.lists import TableEditor
 from ...judges.preview import PreviewPane
 from ...judges.templates import SAMPLE_VARIABLES, TemplateEditor
 from ...qt import Qt, QTimer, QtWidgets
@@ -20,6 +21,8 @@ from ..body import CommonFields, DefinitionBody
 from ..code_editor import CodeEditor
 
 PREVIEW_DELAY_MS = 200
+EXAMPLES_HINT = ("Worked examples the judge reads before the answer it grades. Double-click one, or press "
+                 "Edit…, to read and change it whole.")
 
 
 def _builtin_templates(kind: str, metric_type: str = "faithfulness") -> tuple[str, str]:
@@ -30,6 +33,9 @@ def _builtin_templates(kind: str, metric_type: str = "faithfulness") -> tuple[st
 
 class JudgeBody(DefinitionBody):
     """What every judge kind's designer shares; a kind's body subclasses it and adds its own fields."""
+
+    #: the title of the page holding the kind's own form
+    form_title = "Judge"
 
     def __init__(self, ctx: AppContext, kind: str, theme: str = "light", parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,6 +54,7 @@ class JudgeBody(DefinitionBody):
         self.endpoint.setEditable(True)
         self.endpoint.setToolTip("Named endpoint from Settings; empty = the library's only endpoint")
         self.model = QtWidgets.QLineEdit(placeholderText="the endpoint's model")
+        self.model.setToolTip("The model the endpoint is asked for; empty: the endpoint's own")
         self.temperature = QtWidgets.QDoubleSpinBox(decimals=2, minimum=0.0, maximum=2.0, singleStep=0.1)
         endpoint_box = QtWidgets.QGroupBox("Endpoint")
         endpoint_form = QtWidgets.QFormLayout(endpoint_box)
@@ -55,39 +62,38 @@ class JudgeBody(DefinitionBody):
         endpoint_form.addRow("Model", self.model)
         endpoint_form.addRow("Temperature", self.temperature)
 
-        judge_box = QtWidgets.QGroupBox("Judge")
-        self.form = QtWidgets.QFormLayout(judge_box)
+        # each part of the designer has a page of its own beside the live preview (issue 24: one
+        # scrolled column made the criteria, the examples and the preview fight for one screen)
+        self.sections = QtWidgets.QTabWidget()
+        self.sections.setDocumentMode(True)
+        judge_page = QtWidgets.QWidget()
+        self.form = QtWidgets.QFormLayout(judge_page)
         self.form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.form.setRowWrapPolicy(QtWidgets.QFormLayout.RowWrapPolicy.WrapLongRows)
+        self.sections.addTab(_scrolled(judge_page), self.form_title)
         self._build_kind_form()
-
+        self.sections.addTab(self.templates, "Templates")
         grader_box = QtWidgets.QGroupBox("Grader")
         QtWidgets.QVBoxLayout(grader_box).addWidget(self.common)
-        inner = QtWidgets.QWidget()
-        column = QtWidgets.QVBoxLayout(inner)
-        column.addWidget(judge_box)
+        settings = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(settings)
         column.addWidget(endpoint_box)
         column.addWidget(grader_box)
         column.addStretch(1)
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)  # never clip a field
-        scroll.setWidget(inner)
-        scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        index = self.sections.addTab(_scrolled(settings), "Settings")
+        self.sections.setTabToolTip(index, "The endpoint, model and temperature; the grader's name, description, "
+                                           "metric and tags")
 
-        right = QtWidgets.QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(self.templates)
-        right.addWidget(self.preview)
-        right.setSizes([300, 360])
-        splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(scroll)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 1)
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([max(inner.minimumSizeHint().width() + 24, 420), 520])
+        self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.sections)
+        self.splitter.addWidget(self.preview)
+        self.splitter.setStretchFactor(0, 11)
+        self.splitter.setStretchFactor(1, 9)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.setSizes([550, 450])
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(splitter)
+        layout.addWidget(self.splitter)
 
         self.common.changed.connect(self._emit_changed)
         self.templates.changed.connect(self._emit_changed)
@@ -97,11 +103,39 @@ class JudgeBody(DefinitionBody):
         self.preview.picker.sample_changed.connect(self.schedule_preview)
 
     # -- the kind's form -----------------------------------------------------------------------------
-    def _text(self, height: int = 96) -> QtWidgets.QPlainTextEdit:
+    def _text(self, lines: int = 6) -> QtWidgets.QPlainTextEdit:
+        """A text box at least ``lines`` lines tall that takes the page's spare height."""
         edit = QtWidgets.QPlainTextEdit()
-        edit.setFixedHeight(height)
+        edit.setMinimumHeight(edit.fontMetrics().lineSpacing() * lines + 12)
+        edit.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
         edit.textChanged.connect(self._emit_changed)
         return edit
+
+    def _add_section(self, title: str, widget: QtWidgets.QWidget, hint: str = "") -> int:
+        """A page of the designer's own (subranges, few-shot examples), before the templates."""
+        page = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(page)
+        column.setContentsMargins(6, 6, 6, 6)
+        if hint:
+            label = QtWidgets.QLabel(hint)
+            label.setObjectName("hint")
+            label.setWordWrap(True)
+            column.addWidget(label)
+        column.addWidget(widget, 1)
+        index = self.sections.indexOf(self.templates)
+        return self.sections.insertTab(index if index >= 0 else self.sections.count(), page, title)
+
+    def _add_examples(self, table: TableEditor, hint: str) -> None:
+        """The few-shot examples' page, its title counting them."""
+        page_index = self._add_section("Examples", table, hint)
+        page = self.sections.widget(page_index)
+
+        def count() -> None:
+            index = self.sections.indexOf(page)
+            self.sections.setTabText(index, f"Examples ({table.table.rowCount()})")
+
+        table.changed.connect(count)
+        table.counted = count  # type: ignore[attr-defined]  # set_rows emits nothing: loading calls it
 
     def _build_kind_form(self) -> None:
         self._build_form()
@@ -114,7 +148,7 @@ class JudgeBody(DefinitionBody):
 
     def _add_criteria_text(self) -> None:
         """The plain-words criteria box binary and range judges share."""
-        self.criteria = self._text(110)
+        self.criteria = self._text(6)
         self.criteria.setPlaceholderText("What a good answer does, in plain words")
         self.form.addRow("Criteria", self.criteria)
 
@@ -137,6 +171,10 @@ class JudgeBody(DefinitionBody):
         self.temperature.setValue(definition.temperature)
         d: Any = definition
         self._load_kind(d)
+        for table in self.findChildren(TableEditor):
+            counted = getattr(table, "counted", None)
+            if counted is not None:
+                counted()
         self._load_templates(d)
         self.schedule_preview()
 
@@ -188,6 +226,14 @@ class JudgeBody(DefinitionBody):
     def refresh_preview(self) -> None:
         self._timer.stop()
         self.preview.refresh(self.definition)
+
+
+def _scrolled(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
+    scroll = QtWidgets.QScrollArea()
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+    scroll.setWidget(widget)
+    return scroll
 
 
 def _user_text(messages: list[Any]) -> str:

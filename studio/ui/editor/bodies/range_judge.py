@@ -7,10 +7,12 @@ from typing import Any
 
 from ...judges.lists import StepsEditor, TableEditor
 from ...qt import QtWidgets
-from .judge import JudgeBody, _messages, _user_text
+from .judge import EXAMPLES_HINT, JudgeBody, _messages, _user_text
 
 
 class RangeJudgeBody(JudgeBody):
+    form_title = "Criteria"
+
     def _build_form(self) -> None:
         self._add_criteria_text()
         self.low = QtWidgets.QSpinBox(minimum=-100, maximum=100)
@@ -23,14 +25,15 @@ class RangeJudgeBody(JudgeBody):
         self.normalize = QtWidgets.QCheckBox("Normalise the score to 0–1")
         self.steps = StepsEditor()
         self.subranges = TableEditor([("Min", "int"), ("Max", "int"), ("Expectation", "text")],
-                                     defaults=[1, 1, "What an answer at this score looks like"])
+                                     defaults=[1, 1, "What an answer at this score looks like"], noun="subrange")
         self.shots = TableEditor([("User", "text"), ("Completion", "text"), ("Reasoning", "text"), ("Score", "int")],
-                                 defaults=["", "", "", 1])
+                                 defaults=["", "", "", 1], noun="example")
         self.form.addRow("Score range", rng)
         self.form.addRow("", self.normalize)
         self.form.addRow("Evaluation steps", self.steps)
-        self.form.addRow("Subranges", self.subranges)
-        self.form.addRow("Few-shot examples", self.shots)
+        self._add_section("Subranges", self.subranges, "What an answer in each part of the score range looks "
+                          "like: they make scores consistent from one answer to the next.")
+        self._add_examples(self.shots, EXAMPLES_HINT)
         for signal in (self.low.valueChanged, self.high.valueChanged, self.normalize.toggled,
                        self.steps.changed, self.subranges.changed, self.shots.changed):
             signal.connect(self._emit_changed)
