@@ -1,0 +1,223 @@
+"""The judge path against a bare HTTP client: ``grader-studio run`` of the binary and the range judge.
+
+Everything is measured in one run on this machine, against one scripted judge server (``grader-studio
+fake-judge``, a rule-following script, not a model) answering every call after 50 ms:
+
+1. **bare client**: asyncio streams, HTTP/1.1 keep-alive, 32 connections, sending the very request
+   bodies the studio sends (recorded from the studio's own client in a warm-up pass) and reading
+   each answer whole. No HTTP library, no JSON parsing, nothing written: the floor on this machine.
+2. **studio**: ``grader-studio run JUDGE DATASET --concurrency 32 --no-cache`` as a child process,
+   once per judge kind; its start-up (``--limit 1``, minus one call's latency) is subtracted.
+
+The figure is studio / bare, per judge kind (issue 25's goal: <= 1.3x). The ideal (calls x latency
+/ concurrency) is printed too, so both the floor's and the studio's distance from it show.
+
+Run: ``python bench/judge_path.py [--samples 640] [--profile DIR]``; ``--profile`` records each run
+with py-spy (``pip install py-spy``) into ``DIR/<kind>.svg`` (flame graphs) and ``.txt`` (top
+functions), which is how bench/profiles/ was made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+LATENCY_MS = 50.0
+CONCURRENCY = 32
+TARGET = 1.3
+JUDGES = {
+    "binary": ROOT / "resources/demo/graders/qa-correctness-judge.grader.yaml",
+    "range": ROOT / "resources/demo/graders/answer-quality-1to5.grader.yaml",
+}
+
+
+def cli(db: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "studio", "--db", str(db), *args],
+        capture_output=True, text=True, check=check,
+    )
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studio", "fake-judge", "--port", "0", "--no-reward",
+         "--latency-ms", str(LATENCY_MS)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    line = proc.stdout.readline()  # type: ignore[union-attr]
+    return proc, line.strip().rsplit(" ", 1)[-1]
+
+
+def make_dataset(path: Path, n: int) -> None:
+    """n samples cycled from the demo QA set, each with its own id (and so its own prompt)."""
+    rows = [json.loads(line) for line in (ROOT / "resources/demo/datasets/qa.jsonl").open()]
+    with path.open("w") as out:
+        for i in range(n):
+            row = dict(rows[i % len(rows)])
+            row["id"] = f"s{i:05d}"
+            row["completion"] = f"{row['completion']} (variant {i})"
+            out.write(json.dumps(row) + "\n")
+
+
+def record_bodies(db: Path, key: str, base_url: str) -> list[bytes]:
+    """The exact bodies the studio's client sends for every sample of the dataset (a warm-up pass)."""
+    from studio.core.graders.registry import make_scorer
+    from studio.core.scoring import GradingContext
+    from studio.core.store import Library
+
+    library = Library.open(db)
+    definition = library.graders.get(key).definition
+    samples = list(library.datasets.samples("bench"))
+    bodies: list[bytes] = []
+
+    async def go() -> None:
+        scorer = make_scorer(
+            definition,
+            GradingContext(library=library, concurrency=CONCURRENCY, use_cache=False,
+                           endpoint="bench"),
+        )
+        pool = scorer.client._pool  # type: ignore[attr-defined]
+        send = pool.send
+
+        async def recording(transport_, method, url, headers, body=b""):  # noqa: ANN001, ANN202
+            if method == "POST":
+                bodies.append(body)
+            return await send(transport_, method, url, headers, body)
+
+        pool.send = recording
+        await scorer.score_batch(samples)
+        await scorer.aclose()
+
+    asyncio.run(go())
+    library.close()
+    return bodies
+
+
+async def bare_client(base_url: str, bodies: list[bytes]) -> float:
+    """Send every body over 32 keep-alive connections and read each answer whole."""
+    hostport, _, prefix = base_url.split("//", 1)[1].partition("/")
+    host, port = hostport.split(":")
+    path = f"/{prefix.rstrip('/')}/chat/completions"
+    queue = list(reversed(bodies))
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection(host, int(port))
+        while queue:
+            body = queue.pop()
+            writer.write(
+                f"POST {path} HTTP/1.1\r\nHost: {hostport}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+        writer.close()
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return time.perf_counter() - started
+
+
+def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> float:
+    command = [sys.executable, "-m", "studio", "--db", str(db), "run", key, "bench",
+               "--endpoint", "bench", "--concurrency", str(CONCURRENCY), "--no-cache", "--json",
+               *extra]
+    if profile is not None:
+        command = ["py-spy", "record", "--rate", "250", "--format",
+                   "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
+                   *command]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
+    summary, _ = json.JSONDecoder().raw_decode(done.stdout[done.stdout.index("{"):])
+    if summary.get("counts", {}).get("ok", 0) == 0 and "--limit" not in extra:
+        raise SystemExit(f"no sample graded: {done.stdout[-400:]}")
+    return elapsed
+
+
+def summarise(collapsed: Path, out: Path, top: int = 40) -> None:
+    """Self and total sample counts per function from py-spy's collapsed stacks, busiest first."""
+    own: dict[str, int] = {}
+    total: dict[str, int] = {}
+    samples = 0
+    for line in collapsed.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = stack.split(";")
+        weight = int(count)
+        samples += weight
+        own[frames[-1]] = own.get(frames[-1], 0) + weight
+        for frame in set(frames):
+            total[frame] = total.get(frame, 0) + weight
+    lines = [f"{samples} samples at 250 Hz; self% total% function (file:line)"]
+    for frame, count in sorted(own.items(), key=lambda item: -item[1])[:top]:
+        lines.append(f"{100 * count / samples:5.1f} {100 * total[frame] / samples:5.1f}  {frame}")
+    lines.append("")
+    lines.append("busiest by total (inclusive):")
+    for frame, count in sorted(total.items(), key=lambda item: -item[1])[:top]:
+        lines.append(f"{100 * count / samples:5.1f}  {frame}")
+    out.write_text("\n".join(lines) + "\n")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=640)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N for each timing")
+    parser.add_argument("--profile", type=Path, help="write py-spy flame graphs here")
+    args = parser.parse_args()
+    n = args.samples
+    ideal = n * LATENCY_MS / 1000 / CONCURRENCY
+    proc, base_url = start_server()
+    ratios: dict[str, float] = {}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "bench.sqlite"
+            cli(db, "endpoints", "add", "bench", "--base-url", base_url, "--model", "fake-judge",
+                "--max-concurrency", str(CONCURRENCY))
+            make_dataset(Path(tmp) / "bench.jsonl", n)
+            cli(db, "datasets", "import", str(Path(tmp) / "bench.jsonl"), "--name", "bench")
+            for path in JUDGES.values():
+                cli(db, "graders", "create", str(path))
+            print(f"{n} judge calls, concurrency {CONCURRENCY}, scripted server at "
+                  f"{LATENCY_MS:.0f} ms/call; {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+            print(f"{'ideal (n x latency / concurrency)':<36} {ideal:6.3f} s")
+            for kind, path in JUDGES.items():
+                key = path.name.removesuffix(".grader.yaml")
+                bodies = record_bodies(db, key, base_url)
+                bare = min(asyncio.run(bare_client(base_url, bodies)) for _ in range(args.repeat))
+                startup = min(timed_run(db, key, "--limit", "1") for _ in range(args.repeat))
+                startup -= LATENCY_MS / 1000
+                whole = min(timed_run(db, key) for _ in range(args.repeat))
+                studio = whole - startup
+                ratios[kind] = studio / bare
+                print(f"{kind + ' judge, bare client':<36} {bare:6.3f} s  {bare / ideal:4.2f}x ideal")
+                print(f"{kind + ' judge, grader-studio run':<36} {studio:6.3f} s  "
+                      f"{studio / ideal:4.2f}x ideal  {studio / bare:4.2f}x bare  "
+                      f"(start-up {startup:.2f} s subtracted; target <= {TARGET}x bare)")
+                if args.profile:
+                    if not shutil.which("py-spy"):
+                        raise SystemExit("--profile needs py-spy (pip install py-spy)")
+                    args.profile.mkdir(parents=True, exist_ok=True)
+                    timed_run(db, key, profile=args.profile / f"{kind}.svg")
+                    timed_run(db, key, profile=args.profile / f"{kind}.collapsed.txt")
+                    summarise(args.profile / f"{kind}.collapsed.txt", args.profile / f"{kind}.txt")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    ok = all(r <= TARGET for r in ratios.values())
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
