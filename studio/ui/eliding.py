@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from .qt import Qt, QtCore, QtGui, QtWidgets
 
+#: the widest an elided label asks to be (px): a pasted essay as a name must not widen the window
+MAX_HINT = 2000
+
 
 class ElidedLabel(QtWidgets.QLabel):
     """Plain text only; ``full_text()`` is what was set, ``text()`` what is shown."""
@@ -35,7 +38,11 @@ class ElidedLabel(QtWidgets.QLabel):
 
     def sizeHint(self) -> QtCore.QSize:  # noqa: N802
         hint = super().sizeHint()
-        return QtCore.QSize(self.fontMetrics().horizontalAdvance(self._full) + 4, hint.height())
+        return QtCore.QSize(min(self.fontMetrics().horizontalAdvance(self._line()), MAX_HINT) + 4, hint.height())
+
+    def _line(self) -> str:
+        """The text as one line: an elided label never grows taller for a name holding newlines."""
+        return " ".join(self._full.splitlines()) if "\n" in self._full or "\r" in self._full else self._full
 
     def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802
         return QtCore.QSize(0, super().minimumSizeHint().height())
@@ -51,8 +58,8 @@ class ElidedLabel(QtWidgets.QLabel):
 
     def _elide(self) -> None:
         room = self.contentsRect().width() - 2
-        shown = self.fontMetrics().elidedText(self._full, Qt.TextElideMode.ElideRight, max(room, 0)) \
-            if room > 0 else self._full
+        line = self._line()
+        shown = self.fontMetrics().elidedText(line, Qt.TextElideMode.ElideRight, room if room > 0 else MAX_HINT)
         super().setText(shown)
         tips = [t for t in (self._full if shown != self._full else "", self._tip) if t]
         self.setToolTip("\n".join(tips))

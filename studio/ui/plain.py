@@ -29,9 +29,28 @@ def esc(text: object) -> str:
     return html.escape(str(text), quote=False)
 
 
+#: the most of a text a tooltip shows: a pasted 3,000-row table as a name must not make a tooltip
+#: taller than the screen (the whole text is in the field, the detail pane or an export)
+TOOLTIP_LINES = 30
+TOOLTIP_CHARS = 3000
+
+
+def bounded(text: str, lines: int = TOOLTIP_LINES, chars: int = TOOLTIP_CHARS) -> str:
+    """``text`` cut to ``lines`` lines and ``chars`` characters, saying how much was left out."""
+    kept = text[:chars].splitlines()
+    total = text.count("\n") + 1
+    cut = text[:chars] != text or len(kept) > lines
+    if not cut:
+        return text
+    kept = kept[:lines]
+    shown = "\n".join(kept)
+    more = total - len(kept)
+    return shown + (f"\n… ({more:,} more lines)" if more > 0 else "…")
+
+
 def as_tooltip(text: str) -> str:
-    """Rich text that Qt shows as exactly ``text`` (line breaks kept, long lines wrapped)."""
-    return QtGui.Qt.convertFromPlainText(text, Qt.WhiteSpaceMode.WhiteSpaceNormal)
+    """Rich text that Qt shows as exactly ``text`` (line breaks kept, long lines wrapped), bounded."""
+    return QtGui.Qt.convertFromPlainText(bounded(text), Qt.WhiteSpaceMode.WhiteSpaceNormal)
 
 
 def make_plain(label: QtWidgets.QLabel) -> QtWidgets.QLabel:

@@ -52,7 +52,7 @@ def test_lifecycle(cli, prepared: Library) -> None:  # type: ignore[no-untyped-d
     assert cli("suites", "unlock", "geo").returncode == 0
     assert cli("suites", "trash", "geo").returncode == 0
     assert suites_json(cli)[0]["deleted"] is True
-    assert cli("run", "geo", "geo").returncode == 1  # a suite in the trash does not run
+    assert cli("run", "geo", "geo").returncode == 2  # a suite in the trash does not run (the run could not be done)
     assert cli("suites", "restore", "geo").returncode == 0
     assert cli("suites", "restore", "geo", "--version", "1").returncode == 0
     versions = json.loads(cli("suites", "versions", "geo", "--json").stdout)
@@ -82,7 +82,7 @@ def test_one_off_suites_refuse_bad_input_before_a_run_exists(cli, prepared: Libr
     for graders, sentence in (("exact,exact", "twice"), ("exact,nope", "no grader with key 'nope'"),
                               ("exact,gone", "in the trash")):
         result = cli("run", "--graders", graders, "geo")
-        assert result.returncode == 1 and sentence in result.stderr and "Traceback" not in result.stderr
+        assert result.returncode == 2 and sentence in result.stderr and "Traceback" not in result.stderr
     assert json.loads(cli("runs", "list", "--json").stdout) == []
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import resource
+
+from peak_memory import GROWTH_LIMIT_MB, PeakGrowth
 
 from studio.core.graders.bash import READ_LIMIT, run_bash
 from studio.core.models import BashGrader, Sample, Turn
@@ -16,16 +17,15 @@ def bash(command: str, timeout: float = 20.0):  # type: ignore[no-untyped-def]
     return asyncio.run(run_bash(BashGrader(key="b", command=command, timeout_seconds=timeout), SAMPLE))
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def test_a_flood_of_output_is_cut_off_and_the_command_killed() -> None:
+    memory = PeakGrowth().mark()
     outcome = bash("head -c 400M /dev/zero; exit 0")
     assert outcome.status == "error"
     assert outcome.error is not None and outcome.error.startswith(f"output limit ({READ_LIMIT // 1024} KiB of stdout")
     assert len(outcome.details["stdout"]) <= 16 * 1024
-    assert peak_rss_mb() < 500
+    assert memory.mb() < GROWTH_LIMIT_MB
 
 
 def test_a_flood_on_stderr_counts_too() -> None:

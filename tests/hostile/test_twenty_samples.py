@@ -1,13 +1,14 @@
 """The issue's acceptance run: 20 samples, one of them hostile in one of the ways the studio was
 attacked, finishes with 19 honest scores and one clear error - and the studio's own peak RSS stays
-under 500 MB through all of them (a memory bound of this process, measured with getrusage)."""
+within a bound through all of them (the peak resident growth of this process during the run,
+tests/peak_memory.py)."""
 
 from __future__ import annotations
 
-import resource
 from pathlib import Path
 
 import pytest
+from peak_memory import GROWTH_LIMIT_MB, PeakGrowth
 
 from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.models import BashGrader, FunctionGrader, Sample, Turn
@@ -51,6 +52,7 @@ def grader_for(attack: str):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_nineteen_honest_scores_and_one_clear_error(library: Library, attack: str) -> None:
     library.graders.create(grader_for(attack))
+    memory = PeakGrowth().mark()
     library.datasets.create("d", [
         Sample(id="evil" if i == EVIL else f"s{i}", messages=[Turn(role="user", content="What is 2+2?")],
                completion="4", expected="4", metadata={"evil": i == EVIL}) for i in range(20)])
@@ -62,5 +64,5 @@ def test_nineteen_honest_scores_and_one_clear_error(library: Library, attack: st
     [evil] = [r for r in rows if r["sample_id"] == "evil"]
     assert evil["status"] == "error" and evil["error"] and "Traceback" not in evil["error"]
     assert len(evil["error"]) < 2100
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    assert peak_mb < 500, f"studio peak RSS {peak_mb:.0f} MB"
+    grown = memory.mb()
+    assert grown < GROWTH_LIMIT_MB, f"studio peak RSS grew {grown:.0f} MB"

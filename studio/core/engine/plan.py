@@ -90,7 +90,7 @@ class RunPlan:
         (the hot path of a suite of built-in checks)."""
         text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
         score = self._rule(list(zip(self.graders, values, strict=True)))
-        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False)
+        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False, 0)
 
     def _plain(self, slot: int, outcome: Outcome) -> bool:
         """A plain score: the sample row's ``scores`` says all of it (no grader row needed)."""

@@ -43,7 +43,13 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
 
 
 def check_run_configuration(library: Library, definition: GraderDefinition, endpoint: str | None) -> None:
-    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint."""
+    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint.
+
+    A jury is the one grader built to outlive a judge that is down: its run is refused only when
+    fewer jurors than its quorum could answer (the others are marked per sample, as at run time)."""
+    if definition.kind == "jury":
+        _check_jury(library, definition, endpoint)
+        return
     wanted = list(_needs_endpoint(definition))
     if not wanted:
         return
@@ -53,6 +59,23 @@ def check_run_configuration(library: Library, definition: GraderDefinition, endp
         configs[config.name] = config
     for config in configs.values():
         check_reachable(config)
+
+
+def _check_jury(library: Library, jury: GraderDefinition, endpoint: str | None) -> None:
+    down: list[str] = []
+    reasons: dict[str, str] = {}
+    for juror in jury.jurors:  # type: ignore[union-attr]
+        try:
+            check_run_configuration(library, juror.grader, endpoint)
+        except EndpointUnreachable as exc:
+            down.append(juror.label)
+            reasons.setdefault(str(exc), juror.label)
+    needed = jury.needed  # type: ignore[union-attr]
+    if len(jury.jurors) - len(down) < needed:  # type: ignore[union-attr]
+        first = next(iter(reasons))
+        raise EndpointUnreachable(f"only {len(jury.jurors) - len(down)} of {len(jury.jurors)} jurors "  # type: ignore[union-attr]
+                                  f"can be reached, fewer than the quorum of {needed} "
+                                  f"(unreachable: {', '.join(down)}): {first}")
 
 
 def _origin(url: str) -> tuple[str, str, int]:

@@ -14,6 +14,7 @@ from judge_helpers import add_endpoint, qa
 
 from studio.core.demo.fake_script import Rule
 from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.models import parse_grader
 from studio.core.store import Library
@@ -108,9 +109,25 @@ def test_a_failing_juror_is_marked_and_the_quorum_decides(jury_library: Library)
         both = [VERDICTS["alpha"][i], VERDICTS["beta"][i]]
         assert result["score"] == (1.0 if both == ["PASS", "PASS"] else 0.0 if both == ["FAIL", "FAIL"] else 0.5)
     assert info.aggregates["jury"]["per_juror"]["gamma"]["failed"] == 6
-    # with a quorum of 3 the same failure fails every sample, with the reason
+    # with a quorum of 3 the run could not be done: refused before it exists, with the reason
     jury_library.graders.save(jury(endpoints=("alpha", "beta", "down"), quorum=3))
-    info = run_grader(jury_library, "panel", "sums", RunOptions(keep_going=True))
+    runs_before = len(jury_library.runs.list())
+    with pytest.raises(EndpointUnreachable, match="fewer than the quorum of 3 .unreachable: gamma."):
+        run_grader(jury_library, "panel", "sums", RunOptions(keep_going=True))
+    assert len(jury_library.runs.list()) == runs_before
+
+
+def test_a_juror_failing_mid_run_fails_the_samples_below_the_quorum(jury_library: Library) -> None:
+    """Reachable (the preflight passes), failing on every call (a path the server does not serve):
+    each sample says fewer than the quorum answered."""
+    server = FakeJudgeServer().start()
+    try:
+        add_endpoint(jury_library, server, name="broken", base_url=server.base_url + "/no-such-api",
+                     max_retries=0, timeout=0.5)
+        jury_library.graders.create(jury(endpoints=("alpha", "beta", "broken"), quorum=3))
+        info = run_grader(jury_library, "panel", "sums", RunOptions(keep_going=True))
+    finally:
+        server.stop()
     results = jury_library.runs.results(info.id)
     assert {r["status"] for r in results} == {"error"}
     assert "fewer than the quorum of 3" in results[0]["error"]
