@@ -52,11 +52,13 @@ class Slot:
 
 @dataclass(frozen=True)
 class Section:
-    """``before + value + after`` when the row's value is not empty, else nothing (Handlebars ``#if``)."""
+    """``before + value + after`` when the row's value is not empty, else ``otherwise`` (Handlebars
+    ``#if``; pybars keeps the newline before a block that renders nothing)."""
 
     name: str
     before: str
     after: str
+    otherwise: str = ""
 
 
 Segment = str | Slot | Section
@@ -128,7 +130,8 @@ def message_json(message: Message) -> dict[str, Any]:
         elif isinstance(seg, Slot):
             parts.append({"slot": seg.name})
         else:
-            parts.append({"section": seg.name, "before": seg.before, "after": seg.after})
+            parts.append({"section": seg.name, "before": seg.before, "after": seg.after,
+                          "otherwise": seg.otherwise})
     return {"role": message.role, "parts": parts}
 
 
@@ -145,6 +148,10 @@ def export_model(model: str | None) -> Iterator[None]:
         yield
     finally:
         _MODEL.reset(token)
+
+
+def chosen_model() -> str | None:
+    return _MODEL.get()
 
 
 def model_id(judge: Any) -> str:
@@ -169,7 +176,7 @@ def model_id(judge: Any) -> str:
 #: the conversation, the response and the reference as ``CONVERSATION_BLOCK`` shows them
 CONVERSATION: tuple[Segment, ...] = (
     "<conversation>\n", Slot("conversation"), "\n</conversation>\n\n<response>\n", Slot("completion"),
-    "\n</response>", Section("reference", "\n\n<reference>\n", "\n</reference>"),
+    "\n</response>", Section("reference", "\n\n<reference>\n", "\n</reference>", "\n"),
 )
 #: slot -> what it holds (shown in notes and the dialog)
 SLOT_DOCS = {
@@ -214,7 +221,7 @@ def section_field(name: str) -> str:
 
 def section_value(section: Section, fields: Mapping[str, Any]) -> str:
     value = str(fields.get(section.name) or "")
-    return section.before + value + section.after if value else ""
+    return section.before + value + section.after if value else section.otherwise
 
 
 def with_sections(judges: list[PortableJudge], fields: dict[str, Any]) -> dict[str, Any]:
