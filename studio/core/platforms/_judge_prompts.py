@@ -118,7 +118,7 @@ class PortableJudge:
             "kind": self.provider_kind,
             "base_url": self.base_url,
             "api_key_env": self.api_key_env,
-            "timeout": self.timeout,
+            "request_timeout": self.timeout,
         }
 
 
@@ -176,13 +176,13 @@ def model_id(judge: Any) -> str:
 #: the conversation, the response and the reference as ``CONVERSATION_BLOCK`` shows them
 CONVERSATION: tuple[Segment, ...] = (
     "<conversation>\n", Slot("conversation"), "\n</conversation>\n\n<response>\n", Slot("completion"),
-    "\n</response>", Section("reference", "\n\n<reference>\n", "\n</reference>", "\n"),
+    "\n</response>", Section("judge_reference", "\n\n<reference>\n", "\n</reference>", "\n"),
 )
 #: slot -> what it holds (shown in notes and the dialog)
 SLOT_DOCS = {
     "conversation": "the turns before the response, one 'role: text' per line",
     "completion": "the response under judgement",
-    "reference": "the expected answer as the judge shows it (empty: the reference section is left out)",
+    "judge_reference": "the expected answer as the judge shows it (empty: the reference section is left out)",
     "input": "the rubric's {input}: the row's input field, else the user turns",
     "ground_truth": "the rubric's {ground_truth}: the expected answer, else empty",
 }
@@ -202,7 +202,7 @@ def item_fields(sample: Sample, judge: Any | None = None) -> dict[str, Any]:
         "id": sample.id,
         "conversation": variables["context_str"],
         "completion": extracted_completion(probe, sample),
-        "reference": reference,
+        "judge_reference": reference,
         "input": raw_input if isinstance(raw_input, str) else sample.input_text(),
         "ground_truth": sample.expected or "",
     }

@@ -250,7 +250,7 @@ def http_ask(config: dict[str, Any]) -> Ask:
         request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST",
                                          headers={"Content-Type": "application/json", **headers})
         try:
-            with urllib.request.urlopen(request, timeout=float(config.get("timeout") or 120)) as reply:
+            with urllib.request.urlopen(request, timeout=float(config.get("request_timeout") or 120)) as reply:
                 data = json.load(reply)
         except urllib.error.HTTPError as exc:
             if logprobs and 400 <= exc.code < 500:  # a server without logprobs: sample the score instead

@@ -3,9 +3,9 @@
 Built-in comparisons are written out as plain Python inside the scorer. Function graders are embedded
 verbatim: MKA1-sample ones are called with the sample/item dicts built from Inspect's state and
 target; Adaptive ones with a ``StringThread`` of the conversation (the studio's own stdlib stand-in for
-``adaptive_harmony`` travels inside the module, so nothing else needs installing). Judges and
-composites are not exported: Inspect's model-graded scorers use their own prompts, which would score
-differently.
+``adaptive_harmony`` travels inside the module, so nothing else needs installing). Binary, range
+and rubric judges become custom scorers sending the studio's exact messages (``_inspect_judge``);
+letter judges are Inspect's own model-graded scorers; other judges and composites are refused.
 """
 
 from __future__ import annotations
@@ -14,12 +14,22 @@ import ast
 import re
 from pathlib import Path
 
-from studio.core.models import BuiltinGrader, FunctionGrader, GraderDefinition, LetterJudge
+from studio.core.models import (
+    BinaryJudge,
+    BuiltinGrader,
+    FunctionGrader,
+    GraderDefinition,
+    LetterJudge,
+    RangeJudge,
+    RubricJudge,
+)
 from studio.core.sandbox.launch import GUEST_DIR
 
+from . import _inspect_judge as inspect_judge
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import docstring, inspect_options, read_text, slug, unexported
+from ._judge_prompts import portable, portable_or_reason
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -315,9 +325,12 @@ class InspectPlatform(Platform):
         if isinstance(grader, FunctionGrader):
             problem = refusal(grader, LABEL)  # Letta and promptfoo contracts travel in an adapter
             return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
+            return Support.no(exact) if isinstance(exact, str) else Support.yes()
         return Support.no(
             f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
-            "own prompts and would score differently"
+            "own prompts and would score differently, and its calls are not written as a custom scorer yet"
         )
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
@@ -329,6 +342,11 @@ class InspectPlatform(Platform):
         if isinstance(grader, BuiltinGrader):
             body = self._builtin(grader)
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
+        elif isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            body = inspect_judge.body(portable(grader))  # the whole definition travels
+            if isinstance(grader, BinaryJudge):
+                warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in Inspect's mean (the "
+                                "studio leaves the sample out); the score's metadata says skipped")
         else:
             assert isinstance(grader, FunctionGrader)
             if grader.contract == "adaptive":
@@ -355,6 +373,8 @@ class InspectPlatform(Platform):
             "    async def score(state: TaskState, target: Target) -> Score:\n"
             "        output = state.output.completion\n"
             "        value = await _score(state, output, target.text)\n"
+            "        if isinstance(value, Score):\n"
+            "            return value\n"
             f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
             "    return score\n\n\n"
             "@task\n"
