@@ -17,7 +17,9 @@ from studio.core.platforms import (
     get_platform,
     platforms,
 )
+from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fields import export_endpoints
+from studio.core.platforms._judge_prompts import export_model
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
 
@@ -31,10 +33,15 @@ def register(sub: Any) -> None:
         help="write graders in a platform's format",
         description=f"Write graders in a platform's own format. Targets: {names}.",
     )
-    exp.add_argument("key", nargs="?", help="grader key (or --all)")
+    exp.add_argument("key", nargs="*", help="grader key(s) (or --all); several with --dataset make one eval")
     exp.add_argument("--all", action="store_true", help="every live grader the target can express")
     exp.add_argument("--to", required=True, metavar="TARGET", help=f"one of: {names}")
     exp.add_argument("-o", "--output", metavar="PATH", help="file or directory (directory for --all)")
+    exp.add_argument("--dataset", metavar="NAME",
+                     help="also write this dataset in the platform's form: a whole eval that runs as is "
+                          "(promptfoo, inspect, openai)")
+    exp.add_argument("--model", metavar="ID",
+                     help="model id the exported judges name (default: the judge's model, else its endpoint's)")
     add_json_flag(exp)
     exp.set_defaults(func=cmd_export)
 
@@ -80,15 +87,15 @@ def _write(result: ExportResult, output: str | None) -> list[Path]:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     if bool(args.all) == bool(args.key):
-        raise CliError("give a grader KEY or --all", code=2)
-    if args.all and not args.output:
-        raise CliError("--all needs -o DIR", code=2)
+        raise CliError("give grader KEY(s) or --all", code=2)
+    if (args.all or args.dataset or len(args.key) > 1) and not args.output:
+        raise CliError("--all, --dataset and several keys need -o DIR", code=2)
     try:
         platform = get_platform(args.to)
         # judges' endpoints become providers the platform can call (URLs and models; never keys)
         endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
-        with export_endpoints(endpoints):
-            result = _export(args, app, platform)
+        with export_endpoints(endpoints), export_model(args.model):
+            result = _export_eval(args, app) if args.dataset else _export(args, app, platform)
     except (PlatformError, LibraryError) as exc:
         raise CliError(str(exc)) from None
     paths = _write(result, args.output)
@@ -102,10 +109,21 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def _export_eval(args: argparse.Namespace, app: CliApp) -> ExportResult:
+    """Graders plus a dataset as one eval in the platform's own form (``export_eval``)."""
+    records = app.library.graders.list() if args.all else [app.library.graders.get(k) for k in args.key]
+    samples = app.library.datasets.samples(args.dataset)
+    result = export_eval(args.to.lower(), [(r.key, r.definition) for r in records], samples, args.dataset)
+    if not result.files:
+        raise CliError(f"nothing to write for {args.to}")
+    return result
+
+
 def _export(args: argparse.Namespace, app: CliApp, platform: Platform) -> ExportResult:
-    if not args.all:
-        return platform.export(app.library.graders.get(args.key).definition)
-    graders = [r.definition for r in app.library.graders.list()]
+    if not args.all and len(args.key) == 1:
+        return platform.export(app.library.graders.get(args.key[0]).definition)
+    graders = ([r.definition for r in app.library.graders.list()] if args.all
+               else [app.library.graders.get(k).definition for k in args.key])
     result = platform.export_many(graders)
     if not result.files:
         _report(result)
