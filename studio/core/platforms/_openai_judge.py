@@ -26,10 +26,11 @@ from ._judge_prompts import SLOT_DOCS, Message, PortableJudge, Section, Slot, se
 from ._templating import from_jinja
 
 OUTPUT = "{{ sample.output_text }}"
-#: measured on the demo data (bench/judge_export_gap.py): the range judge's score read from one
-#: sampled SCORE against the studio's logprob-weighted score, mean absolute difference on 0..1
+#: measured with bench/judge_export_gap.py: the demo range judge on the 170 demo samples against the
+#: scripted judge (not a model), the score of one sampled answer against the logprob-weighted one
 RANGE_GAP_NOTE = ("the studio asks a second time for SCORE: and weighs the integers by their logprobs; "
-                  "score_model samples one number on the judge's scale")
+                  "score_model samples one number on the judge's scale (measured on the demo data with the "
+                  "scripted judge: 0.125 mean absolute difference on the 0..1 scale, bench/judge_export_gap.py)")
 
 
 def _literal(text: str) -> str:

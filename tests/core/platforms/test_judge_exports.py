@@ -239,7 +239,7 @@ def test_promptfoo_rubric_prompts_rendered_by_nunjucks_equal_render() -> None:
 
 
 #: promptfoo's Python provider is slow to start per call: the real run takes the first rows of each set
-RUN_ROWS = 8
+RUN_ROWS = 4
 
 
 @pytest.mark.timeout(900)
