@@ -335,6 +335,7 @@ class InspectPlatform(Platform):
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
+        notes: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
         call = native_call(grader)
         if call is not None:
@@ -347,6 +348,9 @@ class InspectPlatform(Platform):
             if isinstance(grader, BinaryJudge):
                 warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in Inspect's mean (the "
                                 "studio leaves the sample out); the score's metadata says skipped")
+            notes.append(f"{grader.key}: the prompt reads the conversation, reference and input the studio "
+                         "writes in each sample's metadata (export with --dataset); without them it rebuilds "
+                         "them from Inspect's messages and target, which can differ")
         else:
             assert isinstance(grader, FunctionGrader)
             if grader.contract == "adaptive":
@@ -382,7 +386,7 @@ class InspectPlatform(Platform):
             '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
             f"    return Task(dataset=[], scorer={fn}())\n"
         )
-        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings, notes=notes)
 
     @staticmethod
     def _native(grader: GraderDefinition, fn: str, call: str) -> ExportResult:
