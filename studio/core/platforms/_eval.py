@@ -9,7 +9,9 @@
   reads the dataset, replays the stored completion (no model call) and scores with every grader;
 * OpenAI evals: ``<name>.items.jsonl`` (``{"item": ..., "sample": {"output_text": ...}}``) and
   ``<name>.eval.json`` (a custom data source whose item schema lists the fields the testing criteria
-  read, and the graders as testing criteria).
+  read, and the graders as testing criteria);
+* Letta evals: ``suite.yaml`` and ``dataset.jsonl`` (``input``, ``ground_truth``, ``rubric_vars``: what
+  Letta's graders and rubric prompts read); Letta's target is an agent, which answers each input.
 
 Before writing, every judge whose prompt travels is checked row by row against the studio's own
 rendering (``check_rows``): an export that would send a different prompt is refused, never written.
@@ -35,7 +37,7 @@ from ._judge_prompts import (
 )
 from .registry import get_platform
 
-TARGETS = ("promptfoo", "inspect", "openai")
+TARGETS = ("promptfoo", "inspect", "openai", "letta")
 
 
 def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefinition]:
@@ -88,7 +90,7 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
             judges.append(exact)
     slug = re.sub(r"\W+", "_", name).strip("_") or "eval"
     rows = [row(s) for s in samples]
-    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai}[target]
+    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta}[target]
     result.merge(writer(ok, samples, rows, judges, slug))
     return result
 
@@ -201,4 +203,22 @@ def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: li
     result.notes.append(f"{slug}.eval.json: create the eval, upload {slug}.items.jsonl (purpose evals) and start "
                         "a run whose data source is that file (type jsonl); each line carries the stored output "
                         "as sample.output_text")
+    return result
+
+
+def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+           judges: list[PortableJudge], slug: str) -> ExportResult:
+    platform = get_platform("letta")
+    result = platform._suite(graders, name=slug, suite_file="suite.yaml")  # type: ignore[attr-defined]
+    lines = []
+    for sample, r in zip(samples, rows, strict=True):
+        line: dict[str, Any] = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
+        rubric_vars = {k.removeprefix("var_"): v for k, v in r.items() if k.startswith("var_")}
+        if rubric_vars:
+            line["rubric_vars"] = rubric_vars
+        lines.append(json.dumps(line, ensure_ascii=False))
+    result.files["dataset.jsonl"] = "\n".join(lines) + "\n"
+    result.notes = [n for n in result.notes if "put the samples in dataset.jsonl" not in n]
+    result.notes.append("suite.yaml: dataset.jsonl holds every sample's input and ground truth; set the target "
+                        "(the agent that answers them): Letta grades the agent's answers, not stored completions")
     return result

@@ -86,6 +86,12 @@ class HudPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
+        if grader.kind in ("binary_judge", "range_judge", "rubric_judge", "letter_judge", "prebuilt"):
+            return Support.no(
+                f"HUD's only model judge, LLMJudgeGrader, sends its own prompt (the rubric package) and reads "
+                f"MET/UNMET per criterion: a {grader.kind.replace('_', ' ')}'s messages and answer cannot travel "
+                "(a criteria judge exports to it; Inspect and promptfoo carry this judge exactly)"
+            )
         return Support.no(
             f"HUD graders are bash commands, criteria judges and answer comparisons; a "
             f"{grader.kind.replace('_', ' ')} has no HUD equivalent"

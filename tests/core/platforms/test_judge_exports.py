@@ -150,7 +150,7 @@ def test_what_cannot_travel_is_refused_with_the_reason() -> None:
             support = get_platform(target).can_export(templated)
             assert not support.ok and "Handlebars" in support.reason
         with pytest.raises(PlatformError, match="written for"):
-            export_eval("letta", [(g.key, g) for g in judges()], samples("qa"), "qa")
+            export_eval("hud", [(g.key, g) for g in judges()], samples("qa"), "qa")
 
 
 def test_exported_judges_import_back_as_the_same_judge(tmp_path: Path) -> None:
@@ -301,3 +301,23 @@ def test_inspect_task_runs_and_sends_the_studio_prompt(tmp_path: Path, library: 
                 outcome = expected.get(grader.key, {}).get(sample.id)
                 if outcome is not None and outcome.status == "ok":
                     assert same_score(outcome.score, logged["scores"][scorer]), (grader.key, sample.id)
+
+
+def test_letta_suite_with_its_dataset_validates(tmp_path: Path) -> None:
+    needs_module("letta_evals")
+    graders = [load_definition(DEMO / "graders" / f"{key}.grader.yaml")
+               for key in ("qa-rubric-letta", "qa-contains-expected", "qa-exact-match")]
+    rows = samples("qa")
+    with export_model("gpt-4o-mini"):
+        result = export_eval("letta", [(g.key, g) for g in graders], rows, "qa")
+    assert not result.refused
+    write(result.files, tmp_path)
+    lines = (tmp_path / "dataset.jsonl").read_text().splitlines()
+    assert len(lines) == len(rows) and json.loads(lines[0])["ground_truth"] == rows[0].expected
+    done = subprocess.run([str(VENV_BIN / "letta-evals"), "validate", "suite.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env())
+    assert done.returncode == 0 and "is valid" in done.stdout, done.stdout + done.stderr
+    loaded = run_json([str(VENV_PYTHON), "-c", "import json, sys; from letta_evals.models import Sample; "
+                       "rows = [Sample.model_validate_json(l) for l in open('dataset.jsonl')]; "
+                       "print(json.dumps([r.input for r in rows]))"], {}, cwd=tmp_path)
+    assert loaded == [item_fields(s)["input"] for s in rows]
