@@ -142,6 +142,8 @@ class HudPlatform(Platform):
             model_arg = f", model={model!r}" if model else ""
             keep = {"criteria", "model", "endpoint", "extractor", "metric", "name"}
             warnings += unexported(grader, keep, LABEL)
+            warnings.append(f"{grader.key}: approximated: LLMJudgeGrader asks with HUD's own prompt (the rubric "
+                            "package), not the studio's; the criteria, weights and scoring rule are the same")
             return (
                 f"LLMJudgeGrader.grade(weight={weight!r}, name={name!r}, answer=answer, "
                 f"criteria={criteria!r}, question=question{model_arg})"

@@ -249,6 +249,8 @@ class PromptfooPlatform(Platform):
         elif isinstance(grader, PrebuiltJudge):
             data = {"type": PREBUILT_TYPES[grader.metric_type]}
             keep |= {"metric_type", "model", "endpoint"}
+            warnings.append(f"{grader.key}: approximated: promptfoo's {data['type']} asks with its own prompts and "
+                            "scoring, not the studio's per-statement calls")
         elif isinstance(grader, CompositeGrader):
             data = {"type": "assert-set",
                     "assert": [self._component(c, warnings, files) for c in grader.components]}
