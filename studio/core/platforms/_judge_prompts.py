@@ -15,7 +15,6 @@ placeholder with a format spec.
 
 from __future__ import annotations
 
-import json
 import string
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -373,7 +372,3 @@ def check_rows(grader: GraderDefinition, judge: PortableJudge, samples: list[Sam
         if studio != ours:
             raise PlatformError(f"sample {sample.id!r}: the exported prompt of {judge.key!r} would differ "
                                 "from the studio's")
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2)
