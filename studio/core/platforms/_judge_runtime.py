@@ -212,7 +212,7 @@ async def grade(config: dict[str, Any], messages: list[dict[str, str]], completi
             if value is not None:
                 parsed.append(value)
         if not parsed:
-            return {"error": f"no logprobs and no integer from {low} to {high} in the judge's answer", "score": 0.0}
+            return {"error": f"no integer from {low} to {high} in the judge's answer (and no logprobs)", "score": 0.0}
         raw = sum(parsed) / len(parsed)
         details.update(method="sampled", sampled_scores=parsed)
     details["raw_score"] = raw
