@@ -281,13 +281,23 @@ def _settings(judge: Any, budget: int) -> dict[str, Any]:
 
 
 def portable(grader: GraderDefinition) -> PortableJudge:
-    """The judge as a portable template; ``PlatformError`` names what cannot travel exactly."""
+    """The judge as a portable template; ``PlatformError`` names what cannot travel exactly.
+
+    Every judge is checked on two probe samples (with and without a reference) against the studio's
+    own rendering, so a change to the studio's prompts can never export a stale template silently.
+    """
     if isinstance(grader, BinaryJudge):
-        return _binary(grader)
-    if isinstance(grader, RangeJudge):
-        return _range(grader)
-    if isinstance(grader, RubricJudge):
-        return _rubric(grader)
+        judge = _binary(grader)
+    elif isinstance(grader, RangeJudge):
+        judge = _range(grader)
+    elif isinstance(grader, RubricJudge):
+        judge = _rubric(grader)
+    else:
+        judge = None
+    if judge is not None:
+        referenced = Sample(id="probe-2", messages=[Turn(role="user", content="q")], completion="a", expected="r")
+        check_rows(grader, judge, [_probe(), referenced])
+        return judge
     raise PlatformError(f"a {grader.kind.replace('_', ' ')} makes several calls (or uses another platform's "
                         "prompt), which this target cannot carry exactly")
 
