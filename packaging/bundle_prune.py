@@ -33,6 +33,9 @@ SYSTEM_DIRS = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/")
 #: Qt's part of the bundle: what it needs from the machine (X11/xcb, GL, fontconfig, D-Bus, GLib, the
 #: C++ runtime) the pip-installed app needs too, and the README's system packages bring it
 QT_PARTS = ("PySide6/", "shiboken6/")
+#: the C++ runtime: manylinux wheels (numpy, scipy, PySide6) never ship it, they take the machine's,
+#: as the pip-installed app does
+MACHINE_RUNTIME = ("libstdc++.so.6", "libgcc_s.so.1")
 
 
 def _needed(path: str) -> list[str]:
@@ -67,6 +70,7 @@ def prune(binaries: Iterable[tuple[str, str, str]], datas: Iterable[tuple[str, s
     for dest, src, _t in binaries:
         by_name.setdefault(os.path.basename(dest), (dest, src))
     system = {d for d, s, _t in binaries if os.path.realpath(s).startswith(SYSTEM_DIRS) and not _is_root(d)}
+    machine = {d for d in system if os.path.basename(d) in MACHINE_RUNTIME}
     keep: set[str] = set()
     # (destination, reached from Qt only): Qt's own libraries are followed, the machine's are not
     todo = [(d, d.startswith(QT_PARTS)) for d, _s, _t in binaries if _is_root(d)]
@@ -81,7 +85,7 @@ def prune(binaries: Iterable[tuple[str, str, str]], datas: Iterable[tuple[str, s
             if name not in by_name:
                 continue
             dep = by_name[name][0]
-            if dep in system and qt_only:
+            if dep in machine or (dep in system and qt_only):
                 continue
             todo.append((dep, qt_only or dep.startswith(QT_PARTS)))
     keep = set(reached)

@@ -166,3 +166,23 @@ def test_a_frozen_studio_runs_the_bundled_worker_inside_bubblewrap(monkeypatch: 
         assert limits.argv[0] == str(worker) and len(limits.argv) == 2
     finally:
         launch._runtime.cache_clear()
+
+
+def test_an_extra_the_bundle_leaves_out_is_named_with_its_pip_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.core.paths import extra_hint
+
+    monkeypatch.delattr(sys, "frozen", raising=False)
+    assert extra_hint("Ray", "ray", "grade on a Ray cluster") == (
+        "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a "
+        "Ray cluster.")
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    hint = extra_hint("Ray", "ray", "grade on a Ray cluster")
+    assert "not part of the standalone app" in hint and "pip install 'grader-studio[ray]'" in hint
+
+
+def test_the_version_is_written_in_one_place(cli) -> None:  # type: ignore[no-untyped-def]
+    import studio
+
+    result = cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"grader-studio {studio.__version__}"
+    assert 'dynamic = ["version"]' in (REPO / "pyproject.toml").read_text()
