@@ -31,5 +31,5 @@ def extra_hint(what: str, extra: str, purpose: str) -> str:
     command = f"pip install 'grader-studio[{extra}]'"
     if is_frozen():
         return (f"{what} is not part of the standalone app: to {purpose}, install Grader Studio with "
-                f" {command}  (README, \"Install with pip\").")
+                f" {command}  and run it from that Python environment.")
     return f"{what} is not installed here: install the extra with  {command}  to {purpose}."

@@ -39,8 +39,8 @@ CONTEXT_TOKENS = 4096
 DEMO_MAX_TOKENS = 160
 START_TIMEOUT = 180.0
 INSTALL_HINT = "pip install 'grader-studio[local]'" if not is_frozen() else (
-    "install Grader Studio with  pip install 'grader-studio[local]'  (the standalone app leaves "
-    "llama.cpp out; README, \"Install with pip\")")
+    "the standalone app leaves llama.cpp out: install Grader Studio with  pip install 'grader-studio[local]'  "
+    "and run it from that Python environment")
 
 
 class LocalJudgeUnavailable(JudgeError):
