@@ -66,6 +66,8 @@ CONTAINED = {
     "hostile-4gb": "memory limit",
     "hostile-4gb-no-hook": "memory limit",
 }
+#: the steps after --version and demo, in order (``--only`` picks some)
+STEPS = ["window", "sandbox-info", "function-graders", "stdlib", "judges", "exports", "hostile", "fallback", "extras"]
 #: imported by the parity grader? not these: they act on import (print, open a browser)
 NOT_IMPORTED = {"this", "antigravity", "__main__"}
 
@@ -173,9 +175,13 @@ class Smoke:
         figures = {f"{k}_{which}": statistics.median(v[which]) for k, v in (("wall", walls), ("cpu", cpus))
                    for which in ("pip", "bundle")}
         ratio = figures["wall_bundle"] / figures["wall_pip"]
+        cpu_ratio = figures["cpu_bundle"] / figures["cpu_pip"]
+        # slower by over 20% in both measures: on a machine other work shares, a busy moment can
+        # stretch one app's wall time, the CPU time the start-up costs stays put (bench/startup.py)
         self.check(f"first paint, median of {repeat}: bundle {figures['wall_bundle']:.2f} s "
                    f"(CPU {figures['cpu_bundle']:.2f} s), pip {figures['wall_pip']:.2f} s "
-                   f"(CPU {figures['cpu_pip']:.2f} s): {ratio:.2f}x", ratio <= 1.2, "slower than the pip app by over 20%")
+                   f"(CPU {figures['cpu_pip']:.2f} s): {ratio:.2f}x (CPU {cpu_ratio:.2f}x)",
+                   ratio <= 1.2 or cpu_ratio <= 1.2, "slower than the pip app by over 20%")
         return figures
 
     def demo(self) -> None:
@@ -272,8 +278,7 @@ class Smoke:
             scores = [r["score"] for r in bundle or [] if isinstance(r["score"], int | float)]
             self.check(f"judge run against the bundle's scripted judge: {grader} on {dataset}, "
                        f"{len(scores)} scores, mean {statistics.mean(scores) if scores else float('nan'):.4f}, "
-                       "equal to the pip app's", ok,
-                       "differs" if pip and bundle else "missing rows")
+                       "equal to the pip app's", ok, _first_difference(pip, bundle) if pip and bundle else "missing rows")
 
     def exports(self) -> None:
         for target in TARGETS:
@@ -334,18 +339,32 @@ class Smoke:
                    and "pip install 'grader-studio[local]'" in text and "Traceback" not in text, _tail(result))
 
 
-#: what differs between two runs of the same app too: clocks (the judge's reply's "created", each
-#: call's latency, a sample's duration) and whether an answer came from the cache
-_VOLATILE = frozenset({"duration_ms", "latency_ms", "created", "cached"})
+#: what differs between two runs of the same app too: clock readings (every "..._ms" duration: a
+#: sample's, a judge call's latency and queueing; the judge reply's "created") and whether an answer
+#: came from the cache
+_VOLATILE = frozenset({"created", "cached"})
 
 
 def _timeless(value: object) -> object:
     """A run's exported row without its clock readings, to compare the two apps' results."""
     if isinstance(value, dict):
-        return {k: _timeless(v) for k, v in value.items() if k not in _VOLATILE}
+        return {k: _timeless(v) for k, v in value.items() if k not in _VOLATILE and not k.endswith("_ms")}
     if isinstance(value, list):
         return [_timeless(v) for v in value]
     return value
+
+
+def _first_difference(a: object, b: object, where: str = "") -> str:
+    """Where two exported results first differ, as a path and both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b)):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return f"{where or 'value'}: pip {str(a)[:200]!r}, bundle {str(b)[:200]!r}"
 
 
 def _tail(result: subprocess.CompletedProcess[str]) -> str:
@@ -438,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="start-ups timed per app")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     parser.add_argument("--results", type=Path, help="write the figures and checks here as JSON")
+    parser.add_argument("--only", nargs="+", choices=STEPS, help="run only these steps (after version and demo)")
     args = parser.parse_args(argv)
     tarball = args.tarball or max((REPO / "dist").glob("grader-studio-*.tar.gz"), key=os.path.getmtime, default=None)
     if tarball is None:
@@ -458,15 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         smoke.no_python()
         smoke.version()
         smoke.demo()
-        figures = smoke.window(args.repeat)
-        smoke.sandbox_info()
-        smoke.function_graders()
-        smoke.stdlib()
-        smoke.judges()
-        smoke.exports()
-        smoke.hostile()
-        smoke.fallback()
-        smoke.extras()
+        figures: dict[str, float] = {}
+        for step in args.only or STEPS:
+            if step == "window":
+                figures = smoke.window(args.repeat)
+            else:
+                getattr(smoke, step.replace("-", "_"))()
         elapsed = time.monotonic() - started
         print(f"{'FAILED' if smoke.failures else 'passed'}: {len(smoke.failures)} difference(s), {elapsed:.0f} s")
         if args.results:
