@@ -340,9 +340,10 @@ class Smoke:
 
 
 #: what differs between two runs of the same app too: clock readings (every "..._ms" duration: a
-#: sample's, a judge call's latency and queueing; the judge reply's "created") and whether an answer
-#: came from the cache
-_VOLATILE = frozenset({"created", "cached"})
+#: sample's, a judge call's latency and queueing; the judge reply's "created"), the reply's "id" (the
+#: scripted server numbers requests in arrival order, which concurrent calls shuffle) and whether an
+#: answer came from the cache
+_VOLATILE = frozenset({"created", "cached", "id"})
 
 
 def _timeless(value: object) -> object:
