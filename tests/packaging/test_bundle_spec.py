@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -186,3 +187,12 @@ def test_the_version_is_written_in_one_place(cli) -> None:  # type: ignore[no-un
     result = cli("--version")
     assert result.returncode == 0 and result.stdout.strip() == f"grader-studio {studio.__version__}"
     assert 'dynamic = ["version"]' in (REPO / "pyproject.toml").read_text()
+
+
+def test_the_fallback_builds_its_root_away_from_an_app_unpacked_under_tmp() -> None:
+    """The namespaces fallback mounts a tmpfs where it builds the sandbox's root: never over the
+    runtime or the guest (a bundle unpacked in /tmp), which it must still bind from the host."""
+    assert launch._staging_dir("/root/.pyenv/versions/3.11.7", "/work/studio/guest") == "/tmp"
+    staging = launch._staging_dir("/tmp/app/worker", "/tmp/app/_internal/studio/core/sandbox/guest")
+    assert staging != "/tmp" and os.path.isdir(staging)
+    assert "R=\"$5\"" in launch._CHROOT_SCRIPT and "shift 5" in launch._CHROOT_SCRIPT

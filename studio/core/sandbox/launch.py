@@ -5,6 +5,8 @@ runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the us
 the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
 inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
 directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
+In the standalone app (a PyInstaller bundle) the runtime is the bundle's ``worker/`` folder and the
+worker its ``grader-studio-worker`` executable: no Python of the machine is used.
 
 Without bubblewrap, ``namespaces`` builds the same root with ``unshare`` and a short shell script
 (private mount, pid, net, ipc and uts namespaces; a tmpfs root holding /usr, the runtime and the
