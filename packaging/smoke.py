@@ -78,6 +78,7 @@ class Smoke:
         self.pip = pip_exe
         self.work = work
         self.failures: list[str] = []
+        self.passed = 0
         self.hide = hide_python and _can_unshare()
         self.nopython = _path_without(work / "path-no-python", lambda n: re.match(r"(python|pip|pydoc|idle)", n))
         self.nobwrap = _path_without(work / "path-no-bwrap", lambda n: n == "bwrap" or re.match(r"(python|pip)", n))
@@ -125,6 +126,7 @@ class Smoke:
 
     def check(self, name: str, condition: bool, detail: str = "") -> bool:
         if condition:
+            self.passed += 1
             print(f"  ok   {name}", flush=True)
         else:
             self.fail(f"{name}{': ' + detail if detail else ''}")
@@ -486,9 +488,10 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 getattr(smoke, step.replace("-", "_"))()
         elapsed = time.monotonic() - started
-        print(f"{'FAILED' if smoke.failures else 'passed'}: {len(smoke.failures)} difference(s), {elapsed:.0f} s")
+        print(f"{'FAILED' if smoke.failures else 'passed'}: {smoke.passed} checks passed, "
+              f"{len(smoke.failures)} difference(s), {elapsed:.0f} s")
         if args.results:
-            args.results.write_text(json.dumps({"tarball": tarball.name, "seconds": round(elapsed),
+            args.results.write_text(json.dumps({"tarball": tarball.name, "seconds": round(elapsed), "checks": smoke.passed,
                                                 "failures": smoke.failures, "first_paint": figures}, indent=2))
         return 1 if smoke.failures else 0
     finally:
