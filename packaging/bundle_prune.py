@@ -1,10 +1,14 @@
-"""What the spec leaves out of the app's folder, and why (each entry is a measured cost).
+"""What the spec leaves out of the app's folder, and why.
 
-PyInstaller collects every Qt plugin of the wheel and every system library those plugins link to.
-Some plugins cannot work in a desktop bundle at all (embedded-device back ends, the GTK3 theme whose
-GTK3 is the system's own), Qt's own translations are never loaded (the studio installs no
-QTranslator), and the libraries only those plugins needed follow them out. ``prune`` does this on
-the Analysis's binary/data lists; ``packaging/build`` prints what remains.
+PyInstaller collects every Qt plugin of the wheel and every library those plugins link to, the
+machine's included. Some plugins cannot work in a desktop bundle at all (embedded-device back ends,
+the GTK3 theme whose GTK3 is the system's own) or serve modules the app never imports (QtNetwork's
+TLS), and Qt's own translations are never loaded (the studio installs no QTranslator). Of the rest,
+``prune`` keeps what an extension module, a plugin or the interpreter needs, following DT_NEEDED
+links; the machine's libraries only when Python's side needs them (the standard library's OpenSSL,
+SQLite ...), not when only Qt does (X11/xcb, GLib, fontconfig, D-Bus: what the pip-installed app
+takes from the machine, the README's apt-get line), and never the C++ runtime.
+``packaging/build`` prints what remains.
 """
 
 from __future__ import annotations
