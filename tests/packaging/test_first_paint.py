@@ -16,9 +16,10 @@ def test_the_window_saves_its_first_paint_when_asked(qtbot, monkeypatch: pytest.
     window = QtWidgets.QLabel("painted")
     window.resize(320, 200)
     qtbot.addWidget(window)
-    first_paint.arm(window)
+    codes: list[int] = []  # the real hook ends the event loop; here it must not end pytest-qt's
+    first_paint.arm(window, quit_app=codes.append)
     window.show()
-    qtbot.waitUntil(shot.exists, timeout=10_000)
+    qtbot.waitUntil(lambda: codes == [0], timeout=10_000)
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 200
 
