@@ -14,6 +14,8 @@ import os
 import sys
 from collections.abc import Sequence
 
+from studio import __version__
+
 from .app import CliApp, CliError
 
 # Which module holds each command: only the module of the command being run is imported, so
@@ -60,6 +62,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="grader-studio",
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )
+    parser.add_argument("--version", action="version", version=f"grader-studio {__version__}")
     parser.add_argument("--db", metavar="PATH", help="library file (default: $GRADER_STUDIO_DB or the user data dir)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     command = _command_in(argv) if argv is not None else None

@@ -17,7 +17,9 @@ from studio.core.platforms import (
     get_platform,
     platforms,
 )
+from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fields import export_endpoints
+from studio.core.platforms._judge_prompts import export_model
 from studio.core.safe_files import write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
@@ -32,10 +34,16 @@ def register(sub: Any) -> None:
         help="write graders in a platform's format",
         description=f"Write graders in a platform's own format. Targets: {names}.",
     )
-    exp.add_argument("key", nargs="?", help="grader key (or --all)")
+    exp.add_argument("key", nargs="*",
+                     help="grader or suite key(s) (or --all); with --dataset they make one runnable eval")
     exp.add_argument("--all", action="store_true", help="every live grader the target can express")
     exp.add_argument("--to", required=True, metavar="TARGET", help=f"one of: {names}")
     exp.add_argument("-o", "--output", metavar="PATH", help="file or directory (directory for --all)")
+    exp.add_argument("--dataset", metavar="NAME",
+                     help="also write this dataset in the platform's form: a whole eval that runs as is "
+                          "(promptfoo, inspect, openai)")
+    exp.add_argument("--model", metavar="ID",
+                     help="model id the exported judges name (default: the judge's model, else its endpoint's)")
     add_json_flag(exp)
     exp.set_defaults(func=cmd_export)
 
@@ -82,15 +90,17 @@ def _write(result: ExportResult, output: str | None) -> list[Path]:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     if bool(args.all) == bool(args.key):
-        raise CliError("give a grader KEY or --all", code=2)
-    if args.all and not args.output:
-        raise CliError("--all needs -o DIR", code=2)
+        raise CliError("give grader KEY(s) or --all", code=2)
+    if (args.all or args.dataset or len(args.key) > 1) and not args.output:
+        raise CliError("--all, --dataset and several keys need -o DIR", code=2)
+    if not args.all and not args.output and any(_is_suite(app, k) for k in args.key):
+        raise CliError("a suite exports several graders: pass -o DIR", code=2)
     try:
         platform = get_platform(args.to)
         # judges' endpoints become providers the platform can call (URLs and models; never keys)
         endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
-        with export_endpoints(endpoints):
-            result = _export(args, app, platform)
+        with export_endpoints(endpoints), export_model(args.model):
+            result = _export_eval(args, app) if args.dataset else _export(args, app, platform)
     except (PlatformError, LibraryError) as exc:
         raise CliError(str(exc)) from None
     paths = _write(result, args.output)
@@ -104,10 +114,48 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def _is_suite(app: CliApp, key: str) -> bool:
+    """A key that names a live suite and no grader (a grader wins, as with ``run``)."""
+    try:
+        app.library.graders.get(key)
+    except LibraryError:
+        return app.library.suites.exists(key)
+    return False
+
+
+def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, Any]]:
+    """(key, definition) of every grader named: a grader key is its current version; a suite key is
+    each of its graders at the version the suite pins (else the current one), in the suite's order."""
+    library = app.library
+    if args.all:
+        return [(r.key, r.definition) for r in library.graders.list()]
+    out: list[tuple[str, Any]] = []
+    for key in args.key:
+        if _is_suite(app, key):
+            suite = library.suites.version(key, library.suites.get(key).current_version).definition
+            for member in suite.graders:
+                version = member.version or library.graders.get(member.grader).current_version
+                out.append((member.grader, library.graders.version(member.grader, version).definition))
+            continue
+        record = library.graders.get(key)
+        out.append((record.key, record.definition))
+    return out
+
+
+def _export_eval(args: argparse.Namespace, app: CliApp) -> ExportResult:
+    """Graders (or a suite's) plus a dataset as one eval in the platform's own form (``export_eval``)."""
+    samples = app.library.datasets.samples(args.dataset)
+    result = export_eval(args.to.lower(), _graders(args, app), samples, args.dataset)
+    if not result.files:
+        raise CliError(f"nothing to write for {args.to}")
+    return result
+
+
 def _export(args: argparse.Namespace, app: CliApp, platform: Platform) -> ExportResult:
-    if not args.all:
-        return platform.export(app.library.graders.get(args.key).definition)
-    graders = [r.definition for r in app.library.graders.list()]
+    named = _graders(args, app)
+    if not args.all and len(named) == 1:
+        return platform.export(named[0][1])
+    graders = [definition for _, definition in named]
     result = platform.export_many(graders)
     if not result.files:
         _report(result)

@@ -57,20 +57,30 @@ def inspect_options(options: BuiltinOptions, label: str) -> str | None:
 
 
 def judge_model(grader: JudgeBase, label: str, warnings: list[str]) -> str | None:
-    """The model name a platform gets: the explicit model, else the endpoint's name.
+    """The model name a platform gets: ``export --model``, the judge's model, else its endpoint's model.
 
-    Endpoint settings (URLs, keys) stay in the studio; only a name crosses over.
+    Endpoint settings (URLs, keys) stay in the studio; only a model id crosses over. The endpoint's
+    *name* is written only when the export does not know the endpoint, and then with a warning.
     """
-    if grader.endpoint and grader.model:
-        warnings.append(
-            f"{grader.key}: endpoint {grader.endpoint!r} is not exported; {label} gets the model name {grader.model!r}"
-        )
-    elif grader.endpoint:
+    from ._judge_prompts import chosen_model
+
+    override = chosen_model()
+    config = endpoint_config(grader.endpoint)
+    if override or grader.model:
+        if grader.endpoint:
+            warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not exported; {label} gets the "
+                            f"model id {override or grader.model!r}")
+        return override or grader.model
+    if config is not None and config.model:
+        warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not exported; {label} gets its "
+                        f"model id {config.model!r}")
+        return str(config.model)
+    if grader.endpoint:
         warnings.append(
             f"{grader.key}: endpoint {grader.endpoint!r} is exported as the model name {grader.endpoint!r} "
-            "(endpoint settings stay in the studio)"
+            "(the export does not know the endpoint: export from the library or pass --model)"
         )
-    return grader.model or grader.endpoint
+    return grader.endpoint
 
 
 def slug(text: str, fallback: str = "imported") -> str:

@@ -93,6 +93,12 @@ class HudPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
+        if grader.kind in ("binary_judge", "range_judge", "rubric_judge", "letter_judge", "prebuilt"):
+            return Support.no(
+                f"HUD's only model judge, LLMJudgeGrader, sends its own prompt (the rubric package) and reads "
+                f"MET/UNMET per criterion: a {grader.kind.replace('_', ' ')}'s messages and answer cannot travel "
+                "(a criteria judge exports to it; Inspect and promptfoo carry this judge exactly)"
+            )
         return Support.no(
             f"HUD graders are bash commands, criteria judges and answer comparisons; a "
             f"{grader.kind.replace('_', ' ')} has no HUD equivalent"
@@ -143,6 +149,8 @@ class HudPlatform(Platform):
             model_arg = f", model={model!r}" if model else ""
             keep = {"criteria", "model", "endpoint", "extractor", "metric", "name"}
             warnings += unexported(grader, keep, LABEL)
+            warnings.append(f"{grader.key}: approximated: LLMJudgeGrader asks with HUD's own prompt (the rubric "
+                            "package), not the studio's; the criteria, weights and scoring rule are the same")
             return (
                 f"LLMJudgeGrader.grade(weight={weight!r}, name={name!r}, answer=answer, "
                 f"criteria={criteria!r}, question=question{model_arg})"

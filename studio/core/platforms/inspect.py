@@ -3,9 +3,9 @@
 Built-in comparisons are written out as plain Python inside the scorer. Function graders are embedded
 verbatim: MKA1-sample ones are called with the sample/item dicts built from Inspect's state and
 target; Adaptive ones with a ``StringThread`` of the conversation (the studio's own stdlib stand-in for
-``adaptive_harmony`` travels inside the module, so nothing else needs installing). Judges and
-composites are not exported: Inspect's model-graded scorers use their own prompts, which would score
-differently.
+``adaptive_harmony`` travels inside the module, so nothing else needs installing). Binary, range
+and rubric judges become custom scorers sending the studio's exact messages (``_inspect_judge``);
+letter judges are Inspect's own model-graded scorers; other judges and composites are refused.
 """
 
 from __future__ import annotations
@@ -15,17 +15,22 @@ import re
 from pathlib import Path
 
 from studio.core.models import (
+    BinaryJudge,
     BuiltinGrader,
     FunctionGrader,
     GraderDefinition,
     JuryGrader,
     LetterJudge,
+    RangeJudge,
+    RubricJudge,
 )
 from studio.core.sandbox.launch import GUEST_DIR
 
+from . import _inspect_judge as inspect_judge
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import docstring, inspect_options, read_text, slug, unexported
+from ._judge_prompts import portable, portable_or_reason
 from ._jury import INSPECT_REDUCERS, inspect_problem
 from ._losses import skip
 from .openai import plain_extractor
@@ -334,13 +339,17 @@ class InspectPlatform(Platform):
         if isinstance(grader, FunctionGrader):
             problem = refusal(grader, LABEL)  # Letta and promptfoo contracts travel in an adapter
             return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
+            return Support.no(exact) if isinstance(exact, str) else Support.yes()
         return Support.no(
             f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
-            "own prompts and would score differently"
+            "own prompts and would score differently, and its calls are not written as a custom scorer yet"
         )
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
+        notes: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
         if isinstance(grader, JuryGrader):
             return self._jury(grader, fn)
@@ -350,6 +359,14 @@ class InspectPlatform(Platform):
         if isinstance(grader, BuiltinGrader):
             body = self._builtin(grader)
             warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
+        elif isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            body = inspect_judge.body(portable(grader))  # the whole definition travels
+            if isinstance(grader, BinaryJudge):
+                warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in Inspect's mean (the "
+                                "studio leaves the sample out); the score's metadata says skipped")
+            notes.append(f"{grader.key}: the prompt reads the conversation, reference and input the studio "
+                         "writes in each sample's metadata (export with --dataset); without them it rebuilds "
+                         "them from Inspect's messages and target, which can differ")
         else:
             assert isinstance(grader, FunctionGrader)
             if grader.contract == "adaptive":
@@ -376,6 +393,8 @@ class InspectPlatform(Platform):
             "    async def score(state: TaskState, target: Target) -> Score:\n"
             "        output = state.output.completion\n"
             "        value = await _score(state, output, target.text)\n"
+            "        if isinstance(value, Score):\n"
+            "            return value\n"
             f"        return Score(value=value, answer=output, metadata={{'grader': {grader.key!r}}})\n\n"
             "    return score\n\n\n"
             "@task\n"
@@ -383,7 +402,7 @@ class InspectPlatform(Platform):
             '    """Add a dataset and a solver; the scorer is the exported grader."""\n'
             f"    return Task(dataset=[], scorer={fn}())\n"
         )
-        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings)
+        return ExportResult(files={f"{fn}_inspect.py": module}, warnings=warnings, notes=notes)
 
     def _jury(self, jury: JuryGrader, fn: str) -> ExportResult:
         """A task whose scorer is ``multi_scorer`` over the jurors' own Inspect scorers."""

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from studio.core.judges.kinds.rubric_judge import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
+from studio.core.judges.templates import format_fields
 from studio.core.models import (
     BuiltinGrader,
     BuiltinOptions,
@@ -128,7 +130,9 @@ class LettaPlatform(Platform):
             spec = {"kind": "tool", "function": f"{grader.key}.py:{fn}"}
             keep |= {"source", "contract", "function_name"}
         elif isinstance(grader, RubricJudge):
-            files[f"{grader.key}.prompt.txt"] = grader.prompt
+            # the studio shows the submission even when a rubric forgets {submission}: so does the export
+            files[f"{grader.key}.prompt.txt"] = grader.prompt + (
+                "" if "submission" in format_fields(grader.prompt) else RUBRIC_SUBMISSION_SUFFIX)
             spec = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
             model = judge_model(grader, LABEL, warnings)
             if model:
@@ -139,8 +143,8 @@ class LettaPlatform(Platform):
                 max_retries=grader.max_retries,
                 timeout=grader.timeout,
             )
-            if grader.system_prompt is not None:
-                spec["system_prompt"] = grader.system_prompt
+            # the studio's system text even when the judge keeps the default: Letta's own default differs
+            spec["system_prompt"] = grader.system_prompt or RUBRIC_SYSTEM
             keep |= {"prompt", "system_prompt", "provider", "max_retries", "timeout", "model",
                      "endpoint", "temperature"}
         else:  # pragma: no cover
@@ -253,7 +257,7 @@ class LettaPlatform(Platform):
                 **fields,
                 prompt=prompt,
                 model=spec.get("model"),
-                system_prompt=spec.get("system_prompt"),
+                system_prompt=None if spec.get("system_prompt") == RUBRIC_SYSTEM else spec.get("system_prompt"),
             )
         raise PlatformError(f"unknown grader kind {kind!r}")
 

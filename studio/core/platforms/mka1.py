@@ -45,7 +45,8 @@ class Mka1Platform(Platform):
         if not isinstance(grader, FunctionGrader):
             return Support.no(
                 "MKA1 graders are Python only; a judge must be rewritten as a model_backed grader "
-                "calling ctx.responses_create"
+                "calling ctx.responses_create, which this export does not write yet (Inspect and promptfoo "
+                "carry binary, range and rubric judges exactly)"
             )
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()

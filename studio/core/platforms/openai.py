@@ -20,13 +20,16 @@ from studio.core.models import (
     CompositeGrader,
     FunctionGrader,
     GraderDefinition,
+    RangeJudge,
     RubricJudge,
 )
 
+from . import _openai_judge as openai_judge
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
-from ._fields import dump_json, import_each, judge_model, peek_json, read_json, slug, unexported
-from ._templating import from_jinja, to_jinja
+from ._fields import dump_json, import_each, peek_json, read_json, slug, unexported
+from ._judge_prompts import portable, portable_or_reason
+from ._templating import from_jinja
 from .letta import builtin_mismatch
 
 LABEL = "OpenAI graders"
@@ -44,7 +47,6 @@ BINARY_PREAMBLE = (
     "You grade one completion against a criterion. Answer PASS when the completion satisfies it, "
     "FAIL otherwise.\n\nCriterion:\n"
 )
-BINARY_USER = "Question:\n{{ item.input }}\n\nCompletion:\n{{ sample.output_text }}"
 
 
 def plain_extractor(grader: GraderDefinition) -> bool:
@@ -73,21 +75,16 @@ class OpenAIPlatform(Platform):
         if isinstance(grader, FunctionGrader):
             problem = refusal(grader, LABEL)  # other contracts travel in a grade(sample, item) adapter
             return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, RubricJudge):
-            if grader.provider != "openai":
+        if isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
+            if isinstance(grader, RubricJudge) and grader.provider != "openai":
                 return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
-            if not (grader.model or grader.endpoint):
-                return Support.no("score_model needs a model: set the judge's model or endpoint")
+            exact = portable_or_reason(grader)
+            if isinstance(exact, str):
+                return Support.no(exact)
             try:
-                to_jinja(grader.prompt, PROMPT_FIELDS, "item.{}")
+                openai_judge.check(exact)
             except PlatformError as exc:
                 return Support.no(str(exc))
-            return Support.yes()
-        if isinstance(grader, BinaryJudge):
-            if grader.system_template or grader.user_template:
-                return Support.no("its Handlebars templates cannot be translated to a label_model prompt")
-            if not (grader.model or grader.endpoint):
-                return Support.no("label_model needs a model: set the judge's model or endpoint")
             return Support.yes()
         if isinstance(grader, CompositeGrader):
             for component in grader.components:
@@ -130,25 +127,8 @@ class OpenAIPlatform(Platform):
                                 "grade(sample, item) adapter (the question reaches it as one user turn)")
             data = {"type": "python", "name": grader.key, "source": source}
             keep |= {"source", "contract"}
-        elif isinstance(grader, RubricJudge):
-            messages = []
-            if grader.system_prompt is not None:
-                messages.append({"role": "system", "content": grader.system_prompt})
-            messages.append({"role": "user", "content": to_jinja(grader.prompt, PROMPT_FIELDS, "item.{}")})
-            data = {"type": "score_model", "name": grader.key, "model": judge_model(grader, LABEL, warnings),
-                    "input": messages, "range": [0.0, 1.0],
-                    "sampling_params": {"temperature": grader.temperature}}
-            if grader.max_tokens is not None:
-                data["sampling_params"]["max_completions_tokens"] = grader.max_tokens
-            keep |= {"prompt", "system_prompt", "model", "endpoint", "temperature", "max_tokens", "provider"}
-        elif isinstance(grader, BinaryJudge):
-            if grader.examples:
-                warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
-            data = {"type": "label_model", "name": grader.key, "model": judge_model(grader, LABEL, warnings),
-                    "input": [{"role": "system", "content": BINARY_PREAMBLE + grader.criteria},
-                              {"role": "user", "content": BINARY_USER}],
-                    "labels": ["PASS", "FAIL"], "passing_labels": ["PASS"]}
-            keep |= {"criteria", "model", "endpoint", "examples"}
+        elif isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
+            return openai_judge.to_json(grader, portable(grader), warnings)  # the whole definition travels
         elif isinstance(grader, CompositeGrader):
             subs = {}
             for c in grader.components:
@@ -184,6 +164,8 @@ class OpenAIPlatform(Platform):
         notes = []
         if isinstance(grader, FunctionGrader):
             notes.append(f"{grader.key}: OpenAI's sample has output_text/output_json, not MKA1's extracted_output")
+        if isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
+            notes += openai_judge.notes(grader, portable(grader))
         return ExportResult(files={f"{grader.key}.openai.json": dump_json(data)}, warnings=warnings, notes=notes)
 
     # ---- import -------------------------------------------------------------------------------
@@ -232,9 +214,9 @@ class OpenAIPlatform(Platform):
             if kind == "python":
                 return FunctionGrader(key=grader_key, source=data["source"], contract="mka1_sample")
             if kind == "score_model":
-                return self._rubric(grader_key, data)
+                return openai_judge.rubric_from(grader_key, data) or self._rubric(grader_key, data)
             if kind == "label_model":
-                return self._binary(grader_key, data)
+                return openai_judge.binary_from(grader_key, data) or self._binary(grader_key, data)
             if kind == "multi":
                 return self._multi(grader_key, data)
         except KeyError as exc:

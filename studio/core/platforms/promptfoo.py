@@ -23,6 +23,7 @@ from studio.core.models import (
     GraderDefinition,
     PrebuiltJudge,
     RangeJudge,
+    RubricJudge,
 )
 
 from ._adapters import adapter_module, refusal
@@ -37,8 +38,11 @@ from ._fields import (
     slug,
     unexported,
 )
+from ._judge_prompts import portable_or_reason
 from ._promptfoo_js import MAPPED as JS_MAPPED
 from ._promptfoo_js import javascript_grader
+from ._promptfoo_judge import is_studio_judge, judge_assertion
+from ._promptfoo_judge import judge_from as studio_judge_from
 from ._promptfoo_range import is_range_provider, judge_from, range_assertion
 from .letta import builtin_mismatch
 from .openai import plain_extractor
@@ -160,6 +164,8 @@ class PromptfooPlatform(Platform):
         if isinstance(grader, FunctionGrader):
             problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
             return Support.no(problem) if problem else Support.yes()
+        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)) and not isinstance(portable_or_reason(grader), str):
+            return Support.yes()  # the studio's own messages (_promptfoo_judge)
         if isinstance(grader, BinaryJudge):
             if grader.system_template or grader.user_template:
                 return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
@@ -211,12 +217,25 @@ class PromptfooPlatform(Platform):
             ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if own else "")
             data = {"type": "python", "value": ref}
             keep |= {"source", "contract", "function_name"}
+        elif isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)) and not isinstance(
+                exact := portable_or_reason(grader), str):
+            data, judge_files = judge_assertion(grader, exact)
+            files.update(judge_files)
+            if isinstance(grader, BinaryJudge):
+                warnings.append(f"{grader.key}: approximated: an NA verdict (the studio leaves the sample out) "
+                                "is a provider error in promptfoo")
+            data["metric"] = grader.key
+            return data
         elif isinstance(grader, BinaryJudge):
+            warnings.append(f"{grader.key}: approximated: {portable_or_reason(grader)}; promptfoo's own "
+                            "llm-rubric prompt is used instead of the studio's")
             data = {"type": "llm-rubric", "value": grader.criteria}
             if grader.examples:
                 warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
             keep |= {"criteria", "examples", "model", "endpoint"}
         elif isinstance(grader, RangeJudge):
+            warnings.append(f"{grader.key}: approximated: {portable_or_reason(grader)}; a rubric prompt "
+                            "written for promptfoo is used instead of the studio's")
             config = endpoint_config(grader.endpoint)
             if grader.endpoint and config is None and not grader.model:
                 warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
@@ -232,6 +251,8 @@ class PromptfooPlatform(Platform):
         elif isinstance(grader, PrebuiltJudge):
             data = {"type": PREBUILT_TYPES[grader.metric_type]}
             keep |= {"metric_type", "model", "endpoint"}
+            warnings.append(f"{grader.key}: approximated: promptfoo's {data['type']} asks with its own prompts and "
+                            "scoring, not the studio's per-statement calls")
         elif isinstance(grader, CompositeGrader):
             data = {"type": "assert-set",
                     "assert": [self._component(c, warnings, files) for c in grader.components]}
@@ -285,7 +306,10 @@ class PromptfooPlatform(Platform):
         result.refused.update({g.key: self.can_export(g).reason for g in graders if g not in ok})
         return result
 
-    def _config(self, graders: Sequence[GraderDefinition], config_file: str) -> ExportResult:
+    def _config(self, graders: Sequence[GraderDefinition], config_file: str,
+                tests: list[dict[str, Any]] | None = None) -> ExportResult:
+        """One config; with ``tests`` (a dataset's rows) it runs as is: the echo provider answers each
+        test with its stored completion, which the asserts grade."""
         result = ExportResult()
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
         config = {
@@ -295,11 +319,17 @@ class PromptfooPlatform(Platform):
             "defaultTest": {"assert": asserts},
             "tests": [],
         }
+        if tests is not None:
+            config.update(prompts=["{{completion}}"], providers=[{"id": "echo", "label": "stored completions"}],
+                          tests=tests)
+            result.notes.append(f"{config_file}: each test's output is its stored completion (echo of "
+                                "{{completion}}); to grade a model's fresh answers set providers and prompts")
+        else:
+            result.notes.append(
+                f"{config_file}: the asserts apply to every test; add tests with vars input and expected, "
+                "and set providers (echo is a placeholder)"
+            )
         result.files[config_file] = dump_yaml(config)
-        result.notes.append(
-            f"{config_file}: the asserts apply to every test; add tests with vars input and expected, "
-            "and set providers (echo is a placeholder)"
-        )
         return result
 
     # ---- import -------------------------------------------------------------------------------
@@ -400,6 +430,8 @@ class PromptfooPlatform(Platform):
             file_ref, _, fn = ref.partition(":") if ref.count(":") == 1 else (ref, "", "")
             source = read_text(safe_relative(base, file_ref))
             return FunctionGrader(key=key, source=source, contract="promptfoo", function_name=fn or None)
+        if kind == "llm-rubric" and is_studio_judge(item.get("provider")):
+            return studio_judge_from(key, item["provider"])
         if kind == "llm-rubric" and is_range_provider(item.get("provider")):
             return judge_from(key, str(value), item["provider"])
         if kind == "llm-rubric":

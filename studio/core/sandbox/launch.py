@@ -5,6 +5,8 @@ runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the us
 the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
 inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
 directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
+In the standalone app (a PyInstaller bundle) the runtime is the bundle's ``worker/`` folder and the
+worker its ``grader-studio-worker`` executable: no Python of the machine is used.
 
 Without bubblewrap, ``namespaces`` builds the same root with ``unshare`` and a short shell script
 (private mount, pid, net, ipc and uts namespaces; a tmpfs root holding /usr, the runtime and the
@@ -60,32 +62,48 @@ class LaunchPlan:
     cleanup: list[str] = field(default_factory=list)
 
 
+#: the standalone app's worker executable, next to the app's own (packaging/grader-studio.spec)
+FROZEN_WORKER = Path("worker") / "grader-studio-worker"
+
+
+def frozen_worker() -> Path | None:
+    """The bundle's worker executable when the studio is a frozen app (PyInstaller), else None.
+
+    A frozen app has no interpreter a script can be handed to, and the machine may have no Python
+    at all: the bundle ships a second executable, ``worker_main.py`` frozen with the standard
+    library alone, in a directory of its own that the sandbox mounts read-only as the runtime.
+    """
+    if not getattr(sys, "frozen", False):
+        return None
+    return Path(os.path.realpath(sys.executable)).parent / FROZEN_WORKER
+
+
 @functools.lru_cache(maxsize=1)
 def _runtime() -> tuple[str, str, str]:
     """(interpreter, installation prefix, "pythonX.Y") of the Python that runs the workers.
 
-    Normally the studio's own runtime (the real binary behind a venv). A frozen app (PyInstaller)
-    has no interpreter of its own to offer, so it uses the machine's ``python3``, asked once.
+    Normally the studio's own runtime (the real binary behind a venv); in a frozen app, the
+    bundle's worker executable and its directory.
     """
-    if getattr(sys, "frozen", False):
-        found = shutil.which("python3")
-        if found:
-            with contextlib.suppress(OSError, subprocess.SubprocessError, ValueError):
-                out = subprocess.run(
-                    [found, "-I", "-S", "-c",
-                     "import os, sys; print(os.path.realpath(sys.executable)); print(sys.base_prefix);"
-                     " print(f'python{sys.version_info[0]}.{sys.version_info[1]}')"],
-                    capture_output=True, text=True, timeout=10, check=True,
-                ).stdout.split("\n")
-                return out[0], os.path.realpath(out[1]), out[2]
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    worker = frozen_worker()
+    if worker is not None:
+        return str(worker), str(worker.parent), version
     exe = os.path.realpath(sys.executable)
     prefix = os.path.realpath(sys.base_prefix)
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     if not exe.startswith(prefix + os.sep):
         candidate = Path(prefix, "bin", version)
         if candidate.exists():
             exe = str(candidate)
     return exe, prefix, version
+
+
+def worker_command(exe: str, guest: str, config: dict[str, object]) -> list[str]:
+    """The worker's command line: the runtime on ``worker_main.py`` in ``guest`` (as the worker
+    sees it), or the frozen worker executable, which is ``worker_main.py`` already."""
+    if frozen_worker() is not None:
+        return [exe, json.dumps(config)]
+    return [exe, "-I", "-S", f"{guest}/worker_main.py", json.dumps(config)]
 
 
 def python_runtime() -> tuple[str, str]:
@@ -170,6 +188,11 @@ def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) 
             argv += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             argv += ["--ro-bind", top, top]
+    if not probe:
+        argv += ["--ro-bind", str(GUEST_DIR), GUEST_MOUNT]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--perms", "01777", "--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+    # the runtime after /tmp: a standalone app unpacked under /tmp stays visible over the private one
     if not prefix.startswith("/usr/"):
         parents = [str(p) for p in reversed(Path(prefix).parents) if str(p) != "/"]
         for parent in parents:
@@ -177,10 +200,6 @@ def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) 
         argv += ["--ro-bind", prefix, prefix]
     for hidden in third_party_dirs(prefix):  # stdlib only: installed packages stay out of reach
         argv += ["--perms", "0555", "--size", "4096", "--tmpfs", hidden]
-    if not probe:
-        argv += ["--ro-bind", str(GUEST_DIR), GUEST_MOUNT]
-    argv += ["--proc", "/proc", "--dev", "/dev"]
-    argv += ["--perms", "01777", "--size", str(settings.tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
     argv += ["--remount-ro", "/", "--chdir", "/tmp"]  # the root tmpfs is unbounded: keep it read-only
     return argv
 
@@ -208,28 +227,30 @@ def _unshare_prefix() -> list[str]:
 
 
 # Runs as (namespace) root inside ``unshare``: builds a root of its own on a tmpfs and chroots into it.
-# $1 = tmp size in MiB, $2 = runtime prefix, $3 = guest dir, $4 = space-separated dirs to hide; then
+# $1 = tmp size in MiB, $2 = runtime prefix, $3 = guest dir, $4 = space-separated dirs to hide, $5 =
+# where to build the root (a directory holding neither $2 nor $3: the tmpfs hides what was there); then
 # the command. Everything is mounted read-only except the private /tmp.
 _CHROOT_SCRIPT = r"""
 set -e
 umask 022
-mount -t tmpfs -o mode=0755,size=1m tmpfs /tmp
-R=/tmp
+R="$5"
+mount -t tmpfs -o mode=0755,size=1m tmpfs "$R"
 mkdir -p "$R/usr" "$R/proc" "$R/dev" "$R/tmp" "$R/sandbox"
 mount --bind /usr "$R/usr"; mount -o remount,bind,ro "$R/usr"
 for top in bin sbin lib lib32 lib64 libx32; do
   if [ -L "/$top" ]; then ln -s "$(readlink "/$top")" "$R/$top"
   elif [ -d "/$top" ]; then mkdir "$R/$top"; mount --bind "/$top" "$R/$top"; mount -o remount,bind,ro "$R/$top"; fi
 done
-case "$2" in /usr/*) ;; *) mkdir -p "$R$2"; mount --bind "$2" "$R$2"; mount -o remount,bind,ro "$R$2";; esac
 mount --bind "$3" "$R/sandbox"; mount -o remount,bind,ro "$R/sandbox"
-for d in $4; do mount -t tmpfs -o ro,mode=0555,size=4k tmpfs "$R$d"; done
 mount -t proc -o nosuid,nodev,noexec proc "$R/proc"
 mount -t tmpfs -o mode=0755,size=64k tmpfs "$R/dev"
 for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done
 mount -t tmpfs -o mode=1777,nosuid,nodev,size="$1"m tmpfs "$R/tmp"
+# the runtime after /tmp: a standalone app unpacked under /tmp stays visible over the private one
+case "$2" in /usr/*) ;; *) mkdir -p "$R$2"; mount --bind "$2" "$R$2"; mount -o remount,bind,ro "$R$2";; esac
+for d in $4; do mount -t tmpfs -o ro,mode=0555,size=4k tmpfs "$R$d"; done
 mount -o remount,ro "$R"
-shift 4
+shift 5
 # not exec: this shell stays pid 1 of the namespace (root, out of the grader's reach; it reaps)
 "$(command -v chroot || echo /usr/sbin/chroot)" "$R" /usr/bin/env -C /tmp "$@"
 """
@@ -241,13 +262,24 @@ def _namespaces_argv(command: list[str], settings: SandboxSettings) -> list[str]
     _exe, prefix = python_runtime()
     hidden = " ".join(third_party_dirs(prefix))
     return _unshare_prefix() + ["/bin/sh", "-c", _CHROOT_SCRIPT, "sandbox", str(settings.tmp_mb), prefix,
-                                str(GUEST_DIR), hidden, *command]
+                                str(GUEST_DIR), hidden, _staging_dir(prefix, str(GUEST_DIR)), *command]
+
+
+def _staging_dir(*inside: str) -> str:
+    """Where the fallback builds its root: /tmp, unless the runtime or the guest lives under it (a
+    standalone app unpacked in /tmp), then another directory of the host that holds neither."""
+    for candidate in ("/tmp", "/mnt", "/media", "/srv", "/opt", "/var/tmp", "/run"):
+        if os.path.isdir(candidate) and not any(p == candidate or p.startswith(candidate + "/") for p in inside):
+            return candidate
+    return "/tmp"
 
 
 @functools.lru_cache(maxsize=1)
 def ensure_bytecode() -> None:
     """Compile the guest code once on the host: workers cannot write .pyc files, and compiling
     the loop again in every worker would add milliseconds to each start."""
+    if frozen_worker() is not None:  # the frozen worker's code is compiled into its executable
+        return
     import compileall
 
     with contextlib.suppress(OSError):
@@ -273,16 +305,17 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
         if is_root():
             config.update(uid=settings.uid, gid=settings.gid)
         config["own_pid_ns"] = True
-        argv = _bwrap_prefix(settings) + [exe, "-I", "-S", f"{GUEST_MOUNT}/worker_main.py"]
-        return LaunchPlan(argv + [json.dumps(config)], env={}, mode=mode, drops_uid=is_root())
+        argv = _bwrap_prefix(settings) + worker_command(exe, GUEST_MOUNT, config)
+        return LaunchPlan(argv, env={}, mode=mode, drops_uid=is_root())
     if is_root():
         config.update(uid=settings.uid, gid=settings.gid)  # never a grader as uid 0
     if mode == "namespaces":
         config["own_pid_ns"] = True
-        argv = _namespaces_argv([exe, "-I", "-S", f"{GUEST_MOUNT}/worker_main.py", json.dumps(config)], settings)
+        argv = _namespaces_argv(worker_command(exe, GUEST_MOUNT, config), settings)
         env = {"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
         return LaunchPlan(argv, env=env, cwd="/", mode=mode, drops_uid=is_root())
-    readable = _world_readable(exe) and _world_readable(str(GUEST_DIR / "worker_main.py"))
+    readable = _world_readable(exe) and (frozen_worker() is not None
+                                         or _world_readable(str(GUEST_DIR / "worker_main.py")))
     if is_root() and not readable and probe:  # the probe runs only our own code: report, do not refuse
         config.pop("uid", None)
         config.pop("gid", None)
@@ -295,7 +328,7 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
     if drops:
         os.chown(workdir, settings.uid, settings.gid)
     config["own_pid_ns"] = False
-    argv = [exe, "-I", "-S", str(GUEST_DIR / "worker_main.py"), json.dumps(config)]
+    argv = worker_command(exe, str(GUEST_DIR), config)
     env = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
     return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])
 

@@ -1,4 +1,5 @@
-"""Export: pick a platform, see the files it would write (and what it cannot carry), save or copy.
+"""Export: pick a platform, see the files it would write and, before writing, what travels exactly,
+what is approximated and which platforms refuse and why; save or copy.
 
 Exporters are pure (they never execute a grader), but they run in ``ctx.tasks`` anyway so a slow
 one never freezes the window.
@@ -8,7 +9,10 @@ from __future__ import annotations
 
 from studio.core.models import GraderDefinition
 from studio.core.platforms import platforms
+from studio.core.platforms._fidelity import Fidelity, fidelity
+from studio.core.platforms._fields import export_endpoints
 from studio.core.safe_files import write_tree
+from studio.core.store.endpoints import EndpointRepository
 
 from ..context import AppContext
 from ..editor.code_editor import CodeEditor
@@ -22,6 +26,20 @@ def _language(path: str) -> str | None:
     if path.endswith(".py"):
         return "python"
     return None
+
+
+def describe_fidelity(report: Fidelity) -> str:
+    """Plain text: what travels exactly, what is approximated (and by how much), what is lost."""
+    if report.refused:
+        return f"Refused: {report.refused}"
+    parts = []
+    if report.exact:
+        parts.append("Travels exactly:\n" + "\n".join(f"• {p}" for p in report.exact))
+    if report.approximated:
+        parts.append("Approximated:\n" + "\n".join(f"• {p}" for p in report.approximated))
+    if report.not_carried:
+        parts.append("Not carried over:\n" + "\n".join(f"• {p}" for p in report.not_carried))
+    return "\n".join(parts) if parts else "Exports without loss."
 
 
 class ExportDialog(QtWidgets.QDialog):
@@ -74,7 +92,8 @@ class ExportDialog(QtWidgets.QDialog):
         # the platforms that can express the grader first, each marked, so the choice is seen at a glance
         # and the dialog never opens on a platform that would only refuse
         found = platforms()
-        supports = {name: platform.can_export(definition) for name, platform in found.items()}
+        with export_endpoints(self._endpoints()):  # a judge names its endpoint's model id
+            supports = {name: platform.can_export(definition) for name, platform in found.items()}
         order = sorted(found, key=lambda n: not supports[n].ok)
         self.capable = [n for n in order if supports[n].ok]
         for name in order:
@@ -89,7 +108,8 @@ class ExportDialog(QtWidgets.QDialog):
         self.summary = QtWidgets.QLabel(
             (f"Can export to: {', '.join(found[n].label for n in self.capable)}." if self.capable
              else "No platform can express this grader.")
-            + (f"  Cannot: {', '.join(found[n].label for n in order if not supports[n].ok)}."
+            + ("\nCannot: " + "; ".join(f"{found[n].label} ({supports[n].reason})"
+                                           for n in order if not supports[n].ok) + "."
                if len(self.capable) < len(order) else ""))
         self.summary.setWordWrap(True)
         self.summary.setObjectName("hint")
@@ -126,7 +146,8 @@ class ExportDialog(QtWidgets.QDialog):
         platform = found.get(name)
         if platform is None:
             return
-        support = platform.can_export(self.definition)
+        with export_endpoints(self._endpoints()):
+            support = platform.can_export(self.definition)
         if not support.ok:
             self._show_problem(f"{platform.label} cannot express this grader: {support.reason}")
             return
@@ -135,14 +156,19 @@ class ExportDialog(QtWidgets.QDialog):
         self.support.setText("Rendering…")
         self.support.setObjectName("hint")
         definition = self.definition
+        endpoints = self._endpoints()
 
-        def done(result) -> None:  # type: ignore[no-untyped-def]
+        def work():  # type: ignore[no-untyped-def]
+            with export_endpoints(endpoints):  # context variables do not cross into the pool's thread
+                return platform.export(definition), fidelity(platform, definition)
+
+        def done(answer) -> None:  # type: ignore[no-untyped-def]
             if ticket != self._ticket:
                 return
+            result, report = answer
             self.support.setObjectName("warning" if result.warnings else "ok")
             self.support.style().polish(self.support)
-            self.support.setText("Exports without loss." if not result.warnings else
-                                 "Not carried over:\n" + "\n".join(f"• {w}" for w in result.warnings))
+            self.support.setText(describe_fidelity(report))
             self.notes.setText(" ".join(result.notes))
             self._set_files(dict(result.files))
 
@@ -150,7 +176,13 @@ class ExportDialog(QtWidgets.QDialog):
             if ticket == self._ticket:
                 self._show_problem(describe_error(exc))
 
-        self.ctx.tasks.run(lambda: platform.export(definition), done, failed)
+        self.ctx.tasks.run(work, done, failed)
+
+    def _endpoints(self) -> dict[str, object]:
+        try:
+            return {e.name: e for e in EndpointRepository.of(self.ctx.library).list()}
+        except Exception:  # a library without endpoints (or unreadable): judges name no model
+            return {}
 
     def copy(self) -> None:
         row = self.file_list.currentRow()

@@ -48,7 +48,10 @@ class LocalJudgeOffer(QtWidgets.QGroupBox):
         self.start_button.clicked.connect(self.start)
         if not server_installed():
             self.start_button.setEnabled(False)
-            self.status.setText(f"Not installed: {INSTALL_HINT}, then reopen Settings.")
+            from studio.core.paths import is_frozen  # the standalone app cannot take the extra
+
+            self.status.setText(f"Not installed: {INSTALL_HINT}." if is_frozen()
+                                else f"Not installed: {INSTALL_HINT}, then reopen Settings.")
         else:
             self.status.setText("Serves a GGUF model with llama-cpp-python on 127.0.0.1 and adds it "
                                 "as the endpoint “local” (one request at a time, logprobs on).")

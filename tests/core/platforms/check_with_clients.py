@@ -78,7 +78,8 @@ def check_inspect(path: Path) -> None:
     spec.loader.exec_module(module)
     name = path.name.removesuffix("_inspect.py")
     scorer = getattr(module, name)()
-    if "model_graded_" in path.read_text():  # Inspect builds its model-graded scorer; grading needs a model
+    if "model_graded_" in path.read_text() or "JUDGE = json.loads" in path.read_text():
+        # Inspect's model-graded scorers and the studio's judges: built here, grading needs a model
         assert callable(scorer)
         return
     state = SimpleNamespace(

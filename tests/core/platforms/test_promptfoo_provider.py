@@ -11,7 +11,7 @@ from studio.core.platforms._fields import export_endpoints, load_yaml_text
 
 def asserts(grader: BinaryJudge) -> tuple[list[dict], list[str]]:
     result = get_platform("promptfoo").export(grader)
-    config = load_yaml_text(next(iter(result.files.values())), "config")
+    config = load_yaml_text(next(t for p, t in result.files.items() if p.endswith(".yaml")), "config")
     return config["defaultTest"]["assert"], result.warnings
 
 
@@ -21,8 +21,11 @@ def test_a_known_endpoint_becomes_a_callable_provider() -> None:
                               api_key_env="LOCAL_KEY")
     with export_endpoints({"local": endpoint}):
         items, _ = asserts(judge)
-    assert items[0]["provider"] == {"id": "openai:chat:scripted-judge",
-                                    "config": {"apiBaseUrl": "http://127.0.0.1:8765/v1", "apiKeyEnvar": "LOCAL_KEY"}}
+    provider = items[0]["provider"]
+    assert provider["id"] == "file://studio_judge_provider.py"  # sends the studio's messages (issue 22)
+    config = provider["config"]
+    assert (config["base_url"], config["model"], config["api_key_env"]) == (
+        "http://127.0.0.1:8765/v1", "scripted-judge", "LOCAL_KEY")
 
 
 def test_an_unknown_endpoint_is_not_written_as_a_model_name() -> None:

@@ -10,12 +10,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from studio.core.errors import StudioError
+from studio.core.paths import extra_hint
 
 #: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
 #: (library, run_id, plan, ctx, pending, total, already, on_progress, cancel, streak) -> run metrics
 GradeFn = Callable[..., Awaitable[dict[str, float]]]
 
-RAY_HINT = "Ray is not installed here: install the extra with  pip install 'grader-studio[ray]'  to grade on a Ray cluster."
+RAY_HINT = extra_hint("Ray", "ray", "grade on a Ray cluster")
 
 
 class ExecutorError(StudioError):

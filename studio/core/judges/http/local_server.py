@@ -25,6 +25,7 @@ import httpx
 from pydantic import BaseModel
 
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.paths import is_frozen
 
 from .errors import JudgeError
 from .probe import ProbeResult, apply_probe, probe_endpoint
@@ -37,7 +38,9 @@ CONTEXT_TOKENS = 4096
 #: model rambles to whatever limit it is given, and its verdicts mean nothing past a few lines
 DEMO_MAX_TOKENS = 160
 START_TIMEOUT = 180.0
-INSTALL_HINT = "pip install 'grader-studio[local]'"
+INSTALL_HINT = "pip install 'grader-studio[local]'" if not is_frozen() else (
+    "the standalone app leaves llama.cpp out: install Grader Studio with  pip install 'grader-studio[local]'  "
+    "and run it from that Python environment")
 
 
 class LocalJudgeUnavailable(JudgeError):

@@ -1,4 +1,5 @@
-"""Entry point of a sandbox worker: ``python -I -S worker_main.py CONFIG_JSON``.
+"""Entry point of a sandbox worker: ``python -I -S worker_main.py CONFIG_JSON``, or the standalone
+app's ``grader-studio-worker CONFIG_JSON`` (this file frozen with the standard library alone).
 
 Puts the shims and the guest package on sys.path (nothing else of the host is importable), then
 hands over to the request loop.
@@ -11,6 +12,13 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(_HERE, "shims"), _HERE]
 sys.dont_write_bytecode = True
+if getattr(sys, "frozen", False):  # the bundle's worker: its launcher's variables are not the grader's
+    _original = os.environ.pop("LD_LIBRARY_PATH_ORIG", None)
+    os.environ.pop("LD_LIBRARY_PATH", None)
+    if _original is not None:
+        os.environ["LD_LIBRARY_PATH"] = _original
+    for _name in [n for n in os.environ if n.startswith("_PYI_")]:
+        del os.environ[_name]
 
 from studio_guest.loop import main  # noqa: E402
 

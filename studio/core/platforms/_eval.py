@@ -1,0 +1,224 @@
+"""A whole eval for a platform: several graders plus a dataset, written so the result runs as is.
+
+``export_eval(target, graders, samples, name)`` is the one entry point (the CLI's ``export a b c --to T
+--dataset D`` and a suite's export call it). Each target gets the dataset in its own form:
+
+* promptfoo: ``promptfooconfig.yaml`` with one test per sample (vars: the judge slots, ``expected``),
+  the echo provider answering each test with its stored completion, and every grader's assertion;
+* Inspect: ``<name>_dataset.jsonl``, each grader's scorer module, and ``<name>_task.py`` whose task
+  reads the dataset, replays the stored completion (no model call) and scores with every grader;
+* OpenAI evals: ``<name>.items.jsonl`` (``{"item": ..., "sample": {"output_text": ...}}``) and
+  ``<name>.eval.json`` (a custom data source whose item schema lists the fields the testing criteria
+  read, and the graders as testing criteria);
+* Letta evals: ``suite.yaml`` and ``dataset.jsonl`` (``input``, ``ground_truth``, ``rubric_vars``: what
+  Letta's graders and rubric prompts read); Letta's target is an agent, which answers each input.
+
+Before writing, every judge whose prompt travels is checked row by row against the studio's own
+rendering (``check_rows``): an export that would send a different prompt is refused, never written.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from studio.core.models import GraderDefinition, Sample
+
+from ._base import ExportResult, PlatformError
+from ._fields import dump_json
+from ._judge_prompts import (
+    PortableJudge,
+    check_rows,
+    item_fields,
+    portable_or_reason,
+    with_sections,
+)
+from .registry import get_platform
+
+TARGETS = ("promptfoo", "inspect", "openai", "letta")
+
+
+def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefinition]:
+    out = []
+    for key, grader in graders:
+        out.append(grader if grader.key == key else grader.model_copy(update={"key": key}))
+    if len({g.key for g in out}) != len(out):
+        raise PlatformError("two graders of this eval have the same key")
+    return out
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+def row(sample: Sample) -> dict[str, Any]:
+    """One dataset row every target shares: the sample's own fields, its expected answer as
+    ``reference``/``expected``, and the judge slots (which win over a field of the same name)."""
+    fields = _jsonable(sample.fields)
+    fields = fields if isinstance(fields, dict) else {}
+    expected = sample.expected or ""
+    return {**fields, "reference": expected, "expected": expected, **item_fields(sample)}
+
+
+def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], samples: Sequence[Sample],
+                name: str) -> ExportResult:
+    """Several graders (key, definition) and a dataset as one eval in ``target``'s own format."""
+    if target not in TARGETS:
+        raise PlatformError(f"an eval with its dataset is written for {', '.join(TARGETS)}, not {target!r}")
+    if not samples:
+        raise PlatformError(f"dataset {name!r} has no samples")
+    platform = get_platform(target)
+    defs = _keyed(graders)
+    result = ExportResult()
+    ok = []
+    for grader in defs:
+        support = platform.can_export(grader)
+        if not support.ok:
+            result.refused[grader.key] = support.reason
+            continue
+        ok.append(grader)
+    if not ok:
+        raise PlatformError(f"none of the graders can be expressed for {platform.label}: "
+                            + "; ".join(f"{k}: {r}" for k, r in result.refused.items()))
+    judges: list[PortableJudge] = []
+    for grader in ok:
+        exact = portable_or_reason(grader)
+        if not isinstance(exact, str):
+            check_rows(grader, exact, list(samples))
+            judges.append(exact)
+    slug = re.sub(r"\W+", "_", name).strip("_") or "eval"
+    rows = [row(s) for s in samples]
+    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta}[target]
+    result.merge(writer(ok, samples, rows, judges, slug))
+    return result
+
+
+def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+               judges: list[PortableJudge], slug: str) -> ExportResult:
+    from ._promptfoo_judge import completion_var
+
+    platform = get_platform("promptfoo")
+    tests = [{"description": str(s.id), "vars": {k: v for k, v in r.items() if isinstance(v, str)}}
+             for s, r in zip(samples, rows, strict=True)]
+    with completion_var("completion"):
+        return platform._config(graders, "promptfooconfig.yaml", tests)  # type: ignore[attr-defined]
+
+
+TASK = '''"""Inspect AI eval exported by Grader Studio: dataset {name!r} scored by {keys}.
+
+Run it as is: ``inspect eval {file} --model mockllm/model`` (the solver replays each sample's stored
+completion, so the evaluated model is never called; judges call the model bound to the 'grader'
+role, ``--model-role grader=...``, else their own). Replace the solver to grade fresh answers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ModelOutput
+from inspect_ai.solver import Generate, TaskState, solver
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+DATASET = {dataset!r}
+SCORERS = {scorers!r}  # (grader key, module, scorer function)
+
+
+def dataset() -> MemoryDataset:
+    rows = [json.loads(line) for line in (HERE / DATASET).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return MemoryDataset([Sample(id=r["id"], input=r["input"], target=r["target"], metadata=r["metadata"])
+                          for r in rows], name={name!r})
+
+
+@solver
+def stored_completion():
+    """The sample's stored completion as the model's output (no model call)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.output = ModelOutput.from_content(model="stored", content=state.metadata["completion"])
+        state.messages.append(state.output.message)
+        return state
+
+    return solve
+
+
+@task
+def {task}() -> Task:
+    scorers = [getattr(importlib.import_module(module), fn)() for _, module, fn in SCORERS]
+    return Task(dataset=dataset(), solver=stored_completion(), scorer=scorers)
+'''
+
+
+def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+             judges: list[PortableJudge], slug: str) -> ExportResult:
+    platform = get_platform("inspect")
+    result = ExportResult()
+    scorers = []
+    for grader in graders:
+        part = platform.export(grader)
+        module = next(p for p in part.files if p.endswith("_inspect.py"))
+        fn = module.removesuffix("_inspect.py")
+        scorers.append((grader.key, module.removesuffix(".py"), fn))
+        result.merge(part)
+    dataset = f"{slug}_dataset.jsonl"
+    lines = []
+    for sample, r in zip(samples, rows, strict=True):
+        lines.append(json.dumps({"id": str(sample.id), "input": sample.input_text() or "(no input)",
+                                 "target": sample.expected or "", "metadata": r}, ensure_ascii=False))
+    result.files[dataset] = "\n".join(lines) + "\n"
+    file = f"{slug}_task.py"
+    result.files[file] = TASK.format(name=slug, keys=", ".join(k for k, _, _ in scorers), file=file,
+                                     dataset=dataset, scorers=scorers, task=f"{slug}_eval")
+    result.notes.append(f"{file}: inspect eval {file} --model mockllm/model runs it on the stored completions")
+    return result
+
+
+def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+            judges: list[PortableJudge], slug: str) -> ExportResult:
+    platform = get_platform("openai")
+    result = ExportResult()
+    criteria = [platform.to_json(g, result.warnings) for g in graders]  # type: ignore[attr-defined]
+    items = [with_sections(judges, r) for r in rows]
+    names = sorted({k for item in items for k, v in item.items() if isinstance(v, str)})
+    item_schema = {"type": "object", "properties": {k: {"type": "string"} for k in names}, "required": names}
+    lines = []
+    for sample, item in zip(samples, items, strict=True):
+        strings = {k: item.get(k, "") for k in names}
+        lines.append(json.dumps({"item": strings, "sample": {"output_text": sample.completion or ""}},
+                                ensure_ascii=False))
+    result.files[f"{slug}.items.jsonl"] = "\n".join(lines) + "\n"
+    result.files[f"{slug}.eval.json"] = dump_json({
+        "name": slug,
+        "data_source_config": {"type": "custom", "item_schema": item_schema, "include_sample_schema": True},
+        "testing_criteria": criteria,
+    })
+    result.notes.append(f"{slug}.eval.json: create the eval, upload {slug}.items.jsonl (purpose evals) and start "
+                        "a run whose data source is that file (type jsonl); each line carries the stored output "
+                        "as sample.output_text")
+    return result
+
+
+def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+           judges: list[PortableJudge], slug: str) -> ExportResult:
+    platform = get_platform("letta")
+    result = platform._suite(graders, name=slug, suite_file="suite.yaml")  # type: ignore[attr-defined]
+    lines = []
+    for sample, r in zip(samples, rows, strict=True):
+        line: dict[str, Any] = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
+        rubric_vars = {k.removeprefix("var_"): v for k, v in r.items() if k.startswith("var_")}
+        if rubric_vars:
+            line["rubric_vars"] = rubric_vars
+        lines.append(json.dumps(line, ensure_ascii=False))
+    result.files["dataset.jsonl"] = "\n".join(lines) + "\n"
+    result.notes = [n for n in result.notes if "put the samples in dataset.jsonl" not in n]
+    result.notes.append("suite.yaml: dataset.jsonl holds every sample's input and ground truth; set the target "
+                        "(the agent that answers them): Letta grades the agent's answers, not stored completions")
+    return result
