@@ -32,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LATENCY_MS = 50.0
+RATE_HZ = 250
 CONCURRENCY = 32
 TARGET = 1.3
 JUDGES = {
@@ -132,7 +133,7 @@ def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> f
                "--endpoint", "bench", "--concurrency", str(CONCURRENCY), "--no-cache", "--json",
                *extra]
     if profile is not None:
-        command = ["py-spy", "record", "--rate", "250", "--format",
+        command = ["py-spy", "record", "--rate", str(RATE_HZ), "--format",
                    "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
                    *command]
     started = time.perf_counter()
@@ -146,10 +147,54 @@ def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> f
     return elapsed
 
 
-def summarise(collapsed: Path, out: Path, top: int = 40) -> None:
-    """Self and total sample counts per function from py-spy's collapsed stacks, busiest first."""
+#: the judge path's stages, matched against a stack's frames from the innermost out: the first frame
+#: that names one decides (so json encoding under ``request_body`` is request building, under
+#: ``outcome_values`` result writing)
+STAGES: list[tuple[str, tuple[str, ...]]] = [
+    ("start-up (imports, opening the library)", ("<frozen importlib", "Library.open", "migrate")),
+    ("progress events", ("progress", "Progress")),
+    ("verdict parsing", ("judges/parsing.py", "judges/answers.py", "_first_json")),
+    ("prompt rendering", ("judges/templates.py", "judges/variables.py", "judges/render.py",
+                          "build_messages", "reasoning_messages", "_shot_messages")),
+    ("JSON parsing of the answer", ("OpenAIAdapter.parse", "json/decoder.py", "redact_answer",
+                                    "Reply.text")),
+    ("request building", ("request_body", "cache_key", "OpenAIAdapter.payload", "ChatRequest",
+                          "verdict_schema", "Trace.ask ", "url_for", "adapters.py")),
+    ("result writing", ("store/runs.py", "outcome_values", "Trace.outcome", "Trace.record",
+                        "redaction.py", "Outcome")),
+    ("reading samples", ("iter_indexed", "iter_raw", "next_batch", "store/datasets.py")),
+    ("HTTP client (httpcore, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
+                                         "asyncio/streams.py", "selector_events.py", "ssl.py",
+                                         "JudgeClient._post", "ShardedPools")),
+    ("judge response cache (its writer thread, SQLite)", ("cache.py", "judge_cache.py")),
+]
+#: matched only when no stage above names a frame of the stack
+GENERIC: list[tuple[str, tuple[str, ...]]] = [
+    ("judge logic, engine and client bookkeeping", ("studio/core/judges", "studio/core/engine")),
+    ("event loop", ("asyncio/", "selectors.py")),
+]
+
+
+def stage_of(frames: list[str]) -> str:
+    if any("<frozen importlib" in f for f in frames):
+        return STAGES[0][0]
+    if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
+        return "a pool thread waiting for work (sampled, not CPU)"
+    for stages in (STAGES[1:], GENERIC):
+        for frame in reversed(frames):
+            for name, needles in stages:
+                if any(needle in frame for needle in needles):
+                    return name
+    return "other (no Python frame, the CLI)"
+
+
+def summarise(collapsed: Path, out: Path, calls: int, top: int = 40) -> None:
+    """Per-call CPU by stage of the judge path, then self and total sample counts per function
+    from py-spy's collapsed stacks, busiest first (py-spy samples only threads at work, so a
+    sample is 4 ms of CPU)."""
     own: dict[str, int] = {}
     total: dict[str, int] = {}
+    stages: dict[str, int] = {}
     samples = 0
     for line in collapsed.read_text().splitlines():
         stack, _, count = line.rpartition(" ")
@@ -159,7 +204,15 @@ def summarise(collapsed: Path, out: Path, top: int = 40) -> None:
         own[frames[-1]] = own.get(frames[-1], 0) + weight
         for frame in set(frames):
             total[frame] = total.get(frame, 0) + weight
-    lines = [f"{samples} samples at 250 Hz; self% total% function (file:line)"]
+        stage = stage_of(frames)
+        stages[stage] = stages.get(stage, 0) + weight
+    per_call = 1e6 / RATE_HZ / calls
+    lines = [f"{samples} samples at {RATE_HZ} Hz over {calls} judge calls (a sample = "
+             f"{1000 / RATE_HZ:g} ms of CPU); by stage: us a call, share"]
+    for stage, count in sorted(stages.items(), key=lambda item: -item[1]):
+        lines.append(f"{count * per_call:8.0f} us {100 * count / samples:5.1f}%  {stage}")
+    lines.append("")
+    lines.append("self% total% function (file:line)")
     for frame, count in sorted(own.items(), key=lambda item: -item[1])[:top]:
         lines.append(f"{100 * count / samples:5.1f} {100 * total[frame] / samples:5.1f}  {frame}")
     lines.append("")
@@ -210,7 +263,8 @@ def main() -> int:
                     args.profile.mkdir(parents=True, exist_ok=True)
                     timed_run(db, key, profile=args.profile / f"{kind}.svg")
                     timed_run(db, key, profile=args.profile / f"{kind}.collapsed.txt")
-                    summarise(args.profile / f"{kind}.collapsed.txt", args.profile / f"{kind}.txt")
+                    summarise(args.profile / f"{kind}.collapsed.txt", args.profile / f"{kind}.txt",
+                              len(bodies))
     finally:
         proc.terminate()
         proc.wait(timeout=10)
