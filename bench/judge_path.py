@@ -6,8 +6,11 @@ fake-judge``, a rule-following script, not a model) answering every call after 5
 1. **bare client**: asyncio streams, HTTP/1.1 keep-alive, 32 connections, sending the very request
    bodies the studio sends (recorded from the studio's own client in a warm-up pass) and reading
    each answer whole. No HTTP library, no JSON parsing, nothing written: the floor on this machine.
-2. **studio**: ``grader-studio run JUDGE DATASET --concurrency 32 --no-cache`` as a child process,
-   once per judge kind; its start-up (``--limit 1``, minus one call's latency) is subtracted.
+2. **studio**: ``grader-studio run JUDGE DATASET --concurrency 32 --no-cache --progress-jsonl`` as
+   a child process, once per judge kind, timed two ways: by wall time minus its start-up (``--limit
+   1``, minus one call's latency; the figure judged), and, for information, by the run's own clock
+   (the ``elapsed`` of its last progress event: scorers open to last result written), which also
+   holds the first prompt's template compile (a per-process cost the start-up run also pays).
 
 The figure is studio / bare, per judge kind (issue 25's goal: <= 1.3x). The ideal (calls x latency
 / concurrency) is printed too, so both the floor's and the studio's distance from it show.
@@ -128,10 +131,13 @@ async def bare_client(base_url: str, bodies: list[bytes]) -> float:
     return time.perf_counter() - started
 
 
-def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> float:
+def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> tuple[float, float]:
+    """(wall seconds of the whole command, seconds on the run's own clock): the second is the
+    ``elapsed`` of the run's last progress event, from the moment its scorers are open to the
+    last result written (the window's progress stream is on, as when the window runs it)."""
     command = [sys.executable, "-m", "studio", "--db", str(db), "run", key, "bench",
-               "--endpoint", "bench", "--concurrency", str(CONCURRENCY), "--no-cache", "--json",
-               *extra]
+               "--endpoint", "bench", "--concurrency", str(CONCURRENCY), "--no-cache",
+               "--progress-jsonl", *extra]
     if profile is not None:
         command = ["py-spy", "record", "--rate", str(RATE_HZ), "--format",
                    "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
@@ -141,10 +147,13 @@ def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> f
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
-    summary, _ = json.JSONDecoder().raw_decode(done.stdout[done.stdout.index("{"):])
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    summary = next((e["summary"] for e in events if e.get("event") == "summary"), {})
     if summary.get("counts", {}).get("ok", 0) == 0 and "--limit" not in extra:
         raise SystemExit(f"no sample graded: {done.stdout[-400:]}")
-    return elapsed
+    in_run = max((e["elapsed"] for e in events if e.get("event") == "progress" and not e["finished"]),
+                 default=elapsed)
+    return elapsed, in_run
 
 
 #: the judge path's stages, matched against a stack's frames from the innermost out: the first frame
@@ -248,15 +257,20 @@ def main() -> int:
                 key = path.name.removesuffix(".grader.yaml")
                 bodies = record_bodies(db, key, base_url)
                 bare = min(asyncio.run(bare_client(base_url, bodies)) for _ in range(args.repeat))
-                startup = min(timed_run(db, key, "--limit", "1") for _ in range(args.repeat))
+                startup = min(timed_run(db, key, "--limit", "1")[0] for _ in range(args.repeat))
                 startup -= LATENCY_MS / 1000
-                whole = min(timed_run(db, key) for _ in range(args.repeat))
-                studio = whole - startup
+                runs = [timed_run(db, key) for _ in range(args.repeat)]
+                studio = min(wall for wall, _ in runs) - startup
+                clock = min(in_run for _, in_run in runs)
                 ratios[kind] = studio / bare
                 print(f"{kind + ' judge, bare client':<36} {bare:6.3f} s  {bare / ideal:4.2f}x ideal")
-                print(f"{kind + ' judge, grader-studio run':<36} {studio:6.3f} s  "
+                print(f"{kind + ' judge, studio, wall - start-up':<36} {studio:6.3f} s  "
                       f"{studio / ideal:4.2f}x ideal  {studio / bare:4.2f}x bare  "
                       f"(start-up {startup:.2f} s subtracted; target <= {TARGET}x bare)")
+                # information: the run's own clock also holds the first prompt's template compile
+                # (pybars builds its grammar on first use, ~0.5 s), which start-up subtracts
+                print(f"{kind + ' judge, studio, run clock':<36} {clock:6.3f} s  "
+                      f"{clock / ideal:4.2f}x ideal  {clock / bare:4.2f}x bare  (first render included)")
                 if args.profile:
                     if not shutil.which("py-spy"):
                         raise SystemExit("--profile needs py-spy (pip install py-spy)")
