@@ -186,6 +186,8 @@ GENERIC: list[tuple[str, tuple[str, ...]]] = [
 
 def stage_of(frames: list[str]) -> str:
     if any("<frozen importlib" in f for f in frames):
+        if any("judges/templates.py" in f for f in frames):
+            return "first prompt: pybars builds its grammar (once a process)"
         return STAGES[0][0]
     if frames[-1].startswith("_worker (concurrent/futures/thread.py"):
         return "a pool thread waiting for work (sampled, not CPU)"
