@@ -26,16 +26,11 @@ class Trace:
     async def ask(self, label: str, request: ChatRequest) -> ChatResponse:
         """Make one call; its record keeps the order calls were issued, not finished, in."""
         slot = len(self.calls)
-        self.calls.append(
-            {
-                "label": label,
-                "messages": [m.model_dump() for m in request.messages],
-                "pending": True,
-            }
-        )
+        dumped = [m.model_dump() for m in request.messages]  # once: the finished record reuses it
+        self.calls.append({"label": label, "messages": dumped, "pending": True})
         self.raw.append(None)
         response = await self.client.chat(request)
-        self.record(label, request.messages, response, slot)
+        self.record(label, request.messages, response, slot, dumped)
         return response
 
     async def ask_verdict(
@@ -58,10 +53,11 @@ class Trace:
         messages: list[ChatMessage],
         response: ChatResponse,
         slot: int | None = None,
+        dumped: list[dict[str, Any]] | None = None,
     ) -> None:
         entry = {
             "label": label,
-            "messages": [m.model_dump() for m in messages],
+            "messages": dumped if dumped is not None else [m.model_dump() for m in messages],
             "response": response.text,
             "cached": response.cached,
             "attempts": response.attempts,

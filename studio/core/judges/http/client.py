@@ -78,7 +78,8 @@ class JudgeClient:
             RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         )
         key = f"{config.name} {config.base_url}"
-        self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0))
+        self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0),
+                                tls=not config.base_url.lower().startswith("http://"))
         self.calls = 0
         #: calls sent and not yet answered (the run's progress shows it)
         self.in_flight = 0

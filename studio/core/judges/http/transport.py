@@ -193,12 +193,14 @@ class Reply:
 class ShardedPools:
     """At most ``concurrency`` requests in flight, spread over pools of a few connections each."""
 
-    def __init__(self, concurrency: int, connect_timeout: float) -> None:
+    def __init__(self, concurrency: int, connect_timeout: float, tls: bool = True) -> None:
         count = max(1, math.ceil(concurrency / CONNECTIONS_PER_SHARD))
         per_shard = math.ceil(concurrency / count)
+        # a plain-http endpoint (a local server, the scripted judge) never needs the TLS context,
+        # whose first build reads the CA bundle inside the run's loop, before the first call
         self.shards = [
             httpcore.AsyncConnectionPool(
-                ssl_context=ssl_context(),
+                ssl_context=ssl_context() if tls else None,
                 max_connections=per_shard,
                 max_keepalive_connections=per_shard,
                 network_backend=AsyncioBackend(),
@@ -260,18 +262,20 @@ _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _Shared]
 )
 
 
-def open_pools(key: str, concurrency: int, connect_timeout: float) -> ShardedPools:
+def open_pools(key: str, concurrency: int, connect_timeout: float, tls: bool = True) -> ShardedPools:
     """The pools of endpoint ``key`` on the running loop, shared by every client of that endpoint
-    (two judges of one composite grader share one concurrency limit). Outside a running loop each
-    caller gets its own. Pair with ``close_pools``."""
+    (two judges of one composite grader, or of one suite, share one concurrency limit: the first
+    client's, as every client of one run resolves the same endpoint and run concurrency). Outside
+    a running loop each caller gets its own. Pair with ``close_pools``. ``tls`` false: the
+    endpoint is plain http (no TLS context is built)."""
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
-        return ShardedPools(concurrency, connect_timeout)
+        return ShardedPools(concurrency, connect_timeout, tls)
     shared = _SHARED.setdefault(loop, {})
     entry = shared.get(key)
     if entry is None:
-        entry = shared[key] = _Shared(ShardedPools(concurrency, connect_timeout))
+        entry = shared[key] = _Shared(ShardedPools(concurrency, connect_timeout, tls))
     entry.users += 1
     return entry.pools
 
