@@ -227,11 +227,20 @@ def test_a_suite_with_a_judge_stays_on_this_machine_and_says_which_grader(librar
     from studio.core.engine.planning import plan_of
     from studio.core.models.suite import SuiteDefinition, SuiteMember
 
+    from judge_helpers import add_endpoint
+
+    from studio.core.demo.fake_server import FakeJudgeServer
+
     _ray()
     build_demo(library)
     library.suites.create(SuiteDefinition(key="mixed", graders=[
         SuiteMember(grader="qa-exact-builtin"), SuiteMember(grader="qa-correctness-judge")]))
-    run = start_run(library, "mixed", "qa", RunOptions(executor="ray"))
+    server = FakeJudgeServer().start()  # the run's preflight connects to the judge's endpoint
+    try:
+        add_endpoint(library, server, name="demo-scripted-judge")
+        run = start_run(library, "mixed", "qa", RunOptions(executor="ray"))
+    finally:
+        server.stop()
     plan = plan_of(library, library.runs.get(run.id), 0.5)
     executor = RayExecutor()
     sentinel = object()
