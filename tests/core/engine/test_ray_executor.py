@@ -223,13 +223,12 @@ def test_a_suite_grades_on_the_cluster_as_it_does_here(cluster: Any, library: Li
 
 
 def test_a_suite_with_a_judge_stays_on_this_machine_and_says_which_grader(library: Library) -> None:
-    from studio.core.engine.executors.ray_driver import RayExecutor
-    from studio.core.engine.planning import plan_of
-    from studio.core.models.suite import SuiteDefinition, SuiteMember
-
     from judge_helpers import add_endpoint
 
     from studio.core.demo.fake_server import FakeJudgeServer
+    from studio.core.engine.executors.ray_driver import RayExecutor
+    from studio.core.engine.planning import plan_of
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
 
     _ray()
     build_demo(library)
