@@ -90,7 +90,7 @@ class RunPlan:
         (the hot path of a suite of built-in checks)."""
         text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
         score = self._rule(list(zip(self.graders, values, strict=True)))
-        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False)
+        return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False, 0)
 
     def _plain(self, slot: int, outcome: Outcome) -> bool:
         """A plain score: the sample row's ``scores`` says all of it (no grader row needed)."""
@@ -124,6 +124,7 @@ class RunPlan:
                 errors.append(f"{planned.key}: {outcome.error or 'no score'}")
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes.values()),
                   "completion_tokens": sum(o.completion_tokens for o in outcomes.values()),
+                  "cached_tokens": sum(o.cached_tokens for o in outcomes.values()),
                   "duration_ms": sum(o.duration_ms for o in outcomes.values()),
                   "cached": all(o.cached for o in outcomes.values())}
         details: dict[str, Any] = {"overall": self.overall}
