@@ -31,6 +31,8 @@ from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor,
 from studio.core.engine.planning import plan_of, targets
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.engine.sections import load_run
+from studio.core.engine.usage import run_usage
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
@@ -342,11 +344,15 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
             by_sample.setdefault(row["sample_idx"], []).append(row)
     results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
     records = [{"grader": r["grader"], **result_record(r)} for r in results]
+    usage = run_usage(app.library, load_run(app.library, info.id))  # per grader and per endpoint
     if args.json:
         overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
-        app.print_json({"run": summary(info, app.library), "results": records, "overall": overall})
+        app.print_json({"run": {**summary(info, app.library), "usage": usage.to_json()}, "results": records,
+                        "overall": overall})
         return 0
     _print_summary(info, app.library)
+    for line in usage.lines():
+        print(line)
     print()
     print_table(
         [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",

@@ -91,6 +91,7 @@ def test_junit_markdown_github_and_json_per_grader(cli, suited: FakeJudgeServer,
     assert set(out["usage"]["graders"]) == {"exact", "judge", "strict"}
     verdict = out["verdict"]
     assert verdict["outcome"] == "fail" and verdict["fail_under_applies_to"] == "overall"
+    assert verdict["reasons"] == ["1 sample(s) errored or were invalid (by grader: judge 1, strict 1)"]
     assert [c["key"] for c in verdict["graders"]] == ["exact", "judge", "strict"]
     assert verdict["mean"] == out["overall"]["aggregates"]["mean"]  # the suite's own overall score
 
@@ -266,7 +267,9 @@ def test_usage_and_cost_per_grader_and_endpoint(cli, suited: FakeJudgeServer, db
     assert total["cost_usd"] == exact_decimal(costs)
     assert graders["judge"]["prompt_tokens"] + graders["strict"]["prompt_tokens"] == sent["prompt_tokens"]
     shown = json.loads(cli("runs", "show", str(out["id"]), "--json").stdout)["run"]
-    assert shown["graders"] == out["graders"]
+    assert shown["graders"] == out["graders"] and shown["usage"] == usage
+    assert f"  grader judge: 9 calls, {graders['judge']['prompt_tokens']:,} prompt tokens" in \
+        cli("runs", "show", str(out["id"])).stdout
     human = cli("runs", "report", str(out["id"])).stdout
     assert "  grader strict: 9 calls" in human and "  endpoint dear: 9 calls" in human
 

@@ -115,7 +115,10 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
         not_done.append(f"the run ended {info.status}" + (f" ({stopped})" if stopped else ""))
     errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
     if errored:
-        failed.append(f"{errored} sample(s) errored or were invalid")
+        by_grader = [f"{s.key} {n}" for s in run.sections if run.suite
+                     and (n := s.counts.get("error", 0) + s.counts.get("invalid", 0))]
+        failed.append(f"{errored} sample(s) errored or were invalid"
+                      + (f" (by grader: {', '.join(by_grader)})" if by_grader else ""))
     mean = run.overall_mean
     # a suite without an overall rule: a bare --fail-under is every grader's (NO_OVERALL)
     each = thresholds.overall if not run.has_overall_score else None
