@@ -28,6 +28,8 @@ def summary(info: RunInfo, library: Library | None = None) -> dict[str, Any]:
         "aggregates": info.aggregates,
         "created_at": info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+        # pairwise judges and juries: their own numbers, computed from the stored results
+        **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},
     }
     if info.suite is not None:  # the run has several graders: they are under "graders"
         out["grader"] = out["grader_version"] = None
