@@ -80,7 +80,7 @@ def test_results_summary_shows_pairwise_and_jury_numbers() -> None:
     from studio.core.store.results_query import RunSummary
     from studio.ui.results.summary import aggregates_html
 
-    run = SimpleNamespace(id=1, grader_key="pair", grader_version=1, dataset="d", status="completed", done=4,
+    run = SimpleNamespace(id=1, grader_key="pair", grader_version=1, label="pair v1", dataset="d", status="completed", done=4,
                           total=4, counts={"ok": 4})
     agg = {"pass_threshold": 0.5, "pairwise": {"win_a": 0.5, "win_b": 0.25, "tie": 0.0, "inconsistent": 0.25,
                                                "position_consistency": 0.75, "first_position_rate": None},
