@@ -1,4 +1,5 @@
-"""``grader-studio run GRADER DATASET --dry-run``: the calls, tokens and cost a run would have.
+"""``grader-studio run GRADER|SUITE DATASET --dry-run``: the calls, tokens and cost a run would have,
+per grader (a suite's or ``--graders``' each).
 
 The counting is the engine's (engine/dry_run.py); this prints it. Nothing is graded or stored: no
 run is made, the judge cache is read, not written.
@@ -17,12 +18,15 @@ from .app import CliApp, CliError
 
 
 def run_dry(args: argparse.Namespace, app: CliApp) -> int:
-    if args.resume is not None or not (args.grader and args.dataset):
-        raise CliError("--dry-run takes GRADER and DATASET (not --resume)", code=2)
+    graders = None if args.graders is None else args.graders.split(",")
+    grader, dataset = (None, args.grader) if graders is not None and args.dataset is None else (args.grader, args.dataset)
+    if args.resume is not None or not ((grader or graders) and dataset) or (graders and grader):
+        raise CliError("--dry-run takes GRADER (or a suite) and DATASET, or --graders A,B DATASET (not --resume)",
+                       code=2)
     options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                          endpoint=args.endpoint, use_cache=not args.no_cache)
     try:
-        estimates = dry_run(app.library, args.grader, args.dataset, options, repeats=args.repeat or 1)
+        estimates = dry_run(app.library, grader, dataset, options, repeats=args.repeat or 1, graders=graders)
     except (LibraryError, JudgeError) as exc:
         raise CliError(str(exc), code=2) from exc
     if args.json:

@@ -28,9 +28,12 @@ from typing import Any, TextIO
 from studio.core.engine import events
 from studio.core.engine.budget import BudgetError, Caps, check_priced
 from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
-from studio.core.engine.planning import plan_of
+from studio.core.engine.planning import plan_of, targets
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.engine.sections import load_run
+from studio.core.engine.usage import run_usage
+from studio.core.engine.verdict import NO_OVERALL
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.safe_files import open_text
@@ -275,21 +278,9 @@ def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tup
 
 
 def _targets(app: CliApp, args: argparse.Namespace) -> list[tuple[str, int]]:
-    """(key, version) of every grader the run would grade: ``--graders``, a suite's members (each at
-    its pinned or current version), or the one grader named."""
-    if args.graders is not None:
-        keys = [k.strip() for k in args.graders.split(",") if k.strip()]
-        return [(k, app.library.graders.get(k).current_version) for k in keys]
-    library = app.library
-    try:
-        record = library.graders.get(args.grader)
-    except LibraryError:
-        if not library.suites.exists(args.grader):
-            raise
-        suite = library.suites.version(args.grader, args.version or library.suites.get(args.grader).current_version)
-        return [(m.grader, m.version or library.graders.get(m.grader).current_version)
-                for m in suite.definition.graders]
-    return [(record.key, args.version or record.current_version)]
+    """(key, version) of every grader the run would grade (engine/planning.py decides)."""
+    return targets(app.library, args.grader, args.version,
+                   None if args.graders is None else args.graders.split(","))
 
 
 def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
@@ -353,11 +344,15 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
             by_sample.setdefault(row["sample_idx"], []).append(row)
     results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
     records = [{"grader": r["grader"], **result_record(r)} for r in results]
+    usage = run_usage(app.library, load_run(app.library, info.id))  # per grader and per endpoint
     if args.json:
         overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
-        app.print_json({"run": summary(info, app.library), "results": records, "overall": overall})
+        app.print_json({"run": {**summary(info, app.library), "usage": usage.to_json()}, "results": records,
+                        "overall": overall})
         return 0
     _print_summary(info, app.library)
+    for line in usage.lines():
+        print(line)
     print()
     print_table(
         [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
@@ -411,8 +406,8 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
 
 def add_ci_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fail-under", action="append", metavar="[KEY=]SCORE",
-                   help="exit 1 when the run's mean score (or with KEY=, that grader's) is below SCORE; "
-                        "repeatable")
+                   help="exit 1 when the run's mean score (a suite's overall score; or with KEY=, that "
+                        "grader's mean) is below SCORE; repeatable. " + NO_OVERALL.replace("%", "%%"))
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report (one testcase a sample)")
     p.add_argument("--markdown", metavar="FILE",
                    help="write a markdown summary (also appended to $GITHUB_STEP_SUMMARY when set)")
@@ -428,12 +423,12 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
         info = app.library.runs.get(args.run_id)
     except LibraryError as exc:
         raise CliError(str(exc), code=2) from None
-    options = check_ci_options(args, app, [info.grader_key], info.dataset)
+    options = check_ci_options(args, app, [g.key for g in run_graders(app.library, info.id)], info.dataset)
     done = conclude(app, info.id, options, github_stream=sys.stderr if args.json else sys.stdout)
     if args.json:
-        app.print_json({**summary(done.run.info), **json_fields(done)})
+        app.print_json({**summary(done.run.info, app.library), **json_fields(done)})
     else:
-        _print_summary(done.run.info)
+        _print_summary(done.run.info, app.library)
     print_outcome(done, usage_lines=not args.json)
     return done.verdict.exit_code
 

@@ -52,7 +52,8 @@ def test_lifecycle(cli, prepared: Library) -> None:  # type: ignore[no-untyped-d
     assert cli("suites", "unlock", "geo").returncode == 0
     assert cli("suites", "trash", "geo").returncode == 0
     assert suites_json(cli)[0]["deleted"] is True
-    assert cli("run", "geo", "geo").returncode == 2  # a suite in the trash does not run (the run could not be done)
+    trashed = cli("run", "geo", "geo")  # a suite in the trash does not run: bad input, exit 2 (issue 28)
+    assert trashed.returncode == 2 and "suite 'geo' is in the trash" in trashed.stderr
     assert cli("suites", "restore", "geo").returncode == 0
     assert cli("suites", "restore", "geo", "--version", "1").returncode == 0
     versions = json.loads(cli("suites", "versions", "geo", "--json").stdout)
@@ -79,6 +80,7 @@ def test_bad_input_is_one_sentence_and_nothing_is_created(cli, prepared: Library
 
 
 def test_one_off_suites_refuse_bad_input_before_a_run_exists(cli, prepared: Library) -> None:  # type: ignore[no-untyped-def]
+    # bad input: exit 2, the run could not be done (issue 28)
     for graders, sentence in (("exact,exact", "twice"), ("exact,nope", "no grader with key 'nope'"),
                               ("exact,gone", "in the trash")):
         result = cli("run", "--graders", graders, "geo")

@@ -215,28 +215,34 @@ async def _count(library: Library, judge: GraderDefinition, options: RunOptions,
         await scorer.aclose()
 
 
-def dry_run(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,
-            repeats: int = 1) -> list[GraderEstimate]:
-    """One estimate per grader of the run (today one), grading nothing and writing nothing."""
+def dry_run(library: Library, grader_key: str | None, dataset_name: str, options: RunOptions | None = None, *,
+            repeats: int = 1, graders: list[str] | None = None) -> list[GraderEstimate]:
+    """One estimate per grader of the run: a grader, a suite's graders (``grader_key`` a suite key)
+    or ``graders`` (``run --graders a,b,c``), grading nothing and writing nothing."""
+    from .planning import targets
+
     options = options or RunOptions()
-    record = library.graders.get(grader_key)
-    version = options.version or record.current_version
-    definition = library.graders.version(grader_key, version).definition
     dataset = library.datasets.get(dataset_name)
     limit = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
     if repeats > 1:  # repeated runs bypass the cache (run --repeat)
         options = options.model_copy(update={"use_cache": False})
-    estimate = GraderEstimate(key=grader_key, version=version, samples=limit, repeats=max(1, repeats))
-    judges = list(judge_parts(definition))
-    if not judges:
-        estimate.notes.append(f"a {definition.kind} grader calls no judge: nothing to pay for")
-        return [estimate]
-    samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
-    recorder = Recorder()
-    for judge in judges:
-        asyncio.run(_count(library, judge, options, samples, recorder))
-        if judge.kind == "prebuilt":
-            estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: its calls depend on the claims the "
-                                  "judge finds; one claim a sample assumed")
-    estimate.endpoints = recorder.endpoints
-    return [estimate]
+    estimates = []
+    samples: list[Any] | None = None  # read once, for the first grader that calls a judge
+    for key, version in targets(library, grader_key, options.version, graders):
+        definition = library.graders.version(key, version).definition
+        estimate = GraderEstimate(key=key, version=version, samples=limit, repeats=max(1, repeats))
+        estimates.append(estimate)
+        judges = list(judge_parts(definition))
+        if not judges:
+            estimate.notes.append(f"a {definition.kind} grader calls no judge: nothing to pay for")
+            continue
+        if samples is None:
+            samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
+        recorder = Recorder()
+        for judge in judges:
+            asyncio.run(_count(library, judge, options, samples, recorder))
+            if judge.kind == "prebuilt":
+                estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: its calls depend on the claims the "
+                                      "judge finds; one claim a sample assumed")
+        estimate.endpoints = recorder.endpoints
+    return estimates

@@ -124,6 +124,7 @@ class RunPlan:
                 errors.append(f"{planned.key}: {outcome.error or 'no score'}")
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes.values()),
                   "completion_tokens": sum(o.completion_tokens for o in outcomes.values()),
+                  "cached_tokens": sum(o.cached_tokens for o in outcomes.values()),
                   "duration_ms": sum(o.duration_ms for o in outcomes.values()),
                   "cached": all(o.cached for o in outcomes.values())}
         details: dict[str, Any] = {"overall": self.overall}

@@ -12,7 +12,7 @@ from typing import Any
 
 from studio.core.models import CompositeGrader, RunInfo, parse_grader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.store import Library
+from studio.core.store import Library, LibraryError
 from studio.core.store.suites import InvalidSuite
 
 from .plan import PlannedGrader, RunPlan
@@ -39,6 +39,37 @@ def _first_error(exc: ValueError) -> str:
         first = errors()[0]
         return str(first.get("msg", exc)).removeprefix("Value error, ")
     return str(exc)
+
+
+def targets(library: Library, name: str | None, version: int | None = None,
+            graders: list[str] | None = None) -> list[tuple[str, int]]:
+    """(key, version) of every grader a run would grade: ``graders`` (``run --graders a,b,c``), a
+    suite's members (each at its pinned or current version; ``version`` is then the suite's), or the
+    one grader ``name`` (a grader wins when a key is both, as ``start_run`` decides)."""
+    if graders is not None:
+        keys = [k.strip() for k in graders if k.strip()]
+        return [(k, library.graders.get(k).current_version) for k in keys]
+    if not name:
+        raise InvalidSuite("name a grader or a suite to run")
+    try:
+        record = library.graders.get(name)
+    except LibraryError:
+        if not library.suites.exists(name):
+            _refuse_trashed_suite(library, name)
+            raise
+        suite = library.suites.version(name, version or library.suites.get(name).current_version)
+        return [(m.grader, m.version or library.graders.get(m.grader).current_version)
+                for m in suite.definition.graders]
+    return [(record.key, version or record.current_version)]
+
+
+def _refuse_trashed_suite(library: Library, name: str) -> None:
+    """A suite in the trash does not run: say so rather than that no grader has that key."""
+    try:
+        library.suites.get(name, include_deleted=True)
+    except LibraryError:
+        return
+    raise InvalidSuite(f"suite {name!r} is in the trash; restore it first (grader-studio suites restore {name})")
 
 
 def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str, options: Any, *,

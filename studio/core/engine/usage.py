@@ -15,13 +15,11 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
-from sqlalchemy import text
-
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.errors import NotFound
 
-from .sections import RunSections, Section
+from .sections import RunSections, Section, section_source
 
 PER = 1_000_000  # prices are per million tokens
 
@@ -122,37 +120,35 @@ def _tally_text(t: Tally) -> str:
             f"{t.completion_tokens:,} completion tokens")
 
 
-# a judge's row names its endpoint; a composite's row names each component's
+# a judge's row names its endpoint; a composite's row names each component's. ``{source}`` is the
+# section's rows (``sections.section_source``): the run's results, or one grader's rows of a suite
 _SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
     sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cached_tokens) AS k,
     sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
          WHERE NOT coalesce(json_extract(call.value, '$.cached'), 0)
            AND NOT coalesce(json_extract(call.value, '$.failed'), 0))) AS calls
-  FROM results WHERE run_id = :run_id AND (details IS NULL OR json_extract(details, '$.components') IS NULL)
-  {where} GROUP BY 1"""
+  FROM ({source}) WHERE (details IS NULL OR json_extract(details, '$.components') IS NULL) GROUP BY 1"""
 _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
     sum(coalesce(json_extract(part.value, '$.prompt_tokens'), 0)) AS p,
     sum(coalesce(json_extract(part.value, '$.completion_tokens'), 0)) AS c,
     sum(coalesce(json_extract(part.value, '$.cached_tokens'), 0)) AS k,
     sum(coalesce(json_extract(part.value, '$.judge_calls'), 0)) AS calls
-  FROM results, json_each(results.details, '$.components') AS part
-  WHERE run_id = :run_id AND details IS NOT NULL AND json_extract(details, '$.components') IS NOT NULL
-  {where} GROUP BY 1"""
+  FROM ({source}) AS src, json_each(src.details, '$.components') AS part
+  WHERE src.details IS NOT NULL AND json_extract(src.details, '$.components') IS NOT NULL GROUP BY 1"""
 
 
 def section_usage(library: Library, run_id: int, section: Section) -> dict[str, Tally]:
     """The section's tokens and calls per endpoint name (rows naming none: the section's own)."""
-    where = f" AND {section.where}" if section.where else ""
-    params = {"run_id": run_id, **section.params}
+    source, params = section_source(run_id, section)
     out: dict[str, Tally] = {}
     agg = section.aggregates
     with library.engine.connect() as conn:
-        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.execute(text(
-                f"SELECT 1 FROM results WHERE run_id = :run_id AND details IS NOT NULL"
-                f" AND instr(details, '\"endpoint\"') > 0{where} LIMIT 1"), params).first() is None:
+        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.exec_driver_sql(
+                f"SELECT 1 FROM ({source}) WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
+                " LIMIT 1", params).first() is None:
             return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
-        rows = [*conn.execute(text(_SINGLE.format(where=where)), params),
-                *conn.execute(text(_COMPONENTS.format(where=where)), params)]
+        rows = [*conn.exec_driver_sql(_SINGLE.format(source=source), params),
+                *conn.exec_driver_sql(_COMPONENTS.format(source=source), params)]
     for row in rows:
         tally = Tally(int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0))
         if not (tally.calls or tally.tokens):

@@ -3,8 +3,9 @@
 Exit status: 0 the run passed, 1 a threshold was missed (or samples errored), 2 the run could not be
 done (it did not complete: cancelled, stopped at its budget, failed, interrupted). Bad input is
 refused before a run exists, by the caller, with the same 2. ``--fail-under 0.9`` is the run's
-overall score (one grader's mean; a suite's overall score); ``--fail-under KEY=0.9`` one grader's.
-The CLI and the window only print a verdict; the reasons are worded here, once.
+overall score (one grader's mean; a suite's overall score by its rule); ``--fail-under KEY=0.9`` one
+grader's mean. NO_OVERALL says what a bare ``--fail-under`` compares in a suite without an overall
+rule. The CLI and the window only print a verdict; the reasons are worded here, once.
 """
 
 from __future__ import annotations
@@ -18,6 +19,12 @@ from pydantic import BaseModel, Field
 from .sections import RunSections
 
 EXIT_PASS, EXIT_FAIL, EXIT_NOT_DONE = 0, 1, 2
+
+#: a suite without an overall rule has no one score to compare: the one sentence the help and the
+#: docs give for what a bare --fail-under means there
+NO_OVERALL = ("a suite with no overall rule has no overall score, so --fail-under SCORE applies to each "
+              "of its graders: every grader's mean must reach SCORE (a --fail-under KEY=SCORE for a "
+              "grader takes precedence)")
 
 
 class ThresholdError(ValueError):
@@ -92,6 +99,9 @@ class Verdict(BaseModel):
     sentence: str
     graders: list[GraderCheck] = Field(default_factory=list)
     grader_thresholds: dict[str, float] = Field(default_factory=dict)
+    #: what ``fail_under`` was compared with: the run's overall score, or each grader's mean (a
+    #: suite without an overall rule, NO_OVERALL)
+    fail_under_applies_to: Literal["overall", "each grader"] = "overall"
 
 
 def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
@@ -105,24 +115,32 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
         not_done.append(f"the run ended {info.status}" + (f" ({stopped})" if stopped else ""))
     errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
     if errored:
-        failed.append(f"{errored} sample(s) errored or were invalid")
+        by_grader = [f"{s.key} {n}" for s in run.sections if run.suite
+                     and (n := s.counts.get("error", 0) + s.counts.get("invalid", 0))]
+        failed.append(f"{errored} sample(s) errored or were invalid"
+                      + (f" (by grader: {', '.join(by_grader)})" if by_grader else ""))
     mean = run.overall_mean
-    if thresholds.overall is not None:
+    # a suite without an overall rule: a bare --fail-under is every grader's (NO_OVERALL)
+    each = thresholds.overall if not run.has_overall_score else None
+    if thresholds.overall is not None and each is None:
         if mean is None:
             failed.append(f"no mean score to compare with --fail-under {thresholds.overall:g}")
         elif mean < thresholds.overall:
-            failed.append(f"mean {mean:.4f} is below --fail-under {thresholds.overall:g}")
+            what = "overall score" if run.suite else "mean"
+            failed.append(f"{what} {mean:.4f} is below --fail-under {thresholds.overall:g}")
     checks = []
     for section in run.sections:
-        limit = thresholds.graders.get(section.key)
+        own = thresholds.graders.get(section.key)
+        limit = own if own is not None else each
         ok = True
         if limit is not None:
+            option = f"--fail-under {section.key}={limit:g}" if own is not None else f"--fail-under {limit:g}"
             if section.mean is None:
                 ok = False
-                failed.append(f"{section.key} has no mean score to compare with {limit:g}")
+                failed.append(f"{section.key} has no mean score to compare with {option}")
             elif section.mean < limit:
                 ok = False
-                failed.append(f"{section.key} mean {section.mean:.4f} is below --fail-under {section.key}={limit:g}")
+                failed.append(f"{section.key} mean {section.mean:.4f} is below {option}")
         checks.append(GraderCheck(key=section.key, version=section.version, mean=section.mean,
                                   fail_under=limit, passed=ok))
     reasons = not_done + failed
@@ -130,17 +148,24 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
     outcome: Literal["pass", "fail", "not done"] = ("not done" if not_done else "fail" if failed else "pass")
     return Verdict(passed=not reasons, mean=mean, fail_under=thresholds.overall, reasons=reasons,
                    outcome=outcome, exit_code=code, sentence=_sentence(run, mean, thresholds, reasons, code),
-                   graders=checks, grader_thresholds=dict(thresholds.graders))
+                   graders=checks, grader_thresholds=dict(thresholds.graders),
+                   fail_under_applies_to="overall" if run.has_overall_score else "each grader")
 
 
 def _sentence(run: RunSections, mean: float | None, thresholds: Thresholds, reasons: list[str],
               code: int) -> str:
-    shown = "none" if mean is None else f"{mean:.4f}"
     limits = []
-    if thresholds.overall is not None:
-        limits.append(f"threshold {thresholds.overall:g}")
+    if run.has_overall_score:
+        head = f"verdict: {'overall score' if run.suite else 'mean'} {'none' if mean is None else f'{mean:.4f}'}"
+        if thresholds.overall is not None:
+            limits.append(f"threshold {thresholds.overall:g}")
+    else:  # a suite without an overall rule: its graders' means
+        head = "verdict: " + ", ".join(f"{s.key} mean {'none' if s.mean is None else f'{s.mean:.4f}'}"
+                                       for s in run.sections)
+        if thresholds.overall is not None:
+            limits.append(f"threshold {thresholds.overall:g} for each grader")
     limits += [f"{k} threshold {v:g}" for k, v in thresholds.graders.items()]
-    head = f"verdict: mean {shown}" + "".join(f", {x}" for x in limits)
+    head += "".join(f", {x}" for x in limits)
     if code == EXIT_PASS:
         return f"{head}: PASS"
     label = "NOT DONE" if code == EXIT_NOT_DONE else "FAIL"

@@ -231,6 +231,12 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (run_id, slot, sample_idx)
         ) WITHOUT ROWID""",
     ],
+    # a suite run's per-grader rows keep the prompt tokens the endpoint served from its prompt cache,
+    # as ``results.cached_tokens`` does for a run of one grader: usage per grader and per endpoint
+    # (engine/usage.py) reads them from here for a suite
+    [
+        "ALTER TABLE grader_results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -24,7 +24,7 @@ from .suites import score_range
 Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 _COLUMNS = ("sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-            "duration_ms", "prompt_tokens", "completion_tokens", "cached")
+            "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens")
 
 
 class RunGrader(BaseModel):
@@ -73,7 +73,7 @@ def _is_suite(row: Any) -> bool:
     return bool(row.suite)
 
 
-def _path(key: str) -> str:
+def key_path(key: str) -> str:
     return '$."' + key.replace('"', '') + '"'
 
 
@@ -87,11 +87,12 @@ def rows_sql(suite: bool) -> str:
         " CASE WHEN g.status IS NULL THEN json_extract(r.scores, ?2) ELSE g.score END AS score,"
         " g.scores AS scores, g.rationale AS rationale, g.details AS details, g.error AS error, g.raw AS raw,"
         " coalesce(g.duration_ms, 0) AS duration_ms, coalesce(g.prompt_tokens, 0) AS prompt_tokens,"
-        " coalesce(g.completion_tokens, 0) AS completion_tokens, coalesce(g.cached, 0) AS cached"
+        " coalesce(g.completion_tokens, 0) AS completion_tokens, coalesce(g.cached, 0) AS cached,"
+        " coalesce(g.cached_tokens, 0) AS cached_tokens"
         " FROM results r LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.slot = ?1"
         " AND g.sample_idx = r.sample_idx WHERE r.run_id = ?3"
         " UNION ALL SELECT g.sample_idx, s.sample_id, g.status, g.score, g.scores, g.rationale, g.details,"
-        " g.error, g.raw, g.duration_ms, g.prompt_tokens, g.completion_tokens, g.cached"
+        " g.error, g.raw, g.duration_ms, g.prompt_tokens, g.completion_tokens, g.cached, g.cached_tokens"
         " FROM grader_results g LEFT JOIN samples s ON s.dataset_id = ?4 AND s.idx = g.sample_idx"
         " WHERE g.run_id = ?3 AND g.slot = ?1 AND NOT EXISTS"
         " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)"
@@ -101,7 +102,7 @@ def rows_sql(suite: bool) -> str:
 def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
     if not _is_suite(row):
         return (row.id,)
-    return (slot, _path(key), row.id, row.dataset_id)
+    return (slot, key_path(key), row.id, row.dataset_id)
 
 
 def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:

@@ -33,7 +33,7 @@ _INSERT_RESULT = (
 #: a per-grader row of a suite run (``grader_values``): run_id, slot, sample_idx, then these
 GRADER_COLUMNS = (
     "status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms", "prompt_tokens",
-    "completion_tokens", "cached",
+    "completion_tokens", "cached", "cached_tokens",
 )
 _INSERT_GRADER = ("INSERT OR REPLACE INTO grader_results (run_id, slot, sample_idx, " + ", ".join(GRADER_COLUMNS)
                   + ") VALUES (" + ", ".join("?" for _ in range(len(GRADER_COLUMNS) + 3)) + ")")
@@ -125,7 +125,7 @@ def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[A
     return (
         run_id, slot, idx, outcome.status, outcome.score, _dumps(outcome.scores), outcome.rationale,
         _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw), outcome.duration_ms,
-        outcome.prompt_tokens, outcome.completion_tokens, outcome.cached,
+        outcome.prompt_tokens, outcome.completion_tokens, outcome.cached, outcome.cached_tokens,
     )
 
 
@@ -135,6 +135,7 @@ def grader_row_outcome(row: Sequence[Any]) -> Outcome:
         status=row[0], score=row[1], scores=json.loads(row[2]) if row[2] else {}, rationale=row[3],
         details=json.loads(row[4]) if row[4] else {}, error=row[5], raw=None if row[6] is None else json.loads(row[6]),
         duration_ms=row[7] or 0.0, prompt_tokens=row[8] or 0, completion_tokens=row[9] or 0, cached=bool(row[10]),
+        cached_tokens=row[11] or 0,
     )
 
 

@@ -221,4 +221,5 @@ grader_results = Table(
     Column("prompt_tokens", Integer, nullable=False, default=0),
     Column("completion_tokens", Integer, nullable=False, default=0),
     Column("cached", Boolean, nullable=False, default=False),
+    Column("cached_tokens", Integer, nullable=False, default=0),
 )

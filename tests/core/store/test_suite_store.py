@@ -138,3 +138,39 @@ def test_the_migration_gives_every_earlier_run_its_grader_slot(tmp_path) -> None
         [grader] = run_graders(lib, 1)
         assert (grader.slot, grader.key, grader.version, grader.threshold) == (0, "exact", 1, 0.7)
         assert lib.runs.get(1).suite is None and lib.runs.get(1).label == "exact v1"
+
+
+def test_grader_rows_keep_their_cached_tokens_and_an_older_library_gains_the_column(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The migration adds grader_results.cached_tokens (0 for rows written before it); a suite's
+    per-grader row written now keeps the tokens the endpoint served from its prompt cache."""
+    from studio.core.models import Outcome
+    from studio.core.store.runs import grader_values
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    added = next(n for n, m in enumerate(MIGRATIONS)
+                 if any("ALTER TABLE grader_results ADD COLUMN cached_tokens" in s for s in m))
+    for number, statements in enumerate(MIGRATIONS[:added], 1):
+        for statement in statements:
+            con.execute(statement)
+        con.execute(f"PRAGMA user_version = {number}")
+    con.execute("INSERT INTO grader_results (run_id, slot, sample_idx, status, score, prompt_tokens)"
+                " VALUES (99, 0, 0, 'ok', 1.0, 50)")
+    con.commit()
+    con.close()
+    with Library.open(path) as lib:
+        with lib.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT prompt_tokens, cached_tokens FROM grader_results").one() == (50, 0)
+        lib.graders.create(BinaryJudge(key="judge", criteria="Is it right?", endpoint="fake"))
+        lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+        dataset = lib.datasets.create("d", [])
+        run = lib.runs.create(lib.graders.get("judge").id, 1, dataset.id, 1, slots=[
+            {"grader_id": lib.graders.get("judge").id, "grader_key": "judge", "grader_version": 1},
+            {"grader_id": lib.graders.get("exact").id, "grader_key": "exact", "grader_version": 1}],
+            suite={"key": None, "overall": "mean", "graders": ["judge", "exact"]})
+        outcome = Outcome(score=1.0, rationale="PASS", prompt_tokens=300, completion_tokens=20, cached_tokens=256)
+        lib.runs.write_rows([], [grader_values(run.id, 0, 0, outcome)])
+        assert lib.runs.partial(run.id)[0][0].cached_tokens == 256  # a resume reads it back
+        with lib.engine.connect() as conn:
+            assert conn.exec_driver_sql("SELECT cached_tokens FROM grader_results WHERE run_id = ?",
+                                        (run.id,)).scalar() == 256

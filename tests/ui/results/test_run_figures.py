@@ -87,3 +87,33 @@ def test_settings_edit_an_endpoints_prices(qtbot: Any, window: Any, ctx: Any, me
     page.price_output.clear()
     assert page.save()
     assert EndpointRepository.of(ctx.library).get("paid").price_input is None
+
+
+def test_run_page_saves_a_suite_runs_reports_per_grader(qtbot, app_ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.engine.runner import RunOptions, execute_run, start_run
+    from studio.core.models import BuiltinGrader
+
+    lib = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.graders.create(BuiltinGrader(key="has", function="contains"))
+    lib.datasets.create("d", [Sample(id=f"s{i}", messages=[Turn(role="user", content="q")],
+                                     completion="Paris" if i % 2 else "It is Paris", expected="Paris")
+                              for i in range(6)])
+    run_id = start_run(lib, None, "d", RunOptions(graders=["exact", "has"], overall="mean")).id  # type: ignore[arg-type]
+    execute_run(lib, run_id)
+    view = ResultsView(app_ctx)
+    qtbot.addWidget(view)
+    view.show()
+    with qtbot.waitSignal(view.model.loaded, timeout=WAIT_MS):
+        view.set_run(run_id)
+    junit = tmp_path / "suite.xml"
+    with qtbot.waitSignal(view.report_button.saved, timeout=WAIT_MS):
+        view.report_button.save("junit", junit)
+    suites = {s.name: (s.tests, s.failures, s.errors, s.skipped) for s in JUnitXml.fromfile(str(junit))}
+    assert suites == {"exact v1": (6, 3, 0, 0), "has v1": (6, 0, 0, 0)}  # each grader's own results
+    markdown = tmp_path / "suite.md"
+    with qtbot.waitSignal(view.report_button.saved, timeout=WAIT_MS):
+        view.report_button.save("markdown", markdown)
+    text = markdown.read_text()
+    assert "| exact v1 | 0.5000 (" in text and "| has v1 | 1.0000 " in text
+    assert "| overall (mean) | 0.7500 (" in text

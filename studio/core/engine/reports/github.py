@@ -36,16 +36,19 @@ def workflow_commands(library: Library, run: RunSections, verdict: Verdict,
     if verdict.exit_code == EXIT_NOT_DONE:
         lines.append(command("error", f"Grader Studio run {info.id} not done",
                              f"run {info.id} ended {info.status}: " + "; ".join(verdict.reasons)))
-    if verdict.fail_under is not None and (verdict.mean is None or verdict.mean < verdict.fail_under):
+    if verdict.fail_under is not None and verdict.fail_under_applies_to == "overall" and (
+            verdict.mean is None or verdict.mean < verdict.fail_under):
         mean = "none" if verdict.mean is None else f"{verdict.mean:.4f}"
+        what = "overall score" if run.suite else "overall mean"
         lines.append(command("error", f"Grader Studio run {info.id} below threshold",
-                             f"overall mean {mean} is below --fail-under {verdict.fail_under:g}"))
-    for check in verdict.graders:
+                             f"{what} {mean} is below --fail-under {verdict.fail_under:g}"))
+    for check in verdict.graders:  # one line per failing grader
         if not check.passed:
             mean = "none" if check.mean is None else f"{check.mean:.4f}"
+            own = check.key in verdict.grader_thresholds
+            option = f"--fail-under {check.key}={check.fail_under:g}" if own else f"--fail-under {check.fail_under:g}"
             lines.append(command("error", f"{check.key} below threshold",
-                                 f"{check.key} v{check.version} mean {mean} is below "
-                                 f"--fail-under {check.key}={check.fail_under:g} (run {info.id})"))
+                                 f"{check.key} v{check.version} mean {mean} is below {option} (run {info.id})"))
     warnings: list[str] = []
     hidden = 0
     room = max_lines - len(lines)

@@ -112,9 +112,19 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
     out = [f"## Grader Studio run {info.id}: {cell(info.dataset)}", "",
            f"**Verdict: {outcome}** ({cell(verdict.sentence.removeprefix('verdict: '))})", "",
            f"Run {info.id} ({info.status}), {info.done:,} of {info.total:,} samples graded"
-           + (f", overall mean {_fmt(run.overall_mean)}" if len(run.sections) > 1 else "") + ".", ""]
+           + _suite_words(run) + ".", ""]
     out += ["| grader | mean (95% CI) | pass rate | ok | invalid | error | NA |",
             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
+    if run.overall is not None:  # a suite's own overall score, by its rule
+        agg, counts = run.overall["aggregates"], run.overall["counts"]
+        low, high = (agg.get("mean_ci") or [None, None])[:2]
+        ci = "" if low is None or high is None or agg.get("n", 0) < 2 else f" ({low:.4f} to {high:.4f})"
+        rate = agg.get("pass_rate")
+        threshold = float(info.settings.get("pass_threshold", 0.5))
+        out.append(f"| overall ({cell(run.rule)}) | {_fmt(agg.get('mean'))}{ci} | "
+                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {threshold:g}) | "
+                   f"{counts.get('ok', 0)} | {counts.get('invalid', 0)} | {counts.get('error', 0)} | "
+                   f"{counts.get('na', 0)} |")
     for section in run.sections:
         scores = [float(r["score"]) for r in section_rows(library, info.id, section)
                   if r["status"] in SCORED and r["score"] is not None]
@@ -158,6 +168,15 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
         out += [f"| {cell(name)} | {t.calls:,} | {t.prompt_tokens:,} | {t.cached_tokens:,} | "
                 f"{t.completion_tokens:,} | {format_usd(cost)} |" for name, t, cost in rows]
     return "\n".join(out) + "\n"
+
+
+def _suite_words(run: RunSections) -> str:
+    if not run.suite:
+        return ""
+    graders = len(run.sections)
+    if run.overall is None:
+        return f" by a suite of {graders} graders with no overall rule (no overall score)"
+    return f" by a suite of {graders} graders, overall score ({run.rule}) {_fmt(run.overall_mean)}"
 
 
 def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:
