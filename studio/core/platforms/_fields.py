@@ -62,8 +62,6 @@ def judge_model(grader: JudgeBase, label: str, warnings: list[str]) -> str | Non
     Endpoint settings (URLs, keys) stay in the studio; only a model id crosses over. The endpoint's
     *name* is written only when the export does not know the endpoint, and then with a warning.
     """
-    from ._judge_prompts import chosen_model
-
     override = chosen_model()
     config = endpoint_config(grader.endpoint)
     if override or grader.model:
@@ -221,6 +219,23 @@ def export_endpoints(endpoints: Mapping[str, Any]) -> Iterator[None]:
         yield
     finally:
         _ENDPOINTS.reset(token)
+
+
+_MODEL: ContextVar[str | None] = ContextVar("export_model", default=None)
+
+
+@contextmanager
+def export_model(model: str | None) -> Iterator[None]:
+    """``export --model``: the model id every exported judge names, over the judge's and endpoint's."""
+    token = _MODEL.set(model or None)
+    try:
+        yield
+    finally:
+        _MODEL.reset(token)
+
+
+def chosen_model() -> str | None:
+    return _MODEL.get()
 
 
 def endpoint_config(name: str | None) -> Any | None:

@@ -16,9 +16,7 @@ placeholder with a format spec.
 from __future__ import annotations
 
 import string
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -36,7 +34,7 @@ from studio.core.judges.variables import extracted_completion, sample_variables
 from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, RubricJudge, Sample, Turn
 
 from ._base import PlatformError
-from ._fields import endpoint_config
+from ._fields import _MODEL, chosen_model, endpoint_config, export_model  # noqa: F401 (re-exported)
 
 #: the judge kinds whose prompt travels exactly (other judges are refused or approximated per target)
 PORTABLE_KINDS = ("binary_judge", "range_judge", "rubric_judge")
@@ -135,23 +133,6 @@ def message_json(message: Message) -> dict[str, Any]:
 
 
 # ---- the model an export names -----------------------------------------------------------------
-
-_MODEL: ContextVar[str | None] = ContextVar("export_model", default=None)
-
-
-@contextmanager
-def export_model(model: str | None) -> Iterator[None]:
-    """``export --model``: the model id every exported judge names, over the judge's and endpoint's."""
-    token = _MODEL.set(model or None)
-    try:
-        yield
-    finally:
-        _MODEL.reset(token)
-
-
-def chosen_model() -> str | None:
-    return _MODEL.get()
-
 
 def model_id(judge: Any) -> str:
     """The model id a platform gets: ``--model``, else the judge's model, else its endpoint's model.
