@@ -5,6 +5,13 @@ interpreter and the standard library's extension modules of the app's (it is mou
 sandbox, so it cannot point into the app's folder), and some wheels ship the same runtime library
 twice; a hard link costs no space, survives the tarball, and a bind mount follows it.
 
+``fixelf DIR``: the shared libraries PyInstaller's ``strip`` left unloadable become loadable again.
+Wheels repaired by a recent auditwheel (numpy 2.4's and scipy 1.17's OpenBLAS and gfortran) carry
+extra PT_LOAD segments patchelf added; ``strip`` empties them (no bytes in the file, none in
+memory) but leaves their file offset out of step with their address, and glibc refuses the whole
+library ("ELF load command address/offset not page-aligned"). An empty segment maps nothing, so it
+becomes PT_NULL, which the loader skips; every other segment keeps its bytes and place.
+
 ``report DIR``: the folder's size (each file counted once) and the parts that take it.
 """
 
@@ -12,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import struct
 import sys
 from collections import Counter
 from pathlib import Path
@@ -42,6 +50,46 @@ def dedupe(root: Path) -> int:
             os.replace(temp, path)
             saved += size
     return saved
+
+
+PT_NULL, PT_LOAD = 0, 1
+
+
+def misaligned_empty_loads(data: bytes) -> list[int]:
+    """Offsets (in ``data``, a 64-bit little-endian ELF file) of the program headers of empty PT_LOAD
+    segments whose file offset and address disagree modulo their alignment."""
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return []
+    phoff = struct.unpack_from("<Q", data, 32)[0]
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    found = []
+    for i in range(phnum):
+        at = phoff + i * phentsize
+        kind, _flags, offset, vaddr, _paddr, filesz, memsz, align = struct.unpack_from("<IIQQQQQQ", data, at)
+        if kind == PT_LOAD and filesz == 0 and memsz == 0 and align > 1 and (vaddr - offset) % align:
+            found.append(at)
+    return found
+
+
+def fix_elf(root: Path) -> list[Path]:
+    """Turn the misaligned empty PT_LOAD segments of every ELF file under ``root`` into PT_NULL;
+    returns the files changed."""
+    changed = []
+    for path in sorted(root.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        with path.open("rb") as fh:
+            if fh.read(4) != b"\x7fELF":
+                continue
+        data = bytearray(path.read_bytes())
+        headers = misaligned_empty_loads(bytes(data))
+        if not headers:
+            continue
+        for at in headers:
+            struct.pack_into("<I", data, at, PT_NULL)
+        path.write_bytes(bytes(data))
+        changed.append(path)
+    return changed
 
 
 def sizes(root: Path) -> tuple[int, Counter[str]]:
@@ -81,11 +129,15 @@ def report(root: Path, top: int = 14) -> str:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 2 or argv[0] not in ("dedupe", "report"):
-        print("usage: bundle_files.py dedupe|report DIR", file=sys.stderr)
+    if len(argv) != 2 or argv[0] not in ("dedupe", "fixelf", "report"):
+        print("usage: bundle_files.py dedupe|fixelf|report DIR", file=sys.stderr)
         return 2
     root = Path(argv[1])
-    if argv[0] == "dedupe":
+    if argv[0] == "fixelf":
+        changed = fix_elf(root)
+        print(f"empty misaligned ELF segments dropped from {len(changed)} stripped libraries:"
+              f" {', '.join(p.name for p in changed) or 'none'}")
+    elif argv[0] == "dedupe":
         print(f"hard-linked identical files: {dedupe(root) / MB:.1f} MB saved")
     else:
         print(report(root))
