@@ -15,7 +15,7 @@ from typing import Any
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
 from studio.core.kinds import Kind
-from studio.core.models import CompositeGrader, Outcome, Sample
+from studio.core.models import CompositeGrader, GraderDefinition, Outcome, Sample
 from studio.core.scoring import GradingContext, Scorer, ScorerBase
 
 
@@ -52,11 +52,13 @@ def combine(mode: str, parts: list[tuple[str, float, float]]) -> tuple[float, di
     return sum(weights[n] * v for n, _, v in parts), weights
 
 
-class CompositeScorer(ScorerBase):
-    def __init__(self, grader: CompositeGrader, ctx: GradingContext) -> None:
-        self.grader = grader
-        self.names = unique_names([c.label for c in grader.components])
-        self.scorers: list[Scorer] = [make_sub_scorer(c.grader, ctx) for c in grader.components]
+class PanelScorer(ScorerBase):
+    """A grader made of sub-graders (a composite's components, a jury's jurors): each grades the
+    whole batch at once, concurrently, and ``combine`` turns one sample's outcomes into its own.
+    Batches are as small as the smallest part's, and calls in flight are the parts' sum."""
+
+    def __init__(self, parts: Sequence[GraderDefinition], ctx: GradingContext) -> None:
+        self.scorers: list[Scorer] = [make_sub_scorer(g, ctx) for g in parts]
         sizes = [s.batch_size for s in self.scorers]
         self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
         self.parallel_batches = min(s.parallel_batches for s in self.scorers)
@@ -67,10 +69,24 @@ class CompositeScorer(ScorerBase):
         return sum(counts) if counts else None
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
-        per_component = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))
-        return [self._combine([outs[i] for outs in per_component]) for i in range(len(samples))]
+        per_part = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))
+        return [self.combine([outs[i] for outs in per_part]) for i in range(len(samples))]
 
-    def _combine(self, outcomes: list[Outcome]) -> Outcome:
+    def combine(self, outcomes: list[Outcome]) -> Outcome:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        for scorer in self.scorers:
+            await scorer.aclose()
+
+
+class CompositeScorer(PanelScorer):
+    def __init__(self, grader: CompositeGrader, ctx: GradingContext) -> None:
+        super().__init__([c.grader for c in grader.components], ctx)
+        self.grader = grader
+        self.names = unique_names([c.label for c in grader.components])
+
+    def combine(self, outcomes: list[Outcome]) -> Outcome:
         details: list[dict[str, Any]] = []
         parts: list[tuple[str, float, float]] = []
         errors = []
@@ -106,11 +122,6 @@ class CompositeScorer(ScorerBase):
         for name, scorer in zip(self.names, self.scorers, strict=True):
             merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
         return merged
-
-    async def aclose(self) -> None:
-        for scorer in self.scorers:
-            await scorer.aclose()
-
 
 def _usage_of(outcome: Outcome) -> dict[str, Any]:
     """A judge component's endpoint and tokens, kept in the composite's details: the run's usage

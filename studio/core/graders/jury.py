@@ -9,14 +9,12 @@ tokens, from which the run's inter-judge agreement and each juror's cost are com
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from typing import Any
 
-from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.graders.composite import PanelScorer
 from studio.core.kinds import Kind
-from studio.core.models import JuryGrader, Outcome, Sample
-from studio.core.scoring import GradingContext, Scorer, ScorerBase
+from studio.core.models import JuryGrader, Outcome
+from studio.core.scoring import GradingContext
 
 
 def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]]) -> tuple[float, bool]:
@@ -46,27 +44,17 @@ def juror_verdict(outcome: Outcome, threshold: float) -> str | None:
     return "PASS" if outcome.score >= threshold else "FAIL"
 
 
-class JuryScorer(ScorerBase):
+class JuryScorer(PanelScorer):
+    """Jurors grade each batch concurrently (``PanelScorer``), each within its own endpoint's
+    concurrency limit; ``combine`` is the jury's verdict on one sample."""
+
     def __init__(self, grader: JuryGrader, ctx: GradingContext) -> None:
+        super().__init__([j.grader for j in grader.jurors], ctx)
         self.grader = grader
         self.names = grader.juror_names()
-        self.scorers: list[Scorer] = [make_sub_scorer(j.grader, ctx) for j in grader.jurors]
-        sizes = [s.batch_size for s in self.scorers]
-        self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
-        self.parallel_batches = min(s.parallel_batches for s in self.scorers)
-        self.io_bound = True
+        self.io_bound = True  # jurors are judges: their calls wait on servers, not on a core
 
-    def calls_in_flight(self) -> int | None:
-        counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]
-        return sum(counts) if counts else None
-
-    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
-        # every juror grades the whole batch at once: jurors run concurrently, each within its
-        # own endpoint's concurrency limit
-        per_juror = await asyncio.gather(*(s.score_batch(samples) for s in self.scorers))
-        return [self.verdict([outs[i] for outs in per_juror]) for i in range(len(samples))]
-
-    def verdict(self, outcomes: list[Outcome]) -> Outcome:
+    def combine(self, outcomes: list[Outcome]) -> Outcome:
         jurors: list[dict[str, Any]] = []
         answered: list[tuple[str, float, float]] = []
         failed: list[str] = []
@@ -119,11 +107,6 @@ class JuryScorer(ScorerBase):
         for name, scorer in zip(self.names, self.scorers, strict=True):
             merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
         return merged
-
-    async def aclose(self) -> None:
-        for scorer in self.scorers:
-            await scorer.aclose()
-
 
 def make_scorer(grader: JuryGrader, ctx: GradingContext) -> JuryScorer:
     return JuryScorer(grader, ctx)
