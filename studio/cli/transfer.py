@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from studio.core.engine.planning import targets
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import dump_grader
 from studio.core.platforms import (
@@ -93,14 +94,15 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("give grader KEY(s) or --all", code=2)
     if (args.all or args.dataset or len(args.key) > 1) and not args.output:
         raise CliError("--all, --dataset and several keys need -o DIR", code=2)
-    if not args.all and not args.output and any(_is_suite(app, k) for k in args.key):
-        raise CliError("a suite exports several graders: pass -o DIR", code=2)
     try:
         platform = get_platform(args.to)
         # judges' endpoints become providers the platform can call (URLs and models; never keys)
         endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
+        named = _graders(args, app)
+        if len(named) > 1 and not args.output:
+            raise CliError("a suite exports several graders: pass -o DIR", code=2)
         with export_endpoints(endpoints), export_model(args.model):
-            result = _export_eval(args, app) if args.dataset else _export(args, app, platform)
+            result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
     except (PlatformError, LibraryError) as exc:
         raise CliError(str(exc)) from None
     paths = _write(result, args.output)
@@ -114,45 +116,27 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _is_suite(app: CliApp, key: str) -> bool:
-    """A key that names a live suite and no grader (a grader wins, as with ``run``)."""
-    try:
-        app.library.graders.get(key)
-    except LibraryError:
-        return app.library.suites.exists(key)
-    return False
-
-
 def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, Any]]:
     """(key, definition) of every grader named: a grader key is its current version; a suite key is
-    each of its graders at the version the suite pins (else the current one), in the suite's order."""
+    each of its graders at the version the suite pins (``engine.planning.targets``, as ``run`` reads it)."""
     library = app.library
     if args.all:
         return [(r.key, r.definition) for r in library.graders.list()]
-    out: list[tuple[str, Any]] = []
-    for key in args.key:
-        if _is_suite(app, key):
-            suite = library.suites.version(key, library.suites.get(key).current_version).definition
-            for member in suite.graders:
-                version = member.version or library.graders.get(member.grader).current_version
-                out.append((member.grader, library.graders.version(member.grader, version).definition))
-            continue
-        record = library.graders.get(key)
-        out.append((record.key, record.definition))
-    return out
+    return [(key, library.graders.version(key, version).definition)
+            for name in args.key for key, version in targets(library, name)]
 
 
-def _export_eval(args: argparse.Namespace, app: CliApp) -> ExportResult:
+def _export_eval(args: argparse.Namespace, app: CliApp, named: list[tuple[str, Any]]) -> ExportResult:
     """Graders (or a suite's) plus a dataset as one eval in the platform's own form (``export_eval``)."""
     samples = app.library.datasets.samples(args.dataset)
-    result = export_eval(args.to.lower(), _graders(args, app), samples, args.dataset)
+    result = export_eval(args.to.lower(), named, samples, args.dataset)
     if not result.files:
         raise CliError(f"nothing to write for {args.to}")
     return result
 
 
-def _export(args: argparse.Namespace, app: CliApp, platform: Platform) -> ExportResult:
-    named = _graders(args, app)
+def _export(args: argparse.Namespace, app: CliApp, platform: Platform,
+            named: list[tuple[str, Any]]) -> ExportResult:
     if not args.all and len(named) == 1:
         return platform.export(named[0][1])
     graders = [definition for _, definition in named]
