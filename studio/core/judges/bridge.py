@@ -3,7 +3,9 @@
 The sandbox worker calls the bridge synchronously from its own thread; the bridge runs the shared
 async client on a private event loop thread, so calls get the same limits, retries and cache as
 judges. Requests follow the Responses API shape (``input`` text or messages, ``instructions``,
-``temperature``, ``max_output_tokens``, ``text.format``); ``model`` "auto" means the endpoint's.
+``temperature``, ``max_output_tokens``, ``text.format`` with a JSON schema, ``top_logprobs`` with
+``include: ["message.output_text.logprobs"]``); ``model`` "auto" means the endpoint's. A judge
+exported to MKA1 asks through this shape, so the studio runs the exported grader as MKA1 would.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Engine
 
 from studio.core.judges.http.cache import ResponseCache
-from studio.core.judges.http.chat import ChatMessage, ChatRequest
+from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import JudgeError
@@ -78,7 +80,8 @@ class ModelBridge:
                 {
                     "type": "message",
                     "role": "assistant",
-                    "content": [{"type": "output_text", "text": response.text, "annotations": []}],
+                    "content": [{"type": "output_text", "text": response.text, "annotations": [],
+                                 **_logprobs_json(response, request)}],
                 }
             ],
             "usage": {
@@ -114,6 +117,17 @@ def _shutdown(
         loop.close()
 
 
+def _logprobs_json(response: ChatResponse, request: ChatRequest) -> dict[str, Any]:
+    """The Responses API's ``logprobs`` of an output text, when they were asked for and given."""
+    if not request.logprobs or response.logprobs is None:
+        return {}
+    return {"logprobs": [
+        {"token": t.token, "logprob": t.logprob,
+         "top_logprobs": [{"token": alt, "logprob": lp} for alt, lp in t.top.items()]}
+        for t in response.logprobs
+    ]}
+
+
 def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
     """Map a Responses API request onto our chat request."""
     messages: list[ChatMessage] = []
@@ -134,12 +148,19 @@ def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
                     str(part.get("text", "")) for part in content if isinstance(part, dict)
                 )
             messages.append(ChatMessage(role=role, content=str(content)))
-    text_format = ((kwargs.get("text") or {}).get("format") or {}).get("type")
+    text_format = (kwargs.get("text") or {}).get("format") or {}
+    schema = text_format.get("schema") if text_format.get("type") == "json_schema" else None
+    top = kwargs.get("top_logprobs")
+    include = kwargs.get("include") if isinstance(kwargs.get("include"), (list, tuple)) else ()
+    logprobs = "message.output_text.logprobs" in include or (isinstance(top, int) and top > 0)
     return ChatRequest(
         messages=messages,
         temperature=kwargs.get("temperature"),
         max_tokens=kwargs.get("max_output_tokens"),
-        json_mode=text_format in ("json_object", "json_schema"),
+        json_mode=text_format.get("type") in ("json_object", "json_schema"),
+        json_schema=schema if isinstance(schema, dict) else None,
+        logprobs=logprobs,
+        top_logprobs=min(max(top, 0), 20) if logprobs and isinstance(top, int) and top > 0 else None,
     )
 
 

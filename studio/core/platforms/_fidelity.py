@@ -24,6 +24,11 @@ _CARRIED = {
                 "rubric": "temperature, max tokens and the studio's answer reading (Letta's rules)",
                 "range": "temperature, max tokens and the studio's two-call, logprob-weighted score"},
     "openai": {"rubric": "temperature and max tokens", "range": "temperature and max tokens"},
+    "mka1": {"verdict": "temperature, max tokens, the answer schema (text.format) and the studio's answer reading",
+             "rubric": "temperature, max tokens, the answer schema (text.format) and the studio's answer "
+                       "reading (Letta's rules)",
+             "range": "temperature, max tokens and the studio's two-call score, weighted by the score "
+                      "token's logprobs (top_logprobs)"},
 }
 _MARK = "approximated: "
 

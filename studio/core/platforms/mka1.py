@@ -1,7 +1,10 @@
 """MKA1: an ``EvalPythonGrader`` declaration, and a task entry that carries the grader's key.
 
 MKA1 graders are Python only, so the studio's function graders written for the MKA1 contracts
-export; the task entry (``id`` = key) is what makes a round trip keep the key, name and metric.
+export, and binary, range and rubric judges export as ``model_backed`` graders that send the
+studio's exact messages through ``ctx.responses_create`` (``_mka1_judge``). The task entry (``id`` =
+key) is what makes a round trip keep the key, name and metric; a judge's definition travels in the
+task's metadata, so it imports back as the same judge.
 """
 
 from __future__ import annotations
@@ -11,8 +14,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.core.models import FunctionGrader, GraderDefinition, JuryGrader, Metric
+from studio.core.models import (
+    BinaryJudge,
+    FunctionGrader,
+    GraderDefinition,
+    JuryGrader,
+    Metric,
+    RangeJudge,
+    RubricJudge,
+    dump_grader,
+    parse_grader,
+)
 
+from . import _mka1_judge as mka1_judge
 from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import dump_json, peek_json, read_json, slug, unexported
@@ -21,6 +35,18 @@ from ._losses import skip
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
+
+
+#: why a judge of these kinds is refused rather than written approximately
+_NOT_WRITTEN = {
+    "criteria_judge": "a criteria judge asks about each criterion and combines the answers, which is not "
+                      "written as an MKA1 grader",
+    "letter_judge": "a letter judge uses Inspect's model-graded prompt and grade letters (export it to Inspect AI, "
+                    "where it is native)",
+    "prebuilt": "a prebuilt RAG judge makes several dependent calls (statements, then verdicts), which are "
+                "not written as an MKA1 grader",
+    "pairwise_judge": "a pairwise judge compares two outputs of a sample, where an MKA1 grader sees one",
+}
 
 
 def _contract(grader: FunctionGrader) -> dict[str, Any]:
@@ -42,12 +68,16 @@ class Mka1Platform(Platform):
     def can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, JuryGrader):
             return Support.no(jury_refusal(LABEL))
+        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            try:  # a model_backed grader sending the studio's messages through ctx.responses_create
+                mka1_judge.portable_for_mka1(grader)
+            except PlatformError as exc:
+                return Support.no(str(exc))
+            return Support.yes()
         if not isinstance(grader, FunctionGrader):
-            return Support.no(
-                "MKA1 graders are Python only; a judge must be rewritten as a model_backed grader "
-                "calling ctx.responses_create, which this export does not write yet (Inspect and promptfoo "
-                "carry binary, range and rubric judges exactly)"
-            )
+            why = _NOT_WRITTEN.get(grader.kind, f"a {grader.kind.replace('_', ' ')} grader is not Python")
+            return Support.no(f"{why}; MKA1 graders are Python only, and this export writes function graders "
+                              "and binary, range and rubric judges (as model_backed graders)")
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
 
@@ -69,13 +99,37 @@ class Mka1Platform(Platform):
         data["max_model_calls"] = grader.max_model_calls
         return data
 
-    def _export(self, grader: GraderDefinition) -> ExportResult:
-        assert isinstance(grader, FunctionGrader)
+    def _judge(self, grader: GraderDefinition) -> ExportResult:
+        """A judge as a model_backed grader; its definition rides in the task's metadata."""
+        judge, auto = mka1_judge.portable_for_mka1(grader)
         warnings: list[str] = []
-        declaration = self.grader_json(grader, warnings)
-        keep = {"name", "description", "metric", "tags", "source", "contract", "model_access",
-                "max_model_calls", "timeout_seconds"}
-        warnings += unexported(grader, keep, LABEL)
+        notes = [f"{grader.key}: the prompt reads the slots the studio writes on each row (conversation, "
+                 "judge_reference, input, ground_truth); a row without them has them read from MKA1's "
+                 "item.messages (else the prompt as one user turn) and target, which can differ"]
+        if auto:
+            warnings.append(f"{grader.key}: it names no model, so the grader asks for model 'auto' (the run's "
+                            "judge_model); pass --model (MKA1 spells models provider:model) to fix one")
+        if isinstance(grader, BinaryJudge):
+            warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in MKA1's mean (the studio "
+                            "leaves the sample out); the sample's judge object says skipped")
+        if isinstance(grader, RangeJudge):
+            warnings.append(f"{grader.key}: approximated: where MKA1's model gives no logprobs, the four extra "
+                            "score samples go without a seed (the Responses API takes none)")
+        declaration: dict[str, Any] = {
+            "type": "python", "contract": "model_backed", "execution": "per_sample", "model_access": "mka1",
+            "metric_id": grader.metric.key, "source": mka1_judge.source(grader, judge),
+            "timeout_seconds": mka1_judge.timeout_seconds(judge), "max_model_calls": mka1_judge.max_calls(judge),
+        }
+        task = self._task(grader, declaration, {"judge": dump_grader(grader)})
+        files = {
+            f"{grader.key}.grader.json": dump_json(declaration),
+            f"{grader.key}.task.json": dump_json(task),
+        }
+        notes.append(f"{grader.key}.task.json has an empty dataset: set dataset.file_id before running it on MKA1")
+        return ExportResult(files=files, warnings=warnings, notes=notes)
+
+    @staticmethod
+    def _task(grader: GraderDefinition, declaration: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         metric: dict[str, Any] = {"id": grader.metric.key, "aggregation": "mean", "higher_is_better": True}
         if grader.description:
             metric["description"] = grader.description
@@ -83,13 +137,23 @@ class Mka1Platform(Platform):
         if grader.name:
             task["name"] = grader.name
         task.update({"type": "custom", "dataset": {}, "metrics": [metric], "grader": declaration})
-        extra: dict[str, Any] = {}
         if grader.metric.kind != "scalar":
             extra["metric_kind"] = grader.metric.kind
         if grader.tags:
             extra["tags"] = list(grader.tags)
         if extra:
             task["metadata"] = {TASK_META: extra}
+        return task
+
+    def _export(self, grader: GraderDefinition) -> ExportResult:
+        if not isinstance(grader, FunctionGrader):
+            return self._judge(grader)
+        warnings: list[str] = []
+        declaration = self.grader_json(grader, warnings)
+        keep = {"name", "description", "metric", "tags", "source", "contract", "model_access",
+                "max_model_calls", "timeout_seconds"}
+        warnings += unexported(grader, keep, LABEL)
+        task = self._task(grader, declaration, {})
         files = {
             f"{grader.key}.grader.json": dump_json(declaration),
             f"{grader.key}.task.json": dump_json(task),
@@ -137,16 +201,22 @@ class Mka1Platform(Platform):
             raise PlatformError(f"{path.name}: no Python grader to import ({'; '.join(result.report())})")
         return result
 
-    def from_task(self, task: dict[str, Any], key: str | None) -> FunctionGrader:
+    def from_task(self, task: dict[str, Any], key: str | None) -> GraderDefinition:
         if not self._is_grader(task.get("grader")):
             raise PlatformError(f"MKA1 task {task.get('id')!r} has no Python grader")
-        grader = self.from_grader(task["grader"], key or slug(str(task.get("id", ""))))
+        key = key or slug(str(task.get("id", "")))
+        extra = (task.get("metadata") or {}).get(TASK_META) or {}
+        if isinstance(extra, dict) and isinstance(extra.get("judge"), dict):  # a judge the studio exported
+            try:
+                return parse_grader({**extra["judge"], "key": key})
+            except ValueError as exc:
+                raise PlatformError(f"the judge definition in the task's metadata is not valid: {exc}") from exc
+        grader = self.from_grader(task["grader"], key)
         update: dict[str, Any] = {"name": task.get("name") or ""}
         metrics = task.get("metrics") or []
         mine = next((m for m in metrics if m.get("id") == grader.metric.key), None)
         if mine and mine.get("description"):
             update["description"] = mine["description"]
-        extra = (task.get("metadata") or {}).get(TASK_META) or {}
         if extra.get("tags"):
             update["tags"] = list(extra["tags"])
         if extra.get("metric_kind") in ("scalar", "bool"):
