@@ -28,6 +28,7 @@ from studio.core.judges.answers import (
     verdict_schema,
 )
 from studio.core.judges.http.chat import ChatMessage
+from studio.core.judges.http.errors import TemplateError
 from studio.core.judges.kinds import binary_judge, range_judge, rubric_judge
 from studio.core.judges.templates import format_fields, render_handlebars
 from studio.core.judges.variables import extracted_completion, sample_variables
@@ -267,6 +268,13 @@ def portable(grader: GraderDefinition) -> PortableJudge:
     Every judge is checked on two probe samples (with and without a reference) against the studio's
     own rendering, so a change to the studio's prompts can never export a stale template silently.
     """
+    try:
+        return _checked(grader)
+    except TemplateError as exc:  # a prompt the studio itself cannot render travels nowhere
+        raise PlatformError(f"its prompt does not render: {exc}") from exc
+
+
+def _checked(grader: GraderDefinition) -> PortableJudge:
     if isinstance(grader, BinaryJudge):
         judge = _binary(grader)
     elif isinstance(grader, RangeJudge):
@@ -276,8 +284,13 @@ def portable(grader: GraderDefinition) -> PortableJudge:
     else:
         judge = None
     if judge is not None:
-        referenced = Sample(id="probe-2", messages=[Turn(role="user", content="q")], completion="a", expected="r")
-        check_rows(grader, judge, [_probe(), referenced])
+        # a rubric's own placeholders ({tone}) need a value on the probes, as on every real row
+        names = {slot.removeprefix("var_") for slot in judge.slots() if slot.startswith("var_")}
+        fields = {"rubric_vars": {name: "v" for name in sorted(names)}} if names else {}
+        probe = _probe().model_copy(update={"fields": fields})
+        referenced = Sample(id="probe-2", messages=[Turn(role="user", content="q")], completion="a", expected="r",
+                            fields=fields)
+        check_rows(grader, judge, [probe, referenced])
         return judge
     raise PlatformError(f"a {grader.kind.replace('_', ' ')} makes several calls (or uses another platform's "
                         "prompt), which this target cannot carry exactly")

@@ -164,8 +164,12 @@ class PromptfooPlatform(Platform):
         if isinstance(grader, FunctionGrader):
             problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
             return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)) and not isinstance(portable_or_reason(grader), str):
-            return Support.yes()  # the studio's own messages (_promptfoo_judge)
+        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+            exact = portable_or_reason(grader)
+            if not isinstance(exact, str):
+                return Support.yes()  # the studio's own messages (_promptfoo_judge)
+            if isinstance(grader, RubricJudge):  # no promptfoo-native fallback: say why it cannot travel
+                return Support.no(exact)
         if isinstance(grader, BinaryJudge):
             if grader.system_template or grader.user_template:
                 return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")

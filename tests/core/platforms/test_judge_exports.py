@@ -321,3 +321,20 @@ def test_letta_suite_with_its_dataset_validates(tmp_path: Path) -> None:
                        "rows = [Sample.model_validate_json(l) for l in open('dataset.jsonl')]; "
                        "print(json.dumps([r.input for r in rows]))"], {}, cwd=tmp_path)
     assert loaded == [item_fields(s)["input"] for s in rows]
+
+
+def test_a_rubric_with_its_own_placeholders_travels_and_a_broken_one_is_refused_by_reason() -> None:
+    """``{tone}`` is a row's rubric_vars value: every target carries it as a slot; a prompt the studio
+    itself cannot render is refused with the reason, never a traceback."""
+    from studio.core.models import RubricJudge
+
+    grader = RubricJudge(key="toned", model="m", prompt="Q: {input}\nTone: {tone}\nA: {submission}")
+    row = Sample(id="r", messages=[Turn(role="user", content="hi {x}")], completion="yo",
+                 fields={"rubric_vars": {"tone": "dry"}})
+    judge = portable(grader)
+    assert render_python(judge.messages, item_fields(row, grader)) == studio(grader, row)
+    broken = RubricJudge(key="broken", model="m", prompt="Q: {input} {submission")
+    for target in ("openai", "promptfoo", "inspect", "mka1"):
+        assert get_platform(target).can_export(grader).ok, target
+        support = get_platform(target).can_export(broken)
+        assert not support.ok and "does not render" in support.reason, (target, support.reason)

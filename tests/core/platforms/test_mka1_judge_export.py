@@ -25,7 +25,16 @@ from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.graders.registry import make_scorer
 from studio.core.judges.bridge import make_model_bridge, responses_to_chat
 from studio.core.judges.render import render_prompt
-from studio.core.models import FunctionGrader, GraderDefinition, Outcome, Sample, Turn
+from studio.core.models import (
+    BinaryJudge,
+    BinaryShot,
+    FunctionGrader,
+    GraderDefinition,
+    Outcome,
+    RubricJudge,
+    Sample,
+    Turn,
+)
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import get_platform
@@ -186,3 +195,41 @@ def test_the_export_dialog_says_what_travels_and_what_mka1_refuses() -> None:
         if grader.kind in ("criteria_judge", "letter_judge", "prebuilt", "pairwise_judge"):
             support = platform.can_export(grader)
             assert not support.ok and grader.kind.split("_")[0] in support.reason, grader.key
+
+
+def test_judges_beyond_the_demo_with_shots_variables_and_awkward_text(library: Library,
+                                                                      demo_endpoint: EndpointConfig) -> None:
+    shots = [BinaryShot(messages=[Turn(role="user", content="2+2? {{x}}")], completion="4 {% raw %}",
+                        reasoning="correct", verdict="PASS")]
+    graders: list[GraderDefinition] = [
+        BinaryJudge(key="shots", endpoint=DEMO_ENDPOINT, criteria="Helpful; quote \"{input}\" {{ item.x }}",
+                    examples=shots, temperature=0.3, max_tokens=300),
+        RubricJudge(key="vars", endpoint=DEMO_ENDPOINT, system_prompt="Strict. {not a slot}",
+                    prompt="Q: {input}\nTone wanted: {tone}\nGold: {ground_truth}\nA: {submission}\n"
+                           'JSON {{"score": 0..1, "rationale": "..."}}'),
+    ]
+    rows = [
+        Sample(id="doc", messages=[Turn(role="system", content="Use the document."),
+                                   Turn(role="document", content="Lima is the capital of Peru. <b>é</b>"),
+                                   Turn(role="user", content="Capital of Peru? {{colour}}")],
+               completion="Lima {% endraw %} ✓", expected="Lima", fields={"rubric_vars": {"tone": "dry"}}),
+        Sample(id="bare", messages=[Turn(role="user", content="Say hi")], completion="",
+               fields={"rubric_vars": {"tone": 3}}),
+        Sample(id="multi", messages=[Turn(role="user", content="a"), Turn(role="assistant", content="b"),
+                                     Turn(role="user", content="c\n\nd")], completion="e", expected="",
+               fields={"rubric_vars": {"tone": "warm"}}),
+    ]
+    for grader in graders:
+        _, function = exported(grader)
+        prepared = [with_slots(s, grader) for s in rows]
+        recorder = Recorder(library)
+        try:
+            ours = score(function, prepared, library, recorder)
+        finally:
+            recorder.close()
+        sent = [r["messages"] for r in recorder.requests]
+        theirs = score(grader, prepared, library)
+        for sample, mine, expected in zip(prepared, ours, theirs, strict=True):
+            if not (grader.kind == "rubric_judge" and not sample.completion):  # Letta: no call for ""
+                assert studio(grader, sample) in sent, (grader.key, sample.id)
+            assert (mine.status, mine.score) == (expected.status, expected.score), (grader.key, sample.id, mine)
