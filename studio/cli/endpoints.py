@@ -57,7 +57,8 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
         value = getattr(args, option)
         if value is not None:
             fields[option] = value
-    for option, flag in (("price_input", "--price-input"), ("price_output", "--price-output")):
+    for option, flag in (("price_input", "--price-input"), ("price_output", "--price-output"),
+                         ("price_cached_input", "--price-cached-input")):
         text = getattr(args, option)
         if text is not None:
             try:
@@ -80,7 +81,8 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
             raise CliError(str(exc)) from None
     repo.save(config)
     prices = ("" if config.price_input is None and config.price_output is None else
-              f", USD per 1M tokens: {config.price_input} in, {config.price_output} out")
+              f", USD per 1M tokens: {config.price_input} in, {config.price_output} out"
+              + ("" if config.price_cached_input is None else f", {config.price_cached_input} cached in"))
     print(
         f"endpoint {config.name}: {config.kind} {config.base_url} model {config.model} (key: {key_source(config)}){prices}"
     )
@@ -171,6 +173,8 @@ def register(sub: Any) -> None:
     p.add_argument("--price-input", metavar="USD_PER_1M",
                    help="price of a million prompt tokens in US dollars (the run's cost is shown with prices)")
     p.add_argument("--price-output", metavar="USD_PER_1M", help="price of a million completion tokens in US dollars")
+    p.add_argument("--price-cached-input", metavar="USD_PER_1M",
+                   help="price of a million prompt tokens served from the endpoint's prompt cache (default: the input price)")
     p.add_argument("--replace", action="store_true", help="overwrite an endpoint of the same name")
     p.set_defaults(func=cmd_add)
 

@@ -153,3 +153,20 @@ def test_a_cap_reached_by_the_last_calls_leaves_the_run_complete(cli, priced: Fa
     assert done.returncode == 0, done.stderr
     assert result["status"] == "completed" and result["done"] == 3
     assert result["aggregates"]["budget"]["stopped"] is True and "stopped" not in result["aggregates"]
+
+
+def test_cached_prompt_tokens_cost_the_cached_price_set_on_the_command_line(cli, priced: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    added = cli("endpoints", "add", "openai-like", "--base-url", priced.base_url, "--model", "gpt-4o-mini",
+                "--price-input", "0.15", "--price-output", "0.60", "--price-cached-input", "0.075", "--replace")
+    assert added.returncode == 0 and "0.075 cached in" in added.stdout, added.stderr
+    done = cli("run", "judge", "qa", "--limit", "10", "--json", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    total = json.loads(done.stdout)["usage"]["total"]
+    sent = priced.usage_sent
+    assert sent["cached_tokens"] > 0 and total["cached_tokens"] == sent["cached_tokens"]
+    cost = ((sent["prompt_tokens"] - sent["cached_tokens"]) * PRICE_IN + sent["cached_tokens"] * Fraction("0.075")
+            + sent["completion_tokens"] * PRICE_OUT) / 1_000_000
+    assert total["cost_usd"] == exact_decimal(cost) != exact_cost(sent["prompt_tokens"], sent["completion_tokens"])
+    bad = cli("endpoints", "add", "x", "--base-url", priced.base_url, "--model", "m", "--price-input", "1",
+              "--price-output", "1", "--price-cached-input", "cheap")
+    assert bad.returncode == 2 and "--price-cached-input" in bad.stderr and "Traceback" not in bad.stderr

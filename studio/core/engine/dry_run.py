@@ -48,8 +48,12 @@ class EndpointEstimate:
         c = self.config
         if c is None or c.price_input is None or c.price_output is None:
             return None
-        low = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
-        return low, low + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
+        # low: every prompt token served from the endpoint's prompt cache (when that is cheaper) and no
+        # answer token; high: none cached and every answer at its token limit
+        cheapest = min(c.price_input, c.price_cached_input if c.price_cached_input is not None else c.price_input)
+        low = Fraction(self.prompt_tokens) * Fraction(cheapest) / PER
+        full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
+        return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
 
 
 @dataclass

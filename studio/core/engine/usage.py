@@ -46,10 +46,17 @@ class Tally:
 
 
 def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
-    """Exact USD for ``tally`` at ``config``'s prices; None when either price is unknown."""
+    """Exact USD for ``tally`` at ``config``'s prices; None when the input or output price is unknown.
+
+    The prompt tokens the endpoint served from its prompt cache (a part of ``prompt_tokens``) cost
+    the cached-input price where one is set, else the input price.
+    """
     if config is None or config.price_input is None or config.price_output is None:
         return None
-    return (Fraction(tally.prompt_tokens) * Fraction(config.price_input)
+    cached = min(max(tally.cached_tokens, 0), tally.prompt_tokens)
+    cached_price = config.price_input if config.price_cached_input is None else config.price_cached_input
+    return (Fraction(tally.prompt_tokens - cached) * Fraction(config.price_input)
+            + Fraction(cached) * Fraction(cached_price)
             + Fraction(tally.completion_tokens) * Fraction(config.price_output)) / PER
 
 

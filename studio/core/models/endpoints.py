@@ -47,6 +47,11 @@ class EndpointConfig(BaseModel):
     #: out exactly and rounds only for display); None = unknown, so no cost is shown
     price_input: Decimal | None = Field(default=None, ge=0, description="USD per 1M prompt tokens")
     price_output: Decimal | None = Field(default=None, ge=0, description="USD per 1M completion tokens")
+    #: what a prompt token served from the endpoint's prompt cache costs (providers bill them at a
+    #: fraction of the input price); None = the input price, so an unknown discount never lowers a cost
+    price_cached_input: Decimal | None = Field(
+        default=None, ge=0, description="USD per 1M cached prompt tokens (None: the input price)"
+    )
 
     @field_validator("base_url")
     @classmethod

@@ -60,6 +60,8 @@ class EndpointsPage(QtWidgets.QWidget):
         # text, not a spin box: a price is an exact decimal (0.15), kept as typed
         self.price_input = QtWidgets.QLineEdit(placeholderText="USD per 1M prompt tokens (empty: no price)")
         self.price_output = QtWidgets.QLineEdit(placeholderText="USD per 1M completion tokens (empty: no price)")
+        self.price_cached_input = QtWidgets.QLineEdit(
+            placeholderText="USD per 1M prompt tokens served from the prompt cache (empty: the input price)")
         self.save_button = QtWidgets.QPushButton("Save endpoint")
         self.test_button = QtWidgets.QPushButton("Test")
         self.test_button.setToolTip("Send one tiny request and report latency and logprob support")
@@ -76,6 +78,7 @@ class EndpointsPage(QtWidgets.QWidget):
         form.addRow("Timeout", self.timeout)
         form.addRow("Input price", self.price_input)
         form.addRow("Output price", self.price_output)
+        form.addRow("Cached input price", self.price_cached_input)
         actions = QtWidgets.QHBoxLayout()
         actions.addWidget(self.save_button)
         actions.addWidget(self.test_button)
@@ -121,7 +124,7 @@ class EndpointsPage(QtWidgets.QWidget):
     def _new(self) -> None:
         self.list.clearSelection()
         for edit in (self.name, self.base_url, self.model, self.api_key, self.api_key_env, self.price_input,
-                     self.price_output):
+                     self.price_output, self.price_cached_input):
             edit.clear()
         self.name.setReadOnly(False)
         self.result.setText("A new endpoint: fill in the fields and press Save.")
@@ -148,6 +151,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.timeout.setValue(config.timeout)
         self.price_input.setText("" if config.price_input is None else str(config.price_input))
         self.price_output.setText("" if config.price_output is None else str(config.price_output))
+        self.price_cached_input.setText("" if config.price_cached_input is None else str(config.price_cached_input))
         self.result.setText(config.label)
 
     def config(self) -> Any:
@@ -163,7 +167,8 @@ class EndpointsPage(QtWidgets.QWidget):
                     model=self.model.text().strip(), api_key_env=self.api_key_env.text().strip() or None,
                     max_concurrency=self.concurrency.value(), timeout=self.timeout.value())
         for field, edit, label in (("price_input", self.price_input, "The input price"),
-                                   ("price_output", self.price_output, "The output price")):
+                                   ("price_output", self.price_output, "The output price"),
+                                   ("price_cached_input", self.price_cached_input, "The cached input price")):
             text = edit.text().strip()
             base[field] = parse_money(text, label) if text else None  # one sentence when malformed
         return EndpointConfig.model_validate(base)

@@ -17,7 +17,7 @@ from studio.core.engine.reports.github import MAX_LINES, workflow_commands
 from studio.core.engine.reports.junit import junit_xml
 from studio.core.engine.reports.markdown import cell
 from studio.core.engine.sections import load_run
-from studio.core.engine.usage import Tally, exact_decimal, format_usd, run_usage
+from studio.core.engine.usage import Tally, cost_of, exact_decimal, format_usd, run_usage
 from studio.core.engine.verdict import ThresholdError, check_keys, judge, parse_thresholds
 from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
 from studio.core.judges.tokens import counter_for, encoding_name
@@ -117,6 +117,21 @@ def test_usage_per_endpoint_and_composites_priced_exactly(library: Library) -> N
     library.endpoints.save(EndpointConfig(name="b", base_url="http://x/v1", model="m"))  # prices removed
     unpriced = run_usage(library, load_run(library, run_id))
     assert unpriced.cost is None and unpriced.unpriced == ["b"] and unpriced.endpoint_cost["a"] is not None
+
+
+def test_cached_prompt_tokens_cost_the_cached_price_where_one_is_set() -> None:
+    from studio.core.engine.dry_run import EndpointEstimate
+
+    plain = EndpointConfig(name="a", base_url="http://x/v1", model="m", price_input="2", price_output="8")
+    cheap = plain.model_copy(update={"price_cached_input": Decimal("0.5")})
+    tally = Tally(calls=3, prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
+    assert cost_of(tally, plain) == Fraction(1000 * 2 + 100 * 8, 1_000_000)  # no discount known: full price
+    assert cost_of(tally, cheap) == Fraction(400 * 2 + 600 * Fraction("0.5") + 100 * 8) / 1_000_000
+    odd = Tally(calls=1, prompt_tokens=10, completion_tokens=0, cached_tokens=50)  # never more cached than sent
+    assert cost_of(odd, cheap) == Fraction(10 * Fraction("0.5"), 1_000_000)
+    estimate = EndpointEstimate(calls=1, prompt_tokens=1000, max_completion_tokens=10, config=cheap)
+    low, high = estimate.cost_range() or (None, None)
+    assert low == Fraction(1000 * Fraction("0.5"), 1_000_000) and high == Fraction(1000 * 2 + 10 * 8, 1_000_000)
 
 
 def test_money_is_exact_until_shown() -> None:

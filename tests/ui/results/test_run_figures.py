@@ -75,9 +75,14 @@ def test_settings_edit_an_endpoints_prices(qtbot: Any, window: Any, ctx: Any, me
     page.model.setText("gpt-4o-mini")
     page.price_input.setText("0.15")
     page.price_output.setText("0.6")
+    page.price_cached_input.setText("0.075")
     assert page.save()
     config = EndpointRepository.of(ctx.library).get("paid")
-    assert (config.price_input, config.price_output) == (Decimal("0.15"), Decimal("0.6"))
+    assert (config.price_input, config.price_output, config.price_cached_input) == (
+        Decimal("0.15"), Decimal("0.6"), Decimal("0.075"))
+    page._show("paid")
+    assert page.price_cached_input.text() == "0.075"
+    page.price_cached_input.clear()
     page.price_output.setText("sixty cents")
     assert not page.save()
     title, sentence = messages.errors[-1]
