@@ -10,10 +10,7 @@ records every call in its log, which is how the tests prove the messages equal `
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from ._judge_prompts import PortableJudge
+from ._judge_prompts import PortableJudge, embedded_runtime
 
 
 def inspect_model(judge: PortableJudge) -> str:
@@ -29,8 +26,6 @@ def inspect_model(judge: PortableJudge) -> str:
 
 def body(judge: PortableJudge) -> str:
     """The ``_score`` function (and what it needs) for the generated Inspect module."""
-    runtime = Path(__file__).with_name("_judge_runtime.py").read_text(encoding="utf-8")
-    config = json.dumps(judge.config(), ensure_ascii=False)
     return (
         "import json\n"
         "import os\n\n"
@@ -41,12 +36,7 @@ def body(judge: PortableJudge) -> str:
         "    GenerateConfig,\n"
         "    get_model,\n"
         ")\n\n"
-        "# Grader Studio's judge runtime (standard library): fills the messages, reads answers as the studio does\n"
-        f"_RUNTIME_SOURCE = {runtime!r}\n"
-        "_RUNTIME = types.ModuleType('studio_judge_runtime')\n"
-        "exec(compile(_RUNTIME_SOURCE, 'studio_judge_runtime.py', 'exec'), _RUNTIME.__dict__)\n\n"
-        "# the judge: its messages (fixed text and per-sample slots), model, temperature, max tokens\n"
-        f"JUDGE = json.loads({config!r})\n"
+        f"{embedded_runtime(judge.config())}"
         f"MODEL = {inspect_model(judge)!r}\n"
         "_ROLES = {'system': ChatMessageSystem, 'user': ChatMessageUser, 'assistant': ChatMessageAssistant}\n\n\n"
         "def _model():\n"

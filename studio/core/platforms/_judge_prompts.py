@@ -120,6 +120,25 @@ class PortableJudge:
         }
 
 
+def embedded_runtime(config: dict[str, Any]) -> str:
+    """Python source that defines ``_RUNTIME`` (``_judge_runtime.py``, verbatim) and ``JUDGE`` (the
+    judge's config): the head of every generated module that grades the studio's way (Inspect, MKA1).
+    Needs ``json`` and ``types`` imported before it."""
+    import json
+    from pathlib import Path
+
+    runtime = Path(__file__).with_name("_judge_runtime.py").read_text(encoding="utf-8")
+    text = json.dumps(config, ensure_ascii=False)
+    return (
+        "# Grader Studio's judge runtime (standard library): fills the messages, reads answers as the studio does\n"
+        f"_RUNTIME_SOURCE = {runtime!r}\n"
+        "_RUNTIME = types.ModuleType('studio_judge_runtime')\n"
+        "exec(compile(_RUNTIME_SOURCE, 'studio_judge_runtime.py', 'exec'), _RUNTIME.__dict__)\n\n"
+        "# the judge: its messages (fixed text and per-sample slots), model, temperature, max tokens\n"
+        f"JUDGE = json.loads({text!r})\n"
+    )
+
+
 def message_json(message: Message) -> dict[str, Any]:
     parts: list[Any] = []
     for seg in message.segments:

@@ -14,15 +14,13 @@ the tests prove the requests carry ``render``'s messages and the scores equal th
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 from studio.core.models import GraderDefinition
 
 from ._base import PlatformError
 from ._fields import chosen_model, export_model
-from ._judge_prompts import PortableJudge, model_id, portable
+from ._judge_prompts import PortableJudge, embedded_runtime, model_id, portable
 
 #: what the runtime reads and MKA1 needs: no endpoint URL or key name (the gateway makes the call)
 _CONFIG_KEYS = ("protocol", "messages", "model", "temperature", "max_tokens", "answer_schema", "verdicts",
@@ -59,8 +57,6 @@ def timeout_seconds(judge: PortableJudge) -> int:
 
 def source(grader: GraderDefinition, judge: PortableJudge) -> str:
     """The grader module: ``grade(sample, item, ctx)`` with the runtime and the judge embedded."""
-    runtime = Path(__file__).with_name("_judge_runtime.py").read_text(encoding="utf-8")
-    config = json.dumps({k: judge.config()[k] for k in _CONFIG_KEYS}, ensure_ascii=False)
     title = (grader.name or grader.key).replace('"""', "'''")
     return (
         f'"""{title}: a Grader Studio {grader.kind.replace("_", " ")} ({grader.key!r}) as an MKA1 '
@@ -71,12 +67,7 @@ def source(grader: GraderDefinition, judge: PortableJudge) -> str:
         '"""\n\n'
         "import json\n"
         "import types\n\n"
-        "# Grader Studio's judge runtime (standard library): fills the messages, reads answers as the studio does\n"
-        f"_RUNTIME_SOURCE = {runtime!r}\n"
-        "_RUNTIME = types.ModuleType('studio_judge_runtime')\n"
-        "exec(compile(_RUNTIME_SOURCE, 'studio_judge_runtime.py', 'exec'), _RUNTIME.__dict__)\n\n"
-        "# the judge: its messages (fixed text and per-sample slots), model, temperature, max tokens\n"
-        f"JUDGE = json.loads({config!r})\n"
+        f"{embedded_runtime({k: judge.config()[k] for k in _CONFIG_KEYS})}"
         f"METRIC = {grader.metric.key!r}\n"
         "SLOTS = ('conversation', 'judge_reference', 'input', 'ground_truth')\n\n\n"
         "def _text(value):\n"

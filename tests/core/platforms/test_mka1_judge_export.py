@@ -18,13 +18,12 @@ from typing import Any
 
 import pytest
 from judge_helpers import add_endpoint
+from test_judge_exports import DATASETS, DEMO, judges, samples, studio
 
-from studio.core.datasets import read_dataset
 from studio.core.demo import DEMO_ENDPOINT
 from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.graders.registry import make_scorer
 from studio.core.judges.bridge import make_model_bridge, responses_to_chat
-from studio.core.judges.render import render_prompt
 from studio.core.models import (
     BinaryJudge,
     BinaryShot,
@@ -44,22 +43,6 @@ from studio.core.platforms._judge_prompts import item_fields, portable
 from studio.core.platforms.mka1 import Mka1Platform
 from studio.core.scoring import GradingContext
 from studio.core.store import Library
-
-DEMO = Path(__file__).resolve().parents[3] / "resources" / "demo"
-JUDGES = ("qa-correctness-judge", "answer-quality-1to5", "qa-rubric-letta")
-DATASETS = ("qa", "rag", "json_outputs")
-
-
-def judges() -> list[GraderDefinition]:
-    return [load_definition(DEMO / "graders" / f"{key}.grader.yaml") for key in JUDGES]
-
-
-def samples(name: str) -> list[Sample]:
-    return read_dataset(DEMO / "datasets" / f"{name}.jsonl").samples
-
-
-def studio(grader: GraderDefinition, sample: Sample) -> list[dict[str, str]]:
-    return [{"role": m.role, "content": m.content} for m in render_prompt(grader, sample).messages]
 
 
 def with_slots(sample: Sample, grader: GraderDefinition) -> Sample:
