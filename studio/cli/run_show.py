@@ -32,11 +32,6 @@ RUN_COLUMNS = (Column("RUN", right=True), Column("STATUS", colour=True), Column(
                Column("CREATED"))
 
 
-def threshold_of(info: RunInfo) -> float:
-    value = info.aggregates.get("pass_threshold", info.settings.get("pass_threshold", 0.5))
-    return 0.5 if value is None else float(value)
-
-
 def list_rows(infos: list[RunInfo]) -> list[list[Any]]:
     rows = []
     for i in infos:
@@ -70,7 +65,7 @@ def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary:
         query = run_query(app.library, args.run_id)
     except LibraryError as exc:
         raise CliError(str(exc)) from None
-    threshold = threshold_of(info)
+    threshold = info.pass_threshold
     if args.sample is not None:
         return _show_sample(app, info, query.dataset_id, args.sample, threshold, args.json)
     query = query.with_filter(_filter(args, threshold))

@@ -11,13 +11,15 @@ def launch(db_path: Path, *, serve_demo_judge: bool = False) -> int:
     from .display import no_display_reason
     from .system_libs import missing_libraries, missing_libraries_message
 
-    missing = missing_libraries()  # before Qt is imported: Qt itself would abort the process
-    if missing:
-        print(missing_libraries_message(missing), file=sys.stderr)
-        return 1
-    no_display = no_display_reason()  # likewise: Qt would abort, blaming a library that is installed
+    # both before Qt is imported, which would abort the process. No display first: its remedies
+    # include QT_QPA_PLATFORM=offscreen, which needs none of the X11 libraries the next check names
+    no_display = no_display_reason()
     if no_display:
         print(no_display, file=sys.stderr)
+        return 1
+    missing = missing_libraries()
+    if missing:
+        print(missing_libraries_message(missing), file=sys.stderr)
         return 1
     from .app import run_app
 

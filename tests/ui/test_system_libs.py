@@ -58,6 +58,7 @@ def test_the_window_refuses_to_start_with_the_sentence(tmp_path: Path, monkeypat
     qt = _qt_dir_missing(tmp_path, "libxcb-icccm.so.4", "libxcb-nokey.so.4")
     monkeypatch.setattr(system_libs, "_qt_dir", lambda: qt)
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    monkeypatch.setenv("DISPLAY", ":99")  # a display to open: the libraries are what stops the window
     assert main(["--db", str(tmp_path / "lib.sqlite")]) == 1
     err = capsys.readouterr().err
     assert "libxcb-nokey.so.4" in err and "sudo apt-get install" in err and "libxcb-nokey4" in err

@@ -43,7 +43,7 @@ def pass_threshold(library: Library, run_id: int, grader: str | None = None) -> 
         for planned in run_graders(library, run_id):
             if planned.key == grader:
                 return planned.threshold
-    return float(library.runs.get(run_id).settings.get("pass_threshold", 0.5))
+    return library.runs.get(run_id).pass_threshold
 
 
 def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dict[str, JudgeCall]:
@@ -368,7 +368,7 @@ def _run_summary(library: Library, info: Any, grader: str | None = None) -> dict
                 "pass_threshold": pass_threshold(library, info.id, grader)}
     return {"id": info.id, "grader": info.grader_key, "grader_version": info.grader_version,
             "endpoint": info.endpoint, "status": info.status,
-            "pass_threshold": info.settings.get("pass_threshold", 0.5)}
+            "pass_threshold": info.pass_threshold}
 
 
 def _labelled_side_by_side(library: Library, dataset: str, key: str, calls_a: dict[str, JudgeCall],

@@ -35,8 +35,7 @@ def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> di
             verdict = juror.get("verdict")
             if juror.get("status") == "ok" and juror["name"] in pairs:
                 if verdict not in CLASSES:
-                    verdict = "PASS" if (juror.get("score") or 0.0) >= float(
-                        info.settings.get("pass_threshold", 0.5)) else "FAIL"
+                    verdict = "PASS" if (juror.get("score") or 0.0) >= info.pass_threshold else "FAIL"
                 pairs[juror["name"]].append((human, verdict))
     out: dict[str, Any] = {}
     for name, items in pairs.items():

@@ -18,8 +18,6 @@ from studio.core.models import RunInfo
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_aggregates, key_path, overall_aggregates, rows_sql
 
-DEFAULT_PASS_THRESHOLD = 0.5
-
 
 @dataclass(frozen=True)
 class Section:
@@ -89,8 +87,7 @@ def load_run(library: Library, run_id: int) -> RunSections:
     info = library.runs.get(run_id)
     if info.suite is not None:
         return _load_suite(library, info)
-    threshold = float(info.settings.get("pass_threshold", info.aggregates.get("pass_threshold",
-                                                                               DEFAULT_PASS_THRESHOLD)))
+    threshold = info.pass_threshold
     aggregates = info.aggregates if "mean" in info.aggregates else library.runs.aggregates(run_id, threshold)
     endpoint = info.endpoint or _grader_endpoint(library, info.grader_key, info.grader_version)
     section = Section(key=info.grader_key, version=info.grader_version, pass_threshold=threshold,

@@ -70,6 +70,10 @@ def _finite(value: float) -> bool:
         return False
 
 
+#: a run's pass threshold when it names none
+DEFAULT_PASS_THRESHOLD = 0.5
+
+
 class RunInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,6 +93,13 @@ class RunInfo(BaseModel):
     #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
     #: "overall_grader", "graders": [keys]}; None for a run of one grader
     suite: dict[str, Any] | None = None
+
+    @property
+    def pass_threshold(self) -> float:
+        """The score at or above which a sample passed: what the run was started with (its settings),
+        else what its aggregates were computed at, else 0.5. The one place every report reads it."""
+        value = self.settings.get("pass_threshold", self.aggregates.get("pass_threshold"))
+        return DEFAULT_PASS_THRESHOLD if value is None else float(value)
 
     @property
     def label(self) -> str:

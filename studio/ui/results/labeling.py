@@ -121,7 +121,7 @@ class Labeler(QtWidgets.QFrame):
                 self.view.filters.repeat_runs = tuple(r.id for r in repeat_group(self.ctx.library, run_id))
             self.dataset = run.dataset
             keys = self.ctx.library.labels.keys(run.dataset)
-            self.view.filters.pass_threshold = float(run.settings.get("pass_threshold", 0.5))
+            self.view.filters.pass_threshold = run.pass_threshold
             self.view.filters.label_set_id = self.ctx.library.labels.set_id(run.dataset, self.label_key())
         except Exception as exc:
             self.current.setText(esc(describe_error(exc)))

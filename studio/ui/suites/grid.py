@@ -40,7 +40,7 @@ def grader_columns(library: Any, run_id: int) -> tuple[tuple[Column, ...], dict[
     info = library.runs.get(run_id)
     if info.suite is None:
         return (), {}
-    threshold = float(info.settings.get("pass_threshold", 0.5))
+    threshold = info.pass_threshold
     columns, thresholds = [], {}
     for slot in library.runs.slots(run_id):
         key = slot.grader_key

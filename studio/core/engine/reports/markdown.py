@@ -120,7 +120,7 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
         low, high = (agg.get("mean_ci") or [None, None])[:2]
         ci = "" if low is None or high is None or agg.get("n", 0) < 2 else f" ({low:.4f} to {high:.4f})"
         rate = agg.get("pass_rate")
-        threshold = float(info.settings.get("pass_threshold", 0.5))
+        threshold = info.pass_threshold
         out.append(f"| overall ({cell(run.rule)}) | {_fmt(agg.get('mean'))}{ci} | "
                    f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {threshold:g}) | "
                    f"{counts.get('ok', 0)} | {counts.get('invalid', 0)} | {counts.get('error', 0)} | "
