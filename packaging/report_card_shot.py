@@ -1,4 +1,4 @@
-"""The judge report card screenshot (docs/1280x800/11-report-card.png), on the demo library.
+"""The judge report card screenshot (docs/1280x800/18-report-card.png), on the demo library.
 
     xvfb-run -s "-screen 0 1920x1080x24" python packaging/report_card_shot.py [OUT.png]
 
@@ -30,7 +30,7 @@ from screenshots import SIZE, wait  # noqa: E402
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent / "docs" / "1280x800" / "11-report-card.png"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent / "docs" / "1280x800" / "18-report-card.png"
     db = Path(tempfile.mkdtemp()) / "library.sqlite"
     library = Library.open(db)
     build_demo(library)

@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         window.suites_page.reload(select="qa-suite")
         window.suites_page.suites_changed.emit()
         window.tabs.setCurrentWidget(window.suites_page)
-        shoot("14-suite-editor")
+        shoot("16-suite-editor")
         window.tabs.setCurrentIndex(TAB_RUN)
         panel.select(grader="qa-suite", dataset="qa")
         panel.start()
@@ -210,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         wait(app, 1.0)
         panel.results.select_row(2)
         wait(app, 1.0)
-        shoot("15-suite-run")
+        shoot("17-suite-run")
         window.tabs.setCurrentIndex(TAB_GRADER)
 
         # 8. dialogs
