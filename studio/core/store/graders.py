@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
-from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
@@ -18,34 +16,15 @@ from studio.core.models.files import to_yaml
 
 from .errors import NotFound
 from .tables import grader_versions, graders
-from .versioned import Versioned
+from .versioned import HeadRecord, Versioned, VersionEntry
 
 
-class GraderRecord(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    id: int
-    key: str
+class GraderRecord(HeadRecord[GraderDefinition]):
     kind: str
-    name: str
-    locked: bool
-    deleted_at: datetime | None
-    current_version: int
-    created_at: datetime
-    updated_at: datetime
-    definition: GraderDefinition
-
-    @property
-    def deleted(self) -> bool:
-        return self.deleted_at is not None
 
 
-class VersionRecord(BaseModel):
-    version: int
-    action: str
-    message: str
-    created_at: datetime
-    definition: GraderDefinition
+class VersionRecord(VersionEntry[GraderDefinition]):
+    pass
 
 
 def _serialise(definition: GraderDefinition) -> str:

@@ -9,9 +9,7 @@ a grader outside the suite. Each refusal is one sentence.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
-from pydantic import BaseModel
 from sqlalchemy import Engine, Row, select
 
 from studio.core.models import CompositeGrader, GraderDefinition
@@ -20,31 +18,15 @@ from studio.core.models.suite import SuiteDefinition
 from .errors import Conflict, NotFound
 from .graders import GraderRepository
 from .tables import suite_versions, suites
-from .versioned import Versioned
+from .versioned import HeadRecord, Versioned, VersionEntry
 
 
-class SuiteRecord(BaseModel):
-    id: int
-    key: str
-    name: str
-    locked: bool
-    deleted_at: datetime | None
-    current_version: int
-    created_at: datetime
-    updated_at: datetime
-    definition: SuiteDefinition
-
-    @property
-    def deleted(self) -> bool:
-        return self.deleted_at is not None
+class SuiteRecord(HeadRecord[SuiteDefinition]):
+    pass
 
 
-class SuiteVersionRecord(BaseModel):
-    version: int
-    action: str
-    message: str
-    created_at: datetime
-    definition: SuiteDefinition
+class SuiteVersionRecord(VersionEntry[SuiteDefinition]):
+    pass
 
 
 class InvalidSuite(Conflict):

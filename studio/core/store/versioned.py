@@ -9,12 +9,46 @@ repositories hold one ``Versioned`` each and add what is their own (parsing, lis
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from datetime import datetime
+from typing import Any, Generic, TypeVar
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
 
 from .database import utcnow
 from .errors import Conflict, Locked, NotFound
+
+D = TypeVar("D")
+
+
+class HeadRecord(BaseModel, Generic[D]):
+    """A key's head row with its current definition (a grader's, a suite's)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    id: int
+    key: str
+    name: str
+    locked: bool
+    deleted_at: datetime | None
+    current_version: int
+    created_at: datetime
+    updated_at: datetime
+    definition: D
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
+
+
+class VersionEntry(BaseModel, Generic[D]):
+    """One immutable version of a key: what was done, why, and the definition it left."""
+
+    version: int
+    action: str
+    message: str
+    created_at: datetime
+    definition: D
 
 
 class Versioned:
