@@ -172,9 +172,9 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("result writing", ("store/runs.py", "outcome_values", "Trace.outcome", "Trace.record",
                         "redaction.py", "Outcome")),
     ("reading samples", ("iter_indexed", "iter_raw", "next_batch", "store/datasets.py")),
-    ("HTTP client (httpcore, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
+    ("HTTP client (transport, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
                                          "asyncio/streams.py", "selector_events.py", "ssl.py",
-                                         "JudgeClient._post", "ShardedPools")),
+                                         "JudgeClient._post", "EndpointPool")),
     ("judge response cache (its writer thread, SQLite)", ("cache.py", "judge_cache.py")),
 ]
 #: matched only when no stage above names a frame of the stack
