@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -131,10 +132,18 @@ async def bare_client(base_url: str, bodies: list[bytes]) -> float:
     return time.perf_counter() - started
 
 
-def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> tuple[float, float]:
-    """(wall seconds of the whole command, seconds on the run's own clock): the second is the
-    ``elapsed`` of the run's last progress event, from the moment its scorers are open to the
-    last result written (the window's progress stream is on, as when the window runs it)."""
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(
+    db: Path, key: str, *extra: str, profile: Path | None = None
+) -> tuple[float, float, float]:
+    """(wall seconds of the whole command, seconds on the run's own clock, CPU seconds of the
+    command): the second is the ``elapsed`` of the run's last progress event, from the moment its
+    scorers are open to the last result written (the window's progress stream is on, as when the
+    window runs it). CPU time, unlike the clocks, hardly moves with the machine's load."""
     command = [sys.executable, "-m", "studio", "--db", str(db), "run", key, "bench",
                "--endpoint", "bench", "--concurrency", str(CONCURRENCY), "--no-cache",
                "--progress-jsonl", *extra]
@@ -142,9 +151,9 @@ def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> t
         command = ["py-spy", "record", "--rate", str(RATE_HZ), "--format",
                    "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
                    *command]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), child_cpu()
     done = subprocess.run(command, capture_output=True, text=True)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, child_cpu() - cpu
     if done.returncode not in (0, 1):
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
@@ -153,7 +162,7 @@ def timed_run(db: Path, key: str, *extra: str, profile: Path | None = None) -> t
         raise SystemExit(f"no sample graded: {done.stdout[-400:]}")
     in_run = max((e["elapsed"] for e in events if e.get("event") == "progress" and not e["finished"]),
                  default=elapsed)
-    return elapsed, in_run
+    return elapsed, in_run, cpu
 
 
 #: the judge path's stages, matched against a stack's frames from the innermost out: the first frame
@@ -172,9 +181,9 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("result writing", ("store/runs.py", "outcome_values", "Trace.outcome", "Trace.record",
                         "redaction.py", "Outcome")),
     ("reading samples", ("iter_indexed", "iter_raw", "next_batch", "store/datasets.py")),
-    ("HTTP client (httpcore, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
+    ("HTTP client (transport, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
                                          "asyncio/streams.py", "selector_events.py", "ssl.py",
-                                         "JudgeClient._post", "ShardedPools")),
+                                         "JudgeClient._post", "EndpointPool")),
     ("judge response cache (its writer thread, SQLite)", ("cache.py", "judge_cache.py")),
 ]
 #: matched only when no stage above names a frame of the stack
@@ -265,12 +274,15 @@ def main() -> int:
                 firsts = [timed_run(db, key, "--limit", "1") for _ in range(args.repeat)]
                 runs = [timed_run(db, key) for _ in range(args.repeat)]
                 latency = LATENCY_MS / 1000 * round(len(bodies) / n)  # a range judge asks twice
-                wall_startup = min(wall for wall, _ in firsts) - latency
-                clock_startup = min(clock for _, clock in firsts) - latency
-                by_wall = min(wall for wall, _ in runs) - wall_startup
+                wall_startup = min(wall for wall, _, _ in firsts) - latency
+                clock_startup = min(clock for _, clock, _ in firsts) - latency
+                by_wall = min(wall for wall, _, _ in runs) - wall_startup
+                # CPU of the calls alone: a whole run's less a one-sample run's (start-up, imports)
+                more_calls = len(bodies) - len(bodies) // n
+                cpu_call = (min(c for _, _, c in runs) - min(c for _, _, c in firsts)) / more_calls
                 # judged: the run's own clock less its in-run start-up; wall less wall start-up
                 # subtracts two seconds-long figures that swing by a second under load
-                studio = min(clock for _, clock in runs) - clock_startup
+                studio = min(clock for _, clock, _ in runs) - clock_startup
                 ratios[kind] = studio / bare
                 print(f"{kind + ' judge, bare client':<36} {bare:6.3f} s  {bare / ideal:4.2f}x ideal")
                 print(f"{kind + ' judge, grader-studio run':<36} {studio:6.3f} s  "
@@ -279,6 +291,8 @@ def main() -> int:
                       f"{TARGET}x bare)")
                 print(f"{'  same, wall - start-up':<36} {by_wall:6.3f} s  {by_wall / ideal:4.2f}x ideal  "
                       f"{by_wall / bare:4.2f}x bare  (start-up {wall_startup:.2f} s subtracted)")
+                print(f"{'  CPU a call':<36} {cpu_call * 1e6:6.0f} us  (the run's CPU less a "
+                      f"one-sample run's, over {more_calls} calls)")
                 if args.profile:
                     if not shutil.which("py-spy"):
                         raise SystemExit("--profile needs py-spy (pip install py-spy)")

@@ -13,6 +13,7 @@ import string
 from functools import lru_cache
 from typing import Any
 
+from studio.core.judges.handlebars import Node, compile_subset, render_subset
 from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
 #: the conversation, the response and the reference, as the binary and range judges show them
@@ -96,6 +97,13 @@ def _compile(source: str) -> Any:
 
 
 @lru_cache(maxsize=512)
+def _compile_subset(source: str) -> list[Node] | None:
+    """The template compiled by our own renderer (handlebars.py), None when it needs pybars."""
+    _check_blocks(source)
+    return compile_subset(source)
+
+
+@lru_cache(maxsize=512)
 def dialect_of(template: str) -> str:
     """``openai`` when the template only uses sample./item. references, else ``handlebars``."""
     refs = _ANY_MUSTACHE.findall(template)
@@ -105,6 +113,22 @@ def dialect_of(template: str) -> str:
 
 
 def render_handlebars(template: str, variables: dict[str, Any]) -> str:
+    """Our renderer for the subset the built-in prompts use (no pybars grammar to build), pybars
+    for anything else; both give the same text and the same unknown-variable error."""
+    nodes = _compile_subset(template)
+    if nodes is not None:
+        try:
+            return render_subset(nodes, StrictVars(variables))
+        except UnknownVariable:
+            raise
+        except Exception:  # Unsupported, or odd data: pybars says what happens
+            pass
+    return render_pybars(template, variables)
+
+
+def render_pybars(template: str, variables: dict[str, Any]) -> str:
+    """Render with pybars itself: templates outside our subset, and the reference its tests
+    compare our renderer with."""
     compiled = _compile(template)
     try:
         return str(compiled(StrictVars(variables), helpers=_HELPERS))
