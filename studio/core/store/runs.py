@@ -49,7 +49,7 @@ _INSERT_NEW_RESULT_VALUES = _INSERT_RESULT_VALUES.replace("INSERT OR REPLACE", "
 
 #: a plain scored row (``ok_row``: status ok, no text, no details, no tokens, not cached) bound as
 #: its six varying values, the rest the columns' defaults. Why: Python's sqlite3 binds None and
-#: bool through its adapter lookup (~0.4 us each, CPython 3.11-3.12), and the full row carries four
+#: bool through its adapter lookup (~0.4 us each, measured on CPython 3.11), and the full row carries four
 #: Nones and a bool: a third of a row's whole insert cost, five indexes included (bench/README.md 3)
 _PLAIN_COLUMNS = "(run_id, sample_idx, sample_id, status, score, scores, duration_ms) VALUES (?, ?, ?, 'ok', ?, ?, ?)"
 _INSERT_PLAIN = "INSERT OR REPLACE INTO results " + _PLAIN_COLUMNS
