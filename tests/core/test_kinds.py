@@ -37,3 +37,18 @@ def test_the_palette_documents_every_sample_variable() -> None:
     judge_owned = {"criteria", "output_schema"}  # each kind documents these in KIND.variables
     assert produced - judge_owned - {"template_variables"} == documented
     assert "context_turns_without_last_user" in VARIABLE_DOCS
+
+
+def test_a_function_grader_is_found_without_importing_the_judges() -> None:
+    """``get_kind`` reads a kind from the module named after it: a run of a function grader starts
+    without the judge kinds and the HTTP client (a kind elsewhere still comes from the full scan)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from studio.core.graders.registry import factory_for, get_kind; "
+            "factory_for('function'); factory_for('builtin'); "
+            "print(sorted(m for m in sys.modules if m.startswith(('httpx', 'studio.core.judges.kinds.')))); "
+            "print(get_kind('external_endpoint').kind)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "external_endpoint"

@@ -3,7 +3,6 @@ through the run's model bridge, which this kind (above both the sandbox and the 
 
 from __future__ import annotations
 
-from studio.core.judges.bridge import make_model_bridge
 from studio.core.kinds import Kind
 from studio.core.models import FunctionGrader
 from studio.core.sandbox import scorer as sandbox_scorer
@@ -12,6 +11,9 @@ from studio.core.scoring import GradingContext, Scorer
 
 def make_scorer(grader: FunctionGrader, ctx: GradingContext) -> Scorer:
     if grader.model_access and ctx.library is not None:
+        # imported here: a grader without model access runs without the judges' HTTP client
+        from studio.core.judges.bridge import make_model_bridge
+
         if ctx.bridge_factory is None:
             library, use_cache = ctx.library, ctx.use_cache
             ctx.bridge_factory = lambda endpoint: make_model_bridge(library, endpoint, use_cache=use_cache)

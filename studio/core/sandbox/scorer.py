@@ -23,7 +23,11 @@ from .pool import WorkerPool, shared_pool
 from .results import OK, batch_outcomes, result_rows, to_outcome
 from .session import GraderSession, GraderSpec
 
-BATCH_SIZE = 256
+#: the most samples of one request to a worker. The feeder sizes batches by time (0.1 s a batch), so
+#: slow or large samples never reach it; a fast grader does, and every batch costs the host a thread
+#: hop, a request, a reply and a queue round (~0.3 ms of its CPU): 256 cost ~1.5 us a sample of a
+#: 300,000-sample exact-match run, 2048 a few tenths (bench/README.md section 3)
+BATCH_SIZE = 2048
 
 
 class FunctionScorer(ScorerBase):

@@ -11,6 +11,7 @@ from sandbox_helpers import Score, make_samples
 from studio.core.graders.registry import make_scorer
 from studio.core.models import FunctionGrader
 from studio.core.sandbox.pool import WorkerPool
+from studio.core.sandbox.scorer import BATCH_SIZE
 from studio.core.scoring import GradingContext, Scorer
 
 EXACT = """
@@ -63,7 +64,7 @@ def test_registry_builds_the_sandbox_scorer_for_function_graders(sandbox_pool: W
     grader = FunctionGrader(key="em", source=EXACT)
     scorer = make_scorer(grader, GradingContext(options={"sandbox_pool": sandbox_pool}))
     assert isinstance(scorer, Scorer)
-    assert scorer.batch_size == 256 and scorer.parallel_batches == 2
+    assert scorer.batch_size == BATCH_SIZE and scorer.parallel_batches == 2
 
     async def go() -> list[Any]:
         try:

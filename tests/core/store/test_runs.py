@@ -58,3 +58,53 @@ def test_claim_refuses_a_completed_or_missing_run(library: Library) -> None:
         library.runs.claim(999)
     assert [r.id for r in library.runs.list(grader_key="exact")] == [run_id]
     assert library.runs.list(grader_key="other") == []
+
+
+def test_plain_scored_rows_are_stored_exactly_as_full_rows_are(library: Library) -> None:
+    """``write_rows`` binds a plain scored row (``ok_row``) by its six varying values and lets the
+    columns' defaults fill the rest: what is stored is the same as the full row would store, and a
+    batch mixing plain and other rows keeps its order (a sample written twice keeps its last row)."""
+    from studio.core.store.runs import RESULT_COLUMNS, ok_row, outcome_values, scores_prefix
+
+    run_id = new_run(library, total=6)
+    prefix = scores_prefix("exact")
+    rows = [
+        ok_row(run_id, 0, "q0", prefix, 1.0, 2.5),
+        outcome_values(run_id, 1, "q1", Outcome(status="error", error="boom", duration_ms=1.0)),
+        ok_row(run_id, 2, "q2", prefix, 0.25, 3.0),
+        outcome_values(run_id, 3, "q3", Outcome(status="ok", score=0.5, scores={"exact": 0.5}, rationale="close",
+                                               prompt_tokens=7, cached=True)),
+        outcome_values(run_id, 4, "q4", Outcome.scored(0.75, {"exact": 0.75})),  # plain, from an Outcome
+        ok_row(run_id, 1, "q1", prefix, 0.0, 4.0),  # sample 1 again, later in the batch: this row wins
+    ]
+    library.runs.write_rows(rows)
+    stored = {r["sample_idx"]: r for r in library.runs.results(run_id)}
+    assert sorted(stored) == [0, 1, 2, 3, 4]
+    expected = {row[1]: row for row in rows}
+    for idx, row in expected.items():
+        got = stored[idx]
+        full = dict(zip(("run_id", *RESULT_COLUMNS), row, strict=True))
+        for column in ("sample_id", "status", "score", "rationale", "error", "duration_ms", "prompt_tokens",
+                       "completion_tokens", "cached_tokens"):
+            assert got[column] == full[column], (idx, column)
+        assert got["cached"] is bool(full["cached"])
+        assert got["details"] == {} and got["raw"] is None
+    assert stored[3]["cached"] is True and stored[3]["prompt_tokens"] == 7
+    assert stored[1]["status"] == "ok" and stored[1]["error"] is None
+    assert library.runs.get(run_id).counts == {"ok": 5}
+
+
+def test_insert_new_rows_leaves_stored_samples_alone_on_both_paths(library: Library) -> None:
+    """The exactly-once twin (remote executors): a plain row and a full row of a sample already
+    stored are both skipped, and only the new ones count."""
+    from studio.core.store.runs import ok_row, outcome_values, scores_prefix
+
+    run_id = new_run(library)
+    prefix = scores_prefix("exact")
+    assert library.runs.insert_new_rows([ok_row(run_id, 0, "q0", prefix, 1.0, 1.0),
+                                         outcome_values(run_id, 1, "q1", Outcome.failure("boom"))]) == 2
+    again = [ok_row(run_id, 0, "q0", prefix, 0.0, 1.0), ok_row(run_id, 1, "q1", prefix, 0.0, 1.0),
+             outcome_values(run_id, 2, "q2", Outcome(status="ok", score=0.5, rationale="r"))]
+    assert library.runs.insert_new_rows(again) == 1
+    rows = {r["sample_idx"]: (r["status"], r["score"]) for r in library.runs.results(run_id)}
+    assert rows == {0: ("ok", 1.0), 1: ("error", None), 2: ("ok", 0.5)}
