@@ -11,7 +11,10 @@
   ``<name>.eval.json`` (a custom data source whose item schema lists the fields the testing criteria
   read, and the graders as testing criteria);
 * Letta evals: ``suite.yaml`` and ``dataset.jsonl`` (``input``, ``ground_truth``, ``rubric_vars``: what
-  Letta's graders and rubric prompts read); Letta's target is an agent, which answers each input.
+  Letta's graders and rubric prompts read); Letta's target is an agent, which answers each input;
+* MKA1: ``<name>.suite.json`` (an ``EvalSuiteManifest``: one task per grader, judges as model_backed
+  graders) and ``<name>.jsonl``, the rows to upload (``prompt``, ``target``, ``messages`` and the judge
+  slots); MKA1's run generates the outputs with its models, which the graders then score.
 
 Before writing, every judge whose prompt travels is checked row by row against the studio's own
 rendering (``check_rows``): an export that would send a different prompt is refused, never written.
@@ -37,7 +40,7 @@ from ._judge_prompts import (
 )
 from .registry import get_platform
 
-TARGETS = ("promptfoo", "inspect", "openai", "letta")
+TARGETS = ("promptfoo", "inspect", "openai", "letta", "mka1")
 
 
 def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefinition]:
@@ -90,7 +93,8 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
             judges.append(exact)
     slug = re.sub(r"\W+", "_", name).strip("_") or "eval"
     rows = [row(s) for s in samples]
-    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta}[target]
+    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta,
+              "mka1": _mka1}[target]
     result.merge(writer(ok, samples, rows, judges, slug))
     return result
 
@@ -221,4 +225,34 @@ def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: lis
     result.notes = [n for n in result.notes if "put the samples in dataset.jsonl" not in n]
     result.notes.append("suite.yaml: dataset.jsonl holds every sample's input and ground truth; set the target "
                         "(the agent that answers them): Letta grades the agent's answers, not stored completions")
+    return result
+
+
+def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+          judges: list[PortableJudge], slug: str) -> ExportResult:
+    """A suite manifest whose tasks read ``<slug>.jsonl``: MKA1's own keys (prompt, target, the turns as
+    ``messages``), the row's fields, and the judge slots, so an exported judge reads exactly what the
+    studio's prompt shows."""
+    platform = get_platform("mka1")
+    result = ExportResult()
+    tasks = []
+    for grader in graders:
+        exported = platform.export(grader)
+        task = json.loads(exported.files[f"{grader.key}.task.json"])
+        task["dataset"] = {"source": "file", "format": "jsonl", "name": f"{slug}.jsonl"}
+        tasks.append(task)
+        result.warnings += exported.warnings
+        # the rows written here carry the slots and the dataset: those notes of a lone export do not apply
+        result.notes += [n for n in exported.notes if "has an empty dataset" not in n and "reads the slots" not in n]
+    lines = []
+    for sample, r in zip(samples, rows, strict=True):
+        line: dict[str, Any] = {"id": str(sample.id), "prompt": sample.input_text(), "target": sample.expected or "",
+                                "messages": [{"role": t.role, "content": t.content} for t in sample.messages]}
+        line.update(r)  # the row's own fields, then the slots, win
+        lines.append(json.dumps(line, ensure_ascii=False))
+    result.files[f"{slug}.jsonl"] = "\n".join(lines) + "\n"
+    result.files[f"{slug}.suite.json"] = dump_json({"tasks": tasks, "metadata": {"grader_studio": {"dataset": slug}}})
+    result.notes.append(f"{slug}.suite.json: upload {slug}.jsonl (purpose evals) and set each task's dataset.file_id; "
+                        "MKA1's run generates the outputs with the run's models and the graders score them (the "
+                        "stored completions are in the rows as 'completion', not replayed)")
     return result

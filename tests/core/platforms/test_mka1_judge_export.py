@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from judge_helpers import add_endpoint
-from test_judge_exports import DATASETS, DEMO, judges, samples, studio
+from platforms_env import VENV_PYTHON, needs_module, run_json
+from test_judge_exports import DATASETS, DEMO, judges, samples, studio, write
 
 from studio.core.demo import DEMO_ENDPOINT
 from studio.core.demo.fake_server import FakeJudgeServer
@@ -37,6 +38,7 @@ from studio.core.models import (
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.files import load as load_definition
 from studio.core.platforms import get_platform
+from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fidelity import fidelity
 from studio.core.platforms._fields import export_endpoints, export_model
 from studio.core.platforms._judge_prompts import item_fields, portable
@@ -216,3 +218,39 @@ def test_judges_beyond_the_demo_with_shots_variables_and_awkward_text(library: L
             if not (grader.kind == "rubric_judge" and not sample.completion):  # Letta: no call for ""
                 assert studio(grader, sample) in sent, (grader.key, sample.id)
             assert (mine.status, mine.score) == (expected.status, expected.score), (grader.key, sample.id, mine)
+
+
+def test_a_suite_exports_to_mka1_with_its_rows_and_the_judges_read_them_as_render(
+        tmp_path: Path, library: Library, demo_endpoint: EndpointConfig) -> None:
+    """``export a b c --to mka1 --dataset qa``: a manifest MKA1's package validates, rows whose MKA1 item
+    gives every judge render's messages, and an import of the manifest giving back every grader."""
+    graders = [*judges(), load_definition(DEMO / "graders" / "qa-token-f1-mka1.grader.yaml")]
+    rows = samples("qa")
+    result = export_eval("mka1", [(g.key, g) for g in graders], rows, "qa")
+    assert not result.refused
+    write(result.files, tmp_path)
+    lines = [json.loads(line) for line in (tmp_path / "qa.jsonl").read_text().splitlines()]
+    assert [line["id"] for line in lines] == [s.id for s in rows]
+    manifest = json.loads((tmp_path / "qa.suite.json").read_text())
+    assert [t["id"] for t in manifest["tasks"]] == [g.key for g in graders]
+    needs_module("mka1")  # MKA1's own package reads the manifest
+    checked = run_json([str(VENV_PYTHON), "-c", "import json, sys; from mka1.models import EvalSuiteManifest; "
+                        "m = EvalSuiteManifest.model_validate(json.load(sys.stdin)); print(json.dumps(len(m.tasks)))"],
+                       manifest)
+    assert checked == len(graders)
+    as_mka1 = [Sample(id=line["id"], messages=s.messages, completion=s.completion, fields=line)
+               for line, s in zip(lines, rows, strict=True)]  # each line is MKA1's item for its sample
+    for grader, task in zip(graders, manifest["tasks"], strict=True):
+        function = Mka1Platform.from_grader(task["grader"], grader.key)
+        recorder = Recorder(library)
+        try:
+            outcomes = score(function, as_mka1, library, recorder)
+        finally:
+            recorder.close()
+        assert all(o.status == "ok" for o in outcomes), grader.key
+        if grader.kind != "function":
+            sent = [r["messages"] for r in recorder.requests]
+            assert all(studio(grader, s) in sent for s in rows), grader.key
+    back = get_platform("mka1").import_(tmp_path / "qa.suite.json").graders
+    assert [g.key for g in back] == [g.key for g in graders]
+    assert back[:3] == judges()
