@@ -97,7 +97,7 @@ class HudPlatform(Platform):
             return Support.no(
                 f"HUD's only model judge, LLMJudgeGrader, sends its own prompt (the rubric package) and reads "
                 f"MET/UNMET per criterion: a {grader.kind.replace('_', ' ')}'s messages and answer cannot travel "
-                "(a criteria judge exports to it; Inspect and promptfoo carry this judge exactly)"
+                "(a criteria judge exports to it; Inspect, promptfoo and MKA1 carry this judge exactly)"
             )
         return Support.no(
             f"HUD graders are bash commands, criteria judges and answer comparisons; a "

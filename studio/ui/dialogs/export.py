@@ -169,7 +169,7 @@ class ExportDialog(QtWidgets.QDialog):
             self.support.setObjectName("warning" if result.warnings else "ok")
             self.support.style().polish(self.support)
             self.support.setText(describe_fidelity(report))
-            self.notes.setText(" ".join(result.notes))
+            self.notes.setText("\n".join(result.notes))  # one note a line: they are separate sentences
             self._set_files(dict(result.files))
 
         def failed(exc: BaseException) -> None:

@@ -61,7 +61,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.price_input = QtWidgets.QLineEdit(placeholderText="USD per 1M prompt tokens (empty: no price)")
         self.price_output = QtWidgets.QLineEdit(placeholderText="USD per 1M completion tokens (empty: no price)")
         self.price_cached_input = QtWidgets.QLineEdit(
-            placeholderText="USD per 1M prompt tokens served from the prompt cache (empty: the input price)")
+            placeholderText="USD per 1M cached tokens (empty: input price)")
         self.save_button = QtWidgets.QPushButton("Save endpoint")
         self.test_button = QtWidgets.QPushButton("Test")
         self.test_button.setToolTip("Send one tiny request and report latency and logprob support")
