@@ -19,7 +19,7 @@ import math
 from studio.core.models import GraderDefinition
 
 from ._base import PlatformError
-from ._fields import chosen_model, export_model
+from ._fields import chosen_model, docstring, export_model
 from ._judge_prompts import PortableJudge, embedded_runtime, model_id, portable
 
 #: what the runtime reads and MKA1 needs: no endpoint URL or key name (the gateway makes the call)
@@ -57,14 +57,13 @@ def timeout_seconds(judge: PortableJudge) -> int:
 
 def source(grader: GraderDefinition, judge: PortableJudge) -> str:
     """The grader module: ``grade(sample, item, ctx)`` with the runtime and the judge embedded."""
-    title = (grader.name or grader.key).replace('"""', "'''")
+    about = (f"{grader.name or grader.key}: a Grader Studio {grader.kind.replace('_', ' ')} ({grader.key!r}) as "
+             "an MKA1 model_backed grader.\n\nIt sends the studio's exact messages through ctx.responses_create "
+             "and reads the answer as the studio does. Rows written by the studio's export carry the prompt's "
+             "slots (conversation, judge_reference, input, ground_truth, var_*); other rows have them read from "
+             "MKA1's sample and row.")
     return (
-        f'"""{title}: a Grader Studio {grader.kind.replace("_", " ")} ({grader.key!r}) as an MKA1 '
-        'model_backed grader.\n\n'
-        "It sends the studio's exact messages through ctx.responses_create and reads the answer as the\n"
-        "studio does. Rows written by the studio's export carry the prompt's slots (conversation,\n"
-        "judge_reference, input, ground_truth, var_*); other rows have them read from MKA1's sample and row.\n"
-        '"""\n\n'
+        f"{docstring(about)}\n\n"
         "import json\n"
         "import types\n\n"
         f"{embedded_runtime({k: judge.config()[k] for k in _CONFIG_KEYS})}"

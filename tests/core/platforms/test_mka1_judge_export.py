@@ -187,7 +187,9 @@ def test_judges_beyond_the_demo_with_shots_variables_and_awkward_text(library: L
     shots = [BinaryShot(messages=[Turn(role="user", content="2+2? {{x}}")], completion="4 {% raw %}",
                         reasoning="correct", verdict="PASS")]
     graders: list[GraderDefinition] = [
-        BinaryJudge(key="shots", endpoint=DEMO_ENDPOINT, criteria="Helpful; quote \"{input}\" {{ item.x }}",
+        # a name with backslashes and triple quotes: the generated module's docstring must still parse
+        BinaryJudge(key="shots", name='C:\\new """ \\N{x}', endpoint=DEMO_ENDPOINT,
+                    criteria="Helpful; quote \"{input}\" {{ item.x }}",
                     examples=shots, temperature=0.3, max_tokens=300),
         RubricJudge(key="vars", endpoint=DEMO_ENDPOINT, system_prompt="Strict. {not a slot}",
                     prompt="Q: {input}\nTone wanted: {tone}\nGold: {ground_truth}\nA: {submission}\n"
