@@ -99,13 +99,9 @@ class Mka1Platform(Platform):
         data["max_model_calls"] = grader.max_model_calls
         return data
 
-    def _judge(self, grader: GraderDefinition) -> ExportResult:
-        """A judge as a model_backed grader; its definition rides in the task's metadata."""
+    def judge_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+        """A judge as a model_backed ``EvalPythonGrader`` sending the studio's messages (``_mka1_judge``)."""
         judge, auto = mka1_judge.portable_for_mka1(grader)
-        warnings: list[str] = []
-        notes = [f"{grader.key}: the prompt reads the slots the studio writes on each row (conversation, "
-                 "judge_reference, input, ground_truth); a row without them has them read from MKA1's "
-                 "item.messages (else the prompt as one user turn) and target, which can differ"]
         if auto:
             warnings.append(f"{grader.key}: it names no model, so the grader asks for model 'auto' (the run's "
                             "judge_model); pass --model (MKA1 spells models provider:model) to fix one")
@@ -115,21 +111,27 @@ class Mka1Platform(Platform):
         if isinstance(grader, RangeJudge):
             warnings.append(f"{grader.key}: approximated: where MKA1's model gives no logprobs, the four extra "
                             "score samples go without a seed (the Responses API takes none)")
-        declaration: dict[str, Any] = {
+        return {
             "type": "python", "contract": "model_backed", "execution": "per_sample", "model_access": "mka1",
             "metric_id": grader.metric.key, "source": mka1_judge.source(grader, judge),
             "timeout_seconds": mka1_judge.timeout_seconds(judge), "max_model_calls": mka1_judge.max_calls(judge),
         }
-        task = self._task(grader, declaration, {"judge": dump_grader(grader)})
-        files = {
-            f"{grader.key}.grader.json": dump_json(declaration),
-            f"{grader.key}.task.json": dump_json(task),
-        }
-        notes.append(f"{grader.key}.task.json has an empty dataset: set dataset.file_id before running it on MKA1")
-        return ExportResult(files=files, warnings=warnings, notes=notes)
+
+    def declaration(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+        """The ``EvalPythonGrader`` of any grader ``can_export`` accepted; what it cannot carry goes
+        into ``warnings``."""
+        if not isinstance(grader, FunctionGrader):
+            return self.judge_json(grader, warnings)
+        declaration = self.grader_json(grader, warnings)
+        keep = {"name", "description", "metric", "tags", "source", "contract", "model_access",
+                "max_model_calls", "timeout_seconds"}
+        warnings += unexported(grader, keep, LABEL)
+        return declaration
 
     @staticmethod
-    def _task(grader: GraderDefinition, declaration: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    def task(grader: GraderDefinition, declaration: dict[str, Any]) -> dict[str, Any]:
+        """The ``EvalTask`` entry (empty dataset): key, name, metric, and in its metadata what MKA1 has
+        no field for (a judge's whole definition, so an import gives back the same judge)."""
         metric: dict[str, Any] = {"id": grader.metric.key, "aggregation": "mean", "higher_is_better": True}
         if grader.description:
             metric["description"] = grader.description
@@ -137,6 +139,9 @@ class Mka1Platform(Platform):
         if grader.name:
             task["name"] = grader.name
         task.update({"type": "custom", "dataset": {}, "metrics": [metric], "grader": declaration})
+        extra: dict[str, Any] = {}
+        if not isinstance(grader, FunctionGrader):
+            extra["judge"] = dump_grader(grader)
         if grader.metric.kind != "scalar":
             extra["metric_kind"] = grader.metric.kind
         if grader.tags:
@@ -146,20 +151,18 @@ class Mka1Platform(Platform):
         return task
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
-        if not isinstance(grader, FunctionGrader):
-            return self._judge(grader)
         warnings: list[str] = []
-        declaration = self.grader_json(grader, warnings)
-        keep = {"name", "description", "metric", "tags", "source", "contract", "model_access",
-                "max_model_calls", "timeout_seconds"}
-        warnings += unexported(grader, keep, LABEL)
-        task = self._task(grader, declaration, {})
+        declaration = self.declaration(grader, warnings)
         files = {
             f"{grader.key}.grader.json": dump_json(declaration),
-            f"{grader.key}.task.json": dump_json(task),
+            f"{grader.key}.task.json": dump_json(self.task(grader, declaration)),
         }
-        note = f"{grader.key}.task.json has an empty dataset: set dataset.file_id before running it on MKA1"
-        return ExportResult(files=files, warnings=warnings, notes=[note])
+        notes = [f"{grader.key}.task.json has an empty dataset: set dataset.file_id before running it on MKA1"]
+        if not isinstance(grader, FunctionGrader):
+            notes.insert(0, f"{grader.key}: the prompt reads the slots the studio writes on each row (conversation, "
+                            "judge_reference, input, ground_truth); a row without them has them read from MKA1's "
+                            "item.messages (else the prompt as one user turn) and target, which can differ")
+        return ExportResult(files=files, warnings=warnings, notes=notes)
 
     # ---- import -------------------------------------------------------------------------------
 
