@@ -50,8 +50,7 @@ class EndpointEstimate:
             return None
         # low: every prompt token served from the endpoint's prompt cache (when that is cheaper) and no
         # answer token; high: none cached and every answer at its token limit
-        cheapest = min(c.price_input, c.price_cached_input if c.price_cached_input is not None else c.price_input)
-        low = Fraction(self.prompt_tokens) * Fraction(cheapest) / PER
+        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, c.cached_input_price)) / PER
         full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
         return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
 

@@ -54,9 +54,8 @@ def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
     if config is None or config.price_input is None or config.price_output is None:
         return None
     cached = min(max(tally.cached_tokens, 0), tally.prompt_tokens)
-    cached_price = config.price_input if config.price_cached_input is None else config.price_cached_input
     return (Fraction(tally.prompt_tokens - cached) * Fraction(config.price_input)
-            + Fraction(cached) * Fraction(cached_price)
+            + Fraction(cached) * Fraction(config.cached_input_price)
             + Fraction(tally.completion_tokens) * Fraction(config.price_output)) / PER
 
 

@@ -53,6 +53,11 @@ class EndpointConfig(BaseModel):
         default=None, ge=0, description="USD per 1M cached prompt tokens (None: the input price)"
     )
 
+    @property
+    def cached_input_price(self) -> Decimal | None:
+        """What a cached prompt token costs: its own price where set, else the input price."""
+        return self.price_input if self.price_cached_input is None else self.price_cached_input
+
     @field_validator("base_url")
     @classmethod
     def _check_url(cls, value: str) -> str:
