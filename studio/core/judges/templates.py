@@ -13,7 +13,7 @@ import string
 from functools import lru_cache
 from typing import Any
 
-from studio.core.judges.handlebars import Node, compile_subset, render_subset
+from studio.core.judges.handlebars import Node, compile_subset, render_subset, whitespace_control
 from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
 #: the conversation, the response and the reference, as the binary and range judges show them
@@ -83,7 +83,10 @@ def _check_blocks(source: str) -> None:
 
 @lru_cache(maxsize=1)
 def _compiler() -> Any:
-    return _pybars().Compiler()
+    compiler = _pybars().Compiler()
+    # its own whitespace pass backtracks exponentially on a line of block tags (handlebars.py)
+    compiler.whitespace_control = whitespace_control
+    return compiler
 
 
 @lru_cache(maxsize=512)

@@ -170,3 +170,29 @@ def test_the_first_render_does_not_import_pybars() -> None:
             " 'metadata': {}}); print('pybars' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+_PIECES = ["{{#if a}}", "{{/if}}", "{{! note }}", "{{else}}", "{{#each xs}}", "{{/each}}", "{{~a~}}", "{{a}}",
+           " ", "\t", "\n", "\r\n", "x", "~", "{{else if b}}"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=14))
+def test_the_whitespace_pass_gives_pybars_text(pieces: list[str]) -> None:
+    """Our whitespace pass (also the one pybars' compiler is given) and pybars' own give one text."""
+    from pybars import Compiler
+
+    from studio.core.judges.handlebars import whitespace_control
+
+    source = "".join(pieces)
+    assert whitespace_control(source) == Compiler.whitespace_control(Compiler(), source)
+
+
+def test_a_line_of_block_tags_does_not_backtrack_for_ever() -> None:
+    """pybars' own pattern takes minutes to give up on 30 tags and no newline; ours is linear."""
+    from studio.core.judges.handlebars import whitespace_control
+
+    line = "{{#if a}} " * 200
+    assert whitespace_control("\n" + line + "x") == "\n" + line + "x"
+    assert templates._compiler().whitespace_control is whitespace_control
+    assert render_handlebars("\n" + "{{#if a}} " * 40 + "y" + "{{/if}}" * 40, {"a": True}) == "\n" + " " * 40 + "y"
