@@ -160,7 +160,7 @@ def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
         json_mode=text_format.get("type") in ("json_object", "json_schema"),
         json_schema=schema if isinstance(schema, dict) else None,
         logprobs=logprobs,
-        top_logprobs=min(max(top, 0), 20) if logprobs and isinstance(top, int) and top > 0 else None,
+        top_logprobs=min(top, 20) if logprobs and isinstance(top, int) and top > 0 else None,
     )
 
 
