@@ -18,6 +18,7 @@ import numpy as np
 from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..messages import describe_error
 from ..plain import short
 from ..plots import pg
@@ -70,13 +71,12 @@ class AgreementView(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.report: dict[str, Any] | None = None
-        self.run = QtWidgets.QComboBox()
-        self.run.setMinimumWidth(320)
+        self.run = ElidedCombo(20)  # "#12 · a long grader name on a dataset": elided in the middle
         self.key = QtWidgets.QComboBox()
         self.key.setEditable(True)
         self.key.addItem(DEFAULT_KEY)
         self.key.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.key.setMinimumContentsLength(14)  # a label set's name is read whole
+        self.key.setMinimumContentsLength(10)  # a label set's name: "human", "second-opinion"
         self.reload_button = QtWidgets.QPushButton("Refresh")
         self.align_button = QtWidgets.QPushButton("Align judge…")
         self.align_button.setToolTip("Add few-shot examples from disagreements in a training part; "
@@ -97,10 +97,6 @@ class AgreementView(QtWidgets.QWidget):
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
 
-        self.run.setMinimumWidth(0)
-        self.run.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.run.setMinimumContentsLength(24)
-        self.run.currentIndexChanged.connect(lambda _i: self.run.setToolTip(self.run.currentText()))
         self.import_button = QtWidgets.QPushButton("Import labels…")
         self.import_button.setToolTip("Add human labels from a JSONL or CSV file (a sample_id and a label "
                                       "PASS/FAIL/NA or a score a line) to the chosen run's dataset")
@@ -113,8 +109,16 @@ class AgreementView(QtWidgets.QWidget):
         bar.addWidget(QtWidgets.QLabel("Labels"))
         bar.addWidget(self.key)
         bar.addWidget(self.reload_button)
-        bar.addWidget(self.import_button)
-        bar.addWidget(self.align_button)
+        # the label-file and align buttons beside the summary they act on, one above the other: in the
+        # bar, with a suite's grader picker shown, they pushed the window past 1280 px (issue 35)
+        beside = QtWidgets.QHBoxLayout()
+        beside.addWidget(self.summary, 1)
+        buttons = QtWidgets.QVBoxLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.import_button)
+        buttons.addWidget(self.align_button)
+        buttons.addStretch(1)
+        beside.addLayout(buttons)
         plots = QtWidgets.QHBoxLayout()
         for plot in (self.confusion_plot, self.scatter_plot, self.sweep_plot):
             plots.addWidget(plot)
@@ -148,7 +152,7 @@ class AgreementView(QtWidgets.QWidget):
         self.empty_page, self.results_page = empty, results
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
-        layout.addWidget(self.summary)
+        layout.addLayout(beside)
         layout.addWidget(self.stack, 1)
         self.label_button.clicked.connect(self._label_here)
         self.import_button.clicked.connect(self.ask_import)

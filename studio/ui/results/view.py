@@ -78,9 +78,15 @@ class ResultsView(QtWidgets.QWidget):
 
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.filters, 1)
-        bar.addWidget(self.export_button)
-        # in the summary band, beside the figures it reports: the filter bar has no width to spare at 1280
-        self.summary_bar.add_action(self.report_button)
+        # in the summary band, beside the figures they report, one above the other: the filter bar has
+        # no width to spare at 1280 with the runs list shown (issue 35: Export CSV… was off the edge)
+        run_actions = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(run_actions)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addWidget(self.report_button)
+        column.addWidget(self.export_button)
+        self.summary_bar.add_action(run_actions)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)

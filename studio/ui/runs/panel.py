@@ -19,6 +19,7 @@ from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..messages import describe_error
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
@@ -71,12 +72,12 @@ class RunPanel(QtWidgets.QWidget):
         #: asked before a run of grader ``key`` starts (the window: save unsaved edits, or use the saved one)
         self.confirm_grader: Callable[[str], bool] = lambda key: True
 
-        self.grader = QtWidgets.QComboBox()
-        self.grader.setMinimumContentsLength(18)
-        self.version = QtWidgets.QComboBox()
-        self.dataset = QtWidgets.QComboBox()
-        self.dataset.setMinimumContentsLength(14)
-        self.endpoint = QtWidgets.QComboBox()
+        # a long name elides in the middle, whole in the tooltip and the popup: the run row fits 1280
+        # px beside the sidebar (issue 35)
+        self.grader = ElidedCombo(14)
+        self.version = ElidedCombo(8)
+        self.dataset = ElidedCombo(10)
+        self.endpoint = ElidedCombo(12)
         self.concurrency = QtWidgets.QSpinBox()
         self.concurrency.setRange(0, 1024)
         self.concurrency.setSpecialValueText("auto")
@@ -150,14 +151,7 @@ class RunPanel(QtWidgets.QWidget):
     def _build_layout(self) -> None:
         """One row of what a run needs (grader, dataset, start); the rest under Options, shown until a
         run exists; the runs list collapses beside the results, which get the height (issue 24)."""
-        for combo in (self.grader, self.version, self.dataset, self.endpoint):
-            # a long grader name must not widen the window: the combo elides, its popup shows it all
-            combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 8))
-        self.version.setMinimumContentsLength(10)
-        self.endpoint.setMinimumContentsLength(14)
-        for combo in (self.grader, self.dataset, self.version, self.endpoint, self.where):
-            combo.currentIndexChanged.connect(lambda _i, c=combo: c.setToolTip(c.currentText()))
+        self.where.currentIndexChanged.connect(lambda _i: self.where.setToolTip(self.where.currentText()))
         top = QtWidgets.QHBoxLayout()
         top.setSpacing(6)
         # the grader picker carries its "Several…" button (a one-off suite: ui/suites/picker.py)
