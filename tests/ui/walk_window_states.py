@@ -24,12 +24,18 @@ from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store.endpoints import EndpointRepository, demo_endpoint_config
 from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
 from studio.ui.qt import QtCore, QtWidgets
+from studio.ui.results.columns import COLUMN_INDEX, COLUMNS
 from studio.ui.window_size import FRAME_GUESS
 
 SUITE = SuiteDefinition(key="qa-five", name="Five QA checks", overall="mean", graders=[
     SuiteMember(grader="qa-exact-builtin", threshold=1.0), SuiteMember(grader="qa-token-f1"),
     SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-contains-expected"),
     SuiteMember(grader="qa-correctness-judge", weight=2.0)])
+
+#: ten graders that need no judge: the grid's widest suite (issue 35: 4–10 graders without scrolling)
+TEN = SuiteDefinition(key="qa-ten", name="Ten QA checks", overall="mean", graders=[SuiteMember(grader=key) for key in (
+    "qa-exact-builtin", "qa-token-f1", "qa-exact-match", "qa-contains-expected", "qa-keyword-coverage",
+    "answer-not-empty", "no-refusal", "ascii-printable", "qa-token-f1-mka1", "qa-blended-score")])
 
 
 def _screen() -> tuple[int, int]:
@@ -104,6 +110,17 @@ def _wait_run(qtbot: Any, panel: Any) -> None:
     qtbot.waitUntil(lambda: results.summary is not None and results.model.rowCount() > 0, timeout=30_000)
 
 
+def _scores_in_view(results: Any, state: str) -> None:
+    """A suite run's overall and grader columns all lie inside the grid, no sideways scrolling (issue 35)."""
+    model, table = results.model, results.table
+    header = table.horizontalHeader()
+    assert table.horizontalScrollBar().value() == 0
+    for logical in [COLUMN_INDEX["score"], *range(len(COLUMNS), len(model.columns))]:
+        right = header.sectionViewportPosition(logical) + header.sectionSize(logical)
+        assert not header.isSectionHidden(logical) and right <= table.viewport().width(), \
+            f"{state}: the column {model.columns[logical].key} ends at {right} px, the grid shows {table.viewport().width()}"
+
+
 def _run_states(qtbot: Any, window: MainWindow, state: str) -> None:
     """The run page after a run: a result selected, runs list and options shown and hidden."""
     panel = window.run_panel
@@ -113,8 +130,12 @@ def _run_states(qtbot: Any, window: MainWindow, state: str) -> None:
         for options in (True, False):
             panel.history_button.setChecked(history)
             panel.options_button.setChecked(options)
-            _check(window, f"{state}: runs list {'shown' if history else 'hidden'}, "
-                           f"options {'shown' if options else 'hidden'}")
+            name = f"{state}: runs list {'shown' if history else 'hidden'}, options {'shown' if options else 'hidden'}"
+            _check(window, name)
+            # every score in view: with the runs list hidden (the default below 1300 px) up to ten
+            # graders, beside the runs list up to five
+            if panel.results.model.extra_columns and (not history or len(panel.results.model.extra_columns) <= 5):
+                _scores_in_view(panel.results, name)
     run_id = panel.results.run_id
     window.tabs.setCurrentWidget(window.agreement_tab)
     view = window.agreement_view
@@ -136,6 +157,7 @@ def test_every_state_fits_the_screen(qtbot: Any, ctx: Any, messages: Any, app_fo
     build_demo(ctx.library)
     EndpointRepository.of(ctx.library).save(demo_endpoint_config(DEMO_ENDPOINT, judge.port))
     ctx.library.suites.create(SUITE)
+    ctx.library.suites.create(TEN)
     window = MainWindow(ctx, messages, check_sandbox=False)
     qtbot.addWidget(window)
     window.show()
@@ -189,6 +211,7 @@ def _walk(qtbot: Any, window: MainWindow, ctx: Any) -> None:
 
     runs = (("single run of a judge", "qa-correctness-judge", "qa"),
             ("suite run of five graders", SUITE.key, "qa"),
+            ("suite run of ten graders", TEN.key, "qa"),
             ("pairwise run", "pairwise-preference", "qa-pairs"))
     for state, grader, dataset in runs:
         window.tabs.setCurrentIndex(TAB_RUN)
