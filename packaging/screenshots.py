@@ -77,10 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     wait(app, 1.0, lambda: "checking" not in window.sandbox_label.text())
     shots: list[Path] = []
 
+    wrong_size: list[str] = []
+
     def shoot(name: str, widget: QtWidgets.QWidget | None = None) -> None:
         wait(app, 0.4)
         path = out / f"{name}.png"
-        save_png((widget or window).grab(), path)
+        pixmap = (widget or window).grab()
+        if widget is None and (pixmap.width(), pixmap.height()) != size:
+            # the window grew past the size asked for: a widget's minimum size forced it (issue 35)
+            wrong_size.append(f"{name}: {pixmap.width()}x{pixmap.height()}, not {size[0]}x{size[1]}")
+        save_png(pixmap, path)
         shots.append(path)
 
     try:
@@ -198,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         # 14-15. a suite: its editor, and a suite run's grid (a score column per grader)
         ctx.library.suites.create(SuiteDefinition(key="qa-suite", name="QA checks and judge", overall="mean", graders=[
             SuiteMember(grader="qa-exact-builtin", threshold=1.0), SuiteMember(grader="qa-token-f1"),
-            SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-correctness-judge", weight=2.0)]))
+            SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-contains-expected"),
+            SuiteMember(grader="qa-correctness-judge", weight=2.0)]))
         window.suites_page.reload(select="qa-suite")
         window.suites_page.suites_changed.emit()
         window.tabs.setCurrentWidget(window.suites_page)
@@ -245,7 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         shut_down(ctx, servers)
     for path in shots:
         print(path)
-    return 0
+    for problem in wrong_size:
+        print("error: the window is not the size asked for:", problem, file=sys.stderr)
+    return 1 if wrong_size else 0
 
 
 if __name__ == "__main__":

@@ -208,3 +208,35 @@ def test_the_library_makes_a_suite_of_the_selected_graders(qtbot, window) -> Non
     page.key.setText("picked")
     assert page.save(), page.message.text()
     assert lib.suites.get("picked").definition.overall == "mean"
+
+
+def test_the_agreement_page_of_a_suite_run_names_the_grader_it_shows(qtbot, app_ctx, lib: Library) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.models.labels import LabelInput
+    from studio.ui.agreement import AgreementView
+
+    lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean",
+                                      graders=[SuiteMember(grader="exact"), SuiteMember(grader="has")]))
+    ids = lib.labels.sample_ids("geo")
+    lib.labels.put_many("geo", [LabelInput(sample_id=sid, verdict="PASS" if i % 3 else "FAIL")
+                                for i, sid in enumerate(ids)])
+    run = run_grader(lib, "geo-suite", "geo").id
+    view = AgreementView(app_ctx)
+    qtbot.addWidget(view)
+    view.show()
+    view.reload()
+    view.show_run(run)
+    qtbot.waitUntil(lambda: view.report is not None and view.report["run_id"] == run, timeout=WAIT_MS)
+    assert "Showing the suite's <b>overall score</b>" in view.summary.text()
+    view.grader.setCurrentIndex(view.grader.findData("has"))
+    view.report = None
+    view.compute()
+    qtbot.waitUntil(lambda: view.report is not None and view.report["grader"] == "has", timeout=WAIT_MS)
+    text = view.summary.text()
+    assert "Showing <b>has</b>, one grader of the suite" in text
+    # an interval to three decimals, like the value it bounds
+    low, high = view.report["kappa_ci"]
+    assert f"[{low:.3f}, {high:.3f}]" in text
+    assert "best " in view.sweep_plot.getPlotItem().titleLabel.text
+    best = view.report["best_threshold"]
+    assert f"best {best:.3f}" in view.sweep_plot.getPlotItem().titleLabel.text
+    app_ctx.tasks.wait_idle()

@@ -36,7 +36,8 @@ NO_RUN = ("No runs yet. Run a grader on a dataset in Run & results, then label s
 def fmt(value: float | None, ci: list[float] | None = None) -> str:
     if value is None:
         return "<i>undefined</i>"
-    return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.2f}, {ci[1]:.2f}]</span>" if ci else "")
+    # an interval to three decimals like its value (issue 35: "[0.48, 0.88]" beside "0.693")
+    return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
 
 
 def summary_html(report: dict[str, Any]) -> str:
@@ -276,7 +277,12 @@ class AgreementView(QtWidgets.QWidget):
             return
         self.report = report
         self._set_state(report)
-        self.summary.setText(summary_html(report))
+        text = summary_html(report)
+        if self.grader.isVisibleTo(self):  # a suite run: which of its scores the page measures
+            shown = self.grader.currentData()
+            text = (f"Showing <b>{html.escape(short(shown))}</b>, one grader of the suite" if shown
+                    else "Showing the suite's <b>overall score</b>") + " (choose another beside Run)<br>" + text
+        self.summary.setText(text)
         self._plot_confusion(report)
         self._plot_scatter(report)
         self._plot_sweep(report)
@@ -344,9 +350,9 @@ class AgreementView(QtWidgets.QWidget):
             return
         best = report["best_threshold"]
         # a title wider than the plot widens the whole scene and clips the plot: keep titles short
-        plot.setTitle(f"κ by threshold (best {best:g})")
-        plot.setToolTip(f"Cohen's κ at each pass threshold; best {best:g}, this run's {report['pass_threshold']:g} "
-                        "(dashed)")
+        plot.setTitle(f"κ by threshold (best {best:.3f})")
+        plot.setToolTip(f"Cohen's κ at each pass threshold; best {best:.3f}, this run's "
+                        f"{report['pass_threshold']:.3f} (dashed)")
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.plot([s["threshold"] for s in sweep], [s["kappa"] for s in sweep], pen=pg.mkPen("#2563eb", width=2),
                   symbol="o", symbolSize=6, symbolBrush="#2563eb")
