@@ -354,6 +354,11 @@ class ResultsView(QtWidgets.QWidget):
                 self.table.setCurrentIndex(self.model.index(row, 0))
                 self.table.scrollTo(self.model.index(row, 0), QtWidgets.QAbstractItemView.ScrollHint.PositionAtCenter)
 
+    def show_no_run(self, message: str) -> None:
+        """Nothing to show, and why (the run page: no run exists yet)."""
+        self.summary_bar.clear(message)
+        self._show_empty(message)
+
     def _show_empty(self, message: str) -> None:
         self.empty.setText(message)
         self.grid_stack.setCurrentWidget(self.empty)

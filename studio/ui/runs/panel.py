@@ -33,6 +33,10 @@ OPTIONS_KEY = "runs/options_shown"
 HISTORY_KEY = "runs/history_shown"
 #: a run page at least this wide shows the runs list beside the results unless the analyst hid it
 WIDE_PAGE = 1300
+#: the results pane before any run exists ("Choose a run" would point at an empty list)
+NO_RUNS = "No runs yet: choose a grader and a dataset above and press Start run."
+#: the progress bar while the grid has not caught up with the engine (issue 35: 100% beside "querying…")
+LOADING_FORMAT = "loading results…"
 
 
 def _duration(seconds: float | None) -> str:
@@ -128,6 +132,8 @@ class RunPanel(QtWidgets.QWidget):
         self.results = ResultsView(ctx)
 
         self._build_layout()
+        self.results.model.loaded.connect(self._sync_bar)
+        self.results.model.busy.connect(self._sync_bar)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self._apply_progress)
@@ -438,7 +444,8 @@ class RunPanel(QtWidgets.QWidget):
         self._pending = None
         self.isolation_warning = None
         self.progress_bar.setRange(0, max(total, 1))
-        self.progress_bar.setValue(done)
+        self._bar_run, self._bar_done = run_id, done
+        self._sync_bar()
         self.progress_label.setText(f"{done:,} / {total:,} · starting…")
         self._say(f"Run {run_id} started.")
         self._update_buttons()
@@ -457,7 +464,8 @@ class RunPanel(QtWidgets.QWidget):
         if progress is None:
             return
         self.progress_bar.setRange(0, max(progress.total, 1))
-        self.progress_bar.setValue(progress.done)
+        self._bar_done = progress.done
+        self._sync_bar()
         self.progress_label.setText(progress_text(progress))
         self.runs.update_run(progress.run_id, done=progress.done, counts=dict(progress.counts))
         self.results.refresh()
@@ -489,7 +497,8 @@ class RunPanel(QtWidgets.QWidget):
         failed = info.counts.get("error", 0) + info.counts.get("invalid", 0)
         if failed:
             text += f" · {failed:,} failed"
-        self.progress_bar.setValue(info.done)
+        self._bar_done = info.done
+        self._sync_bar()
         self.progress_label.setText(f"{info.done:,} / {info.total:,} · {info.status}")
         self._say(text, error=info.status != "completed")
         self.run_finished.emit(info)
@@ -527,6 +536,11 @@ class RunPanel(QtWidgets.QWidget):
         self._update_buttons()
 
     def _on_runs_loaded(self) -> None:
+        if self.results.run_id is None and not self.is_running():
+            if self.runs.runs:  # runs exist: the newest is shown, not "Choose a run" beside a folded list
+                self.open_run(self.runs.runs[0].id)
+            else:
+                self.results.show_no_run(NO_RUNS)
         sizes = self.splitter.sizes()
         if self.history.isVisibleTo(self) and sizes[0] and sizes[0] < self._history_width():
             width = min(self._history_width(), max(sum(sizes) // 3, 160))  # the new rows' names, whole
@@ -563,9 +577,26 @@ class RunPanel(QtWidgets.QWidget):
             self._say("Import a dataset (Datasets view) to run a grader on it.")
 
     def _idle_progress(self) -> None:
+        self._bar_run: int | None = None
+        self._bar_done = 0
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.progress_label.setText("No run in progress")
+
+    def _sync_bar(self, *_: object) -> None:
+        """The bar says no more than the grid shows: while the grid of the run still loads its rows,
+        the bar stops at the rows it has and says so, instead of 100% beside "querying…"."""
+        done = self._bar_done
+        results = self.results
+        model = results.model
+        query = model.query
+        mine = self._bar_run is not None and results.run_id == self._bar_run
+        if mine and query is not None and query.filter.empty and (model.is_loading or model.rowCount() < done):
+            self.progress_bar.setValue(min(done, model.rowCount()))
+            self.progress_bar.setFormat(LOADING_FORMAT)
+            return
+        self.progress_bar.setValue(done)
+        self.progress_bar.setFormat("%p%")
 
     def _say(self, text: str, error: bool = False) -> None:
         colour = status_hex("error") if error else "#5b6170"
