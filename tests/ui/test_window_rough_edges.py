@@ -327,3 +327,28 @@ def test_switching_the_theme_is_not_an_edit(qtbot: Any, window: Any, ctx: Any) -
     window.set_theme("light")
     assert window.page.save_button.isEnabled() and window.page.is_dirty()
     window.page.discard()
+
+
+def test_several_graders_with_an_edited_one_ask_as_export_does(qtbot: Any, window: Any, ctx: Any,
+                                                                messages: Any) -> None:
+    """Issue 35: a one-off suite ("Several…") or a saved suite with the open grader edited asks whether
+    to save the edits, instead of silently running the saved version."""
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from studio.ui.suites.picker import add_one_off
+
+    _demo(ctx)
+    ctx.library.suites.create(SuiteDefinition(key="two", overall="mean", graders=[
+        SuiteMember(grader="qa-exact-builtin"), SuiteMember(grader="qa-token-f1")]))
+    window.run_panel.reload_choices()
+    window.open_grader("qa-token-f1")
+    _edit_description(window, "edited, not saved")
+    panel = window.run_panel
+    panel.select(dataset="qa")
+    add_one_off(panel.grader, ["qa-exact-builtin", "qa-token-f1"])
+    messages.edits_answer = "cancel"
+    assert panel.start() is None and ctx.library.runs.list() == []
+    assert messages.asked[-1].startswith("use edits") and "the run" in messages.asked[-1]
+    panel.select(grader="two")
+    assert panel.start() is None and ctx.library.runs.list() == []
+    assert sum("use edits" in a for a in messages.asked) == 2
+    window.page.discard()

@@ -373,10 +373,13 @@ class RunPanel(QtWidgets.QWidget):
         if not key or not dataset:
             self._say("Choose a grader and a dataset first.", error=True)
             return None
-        if not self.confirm_grader(key):
-            return None
-        options = self.run_options()
         several = one_off_keys(key)
+        # every grader the run grades with: one, a one-off suite's, or a saved suite's (issue 35: an
+        # edited judge in "Several…" ran its saved version without a word)
+        for member in several if several is not None else self._suite_members(key) or [key]:
+            if not self.confirm_grader(member):
+                return None
+        options = self.run_options()
         if several is not None:  # "Several graders…": a one-off suite
             key, options = None, options.model_copy(update={"graders": several, "overall": "mean"})
         try:
@@ -386,6 +389,15 @@ class RunPanel(QtWidgets.QWidget):
             return None
         self._launch(info.id, info.total)
         return info.id
+
+    def _suite_members(self, key: str) -> list[str]:
+        """The graders of saved suite ``key`` (none when ``key`` names a grader)."""
+        try:
+            if not self.ctx.library.suites.exists(key):
+                return []
+            return list(self.ctx.library.suites.get(key).definition.grader_keys())
+        except Exception:  # the run's own start says what is wrong with the suite
+            return []
 
     def run_options(self) -> RunOptions:
         """The options the pickers describe (a Ray run's child process reads them back from the run)."""
