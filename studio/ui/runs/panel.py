@@ -24,6 +24,7 @@ from ..messages import describe_error
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
 from ..results.view import ResultsView
+from ..samples import preferred_dataset
 from ..suites.picker import add_suites, fill_versions, grader_row, one_off_keys
 from .history import RunsModel, resumable
 from .worker import RunWorker
@@ -138,6 +139,7 @@ class RunPanel(QtWidgets.QWidget):
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self._apply_progress)
         self.grader.currentIndexChanged.connect(self._reload_versions)
+        self.grader.currentIndexChanged.connect(self._prefer_dataset)
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button.clicked.connect(self._resume_selected)
@@ -333,6 +335,27 @@ class RunPanel(QtWidgets.QWidget):
         if not self.is_running():
             self.select(grader=key)
 
+    def _prefer_dataset(self, *_: object) -> None:
+        """Choose a dataset the grader (a suite's graders) can read: a QA judge's is qa, not json-outputs."""
+        key = self.grader.currentData()
+        if not key:
+            return
+        library = self.ctx.library
+        keys = one_off_keys(key) or self._suite_members(key) or [key]
+        tags: list[str] = []
+        kinds: set[str] = set()
+        for member in keys:
+            try:
+                record = library.graders.get(member)
+            except Exception:
+                continue
+            tags += [t for t in record.definition.tags if t not in tags]
+            kinds.add(record.kind)
+        names = [str(self.dataset.itemData(i)) for i in range(self.dataset.count())]
+        choice = preferred_dataset(tags, kinds.pop() if len(kinds) == 1 else "", names)
+        if choice is not None:
+            self._select(self.dataset, choice)
+
     def _reload_versions(self) -> None:
         self.version.clear()
         key = self.grader.currentData()
@@ -354,6 +377,8 @@ class RunPanel(QtWidgets.QWidget):
         """Preselect pickers (the library sidebar's "Run…", tests)."""
         if grader is not None:
             self._select(self.grader, grader)
+            if dataset is None:  # the grader chosen again: its dataset too, though the index did not move
+                self._prefer_dataset()
         if version is not None:
             self._select(self.version, version)
         if dataset is not None:
