@@ -144,7 +144,11 @@ class ResultsView(QtWidgets.QWidget):
             grid = int(total * GRID_SHARE)
             self.splitter.setSizes([grid, total - grid])
         if self._grid_want:
-            self.fit_grid_to(self._grid_want)
+            self.suite_grid.relayout()  # the score columns to the new width, all in view
+
+    def detail_min(self) -> int:
+        """The detail pane's least width beside a suite run's widened grid."""
+        return DETAIL_MIN
 
     def fit_grid_to(self, width: int) -> None:
         """Widen the grid to ``width`` px of columns (a suite run's scores, all in view) as far as the

@@ -140,12 +140,34 @@ class SuiteGrid(QtCore.QObject):
         for place, logical in enumerate(order):
             header.moveSection(header.visualIndex(logical), place)
         chooser.set_mode(suite=True)
-        metrics = self.view.table.fontMetrics()
-        cell = metrics.horizontalAdvance(f"{PASS} 0.00") + 18
-        for n in range(len(columns)):
-            header.resizeSection(len(COLUMNS) + n, cell)
-        header.resizeSection(COLUMN_INDEX["score"], metrics.horizontalAdvance(f"{PASS} 0.000") + 18)
+        self.relayout()
+
+    def relayout(self) -> None:
+        """Size the score columns to the view's width now (a suite run shown, the runs list opened)."""
+        columns = self.view.model.extra_columns
+        if not columns:
+            return
+        header = self.view.table.horizontalHeader()
+        overall_width = self.view.table.fontMetrics().horizontalAdvance(f"{PASS} 0.000") + 18
+        header.resizeSection(COLUMN_INDEX["score"], overall_width)
+        for n, width in enumerate(self._widths(columns, overall_width)):
+            header.resizeSection(len(COLUMNS) + n, width)
         self.view.fit_grid_to(self.scores_width())
+
+    def _widths(self, columns: tuple[Column, ...], overall_width: int) -> list[int]:
+        """Each grader column as narrow as its cells ("✓ 0.00"), wider for its title where the room the
+        grid can have (the view less the detail pane's least) allows: all of them stay in view."""
+        header = self.view.table.horizontalHeader()
+        cell = self.view.table.fontMetrics().horizontalAdvance(f"{PASS} 0.00") + 18
+        titles = [min(header.fontMetrics().horizontalAdvance(c.title) + 22, 3 * cell) for c in columns]
+        room = self.view.width() - self.view.detail_min() - overall_width
+        room -= sum(header.sectionSize(COLUMN_INDEX[key]) for key in ("sample_id", "status")) + 24
+        extra = [max(0, t - cell) for t in titles]
+        spare = room - cell * len(columns)
+        if spare <= 0 or not any(extra):
+            return [cell] * len(columns)
+        share = min(1.0, spare / sum(extra))
+        return [cell + int(e * share) for e in extra]
 
     def scores_width(self) -> int:
         """The width of the overall and grader columns, with the sample and status beside them."""
