@@ -218,6 +218,15 @@ def main(argv: list[str] | None = None) -> int:
         panel.results.select_row(2)
         wait(app, 1.0)
         shoot("17-suite-run")
+        # 19. the Agreement page on the suite run: it names the grader it measures
+        suite_run = panel.results.run_id
+        window.tabs.setCurrentWidget(window.agreement_tab)
+        view.show_run(suite_run)
+        view.grader.refresh(ctx.library, [suite_run])
+        view.grader.setCurrentIndex(view.grader.findData("qa-correctness-judge"))
+        view.compute()
+        wait(app, 30, lambda: view.report is not None and view.report.get("grader") == "qa-correctness-judge")
+        shoot("19-suite-agreement")
         window.tabs.setCurrentIndex(TAB_GRADER)
 
         # 8. dialogs

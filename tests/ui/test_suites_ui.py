@@ -239,4 +239,7 @@ def test_the_agreement_page_of_a_suite_run_names_the_grader_it_shows(qtbot, app_
     assert "best " in view.sweep_plot.getPlotItem().titleLabel.text
     best = view.report["best_threshold"]
     assert f"best {best:.3f}" in view.sweep_plot.getPlotItem().titleLabel.text
+    # κ reads 0–1 on its axis, not 0–1000 (pyqtgraph's SI prefix on a unitless axis)
+    assert all(plot.getAxis(side).autoSIPrefixScale == 1.0 for side in ("left", "bottom")
+               for plot in (view.sweep_plot, view.scatter_plot))
     app_ctx.tasks.wait_idle()

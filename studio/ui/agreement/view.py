@@ -40,6 +40,15 @@ def fmt(value: float | None, ci: list[float] | None = None) -> str:
     return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
 
 
+def _plain_axes(plot: Any) -> None:
+    """No SI prefix on a plot's unitless 0–1 axes: pyqtgraph 0.14 scales such an axis by 1000 whatever
+    enableAutoSIPrefix(False) says, and setLabel forgets the ranges (κ read 0–600 on a suite run)."""
+    for side in ("left", "bottom"):
+        axis = plot.getAxis(side)
+        axis.setSIPrefixEnableRanges(((0.0, 0.0),))
+        axis.updateAutoSIPrefix()
+
+
 def summary_html(report: dict[str, Any]) -> str:
     undefined = report["undefined"]
     excluded = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(report["excluded"].items())) or "none"
@@ -340,6 +349,7 @@ class AgreementView(QtWidgets.QWidget):
                 plot.addItem(pg.PlotDataItem([low, high], [low, high], pen=pg.mkPen("#9ca3af", style=Qt.PenStyle.DashLine)))
         plot.setLabel("bottom", "human")
         plot.setLabel("left", "judge")
+        _plain_axes(plot)
 
     def _plot_sweep(self, report: dict[str, Any]) -> None:
         plot = self.sweep_plot
@@ -362,6 +372,7 @@ class AgreementView(QtWidgets.QWidget):
                                      pen=pg.mkPen("#9ca3af", style=Qt.PenStyle.DashLine)))
         plot.setLabel("bottom", "pass threshold")
         plot.setLabel("left", "κ")
+        _plain_axes(plot)
 
     def _fill_table(self, rows: list[dict[str, Any]]) -> None:
         self.table.setRowCount(len(rows))
