@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         body.sections.setCurrentIndex(1)  # Examples
         body.preview.picker.select("qa", 1)
         body.refresh_preview()
+        window.page.try_panel.picker.select("qa", 1)
+        window.page.try_sample()  # Try on a binary judge: its verdict beside the score
+        wait(app, 20, lambda: "·" in window.page.try_panel.score.text())
         shots_table = body.shots
 
         def fill_new_example() -> None:  # a third example, written in the roomy row editor
@@ -243,6 +246,15 @@ def main(argv: list[str] | None = None) -> int:
         export = window.export_dialog
         wait(app, 10, lambda: export.file_list.count() > 0)
         shoot("09-export", export)
+        export.close()
+        # 9b. a judge with its dataset as one eval: the scripted judge's model id is a warning
+        window.open_grader("qa-correctness-judge")
+        window.export()
+        export = window.export_dialog
+        export.platform.setCurrentIndex(export.platform.findData("openai"))
+        export.dataset.setCurrentIndex(export.dataset.findData("qa"))
+        wait(app, 10, lambda: "qa.items.jsonl" in export.files)
+        shoot("09b-export-judge-with-dataset", export)
         export.close()
         settings_dialog = window.settings()
         shoot("10-settings", settings_dialog)

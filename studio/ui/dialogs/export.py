@@ -13,6 +13,7 @@ import ipaddress
 from urllib.parse import urlparse
 
 from studio.core.models import GraderDefinition
+from studio.core.models.judges import JudgeBase
 from studio.core.platforms import platforms
 from studio.core.platforms._eval import TARGETS as EVAL_TARGETS
 from studio.core.platforms._eval import export_eval
@@ -117,13 +118,16 @@ class ExportDialog(QtWidgets.QDialog):
         judge_model = self._model_of(definition)
         self.model.setPlaceholderText(f"the judge's: {judge_model}" if judge_model else "the judge's")
         self.model.setToolTip("The model id the exported judge calls on the platform (the CLI's --model)")
-        self.model.setEnabled(hasattr(definition, "endpoint"))
+        self.model.setEnabled(isinstance(definition, JudgeBase))  # a function's endpoint is its ctx's, no judge
         choices = QtWidgets.QHBoxLayout()
         choices.addWidget(self.platform, 2)
         choices.addWidget(QtWidgets.QLabel("Dataset"))
         choices.addWidget(self.dataset, 1)
-        choices.addWidget(QtWidgets.QLabel("Model id"))
+        model_label = QtWidgets.QLabel("Model id")
+        choices.addWidget(model_label)
         choices.addWidget(self.model, 1)
+        for widget in (model_label, self.model):  # only a judge names a model
+            widget.setVisible(self.model.isEnabled())
         top = QtWidgets.QFormLayout()
         top.addRow("Target platform", choices)
         top.addRow("", self.support)
