@@ -30,3 +30,27 @@ def test_no_state_grows_the_window_past_the_screen(tmp_path: Path, size: tuple[i
                            "--basetemp", str(tmp_path / "walk")],
                           capture_output=True, text=True, env=env, timeout=880, cwd=HERE.parents[1])
     assert done.returncode == 0, f"at {width}x{height}:\n" + done.stdout[-6000:] + done.stderr[-2000:]
+
+
+def test_the_walk_names_the_widget_whose_minimum_widens_the_window(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The checker itself: a button deep in a row of a page in a stack is named, with the width it asks."""
+    from window_growth import explain
+
+    from studio.ui.qt import QtWidgets
+
+    window = QtWidgets.QMainWindow()
+    qtbot.addWidget(window)
+    stack = QtWidgets.QStackedWidget()
+    page = QtWidgets.QWidget()
+    page.toolbar = QtWidgets.QWidget(page)  # type: ignore[attr-defined]
+    row = QtWidgets.QHBoxLayout(page.toolbar)  # type: ignore[attr-defined]
+    wide = QtWidgets.QPushButton("Align judge…")
+    wide.setMinimumWidth(1500)
+    row.addWidget(QtWidgets.QLabel("Run"))
+    row.addWidget(wide)
+    QtWidgets.QVBoxLayout(page).addWidget(page.toolbar)  # type: ignore[attr-defined]
+    stack.addWidget(QtWidgets.QLabel("another page"))
+    stack.addWidget(page)  # a hidden page of a stack counts: the stack is as wide as its widest
+    window.setCentralWidget(stack)
+    text = explain(window)
+    assert "QPushButton 'Align judge…' 1500" in text and "QWidget.toolbar" in text, text
