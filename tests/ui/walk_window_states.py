@@ -20,6 +20,7 @@ from window_growth import explain
 
 from studio.core.demo import DEMO_ENDPOINT, build_demo
 from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.graders.registry import kind_labels
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store.endpoints import EndpointRepository, demo_endpoint_config
 from studio.ui.main_window import TAB_DATASETS, TAB_GRADER, TAB_RUN, MainWindow
@@ -181,7 +182,9 @@ def _walk(qtbot: Any, window: MainWindow, ctx: Any) -> None:
         _check(window, f"page {window.tabs.tabText(index)!r}, no run yet")
 
     # every grader: each kind's editor, each tab of its designer, the bottom panel folded and not
-    for record in sorted(ctx.library.graders.list(), key=lambda r: r.key):
+    records = sorted(ctx.library.graders.list(), key=lambda r: r.key)
+    assert {r.kind for r in records} == set(kind_labels()), "the demo no longer has a grader of every kind"
+    for record in records:
         assert window.open_grader(record.key)
         ctx.tasks.wait_idle()
         state = f"grader {record.key} ({record.kind})"
