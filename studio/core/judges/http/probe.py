@@ -63,7 +63,7 @@ async def probe_endpoint(config: EndpointConfig, api_key: str | None = None) -> 
         request = ChatRequest(
             messages=[user("Reply with the single word OK.")],
             max_tokens=5,
-            logprobs=config.kind == "openai",
+            logprobs=config.kind in ("openai", "azure"),
             temperature=0.0,
         )
         started = time.perf_counter()
@@ -97,7 +97,7 @@ async def _structured(
     config: EndpointConfig, api_key: str | None, notes: list[str]
 ) -> StructuredOutput:
     """The first schema dialect the server accepts (a refusal moves on to the next)."""
-    if config.kind != "openai":
+    if config.kind not in ("openai", "azure"):
         return "none"
     for mode in PROBE_ORDER:
         trial = config.model_copy(update={"structured_output": mode})
