@@ -110,16 +110,21 @@ def naming_judge(log: JudgeLog, hostile: bool = False,
     ``hostile``: each answer is framed one of several ways a server may send it, in turn: plain;
     followed in the same write by a stray answer naming another sample; its head sent before the
     request's body is read, after two interim (1xx) answers; dripped in small pieces (status line,
-    headers and body split mid-way, chunked with chunks split); gzip-encoded and split; and
-    followed, in a separate write, by a copy of itself (a double send). ``check``: a refusal
+    headers and body split mid-way, chunked with chunks split); gzip-encoded and split; and sent
+    twice, the copy written once the next request on the connection has arrived (so no client
+    can have seen it before sending that request). ``check``: a refusal
     (an error text) for a request the test does not accept, answered with HTTP 400."""
 
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        copy = b""
         while True:
             try:
                 head = await reader.readuntil(b"\r\n\r\n")
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
+            if copy:  # the previous answer again, now that the next request has left the client
+                writer.write(copy)
+                copy = b""
             lines = head.decode("latin-1").split("\r\n")
             headers = {}
             for line in lines[1:]:
@@ -171,11 +176,9 @@ def naming_judge(log: JudgeLog, hostile: bool = False,
                 await writer.drain()
                 await asyncio.sleep(0.001)
                 writer.write(whole[middle:])
-            else:  # a double send: the same answer again, in a write of its own
+            else:  # a double send: this answer again, written ahead of the next request's answer
                 writer.write(response(content))
-                await writer.drain()
-                await asyncio.sleep(0)
-                writer.write(response(content))
+                copy = response(content)
             await writer.drain()
 
     return handler

@@ -29,6 +29,7 @@ What this module adds on top:
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextvars
 import functools
 import weakref
@@ -183,7 +184,7 @@ class EndpointPool:
         self._free = asyncio.Semaphore(self.concurrency)
         self._slot = _Slot(self)
         self._session: aiohttp.ClientSession | None = None
-        self._routes: dict[str, tuple[str | None, aiohttp.BasicAuth | None]] = {}
+        self._routes: dict[str, tuple[str | None, dict[str, str] | None, bool]] = {}
         self._closed = False
 
     def slot(self) -> _Slot:
@@ -212,19 +213,23 @@ class EndpointPool:
         )
         return self._session
 
-    def route(self, url: str) -> tuple[str | None, aiohttp.BasicAuth | None]:
-        """(proxy URL, proxy credentials) for ``url``; the environment is read once a pool."""
+    def route(self, url: str) -> tuple[str | None, dict[str, str] | None, bool]:
+        """(proxy URL, the proxy's credentials as a header, whether that header goes on the
+        request itself) for ``url``; the environment is read once a pool. An https request's
+        credentials go on the CONNECT only: inside the tunnel they would reach the judge."""
         found = self._routes.get(url)
         if found is None:
             proxy: Proxy | None = proxy_for(url, self.proxy)
             auth = None
             if proxy is not None and proxy.username is not None:
-                auth = aiohttp.BasicAuth(proxy.username, proxy.password or "")
+                pair = f"{proxy.username}:{proxy.password or ''}".encode()
+                auth = {"Proxy-Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
                 if proxy.password:
                     remember_secret(proxy.password)
             if len(self._routes) > 64:
                 self._routes.clear()
-            found = self._routes[url] = (proxy.url if proxy else None, auth)
+            plain = url[:5].lower() == "http:"
+            found = self._routes[url] = (proxy.url if proxy else None, auth, plain)
         return found
 
     async def send(
@@ -239,13 +244,16 @@ class EndpointPool:
         """One request, inside a slot (``lease`` is what ``slot()`` gave); the answer is read
         whole (gzip decompressed), never more than ``max_body`` of it."""
         session = self._session or self._open()
-        proxy, auth = self.route(url)
+        proxy, auth, on_request = self.route(url)
+        if auth is not None and on_request:
+            headers = {**headers, **auth}
         for _ in range(2):
             _EXCHANGE.set(None)
             try:
                 async with session.request(
                     method, url, data=body if body or method == "POST" else None, headers=headers,
-                    allow_redirects=False, proxy=proxy, proxy_auth=auth, ssl=self._ssl or True,
+                    allow_redirects=False, proxy=proxy,
+                    proxy_headers=None if on_request else auth, ssl=self._ssl or True,
                 ) as response:
                     try:
                         content = await _read(response, max_body)
