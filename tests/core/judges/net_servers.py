@@ -5,6 +5,7 @@ tunnels, each recorded) and a test certificate authority, all in a thread of the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import gzip
 import ipaddress
@@ -284,7 +285,7 @@ def make_ca(folder: Path, host: str) -> TestCA:
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     ca_key = ec.generate_private_key(ec.SECP256R1())
     ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Grader Studio test root CA")])
     ca_cert = (
@@ -302,10 +303,8 @@ def make_ca(folder: Path, host: str) -> TestCA:
     )
     key = ec.generate_private_key(ec.SECP256R1())
     names: list[Any] = [x509.DNSName(host)]
-    try:
+    with contextlib.suppress(ValueError):
         names = [x509.IPAddress(ipaddress.ip_address(host))]
-    except ValueError:
-        pass
     cert = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)]))

@@ -99,25 +99,25 @@ def test_a_judge_reached_only_through_a_forward_proxy_from_the_environment(
     judge_log, proxy_log = JudgeLog(), ProxyLog()
     secret = "pr0xy-s3cret"
     need = "Basic " + base64.b64encode(f"analyst:{secret}".encode()).decode()
-    with ThreadServer(naming_judge(judge_log)) as judge:
-        with ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port}, need)) as proxy:
-            monkeypatch.setenv("HTTP_PROXY", f"http://analyst:{secret}@127.0.0.1:{proxy.port}")
-            save_endpoint(library, "http://judge.invalid/v1")
-            rows = run_named(library, 6)
-            assert_on_own_samples(rows)
-            assert proxy_log.lines and all(
-                line == "POST http://judge.invalid/v1/chat/completions HTTP/1.1"
-                for line in proxy_log.lines)
-            assert set(proxy_log.authorizations) == {need}
-            # the judge saw the request without the proxy's credentials
-            assert all("proxy-authorization" not in headers for _, headers in judge_log.requests)
+    with ThreadServer(naming_judge(judge_log)) as judge, \
+            ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port}, need)) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://analyst:{secret}@127.0.0.1:{proxy.port}")
+        save_endpoint(library, "http://judge.invalid/v1")
+        rows = run_named(library, 6)
+        assert_on_own_samples(rows)
+        assert proxy_log.lines and all(
+            line == "POST http://judge.invalid/v1/chat/completions HTTP/1.1"
+            for line in proxy_log.lines)
+        assert set(proxy_log.authorizations) == {need}
+        # the judge saw the request without the proxy's credentials
+        assert all("proxy-authorization" not in headers for _, headers in judge_log.requests)
 
-            # `endpoints test` says which proxy it used, never the credentials
-            assert main(["--db", str(db_path), "endpoints", "test", "judge"]) == 0
-            out = capsys.readouterr().out
-            assert f"route: through the proxy http://127.0.0.1:{proxy.port} from HTTP_PROXY " \
-                   "(with credentials)" in out
-            assert secret not in out
+        # `endpoints test` says which proxy it used, never the credentials
+        assert main(["--db", str(db_path), "endpoints", "test", "judge"]) == 0
+        out = capsys.readouterr().out
+        assert f"route: through the proxy http://127.0.0.1:{proxy.port} from HTTP_PROXY " \
+               "(with credentials)" in out
+        assert secret not in out
     stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
     assert secret.encode() not in stored
 
@@ -126,21 +126,21 @@ def test_the_endpoint_proxy_wins_over_the_environment_and_no_proxy_goes_direct(
     library, monkeypatch
 ) -> None:
     proxy_log = ProxyLog()
-    with ThreadServer(naming_judge(JudgeLog())) as judge:
-        with ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port})) as proxy:
-            # the environment names a proxy that is not there: the endpoint's own wins
-            monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
-            monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
-            save_endpoint(library, "http://judge.invalid/v1", proxy=f"http://127.0.0.1:{proxy.port}")
-            assert_on_own_samples(run_named(library, 3))
-            assert len(proxy_log.lines) == 3
+    with ThreadServer(naming_judge(JudgeLog())) as judge, \
+            ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port})) as proxy:
+        # the environment names a proxy that is not there: the endpoint's own wins
+        monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
+        monkeypatch.setenv("ALL_PROXY", "http://127.0.0.1:9")
+        save_endpoint(library, "http://judge.invalid/v1", proxy=f"http://127.0.0.1:{proxy.port}")
+        assert_on_own_samples(run_named(library, 3))
+        assert len(proxy_log.lines) == 3
 
-            # no_proxy sends the judge's address direct, past both proxies
-            monkeypatch.setenv("NO_PROXY", "example.com, 127.0.0.0/8")
-            save_endpoint(library, f"http://127.0.0.1:{judge.port}/v1",
-                          proxy=f"http://127.0.0.1:{proxy.port}")
-            assert_on_own_samples(run_named(library, 3))
-            assert len(proxy_log.lines) == 3
+        # no_proxy sends the judge's address direct, past both proxies
+        monkeypatch.setenv("NO_PROXY", "example.com, 127.0.0.0/8")
+        save_endpoint(library, f"http://127.0.0.1:{judge.port}/v1",
+                      proxy=f"http://127.0.0.1:{proxy.port}")
+        assert_on_own_samples(run_named(library, 3))
+        assert len(proxy_log.lines) == 3
 
 
 def test_a_proxy_that_is_down_is_said_in_words_before_the_run(library, monkeypatch) -> None:
@@ -161,24 +161,24 @@ def test_a_tls_judge_through_connect_trusts_the_ca_bundle_and_nothing_looser(
 ) -> None:
     ca = make_ca(tmp_path / "ca", "judge.invalid")
     proxy_log = ProxyLog()
-    with ThreadServer(naming_judge(JudgeLog()), tls=ca.server_context()) as judge:
-        with ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port})) as proxy:
-            proxy_url = f"http://127.0.0.1:{proxy.port}"
-            # without the company CA the certificate is not trusted, and that is said in words
-            save_endpoint(library, "https://judge.invalid/v1", proxy=proxy_url, max_retries=0)
-            [row] = run_named(library, 1)
-            assert row["status"] == "error"
-            assert "TLS certificate of judge.invalid:443 is not trusted" in row["error"]
-            assert "--ca-bundle" in row["error"]
+    with ThreadServer(naming_judge(JudgeLog()), tls=ca.server_context()) as judge, \
+            ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port})) as proxy:
+        proxy_url = f"http://127.0.0.1:{proxy.port}"
+        # without the company CA the certificate is not trusted, and that is said in words
+        save_endpoint(library, "https://judge.invalid/v1", proxy=proxy_url, max_retries=0)
+        [row] = run_named(library, 1)
+        assert row["status"] == "error"
+        assert "TLS certificate of judge.invalid:443 is not trusted" in row["error"]
+        assert "--ca-bundle" in row["error"]
 
-            # given with --ca-bundle through the CLI, the same endpoint works, through CONNECT only
-            assert main(["--db", str(db_path), "endpoints", "add", "judge", "--replace",
-                         "--base-url", "https://judge.invalid/v1", "--model", "judge",
-                         "--proxy", proxy_url, "--ca-bundle", str(ca.ca_pem)]) == 0
-            assert "also trusting the CAs in" in capsys.readouterr().out
-            assert_on_own_samples(run_named(library, 4))
-            assert proxy_log.lines and all(line == "CONNECT judge.invalid:443 HTTP/1.1"
-                                           for line in proxy_log.lines)
+        # given with --ca-bundle through the CLI, the same endpoint works, through CONNECT only
+        assert main(["--db", str(db_path), "endpoints", "add", "judge", "--replace",
+                     "--base-url", "https://judge.invalid/v1", "--model", "judge",
+                     "--proxy", proxy_url, "--ca-bundle", str(ca.ca_pem)]) == 0
+        assert "also trusting the CAs in" in capsys.readouterr().out
+        assert_on_own_samples(run_named(library, 4))
+        assert proxy_log.lines and all(line == "CONNECT judge.invalid:443 HTTP/1.1"
+                                       for line in proxy_log.lines)
 
 
 def test_ssl_cert_file_replaces_the_base_store(library, tmp_path: Path, monkeypatch) -> None:

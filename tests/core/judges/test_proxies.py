@@ -1,0 +1,54 @@
+"""Which proxy a judge call takes, read as curl reads it (judges/http/proxies.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from studio.core.judges.http.proxies import ProxyError, bypassed, proxy_for
+
+
+def test_the_scheme_variable_then_all_proxy_lower_case_first() -> None:
+    env = {"HTTPS_PROXY": "http://upper:3128", "https_proxy": "http://lower:3128",
+           "ALL_PROXY": "http://all:8080", "HTTP_PROXY": "plain:8000"}
+    assert proxy_for("https://api.example.com/v1", environ=env).url == "http://lower:3128"
+    assert proxy_for("https://api.example.com/v1", environ=env).source == "https_proxy"
+    assert proxy_for("http://api.example.com/v1", environ=env).url == "http://plain:8000"
+    assert proxy_for("https://x.com/", environ={"ALL_PROXY": "https://all:8443"}).url == \
+        "https://all:8443"
+    assert proxy_for("https://x.com/", environ={}) is None
+
+
+def test_the_endpoint_proxy_wins_and_no_proxy_still_applies() -> None:
+    env = {"HTTPS_PROXY": "http://env:3128", "NO_PROXY": ".internal.corp"}
+    assert proxy_for("https://x.com/", "http://mine:3128", env).source == "the endpoint's proxy"
+    assert proxy_for("https://llm.internal.corp/v1", "http://mine:3128", env) is None
+
+
+@pytest.mark.parametrize(("host", "entries", "direct"), [
+    ("api.example.com", "example.com", True),
+    ("api.example.com", ".example.com", True),
+    ("example.com", ".example.com", True),
+    ("badexample.com", "example.com", False),
+    ("api.example.com", "*.example.com", True),
+    ("10.1.2.3", "10.0.0.0/8", True),
+    ("10.1.2.3", "10.1.2.3", True),
+    ("11.1.2.3", "10.0.0.0/8", False),
+    ("::1", "::1", True),
+    ("anything", "*", True),
+    ("host.corp", "other.corp:8080, host.corp:443", True),
+    ("host.corp", "", False),
+])
+def test_no_proxy_hosts_suffixes_addresses_and_star(host: str, entries: str, direct: bool) -> None:
+    assert bypassed(host, entries) is direct
+
+
+def test_credentials_are_kept_apart_and_never_shown() -> None:
+    proxy = proxy_for("https://x.com/", environ={"https_proxy": "http://me:p%40ss@proxy:3128"})
+    assert proxy is not None
+    assert (proxy.username, proxy.password, proxy.url) == ("me", "p@ss", "http://proxy:3128")
+    assert "p@ss" not in proxy.shown and "me" not in proxy.shown.split(" from ")[0]
+
+
+def test_a_socks_proxy_is_refused_in_words() -> None:
+    with pytest.raises(ProxyError, match="speaks to http:// and https:// proxies only"):
+        proxy_for("https://x.com/", environ={"ALL_PROXY": "socks5://proxy:1080"})
