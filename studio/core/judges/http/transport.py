@@ -244,6 +244,10 @@ class EndpointPool:
         """One request, inside a slot (``lease`` is what ``slot()`` gave); the answer is read
         whole (gzip decompressed), never more than ``max_body`` of it."""
         session = self._session or self._open()
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value or "\0" in value:
+                # the value may be a key: name the header, never print the value
+                raise HTTPProtocolError(f"request header {name[:40]!r} holds a line break; not sent")
         proxy, auth, on_request = self.route(url)
         if auth is not None and on_request:
             headers = {**headers, **auth}
@@ -379,8 +383,9 @@ def describe(exc: BaseException, url: str, proxy: str | None = None) -> Connecti
     if isinstance(exc, aiohttp.ClientPayloadError):
         return RemoteClosed(f"{where} sent a body that was cut short or badly framed")
     if isinstance(exc, aiohttp.ClientResponseError):
+        said = " ".join(str(exc.message).split())  # aiohttp's parser points with a caret
         return HTTPProtocolError(
-            f"the answer from {where} is not HTTP/1.x as expected ({scrub(exc.message)[:120]})"
+            f"the answer from {where} is not HTTP/1.x as expected ({scrub(said)[:160]})"
         )
     if isinstance(exc, aiohttp.InvalidURL | ValueError):
         return ConnectionFailed(f"the URL {scrub(url)[:200]!r} cannot be requested ({exc})")
