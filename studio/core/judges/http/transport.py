@@ -32,6 +32,7 @@ import asyncio
 import base64
 import contextvars
 import functools
+import ssl
 import weakref
 import zlib
 from dataclasses import dataclass
@@ -179,8 +180,8 @@ class EndpointPool:
         self.connect_timeout = connect_timeout
         self.proxy = proxy
         self.ca_bundle = ca_bundle
-        # a plain-http endpoint (a local server, the scripted judge) builds no TLS context up front
-        self._ssl = ssl_context(ca_bundle) if tls or ca_bundle else None
+        self._tls = tls or bool(ca_bundle)
+        self._ssl: ssl.SSLContext | None = None
         self._free = asyncio.Semaphore(self.concurrency)
         self._slot = _Slot(self)
         self._session: aiohttp.ClientSession | None = None
@@ -194,6 +195,10 @@ class EndpointPool:
         """The session, made on first use (inside the run's loop, which aiohttp binds it to)."""
         if self._closed:
             raise RemoteClosed("the endpoint's connections are closed")
+        # a plain-http endpoint (a local server, the scripted judge) builds no TLS context; a CA
+        # bundle that cannot be read is the samples' error (TrustStoreError, a sentence)
+        if self._tls:
+            self._ssl = ssl_context(self.ca_bundle)
         connector = _Connector(
             limit=self.concurrency, limit_per_host=0, ssl=self._ssl or True,
             ttl_dns_cache=300, enable_cleanup_closed=False,
