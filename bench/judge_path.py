@@ -138,7 +138,7 @@ def child_cpu() -> float:
 
 
 def timed_run(
-    db: Path, key: str, *extra: str, profile: Path | None = None, backend: str = ""
+    db: Path, key: str, *extra: str, profile: Path | None = None, tree: str = ""
 ) -> tuple[float, float, float]:
     """(wall seconds of the whole command, seconds on the run's own clock, CPU seconds of the
     command): the second is the ``elapsed`` of the run's last progress event, from the moment its
@@ -152,7 +152,8 @@ def timed_run(
                    "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
                    *command]
     started, cpu = time.perf_counter(), child_cpu()
-    env = {**os.environ, "STUDIO_JUDGE_HTTP": backend} if backend else None
+    # another source tree's studio (--base): its package first on the path, same interpreter
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     elapsed, cpu = time.perf_counter() - started, child_cpu() - cpu
     if done.returncode not in (0, 1):
@@ -249,12 +250,12 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=640)
     parser.add_argument("--repeat", type=int, default=3, help="best of N for each timing")
     parser.add_argument("--profile", type=Path, help="write py-spy flame graphs here")
-    parser.add_argument("--backends", default="",
-                        help="comma-separated HTTP clients of the judge path to measure side by side "
-                             "(the tree must offer them through STUDIO_JUDGE_HTTP; default: the tree's own)")
+    parser.add_argument("--base", default="",
+                        help="another source tree (a git worktree of the base commit) whose studio "
+                             "is measured in the same run, before this tree's")
     args = parser.parse_args()
     n = args.samples
-    backends = [b.strip() for b in args.backends.split(",")] if args.backends else [""]
+    trees = [str(Path(args.base).resolve()), ""] if args.base else [""]
     ideal = n * LATENCY_MS / 1000 / CONCURRENCY
     proc, base_url = start_server()
     ratios: dict[str, float] = {}
@@ -275,13 +276,13 @@ def main() -> int:
                 bodies = record_bodies(db, key, base_url)
                 bare = min(asyncio.run(bare_client(base_url, bodies)) for _ in range(args.repeat))
                 print(f"{kind + ' judge, bare client':<36} {bare:6.3f} s  {bare / ideal:4.2f}x ideal")
-                for backend in backends:
+                for tree in trees:
                     # start-up, measured by a one-sample run: wall (interpreter, imports, opening the
                     # library) and on the run's own clock (the first prompt's template compile: pybars
                     # builds its grammar on first use), each less one call's latency
-                    firsts = [timed_run(db, key, "--limit", "1", backend=backend)
+                    firsts = [timed_run(db, key, "--limit", "1", tree=tree)
                               for _ in range(args.repeat)]
-                    runs = [timed_run(db, key, backend=backend) for _ in range(args.repeat)]
+                    runs = [timed_run(db, key, tree=tree) for _ in range(args.repeat)]
                     latency = LATENCY_MS / 1000 * round(len(bodies) / n)  # a range judge asks twice
                     wall_startup = min(wall for wall, _, _ in firsts) - latency
                     clock_startup = min(clock for _, clock, _ in firsts) - latency
@@ -292,8 +293,9 @@ def main() -> int:
                     # judged: the run's own clock less its in-run start-up; wall less wall start-up
                     # subtracts two seconds-long figures that swing by a second under load
                     studio = min(clock for _, clock, _ in runs) - clock_startup
-                    ratios[f"{kind} {backend}"] = studio / bare
-                    print(f"{kind + ' judge, studio on ' + (backend or 'its client'):<36} "
+                    if not tree:  # the goal is this tree's
+                        ratios[kind] = studio / bare
+                    print(f"{kind + ' judge, studio on ' + ('base' if tree else 'this tree'):<36} "
                           f"{studio:6.3f} s  "
                           f"{studio / ideal:4.2f}x ideal  {studio / bare:4.2f}x bare  "
                           f"(run clock, first render's {clock_startup:.2f} s subtracted; target <= "

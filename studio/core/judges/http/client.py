@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -36,12 +35,6 @@ from .transport import (
 )
 
 log = logging.getLogger("studio.judges")
-
-# measurement only (bench/judge_path.py, issue 34): the judge path on each candidate HTTP client
-if os.environ.get("STUDIO_JUDGE_HTTP") == "legacy":
-    from .legacy_transport import close_pools, open_pools  # type: ignore[assignment]
-elif os.environ.get("STUDIO_JUDGE_HTTP") == "httpx":
-    from .httpx_transport import close_pools, open_pools  # type: ignore[assignment]
 
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 #: a request that timed out is sent unchanged once more at most: a server still generating the
@@ -86,10 +79,9 @@ class JudgeClient:
             RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         )
         key = f"{config.name} {config.base_url} {config.proxy} {config.ca_bundle}"
-        extra = ({} if os.environ.get("STUDIO_JUDGE_HTTP") == "legacy"
-                 else {"proxy": config.proxy, "ca_bundle": config.ca_bundle})
         self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0),
-                                tls=not config.base_url.lower().startswith("http://"), **extra)
+                                tls=not config.base_url.lower().startswith("http://"),
+                                proxy=config.proxy, ca_bundle=config.ca_bundle)
         self.calls = 0
         #: calls sent and not yet answered (the run's progress shows it)
         self.in_flight = 0

@@ -269,7 +269,7 @@ class EndpointPool:
                     except BaseException:
                         response.close()  # a half-read answer poisons the connection
                         raise
-                    if _settle(content):
+                    if _settle(content, response.status):
                         return Reply(response.status, response.headers, content)
                     # the very answer this connection gave last time: a stray copy that arrived
                     # after this request left; the connection is dropped, ask again on another
@@ -287,13 +287,13 @@ class EndpointPool:
             await self._session.close()
 
 
-def _settle(content: bytes) -> bool:
-    """Record a whole answer on its connection; False when it repeats that connection's previous
-    answer byte for byte. Real servers stamp each answer with its own id, so a repeat is a
-    server's double send read as this request's answer (it arrived after the request left), not
-    an answer to it."""
+def _settle(content: bytes, status: int) -> bool:
+    """Record a whole answer on its connection; False when a successful answer repeats that
+    connection's previous one byte for byte. Real servers stamp each answer with its own id, so a
+    repeat is a server's double send read as this request's answer (it arrived after the request
+    left), not an answer to it. Error answers (a 429's fixed body) do repeat, and are not judged."""
     protocol = _EXCHANGE.get()
-    if protocol is None:
+    if protocol is None or not 200 <= status < 300:
         return True
     previous = protocol.last_answer
     protocol.last_answer = content
