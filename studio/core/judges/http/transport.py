@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
+from yarl import URL
 
 from studio import __version__
 
@@ -185,7 +186,7 @@ class EndpointPool:
         self._free = asyncio.Semaphore(self.concurrency)
         self._slot = _Slot(self)
         self._session: aiohttp.ClientSession | None = None
-        self._routes: dict[str, tuple[str | None, dict[str, str] | None, bool]] = {}
+        self._routes: dict[str, tuple[str | None, dict[str, str] | None, bool, URL]] = {}
         self._closed = False
 
     def slot(self) -> _Slot:
@@ -218,9 +219,10 @@ class EndpointPool:
         )
         return self._session
 
-    def route(self, url: str) -> tuple[str | None, dict[str, str] | None, bool]:
+    def route(self, url: str) -> tuple[str | None, dict[str, str] | None, bool, URL]:
         """(proxy URL, the proxy's credentials as a header, whether that header goes on the
-        request itself) for ``url``; the environment is read once a pool. An https request's
+        request itself, the parsed URL) for ``url``; the environment is read once a pool, and
+        each URL parsed once. An https request's
         credentials go on the CONNECT only: inside the tunnel they would reach the judge."""
         found = self._routes.get(url)
         if found is None:
@@ -234,7 +236,7 @@ class EndpointPool:
             if len(self._routes) > 64:
                 self._routes.clear()
             plain = url[:5].lower() == "http:"
-            found = self._routes[url] = (proxy.url if proxy else None, auth, plain)
+            found = self._routes[url] = (proxy.url if proxy else None, auth, plain, URL(url))
         return found
 
     async def send(
@@ -253,14 +255,14 @@ class EndpointPool:
             if "\r" in value or "\n" in value or "\0" in value:
                 # the value may be a key: name the header, never print the value
                 raise HTTPProtocolError(f"request header {name[:40]!r} holds a line break; not sent")
-        proxy, auth, on_request = self.route(url)
+        proxy, auth, on_request, target = self.route(url)
         if auth is not None and on_request:
             headers = {**headers, **auth}
         for _ in range(2):
             _EXCHANGE.set(None)
             try:
                 async with session.request(
-                    method, url, data=body if body or method == "POST" else None, headers=headers,
+                    method, target, data=body if body or method == "POST" else None, headers=headers,
                     allow_redirects=False, proxy=proxy,
                     proxy_headers=None if on_request else auth, ssl=self._ssl or True,
                 ) as response:
