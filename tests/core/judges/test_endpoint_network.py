@@ -307,3 +307,22 @@ def test_a_test_on_a_wrong_port_says_connection_refused_in_words() -> None:
     assert "cannot connect to 127.0.0.1:9: connection refused (is the server running" in said
     assert "Errno" not in said and "ConnectionRefusedError" not in said
     assert "route: direct connection (no proxy)" in said
+
+
+def test_proxy_credentials_go_on_the_connect_and_never_into_the_tunnel(
+    library, tmp_path: Path, monkeypatch
+) -> None:
+    ca = make_ca(tmp_path / "ca", "judge.invalid")
+    judge_log, proxy_log = JudgeLog(), ProxyLog()
+    need = "Basic " + base64.b64encode(b"analyst:tunnel-s3cret").decode()
+    with ThreadServer(naming_judge(judge_log), tls=ca.server_context()) as judge, \
+            ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port}, need)) as proxy:
+        monkeypatch.setenv("https_proxy", f"http://analyst:tunnel-s3cret@127.0.0.1:{proxy.port}")
+        save_endpoint(library, "https://judge.invalid/v1", ca_bundle=str(ca.ca_pem))
+        assert_on_own_samples(run_named(library, 3))
+    assert proxy_log.lines and all(line.startswith("CONNECT judge.invalid:443 ")
+                                   for line in proxy_log.lines)
+    assert set(proxy_log.authorizations) == {need}
+    # inside the tunnel, the judge saw no proxy credentials
+    assert judge_log.requests and all("proxy-authorization" not in headers
+                                      for _, headers in judge_log.requests)
