@@ -52,3 +52,10 @@ def test_credentials_are_kept_apart_and_never_shown() -> None:
 def test_a_socks_proxy_is_refused_in_words() -> None:
     with pytest.raises(ProxyError, match="speaks to http:// and https:// proxies only"):
         proxy_for("https://x.com/", environ={"ALL_PROXY": "socks5://proxy:1080"})
+
+
+def test_loopback_never_takes_the_environment_proxy_only_the_endpoints() -> None:
+    env = {"HTTP_PROXY": "http://corp:3128", "HTTPS_PROXY": "http://corp:3128"}
+    for url in ("http://127.0.0.1:8080/v1", "http://localhost:8080/v1", "https://[::1]:8443/v1"):
+        assert proxy_for(url, environ=env) is None
+    assert proxy_for("http://127.0.0.1:8080/v1", "http://mine:3128", env).url == "http://mine:3128"

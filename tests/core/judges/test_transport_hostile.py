@@ -361,3 +361,23 @@ def test_the_judge_client_names_a_malformed_status_line() -> None:
     assert "is not HTTP/1.x as expected (Bad status line" in message and "HELLO THERE" in message
     assert "gave up after 2 attempts" in message
     json.dumps(message)  # a plain sentence, storable as the sample's error
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (b"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 4\r\n\r\nabcd",
+         "compressed as 'br', which the studio did not ask for"),
+        (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 8\r\n\r\nnot gzip",
+         "gzip answer is corrupt"),
+    ],
+)
+def test_an_answer_in_an_encoding_not_asked_for_or_corrupt_is_said(answer: bytes, said: str) -> None:
+    error = exchange(once(answer))
+    assert isinstance(error, HTTPProtocolError) and said in str(error), error
+
+
+def test_a_gzip_answer_is_read_whole() -> None:
+    packed = gzip.compress(ANSWER * 100)
+    reply = exchange(once(ok(packed, b"Content-Encoding: gzip\r\n")))
+    assert reply.content == ANSWER * 100

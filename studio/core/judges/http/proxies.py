@@ -7,6 +7,9 @@ then ``all_proxy``/``ALL_PROXY`` (the lower-case name first, as curl reads them)
 (``example.com`` and ``.example.com`` both cover ``api.example.com``), an IP address or a CIDR block
 matches addresses, ``*`` matches everything. ``no_proxy`` also applies to an endpoint's own proxy,
 so a company-wide exception holds for every endpoint (as curl's ``--noproxy`` list does).
+Loopback (``localhost``, 127.0.0.0/8, ::1: a local llama.cpp server, the demo judge) never takes
+the environment's proxy, which cannot reach this machine's loopback; only an endpoint's own proxy
+applies there.
 
 Credentials in a proxy URL (``http://user:secret@proxy:3128``) come only from the environment, are
 sent to the proxy only (``Proxy-Authorization``), and are never stored or printed: ``shown`` is
@@ -110,6 +113,16 @@ def bypassed(host: str, no_proxy: str) -> bool:
     return False
 
 
+def _loopback(host: str) -> bool:
+    host = host.strip("[]").rstrip(".").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def proxy_for(
     url: str, endpoint_proxy: str | None = None, environ: Mapping[str, str] | None = None
 ) -> Proxy | None:
@@ -122,6 +135,8 @@ def proxy_for(
         return None
     if endpoint_proxy:
         return split_proxy_url(endpoint_proxy, "the endpoint's proxy")
+    if _loopback(host):
+        return None
     scheme = parts.scheme.lower()
     for name in (f"{scheme}_proxy", "all_proxy"):
         found = _env(environ, name)
