@@ -381,3 +381,41 @@ def test_a_gzip_answer_is_read_whole() -> None:
     packed = gzip.compress(ANSWER * 100)
     reply = exchange(once(ok(packed, b"Content-Encoding: gzip\r\n")))
     assert reply.content == ANSWER * 100
+
+
+def test_a_connection_that_is_never_accepted_is_said_in_words() -> None:
+    """A listener whose accept queue is full drops the handshake: the connect times out."""
+    import socket
+
+    from studio.core.judges.http.transport import ConnectionFailed
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port = listener.getsockname()[1]
+    fillers = []
+    try:
+        for _ in range(4):  # fill the accept queue (never accepted)
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", port))
+            fillers.append(filler)
+
+        async def go() -> BaseException | None:
+            pool = EndpointPool(1, 0.3, tls=False)
+            try:
+                await post(pool, f"http://127.0.0.1:{port}/v1/chat/completions", timeout=10)
+            except BaseException as exc:  # noqa: BLE001 - the test inspects what was raised
+                return exc
+            finally:
+                await pool.aclose()
+            return None
+
+        error = asyncio.run(go())
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()
+    assert isinstance(error, ConnectionFailed), error
+    assert f"no connection to 127.0.0.1:{port} within 0.3 s" in str(error)

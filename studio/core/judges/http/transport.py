@@ -135,7 +135,8 @@ class _Connector(aiohttp.TCPConnector):
                 return connection
             protocol.force_close()  # a stray answer or a 408 waits on it: never read it
             connection.release()
-        raise RemoteClosed("every pooled connection had unasked-for data waiting")
+        raise RemoteClosed("the server sent data before it was asked, on every connection tried: "
+                           "it does not behave as an HTTP server")
 
     def _release(self, key: Any, protocol: Any, *, should_close: bool = False) -> None:
         protocol.settled = getattr(protocol, "received", 0)
@@ -276,6 +277,10 @@ class EndpointPool:
                     # the very answer this connection gave last time: a stray copy that arrived
                     # after this request left; the connection is dropped, ask again on another
                     response.close()
+            except aiohttp.ConnectionTimeoutError:
+                via = f" through the proxy {proxy}" if proxy else ""
+                raise ConnectionFailed(f"no connection to {_where(url)}{via} within "
+                                       f"{self.connect_timeout:g} s (is the address right?)") from None
             except (BodyTooLarge, JudgeError, TimeoutError, asyncio.CancelledError):
                 raise
             except (aiohttp.ClientError, OSError, ValueError) as exc:
