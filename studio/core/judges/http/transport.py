@@ -223,8 +223,8 @@ class EndpointPool:
     def route(self, url: str) -> tuple[str | None, dict[str, str] | None, bool, URL]:
         """(proxy URL, the proxy's credentials as a header, whether that header goes on the
         request itself, the parsed URL) for ``url``; the environment is read once a pool, and
-        each URL parsed once. An https request's
-        credentials go on the CONNECT only: inside the tunnel they would reach the judge."""
+        each URL parsed once. An https request's credentials go on the CONNECT only: inside the
+        tunnel they would reach the judge."""
         found = self._routes.get(url)
         if found is None:
             proxy: Proxy | None = proxy_for(url, self.proxy)
