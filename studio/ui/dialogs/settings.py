@@ -126,6 +126,8 @@ class EndpointsPage(QtWidgets.QWidget):
         self.remove_button.clicked.connect(self._remove)
         self.save_button.clicked.connect(self.save)
         self.test_button.clicked.connect(self.test)
+        self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(kind == "azure"))
+        self.api_version.setEnabled(self.kind.currentText() == "azure")
         self.reload()
 
     def reload(self, select: str | None = None) -> None:
