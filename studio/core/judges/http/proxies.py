@@ -99,8 +99,13 @@ def bypassed(host: str, no_proxy: str) -> bool:
         if entry == "*":
             return True
         if address is not None:
+            # 10.0.0.1:8080 and [::1]:8080 are read as the address alone
+            if entry.startswith("["):
+                bare = entry[1:].split("]", 1)[0]
+            else:
+                bare = entry.rsplit(":", 1)[0] if entry.count(":") == 1 else entry
             try:
-                if address in ipaddress.ip_network(entry.strip("[]"), strict=False):
+                if address in ipaddress.ip_network(bare, strict=False):
                     return True
             except ValueError:
                 pass
