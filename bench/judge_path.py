@@ -154,7 +154,8 @@ def timed_run(
     started, cpu = time.perf_counter(), child_cpu()
     # another source tree's studio (--base): its package first on the path, same interpreter
     env = {**os.environ, "PYTHONPATH": tree} if tree else None
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    # from the tree's own folder: ``python -m`` puts the working directory first on the path
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree or None)
     elapsed, cpu = time.perf_counter() - started, child_cpu() - cpu
     if done.returncode not in (0, 1):
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr.strip()[-400:]}")

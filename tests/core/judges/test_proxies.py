@@ -62,3 +62,26 @@ def test_loopback_never_takes_the_environment_proxy_only_the_endpoints() -> None
     for url in ("http://127.0.0.1:8080/v1", "http://localhost:8080/v1", "https://[::1]:8443/v1"):
         assert proxy_for(url, environ=env) is None
     assert proxy_for("http://127.0.0.1:8080/v1", "http://mine:3128", env).url == "http://mine:3128"
+
+
+def test_an_endpoint_without_network_options_is_stored_as_before(library) -> None:
+    """A library whose endpoints use no proxy, CA bundle or api-version stays readable by the
+    version before them (its endpoint model forbids fields it does not know)."""
+    import json
+
+    from sqlalchemy import select
+
+    from studio.core.models.endpoints import EndpointConfig
+    from studio.core.store.endpoints import EndpointRepository
+    from studio.core.store.tables import endpoints as endpoints_table
+
+    repo = EndpointRepository.of(library)
+    repo.save(EndpointConfig(name="plain", base_url="http://127.0.0.1:8080/v1", model="m"))
+    repo.save(EndpointConfig(name="routed", base_url="https://x.invalid/v1", model="m",
+                             proxy="http://proxy:3128", ca_bundle="/etc/ca.pem"))
+    with library.engine.connect() as conn:
+        stored = {row.name: json.loads(row.config)
+                  for row in conn.execute(select(endpoints_table.c.name, endpoints_table.c.config))}
+    assert not {"api_version", "proxy", "ca_bundle"} & set(stored["plain"])
+    assert stored["routed"]["proxy"] == "http://proxy:3128"
+    assert repo.get("routed").ca_bundle == "/etc/ca.pem" and repo.get("plain").proxy is None
