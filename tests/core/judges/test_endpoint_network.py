@@ -1,5 +1,5 @@
-"""Judges reached the ways analysts' networks allow (issue 34), and answers kept on their own
-samples whatever a server's framing (issue 33, item 5).
+"""Judges reached the ways analysts' networks allow (issue 34), and the network tests' servers
+(the desync server's test is tests/hostile/test_keepalive_desync.py).
 
 Every server is real and on 127.0.0.1 (``net_servers``): a judge that names each sample in its
 answer, a forward proxy that is the only way to the judge's host name (``judge.invalid`` resolves
@@ -74,20 +74,6 @@ def assert_on_own_samples(rows: list[dict]) -> None:
         assert row["status"] == "ok", row["error"]
         assert f"SAMPLE-{row['sample_id']} " in row["rationale"] + " ", (row["sample_id"],
                                                                          row["rationale"])
-
-
-# --- issue 33 item 5: no answer on another sample ----------------------------------------------
-
-
-def test_stray_early_and_split_answers_leave_every_rationale_on_its_own_sample(library) -> None:
-    log = JudgeLog()
-    with ThreadServer(naming_judge(log, hostile=True)) as server:
-        save_endpoint(library, f"http://127.0.0.1:{server.port}/v1")
-        rows = run_named(library, 60)
-    assert len(rows) == 60
-    assert_on_own_samples(rows)
-    # each framing was used many times over (six in turn), and keep-alive was in use
-    assert log.answered >= 60
 
 
 # --- proxies ---------------------------------------------------------------------------------------
