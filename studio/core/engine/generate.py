@@ -241,11 +241,11 @@ def estimate(library: Library, settings: GenerationSettings, *, name: str | None
     """What ``generate`` would send (no call is made): calls, prompt tokens, the answers' bound."""
     from studio.core.judges.tokens import counter_for
 
-    config = endpoint_config(library, settings.endpoint)
     done: set[str] = set()
     if resume and name is not None:
         settings = resumed_settings(library, name, settings)
         done = stored_keys(library, library.datasets.get(name))
+    config = endpoint_config(library, settings.endpoint)
     planned, jobs = plan(library, settings, config, done)
     model = settings.model or config.model
     counter = counter_for(model, config.kind)

@@ -1,0 +1,218 @@
+"""``grader-studio generate`` through real processes against the scripted model under test on a
+real 127.0.0.1 server: provenance, a SIGKILL mid-way then --resume with no answered call made twice
+(the server counts them), --max-cost stopping within the calls in flight, the dry run's range,
+several answers a sample, and refusals as one sentence."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+from studio.core.datasets import read_dataset
+from studio.core.demo import fake_model, model_endpoint_config
+from studio.core.demo.fake_http import Reply
+from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.paths import demo_dir
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store import Library
+from studio.core.store.endpoints import EndpointRepository
+
+REPO = Path(__file__).resolve().parents[2]
+
+QA = demo_dir() / "datasets" / "qa.jsonl"
+
+
+class HeldServer(FakeJudgeServer):
+    """Answers ``answer_first`` requests, then holds every further one until released; a held
+    request is then refused with a 503 (never answered), so only answers a client received count."""
+
+    def __init__(self, answer_first: int, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.answer_first = answer_first
+        self.released = False
+        self.held = 0
+        self._admitted = 0
+
+    async def dispatch(self, method: str, target: str, headers: dict[str, str], raw: bytes | None) -> Reply:
+        if method == "POST":
+            with self._lock:
+                admitted = self._admitted < self.answer_first or self.released
+                self._admitted += 1
+            if not admitted:
+                with self._lock:
+                    self.held += 1
+                while not self.released:
+                    await asyncio.sleep(0.01)
+                return Reply(503, b'{"error": "held"}')
+        return await super().dispatch(method, target, headers, raw)
+
+
+def _setup(db_path: Path, server: FakeJudgeServer, *, priced: bool = False, concurrency: int = 4) -> None:
+    with Library.open(db_path) as lib:
+        parsed = read_dataset(QA)
+        lib.datasets.create("qa", parsed.samples, format=parsed.format, source=QA.name)
+        for name, model in (("model-a", "scripted-model-a"), ("model-b", "scripted-model-b")):
+            config = model_endpoint_config(name, model, server.port).model_copy(
+                update={"max_concurrency": concurrency, "retry_backoff": 0.01, "max_retries": 0})
+            if priced:
+                config = EndpointConfig.model_validate(
+                    {**config.model_dump(), "price_input": "0.15", "price_output": "0.60"})
+            EndpointRepository.of(lib).save(config)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeJudgeServer]:
+    srv = FakeJudgeServer(latency_ms=5).start()
+    yield srv
+    srv.stop()
+
+
+def test_generate_stores_answers_with_provenance(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    _setup(db_path, server)
+    done = cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--temperature", "0.2",
+               "--max-tokens", "64", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["status"], result["stored"], result["calls"]) == ("complete", 60, 60)
+    assert server.usage_sent["calls"] == 60 and sorted(set(server.generated.values())) == [1]
+
+    shown = json.loads(cli("datasets", "show", "qa-a", "--limit", "60", "--json").stdout)
+    provenance = shown["dataset"]["provenance"]
+    assert provenance["source_dataset"] == "qa" and provenance["endpoint"] == "model-a"
+    assert provenance["model"] == "scripted-model-a" and provenance["status"] == "complete"
+    assert provenance["parameters"]["temperature"] == 0.2 and provenance["parameters"]["max_tokens"] == 64
+    assert provenance["prompt_tokens"] == server.usage_sent["prompt_tokens"]
+    assert provenance["completion_tokens"] == server.usage_sent["completion_tokens"]
+    assert provenance["started_at"] and provenance["finished_at"]
+    samples = shown["samples"]
+    source = [s for s in read_dataset(QA).samples]
+    assert [s["id"] for s in samples] == [s.id for s in source]  # the source's order, whatever arrived first
+    for stored, original in zip(samples, source, strict=True):
+        messages = [{"role": m.role, "content": m.content} for m in original.messages]
+        assert stored["completion"] == fake_model.answer(messages, "scripted-model-a")
+        assert stored["expected"] == original.expected
+    # the sent request is what the options say: the sample's turns, the temperature, the bound
+    body = json.loads(next(iter(server.generated)))
+    assert body["temperature"] == 0.2 and body["max_tokens"] == 64 and body["model"] == "scripted-model-a"
+
+
+def test_kill_then_resume_makes_no_answered_call_twice(db_path: Path) -> None:
+    server = HeldServer(answer_first=23, latency_ms=5).start()
+    try:
+        _setup(db_path, server)
+        env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+        child = subprocess.Popen([sys.executable, "-m", "studio", "generate", "qa", "--endpoint", "model-a",
+                                  "--name", "qa-a"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        stored = -1
+        while time.monotonic() < deadline:  # every answer the server gave is in the file, the rest held
+            answered = sum(server.generated.values())
+            if answered >= 23 and server.held >= 1:
+                with sqlite3.connect(db_path) as con:
+                    row = con.execute("SELECT sample_count FROM datasets WHERE name = 'qa-a'").fetchone()
+                stored = row[0] if row else -1
+                if stored == answered:
+                    break
+            time.sleep(0.02)
+        assert stored == 23, f"stored {stored}, answered {sum(server.generated.values())}"
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert child.returncode == -signal.SIGKILL
+        server.released = True
+
+        resumed = subprocess.run([sys.executable, "-m", "studio", "generate", "qa", "--name", "qa-a", "--resume",
+                                  "--json"], env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        result = json.loads(resumed.stdout)
+        assert (result["status"], result["stored"], result["generated"]) == ("complete", 60, 37)
+        assert sum(server.generated.values()) == 60 and max(server.generated.values()) == 1
+        with Library.open(db_path) as lib:
+            ids = [s.id for s in lib.datasets.samples("qa-a")]
+            assert ids == [s.id for s in read_dataset(QA).samples]
+            assert lib.datasets.get("qa-a").provenance["calls"] == 60  # both sessions' calls
+    finally:
+        server.released = True
+        server.stop()
+
+
+def test_max_cost_stops_within_the_calls_in_flight(cli, db_path: Path) -> None:  # type: ignore[no-untyped-def]
+    concurrency = 3
+    server = FakeJudgeServer(latency_ms=20).start()
+    try:
+        _setup(db_path, server, priced=True, concurrency=concurrency)
+        cap = Fraction(1, 10_000)  # $0.0001: a few dozen of the calls' worth
+        done = cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--max-cost", "0.0001", "--json")
+        assert done.returncode == 1, done.stderr
+        result = json.loads(done.stdout)
+        assert result["status"] == "stopped" and "--max-cost" in result["reason"]
+        sent = server.usage_sent
+        assert result["calls"] == sent["calls"] == result["stored"] < 60  # every paid answer kept
+        spent = Fraction(result["cost_usd"])
+        assert spent >= cap
+        # what each call cost, from the answers themselves: past the cap only by calls in flight
+        with Library.open(db_path) as lib:
+            costs = sorted(((Fraction(s.metadata["generation"]["prompt_tokens"]) * Fraction(3, 20)
+                             + Fraction(s.metadata["generation"]["completion_tokens"]) * Fraction(3, 5)) / 1_000_000
+                            for s in lib.datasets.samples("qa-a")), reverse=True)
+        assert spent - sum(costs[:concurrency]) < cap
+    finally:
+        server.stop()
+
+
+def test_dry_run_counts_calls_and_brackets_the_cost(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    _setup(db_path, server, priced=True)
+    dry = cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--limit", "20", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    estimate = json.loads(dry.stdout)
+    assert estimate["calls"] == 20 and server.usage_sent["calls"] == 0  # nothing was called
+    real = json.loads(cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--limit", "20",
+                          "--json").stdout)
+    assert real["calls"] == 20
+    low, high = Fraction(estimate["cost_usd"]["low"]), Fraction(estimate["cost_usd"]["high"])
+    assert low <= Fraction(real["cost_usd"]) <= high
+    again = json.loads(cli("generate", "qa", "--name", "qa-a", "--resume", "--dry-run", "--json").stdout)
+    assert (again["calls"], again["already_stored"]) == (0, 20)
+
+
+def test_several_answers_a_sample(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    _setup(db_path, server)
+    done = cli("generate", "qa", "--endpoint", "model-b", "--name", "qa-b3", "--samples", "3", "--limit", "10",
+               "--json")
+    assert done.returncode == 0, done.stderr
+    with Library.open(db_path) as lib:
+        samples = lib.datasets.samples("qa-b3")
+    assert len(samples) == 30
+    assert [s.id for s in samples[:3]] == ["qa-001#1", "qa-001#2", "qa-001#3"]
+    assert [s.metadata["generation"]["repeat"] for s in samples[:3]] == [0, 1, 2]
+    seeds = {json.loads(body).get("seed") for body in server.generated}
+    assert seeds == {0, 1, 2}  # each repeat its own request, so none is a cached copy of another
+
+
+def test_refusals_are_one_sentence(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    _setup(db_path, server)
+    assert cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a").returncode == 0
+    cases = [
+        (("generate", "nope", "--endpoint", "model-a", "--name", "x"), "no dataset named 'nope'"),
+        (("generate", "qa", "--endpoint", "nope", "--name", "x"), "no endpoint named 'nope'"),
+        (("generate", "qa", "--endpoint", "model-a", "--name", "qa-a"), "already exists"),
+        (("generate", "qa", "--endpoint", "model-b", "--name", "qa-a", "--resume"), "other endpoint"),
+        (("generate", "qa", "--name", "qa", "--resume"), "was not made by `generate`"),
+        (("generate", "qa", "--endpoint", "model-a", "--name", "y", "--max-cost", "1"), "needs prices"),
+        (("generate", "qa", "--endpoint", "model-a", "--name", "y", "--samples", "0"), "--samples"),
+    ]
+    for args, message in cases:
+        done = cli(*args)
+        assert done.returncode == 2, (args, done.stdout)
+        assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
