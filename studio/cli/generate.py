@@ -11,7 +11,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -96,7 +98,8 @@ def _max_cost(text: str | None) -> Decimal | None:
 
 
 def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, *, resume: bool,
-                   concurrency: int | None, max_cost: Decimal | None, quiet: bool) -> GenerationResult:
+                   concurrency: int | None, max_cost: Decimal | None, quiet: bool,
+                   max_spend_tokens: int | None = None) -> GenerationResult:
     """Generate with Ctrl+C as a cancel (a second one aborts at once); what arrived is kept."""
     from studio.core.engine.budget import BudgetError
     from studio.core.engine.generate import GenerateError, generate
@@ -118,7 +121,7 @@ def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, 
         line.live = False
     try:
         return generate(app.library, name, settings, resume=resume, concurrency=concurrency, max_cost=max_cost,
-                        cancel=cancel, on_progress=line)
+                        max_spend_tokens=max_spend_tokens, cancel=cancel, on_progress=line)
     except (GenerateError, BudgetError, LibraryError) as exc:
         raise CliError(str(exc), code=2) from None
     finally:
@@ -194,6 +197,105 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
     print("cost: " + ("unknown (the endpoint has no prices)" if costs is None
                       else f"{format_usd(costs[0])} to {format_usd(costs[1])}"))
     return 0
+
+
+def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[argparse.Namespace, CliApp], int],
+                        endpoint: str) -> int:
+    """``run GRADER|SUITE DATASET --generate-with ENDPOINT``: generate DATASET's outputs with the
+    endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is resumed, a
+    finished one reused), then grade them with ``grade`` (the run command). One budget covers both
+    (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the generation's
+    cost is shown apart from the judging's (a ``generation`` block and ``cost_usd`` in --json, a
+    section in --markdown, a line otherwise)."""
+    import contextlib
+    import io
+    import json
+
+    from studio.core.engine.generate import GenerationSettings
+    from studio.core.engine.usage import exact_decimal, format_usd
+
+    from .ci import parse_caps
+
+    if args.resume is not None or args.dry_run or args.repeat is not None:
+        raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
+    positional = "grader" if args.graders is not None else "dataset"
+    source = getattr(args, positional)
+    if not source:
+        raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
+    name = args.generate_name or f"{source}-{endpoint}"
+    caps = parse_caps(args)
+    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model)
+    resume = name in {d.name for d in app.library.datasets.list()}
+    result = run_generation(app, name, settings, resume=resume, concurrency=args.concurrency, max_cost=caps.max_cost,
+                            max_spend_tokens=caps.max_tokens, quiet=args.json or args.progress_jsonl)
+    print(result_line(result), file=sys.stderr)
+    if result.status != "complete":
+        raise CliError(f"not graded: the generation of {name!r} is {result.status} ({result.reason or 'see above'})")
+    if caps.max_cost is not None:
+        left = caps.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
+        if left <= 0:
+            raise CliError(f"not graded: the generation spent the whole --max-cost (${caps.max_cost})")
+        args.max_cost = str(left)
+    if caps.max_tokens is not None:
+        if result.tally.tokens >= caps.max_tokens:
+            raise CliError(f"not graded: the generation spent the whole --max-tokens ({caps.max_tokens:,})")
+        args.max_tokens = caps.max_tokens - result.tally.tokens
+    setattr(args, positional, name)
+    generation = result_json(result)
+    if not args.json:
+        code = grade(args, app)
+        judging = _judging_cost(app, name)
+        print(f"cost: generation {format_usd(result.cost)} ({result.tally.calls} calls to {endpoint})"
+              f" + judging {format_usd(judging)}" + _total(result.cost, judging))
+    else:
+        captured = io.StringIO()
+        with contextlib.redirect_stdout(captured):
+            code = grade(args, app)
+        report = json.loads(captured.getvalue())
+        judging_text = (((report.get("usage") or {}).get("total") or {}).get("cost_usd"))
+        judging = None if judging_text is None else Fraction(judging_text)
+        report["generation"] = generation
+        report["cost_usd"] = {"generation": generation["cost_usd"], "judging": judging_text,
+                              "total": None if result.cost is None or judging is None
+                              else exact_decimal(result.cost + judging)}
+        app.print_json(report)
+    if getattr(args, "markdown", None):
+        _markdown_section(Path(args.markdown), result, _judging_cost(app, name))
+    return code
+
+
+def _judging_cost(app: CliApp, dataset: str) -> Fraction | None:
+    """What the newest run over ``dataset`` spent on its judges."""
+    from studio.core.engine.sections import load_run
+    from studio.core.engine.usage import run_usage
+
+    runs = [r for r in app.library.runs.list() if r.dataset == dataset]
+    if not runs:
+        return None
+    newest = max(runs, key=lambda r: r.id)
+    return run_usage(app.library, load_run(app.library, newest.id)).cost
+
+
+def _total(generation: Fraction | None, judging: Fraction | None) -> str:
+    from studio.core.engine.usage import format_usd
+
+    return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
+
+
+def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
+    """The run's Markdown report gains where its outputs came from and what making them cost."""
+    from studio.core import safe_files
+    from studio.core.engine.usage import format_usd
+
+    p = result.provenance
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text += (f"\n## Outputs generated\n\n"
+             f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
+             f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
+             f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
+             f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
+             f"| judging | | | {format_usd(judging)} |\n")
+    safe_files.write_text(path, text)
 
 
 def add_generation_flags(p: argparse.ArgumentParser) -> None:

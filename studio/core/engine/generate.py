@@ -382,9 +382,12 @@ def _usage_fields(state: _State) -> dict[str, Any]:
 
 def generate(library: Library, name: str, settings: GenerationSettings | None, *, resume: bool = False,
              concurrency: int | None = None, max_cost: Decimal | None = None,
-             cancel: threading.Event | None = None,
+             max_spend_tokens: int | None = None, cancel: threading.Event | None = None,
              on_progress: Callable[[GenerationProgress], None] | None = None) -> GenerationResult:
-    """Generate into dataset ``name`` (a new one, or the unfinished one ``resume`` continues)."""
+    """Generate into dataset ``name`` (a new one, or the unfinished one ``resume`` continues).
+
+    ``max_cost`` / ``max_spend_tokens`` cap what the generation spends in all (earlier sessions
+    included): no call starts past a cap, and the calls in flight finish and are kept."""
     cancel = cancel or threading.Event()
     if resume:
         settings = resumed_settings(library, name, settings)
@@ -402,7 +405,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         provenance = _provenance(settings, config, _stamp(), planned)
         record = library.datasets.open_generated(
             name, provenance, source=f"generated from {settings.source} by {config.name}")
-    caps = Caps(max_cost=max_cost)
+    caps = Caps(max_cost=max_cost, max_tokens=max_spend_tokens)
     check_priced(caps, [config])
     state = _State(config, provenance)
     budget = Budget(caps, cancel, spent=state.total(), spent_cost=cost_of(state.total(), config) or Fraction(0)) \
