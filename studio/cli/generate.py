@@ -224,7 +224,8 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
     name = args.generate_name or f"{source}-{endpoint}"
     caps = parse_caps(args)
-    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model)
+    # --limit N grades the first N samples: only those are generated
+    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)
     resume = name in {d.name for d in app.library.datasets.list()}
     result = run_generation(app, name, settings, resume=resume, concurrency=args.concurrency, max_cost=caps.max_cost,
                             max_spend_tokens=caps.max_tokens, quiet=args.json or args.progress_jsonl)

@@ -20,6 +20,9 @@ from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository, demo_endpoint_config
 
 
+LIMIT = 30  # of the 60 demo questions: enough for the two models to differ
+
+
 @pytest.fixture
 def demo(db_path: Path) -> Iterator[FakeJudgeServer]:
     server = FakeJudgeServer(latency_ms=2).start()
@@ -39,7 +42,7 @@ def demo(db_path: Path) -> Iterator[FakeJudgeServer]:
 def _right(model: str, db_path: Path) -> int:
     """How many of the qa questions the scripted model answers with the reference in its answer."""
     with Library.open(db_path) as lib:
-        samples = lib.datasets.samples("qa")
+        samples = lib.datasets.samples("qa", limit=LIMIT)
     return sum(contains_reference(fake_model.answer([m.model_dump() for m in s.messages], model), s.expected or "")
                for s in samples)
 
@@ -50,7 +53,7 @@ def test_suite_over_generated_outputs_and_two_models_compared(cli, db_path: Path
     report = tmp_path / "report.md"
     runs = {}
     for name in DEMO_MODELS:
-        done = cli("run", "qa-check", "qa", "--generate-with", name, "--max-cost", "0.05", "--json",
+        done = cli("run", "qa-check", "qa", "--generate-with", name, "--limit", str(LIMIT), "--max-cost", "0.05", "--json",
                    "--markdown", str(report))
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
@@ -71,15 +74,15 @@ def test_suite_over_generated_outputs_and_two_models_compared(cli, db_path: Path
     assert compared.returncode == 0, compared.stderr
     graders = json.loads(compared.stdout)["graders"]
     contains = graders["qa-contains-expected"]
-    assert contains["n_common"] == 60
-    assert round(contains["mean_a"] * 60) == _right("scripted-model-a", db_path)
-    assert round(contains["mean_b"] * 60) == _right("scripted-model-b", db_path)
+    assert contains["n_common"] == LIMIT
+    assert round(contains["mean_a"] * LIMIT) == _right("scripted-model-a", db_path)
+    assert round(contains["mean_b"] * LIMIT) == _right("scripted-model-b", db_path)
     assert contains["mean_a"] > contains["mean_b"] and "qa-correctness-judge" in graders
 
     # side by side for the pairwise judge
     paired = cli("datasets", "pair", "qa-demo-model-a", "qa-demo-model-b", "--name", "qa-a-vs-b", "--json")
     assert paired.returncode == 0, paired.stderr
-    assert json.loads(paired.stdout)["paired"] == 60
+    assert json.loads(paired.stdout)["paired"] == LIMIT
     judged = cli("run", "pairwise-preference", "qa-a-vs-b", "--json")
     assert judged.returncode == 0, judged.stderr
     pairwise = json.loads(judged.stdout)["aggregates"]["pairwise"]

@@ -25,7 +25,7 @@ LABEL = "grader-studio fake-judge (a scripted model under test: canned answers, 
 #: per model: the percentage answered right and concisely, and right but verbosely; the rest wrong
 PROFILES: dict[str, tuple[int, int]] = {
     "scripted-model-a": (80, 10),
-    "scripted-model-b": (55, 15),
+    "scripted-model-b": (45, 15),
 }
 MODELS = tuple(PROFILES)
 DEFAULT_PROFILE = PROFILES["scripted-model-a"]
