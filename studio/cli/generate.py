@@ -299,6 +299,30 @@ def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | 
     safe_files.write_text(path, text)
 
 
+def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:
+    """For an export of a generated dataset: its model under test (the endpoint, its model and
+    parameters, and each sample's chat exactly as ``generate`` sent it); None for an imported one."""
+    from studio.core.engine.generate import GenerateError, endpoint_config, request_for, resumed_settings
+    from studio.core.platforms._eval import GeneratedBy
+
+    record = app.library.datasets.get(dataset)
+    if (record.provenance or {}).get("kind") != "generated":
+        return None
+    try:
+        settings = resumed_settings(app.library, dataset, None)
+        config = endpoint_config(app.library, settings.endpoint)
+    except GenerateError as exc:
+        raise CliError(f"cannot export {dataset!r} as generated: {exc}") from None
+    chats = []
+    for sample in samples:
+        repeat = int((sample.metadata.get("generation") or {}).get("repeat") or 0)
+        request = request_for(sample, settings, repeat)
+        chats.append([m.model_dump() for m in request.messages])
+    return GeneratedBy(endpoint=config.name, kind=config.kind, base_url=config.base_url,
+                       model=settings.model or config.model, messages=chats, temperature=settings.temperature,
+                       max_tokens=settings.max_tokens, api_key_env=config.api_key_env)
+
+
 def add_generation_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="M", help="model (default: the endpoint's)")
     p.add_argument("--system", metavar="TEXT|@FILE", help="system prompt sent instead of the samples' own")

@@ -24,6 +24,7 @@ from studio.core.demo import fake_model, model_endpoint_config
 from studio.core.demo.fake_http import Reply
 from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.paths import demo_dir
+from studio.core.models import files as definition_files
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
@@ -216,3 +217,30 @@ def test_refusals_are_one_sentence(cli, db_path: Path, server: FakeJudgeServer) 
         done = cli(*args)
         assert done.returncode == 2, (args, done.stdout)
         assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+
+
+def test_export_of_a_generated_dataset_names_its_model(cli, db_path: Path, server: FakeJudgeServer,  # type: ignore[no-untyped-def]
+                                                        tmp_path: Path) -> None:
+    import ast
+
+    _setup(db_path, server)
+    with Library.open(db_path) as lib:
+        lib.graders.create(definition_files.load(demo_dir() / "graders" / "qa-contains-expected.grader.yaml"))
+    assert cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--limit", "5",
+               "--system", "Answer in one word.", "--temperature", "0.3").returncode == 0
+    done = cli("export", "qa-contains-expected", "--to", "promptfoo", "--dataset", "qa-a", "-o", str(tmp_path / "pf"))
+    assert done.returncode == 0, done.stderr
+    config = (tmp_path / "pf" / "promptfooconfig.yaml").read_text()
+    assert "id: openai:chat:scripted-model-a" in config and "label: model-a" in config
+    assert f"apiBaseUrl: {server.base_url}" in config and "temperature: 0.3" in config
+    assert "echo" not in config and "Answer in one word." in config  # the chat as the studio sent it
+    done = cli("export", "qa-contains-expected", "--to", "inspect", "--dataset", "qa-a", "-o", str(tmp_path / "in"))
+    assert done.returncode == 0, done.stderr
+    task = (tmp_path / "in" / "qa_a_task.py").read_text()
+    ast.parse(task)
+    assert "MODEL = 'openai-api/model-a/scripted-model-a'" in task and f"BASE_URL = {server.base_url!r}" in task
+    rows = [json.loads(line) for line in (tmp_path / "in" / "qa_a_dataset.jsonl").read_text().splitlines()]
+    assert rows[0]["messages"][0] == {"role": "system", "content": "Answer in one word."}
+    # an imported dataset still replays its stored completions
+    plain = cli("export", "qa-contains-expected", "--to", "promptfoo", "--dataset", "qa", "-o", str(tmp_path / "plain"))
+    assert plain.returncode == 0 and "echo" in (tmp_path / "plain" / "promptfooconfig.yaml").read_text()
