@@ -302,7 +302,12 @@ def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | 
 def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:
     """For an export of a generated dataset: its model under test (the endpoint, its model and
     parameters, and each sample's chat exactly as ``generate`` sent it); None for an imported one."""
-    from studio.core.engine.generate import GenerateError, endpoint_config, request_for, resumed_settings
+    from studio.core.engine.generate import (
+        GenerateError,
+        endpoint_config,
+        request_for,
+        resumed_settings,
+    )
     from studio.core.platforms._eval import GeneratedBy
 
     record = app.library.datasets.get(dataset)

@@ -23,9 +23,9 @@ from studio.core.datasets import read_dataset
 from studio.core.demo import fake_model, model_endpoint_config
 from studio.core.demo.fake_http import Reply
 from studio.core.demo.fake_server import FakeJudgeServer
-from studio.core.paths import demo_dir
 from studio.core.models import files as definition_files
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.paths import demo_dir
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
 

@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from studio.core.demo import DEMO_ENDPOINT, DEMO_MODELS, build_demo, fake_model, model_endpoint_config
+from studio.core.demo import (
+    DEMO_ENDPOINT,
+    DEMO_MODELS,
+    build_demo,
+    fake_model,
+    model_endpoint_config,
+)
 from studio.core.demo.fake_script import contains_reference
 from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository, demo_endpoint_config
-
 
 LIMIT = 30  # of the 60 demo questions: enough for the two models to differ
 
