@@ -244,3 +244,26 @@ def test_export_of_a_generated_dataset_names_its_model(cli, db_path: Path, serve
     # an imported dataset still replays its stored completions
     plain = cli("export", "qa-contains-expected", "--to", "promptfoo", "--dataset", "qa", "-o", str(tmp_path / "plain"))
     assert plain.returncode == 0 and "echo" in (tmp_path / "plain" / "promptfooconfig.yaml").read_text()
+
+
+def test_a_server_with_llama_cpp_habits_is_a_model_under_test(db_path: Path) -> None:
+    """llama-cpp-python's ways (one request at a time, a 500 for fields it refuses, generating to the
+    context's end without max_tokens): every call goes out bounded and is answered."""
+    from studio.core.demo.fake_local import LocalServerHabits
+    from studio.core.engine.generate import GenerationSettings, generate
+
+    habits = LocalServerHabits(logprobs=False, structured="json_object_schema", slots=1, unbounded_seconds=60.0)
+    server = FakeJudgeServer(habits=habits, model_under_test=True).start()
+    try:
+        with Library.open(db_path) as lib:
+            parsed = read_dataset(QA)
+            lib.datasets.create("qa", parsed.samples, format=parsed.format)
+            EndpointRepository.of(lib).save(EndpointConfig(name="local", base_url=server.base_url, model="local",
+                                                           max_concurrency=1, timeout=30.0))
+            result = generate(lib, "qa-local", GenerationSettings(source="qa", endpoint="local", limit=8, samples=2))
+            assert (result.status, result.stored) == ("complete", 16), result.errors
+            bodies = [json.loads(b) for b in server.generated]
+            assert len(bodies) == 16 and all(b["max_tokens"] for b in bodies)  # never unbounded
+            assert server.max_in_flight == 1
+    finally:
+        server.stop()

@@ -493,5 +493,8 @@ def _answer(job: Job, response: ChatResponse, settings: GenerationSettings) -> S
         "source_id": source.id, "source_index": job.source_index, "repeat": job.repeat, "key": job.key,
         "prompt_tokens": response.prompt_tokens, "completion_tokens": response.completion_tokens,
         "latency_ms": round(response.latency_ms, 1)}}
+    # the source row's fields stay (graders written against a platform's row shape read them), but
+    # not one holding the old completion: a grader reading it would grade what the model did not say
+    fields = {k: v for k, v in source.fields.items() if not (source.completion and v == source.completion)}
     return Sample(id=_stored_id(source, job.repeat, settings.samples), messages=source.messages,
-                  completion=response.text, expected=source.expected, metadata=metadata, fields=source.fields)
+                  completion=response.text, expected=source.expected, metadata=metadata, fields=fields)
