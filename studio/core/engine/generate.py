@@ -25,7 +25,7 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -51,6 +51,8 @@ from .usage import PER, Tally, cost_of, exact_decimal
 
 #: a generation stops after this many failed calls in a row: the endpoint is not answering
 FAILURE_STREAK = 10
+#: how long the writer lets answers gather before committing them (seconds)
+BATCH_WAIT = 0.02
 #: the first failures kept in the provenance, to say what went wrong
 KEPT_ERRORS = 5
 #: the roles a chat API takes as they are; other turns (a document, a tool result) go as user turns
@@ -171,10 +173,8 @@ def request_for(sample: Sample, settings: GenerationSettings, repeat: int) -> Ch
 
 def request_key(config: EndpointConfig, model: str, request: ChatRequest, repeat: int) -> str:
     """Names one request: the server, the model, the exact request and which repeat it is."""
-    body = json.dumps({"kind": config.kind, "url": config.base_url, "model": model,
-                       "request": request.model_dump(mode="json"), "repeat": repeat},
-                      sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(body.encode()).hexdigest()
+    head = json.dumps([config.kind, config.base_url, model, repeat], ensure_ascii=False)
+    return hashlib.sha256(head.encode() + b"\n" + request.model_dump_json().encode()).hexdigest()
 
 
 def _stored_id(sample: Sample, repeat: int, samples: int) -> str:
@@ -204,27 +204,30 @@ def endpoint_config(library: Library, name: str, concurrency: int | None = None)
 
 
 def plan(library: Library, settings: GenerationSettings, config: EndpointConfig,
-         done: set[str] | frozenset[str] = frozenset()) -> tuple[int, list[Job]]:
-    """(requests in all, the jobs whose answer is not stored yet) in source order."""
+         done: set[str] | frozenset[str] = frozenset()) -> tuple[int, Iterator[Job]]:
+    """(requests in all, the jobs whose answer is not stored yet, in source order). The jobs are
+    made as they are taken, so the first calls go out while later samples are still being read;
+    a sample that cannot be sent raises ``GenerateError`` when its turn comes."""
     from studio.core.store.errors import NotFound
 
     try:
         source = library.datasets.get(settings.source)
     except NotFound:
         raise GenerateError(f"no dataset named {settings.source!r}") from None
-    model = settings.model or config.model
-    jobs: list[Job] = []
-    planned = 0
-    for index, sample in library.datasets.iter_indexed(source.id, limit=settings.limit):
-        for repeat in range(settings.samples):
-            request = request_for(sample, settings, repeat)
-            key = request_key(config, model, request, repeat)
-            planned += 1
-            if key not in done:
-                jobs.append(Job(index, repeat, sample, request, key))
-    if planned == 0:
+    count = source.sample_count if settings.limit is None else min(settings.limit, source.sample_count)
+    if count == 0:
         raise GenerateError(f"dataset {settings.source!r} has no samples to generate from")
-    return planned, jobs
+    model = settings.model or config.model
+
+    def jobs() -> Iterator[Job]:
+        for index, sample in library.datasets.iter_indexed(source.id, limit=settings.limit):
+            for repeat in range(settings.samples):
+                request = request_for(sample, settings, repeat)
+                key = request_key(config, model, request, repeat)
+                if key not in done:
+                    yield Job(index, repeat, sample, request, key)
+
+    return count * settings.samples, jobs()
 
 
 def stored_keys(library: Library, record: DatasetRecord) -> set[str]:
@@ -246,7 +249,8 @@ def estimate(library: Library, settings: GenerationSettings, *, name: str | None
         settings = resumed_settings(library, name, settings)
         done = stored_keys(library, library.datasets.get(name))
     config = endpoint_config(library, settings.endpoint)
-    planned, jobs = plan(library, settings, config, done)
+    planned, pending = plan(library, settings, config, done)
+    jobs = list(pending)
     model = settings.model or config.model
     counter = counter_for(model, config.kind)
     bound = settings.max_tokens or config.max_tokens or DEFAULT_TOKENS
@@ -308,6 +312,10 @@ class _Writer:
         while not closing:
             batch: list[Sample] = []
             item = self._queue.get()
+            if item is not None:
+                # let the answers arriving with this one join its commit: one commit per batch,
+                # and the event loop is not interrupted by this thread once per answer
+                time.sleep(BATCH_WAIT)
             while True:
                 if item is None:
                     closing = True
@@ -429,11 +437,15 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
                 tally=total, cost=cost_of(total, config)))
 
     async def work() -> None:
-        pending = iter(jobs)
+        pending = jobs
 
         async def worker() -> None:
             while not cancel.is_set():
-                job = next(pending, None)
+                try:
+                    job = next(pending, None)
+                except GenerateError as exc:  # a sample with nothing to send: its answer is missing
+                    state.fail(str(exc))
+                    continue
                 if job is None:
                     return
                 try:
@@ -452,7 +464,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
                 report()
 
         try:
-            await asyncio.gather(*(worker() for _ in range(max(1, min(config.max_concurrency, len(jobs))))))
+            await asyncio.gather(*(worker() for _ in range(max(1, min(config.max_concurrency, planned)))))
         finally:
             await client.aclose()
 
