@@ -7,7 +7,9 @@ in a child process answers every call after 50 ms. Measured in this process, alt
 1. **bare client**: asyncio streams, HTTP/1.1 keep-alive, ``--concurrency`` connections, sending the
    very bodies ``generate`` sends (built by the endpoint's adapter from the generation's own
    requests) and reading each answer whole; nothing parsed, nothing written (bench/judge_path.py's).
-2. **generate**: ``studio.core.engine.generate.generate`` over the same dataset and endpoint, from
+2. **judge client alone**: the same requests through the studio's judge client (the path every judge
+   call takes), answers parsed, nothing stored: what generation costs before it stores anything.
+3. **generate**: ``studio.core.engine.generate.generate`` over the same dataset and endpoint, from
    the call to its return: planning, the judge client (pool, limits), parsing each answer, the
    writer thread committing answers as they arrive, the final reorder and provenance.
 
@@ -58,6 +60,7 @@ def main() -> int:
     from studio.core.engine.generate import GenerationSettings, endpoint_config, generate, plan
     from studio.core.judges.http.adapters import adapter_for
     from studio.core.judges.http.cache import request_body
+    from studio.core.judges.http.client import JudgeClient
     from studio.core.models.endpoints import EndpointConfig
     from studio.core.store import Library
     from studio.core.store.endpoints import EndpointRepository
@@ -84,9 +87,25 @@ def main() -> int:
             ideal = calls * LATENCY_MS / 1000 / args.concurrency
             asyncio.run(judge_path.bare_client(base_url, bodies[: args.concurrency * 2]))  # warm the server
 
-            bare_times, gen_times, cpu = [], [], []
+            async def client_alone() -> float:
+                """The same requests through the studio's judge client, answers parsed, nothing stored."""
+                client = JudgeClient(config, cache=None, use_cache=False)
+                pending = iter(jobs)
+
+                async def worker() -> None:
+                    for job in pending:
+                        await client.chat(job.request)
+
+                started = time.perf_counter()
+                await asyncio.gather(*(worker() for _ in range(args.concurrency)))
+                elapsed = time.perf_counter() - started
+                await client.aclose()
+                return elapsed
+
+            bare_times, client_times, gen_times, cpu = [], [], [], []
             for n in range(args.repeat):
                 bare_times.append(asyncio.run(judge_path.bare_client(base_url, bodies)))
+                client_times.append(asyncio.run(client_alone()))
                 before = resource.getrusage(resource.RUSAGE_SELF)
                 started = time.perf_counter()
                 result = generate(library, f"out-{n}", settings)
@@ -98,15 +117,16 @@ def main() -> int:
     finally:
         server.terminate()
         server.wait()
-    bare, gen = min(bare_times), min(gen_times)
+    bare, gen, alone = min(bare_times), min(gen_times), min(client_times)
     print(json.dumps({
         "calls": calls, "concurrency": args.concurrency, "latency_ms": LATENCY_MS, "load": os.getloadavg()[0],
         "ideal_s": round(ideal, 3), "bare_s": [round(t, 3) for t in bare_times],
-        "generate_s": [round(t, 3) for t in gen_times], "generate_cpu_us_a_call": [round(c * 1e6) for c in cpu],
+        "judge_client_s": [round(t, 3) for t in client_times], "generate_s": [round(t, 3) for t in gen_times], "generate_cpu_us_a_call": [round(c * 1e6) for c in cpu],
     }))
     print(f"{calls} calls, concurrency {args.concurrency}, {LATENCY_MS} ms a call (ideal {ideal:.2f} s), "
           f"load {os.getloadavg()[0]:.2f}")
     print(f"bare client {bare:.2f} s ({bare / ideal:.2f}x ideal); generate {gen:.2f} s ({gen / ideal:.2f}x ideal)")
+    print(f"the studio's judge client alone (same requests, nothing stored) {alone:.2f} s: {alone / bare:.2f}x bare")
     print(f"generate / bare: {gen / bare:.2f}x (goal <= 1.3x); generate's CPU a call: {min(cpu) * 1e6:.0f} us")
     return 0
 

@@ -40,7 +40,7 @@ from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import EndpointCallError
-from studio.core.models import Sample
+from studio.core.models import Sample, SampleRow
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
@@ -52,7 +52,7 @@ from .usage import PER, Tally, cost_of, exact_decimal
 #: a generation stops after this many failed calls in a row: the endpoint is not answering
 FAILURE_STREAK = 10
 #: how long the writer lets answers gather before committing them (seconds)
-BATCH_WAIT = 0.02
+BATCH_WAIT = 0.1
 #: the first failures kept in the provenance, to say what went wrong
 KEPT_ERRORS = 5
 #: the roles a chat API takes as they are; other turns (a document, a tool result) go as user turns
@@ -167,8 +167,8 @@ def request_for(sample: Sample, settings: GenerationSettings, repeat: int) -> Ch
         raise GenerateError(f"sample {sample.id!r} has no input turn to send (no user message)")
     # several answers a sample: a seed apiece, so a server that honours seeds answers each anew
     seed = repeat if settings.samples > 1 else None
-    return ChatRequest(messages=messages, temperature=settings.temperature,
-                       max_tokens=settings.max_tokens, seed=seed)
+    return ChatRequest(messages=messages, temperature=settings.temperature, max_tokens=settings.max_tokens,
+                       seed=seed)
 
 
 def request_key(config: EndpointConfig, model: str, request: ChatRequest, repeat: int) -> str:
@@ -181,9 +181,8 @@ def _stored_id(sample: Sample, repeat: int, samples: int) -> str:
     return sample.id if samples == 1 else f"{sample.id}#{repeat + 1}"
 
 
-def _order(sample: Sample) -> tuple[int, int]:
-    info = sample.metadata.get("generation") or {}
-    return int(info.get("source_index", 0)), int(info.get("repeat", 0))
+#: a generated dataset's order: its source's, then each sample's answers in turn
+ORDER = ("$.metadata.generation.source_index", "$.metadata.generation.repeat")
 
 
 # --- planning ---------------------------------------------------------------------------------
@@ -296,13 +295,14 @@ class _Writer:
         self._library = library
         self._dataset_id = dataset_id
         self._provenance = provenance
-        self._queue: queue.SimpleQueue[Sample | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[SampleRow | None] = queue.SimpleQueue()
+        self._closing = threading.Event()
         self.stored = 0
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="generate-writer", daemon=True)
         self._thread.start()
 
-    def put(self, sample: Sample) -> None:
+    def put(self, sample: SampleRow) -> None:
         if self.error is not None:
             raise self.error
         self._queue.put(sample)
@@ -310,12 +310,12 @@ class _Writer:
     def _loop(self) -> None:
         closing = False
         while not closing:
-            batch: list[Sample] = []
+            batch: list[SampleRow] = []
             item = self._queue.get()
             if item is not None:
                 # let the answers arriving with this one join its commit: one commit per batch,
                 # and the event loop is not interrupted by this thread once per answer
-                time.sleep(BATCH_WAIT)
+                self._closing.wait(BATCH_WAIT)
             while True:
                 if item is None:
                     closing = True
@@ -332,6 +332,7 @@ class _Writer:
                     self.error = exc
 
     def close(self) -> None:
+        self._closing.set()
         self._queue.put(None)
         self._thread.join()
         if self.error is not None:
@@ -460,7 +461,9 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
                     report()
                     continue
                 state.answered(response)
-                writer.put(_answer(job, response, settings))
+                # the stored form is made here, not on the writer's thread: that thread then holds
+                # the GIL only briefly, and the event loop's sends never queue behind it
+                writer.put(SampleRow.of(_answer(job, response, settings)))
                 report()
 
         try:
@@ -478,7 +481,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
     finally:
         writer.close()
         if state.tally.calls:
-            library.datasets.reorder(record.id, _order)
+            library.datasets.reorder(record.id, ORDER)
         stored = library.datasets.by_id(record.id).sample_count
         if state.failed:
             status: Status = "failed"
@@ -508,5 +511,7 @@ def _answer(job: Job, response: ChatResponse, settings: GenerationSettings) -> S
     # the source row's fields stay (graders written against a platform's row shape read them), but
     # not one holding the old completion: a grader reading it would grade what the model did not say
     fields = {k: v for k, v in source.fields.items() if not (source.completion and v == source.completion)}
-    return Sample(id=_stored_id(source, job.repeat, settings.samples), messages=source.messages,
-                  completion=response.text, expected=source.expected, metadata=metadata, fields=fields)
+    # every part is a validated value already (the source sample, the parsed answer): no re-validation
+    return Sample.model_construct(id=_stored_id(source, job.repeat, settings.samples), messages=source.messages,
+                                  completion=response.text, expected=source.expected, metadata=metadata,
+                                  fields=fields)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -102,12 +102,14 @@ class DatasetRepository:
                 conn.execute(insert(datasets).values(name=name, **values))
         return self.get(name)
 
-    def append(self, dataset_id: int, items: Iterable[Sample], provenance: dict[str, Any] | None = None) -> int:
+    def append(self, dataset_id: int, items: Iterable[Sample | SampleRow],
+               provenance: dict[str, Any] | None = None) -> int:
         """Add samples after the last one, in one transaction (with the provenance so far, if
         given): what is committed survives the process being killed. Returns the new count."""
         with self._engine.begin() as conn:
             count = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
-            rows = [_sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
+            rows = [(dataset_id, count + n, *sample) if type(sample) is SampleRow
+                    else _sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
             if rows:
                 conn.exec_driver_sql(_INSERT_SAMPLE, rows)
             values: dict[str, Any] = {"sample_count": count + len(rows)}
@@ -121,13 +123,16 @@ class DatasetRepository:
             conn.execute(update(datasets).where(datasets.c.id == dataset_id)
                          .values(provenance=json.dumps(provenance)))
 
-    def reorder(self, dataset_id: int, order: Callable[[Sample], Any]) -> None:
-        """Renumber a dataset's samples by ``order`` (answers arrive out of order; a finished
-        generation reads in its source's order). Two passes keep (dataset, idx) unique throughout."""
+    def reorder(self, dataset_id: int, keys: Sequence[str]) -> None:
+        """Renumber a dataset's samples in the order of the JSON paths ``keys`` of their stored data
+        (answers arrive out of order; a finished generation reads in its source's order). Two
+        passes keep (dataset, idx) unique throughout; the ordering is SQLite's, no sample parsed."""
+        order = ", ".join("json_extract(data, ?)" for _ in keys)  # the paths are bound, never spliced
         with self._engine.begin() as conn:
-            rows = conn.execute(select(samples.c.id, samples.c.data)
-                                .where(samples.c.dataset_id == dataset_id)).all()
-            ranked = sorted(rows, key=lambda r: order(Sample.model_validate_json(r.data)))
+            ranked = conn.exec_driver_sql(
+                f"SELECT id FROM samples WHERE dataset_id = ? ORDER BY {order}, idx", (dataset_id, *keys)).all()
+            if not ranked:
+                return
             conn.exec_driver_sql("UPDATE samples SET idx = -1 - idx WHERE dataset_id = ?", (dataset_id,))
             conn.exec_driver_sql("UPDATE samples SET idx = ? WHERE id = ?",
                                  [(n, row.id) for n, row in enumerate(ranked)])
