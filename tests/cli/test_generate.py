@@ -267,3 +267,33 @@ def test_a_server_with_llama_cpp_habits_is_a_model_under_test(db_path: Path) -> 
             assert server.max_in_flight == 1
     finally:
         server.stop()
+
+
+def test_ctrl_c_keeps_what_was_generated(db_path: Path) -> None:
+    server = HeldServer(answer_first=11, latency_ms=5).start()
+    try:
+        _setup(db_path, server)
+        env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+        child = subprocess.Popen([sys.executable, "-m", "studio", "generate", "qa", "--endpoint", "model-a",
+                                  "--name", "qa-a", "--json"], env=env, cwd=REPO, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not (sum(server.generated.values()) >= 11 and server.held >= 1):
+            time.sleep(0.02)
+        child.send_signal(signal.SIGINT)
+        said = ""
+        while "cancelling" not in said:  # the held calls are refused only once the cancel is taken
+            said = child.stderr.readline()  # type: ignore[union-attr]
+            assert said, "the child ended without taking the Ctrl+C"
+        server.released = True
+        out, err = child.communicate(timeout=60)
+        assert child.returncode == 130, err
+        result = json.loads(out)
+        assert result["status"] == "cancelled" and result["stored"] == 11 and "--resume" in result["reason"]
+        assert "Traceback" not in err
+        with Library.open(db_path) as lib:
+            record = lib.datasets.get("qa-a")
+            assert record.sample_count == 11 and record.provenance["status"] == "cancelled"
+    finally:
+        server.released = True
+        server.stop()
