@@ -297,3 +297,14 @@ def test_ctrl_c_keeps_what_was_generated(db_path: Path) -> None:
     finally:
         server.released = True
         server.stop()
+
+
+def test_an_imported_replacement_drops_the_provenance(db_path: Path, server: FakeJudgeServer) -> None:
+    from studio.core.engine.generate import GenerationSettings, generate
+
+    _setup(db_path, server)
+    with Library.open(db_path) as lib:
+        generate(lib, "qa-a", GenerationSettings(source="qa", endpoint="model-a", limit=3))
+        assert lib.datasets.get("qa-a").provenance["status"] == "complete"
+        lib.datasets.create("qa-a", read_dataset(QA).samples[:2], replace=True)
+        assert lib.datasets.get("qa-a").provenance is None  # its completions are no longer generated

@@ -63,7 +63,7 @@ class DatasetRepository:
                 conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
                 dataset_id = row.id
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(
-                    format=format, source=source, deleted_at=None, created_at=utcnow()))
+                    format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None))
             else:
                 dataset_id = conn.execute(insert(datasets).values(
                     name=name, format=format, source=source, sample_count=0, created_at=utcnow()
