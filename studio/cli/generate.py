@@ -260,8 +260,12 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
                               "total": None if result.cost is None or judging is None
                               else exact_decimal(result.cost + judging)}
         app.print_json(report)
-    if getattr(args, "markdown", None):
-        _markdown_section(Path(args.markdown), result, _judging_cost(app, name))
+    if getattr(args, "markdown", None) or getattr(args, "junit", None):
+        judging_cost = _judging_cost(app, name)
+        if args.markdown:
+            _markdown_section(Path(args.markdown), result, judging_cost)
+        if args.junit:
+            _junit_properties(Path(args.junit), result, judging_cost)
     return code
 
 
@@ -290,13 +294,41 @@ def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | 
 
     p = result.provenance
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    text += (f"\n## Outputs generated\n\n"
-             f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
-             f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
-             f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
-             f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
-             f"| judging | | | {format_usd(judging)} |\n")
-    safe_files.write_text(path, text)
+    section = (f"\n## Outputs generated\n\n"
+               f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
+               f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
+               f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
+               f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
+               f"| judging | | | {format_usd(judging)} |\n")
+    safe_files.write_text(path, text + section)
+    from studio.core.engine.reports.markdown import append_step_summary
+
+    append_step_summary(section)  # GitHub Actions' run page shows it under the run's own summary
+
+
+def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
+    """Each test suite of the run's JUnit report names the model whose outputs it graded and what
+    generating them cost, apart from the judging's cost."""
+    import xml.etree.ElementTree as ET
+
+    from studio.core import safe_files
+    from studio.core.engine.usage import exact_decimal
+
+    if not path.exists():
+        return
+    root = ET.fromstring(path.read_text(encoding="utf-8"))
+    p = result.provenance
+    values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
+              ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),
+              ("generation_tokens", result.tally.tokens),
+              ("generation_cost_usd", "" if result.cost is None else exact_decimal(result.cost)),
+              ("judging_cost_usd", "" if judging is None else exact_decimal(judging)))
+    for props in root.iter("properties"):
+        for name, value in values:
+            ET.SubElement(props, "property", name=name, value=str(value))
+    ET.indent(root)
+    safe_files.write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+                          + "\n")
 
 
 def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:

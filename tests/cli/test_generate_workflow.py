@@ -59,7 +59,7 @@ def test_suite_over_generated_outputs_and_two_models_compared(cli, db_path: Path
     runs = {}
     for name in DEMO_MODELS:
         done = cli("run", "qa-check", "qa", "--generate-with", name, "--limit", str(LIMIT), "--max-cost", "0.05", "--json",
-                   "--markdown", str(report))
+                   "--markdown", str(report), "--junit", str(tmp_path / f"{name}.xml"))
         assert done.returncode == 0, done.stderr
         result = json.loads(done.stdout)
         runs[name] = result["id"]
@@ -73,6 +73,10 @@ def test_suite_over_generated_outputs_and_two_models_compared(cli, db_path: Path
         # one budget: the run was given what the generation left of it
         assert Fraction(result["aggregates"]["budget"]["max_cost"]) == Fraction("0.05") - Fraction(costs["generation"])
         assert "## Outputs generated" in report.read_text() and name in report.read_text()
+        junit = (tmp_path / f"{name}.xml").read_text()
+        assert f'name="generated_by_endpoint" value="{name}"' in junit
+        assert f'name="generation_cost_usd" value="{costs["generation"]}"' in junit
+        assert f'name="judging_cost_usd" value="{costs["judging"]}"' in junit
     # the judges' scores follow what the two scripted models really said
     a, b = runs["demo-model-a"], runs["demo-model-b"]
     compared = cli("runs", "compare", str(a), str(b), "--json")
