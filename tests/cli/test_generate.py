@@ -308,3 +308,29 @@ def test_an_imported_replacement_drops_the_provenance(db_path: Path, server: Fak
         assert lib.datasets.get("qa-a").provenance["status"] == "complete"
         lib.datasets.create("qa-a", read_dataset(QA).samples[:2], replace=True)
         assert lib.datasets.get("qa-a").provenance is None  # its completions are no longer generated
+
+
+def test_resume_after_the_endpoint_moved_asks_only_what_is_missing(db_path: Path, server: FakeJudgeServer) -> None:
+    """A local server restarted on another port is the same model under test: its stored answers are
+    not asked for again (the request is named by the endpoint, not its address)."""
+    import threading
+
+    from studio.core.engine.generate import GenerationSettings, generate
+
+    _setup(db_path, server, concurrency=1)
+    moved = FakeJudgeServer().start()
+    try:
+        with Library.open(db_path) as lib:
+            cancel = threading.Event()
+            first = generate(lib, "qa-a", GenerationSettings(source="qa", endpoint="model-a", limit=10),
+                             cancel=cancel, on_progress=lambda p: p.stored >= 4 and cancel.set())
+            assert first.status == "cancelled" and first.stored == 4
+            repo = EndpointRepository.of(lib)
+            repo.save(repo.get("model-a").model_copy(update={"base_url": moved.base_url}))
+            done = generate(lib, "qa-a", None, resume=True)
+            assert (done.status, done.stored, done.generated) == ("complete", 10, 6)
+        asked = {json.loads(b)["messages"][-1]["content"] for b in moved.generated}
+        answered_before = {json.loads(b)["messages"][-1]["content"] for b in server.generated}
+        assert len(asked) == 6 and not asked & answered_before
+    finally:
+        moved.stop()

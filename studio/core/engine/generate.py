@@ -172,8 +172,10 @@ def request_for(sample: Sample, settings: GenerationSettings, repeat: int) -> Ch
 
 
 def request_key(config: EndpointConfig, model: str, request: ChatRequest, repeat: int) -> str:
-    """Names one request: the server, the model, the exact request and which repeat it is."""
-    head = json.dumps([config.kind, config.base_url, model, repeat], ensure_ascii=False)
+    """Names one request: the endpoint, the model, the exact request and which repeat it is. The
+    endpoint by its name, not its address: a local server restarted on another port is the same
+    model under test, and a resume must not ask it again."""
+    head = json.dumps([config.kind, config.name, model, repeat], ensure_ascii=False)
     return hashlib.sha256(head.encode() + b"\n" + request.model_dump_json().encode()).hexdigest()
 
 
@@ -223,18 +225,26 @@ def plan(library: Library, settings: GenerationSettings, config: EndpointConfig,
             for repeat in range(settings.samples):
                 request = request_for(sample, settings, repeat)
                 key = request_key(config, model, request, repeat)
-                if key not in done:
+                if key not in done and slot(sample.id, repeat) not in done:
                     yield Job(index, repeat, sample, request, key)
 
     return count * settings.samples, jobs()
 
 
+def slot(source_id: str, repeat: int) -> str:
+    """A stored answer's place: which source sample, which repeat (never two answers in one)."""
+    return f"slot\n{source_id}\n{repeat}"
+
+
 def stored_keys(library: Library, record: DatasetRecord) -> set[str]:
+    """The request keys and the slots ``record``'s answers fill: a resume sends neither again."""
     keys = set()
     for _, sample in library.datasets.iter_indexed(record.id):
-        key = (sample.metadata.get("generation") or {}).get("key")
-        if key:
-            keys.add(key)
+        info = sample.metadata.get("generation") or {}
+        if info.get("key"):
+            keys.add(info["key"])
+        if info.get("source_id") is not None:
+            keys.add(slot(str(info["source_id"]), int(info.get("repeat") or 0)))
     return keys
 
 
