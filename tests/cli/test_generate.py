@@ -82,11 +82,12 @@ def server() -> Iterator[FakeJudgeServer]:
 def test_generate_stores_answers_with_provenance(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
     _setup(db_path, server)
     done = cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a", "--temperature", "0.2",
-               "--max-tokens", "64", "--json")
+               "--max-tokens", "64", "--concurrency", "2", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["status"], result["stored"], result["calls"]) == ("complete", 60, 60)
     assert server.usage_sent["calls"] == 60 and sorted(set(server.generated.values())) == [1]
+    assert server.max_in_flight <= 2  # --concurrency, within the endpoint's 4
 
     shown = json.loads(cli("datasets", "show", "qa-a", "--limit", "60", "--json").stdout)
     provenance = shown["dataset"]["provenance"]
@@ -203,8 +204,16 @@ def test_several_answers_a_sample(cli, db_path: Path, server: FakeJudgeServer) -
 
 def test_refusals_are_one_sentence(cli, db_path: Path, server: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
     _setup(db_path, server)
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    with Library.open(db_path) as lib:
+        EndpointRepository.of(lib).save(model_endpoint_config("down", "scripted-model-a", port))
     assert cli("generate", "qa", "--endpoint", "model-a", "--name", "qa-a").returncode == 0
     cases = [
+        (("generate", "qa", "--endpoint", "down", "--name", "z"), "is unreachable: connection refused"),
         (("generate", "nope", "--endpoint", "model-a", "--name", "x"), "no dataset named 'nope'"),
         (("generate", "qa", "--endpoint", "nope", "--name", "x"), "no endpoint named 'nope'"),
         (("generate", "qa", "--endpoint", "model-a", "--name", "qa-a"), "already exists"),
@@ -217,6 +226,8 @@ def test_refusals_are_one_sentence(cli, db_path: Path, server: FakeJudgeServer) 
         done = cli(*args)
         assert done.returncode == 2, (args, done.stdout)
         assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
+    names = json.loads(cli("datasets", "list", "--json").stdout)
+    assert {d["name"] for d in names} == {"qa", "qa-a"}  # nothing refused left a dataset behind
 
 
 def test_export_of_a_generated_dataset_names_its_model(cli, db_path: Path, server: FakeJudgeServer,  # type: ignore[no-untyped-def]

@@ -379,6 +379,19 @@ class _State:
         return total
 
 
+def _check_can_start(config: EndpointConfig, max_cost: Decimal | None, max_spend_tokens: int | None) -> None:
+    """Refused before anything is written: a cost cap on an unpriced endpoint, or an endpoint
+    nothing answers at (every call would fail after its retries)."""
+    from .preflight import EndpointUnreachable, check_reachable
+
+    check_priced(Caps(max_cost=max_cost, max_tokens=max_spend_tokens), [config])
+    try:
+        check_reachable(config)
+    except EndpointUnreachable as exc:
+        reason = str(exc).split("; the run was not started")[0]
+        raise GenerateError(f"{reason}; nothing was generated") from None
+
+
 def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -413,6 +426,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         record = library.datasets.get(name)
         provenance = dict(record.provenance or {})
         config = endpoint_config(library, settings.endpoint, concurrency)
+        _check_can_start(config, max_cost, max_spend_tokens)
         planned, jobs = plan(library, settings, config, stored_keys(library, record))
         provenance.update(status="running", finished_at=None, planned=planned)
         library.datasets.set_provenance(record.id, provenance)
@@ -420,12 +434,12 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         if settings is None:
             raise GenerateError("generate needs a source dataset and an endpoint")
         config = endpoint_config(library, settings.endpoint, concurrency)
+        _check_can_start(config, max_cost, max_spend_tokens)
         planned, jobs = plan(library, settings, config)
         provenance = _provenance(settings, config, _stamp(), planned)
         record = library.datasets.open_generated(
             name, provenance, source=f"generated from {settings.source} by {config.name}")
     caps = Caps(max_cost=max_cost, max_tokens=max_spend_tokens)
-    check_priced(caps, [config])
     state = _State(config, provenance)
     budget = Budget(caps, cancel, spent=state.total(), spent_cost=cost_of(state.total(), config) or Fraction(0)) \
         if caps.any else None
