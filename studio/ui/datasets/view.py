@@ -91,6 +91,7 @@ class DatasetsView(QtWidgets.QWidget):
         self.pages.addWidget(browse)
         self.pages.addWidget(self.importer)
         self.browse_page = browse
+        self.generate_dialog: GenerateDialog | None = None
 
         side = QtWidgets.QWidget()
         side_layout = QtWidgets.QVBoxLayout(side)
@@ -159,6 +160,7 @@ class DatasetsView(QtWidgets.QWidget):
         current = self.current_dataset()
         dialog = GenerateDialog(self.ctx, current.name if current else None, self)
         dialog.generated.connect(self.select_dataset)
+        self.generate_dialog = dialog  # the latest one (tests, and the window's menu)
         return dialog
 
     def delete_selected(self) -> None:

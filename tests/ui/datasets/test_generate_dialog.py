@@ -108,3 +108,14 @@ def test_cancel_keeps_what_was_generated(qtbot, ctx, server: GatedServer) -> Non
     assert [s.id for s in ctx.library.datasets.samples("qa-model-a")] == [f"qa-{n:03d}" for n in range(1, 10)]
     assert view.current_dataset().name == "qa-model-a" and "cancelled · 9 of 60 answers" in view.provenance.text()
     assert dialog.generate_button.isEnabled() and dialog.close_button.isEnabled()
+
+
+def test_the_datasets_menu_opens_the_dialog(qtbot, ctx, window, server: GatedServer) -> None:  # type: ignore[no-untyped-def]
+    _library(ctx, server)
+    ctx.datasets_changed.emit()
+    menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "Data&sets")
+    action = next(a for a in menu.actions() if a.text() == "&Generate outputs…")
+    action.trigger()
+    assert window.tabs.currentWidget() is window.datasets_view
+    dialog = window.datasets_view.generate_dialog
+    assert dialog.isVisible() and dialog.endpoint.currentText() == "model-a"
