@@ -104,6 +104,8 @@ def test_generate_stores_answers_with_provenance(cli, db_path: Path, server: Fak
         messages = [{"role": m.role, "content": m.content} for m in original.messages]
         assert stored["completion"] == fake_model.answer(messages, "scripted-model-a")
         assert stored["expected"] == original.expected
+    shown_text = cli("datasets", "show", "qa-a", "--limit", "1").stdout
+    assert "generated from qa by endpoint model-a (model scripted-model-a): complete, 60 calls" in shown_text
     # the sent request is what the options say: the sample's turns, the temperature, the bound
     body = json.loads(next(iter(server.generated)))
     assert body["temperature"] == 0.2 and body["max_tokens"] == 64 and body["model"] == "scripted-model-a"
