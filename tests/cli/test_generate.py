@@ -347,3 +347,28 @@ def test_resume_after_the_endpoint_moved_asks_only_what_is_missing(db_path: Path
         assert len(asked) == 6 and not asked & answered_before
     finally:
         moved.stop()
+
+
+def test_a_killed_generation_s_provenance_says_how_far_it_got(db_path: Path) -> None:
+    """What a kill leaves: the answers and the provenance written with them (running, stored, calls)."""
+    server = HeldServer(answer_first=9, latency_ms=5).start()
+    try:
+        _setup(db_path, server)
+        env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+        child = subprocess.Popen([sys.executable, "-m", "studio", "generate", "qa", "--endpoint", "model-a",
+                                  "--name", "qa-a"], env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        provenance: dict = {}
+        while time.monotonic() < deadline and provenance.get("stored") != 9:
+            with sqlite3.connect(db_path) as con:
+                row = con.execute("SELECT provenance FROM datasets WHERE name = 'qa-a'").fetchone()
+            provenance = json.loads(row[0]) if row and row[0] else {}
+            time.sleep(0.02)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+        assert provenance["status"] == "running" and provenance["stored"] == 9 and provenance["calls"] == 9
+        assert provenance["prompt_tokens"] > 0
+    finally:
+        server.released = True
+        server.stop()

@@ -337,7 +337,8 @@ class _Writer:
                     break
             if batch and self.error is None:
                 try:
-                    self.stored = self._library.datasets.append(self._dataset_id, batch, self._provenance())
+                    provenance = {**self._provenance(), "stored": self.stored + len(batch)}
+                    self.stored = self._library.datasets.append(self._dataset_id, batch, provenance)
                 except BaseException as exc:  # reported by put() and close(): a full disk, a lock
                     self.error = exc
 
@@ -448,7 +449,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         return {**provenance, **_usage_fields(state)}
 
     writer = _Writer(library, record.id, snapshot)
-    writer.stored = record.sample_count
+    writer.stored = record.sample_count  # a resumed generation's answers so far
     model = settings.model or config.model
     client = JudgeClient(config, api_key=resolve_api_key(config), cache=None, use_cache=False, model=model,
                          cancel=cancel, budget=budget)
