@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.models import BinaryShot, RangeShot, Sample
+from studio.core.models import BinaryJudge, BinaryShot, RangeJudge, RangeShot, Sample
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.store import Conflict, Library
 
@@ -59,10 +59,11 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
         raise Conflict(f"grader {judge_key!r} is locked: unlock it to save an aligned version")
     old_version = options.version or record.current_version
     definition = library.graders.version(judge_key, old_version).definition
-    if definition.kind not in ALIGNABLE:
+    # the kinds in ALIGNABLE are exactly these two classes; isinstance lets the checker see the shots
+    if definition.kind not in ALIGNABLE or not isinstance(definition, (BinaryJudge, RangeJudge)):
         raise Conflict(f"align adds few-shot examples; a {definition.kind} grader has none "
                        f"(align works on {', '.join(ALIGNABLE)})")
-    binary = definition.kind == "binary_judge"
+    binary = isinstance(definition, BinaryJudge)
     labels = library.labels.current(dataset, options.labels)
     usable = {sid: lab for sid, lab in labels.items()
               if (lab.verdict in ("PASS", "FAIL") if binary else lab.score is not None)}
@@ -87,7 +88,8 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
     if not shots:
         report["note"] = "the judge agrees with every training label: nothing to learn, no new version saved"
         return report
-    existing = definition.examples if binary else definition.shots
+    existing: list[BinaryShot] | list[RangeShot] = (
+        definition.examples if isinstance(definition, BinaryJudge) else definition.shots)
     field = "examples" if binary else "shots"
     aligned = definition.model_copy(update={field: [*existing, *shots]})
     saved = library.graders.save(aligned, message=(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
@@ -12,7 +13,7 @@ from sqlalchemy import Engine, delete, func, insert, select, update
 
 from studio.core.models import Sample, SampleRow
 
-from .database import utcnow
+from .database import driver_connection, inserted_id, utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, samples
 
@@ -65,15 +66,15 @@ class DatasetRepository:
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(
                     format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None))
             else:
-                dataset_id = conn.execute(insert(datasets).values(
+                dataset_id = inserted_id(conn.execute(insert(datasets).values(
                     name=name, format=format, source=source, sample_count=0, created_at=utcnow()
-                )).inserted_primary_key[0]
+                )))
             # ``items`` may be a stream (``DatasetStream``): a chunk at a time goes to the driver's
             # executemany, all inside this one transaction; a bad row raising mid-way rolls it all back
             count = 0
             chunk: list[tuple[object, ...]] = []
             for sample in items:
-                if type(sample) is SampleRow:  # already in stored form (DatasetStream.rows)
+                if isinstance(sample, SampleRow):  # already in stored form (DatasetStream.rows)
                     chunk.append((dataset_id, count, *sample))
                 else:
                     chunk.append(_sample_row(dataset_id, count, sample))
@@ -108,7 +109,7 @@ class DatasetRepository:
         given): what is committed survives the process being killed. Returns the new count."""
         with self._engine.begin() as conn:
             count = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
-            rows = [(dataset_id, count + n, *sample) if type(sample) is SampleRow
+            rows = [(dataset_id, count + n, *sample) if isinstance(sample, SampleRow)
                     else _sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
             if rows:
                 conn.exec_driver_sql(_INSERT_SAMPLE, rows)
@@ -158,7 +159,7 @@ class DatasetRepository:
             raise NotFound(f"no dataset with id {dataset_id}")
         return DatasetRecord(**row._asdict())
 
-    def samples(self, name: str, offset: int = 0, limit: int | None = None) -> list[Sample]:
+    def samples(self, name: str, offset: int = 0, limit: int | None = None) -> builtins.list[Sample]:
         record = self.get(name)
         return list(self.iter_samples(record.id, offset=offset, limit=limit))
 
@@ -209,7 +210,7 @@ class DatasetRepository:
             # Row per sample on a run's hot path)
             fairy = self._engine.raw_connection()
             try:
-                rows = fairy.driver_connection.execute(query, (dataset_id, cursor, upper)).fetchall()
+                rows = driver_connection(fairy).execute(query, (dataset_id, cursor, upper)).fetchall()
             finally:
                 fairy.close()
             if not rows:

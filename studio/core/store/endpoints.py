@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 
 from sqlalchemy import Engine, delete, insert, select, update
@@ -44,7 +45,7 @@ class EndpointRepository:
             ).all()
         return [EndpointConfig.model_validate_json(row.config) for row in rows]
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return [config.name for config in self.list()]
 
     def get(self, name: str) -> EndpointConfig:

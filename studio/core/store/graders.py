@@ -6,10 +6,11 @@ One row per key for its whole life: deleting sets a tombstone, creating the key 
 
 from __future__ import annotations
 
+import builtins
 import difflib
 import json
 
-from sqlalchemy import Engine, Row, func, select
+from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
 from studio.core.models.files import to_yaml
@@ -39,10 +40,10 @@ class GraderRepository:
                             lambda d: {"kind": d.kind, "name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
-    def _row(self, conn, key: str):  # type: ignore[no-untyped-def]
+    def _row(self, conn: Connection, key: str) -> Row | None:
         return self._v.row(conn, key)
 
-    def _record(self, conn, row: Row) -> GraderRecord:  # type: ignore[no-untyped-def]
+    def _record(self, conn: Connection, row: Row) -> GraderRecord:
         text = self._v.text(conn, row.id, row.current_version)
         return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text or "{}")))
 
@@ -71,7 +72,7 @@ class GraderRepository:
         with self._engine.connect() as conn:
             return self._record(conn, self._v.get_row(conn, key, include_deleted))
 
-    def versions(self, key: str) -> list[VersionRecord]:
+    def versions(self, key: str) -> builtins.list[VersionRecord]:
         return [
             VersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
                           definition=parse_grader(json.loads(r.definition)))

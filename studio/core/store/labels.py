@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
 
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
 
-from .database import utcnow
+from .database import inserted_id, utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, label_sets, labels, samples
 
@@ -34,14 +34,14 @@ class LabelRepository:
         self._engine = engine
 
     # --- sets -------------------------------------------------------------------------------------
-    def _dataset_id(self, conn, dataset: str) -> int:  # type: ignore[no-untyped-def]
+    def _dataset_id(self, conn: Connection, dataset: str) -> int:
         row = conn.execute(select(datasets.c.id).where(datasets.c.name == dataset,
                                                        datasets.c.deleted_at.is_(None))).first()
         if row is None:
             raise NotFound(f"no dataset named {dataset!r}")
         return int(row.id)
 
-    def _set_id(self, conn, dataset: str, key: str, *, create: bool = False) -> int | None:  # type: ignore[no-untyped-def]
+    def _set_id(self, conn: Connection, dataset: str, key: str, *, create: bool = False) -> int | None:
         dataset_id = self._dataset_id(conn, dataset)
         row = conn.execute(select(label_sets.c.id).where(label_sets.c.dataset_id == dataset_id,
                                                          label_sets.c.key == key)).first()
@@ -49,8 +49,8 @@ class LabelRepository:
             return int(row.id)
         if not create:
             return None
-        return int(conn.execute(insert(label_sets).values(
-            dataset_id=dataset_id, key=key, created_at=utcnow())).inserted_primary_key[0])
+        return inserted_id(conn.execute(insert(label_sets).values(
+            dataset_id=dataset_id, key=key, created_at=utcnow())))
 
     def set_id(self, dataset: str, key: str = DEFAULT_KEY, *, create: bool = False) -> int | None:
         """The label set's row id (the results grid joins on it); None when it does not exist."""
@@ -128,7 +128,7 @@ class LabelRepository:
         self.put_many(dataset, [item], key)
         return self.current(dataset, key).get(item.sample_id)
 
-    def _latest(self, conn, set_id: int | None) -> dict[str, Label]:  # type: ignore[no-untyped-def]
+    def _latest(self, conn: Connection, set_id: int | None) -> dict[str, Label]:
         if set_id is None:
             return {}
         newest = (select(labels.c.sample_id, func.max(labels.c.version).label("v"))

@@ -35,8 +35,8 @@ def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
     if kind == "jury":
         rows = conn.execute(text(
             "SELECT details FROM results WHERE run_id = :r AND details IS NOT NULL ORDER BY sample_idx"),
-            {"r": run_id}).scalars().all()
-        panels = [json.loads(d).get("jury") for d in rows]
+            {"r": run_id}).all()
+        panels = [json.loads(d).get("jury") for (d,) in rows]
         return {"jury": jury_summary([p for p in panels if isinstance(p, dict)])}
     return {}
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Engine, insert, select
 
-from .database import utcnow
+from .database import inserted_id, utcnow
 from .tables import probe_reports
 
 
@@ -37,7 +37,7 @@ class ProbeReportRepository:
             result = conn.execute(insert(probe_reports).values(
                 grader_key=grader_key, grader_version=grader_version, dataset=dataset, endpoint=endpoint,
                 report=json.dumps(report, ensure_ascii=False), created_at=utcnow()))
-        return int(result.inserted_primary_key[0])
+        return inserted_id(result)
 
     def latest(self, grader_key: str) -> ProbeRecord | None:
         """The newest report of a judge (any dataset), or None when it was never probed."""

@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library
+from studio.core.store.database import driver_connection
 from studio.core.store.results_query import ResultQuery
 
 FETCH_ROWS = 2000
@@ -60,7 +61,7 @@ GRADER_PREFIX = "grader."  # a suite run's CSV: one score column ``grader.<key>`
 def suite_keys(engine: Engine, run_id: int) -> list[str] | None:
     """A suite run's grader keys in slot order (None for a run of one grader)."""
     with engine.connect() as conn:
-        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        raw = driver_connection(conn.connection)
         (suite,) = raw.execute("SELECT suite FROM runs WHERE id = ?", (run_id,)).fetchone() or (None,)
         if not suite:
             return None
@@ -70,7 +71,7 @@ def suite_keys(engine: Engine, run_id: int) -> list[str] | None:
 
 def _grader_key(engine: Engine, run_id: int) -> str | None:
     with engine.connect() as conn:
-        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        raw = driver_connection(conn.connection)
         row = raw.execute("SELECT g.key FROM runs JOIN graders g ON g.id = runs.grader_id WHERE runs.id = ?",
                           (run_id,)).fetchone()
     return None if row is None else row[0]
@@ -79,7 +80,7 @@ def _grader_key(engine: Engine, run_id: int) -> str | None:
 def metric_keys(engine: Engine, run_id: int) -> list[str]:
     """The per-metric score names of a run: one CSV column each, sorted."""
     with engine.connect() as conn:
-        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        raw = driver_connection(conn.connection)
         rows = raw.execute(
             "SELECT DISTINCT j.key FROM results, json_each(results.scores) AS j"
             " WHERE results.run_id = ? AND results.scores IS NOT NULL", (run_id,)

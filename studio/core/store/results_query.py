@@ -19,6 +19,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.store.database import driver_connection
+
 #: sort keys of the grid's columns and the SQL expression each sorts by
 SORT_SQL: dict[str, str] = {
     "idx": "r.sample_idx",
@@ -343,7 +345,7 @@ def result_id_of(engine: Engine, run_id: int, sample: str) -> int | None:
     """The id of run ``run_id``'s result for sample id ``sample`` (else, when ``sample`` is a number,
     for the sample at that index); None when the run has no such sample."""
     with engine.connect() as conn:
-        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        raw = driver_connection(conn.connection)
         row = raw.execute("SELECT id FROM results WHERE run_id = ? AND sample_id = ? ORDER BY id DESC LIMIT 1",
                           (run_id, sample)).fetchone()
         if row is None and sample.strip().lstrip("-").isdigit():
@@ -377,7 +379,7 @@ class RunSummary:
 def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], float, float]:
     """Counts of scored results in ``bins`` equal buckets over the observed range (one GROUP BY)."""
     with engine.connect() as conn:
-        raw = conn.connection.driver_connection  # type: ignore[union-attr]
+        raw = driver_connection(conn.connection)
         low, high = raw.execute(
             "SELECT min(score), max(score) FROM results WHERE run_id = ? AND score IS NOT NULL", (run_id,)
         ).fetchone()

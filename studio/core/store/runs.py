@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 import os
@@ -9,11 +10,11 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Engine, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
 
-from .database import utcnow
+from .database import driver_connection, inserted_id, utcnow
 from .errors import Conflict, NotFound
 from .panel_stats import panel_aggregates
 from .tables import datasets, graders, results, run_graders, runs
@@ -207,12 +208,12 @@ class RunRepository:
         ``grader_version``, ``weight``, ``threshold``; ``suite``: its key, version and overall rule)
         of several; ``grader_id``/``grader_version`` then name the first."""
         with self._engine.begin() as conn:
-            run_id = conn.execute(insert(runs).values(
+            run_id = inserted_id(conn.execute(insert(runs).values(
                 grader_id=grader_id, grader_version=grader_version, dataset_id=dataset_id,
                 status="pending", endpoint=endpoint, total=total,
                 settings=json.dumps(settings or {}), aggregates="{}", created_at=utcnow(),
                 suite=None if suite is None else json.dumps(suite),
-            )).inserted_primary_key[0]
+            )))
             if slots is None:
                 key = conn.execute(select(graders.c.key).where(graders.c.id == grader_id)).scalar_one()
                 slots = [{"grader_id": grader_id, "grader_key": key, "grader_version": grader_version}]
@@ -235,7 +236,7 @@ class RunRepository:
             return
         fairy = self._engine.raw_connection()
         try:
-            raw = fairy.driver_connection  # sqlite3.Connection, autocommit off (we BEGIN ourselves)
+            raw = driver_connection(fairy)  # sqlite3.Connection, autocommit off (we BEGIN ourselves)
             # SQLite checks the run_id foreign key once per row, and with OR REPLACE that check costs
             # half as much again as the insert itself (13.3 vs 8.6 us a row, measured): the rows of
             # one write name a handful of runs, so those are checked once, inside the transaction,
@@ -305,15 +306,15 @@ class RunRepository:
             conn.execute(update(runs).where(runs.c.id == run_id).values(
                 status="running", owner_pid=os.getpid(), finished_at=None, error=None))
 
-    def _select(self):  # type: ignore[no-untyped-def]
+    def _select(self) -> Select[Any]:
         return (
             select(runs, graders.c.key.label("grader_key"), datasets.c.name.label("dataset"))
             .join(graders, graders.c.id == runs.c.grader_id)
             .join(datasets, datasets.c.id == runs.c.dataset_id)
         )
 
-    def _info(self, conn, row: Any) -> RunInfo:  # type: ignore[no-untyped-def]
-        counts = dict(conn.execute(
+    def _info(self, conn: Connection, row: Any) -> RunInfo:
+        counts: dict[str, int] = dict(conn.execute(
             select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
         ).all())
         status = row.status
@@ -349,7 +350,7 @@ class RunRepository:
             return [self._info(conn, row) for row in conn.execute(query).all()]
 
     def results(self, run_id: int, *, failed_only: bool = False, offset: int = 0,
-                limit: int | None = None) -> list[dict[str, Any]]:
+                limit: int | None = None) -> builtins.list[dict[str, Any]]:
         query = select(results).where(results.c.run_id == run_id).order_by(results.c.sample_idx)
         if failed_only:
             query = query.where(results.c.status.in_(("error", "invalid")))
@@ -376,12 +377,12 @@ class RunRepository:
                           sum(cached) AS cached
                    FROM results WHERE run_id = :r"""
             ), {"r": run_id, "t": pass_threshold}).one()
-            metrics = dict(conn.execute(text(
+            metrics: dict[str, float] = dict(conn.execute(text(
                 """SELECT j.key, avg(j.value) FROM results, json_each(results.scores) AS j
                    WHERE results.run_id = :r AND results.scores IS NOT NULL
                      AND results.status IN ('ok','invalid') GROUP BY j.key"""
             ), {"r": run_id}).all())
-            statuses = dict(conn.execute(
+            statuses: dict[str, int] = dict(conn.execute(
                 select(results.c.status, func.count()).where(results.c.run_id == run_id).group_by(results.c.status)
             ).all())
             panels = panel_aggregates(conn, run_id)  # pairwise judges and juries only

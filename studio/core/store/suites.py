@@ -8,6 +8,7 @@ a grader outside the suite. Each refusal is one sentence.
 
 from __future__ import annotations
 
+import builtins
 import json
 
 from sqlalchemy import Engine, Row, select
@@ -95,7 +96,7 @@ class SuiteRepository:
             row = self._v.get_row(conn, key, include_deleted)
             return self._record(row, self._v.text(conn, row.id, row.current_version) or "{}")
 
-    def versions(self, key: str) -> list[SuiteVersionRecord]:
+    def versions(self, key: str) -> builtins.list[SuiteVersionRecord]:
         return [SuiteVersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
                                    definition=SuiteDefinition.model_validate_json(r.definition))
                 for r in self._v.version_rows(key)]

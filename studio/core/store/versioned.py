@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
 
-from .database import utcnow
+from .database import inserted_id, utcnow
 from .errors import Conflict, Locked, NotFound
 
 D = TypeVar("D")
@@ -122,9 +122,9 @@ class Versioned:
             if row is not None and row.deleted_at is None:
                 raise Conflict(self.exists_sentence(key))
             if row is None:
-                head_id = conn.execute(insert(self.head).values(
+                head_id = inserted_id(conn.execute(insert(self.head).values(
                     key=key, locked=False, deleted_at=None, current_version=1, created_at=now,
-                    updated_at=now, **values)).inserted_primary_key[0]
+                    updated_at=now, **values)))
                 self._append(conn, head_id, 1, "create", text, message)
             else:
                 version = row.current_version + 1
