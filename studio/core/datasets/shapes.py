@@ -139,7 +139,8 @@ def _openai(row: dict[str, Any], default_id: str) -> Sample:
 
 
 def _generic(row: dict[str, Any], default_id: str, expected_keys: tuple[str, ...]) -> Sample:
-    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    given = row.get("metadata")
+    metadata = given if isinstance(given, dict) else {}
     extra = {k: v for k, v in row.items() if k not in INPUT_KEYS + OUTPUT_KEYS + ("id", "sample_id", "metadata")}
     return Sample(
         id=_id(default_id, row.get("id"), row.get("sample_id")),

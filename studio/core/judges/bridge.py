@@ -151,7 +151,8 @@ def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
     text_format = (kwargs.get("text") or {}).get("format") or {}
     schema = text_format.get("schema") if text_format.get("type") == "json_schema" else None
     top = kwargs.get("top_logprobs")
-    include = kwargs.get("include") if isinstance(kwargs.get("include"), (list, tuple)) else ()
+    asked = kwargs.get("include")
+    include = asked if isinstance(asked, (list, tuple)) else ()
     logprobs = "message.output_text.logprobs" in include or (isinstance(top, int) and top > 0)
     return ChatRequest(
         messages=messages,

@@ -39,16 +39,22 @@ def _check_score(body: Any) -> None:
         raise MalformedResponse("the reward server's answer has no 'reward'")
 
 
-def _check_batch(body: Any) -> None:
+def _batch_items(body: Any) -> list[Any] | None:
+    """The answers of a batch: a bare list, or the ``responses`` list of an object; else None."""
     items = body.get("responses") if isinstance(body, dict) else body
-    if not isinstance(items, list):
+    return items if isinstance(items, list) else None
+
+
+def _check_batch(body: Any) -> None:
+    if _batch_items(body) is None:
         raise MalformedResponse("the reward server's batch answer has no 'responses' list")
 
 
 def reward_outcome(body: dict[str, Any], started: float, attempts: int) -> Outcome:
     duration = (time.perf_counter() - started) * 1000
     reward = body.get("reward")
-    metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+    given = body.get("metadata")
+    metadata = given if isinstance(given, dict) else {}
     if not valid_number(reward):
         return Outcome.invalid(
             f"reward is not a finite number: {reward!r}", body, duration_ms=duration
@@ -110,7 +116,7 @@ class ExternalScorer(ScorerBase):
             body, attempts = await self.client.post("batch_score", payload, _check_batch)
         except JudgeError as exc:
             return [Outcome.failure(str(exc)) for _ in samples]
-        items = body.get("responses") if isinstance(body, dict) else body
+        items = _batch_items(body) or []  # _check_batch let only a list through
         by_id = {
             str(i.get("id")): i for i in items if isinstance(i, dict) and i.get("id") is not None
         }

@@ -17,6 +17,7 @@ behaviour, including its errors. The pieces below mirror pybars' runtime (``pick
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -86,12 +87,22 @@ def _literal(text: str) -> str:
     return text[:blanks].replace("\r\n", "\n") + text[blanks:] if blanks else text
 
 
+@dataclass(slots=True)
+class _OpenBlock:
+    """A block tag met and not yet closed: its helper, path, body and (after an else) else-body."""
+
+    name: str
+    segments: tuple[str, ...]
+    body: list[Node] = field(default_factory=list)
+    alternative: list[Node] | None = None
+
+
 def compile_subset(source: str) -> list[Node] | None:
     """The template as nodes, or None when it uses anything outside the subset."""
     text = whitespace_control(source)
     root: list[Node] = []
-    # open blocks: (kind, path, body, else-body or None, the list being filled)
-    stack: list[list[Any]] = []
+    # open blocks, innermost last; ``out`` is the list being filled
+    stack: list[_OpenBlock] = []
     out = root
     position = 0
     while True:
@@ -123,21 +134,24 @@ def compile_subset(source: str) -> list[Node] | None:
             segments = _segments(match.group(2))
             if _LITERAL_START.match(match.group(2)) or "else" in segments:
                 return None  # pybars reads a literal there first (true, 0, null)
-            block = [match.group(1), segments, [], None]
+            block = _OpenBlock(match.group(1), segments)
             stack.append(block)
-            out = block[2]
+            out = block.body
         elif pattern is _ELSE:
-            if not stack or stack[-1][3] is not None:
+            if not stack or stack[-1].alternative is not None:
                 return None
-            stack[-1][3] = out = []
+            stack[-1].alternative = out = []
         else:  # a closing tag
-            if not stack or stack[-1][0] != match.group(1):
+            if not stack or stack[-1].name != match.group(1):
                 return None
-            name, segments, body, alternative = stack.pop()
-            kind = {"if": _IF, "unless": _UNLESS, "each": _EACH}[name]
-            out = stack[-1][3] if stack and stack[-1][3] is not None else (
-                stack[-1][2] if stack else root)
-            out.append((kind, segments, tuple(body), tuple(alternative or ())))
+            closed = stack.pop()
+            kind = {"if": _IF, "unless": _UNLESS, "each": _EACH}[closed.name]
+            if not stack:
+                out = root
+            else:
+                alternative = stack[-1].alternative
+                out = alternative if alternative is not None else stack[-1].body
+            out.append((kind, closed.segments, tuple(closed.body), tuple(closed.alternative or ())))
     return None if stack else root
 
 

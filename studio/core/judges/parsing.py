@@ -117,7 +117,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
 def split_sentences(text: str) -> list[str]:
     """Sentence split used when the judge gives no claims (and by the scripted judge)."""
-    parts = []
+    parts: list[str] = []
     for block in text.split("\n"):
         parts.extend(p.strip() for p in _SENTENCE.split(block.strip()))
     return [p for p in parts if p and any(ch.isalnum() for ch in p)]

@@ -59,7 +59,7 @@ class JudgeScorer(ScorerBase):
         self.grader = grader
         self.ctx = ctx
         self.client = client
-        self.module = prompt_judges()[grader.kind]  # type: ignore[attr-defined]
+        self.module = prompt_judges()[grader.kind]
         self.memo: dict[str, Any] = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])
@@ -86,7 +86,7 @@ class JudgeScorer(ScorerBase):
         except Exception as exc:  # a bug must not stop the run; the message says it is one
             return trace.failure(
                 f"internal error in the {self.grader.kind} judge: {exc.__class__.__name__}: {exc}"
-            )  # type: ignore[attr-defined]
+            )
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -46,7 +46,7 @@ def _pybars() -> Any:
     return pybars
 
 
-class StrictVars(dict):  # type: ignore[type-arg]
+class StrictVars(dict[str, Any]):
     """Root scope for Handlebars: a missing name raises instead of rendering as empty text.
 
     pybars swallows KeyError/AttributeError, so the lookup raises ``UnknownVariable``, which it
@@ -58,7 +58,7 @@ class StrictVars(dict):  # type: ignore[type-arg]
             return dict.__getitem__(self, name)
         raise UnknownVariable(name, list(self.keys()))
 
-    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, name: str, default: Any = None) -> Any:
         return self[name]
 
 
@@ -166,7 +166,7 @@ def render_template(template: str, variables: dict[str, Any]) -> str:
     return render_handlebars(template, variables)
 
 
-class _StrictFormatMap(dict):  # type: ignore[type-arg]
+class _StrictFormatMap(dict[str, Any]):
     def __missing__(self, key: str) -> Any:
         raise UnknownVariable(key, list(self.keys()))
 

@@ -65,7 +65,7 @@ def _encoding(name: str) -> _Encoding | None:
             return None
         encoding = bpe_openai.get_encoding(name)
         encoding.encode("")
-    return encoding  # type: ignore[no-any-return]
+    return encoding
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.redaction import redact_value
 from studio.core.judges.parsing import parse_verdict
 from studio.core.models import JudgeBase, Outcome
+from studio.core.models.result import OutcomeStatus
 
 
 class Trace:
@@ -96,7 +97,7 @@ class Trace:
         score: float | None,
         rationale: str | None = None,
         details: dict[str, Any] | None = None,
-        status: str = "ok",
+        status: OutcomeStatus = "ok",
         error: str | None = None,
     ) -> Outcome:
         info = {"endpoint": self.client.config.name, "model": self.client.model, **(details or {})}
@@ -104,7 +105,7 @@ class Trace:
         # what the judge wrote is stored and exported: a key it echoes (even inside its own JSON,
         # escaped) is removed here, where every judge's outcome is made
         return Outcome(
-            status=status,  # type: ignore[arg-type]
+            status=status,
             score=score,
             rationale=redact_value(rationale),
             details=redact_value(info),

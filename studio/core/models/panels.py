@@ -8,12 +8,15 @@ names the union by its string and ``definition.py`` rebuilds ``Juror`` once the 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .common import GraderBase
 from .judges import JudgeBase
+
+if TYPE_CHECKING:  # the union is built from this module's classes: definition.py imports us
+    from .definition import GraderDefinition
 
 PAIRWISE_CRITERIA = (
     "Which response answers the user's question better: correct first, then complete and clear. "
@@ -53,7 +56,7 @@ class Juror(BaseModel):
 
     name: str | None = None
     weight: float = Field(default=1.0, gt=0)
-    grader: GraderDefinition  # noqa: F821 (resolved by definition.py's model_rebuild)
+    grader: GraderDefinition  # resolved by definition.py's model_rebuild
 
     @property
     def label(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,7 +58,7 @@ class Outcome(BaseModel):
         return cls(status="invalid", score=0.0, error=error, raw=raw, duration_ms=duration_ms)
 
 
-def valid_number(value: Any) -> bool:
+def valid_number(value: Any) -> TypeGuard[int | float]:
     """Platforms' rule: int or float, not bool, finite (an int beyond a float's range is not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
 

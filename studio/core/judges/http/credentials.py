@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from types import ModuleType
 
 from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
@@ -34,7 +35,7 @@ class KeyringUnavailable(StudioError):
     pass
 
 
-def _keyring():  # type: ignore[no-untyped-def]
+def _keyring() -> ModuleType:
     import keyring
 
     return keyring

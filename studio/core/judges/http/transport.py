@@ -122,14 +122,19 @@ class _Connector(aiohttp.TCPConnector):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._factory = functools.partial(_CountingHandler, loop=self._loop)
+        # aiohttp's slot is typed for its own handler class: a method returning one, wrapped the same way
+        self._factory = functools.partial(self._counting_handler)
+
+    def _counting_handler(self) -> ResponseHandler:
+        return _CountingHandler(loop=self._loop)
 
     async def connect(self, req: Any, traces: list[Any], timeout: Any) -> Any:
         for _ in range(self.limit or 64):
             connection = await super().connect(req, traces, timeout)
             protocol = connection.protocol
             if protocol is None or not (
-                protocol.should_close or protocol.received != protocol.settled
+                protocol.should_close
+                or (isinstance(protocol, _CountingHandler) and protocol.received != protocol.settled)
             ):
                 _EXCHANGE.set(protocol)
                 return connection
@@ -366,7 +371,7 @@ def _where(url: str) -> str:
     return f"{f'[{host}]' if ':' in host else host}:{port}"
 
 
-def describe(exc: BaseException, url: str, proxy: str | None = None) -> ConnectionFailed:
+def describe(exc: BaseException, url: str, proxy: str | None = None) -> JudgeError:
     """One sentence for a failure to reach ``url`` (through ``proxy``); never an errno."""
     where = _where(url)
     via = f" through the proxy {proxy}" if proxy else ""

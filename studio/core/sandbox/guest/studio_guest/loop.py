@@ -203,7 +203,8 @@ class Worker:
         precise = bool(req.get("precise"))
         samples = req["samples"]
         # "raw": the samples are stored sample JSON, shaped here for the contract (studio_guest.payloads)
-        build = payloads.builder(self.contract) if req.get("raw") else None
+        # a sample's payload from its stored JSON, or (whole) the list of payloads from the list
+        build: Callable[[Any], Any] | None = payloads.builder(self.contract) if req.get("raw") else None
         limit = self.output_limit
         if req.get("whole"):  # MKA1 grade_batch: the whole list is one call, its result may be
             self.output_limit = limit * max(1, len(samples))  # per-sample-sized for each sample
@@ -401,7 +402,7 @@ def main(config: dict[str, Any]) -> None:
     confine.set_limit("RLIMIT_CORE", 0)
     confine.set_limit("RLIMIT_NOFILE", 256)
     capture = Capture()
-    sys.stdout = sys.stderr = capture  # type: ignore[assignment]
+    sys.stdout = sys.stderr = capture
     import adaptive_harmony  # noqa: F401 - warm the shim (asyncio loads only when a grader awaits)
 
     worker = Worker(out_fd, in_file)

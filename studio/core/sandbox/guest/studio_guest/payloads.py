@@ -57,7 +57,8 @@ def mka1_sample_dict(sample: dict[str, Any]) -> dict[str, Any]:
     f = sample.get("fields") or {}
     output = sample.get("completion") or ""
     if isinstance(f.get("item"), dict):  # an OpenAI row: OpenAI's sample, with output_json parsed
-        own = f.get("sample") if isinstance(f.get("sample"), dict) else {}
+        given = f.get("sample")
+        own = given if isinstance(given, dict) else {}
         return {**own, "output_text": output, "output_json": _json_or_none(output)}
     return {
         "output_text": output,
