@@ -130,7 +130,7 @@ def _with_interval(result: Stat, values: np.ndarray) -> Stat:
     return result
 
 
-def bootstrap(statistic: Callable[..., float | None], *columns: Sequence[float], seed: int = DEFAULT_SEED,
+def bootstrap(statistic: Callable[..., float | None], *columns: Sequence[float] | np.ndarray, seed: int = DEFAULT_SEED,
               resamples: int = 1000) -> tuple[tuple[float, float] | None, int]:
     """Paired percentile bootstrap 95% interval of ``statistic(*columns)`` (resampling rows)."""
     arrays = [np.asarray(c, dtype=float) for c in columns]

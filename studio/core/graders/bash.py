@@ -16,6 +16,7 @@ import shutil
 import signal
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from studio.core.kinds import Kind
 from studio.core.models import BashGrader, Outcome, Sample
@@ -117,7 +118,7 @@ async def run_bash(grader: BashGrader, sample: Sample, settings: SandboxSettings
     stdout, stderr = bytes(out.kept), bytes(err.kept)
     code = proc.returncode
     score = 1.0 if code == 0 and not timed_out else 0.0
-    details = {"exit_code": code, "timed_out": timed_out, "isolation": plan.mode,
+    details: dict[str, Any] = {"exit_code": code, "timed_out": timed_out, "isolation": plan.mode,
                "stdout": stdout[:OUTPUT_LIMIT].decode(errors="replace"),
                "stderr": stderr[:OUTPUT_LIMIT].decode(errors="replace")}
     if budget.exceeded:

@@ -10,6 +10,7 @@ import functools
 import platform
 import shutil
 import sys
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,6 +44,11 @@ class SandboxInfo(BaseModel):
     def os_enforced(self) -> bool:
         names = {p.name for p in self.protections if p.active}
         return {"network", "filesystem", "environment"} <= names
+
+
+def _list(value: object) -> list[Any]:
+    """A list the probe reported; missing (or not a list) reads as empty."""
+    return value if isinstance(value, list) else []
 
 
 def _probe(settings: SandboxSettings) -> dict[str, object]:
@@ -79,8 +85,8 @@ def sandbox_info(settings: SandboxSettings | None = None) -> SandboxInfo:
     assert isinstance(ready, dict)
     uid = probe.get("uid")
     info.worker_uid = uid if isinstance(uid, int) else None
-    env_keys = [k for k in probe.get("env_keys", []) or [] if k not in ("HOME", "LANG", "PATH", "PWD", "LC_CTYPE", "TMPDIR")]
-    interfaces = probe.get("interfaces") or []
+    env_keys = [k for k in _list(probe.get("env_keys")) if k not in ("HOME", "LANG", "PATH", "PWD", "LC_CTYPE", "TMPDIR")]
+    interfaces = _list(probe.get("interfaces"))
     net_isolated = bool(probe.get("loopback_refused")) and set(interfaces) <= {"lo"}
     fs_hidden = not probe.get("home_visible") and not probe.get("etc_visible")
     add = info.protections.append

@@ -290,7 +290,7 @@ class WorkerProcess:
         seen: set[int] = set()
         try:
             if raw:
-                self._write_bytes(_raw_request(rid, samples, precise, whole))  # type: ignore[arg-type]
+                self._write_bytes(_raw_request(rid, samples, precise, whole))
             else:
                 self._write({"op": "grade", "id": rid, "samples": samples, "precise": precise, "whole": whole})
         except (BrokenPipeError, OSError):

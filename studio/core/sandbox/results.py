@@ -85,8 +85,8 @@ def _letta(value: Any, key: str) -> Outcome:
 
 def _promptfoo(value: Any, key: str) -> Outcome:
     if isinstance(value, bool):
-        score = 1.0 if value else 0.0
-        return Outcome(status="ok", score=score, scores={key: score}, details={"pass": value})
+        verdict = 1.0 if value else 0.0
+        return Outcome(status="ok", score=verdict, scores={key: verdict}, details={"pass": value})
     if isinstance(value, dict):
         passed = value.get("pass")
         if passed is not None and not isinstance(passed, bool):

@@ -10,9 +10,9 @@ import ast
 import asyncio
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.scoring import GradingContext, ScorerBase
@@ -22,6 +22,8 @@ from . import payloads
 from .pool import WorkerPool, shared_pool
 from .results import OK, batch_outcomes, result_rows, to_outcome
 from .session import GraderSession, GraderSpec
+
+_T = TypeVar("_T")
 
 #: the most samples of one request to a worker. The feeder sizes batches by time (0.1 s a batch), so
 #: slow or large samples never reach it; a fast grader does, and every batch costs the host a thread
@@ -92,7 +94,7 @@ class FunctionScorer(ScorerBase):
             self._gate = asyncio.Semaphore(self._async_workers)
         return self._gate
 
-    async def _in_thread(self, fn: Any, *args: Any) -> list[Outcome]:
+    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
         async with self._limit():
             session = self._session()
             try:

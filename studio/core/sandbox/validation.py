@@ -177,7 +177,7 @@ def _sandbox_checks(
     source: str, contract: str, function_name: str | None, timeout: float, memory_mb: int, pool: WorkerPool | None
 ) -> list[Check]:
     grader = FunctionGrader(
-        key="validation", source=source, contract=contract, function_name=function_name,  # type: ignore[arg-type]
+        key="validation", source=source, contract=contract, function_name=function_name,
         timeout_seconds=timeout, memory_mb=memory_mb,
     )
     pool = pool or shared_pool()
