@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ def landis_koch(kappa: float | None) -> str | None:
 
 
 # --- nominal agreement ---------------------------------------------------------------------------
-def confusion(human: Sequence[str], judge: Sequence[str], classes: Sequence[str]) -> np.ndarray:
+def confusion(human: Sequence[Hashable], judge: Sequence[Hashable], classes: Sequence[Hashable]) -> np.ndarray:
     """Counts with the human's class as the row and the judge's as the column."""
     index = {c: i for i, c in enumerate(classes)}
     matrix = np.zeros((len(classes), len(classes)), dtype=np.int64)

@@ -205,7 +205,7 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
     if len(scores) < 2:
         return [], None
     human = [lab.verdict for lab, _ in pairs]
-    sweep = []
+    sweep: list[dict[str, Any]] = []
     for t in scores:  # "score >= t" only changes at an observed score
         judge = ["PASS" if (call.score or 0.0) >= t else "FAIL" for _, call in pairs]
         k = stats.cohen_kappa(human, judge, CLASSES, ci=False).value

@@ -61,7 +61,7 @@ def consistency(library: Library, run_ids: list[int]) -> dict[str, Any]:
     excluded: dict[str, int] = {}
     verdict_rows: list[list[str]] = []
     score_units: list[list[float | None]] = []
-    samples = []
+    samples: list[dict[str, Any]] = []
     for sid in all_ids:
         seen = [c.get(sid) for c in calls]
         verdicts = [None if s is None else ("NA" if s.status == "skipped" else s.verdict) for s in seen]

@@ -48,9 +48,12 @@ class EndpointEstimate:
         c = self.config
         if c is None or c.price_input is None or c.price_output is None:
             return None
+        cached_price = c.cached_input_price  # None only without an input price, checked above
+        if cached_price is None:
+            return None
         # low: every prompt token served from the endpoint's prompt cache (when that is cheaper) and no
         # answer token; high: none cached and every answer at its token limit
-        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, c.cached_input_price)) / PER
+        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, cached_price)) / PER
         full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
         return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
 

@@ -38,7 +38,7 @@ def error_fields(exc: BaseException) -> dict[str, Any]:
 def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     """The event on ``line``; ``None`` for a line that is not ours (a library printing to stdout)."""
     line = line.strip()
-    if not line.startswith(b"{" if isinstance(line, (bytes, bytearray)) else "{"):
+    if not (line.startswith("{") if isinstance(line, str) else line.startswith(b"{")):
         return None
     try:
         event = json.loads(line)

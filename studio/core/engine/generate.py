@@ -141,9 +141,12 @@ class GenerationEstimate:
         c = self.config
         if c.price_input is None or c.price_output is None:
             return None
+        cached_price = c.cached_input_price  # None only without an input price, checked above
+        if cached_price is None:
+            return None
         # low: every prompt token from the endpoint's prompt cache (where that is cheaper), no answer
         # token; high: nothing cached and every answer at its token limit
-        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, c.cached_input_price)) / PER
+        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, cached_price)) / PER
         full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
         return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
 
@@ -160,7 +163,7 @@ def request_for(sample: Sample, settings: GenerationSettings, repeat: int) -> Ch
         if turn.role == "system" and settings.system is not None:
             continue
         if turn.role in CHAT_ROLES:
-            messages.append(ChatMessage(role=turn.role, content=turn.content))  # type: ignore[arg-type]
+            messages.append(ChatMessage(role=turn.role, content=turn.content))
         else:
             messages.append(ChatMessage(role="user", content=f"[{turn.role}]\n{turn.content}"))
     if not any(m.role == "user" for m in messages):
@@ -283,7 +286,7 @@ def resumed_settings(library: Library, name: str, given: GenerationSettings | No
     stored = GenerationSettings(source=provenance["source_dataset"], endpoint=provenance["endpoint"],
                                 model=provenance.get("model"), **provenance.get("parameters", {}))
     if given is not None:
-        differing = [f for f in ("source", "endpoint", "system", "temperature", "max_tokens", "samples", "limit")
+        differing: list[str] = [f for f in ("source", "endpoint", "system", "temperature", "max_tokens", "samples", "limit")
                      if f in given.model_fields_set and getattr(given, f) != getattr(stored, f)]
         if given.model is not None and given.model != stored.model:
             differing.append("model")

@@ -167,7 +167,7 @@ def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
     fresh: list[list[int]] = [[] for _ in batch]
     for slot, positions, outcomes in graded:
         for k, outcome in zip(positions, outcomes, strict=True):
-            if cancelled and type(outcome) is not float and outcome.error == "cancelled":
+            if cancelled and isinstance(outcome, Outcome) and outcome.error == "cancelled":
                 continue
             have[k][slot] = outcome
             fresh[k].append(slot)

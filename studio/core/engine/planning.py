@@ -28,7 +28,7 @@ def one_off_suite(keys: list[str], overall: str = "none", overall_grader: str | 
         raise InvalidSuite("--graders needs at least one grader key")
     try:
         return SuiteDefinition(key=ONE_OFF_KEY, graders=[SuiteMember(grader=k) for k in keys],
-                               overall=overall, overall_grader=overall_grader)  # type: ignore[arg-type]
+                               overall=overall, overall_grader=overall_grader)
     except ValueError as exc:
         raise InvalidSuite(_first_error(exc)) from None
 

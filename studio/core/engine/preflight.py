@@ -34,9 +34,9 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
     while stack:
         grader = stack.pop()
         if grader.kind == "composite":
-            stack.extend(c.grader for c in grader.components)  # type: ignore[union-attr]
+            stack.extend(c.grader for c in grader.components)
         elif grader.kind == "jury":
-            stack.extend(j.grader for j in grader.jurors)  # type: ignore[union-attr]
+            stack.extend(j.grader for j in grader.jurors)
         elif isinstance(grader, JudgeBase):
             yield grader.endpoint
         elif grader.kind == "function" and getattr(grader, "model_access", False):

@@ -414,7 +414,8 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     try:
         watcher = asyncio.create_task(_watch_cancel(cancel))
         done_workers = asyncio.gather(*workers)
-        await asyncio.wait({done_workers, watcher, writer_task}, return_when=asyncio.FIRST_COMPLETED)
+        first: set[asyncio.Future[Any]] = {done_workers, watcher, writer_task}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if writer_task.done():  # the writer failed (the database): producers would wait on it forever
             watcher.cancel()
             for task in workers:

@@ -53,9 +53,12 @@ def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
     """
     if config is None or config.price_input is None or config.price_output is None:
         return None
+    cached_price = config.cached_input_price  # None only without an input price, checked above
+    if cached_price is None:
+        return None
     cached = min(max(tally.cached_tokens, 0), tally.prompt_tokens)
     return (Fraction(tally.prompt_tokens - cached) * Fraction(config.price_input)
-            + Fraction(cached) * Fraction(config.cached_input_price)
+            + Fraction(cached) * Fraction(cached_price)
             + Fraction(tally.completion_tokens) * Fraction(config.price_output)) / PER
 
 
@@ -200,6 +203,7 @@ def run_usage(library: Library, run: RunSections) -> Usage:
 
 def _sum(costs: list[Fraction | None]) -> Fraction | None:
     """A total is known only when every part is (an unpriced endpoint leaves it unknown)."""
-    if any(c is None for c in costs):
+    known = [c for c in costs if c is not None]
+    if len(known) < len(costs):
         return None
-    return sum(costs, Fraction(0))  # type: ignore[arg-type]
+    return sum(known, Fraction(0))

@@ -135,9 +135,9 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
         writer = _promptfoo_generating if target == "promptfoo" else _inspect_generating
         result.merge(writer(ok, samples, rows, judges, slug, generated))
         return result
-    writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta,
-              "mka1": _mka1}[target]
-    result.merge(writer(ok, samples, rows, judges, slug))
+    exporter = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta,
+                "mka1": _mka1}[target]
+    result.merge(exporter(ok, samples, rows, judges, slug))
     return result
 
 

@@ -340,7 +340,7 @@ def _range(judge: RangeJudge) -> PortableJudge:
     return PortableJudge(
         key=judge.key, kind=judge.kind, protocol="range",
         messages=(*_constants(fixed), Message("user", CONVERSATION)),
-        answer_schema=None, score_range=tuple(judge.score_range), normalize=judge.normalize,
+        answer_schema=None, score_range=judge.score_range, normalize=judge.normalize,
         score_question=range_judge.score_question(judge), logprobs=logprobs, **settings,
     )
 

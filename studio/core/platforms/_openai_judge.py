@@ -115,7 +115,7 @@ def _turns(context: str) -> list[Turn]:
     turns = []
     for n, match in enumerate(starts):
         end = starts[n + 1].start() - 1 if n + 1 < len(starts) else len(context)
-        turns.append(Turn(role=match.group(1), content=context[match.end():end]))  # type: ignore[arg-type]
+        turns.append(Turn(role=match.group(1), content=context[match.end():end]))
     return turns
 
 

@@ -277,7 +277,7 @@ def validate_with_sdk(data: dict[str, Any]) -> None:
     sub-grader with its type's model, and the multi grader itself (the SDK types ``graders`` as one
     grader, so it is checked with each in turn)."""
     try:
-        from openai.types import graders as sdk  # type: ignore[import-not-found]
+        from openai.types import graders as sdk
     except ImportError:
         return
     from pydantic import ValidationError
@@ -313,6 +313,7 @@ def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:
             isinstance(node, ast.BinOp)
             and isinstance(node.op, ast.Mult)
             and isinstance(node.left, ast.Constant)
+            and isinstance(node.left.value, (int, float))
             and isinstance(node.right, ast.Name)
         ):
             weights[node.right.id] = sign * float(node.left.value)
@@ -325,7 +326,8 @@ def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
             term(node.left, sign)
             return term(node.right, sign if isinstance(node.op, ast.Add) else -sign)
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and isinstance(node.right, ast.Constant)
+                and isinstance(node.right.value, (int, float))):
             divisors.append(float(node.right.value))
             return term(node.left, sign)
         raise PlatformError(f"calculate_output {text!r} is not a weighted sum the studio can read")

@@ -264,7 +264,7 @@ class PromptfooPlatform(Platform):
         else:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
         if (hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge)) and not isinstance(grader, RangeJudge):
-            provider = self.provider(grader, warnings)  # type: ignore[arg-type]
+            provider = self.provider(grader, warnings)
             if provider:
                 data["provider"] = provider
         data["metric"] = grader.key
@@ -318,7 +318,7 @@ class PromptfooPlatform(Platform):
         answers each test, a model called afresh."""
         result = ExportResult()
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
-        config = {
+        config: dict[str, Any] = {
             "description": "Graders exported by Grader Studio",
             "prompts": ["{{input}}"],
             "providers": ["echo"],
@@ -448,7 +448,7 @@ class PromptfooPlatform(Platform):
             return RangeJudge(key=key, criteria=str(value), model=model)
         prebuilt = {v: k for k, v in PREBUILT_TYPES.items()}
         if kind in prebuilt:
-            return PrebuiltJudge(key=key, metric_type=prebuilt[kind], model=model)  # type: ignore[arg-type]
+            return PrebuiltJudge(key=key, metric_type=prebuilt[kind], model=model)
         if kind == "assert-set":
             components = []
             for n, sub in enumerate(item.get("assert") or []):

@@ -6,7 +6,7 @@ picks the executor.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from studio.core.errors import StudioError
@@ -14,7 +14,8 @@ from studio.core.paths import extra_hint
 
 #: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
 #: (library, run_id, plan, ctx, pending, total, already, on_progress, cancel, streak) -> run metrics
-GradeFn = Callable[..., Awaitable[dict[str, float]]]
+#: a coroutine function: asyncio.run drives what it returns
+GradeFn = Callable[..., Coroutine[Any, Any, dict[str, float]]]
 
 RAY_HINT = extra_hint("Ray", "ray", "grade on a Ray cluster")
 
