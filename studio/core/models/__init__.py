@@ -7,6 +7,8 @@ from .definition import (
     Component,
     CompositeGrader,
     GraderDefinition,
+    Juror,
+    JuryGrader,
     dump_grader,
     parse_grader,
 )
@@ -25,7 +27,7 @@ from .judges import (
     RubricJudge,
     Subrange,
 )
-from .panels import Juror, JuryGrader, PairwiseJudge
+from .panels import PairwiseJudge
 from .result import Outcome, RunInfo, valid_number
 from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
 from .thread import Sample, SampleRow, Thread, ToolCall, Turn
