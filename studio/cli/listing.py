@@ -40,8 +40,7 @@ def lean_list(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     db, flags = parsed
-    from studio.core.store.location import resolve_db_path
-    from studio.core.store.location import is_server_url
+    from studio.core.store.location import is_server_url, resolve_db_path
     from studio.core.store.schema import SCHEMA_VERSION
 
     path = resolve_db_path(db)

@@ -212,7 +212,7 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
         try:
             # the subquery keeps its ORDER BY: SQLite never flattens an ordered subquery into an
             # aggregate (flattening rule 16), so the array is in grid order
-            (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql})", params).fetchone()
+            (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql}) AS q", params).fetchone()
         finally:
             cursor.close()
     ids = array("q", json.loads(text))

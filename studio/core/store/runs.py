@@ -55,6 +55,15 @@ _PLAIN_COLUMNS = "(run_id, sample_idx, sample_id, status, score, scores, duratio
 _INSERT_PLAIN = "INSERT OR REPLACE INTO results " + _PLAIN_COLUMNS
 _INSERT_NEW_PLAIN = "INSERT INTO results " + _PLAIN_COLUMNS + " ON CONFLICT (run_id, sample_idx) DO NOTHING"
 
+#: PostgreSQL has no OR REPLACE / OR IGNORE: whole rows, each replacing (or kept) on its key
+_PG_RESULT = ("INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES ("
+              + ", ".join("?" for _ in range(len(RESULT_COLUMNS) + 1)) + ") ON CONFLICT (run_id, sample_idx) ")
+_PG_UPSERT_RESULT = _PG_RESULT + "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in RESULT_COLUMNS[1:])
+_PG_NEW_RESULT = _PG_RESULT + "DO NOTHING"
+_PG_GRADER = _INSERT_GRADER.replace("INSERT OR REPLACE", "INSERT", 1) + " ON CONFLICT (run_id, slot, sample_idx) "
+_PG_UPSERT_GRADER = _PG_GRADER + "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in GRADER_COLUMNS)
+_PG_NEW_GRADER = _PG_GRADER + "DO NOTHING"
+
 
 def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> list[tuple[str, list[tuple[Any, ...]]]]:
     """``payload`` as consecutive (statement, rows) runs, in order (a sample written twice in one
@@ -233,6 +242,9 @@ class RunRepository:
         connection and executemany, without the SQL layer's per-call work."""
         if not payload and not grader_rows:
             return
+        if self._engine.dialect.name != "sqlite":
+            self._write_server_rows(payload, grader_rows)
+            return
         fairy = self._engine.raw_connection()
         try:
             raw = fairy.driver_connection  # sqlite3.Connection, autocommit off (we BEGIN ourselves)
@@ -255,6 +267,24 @@ class RunRepository:
                 raw.execute("COMMIT")
             finally:
                 raw.execute("PRAGMA foreign_keys=ON")
+        finally:
+            fairy.close()
+
+    def _write_server_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
+        """``write_rows`` on PostgreSQL: one transaction, the driver's executemany (pipelined), the
+        foreign keys checked by the server as usual."""
+        fairy = self._engine.raw_connection()
+        try:
+            cursor = fairy.cursor()
+            try:
+                if grader_rows:
+                    cursor.executemany(_PG_UPSERT_GRADER, grader_rows)
+                if payload:
+                    cursor.executemany(_PG_UPSERT_RESULT, payload)
+            except BaseException:
+                fairy.rollback()
+                raise
+            fairy.commit()
         finally:
             fairy.close()
 
@@ -366,7 +396,8 @@ class RunRepository:
             row = conn.execute(text(
                 """SELECT count(*) AS n,
                           avg(CASE WHEN status IN ('ok','invalid') THEN score END) AS mean,
-                          avg(CASE WHEN status IN ('ok','invalid') THEN (score >= :t) END) AS pass_rate,
+                          avg(CASE WHEN status IN ('ok','invalid') THEN (CASE WHEN score >= :t THEN 1.0
+                                   WHEN score IS NOT NULL THEN 0.0 END) END) AS pass_rate,
                           min(CASE WHEN status IN ('ok','invalid') THEN score END) AS min,
                           max(CASE WHEN status IN ('ok','invalid') THEN score END) AS max,
                           avg(duration_ms) AS mean_ms,
@@ -377,7 +408,7 @@ class RunRepository:
                    FROM results WHERE run_id = :r"""
             ), {"r": run_id, "t": pass_threshold}).one()
             metrics = dict(conn.execute(text(
-                """SELECT j.key, avg(j.value) FROM results, json_each(results.scores) AS j
+                """SELECT j.key, avg(CAST(j.value AS DOUBLE PRECISION)) FROM results, json_each(results.scores) AS j
                    WHERE results.run_id = :r AND results.scores IS NOT NULL
                      AND results.status IN ('ok','invalid') GROUP BY j.key"""
             ), {"r": run_id}).all())
@@ -408,6 +439,19 @@ class RunRepository:
         a row whose key is stored is left as it is; returns how many sample rows were written."""
         if not payload and not grader_rows:
             return 0
+        if self._engine.dialect.name != "sqlite":
+            with self._engine.begin() as conn:
+                if grader_rows:
+                    conn.exec_driver_sql(_PG_NEW_GRADER, list(grader_rows))
+                if not payload:
+                    return 0
+                # one row at a time: rowcount says whether that row was new (0 when its key was stored)
+                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                written = 0
+                for row in payload:
+                    cursor.execute(_PG_NEW_RESULT, row)
+                    written += cursor.rowcount
+            return written
         with self._engine.begin() as conn:
             if grader_rows:
                 conn.exec_driver_sql(_INSERT_NEW_GRADER, list(grader_rows))

@@ -470,6 +470,7 @@ POSTGRES: list[str] = [
     # SQLite's two-argument min and max are scalar
     "CREATE FUNCTION min(a bigint, b bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$ SELECT least(a, b) $$",
     "CREATE FUNCTION max(a bigint, b bigint) RETURNS bigint LANGUAGE sql IMMUTABLE AS $$ SELECT greatest(a, b) $$",
+    "CREATE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE AS $$ SELECT strpos(haystack, needle) $$",
     # printf('%g', x): the label grid's number as text (1.0 as '1', 0.25 as '0.25')
     """CREATE FUNCTION printf(fmt text, x double precision) RETURNS text LANGUAGE sql IMMUTABLE AS $$
        SELECT CASE WHEN x IS NULL THEN NULL WHEN x = trunc(x) AND abs(x) < 1e15 THEN trunc(x)::bigint::text
