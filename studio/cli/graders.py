@@ -163,8 +163,10 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
 
 @library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
-    app.library.graders.set_locked(args.key, args.locked)
-    print(f"{'locked' if args.locked else 'unlocked'} {args.key}")
+    from studio.core.store.versioned import lock_sentence
+
+    record = app.library.graders.set_locked(args.key, args.locked, force=getattr(args, "force", False))
+    print(f"{lock_sentence(record)} {args.key}" if record.locked else f"unlocked {args.key}")
     return 0
 
 
@@ -173,14 +175,14 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.graders.versions(args.key)
     if args.json:
         app.print_json([
-            {"version": v.version, "action": v.action, "message": v.message,
+            {"version": v.version, "action": v.action, "message": v.message, "author": v.author,
              "created_at": v.created_at.isoformat(), "definition": dump_grader(v.definition)}
             for v in versions
         ])
         return 0
     app.print_table(
-        [[v.version, v.action, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
-        ["VERSION", "ACTION", "CREATED (UTC)", "MESSAGE"],
+        [[v.version, v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
+        ["VERSION", "ACTION", "AUTHOR", "CREATED (UTC)", "MESSAGE"],
     )
     for prev, cur in zip(versions, versions[1:], strict=False):
         diff = app.library.graders.diff(args.key, prev.version, cur.version)
@@ -251,6 +253,9 @@ def register(sub: Any) -> None:
     for name, locked in (("lock", True), ("unlock", False)):
         p = gsub.add_parser(name, help=f"{name} a grader ({'forbids' if locked else 'allows'} edit and delete)")
         p.add_argument("key")
+        if not locked:
+            p.add_argument("--force", action="store_true",
+                           help="lift another user's lock (recorded in the grader's history)")
         p.set_defaults(func=cmd_lock, locked=locked)
 
     p = gsub.add_parser("versions", help="every version of a grader, with diffs")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import Conflict, LibraryError, Locked, NotFound
+from .errors import Conflict, LibraryError, Locked, NotFound, StaleVersion
 
 if TYPE_CHECKING:
     from .library import Library
 
-__all__ = ["Conflict", "Library", "LibraryError", "Locked", "NotFound"]
+__all__ = ["Conflict", "Library", "LibraryError", "Locked", "NotFound", "StaleVersion"]
 
 
 def __getattr__(name: str) -> Any:

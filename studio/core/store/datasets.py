@@ -10,6 +10,7 @@ from sqlalchemy import Engine, delete, func, insert, select, update
 
 from studio.core.models import Sample, SampleRow
 
+from .authors import current_user
 from .database import utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, samples
@@ -54,10 +55,10 @@ class DatasetRepository:
                 conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
                 dataset_id = row.id
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(
-                    format=format, source=source, deleted_at=None, created_at=utcnow()))
+                    format=format, source=source, deleted_at=None, created_at=utcnow(), author=current_user()))
             else:
                 dataset_id = conn.execute(insert(datasets).values(
-                    name=name, format=format, source=source, sample_count=0, created_at=utcnow()
+                    name=name, format=format, source=source, sample_count=0, created_at=utcnow(), author=current_user(),
                 )).inserted_primary_key[0]
             # ``items`` may be a stream (``DatasetStream``): a chunk at a time goes to the driver's
             # executemany, all inside this one transaction; a bad row raising mid-way rolls it all back

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
 
+from .authors import current_user
 from .database import utcnow
 from .errors import Conflict, NotFound
 from .panel_stats import panel_aggregates
@@ -220,7 +221,7 @@ class RunRepository:
                 grader_id=grader_id, grader_version=grader_version, dataset_id=dataset_id,
                 status="pending", endpoint=endpoint, total=total,
                 settings=json.dumps(settings or {}), aggregates="{}", created_at=utcnow(),
-                suite=None if suite is None else json.dumps(suite),
+                suite=None if suite is None else json.dumps(suite), author=current_user(),
             )).inserted_primary_key[0]
             if slots is None:
                 key = conn.execute(select(graders.c.key).where(graders.c.id == grader_id)).scalar_one()
