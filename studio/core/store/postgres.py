@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, event
 
 from .errors import LibraryError
 from .location import display
@@ -102,6 +102,22 @@ def _cursor_class() -> type:
     return QmarkCursor
 
 
+def _numeric_loader() -> type:
+    from psycopg.adapt import Loader
+
+    class NumberLoader(Loader):
+        """PostgreSQL's ``numeric`` (what sum() of integers and avg() give) read as SQLite gives
+        it: an int when whole, else a float (never a Decimal the JSON encoders refuse)."""
+
+        def load(self, data: Any) -> Any:
+            text = bytes(data)
+            if b"." in text or b"e" in text or b"E" in text or b"N" in text or b"I" in text:
+                return float(text)
+            return int(text)
+
+    return NumberLoader
+
+
 def sqlalchemy_url(url: str) -> str:
     scheme, rest = url.split("://", 1)
     return "postgresql+psycopg://" + rest if scheme.lower() in ("postgresql", "postgres") else url
@@ -123,6 +139,11 @@ def create_server_engine(url: str) -> Engine:
     except Exception as exc:  # noqa: BLE001 (SQLAlchemy's URL parser: ValueError, ArgumentError)
         raise LibraryUnreachable(f"{where} is not a PostgreSQL URL the studio can read "
                                  f"(postgresql://USER@HOST:PORT/DATABASE): {_first_line(exc)}") from None
+    loader = _numeric_loader()
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        dbapi_connection.adapters.register_loader("numeric", loader)
     try:
         with engine.connect():
             pass
