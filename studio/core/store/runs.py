@@ -93,6 +93,10 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
     return runs_
 
 
+def _without_nul(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    return [tuple(v.replace("\x00", "\ufffd") if type(v) is str else v for v in row) for row in rows]
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -274,18 +278,30 @@ class RunRepository:
     def _write_server_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
         """``write_rows`` on PostgreSQL: one transaction, the driver's executemany (pipelined), the
         foreign keys checked by the server as usual."""
+        import psycopg
+
         fairy = self._engine.raw_connection()
         try:
-            cursor = fairy.cursor()
-            try:
-                if grader_rows:
-                    cursor.executemany(_PG_UPSERT_GRADER, grader_rows)
-                if payload:
-                    cursor.executemany(_PG_UPSERT_RESULT, payload)
-            except BaseException:
-                fairy.rollback()
-                raise
-            fairy.commit()
+            for attempt in (0, 1):
+                cursor = fairy.cursor()
+                try:
+                    if grader_rows:
+                        cursor.executemany(_PG_UPSERT_GRADER, grader_rows)
+                    if payload:
+                        cursor.executemany(_PG_UPSERT_RESULT, payload)
+                except psycopg.DataError as exc:
+                    fairy.rollback()
+                    if attempt or "NUL" not in str(exc):
+                        raise
+                    # PostgreSQL's text holds no NUL character (SQLite's does): a judge's reply
+                    # or an error that carries one is stored with U+FFFD in its place
+                    payload, grader_rows = _without_nul(payload), _without_nul(grader_rows)
+                    continue
+                except BaseException:
+                    fairy.rollback()
+                    raise
+                fairy.commit()
+                return
         finally:
             fairy.close()
 
