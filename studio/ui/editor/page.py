@@ -182,6 +182,8 @@ class GraderPage(QtWidgets.QWidget):
             self.body_holder.removeWidget(self.body)
             self.body.deleteLater()
         self.record = record
+        #: the version the edits began from: a save is refused when the stored head moved since
+        self.base_version = record.current_version
         self.body = make_body(self.ctx, record.kind, self.theme)
         self.body.load(record.definition)
         self.body.changed.connect(self._changed)
@@ -209,6 +211,7 @@ class GraderPage(QtWidgets.QWidget):
         self.record = record
         if changed_version and not self._dirty and self.body is not None:
             self.body.load(record.definition)
+            self.base_version = record.current_version  # nothing unsaved: the page follows the head
         self._apply_record()
 
     def _apply_record(self) -> None:
@@ -284,10 +287,11 @@ class GraderPage(QtWidgets.QWidget):
         except Exception as exc:
             self.actions.messages.error("Cannot save", exc)
             return False
-        record = self.actions.save(definition)
+        record = self.actions.save(definition, base_version=self.base_version)
         if record is None:
-            return False
+            return False  # refused (a stale version keeps the edits here, unsaved)
         self.record = record
+        self.base_version = record.current_version
         self._set_dirty(False)
         self._apply_record()
         return True

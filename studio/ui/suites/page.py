@@ -157,7 +157,9 @@ class SuitesPage(QtWidgets.QWidget):
         outer.addLayout(right, 1)
 
     # -- the list ------------------------------------------------------------------------------------
-    def reload(self, select: str | None = None) -> None:
+    def reload(self, select: str | None = None, *, reopen: bool = True) -> None:
+        """Rebuild the list keeping the selection; ``reopen=False`` (the live view: another analyst
+        changed a suite) leaves the open suite's editor, and its unsaved edits, as they are."""
         keep = select or (self.record.key if self.record else None)
         self.suites.blockSignals(True)
         self.suites.clear()
@@ -171,7 +173,7 @@ class SuitesPage(QtWidgets.QWidget):
                 self.suites.setCurrentItem(item)
         self.suites.blockSignals(False)
         self._reload_composites()
-        if keep and any(r.key == keep for r in records):
+        if reopen and keep and any(r.key == keep for r in records):
             self._open(keep)
 
     def _reload_composites(self) -> None:

@@ -1,0 +1,120 @@
+"""The live view (docs/team.md): a grader, a suite, a run or a label another process writes shows
+in an open window without a click, on SQLite and on PostgreSQL, keeping the selection and the
+open grader's unsaved edits; a save from a stale version is refused and offers both side by side.
+
+Each look (every 0.5 s, ``live.INTERVAL_MS``) sees every change committed before it: the tests call
+one look after the other process has exited and check what it refreshed (no timing in the
+asserts), and one test leaves it to the window's own timer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studio.core.models import BuiltinGrader, FunctionGrader, Sample
+from studio.core.models import files as definition_files
+from studio.core.models.labels import LabelInput
+from studio.core.store import Library
+from studio.ui import live
+from studio.ui.qt import QtCore
+from tests.conftest import run_cli
+
+SOURCE = "async def grade(thread):\n    return 1.0\n"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    return tmp_path / "library.sqlite" if request.param == "sqlite" else request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def team_window(qtbot: Any, qapp: Any, shared: Path | str, tmp_path: Path, messages: Any) -> Iterator[Any]:
+    from studio.ui.context import AppContext
+    from studio.ui.main_window import MainWindow
+
+    library = Library.open(shared)
+    library.graders.create(FunctionGrader(key="mine", name="Mine", source=SOURCE))
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    ctx = AppContext(library, shared, settings)
+    win = MainWindow(ctx, messages, check_sandbox=False)  # type: ignore[arg-type]
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    ctx.tasks.wait_idle()
+    messages.unsaved_answer = "discard"
+    win.close()
+    ctx.close()
+
+
+def _cli(db: Path | str, tmp_path: Path, *args: str, user: str = "bob") -> None:
+    result = run_cli(*args, db=db, env={"GRADER_STUDIO_USER": user})  # type: ignore[arg-type]
+    assert result.returncode == 0, result.stderr
+
+
+def _grader_file(tmp_path: Path, key: str) -> str:
+    return str(definition_files.save(BuiltinGrader(key=key, function="exact_match"), tmp_path / f"{key}.grader.yaml"))
+
+
+def test_a_cli_created_grader_shows_keeping_selection_and_unsaved_edits(
+        team_window: Any, shared: Path | str, tmp_path: Path) -> None:
+    window = team_window
+    assert live.INTERVAL_MS <= 1000  # a look at least every second: a change shows within two
+    window.open_grader("mine")
+    window.page.body.editor.setPlainText(SOURCE.replace("1.0", "0.5"))
+    assert window.page.is_dirty()
+    window.live.look()  # what the window itself wrote is behind us
+    _cli(shared, tmp_path, "graders", "create", _grader_file(tmp_path, "theirs"))
+    assert "graders" in window.live.look()
+    assert window.library.model.index_of("theirs").isValid()
+    assert window.library.current_record().key == "mine"
+    assert window.page.key == "mine" and window.page.is_dirty()
+    assert "0.5" in window.page.body.editor.toPlainText()
+
+
+def test_suites_runs_and_labels_by_others_show(team_window: Any, shared: Path | str, tmp_path: Path) -> None:
+    window = team_window
+    with Library.open(shared) as other:
+        other.datasets.create("qa", [Sample(id="q0", completion="x")])
+    window.live.look()
+    _cli(shared, tmp_path, "suites", "create", "their-suite", "mine")
+    _cli(shared, tmp_path, "run", "mine", "qa")
+    changed = window.live.look()
+    assert {"suites", "runs"} <= changed
+    keys = [window.suites_page.suites.item(n).text() for n in range(window.suites_page.suites.count())]
+    assert "their-suite" in keys
+    with Library.open(shared) as other:
+        other.labels.put("qa", LabelInput(sample_id="q0", verdict="PASS"))
+    assert "labels" in window.live.look()
+
+
+def test_the_windows_own_timer_shows_a_cli_grader(qtbot: Any, team_window: Any, shared: Path | str,
+                                                  tmp_path: Path) -> None:
+    window = team_window
+    assert window.live.timer.isActive() and window.live.timer.interval() == live.INTERVAL_MS
+    _cli(shared, tmp_path, "graders", "create", _grader_file(tmp_path, "by-timer"))
+    qtbot.waitUntil(lambda: window.library.model.index_of("by-timer").isValid(), timeout=30_000)
+
+
+def test_a_stale_save_is_refused_with_both_side_by_side_and_nothing_lost(
+        team_window: Any, shared: Path | str, messages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = team_window
+    monkeypatch.setenv("GRADER_STUDIO_USER", "alice")
+    window.open_grader("mine")
+    window.page.body.editor.setPlainText(SOURCE.replace("1.0", "0.25"))
+    with Library.open(shared) as other:  # bob saves v2 meanwhile
+        monkeypatch.setenv("GRADER_STUDIO_USER", "bob")
+        other.graders.save(FunctionGrader(key="mine", name="Mine", source=SOURCE.replace("1.0", "0.75")))
+        monkeypatch.setenv("GRADER_STUDIO_USER", "alice")
+    window.live.look()  # the window learns of v2; the unsaved edits stay
+    assert window.page.is_dirty()
+    assert not window.page.save()
+    assert messages.asked[-1] == "Cannot save: a newer version is stored"
+    diff = window.actions.diff_view
+    assert diff.left_title.text() == "v2 by bob (stored)" and "0.75" in diff.left.toPlainText()
+    assert diff.right_title.text().startswith("Your edits (from v1") and "0.25" in diff.right.toPlainText()
+    window.actions.stale_dialog.close()
+    assert [v.author for v in window.ctx.library.graders.versions("mine")][-1] == "bob"
+    assert window.page.is_dirty() and "0.25" in window.page.body.editor.toPlainText()
