@@ -223,9 +223,46 @@ def _check_runs(raw: sqlite3.Connection, run_ids: set[Any]) -> None:
             raise sqlite3.IntegrityError("FOREIGN KEY constraint failed")
 
 
+#: PostgreSQL advisory locks of class ``_RUN_LOCK``, key the run id: held by the session of the
+#: process grading that run (on any machine); the server drops it when that process dies
+_RUN_LOCK = 0x72756E73  # "runs"
+_RUN_LOCK_HELD = ("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = CAST(? AS oid)"
+                  " AND objid = CAST(? AS oid) AND objsubid = 2 AND granted"
+                  " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
 class RunRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        #: run id -> the pooled connection holding that run's advisory lock (PostgreSQL)
+        self._run_locks: dict[int, Any] = {}
+
+    def _hold_run_lock(self, run_id: int) -> bool:
+        """Take the run's advisory lock for as long as this process grades it (False: another
+        process, here or on another machine, holds it)."""
+        if run_id in self._run_locks:
+            return True
+        fairy = self._engine.raw_connection()
+        cursor = fairy.cursor()
+        cursor.execute("SELECT pg_try_advisory_lock(CAST(? AS INTEGER), CAST(? AS INTEGER))", (_RUN_LOCK, run_id))
+        held = bool(cursor.fetchone()[0])
+        fairy.commit()
+        if not held:
+            fairy.close()
+            return False
+        self._run_locks[run_id] = fairy
+        return True
+
+    def _release_run_lock(self, run_id: int) -> None:
+        fairy = self._run_locks.pop(run_id, None)
+        if fairy is None:
+            return
+        try:
+            cursor = fairy.cursor()
+            cursor.execute("SELECT pg_advisory_unlock(CAST(? AS INTEGER), CAST(? AS INTEGER))", (_RUN_LOCK, run_id))
+            fairy.commit()
+        finally:
+            fairy.close()
 
     def create(self, grader_id: int, grader_version: int, dataset_id: int, total: int,
                endpoint: str | None = None, settings: dict[str, Any] | None = None, *,
@@ -375,16 +412,24 @@ class RunRepository:
         values["owner_pid"] = os.getpid() if status == "running" else None
         with self._engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+        if status != "running":
+            self._release_run_lock(run_id)
 
     def claim(self, run_id: int) -> None:
-        """Mark the run as being graded by this process; refuse one another live process grades."""
+        """Mark the run as being graded by this process; refuse one another live process grades
+        (on PostgreSQL, a process on any machine: the run's advisory lock, not a process id)."""
+        server = self._engine.dialect.name != "sqlite"
         with self._engine.begin() as conn:
             row = conn.execute(select(runs.c.status, runs.c.owner_pid).where(runs.c.id == run_id)).first()
             if row is None:
                 raise NotFound(f"no run with id {run_id}")
             if row.status == "completed":
                 raise Conflict(f"run {run_id} is already complete")
-            if row.status == "running" and row.owner_pid not in (None, os.getpid()) and pid_alive(row.owner_pid):
+            if server and not self._hold_run_lock(run_id):
+                raise Conflict(f"run {run_id} is being graded by another process (on this machine or another); "
+                               "cancel it there first")
+            if not server and row.status == "running" and row.owner_pid not in (None, os.getpid()) \
+                    and pid_alive(row.owner_pid):
                 raise Conflict(f"run {run_id} is being graded by process {row.owner_pid}; cancel it there first")
             conn.execute(update(runs).where(runs.c.id == run_id).values(
                 status="running", owner_pid=os.getpid(), finished_at=None, error=None))
@@ -401,7 +446,7 @@ class RunRepository:
             select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
         ).all())
         status = row.status
-        if status == "running" and (row.owner_pid is None or not pid_alive(row.owner_pid)):
+        if status == "running" and not self._being_graded(conn, row):
             status = "interrupted"  # its process died (killed, crashed): resume finishes it
         return RunInfo(
             id=row.id, grader_key=row.grader_key, grader_version=row.grader_version, dataset=row.dataset,
@@ -410,6 +455,13 @@ class RunRepository:
             settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
             suite=json.loads(row.suite) if row.suite else None,
         )
+
+    def _being_graded(self, conn: Any, row: Any) -> bool:
+        if conn.dialect.name == "sqlite":
+            return row.owner_pid is not None and pid_alive(row.owner_pid)
+        if row.id in self._run_locks:
+            return True
+        return bool(conn.exec_driver_sql(_RUN_LOCK_HELD, (_RUN_LOCK, row.id)).scalar())
 
     def get(self, run_id: int) -> RunInfo:
         with self._engine.connect() as conn:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from studio.core.models import BuiltinGrader, Sample
 from studio.core.models.labels import LabelInput
 from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.store import Library, Locked, StaleVersion
+from studio.core.store import Conflict, Library, Locked, StaleVersion
 from studio.core.store.copy import copy_library
 from studio.core.store.database import stored_revision
 from studio.core.store.schema import HEAD_REVISION, SCHEMA_VERSION
@@ -168,3 +168,21 @@ def test_library_copy_round_trip_is_equal(tmp_path: Path, pg_url: str) -> None:
         # the server's ids continue after the copied ones
         created = b.graders.create(grader(key="after-copy"))
         assert created.id > max(g.id for g in a.graders.list(include_deleted=True))
+
+
+def test_a_run_graded_elsewhere_is_refused_and_a_dead_grader_reads_interrupted(pg_url: str) -> None:
+    """On a server a process id says nothing about another machine: the run's advisory lock,
+    held by the grading process's session, says who grades it, and goes when that process dies."""
+    with Library.open(pg_url) as here, Library.open(pg_url) as there:
+        here.graders.create(grader())
+        dataset = here.datasets.create("qa", [Sample(id="q0", completion="x")])
+        run = here.runs.create(here.graders.get("exact").id, 1, dataset.id, 1)
+        here.runs.claim(run.id)
+        with pytest.raises(Conflict, match="being graded by another process"):
+            there.runs.claim(run.id)
+        assert there.runs.get(run.id).status == "running"
+        here.runs._run_locks.pop(run.id).invalidate()  # the grading process dies: its session ends
+        assert there.runs.get(run.id).status == "interrupted"
+        there.runs.claim(run.id)  # a resume elsewhere takes it over
+        there.runs.set_status(run.id, "completed")
+        assert there.runs.get(run.id).status == "completed" and not there.runs._run_locks
