@@ -118,3 +118,21 @@ def test_a_stale_save_is_refused_with_both_side_by_side_and_nothing_lost(
     window.actions.stale_dialog.close()
     assert [v.author for v in window.ctx.library.graders.versions("mine")][-1] == "bob"
     assert window.page.is_dirty() and "0.25" in window.page.body.editor.toPlainText()
+
+
+def test_another_analysts_lock_is_named_and_forced_only_after_asking(
+        team_window: Any, messages: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = team_window
+    monkeypatch.setenv("GRADER_STUDIO_USER", "alice")
+    window.ctx.library.graders.set_locked("mine", True)
+    monkeypatch.setenv("GRADER_STUDIO_USER", "bob")
+    window.live.look()
+    window.open_grader("mine")
+    assert "locked by alice since" in window.page.subtitle.text()
+    messages.confirm_answer = False
+    assert not window.actions.set_locked("mine", False)
+    assert messages.asked[-1] == "Unlock another analyst's grader?"
+    assert window.ctx.library.graders.get("mine").locked
+    messages.confirm_answer = True
+    assert window.actions.set_locked("mine", False)
+    assert window.ctx.library.graders.versions("mine")[-1].action == "force-unlock"

@@ -15,6 +15,7 @@ from studio.core.graders.registry import kind_labels
 from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
+from studio.core.store.versioned import lock_sentence
 
 from ..context import AppContext
 from ..eliding import ElidedLabel
@@ -219,7 +220,7 @@ class GraderPage(QtWidgets.QWidget):
         assert record is not None and self.body is not None
         definition = record.definition
         self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
-        state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
+        state = "in the Trash" if record.deleted else (lock_sentence(record) if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
                                                          f"v{record.current_version}", state,
                                                          f"updated {record.updated_at:%Y-%m-%d}") if p))

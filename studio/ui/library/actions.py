@@ -140,7 +140,21 @@ class GraderActions(QObject):
         return dialog
 
     def set_locked(self, key: str, locked: bool) -> bool:
-        record = self._call("Cannot change the lock", lambda: self.ctx.library.graders.set_locked(key, locked))
+        """Lock or unlock; another analyst's lock is lifted only after asking (a forced unlock is
+        recorded in the grader's history, docs/team.md)."""
+        from studio.core.store.authors import current_user
+        from studio.core.store.versioned import lock_sentence
+
+        force = False
+        current = None if locked else self._call("Cannot change the lock", lambda: self.ctx.library.graders.get(key))
+        if current is not None and current.locked and current.locked_by and current.locked_by != current_user():
+            if not self.messages.confirm("Unlock another analyst's grader?",
+                                         f"{key} is {lock_sentence(current)}. Unlock it anyway? The forced unlock "
+                                         "is recorded in its history.", "Force unlock"):
+                return False
+            force = True
+        record = self._call("Cannot change the lock",
+                            lambda: self.ctx.library.graders.set_locked(key, locked, force=force))
         if record is None:
             return False
         self._changed(f"{'Locked' if locked else 'Unlocked'} {key}.")

@@ -119,7 +119,9 @@ class LibraryModel(QtCore.QAbstractItemModel):
             lines = [definition.display_name, f"key: {record.key} · v{record.current_version}",
                      kind_labels().get(record.kind, record.kind)]
             if record.locked:
-                lines.append("locked: read-only until unlocked")
+                from studio.core.store.versioned import lock_sentence
+
+                lines.append(f"{lock_sentence(record)}: read-only until unlocked")
             if definition.description:
                 lines.append(definition.description.strip().splitlines()[0])
             return "\n".join(lines)  # plain text: the window never reads a tooltip as HTML

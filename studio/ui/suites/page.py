@@ -315,7 +315,9 @@ class SuitesPage(QtWidgets.QWidget):
         try:
             definition = self.definition()
             suites = self.ctx.library.suites
-            record = suites.save(definition) if self.record is not None else suites.create(definition)
+            # from the version shown: another analyst's newer save is refused, naming it (docs/team.md)
+            record = (suites.save(definition, base_version=self.record.current_version) if self.record is not None
+                      else suites.create(definition))
         except Exception as exc:
             self._say(describe_error(exc), error=True)
             return False
