@@ -29,6 +29,11 @@ def resolve_db(explicit: str | os.PathLike[str] | None = None) -> Location:
     value = os.fspath(explicit) if explicit else os.environ.get(ENV_VAR)
     if value:
         return value if is_server_url(value) else Path(value).expanduser()
+    return default_path()
+
+
+def default_path() -> Path:
+    """The library file of a user who names none (the user data directory)."""
     return Path(platformdirs.user_data_dir("grader-studio", appauthor=False)) / "library.sqlite"
 
 
