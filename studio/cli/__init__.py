@@ -102,7 +102,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
     except LibraryError as exc:
-        from studio.core.store.postgres import LibraryUnreachable
+        from studio.core.store.errors import LibraryUnreachable
 
         print(f"error: {exc}", file=sys.stderr)
         return 2 if isinstance(exc, LibraryUnreachable) else 1

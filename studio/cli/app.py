@@ -29,7 +29,7 @@ def library_refusal(
     from studio.core.store import LibraryError
 
     def wrapper(args: argparse.Namespace, app: CliApp) -> int:
-        from studio.core.store.postgres import LibraryUnreachable
+        from studio.core.store.errors import LibraryUnreachable
 
         try:
             return func(args, app)

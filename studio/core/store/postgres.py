@@ -15,12 +15,10 @@ from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 
-from .errors import LibraryError
+from .errors import LibraryUnreachable
 from .location import display
 
-
-class LibraryUnreachable(LibraryError):
-    """The library's server cannot be reached or refuses us (the CLI exits 2)."""
+__all__ = ["LibraryUnreachable", "create_server_engine", "translate"]
 
 
 @lru_cache(maxsize=512)
