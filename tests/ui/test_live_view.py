@@ -136,3 +136,13 @@ def test_another_analysts_lock_is_named_and_forced_only_after_asking(
     messages.confirm_answer = True
     assert window.actions.set_locked("mine", False)
     assert window.ctx.library.graders.versions("mine")[-1].action == "force-unlock"
+
+
+def test_the_versions_dialog_names_each_versions_author(team_window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    window = team_window
+    monkeypatch.setenv("GRADER_STUDIO_USER", "carol")
+    window.ctx.library.graders.save(FunctionGrader(key="mine", name="Mine", source=SOURCE.replace("1.0", "0.9")))
+    dialog = window.actions.show_versions("mine")
+    authors = [dialog.list.topLevelItem(n).text(2) for n in range(dialog.list.topLevelItemCount())]
+    assert authors[0] == "carol"  # newest first
+    dialog.close()
