@@ -146,3 +146,22 @@ def test_the_versions_dialog_names_each_versions_author(team_window: Any, monkey
     authors = [dialog.list.topLevelItem(n).text(2) for n in range(dialog.list.topLevelItemCount())]
     assert authors[0] == "carol"  # newest first
     dialog.close()
+
+
+def test_a_run_the_window_starts_grades_in_a_child_on_either_backend(qtbot: Any, team_window: Any) -> None:
+    """The child gets a server URL through its environment: never on its command line, where a
+    password in the URL would show in every process list."""
+    from studio.core.engine.runner import start_run
+    from studio.ui.runs import RunWorker, worker
+
+    assert "--db" not in worker.child_command("postgresql://alice:s3cret@127.0.0.1:5432/team")
+    lib = team_window.ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", [Sample(id=f"m{i}", completion=str(i), expected="1") for i in range(50)])
+    run_id = start_run(lib, "exact", "math").id
+    child = RunWorker(lib, run_id, db_path=team_window.ctx.db_path)
+    with qtbot.waitSignal(child.completed, timeout=60_000) as done:
+        child.start()
+    assert done.args[0].status == "completed" and done.args[0].done == 50
+    assert child.wait(5000)
+    child.deleteLater()
