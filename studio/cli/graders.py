@@ -135,7 +135,8 @@ def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     if not _warn_if_invalid(definition, args.strict):
         return 1
     before = app.library.graders.get(definition.key).current_version
-    record = app.library.graders.save(definition, message=args.message or "")
+    record = app.library.graders.save(definition, message=args.message or "",
+                                      base_version=getattr(args, "from_version", None))
     if record.current_version == before:
         print(f"{record.key} unchanged (v{before})")
     else:
@@ -234,6 +235,9 @@ def register(sub: Any) -> None:
         p.add_argument("-m", "--message", help="a note kept with the version")
         p.add_argument("--strict", action="store_true",
                        help="refuse (exit 1) a grader that fails validation instead of warning")
+        if name == "save":
+            p.add_argument("--from-version", type=int, metavar="N",
+                           help="the version FILE was written from: refuse (exit 1) if another was saved since")
         p.set_defaults(func=func)
 
     p = gsub.add_parser("write", help="write a grader's definition file")

@@ -117,3 +117,17 @@ def test_a_down_server_or_a_bad_url_is_one_sentence_exit_2_and_nothing_created(
     with psycopg.connect(pg_server.admin_url) as conn:
         names = [r[0] for r in conn.execute("SELECT datname FROM pg_database")]
     assert "no_such_library" not in names and "team" not in names
+
+
+def test_a_stale_save_from_the_command_line_names_the_other_version(tmp_path: Path, pg_url: str) -> None:
+    first = definition_files.save(BuiltinGrader(key="exact", function="exact_match"), tmp_path / "a.grader.yaml")
+    assert cli_as(pg_url, "alice", "graders", "create", str(first)).returncode == 0
+    theirs = definition_files.save(BuiltinGrader(key="exact", function="contains"), tmp_path / "b.grader.yaml")
+    assert cli_as(pg_url, "bob", "graders", "save", str(theirs), "--from-version", "1").returncode == 0
+    mine = definition_files.save(BuiltinGrader(key="exact", function="starts_with"), tmp_path / "c.grader.yaml")
+    refused = cli_as(pg_url, "alice", "graders", "save", str(mine), "--from-version", "1")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: grader 'exact' changed since you opened v1: v2 by bob (")
+    versions = json.loads(cli_as(pg_url, "alice", "graders", "versions", "exact", "--json").stdout)
+    assert [(v["author"], v["definition"]["function"]) for v in versions] == [("alice", "exact_match"),
+                                                                             ("bob", "contains")]
