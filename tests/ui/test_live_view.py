@@ -165,3 +165,21 @@ def test_a_run_the_window_starts_grades_in_a_child_on_either_backend(qtbot: Any,
     assert done.args[0].status == "completed" and done.args[0].done == 50
     assert child.wait(5000)
     child.deleteLater()
+
+
+def test_file_open_shared_library_opens_a_server_library_and_refuses_a_down_one(
+        qtbot: Any, window: Any, messages: Any, pg_url: str) -> None:
+    from pg import free_port
+
+    messages.text_answer = f"postgresql://alice:s3cret@127.0.0.1:{free_port()}/team"
+    assert window.choose_shared_library() is None
+    title, sentence = messages.errors[-1]
+    assert title == "Cannot open the library" and "cannot reach the library at postgresql://alice@127.0.0.1:" in sentence
+    assert "s3cret" not in sentence
+    messages.text_answer = pg_url
+    opened = window.choose_shared_library()
+    assert opened is not None
+    qtbot.addWidget(opened)
+    assert opened.ctx.library.is_server and opened.library_label.text() == pg_url
+    assert " on 127.0.0.1" in opened.windowTitle()
+    opened.close()
