@@ -5,6 +5,8 @@ sentence with exit 2 and nothing created."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -32,6 +34,15 @@ def test_the_demo_library_is_created_on_postgresql(pg_url: str) -> None:
     assert len(listed) == 32
     shown = json.loads(run_cli("runs", "show", "1", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
     assert shown["run"]["status"] == "completed" and len(shown["results"]) == 60
+    # a suite run there: the overall row and each grader's
+    suite = run_cli("run", "--graders", "qa-exact-builtin,qa-contains-expected", "qa", "--json",
+                    db=pg_url)  # type: ignore[arg-type]
+    assert suite.returncode == 0, suite.stderr
+    summary = json.loads(suite.stdout)
+    assert summary["status"] == "completed" and summary["done"] == 60
+    report = run_cli("runs", "export", str(summary["id"]), "--format", "csv", db=pg_url)  # type: ignore[arg-type]
+    table = list(csv.reader(io.StringIO(report.stdout)))
+    assert "grader.qa-exact-builtin" in table[0] and len(table) == 61
 
 
 def test_two_processes_grade_into_one_library_at_once_exactly_once(pg_url: str) -> None:

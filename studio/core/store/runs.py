@@ -57,23 +57,33 @@ _INSERT_PLAIN = "INSERT OR REPLACE INTO results " + _PLAIN_COLUMNS
 _INSERT_NEW_PLAIN = "INSERT INTO results " + _PLAIN_COLUMNS + " ON CONFLICT (run_id, sample_idx) DO NOTHING"
 
 #: PostgreSQL has no OR REPLACE / OR IGNORE: whole rows, each replacing (or kept) on its key
+def _pg_marks(columns: Sequence[str]) -> str:
+    """Placeholders for ``columns``; ``cached`` (a bool from some writers, 0/1 from others) cast to
+    the integer PostgreSQL stores (it has no implicit boolean-to-integer conversion)."""
+    return ", ".join("CAST(? AS INTEGER)" if c == "cached" else "?" for c in columns)
+
+
 _PG_RESULT = ("INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES ("
-              + ", ".join("?" for _ in range(len(RESULT_COLUMNS) + 1)) + ") ON CONFLICT (run_id, sample_idx) ")
+              + _pg_marks(("run_id", *RESULT_COLUMNS)) + ") ON CONFLICT (run_id, sample_idx) ")
 _PG_UPSERT_RESULT = _PG_RESULT + "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in RESULT_COLUMNS[1:])
 _PG_NEW_RESULT = _PG_RESULT + "DO NOTHING"
-_PG_GRADER = _INSERT_GRADER.replace("INSERT OR REPLACE", "INSERT", 1) + " ON CONFLICT (run_id, slot, sample_idx) "
+_PG_GRADER = ("INSERT INTO grader_results (run_id, slot, sample_idx, " + ", ".join(GRADER_COLUMNS) + ") VALUES ("
+              + _pg_marks(("run_id", "slot", "sample_idx", *GRADER_COLUMNS)) + ") ON CONFLICT (run_id, slot, sample_idx) ")
 _PG_UPSERT_GRADER = _PG_GRADER + "DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in GRADER_COLUMNS)
 _PG_NEW_GRADER = _PG_GRADER + "DO NOTHING"
 #: a batch of result rows arrives by COPY in this session's own table (emptied at each commit)
 _PG_INCOMING = ("CREATE TEMP TABLE IF NOT EXISTS studio_incoming (n INTEGER, run_id INTEGER, sample_idx INTEGER,"
                 " sample_id TEXT, status TEXT, score DOUBLE PRECISION, scores TEXT, rationale TEXT, details TEXT,"
                 " error TEXT, raw TEXT, duration_ms DOUBLE PRECISION, prompt_tokens INTEGER,"
-                " completion_tokens INTEGER, cached INTEGER, cached_tokens INTEGER) ON COMMIT DELETE ROWS")
+                " completion_tokens INTEGER, cached BOOLEAN, cached_tokens INTEGER) ON COMMIT DELETE ROWS")
 _PG_COPY = "COPY studio_incoming (n, run_id, " + ", ".join(RESULT_COLUMNS) + ") FROM STDIN"
+#: the incoming columns as ``results`` stores them (``cached`` arrives as 0/1 or a bool: COPY reads
+#: both into a boolean, stored as 0/1)
+_PG_INCOMING_VALUES = ", ".join("cached::int" if c == "cached" else c for c in RESULT_COLUMNS)
 _PG_PLAIN_FROM_INCOMING = ("INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") SELECT run_id, "
-                           + ", ".join(RESULT_COLUMNS) + " FROM studio_incoming")
+                           + _PG_INCOMING_VALUES + " FROM studio_incoming")
 _PG_FROM_INCOMING = (
-    "INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") SELECT run_id, " + ", ".join(RESULT_COLUMNS)
+    "INSERT INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") SELECT run_id, " + _PG_INCOMING_VALUES
     + " FROM (SELECT DISTINCT ON (run_id, sample_idx) * FROM studio_incoming ORDER BY run_id, sample_idx, n DESC)"
     " AS latest ON CONFLICT (run_id, sample_idx) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in RESULT_COLUMNS[1:]))
