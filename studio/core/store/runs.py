@@ -338,7 +338,7 @@ class RunRepository:
     def _write_server_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
         """``write_rows`` on PostgreSQL: one transaction; the result rows go through COPY into a
         session-private table and from there into ``results`` in one statement (a row per round
-        trip would cost four times the whole SQLite write, bench/README.md 5); a sample written
+        trip would cost four times the whole SQLite write, bench/README.md 6); a sample written
         twice in one batch keeps its last row, as on SQLite."""
         import psycopg
 

@@ -8,8 +8,8 @@ refuse a newer library instead of misreading it.
 
 from __future__ import annotations
 
-#: SQLite's ``user_version`` once every revision has run (1-7 were the hand-written migrations)
-SCHEMA_VERSION = 8
+#: SQLite's ``user_version`` once every revision has run (1-8 were the hand-written migrations)
+SCHEMA_VERSION = 9
 
 #: the newest Alembic revision; ``tests/core/store/test_migrations.py`` checks it is the chain's head
 HEAD_REVISION = "0002_authors"

@@ -1,4 +1,4 @@
-"""Baseline: the schema the hand-written migrations (1-7, SQLite's ``user_version``) had reached.
+"""Baseline: the schema the hand-written migrations (1-8, SQLite's ``user_version``) had reached.
 
 SQLite: a library from an older release continues from its ``user_version`` with the same steps it
 would have taken then (a new file takes them all), so today's files upgrade in place. PostgreSQL:
@@ -239,6 +239,11 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE grader_results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
     ],
+    # a dataset made by `grader-studio generate` says where its completions came from (source
+    # dataset, endpoint, model, parameters, time, tokens, cost) as JSON; NULL for an imported one
+    [
+        "ALTER TABLE datasets ADD COLUMN provenance TEXT",
+    ],
 ]
 
 def upgrade() -> None:
@@ -289,7 +294,8 @@ POSTGRES: list[str] = [
         source TEXT NOT NULL DEFAULT '',
         sample_count INTEGER NOT NULL DEFAULT 0,
         deleted_at TIMESTAMP,
-        created_at TIMESTAMP NOT NULL
+        created_at TIMESTAMP NOT NULL,
+        provenance TEXT
     )""",
     """CREATE TABLE samples (
         id BIGSERIAL PRIMARY KEY,

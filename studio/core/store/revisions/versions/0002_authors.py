@@ -26,7 +26,7 @@ def upgrade() -> None:
     op.add_column("endpoints", sa.Column("updated_by", sa.String(), nullable=False, server_default=""))
     bind = op.get_bind()
     if bind.dialect.name == "sqlite":
-        bind.exec_driver_sql("PRAGMA user_version = 8")
+        bind.exec_driver_sql("PRAGMA user_version = 9")
         return
     cursor = bind.connection.dbapi_connection.cursor()
     cursor.execute("""CREATE FUNCTION studio_notify() RETURNS trigger LANGUAGE plpgsql AS $$
