@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli
 from pg import PgServer, free_port
 
 from studio.core.models import BuiltinGrader
 from studio.core.models import files as definition_files
 from studio.core.store import Library
+from tests.conftest import REPO, run_cli
 
 
 def cli_as(db: str | Path, user: str, *args: str) -> subprocess.CompletedProcess[str]:
