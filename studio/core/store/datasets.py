@@ -127,9 +127,12 @@ class DatasetRepository:
 
     def reorder(self, dataset_id: int, keys: Sequence[str]) -> None:
         """Renumber a dataset's samples in the order of the JSON paths ``keys`` of their stored data
-        (answers arrive out of order; a finished generation reads in its source's order). Two
-        passes keep (dataset, idx) unique throughout; the ordering is SQLite's, no sample parsed."""
-        order = ", ".join("json_extract(data, ?)" for _ in keys)  # the paths are bound, never spliced
+        (answers arrive out of order; a finished generation reads in its source's order). The keys
+        are numbers, compared as numbers on both backends (PostgreSQL's json_extract gives text, so
+        "10" would sort before "9"). Two passes keep (dataset, idx) unique throughout; the ordering
+        is the database's, no sample parsed."""
+        # the paths are bound, never spliced; DOUBLE PRECISION is REAL affinity on SQLite
+        order = ", ".join("CAST(json_extract(data, ?) AS DOUBLE PRECISION)" for _ in keys)
         with self._engine.begin() as conn:
             ranked = conn.exec_driver_sql(
                 f"SELECT id FROM samples WHERE dataset_id = ? ORDER BY {order}, idx", (dataset_id, *keys)).all()
