@@ -6,16 +6,19 @@ from __future__ import annotations
 from studio.core.graders.registry import factory_for, kind_labels, kinds
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.variables import VARIABLE_DOCS, sample_variables
-from studio.core.models import GRADER_KINDS, BinaryJudge, Sample, Turn, parse_grader
+from studio.core.kinds import FAMILIES
+from studio.core.models import BinaryJudge, Sample, Turn, parse_grader
 
 
 def test_every_kind_is_declared_once_in_menu_order() -> None:
-    assert tuple(kinds()) == GRADER_KINDS
+    order = [(FAMILIES.index(k.family), k.rank) for k in kinds().values()]
+    assert order == sorted(order) and len(set(order)) == len(order)
+    assert list(kinds())[:2] == ["function", "javascript"]
     assert kind_labels()["binary_judge"] == "Binary judge"
     for name, kind in kinds().items():
         assert callable(factory_for(name)), name
         definition = parse_grader({"kind": name, "key": f"starter-{name}", **kind.starter})
-        assert definition.kind == name
+        assert definition.kind == name and type(definition) is kind.model
         assert kind.editor == ("judge" if kind.is_judge else kind.editor)
         assert kind.editor in {"function", "judge", "form", "yaml"}, name
 

@@ -7,6 +7,7 @@ grader file format, so there is nothing to import.
 
 from __future__ import annotations
 
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BashGrader,
     BuiltinGrader,
@@ -71,7 +72,7 @@ class HudPlatform(Platform):
     name = "hud"
     label = LABEL
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, JuryGrader):  # a jury is HUD's combine of its jurors
             composite = hud_composite(grader)
             return Support.no(composite) if isinstance(composite, str) else self.can_export(composite)
@@ -93,16 +94,17 @@ class HudPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
-        if grader.kind in ("binary_judge", "range_judge", "rubric_judge", "letter_judge", "prebuilt"):
-            return Support.no(
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        if kind.is_judge:
+            return (
                 f"HUD's only model judge, LLMJudgeGrader, sends its own prompt (the rubric package) and reads "
-                f"MET/UNMET per criterion: a {grader.kind.replace('_', ' ')}'s messages and answer cannot travel "
+                f"MET/UNMET per criterion: a {kind.kind.replace('_', ' ')}'s messages and answer cannot travel "
                 "(a criteria judge exports to it; Inspect, promptfoo and MKA1 carry this judge exactly)"
             )
-        return Support.no(
-            f"HUD graders are bash commands, criteria judges and answer comparisons; a "
-            f"{grader.kind.replace('_', ' ')} has no HUD equivalent"
-        )
+        return (f"HUD graders are bash commands, criteria judges and answer comparisons; a "
+                f"{kind.kind.replace('_', ' ')} has no HUD equivalent")
 
     def expr(self, grader: GraderDefinition, weight: float, name: str, warnings: list[str]) -> str:
         """An expression giving a SubScore (or an awaitable of one)."""

@@ -14,6 +14,7 @@ import ast
 import re
 from pathlib import Path
 
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -313,7 +314,7 @@ class InspectPlatform(Platform):
         return BuiltinGrader(key=key, function="token_f1", options={
             "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, JuryGrader):  # a multi_scorer of Inspect's own model-graded scorers
             problem = inspect_problem(grader)
             return Support.no(problem) if problem else Support.yes()
@@ -342,10 +343,11 @@ class InspectPlatform(Platform):
         if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
             exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
             return Support.no(exact) if isinstance(exact, str) else Support.yes()
-        return Support.no(
-            f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
-            "own prompts and would score differently, and its calls are not written as a custom scorer yet"
-        )
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return (f"a {kind.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
+                "own prompts and would score differently, and its calls are not written as a custom scorer yet")
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 from studio.core.judges.kinds.rubric_judge import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
 from studio.core.judges.templates import format_fields
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BuiltinGrader,
     BuiltinOptions,
@@ -92,7 +93,7 @@ class LettaPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, BuiltinGrader):
             problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
             return Support.no(problem) if problem else Support.yes()
@@ -105,10 +106,11 @@ class LettaPlatform(Platform):
             return Support.yes()
         if isinstance(grader, RubricJudge):
             return Support.yes()
-        return Support.no(
-            f"Letta graders are tool functions and model judges; a {grader.kind.replace('_', ' ')} "
-            "has no Letta equivalent (a rubric judge does)"
-        )
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return (f"Letta graders are tool functions and model judges; a {kind.kind.replace('_', ' ')} "
+                "has no Letta equivalent (a rubric judge does)")
 
     def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
         """The ``graders:`` entry and the files it refers to."""

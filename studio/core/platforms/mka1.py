@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from studio.core.kinds import Carry, GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     FunctionGrader,
     GraderDefinition,
-    JuryGrader,
     Metric,
     RangeJudge,
     RubricJudge,
@@ -30,23 +30,10 @@ from . import _mka1_judge as mka1_judge
 from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._fields import dump_json, peek_json, read_json, slug, unexported
-from ._jury import jury_refusal
 from ._losses import skip
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
-
-
-#: why a judge of these kinds is refused rather than written approximately
-_NOT_WRITTEN = {
-    "criteria_judge": "a criteria judge asks about each criterion and combines the answers, which is not "
-                      "written as an MKA1 grader",
-    "letter_judge": "a letter judge uses Inspect's model-graded prompt and grade letters (export it to Inspect AI, "
-                    "where it is native)",
-    "prebuilt": "a prebuilt RAG judge makes several dependent calls (statements, then verdicts), which are "
-                "not written as an MKA1 grader",
-    "pairwise_judge": "a pairwise judge compares two outputs of a sample, where an MKA1 grader sees one",
-}
 
 
 def _contract(grader: FunctionGrader) -> dict[str, Any]:
@@ -65,9 +52,14 @@ class Mka1Platform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, JuryGrader):
-            return Support.no(jury_refusal(LABEL))
+    def no_form(self, kind: GraderKind) -> str:
+        return f"a {kind.kind.replace('_', ' ')} grader is not Python"
+
+    def refusal(self, kind: GraderKind, carry: Carry) -> str:
+        return (f"{super().refusal(kind, carry)}; MKA1 graders are Python only, and this export writes "
+                "function graders and binary, range and rubric judges (as model_backed graders)")
+
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
             try:  # a model_backed grader sending the studio's messages through ctx.responses_create
                 mka1_judge.portable_for_mka1(grader)
@@ -75,9 +67,7 @@ class Mka1Platform(Platform):
                 return Support.no(str(exc))
             return Support.yes()
         if not isinstance(grader, FunctionGrader):
-            why = _NOT_WRITTEN.get(grader.kind, f"a {grader.kind.replace('_', ' ')} grader is not Python")
-            return Support.no(f"{why}; MKA1 graders are Python only, and this export writes function graders "
-                              "and binary, range and rubric judges (as model_backed graders)")
+            return Support.no(self.no_form(get_kind(grader.kind)))
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
 

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -64,7 +65,7 @@ class OpenAIPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("OpenAI graders read the output text; they have no extractors")
         if isinstance(grader, BuiltinGrader):
@@ -97,7 +98,10 @@ class OpenAIPlatform(Platform):
             if len(set(names)) != len(names):
                 return Support.no("two components would get the same name in the formula")
             return Support.yes()
-        return Support.no(f"OpenAI graders have no {grader.kind.replace('_', ' ')} equivalent")
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return f"OpenAI graders have no {kind.kind.replace('_', ' ')} equivalent"
 
     def to_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
         keep = {"extractor"}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.graders.jsregex import JS_SPACE
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -151,7 +152,7 @@ class PromptfooPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("promptfoo assertions read the output text; they have no extractors")
         if isinstance(grader, BuiltinGrader):
@@ -186,7 +187,10 @@ class PromptfooPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
-        return Support.no(f"promptfoo has no {grader.kind.replace('_', ' ')} assertion")
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return f"promptfoo has no {kind.kind.replace('_', ' ')} assertion"
 
     def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
         keep = {"extractor"}
