@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition
 
 from ._base import Platform, PlatformError
@@ -68,6 +69,9 @@ def fidelity(platform: Platform, grader: GraderDefinition) -> Fidelity:
     except PlatformError as exc:
         return Fidelity(refused=str(exc))
     out = Fidelity(exact=exact_parts(platform.name, grader))
+    carry = platform.carry(get_kind(grader.kind))
+    if carry.how == "approximated":  # what the kind declares this platform always changes
+        out.approximated.append(carry.reason)
     for warning in result.warnings:
         _, _, text = warning.partition(": ") if warning.startswith(f"{grader.key}: ") else ("", "", warning)
         if text.startswith(_MARK):
