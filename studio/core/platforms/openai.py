@@ -176,11 +176,16 @@ class OpenAIPlatform(Platform):
 
     def detect(self, path: Path) -> bool:
         data = peek_json(path)
+        if _is_eval(data):  # an eval (``export --dataset``): its testing criteria are the graders
+            data = data["testing_criteria"]
         items = data if isinstance(data, list) else [data]
         return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        result = import_each(read_json(path), self.from_json, key, (PlatformError, ValueError), imported_fields)
+        data = read_json(path)
+        if _is_eval(data):
+            data = data["testing_criteria"]
+        result = import_each(data, self.from_json, key, (PlatformError, ValueError), imported_fields)
         if not result.graders:
             raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
         return result
@@ -274,6 +279,11 @@ class OpenAIPlatform(Platform):
         return CompositeGrader(
             key=key, mode=mode, components=[Component(grader=subs[n], weight=weights.get(n, 1.0)) for n in subs]
         )
+
+
+def _is_eval(data: Any) -> bool:
+    """An eval's create request (``<name>.eval.json``): a data source and a list of testing criteria."""
+    return isinstance(data, dict) and isinstance(data.get("testing_criteria"), list) and "data_source_config" in data
 
 
 def validate_with_sdk(data: dict[str, Any]) -> None:
