@@ -12,9 +12,9 @@ def test_three_judges_and_a_dataset_become_one_eval(cli, tmp_path: Path) -> None
     assert cli("demo").returncode == 0
     out = tmp_path / "inspect"
     done = cli("export", *JUDGES, "--to", "inspect", "--dataset", "qa", "-o", str(out), "--json")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3, done.stderr  # Inspect's importer reads its own scorers, not these custom ones
     report = json.loads(done.stdout)
-    assert not report["refused"]
+    assert not report["refused"] and sorted(report["not_carried"]) == sorted(JUDGES)
     names = sorted(p.name for p in out.iterdir())
     assert "qa_task.py" in names and "qa_dataset.jsonl" in names
     rows = (out / "qa_dataset.jsonl").read_text().splitlines()
@@ -25,7 +25,7 @@ def test_three_judges_and_a_dataset_become_one_eval(cli, tmp_path: Path) -> None
 
     openai = tmp_path / "openai"
     done = cli("export", *JUDGES, "--to", "openai", "--dataset", "qa", "--model", "gpt-4o-mini", "-o", str(openai))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 3 and "not carried: qa-correctness-judge: " in done.stderr, done.stderr
     definition = json.loads((openai / "qa.eval.json").read_text())
     assert [c["model"] for c in definition["testing_criteria"]] == ["gpt-4o-mini"] * 3
     assert "approximated" in done.stderr  # what OpenAI cannot carry is said
@@ -42,9 +42,10 @@ def test_a_suite_exports_as_one_eval_with_its_dataset(cli, tmp_path: Path) -> No
     assert cli("suites", "create", "qa-checks", "qa-exact-builtin", *JUDGES[:2]).returncode == 0
     by_keys, by_suite = tmp_path / "keys", tmp_path / "suite"
     done = cli("export", "qa-exact-builtin", *JUDGES[:2], "--to", "promptfoo", "--dataset", "qa", "-o", str(by_keys))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr  # the judges import back the same; the built-in is refused
     done = cli("export", "qa-checks", "--to", "promptfoo", "--dataset", "qa", "-o", str(by_suite), "--json")
     assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["not_carried"] == {} and "qa-exact-builtin" in json.loads(done.stdout)["refused"]
     assert sorted(p.name for p in by_suite.rglob("*")) == sorted(p.name for p in by_keys.rglob("*"))
     for path in by_keys.rglob("*"):
         if path.is_file():

@@ -10,7 +10,9 @@ def test_export_import_round_trip(cli, tmp_path: Path) -> None:  # type: ignore[
     assert cli("demo").returncode == 0
     out = tmp_path / "openai"
     exported = cli("export", "qa-contains-expected", "--to", "openai", "-o", str(out / "exact.json"))
-    assert exported.returncode == 0, exported.stderr
+    # written, but a string_check holds no name, description, tags or metric: exit 3 names each field
+    assert exported.returncode == 3, exported.stderr
+    assert "not carried: qa-contains-expected: description, metric, name, options, tags" in exported.stderr
     payload = json.loads((out / "exact.json").read_text())
     assert payload["type"] == "string_check"
 
@@ -18,7 +20,7 @@ def test_export_import_round_trip(cli, tmp_path: Path) -> None:  # type: ignore[
     assert refused.returncode == 1 and "Traceback" not in refused.stderr and refused.stderr.strip()
 
     everything = cli("export", "--all", "--to", "adaptive", "-o", str(tmp_path / "adaptive"))
-    assert everything.returncode == 0, everything.stderr
+    assert everything.returncode == 3 and "not carried:" in everything.stderr, everything.stderr
     written = sorted(p.name for p in (tmp_path / "adaptive").rglob("*") if p.is_file())
     assert written, everything.stdout
     text = "".join(p.read_text() for p in (tmp_path / "adaptive").rglob("*") if p.is_file())
