@@ -24,11 +24,15 @@ from ._base import ExportResult, Platform, PlatformError
 WHOLE = "(the whole grader: its files cannot be imported back)"
 
 
-def read_back(platform: Platform, result: ExportResult) -> dict[str, GraderDefinition]:
+def read_back(platform: Platform, result: ExportResult,
+              originals: Sequence[GraderDefinition] = ()) -> dict[str, GraderDefinition]:
     """The graders this platform's importer reads from the export's files, by key (empty when the
-    platform has no importer). A file the importer refuses is not read; its graders count as lost."""
+    platform has no importer). A file the importer refuses is not read; its graders count as lost.
+    Where two files of one export give the same key (MKA1's grader and task files), the one closer to
+    the original in ``originals`` is kept: the file to import is the one that carries more."""
     if not platform.imports or not result.files:
         return {}
+    wanted = {g.key: dump_grader(g) for g in originals}
     found: dict[str, GraderDefinition] = {}
     with tempfile.TemporaryDirectory(prefix="grader-studio-roundtrip-") as tmp:
         root = Path(tmp)
@@ -42,7 +46,10 @@ def read_back(platform: Platform, result: ExportResult) -> dict[str, GraderDefin
             except PlatformError:
                 continue
             for grader in imported.graders:
-                found.setdefault(grader.key, grader)
+                before = found.get(grader.key)
+                if before is None or (grader.key in wanted and len(_differing(wanted[grader.key], dump_grader(grader)))
+                                      < len(_differing(wanted[grader.key], dump_grader(before)))):
+                    found[grader.key] = grader
     return found
 
 
@@ -87,4 +94,4 @@ def losses(graders: Iterable[GraderDefinition], back: dict[str, GraderDefinition
 
 def measure(platform: Platform, graders: Sequence[GraderDefinition], result: ExportResult) -> dict[str, list[str]]:
     """``losses`` of this export, read back by ``platform``'s importer."""
-    return losses(graders, read_back(platform, result), list(result.refused))
+    return losses(graders, read_back(platform, result, graders), list(result.refused))

@@ -136,6 +136,10 @@ class Mka1Platform(Platform):
             extra["metric_kind"] = grader.metric.kind
         if grader.tags:
             extra["tags"] = list(grader.tags)
+        if isinstance(grader, FunctionGrader) and grader.contract not in ("mka1_sample", "mka1_batch"):
+            # the studio source the generated adapter wraps: import restores it while the adapter is unchanged
+            extra["adapted"] = {"contract": grader.contract, "source": grader.source,
+                                "function_name": grader.function_name}
         if extra:
             task["metadata"] = {TASK_META: extra}
         return task
@@ -214,7 +218,8 @@ class Mka1Platform(Platform):
             update["tags"] = list(extra["tags"])
         if extra.get("metric_kind") in ("scalar", "bool"):
             update["metric"] = Metric(key=grader.metric.key, kind=extra["metric_kind"])
-        return grader.model_copy(update=update)
+        grader = grader.model_copy(update=update)
+        return _unadapted(grader, extra.get("adapted"))
 
     @staticmethod
     def from_grader(data: dict[str, Any], key: str) -> FunctionGrader:
@@ -240,6 +245,21 @@ class Mka1Platform(Platform):
             timeout_seconds=float(data.get("timeout_seconds") or 120),
             max_model_calls=int(data.get("max_model_calls", 64)),
         )
+
+
+def _unadapted(grader: FunctionGrader, adapted: Any) -> FunctionGrader:
+    """The studio function grader a generated adapter wraps, when the task's metadata names it and the
+    grader's source is still exactly the adapter the export generates for it; else ``grader`` as read."""
+    if not isinstance(adapted, dict):
+        return grader
+    try:
+        original = grader.model_copy(update={"contract": adapted["contract"], "source": adapted["source"],
+                                             "function_name": adapted.get("function_name")})
+        original = FunctionGrader.model_validate(original.model_dump())
+        same = adapter_module(original, "mka1") == grader.source
+    except (KeyError, ValueError, PlatformError):
+        return grader
+    return original if same else grader
 
 
 PLATFORM = Mka1Platform()

@@ -34,7 +34,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[list[Grader
 def _trip(target: str, grader: GraderDefinition, samples: list | None) -> tuple[object, dict[str, list[str]]]:
     platform = get_platform(target)
     result = export_eval(target, [(grader.key, grader)], samples, "qa") if samples else platform.export(grader)
-    back = read_back(platform, result)
+    back = read_back(platform, result, [grader])
     return back.get(grader.key), measure(platform, [grader], result)
 
 
