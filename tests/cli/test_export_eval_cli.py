@@ -12,9 +12,9 @@ def test_three_judges_and_a_dataset_become_one_eval(cli, tmp_path: Path) -> None
     assert cli("demo").returncode == 0
     out = tmp_path / "inspect"
     done = cli("export", *JUDGES, "--to", "inspect", "--dataset", "qa", "-o", str(out), "--json")
-    assert done.returncode == 3, done.stderr  # Inspect's importer reads its own scorers, not these custom ones
+    assert done.returncode == 0, done.stderr  # each scorer module carries its definition: it imports back the same
     report = json.loads(done.stdout)
-    assert not report["refused"] and sorted(report["not_carried"]) == sorted(JUDGES)
+    assert not report["refused"] and report["not_carried"] == {}
     names = sorted(p.name for p in out.iterdir())
     assert "qa_task.py" in names and "qa_dataset.jsonl" in names
     rows = (out / "qa_dataset.jsonl").read_text().splitlines()
