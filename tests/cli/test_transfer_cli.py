@@ -38,3 +38,31 @@ def test_import_unknown_file_is_a_clear_error(cli, tmp_path: Path) -> None:  # t
     junk.write_text('{"hello": "world"}')
     result = cli("import", str(junk))
     assert result.returncode in (1, 2) and "Traceback" not in result.stderr and result.stderr.strip()
+
+
+def test_what_export_writes_import_reads_back_or_the_loss_is_named(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: the OpenAI eval that export --dataset writes imports back; a lone OpenAI judge names
+    what it does not carry (exit 3); a HUD module imports back the same grader."""
+    assert cli("demo").returncode == 0
+    out = tmp_path / "eval"
+    done = cli("export", "qa-correctness-judge", "--to", "openai", "--dataset", "qa", "--model", "gpt-4o-mini",
+               "-o", str(out))
+    assert done.returncode == 3, done.stderr
+    lost = next(line for line in done.stderr.splitlines() if line.startswith("not carried: qa-correctness-judge:"))
+    assert all(field in lost for field in ("name", "description", "tags", "endpoint"))
+    for extra in ([], ["--from", "openai"]):
+        back = cli("import", str(out / "qa.eval.json"), "--dry-run", *extra)
+        assert back.returncode == 1 and "would refuse qa-correctness-judge (binary_judge)" in back.stdout, back.stderr
+
+    single = cli("export", "qa-correctness-judge", "--to", "openai", "--model", "gpt-4o-mini", "-o",
+                 str(tmp_path / "judge.json"))
+    assert single.returncode == 3 and "not carried: qa-correctness-judge: description, endpoint" in single.stderr
+
+    hud = tmp_path / "hud"
+    assert cli("export", "answer-not-empty", "--to", "hud", "-o", str(hud)).returncode == 0
+    before = json.loads(cli("graders", "show", "answer-not-empty", "--json").stdout)
+    assert cli("graders", "delete", "answer-not-empty").returncode == 0
+    module = next(hud.glob("*_hud.py"))
+    assert cli("import", str(module)).returncode == 0
+    after = json.loads(cli("graders", "show", "answer-not-empty", "--json").stdout)
+    assert after["definition"] == before["definition"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +35,15 @@ def with_definitions(platform: str, module: str, graders: Sequence[GraderDefinit
     body = module.rstrip("\n")
     data = {"platform": platform, "fingerprint": _digest(body), "graders": [dump_grader(g) for g in graders]}
     return f"{body}{HEADER}{NAME} = {data!r}\n"
+
+
+def carried_for(text: str) -> str | None:
+    """The platform a module's block names (a cheap look, for the other importers' ``detect``)."""
+    at = text.rfind(HEADER)
+    if at < 0:
+        return None
+    found = re.search(r"'platform': '([a-z0-9_]+)'", text[at:])
+    return found.group(1) if found else None
 
 
 def carried(text: str, platform: str) -> tuple[list[GraderDefinition] | None, str]:

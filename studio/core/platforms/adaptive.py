@@ -23,6 +23,7 @@ from studio.core.models import (
 )
 
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import carried_for
 from ._fields import (
     dump_json,
     import_each,
@@ -222,9 +223,10 @@ class AdaptivePlatform(Platform):
     def detect(self, path: Path) -> bool:
         if path.suffix.lower() == ".py":
             try:
-                return has_async_grade(path.read_text(encoding="utf-8"))
+                text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return False
+            return has_async_grade(text) and carried_for(text) in (None, self.name)  # not a HUD export
         data = peek_json(path)
         items = data if isinstance(data, list) else [data]
         return bool(items) and all(
