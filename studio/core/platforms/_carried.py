@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models import FunctionGrader, GraderDefinition, dump_grader, parse_grader
 
 NAME = "GRADER_STUDIO"
 HEADER = ("\n\n\n# Grader Studio: the definition this module was exported from, read back by `grader-studio "
@@ -69,3 +69,54 @@ def carried(text: str, platform: str) -> tuple[list[GraderDefinition] | None, st
         return [parse_grader(g) for g in data.get("graders") or []], ""
     except ValidationError as exc:
         return None, f"its {NAME} block holds no valid definition ({exc.errors()[0]['msg']})"
+
+
+# ---- identity: the fields a data format has no place for, carried in its free metadata ----------
+
+#: what a grader is called and how it is filed, none of which changes how it scores
+IDENTITY = ("name", "description", "tags", "metric", "endpoint")
+#: the key a format's free metadata (promptfoo's assertion ``config``) holds them under
+META_KEY = "grader_studio"
+
+
+def identity(grader: GraderDefinition) -> dict[str, Any]:
+    """The identity fields ``grader`` sets (defaults left out), as plain data."""
+    dumped = dump_grader(grader)
+    return {name: dumped[name] for name in IDENTITY if name in dumped}
+
+
+def restore_identity(grader: GraderDefinition, carried_fields: Any) -> GraderDefinition:
+    """``grader`` with the identity fields an export carried; anything else in them is ignored."""
+    if not isinstance(carried_fields, dict):
+        return grader
+    fields = type(grader).model_fields
+    update = {name: value for name, value in carried_fields.items() if name in IDENTITY and name in fields}
+    if not update:
+        return grader
+    try:
+        return parse_grader({**dump_grader(grader), **update})
+    except ValidationError:
+        return grader
+
+
+def adapted_fields(grader: FunctionGrader) -> dict[str, Any]:
+    """The studio source a generated adapter wraps, and its contract (for ``unadapted``)."""
+    return {"contract": grader.contract, "source": grader.source, "function_name": grader.function_name}
+
+
+def unadapted(grader: GraderDefinition, adapted: Any, target: str) -> GraderDefinition:
+    """The studio function grader a generated adapter wraps, when the export carried it (``adapted``)
+    and ``grader``'s source is still exactly the adapter ``target``'s export generates for it; else
+    ``grader`` as read (an edited adapter is imported as the code it now is)."""
+    if not isinstance(adapted, dict) or not isinstance(grader, FunctionGrader):
+        return grader
+    from ._adapters import adapter_module
+
+    try:
+        original = FunctionGrader.model_validate({**grader.model_dump(), "contract": adapted["contract"],
+                                                  "source": adapted["source"],
+                                                  "function_name": adapted.get("function_name")})
+        same = adapter_module(original, target) == grader.source
+    except (KeyError, ValueError):
+        return grader
+    return original if same else grader

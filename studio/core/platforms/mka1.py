@@ -29,6 +29,7 @@ from studio.core.models import (
 from . import _mka1_judge as mka1_judge
 from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import adapted_fields, unadapted
 from ._fields import dump_json, peek_json, read_json, slug, unexported
 from ._losses import skip
 
@@ -137,9 +138,7 @@ class Mka1Platform(Platform):
         if grader.tags:
             extra["tags"] = list(grader.tags)
         if isinstance(grader, FunctionGrader) and grader.contract not in ("mka1_sample", "mka1_batch"):
-            # the studio source the generated adapter wraps: import restores it while the adapter is unchanged
-            extra["adapted"] = {"contract": grader.contract, "source": grader.source,
-                                "function_name": grader.function_name}
+            extra["adapted"] = adapted_fields(grader)  # import restores it while the adapter is unchanged
         if extra:
             task["metadata"] = {TASK_META: extra}
         return task
@@ -219,7 +218,7 @@ class Mka1Platform(Platform):
         if extra.get("metric_kind") in ("scalar", "bool"):
             update["metric"] = Metric(key=grader.metric.key, kind=extra["metric_kind"])
         grader = grader.model_copy(update=update)
-        return _unadapted(grader, extra.get("adapted"))
+        return unadapted(grader, extra.get("adapted"), "mka1")
 
     @staticmethod
     def from_grader(data: dict[str, Any], key: str) -> FunctionGrader:
@@ -245,21 +244,6 @@ class Mka1Platform(Platform):
             timeout_seconds=float(data.get("timeout_seconds") or 120),
             max_model_calls=int(data.get("max_model_calls", 64)),
         )
-
-
-def _unadapted(grader: FunctionGrader, adapted: Any) -> FunctionGrader:
-    """The studio function grader a generated adapter wraps, when the task's metadata names it and the
-    grader's source is still exactly the adapter the export generates for it; else ``grader`` as read."""
-    if not isinstance(adapted, dict):
-        return grader
-    try:
-        original = grader.model_copy(update={"contract": adapted["contract"], "source": adapted["source"],
-                                             "function_name": adapted.get("function_name")})
-        original = FunctionGrader.model_validate(original.model_dump())
-        same = adapter_module(original, "mka1") == grader.source
-    except (KeyError, ValueError, PlatformError):
-        return grader
-    return original if same else grader
 
 
 PLATFORM = Mka1Platform()

@@ -29,6 +29,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Skipped, Support
+from ._carried import META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     endpoint_config,
@@ -320,6 +321,12 @@ class PromptfooPlatform(Platform):
         test with its stored completion, which the asserts grade."""
         result = ExportResult()
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
+        for grader, item in zip(graders, asserts, strict=True):
+            carried_fields = identity(grader)  # what promptfoo has no field for, in its free config
+            if isinstance(grader, FunctionGrader) and grader.contract != "promptfoo":
+                carried_fields["adapted"] = adapted_fields(grader)
+            if carried_fields:
+                item.setdefault("config", {})[META_KEY] = carried_fields
         config = {
             "description": "Graders exported by Grader Studio",
             "prompts": ["{{input}}"],
@@ -372,8 +379,15 @@ class PromptfooPlatform(Platform):
                 result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=(
                     f"its key {grader_key!r} (the metric) is already taken by {seen[grader_key]}; give it its own metric")))
                 continue
+            config = item.get("config")
+            carried_fields = config.get(META_KEY) if isinstance(config, dict) else None
+            if carried_fields is not None:  # the studio's own entry in the free config: mapped, not lost
+                rest = {k: v for k, v in config.items() if k != META_KEY}
+                item = {k: v for k, v in item.items() if k != "config"} | ({"config": rest} if rest else {})
             try:
-                grader = self.from_assert(item, grader_key, path.parent)
+                grader = restore_identity(self.from_assert(item, grader_key, path.parent), carried_fields)
+                if isinstance(carried_fields, dict):
+                    grader = unadapted(grader, carried_fields.get("adapted"), self.name)
             except (PlatformError, ValueError) as exc:
                 result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=_sentence(exc)))
                 continue
