@@ -27,6 +27,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, entry_name, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     judge_model,
@@ -181,13 +182,22 @@ class LettaPlatform(Platform):
             spec, files = self.entry(grader, result.warnings)
             entries[grader.key] = spec
             result.files.update(files)
-        suite = {
+        suite: dict[str, Any] = {
             "name": name,
             "dataset": "dataset.jsonl",
             "target": {"kind": "letta_code"},
             "graders": entries,
             "reward": {"kind": "metric", "metric_key": graders[0].key},
         }
+        carried_fields = {}  # what a grader spec has no field for, at the suite's top level (Letta ignores it)
+        for grader in graders:
+            fields = identity(grader)
+            if isinstance(grader, FunctionGrader) and grader.contract != "letta":
+                fields["adapted"] = adapted_fields(grader)
+            if fields:
+                carried_fields[grader.key] = fields
+        if carried_fields:
+            suite[META_KEY] = {"graders": carried_fields}
         result.files[suite_file] = dump_yaml(suite)
         result.notes.append(
             f"{suite_file}: put the samples in dataset.jsonl and set the target; the reward is "
@@ -209,11 +219,16 @@ class LettaPlatform(Platform):
             raise PlatformError(f"{path.name} is not a Letta suite (no graders: map)")
         result = ImportResult()
         entries = data["graders"]
+        meta = data.get(META_KEY)
+        carried_fields = meta.get("graders") if isinstance(meta, dict) and isinstance(meta.get("graders"), dict) else {}
         for name, spec in entries.items():
             grader_key = key if key and len(entries) == 1 else str(name)
             kind = spec.get("kind") if isinstance(spec, dict) else type(spec).__name__
+            mine = carried_fields.get(str(name))
             try:
-                result.graders.append(self.from_entry(grader_key, spec, path.parent))
+                grader = restore_identity(self.from_entry(grader_key, spec, path.parent), mine)
+                result.graders.append(unadapted(grader, mine.get("adapted"), self.name) if isinstance(mine, dict)
+                                      else grader)
             except (PlatformError, ValueError) as exc:  # ValueError: pydantic validation of the definition
                 skip(result, f"graders.{name}", kind, exc)
                 continue
