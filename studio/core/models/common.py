@@ -6,6 +6,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: marks a field that belongs to this machine (a folder, an environment variable's name): exports never
+#: write it, not even in the definition a generated module carries (``platforms._carried``)
+LOCAL: dict[str, Any] = {"local": True}
+
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 
 ExtractorKind = Literal[

@@ -30,10 +30,23 @@ def _digest(module: str) -> str:
     return hashlib.sha256(module.encode("utf-8")).hexdigest()
 
 
+def portable_dump(grader: GraderDefinition) -> dict[str, Any]:
+    """``dump_grader`` without this machine's own settings (fields marked ``LOCAL``: a folder, a key's
+    variable name), which no export writes; composites' and juries' parts too."""
+    dumped = dump_grader(grader)
+    local = {name for name, field in type(grader).model_fields.items()
+             if isinstance(field.json_schema_extra, dict) and field.json_schema_extra.get("local")}
+    out = {k: v for k, v in dumped.items() if k not in local}
+    for part in ("components", "jurors"):
+        for i, item in enumerate(getattr(grader, part, None) or []):
+            out[part][i]["grader"] = portable_dump(item.grader)
+    return out
+
+
 def with_definitions(platform: str, module: str, graders: Sequence[GraderDefinition]) -> str:
-    """``module`` followed by the block carrying ``graders``."""
+    """``module`` followed by the block carrying ``graders`` (without their ``LOCAL`` fields)."""
     body = module.rstrip("\n")
-    data = {"platform": platform, "fingerprint": _digest(body), "graders": [dump_grader(g) for g in graders]}
+    data = {"platform": platform, "fingerprint": _digest(body), "graders": [portable_dump(g) for g in graders]}
     return f"{body}{HEADER}{NAME} = {data!r}\n"
 
 
