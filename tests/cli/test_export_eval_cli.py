@@ -20,8 +20,9 @@ def test_three_judges_and_a_dataset_become_one_eval(cli, tmp_path: Path) -> None
     rows = (out / "qa_dataset.jsonl").read_text().splitlines()
     assert len(rows) == 60 and "conversation" in json.loads(rows[0])["metadata"]
     # the demo endpoint's model id is what the judges name, never the endpoint's name
-    scorer = (out / "qa_correctness_judge_inspect.py").read_text()
+    scorer, _, carried = (out / "qa_correctness_judge_inspect.py").read_text().partition("\nGRADER_STUDIO = ")
     assert "MODEL = 'openai-api/studio/fake-judge'" in scorer and "demo-scripted-judge" not in scorer
+    assert "'endpoint': 'demo-scripted-judge'" in carried  # the studio definition it was exported from
 
     openai = tmp_path / "openai"
     done = cli("export", *JUDGES, "--to", "openai", "--dataset", "qa", "--model", "gpt-4o-mini", "-o", str(openai))
