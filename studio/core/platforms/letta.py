@@ -27,7 +27,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, entry_name, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
-from ._carried import META_KEY, adapted_fields, identity, restore_identity, unadapted
+from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     judge_model,
@@ -163,7 +163,7 @@ class LettaPlatform(Platform):
                 f"{grader.key}: metric {grader.metric.key!r} ({grader.metric.kind}) is not exported; "
                 f"Letta names the metric by the grader key {grader.key!r}"
             )
-        warnings += unexported(grader, keep | {"metric"}, LABEL)
+        warnings += unexported(grader, keep | set(IDENTITY), LABEL)  # identity travels at the suite's top level
         return spec, files
 
     def _export(self, grader: GraderDefinition) -> ExportResult:

@@ -29,7 +29,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Skipped, Support
-from ._carried import META_KEY, adapted_fields, identity, restore_identity, unadapted
+from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     endpoint_config,
@@ -273,7 +273,7 @@ class PromptfooPlatform(Platform):
             if provider:
                 data["provider"] = provider
         data["metric"] = grader.key
-        warnings += unexported(grader, keep, LABEL)
+        warnings += unexported(grader, keep | set(IDENTITY), LABEL)  # identity travels in the config
         return data
 
     @staticmethod
