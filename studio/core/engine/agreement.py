@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from studio.core import stats
+from studio.core.models import RangeJudge
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_results, run_graders
@@ -82,7 +83,7 @@ def _scale(library: Library, run_id: int, dataset: str, key: str,
         if planned.key == grader:
             name, version = planned.key, planned.version
     definition = library.graders.version(name, version).definition
-    if definition.kind == "range_judge":
+    if isinstance(definition, RangeJudge):
         low, high = definition.score_range
         return (float(low), float(high)), f"the judge's score range {low}-{high}"
     if human and all(0.0 <= h <= 1.0 for h in human):

@@ -15,14 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from studio.core.models import BinaryJudge, BinaryShot, RangeJudge, RangeShot, Sample
+from studio.core.kinds import get_kind, kinds
+from studio.core.models import BinaryShot, RangeShot, Sample
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.store import Conflict, Library
 
 from .agreement import agreement, judge_calls, kappa_change
 from .runner import ProgressCallback, RunOptions, execute_run, start_run
 
-ALIGNABLE = ("binary_judge", "range_judge")
 MAX_SHOTS = 8
 
 
@@ -59,11 +59,12 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
         raise Conflict(f"grader {judge_key!r} is locked: unlock it to save an aligned version")
     old_version = options.version or record.current_version
     definition = library.graders.version(judge_key, old_version).definition
-    # the kinds in ALIGNABLE are exactly these two classes; isinstance lets the checker see the shots
-    if definition.kind not in ALIGNABLE or not isinstance(definition, (BinaryJudge, RangeJudge)):
+    learns = get_kind(definition.kind).align  # what its labels teach it: "verdict" or "score" (Kind.align)
+    if learns is None:
+        alignable = [name for name, kind in kinds().items() if kind.align is not None]
         raise Conflict(f"align adds few-shot examples; a {definition.kind} grader has none "
-                       f"(align works on {', '.join(ALIGNABLE)})")
-    binary = isinstance(definition, BinaryJudge)
+                       f"(align works on {', '.join(alignable)})")
+    binary = learns == "verdict"
     labels = library.labels.current(dataset, options.labels)
     usable = {sid: lab for sid, lab in labels.items()
               if (lab.verdict in ("PASS", "FAIL") if binary else lab.score is not None)}
@@ -88,9 +89,9 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
     if not shots:
         report["note"] = "the judge agrees with every training label: nothing to learn, no new version saved"
         return report
-    existing: list[BinaryShot] | list[RangeShot] = (
-        definition.examples if isinstance(definition, BinaryJudge) else definition.shots)
+    # the field the kind declares for them (Kind.align): examples for verdicts, shots for scores
     field = "examples" if binary else "shots"
+    existing = getattr(definition, field)
     aligned = definition.model_copy(update={field: [*existing, *shots]})
     saved = library.graders.save(aligned, message=(
         f"align: {len(shots)} few-shot examples from disagreements with labels {options.labels!r} on "

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from studio.core.judges.http.proxies import ProxyError, proxy_for
-from studio.core.models import GraderDefinition, JudgeBase
+from studio.core.models import CompositeGrader, GraderDefinition, JudgeBase, JuryGrader
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library, LibraryError
 
@@ -33,9 +33,9 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
     stack = [definition]
     while stack:
         grader = stack.pop()
-        if grader.kind == "composite":
+        if isinstance(grader, CompositeGrader):
             stack.extend(c.grader for c in grader.components)
-        elif grader.kind == "jury":
+        elif isinstance(grader, JuryGrader):
             stack.extend(j.grader for j in grader.jurors)
         elif isinstance(grader, JudgeBase):
             yield grader.endpoint
@@ -48,7 +48,7 @@ def check_run_configuration(library: Library, definition: GraderDefinition, endp
 
     A jury is the one grader built to outlive a judge that is down: its run is refused only when
     fewer jurors than its quorum could answer (the others are marked per sample, as at run time)."""
-    if definition.kind == "jury":
+    if isinstance(definition, JuryGrader):
         _check_jury(library, definition, endpoint)
         return
     wanted = list(_needs_endpoint(definition))
@@ -62,19 +62,19 @@ def check_run_configuration(library: Library, definition: GraderDefinition, endp
         check_reachable(config)
 
 
-def _check_jury(library: Library, jury: GraderDefinition, endpoint: str | None) -> None:
+def _check_jury(library: Library, jury: JuryGrader, endpoint: str | None) -> None:
     down: list[str] = []
     reasons: dict[str, str] = {}
-    for juror in jury.jurors:  # type: ignore[union-attr]
+    for juror in jury.jurors:
         try:
             check_run_configuration(library, juror.grader, endpoint)
         except EndpointUnreachable as exc:
             down.append(juror.label)
             reasons.setdefault(str(exc), juror.label)
-    needed = jury.needed  # type: ignore[union-attr]
-    if len(jury.jurors) - len(down) < needed:  # type: ignore[union-attr]
+    needed = jury.needed
+    if len(jury.jurors) - len(down) < needed:
         first = next(iter(reasons))
-        raise EndpointUnreachable(f"only {len(jury.jurors) - len(down)} of {len(jury.jurors)} jurors "  # type: ignore[union-attr]
+        raise EndpointUnreachable(f"only {len(jury.jurors) - len(down)} of {len(jury.jurors)} jurors "
                                   f"can be reached, fewer than the quorum of {needed} "
                                   f"(unreachable: {', '.join(down)}): {first}")
 

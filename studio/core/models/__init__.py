@@ -3,13 +3,11 @@
 from .common import Extractor, GraderBase, Metric
 from .definition import (
     GRADER_ADAPTER,
-    GRADER_KINDS,
     Component,
     CompositeGrader,
     GraderDefinition,
-    Juror,
-    JuryGrader,
     dump_grader,
+    model_for,
     parse_grader,
 )
 from .function import CONTRACT_LABELS, MAX_SOURCE_BYTES, Contract, FunctionGrader
@@ -27,7 +25,7 @@ from .judges import (
     RubricJudge,
     Subrange,
 )
-from .panels import PairwiseJudge
+from .panels import Juror, JuryGrader, PairwiseJudge
 from .result import Outcome, RunInfo, valid_number
 from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
 from .thread import Sample, SampleRow, Thread, ToolCall, Turn
@@ -35,7 +33,6 @@ from .thread import Sample, SampleRow, Thread, ToolCall, Turn
 __all__ = [
     "CONTRACT_LABELS",
     "GRADER_ADAPTER",
-    "GRADER_KINDS",
     "MAX_SOURCE_BYTES",
     "BashGrader",
     "BinaryJudge",
@@ -72,6 +69,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "dump_grader",
+    "model_for",
     "parse_grader",
     "valid_number",
 ]

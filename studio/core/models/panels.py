@@ -1,17 +1,18 @@
-"""The pairwise judge: two answers to one prompt, compared in both orders.
+"""Judges that compare or combine other judges: the pairwise judge and the jury.
 
-Why here and not in ``judges.py``: it exists to measure a judge's failure mode (position bias),
-not to grade one answer; keeping it apart keeps that module about single prompt judges. The jury
-(several judges, aggregated) is in ``definition.py``: a juror holds a full grader definition, so
-it lives beside the union it refers to, as the composite does, and no module imports back.
+Why here and not in ``judges.py``: both exist to measure a judge's failure modes (position bias,
+the variance of one large judge), not to grade one answer; keeping them together keeps that
+module about single prompt judges. ``Juror.grader`` is a full grader definition, so this module
+names the union by its string and ``definition.py`` rebuilds ``Juror`` once the union exists.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from .common import GraderBase
 from .judges import JudgeBase
 
 PAIRWISE_CRITERIA = (
@@ -40,3 +41,64 @@ class PairwiseJudge(JudgeBase):
             raise ValueError(f"answer_a and answer_b both read {self.answer_a!r}; a pairwise judge "
                              "compares two different answers")
         return self
+
+
+JuryAggregation = Literal["majority", "mean", "min", "weighted"]
+
+
+class Juror(BaseModel):
+    """One judge of a jury, with its own endpoint and model (set on its grader definition)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = None
+    weight: float = Field(default=1.0, gt=0)
+    grader: GraderDefinition  # noqa: F821 (resolved by definition.py's model_rebuild)
+
+    @property
+    def label(self) -> str:
+        return self.name or self.grader.key
+
+    @model_validator(mode="after")
+    def _a_single_judge(self) -> Juror:
+        if not isinstance(self.grader, JudgeBase) or isinstance(self.grader, PairwiseJudge):
+            raise ValueError(f"juror {self.label!r} is a {self.grader.kind}; a juror is a prompt judge "
+                             "(binary, range, rubric, criteria, letter or pre-built)")
+        return self
+
+
+class JuryGrader(GraderBase):
+    """Several judges grade each sample concurrently; their scores are aggregated.
+
+    ``majority``: each juror's verdict is pass when its score reaches ``threshold``; the sample
+    scores 1 when more jurors pass than fail, 0 when fewer, 0.5 on a tie (marked as one).
+    ``mean``/``min``/``weighted`` combine the scores. A juror that fails is marked on the sample;
+    the sample fails only when fewer than ``quorum`` jurors answered (default: a strict majority).
+    """
+
+    kind: Literal["jury"] = "jury"
+    aggregation: JuryAggregation = "majority"
+    threshold: float = 0.5
+    quorum: int | None = Field(default=None, ge=1)
+    jurors: list[Juror] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _check_quorum(self) -> JuryGrader:
+        if self.quorum is not None and self.quorum > len(self.jurors):
+            raise ValueError(f"quorum {self.quorum} is more than the {len(self.jurors)} jurors")
+        return self
+
+    @property
+    def needed(self) -> int:
+        """Jurors that must answer for a sample to be graded."""
+        return self.quorum if self.quorum is not None else len(self.jurors) // 2 + 1
+
+    def juror_names(self) -> list[str]:
+        """Unique names, in order (a repeated name gets ``-2``, ``-3``)."""
+        seen: dict[str, int] = {}
+        out = []
+        for juror in self.jurors:
+            base = juror.label
+            seen[base] = seen.get(base, 0) + 1
+            out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+        return out
