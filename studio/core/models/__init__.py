@@ -5,9 +5,7 @@ from .definition import (
     GRADER_ADAPTER,
     Component,
     CompositeGrader,
-    GraderDefinition,
     dump_grader,
-    model_for,
     parse_grader,
 )
 from .function import CONTRACT_LABELS, MAX_SOURCE_BYTES, Contract, FunctionGrader
@@ -29,6 +27,7 @@ from .panels import Juror, JuryGrader, PairwiseJudge
 from .result import Outcome, RunInfo, valid_number
 from .rules import BashGrader, BuiltinGrader, BuiltinOptions, ExternalEndpoint
 from .thread import Sample, SampleRow, Thread, ToolCall, Turn
+from .union import GraderDefinition, model_for
 
 __all__ = [
     "CONTRACT_LABELS",

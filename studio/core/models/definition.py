@@ -1,70 +1,20 @@
 """The grader definition: an open union over every kind the registry knows, composites included.
 
-No list of kinds lives here: ``GraderDefinition`` validates a mapping into the model its ``kind``'s
-descriptor declares (``studio.core.kinds``, ``Kind.model``), so a kind declared in its own module,
-or in a package registered under the ``grader_studio.kinds`` entry point, is a definition like any
-other. The registry sits above the models (it imports the kinds' modules), so it is reached here
-by name, at validation time only.
+No list of kinds lives here: ``GraderDefinition`` (``union.py``) validates a mapping into the model
+its ``kind``'s descriptor declares (``studio.core.kinds``, ``Kind.model``), so a kind declared in its
+own module, or in a package registered under the ``grader_studio.kinds`` entry point, is a definition
+like any other. This module adds the composite, parsing and dumping, and the definition file's schema.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainValidator,
-    SerializeAsAny,
-    TypeAdapter,
-    WithJsonSchema,
-)
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .common import GraderBase
-from .panels import Juror, JuryGrader
-
-#: the kind registry (``studio.core.kinds``), imported when a definition is first validated
-KIND_REGISTRY = "studio.core.kinds"
-#: where a definition file's JSON schema keeps the union (``files.json_schema`` fills it in)
-UNION_REF = "#/$defs/GraderDefinition"
-_PLACEHOLDER = "x-grader-definition"
-
-
-def _registry() -> Any:
-    return importlib.import_module(KIND_REGISTRY)
-
-
-def model_for(kind: object) -> type[GraderBase]:
-    """The definition class of ``kind``; an unknown name is refused with the nearest declared one."""
-    registry = _registry()
-    try:
-        return registry.get_kind(kind).model
-    except registry.UnknownKind as exc:
-        raise PydanticCustomError("union_tag_invalid", str(exc)) from None
-
-
-def _validate(value: Any) -> GraderBase:
-    """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model."""
-    if isinstance(value, GraderBase) and "kind" in type(value).model_fields:
-        return value
-    if not isinstance(value, dict):
-        raise PydanticCustomError("model_type", "a grader definition must be a mapping of fields")
-    if "kind" not in value:
-        raise PydanticCustomError(
-            "union_tag_not_found", "a grader definition needs a kind (one of {kinds})",
-            {"kinds": ", ".join(_registry().kinds())})
-    return model_for(value["kind"]).model_validate(value)
-
-
-#: any grader definition; it serialises as its own kind's model (``SerializeAsAny``)
-GraderDefinition = Annotated[
-    SerializeAsAny[GraderBase],
-    PlainValidator(_validate, json_schema_input_type=dict),
-    WithJsonSchema({_PLACEHOLDER: True}),  # pydantic resolves every $ref itself: union_json_schema points it
-]
+from .panels import JuryGrader
+from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
 
 
 class Component(BaseModel):
@@ -91,8 +41,6 @@ class CompositeGrader(GraderBase):
 
 Component.model_rebuild()
 CompositeGrader.model_rebuild()
-Juror.model_rebuild(_types_namespace={"GraderDefinition": GraderDefinition})
-JuryGrader.model_rebuild()
 
 GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 

@@ -2,8 +2,7 @@
 
 Why here and not in ``judges.py``: both exist to measure a judge's failure modes (position bias,
 the variance of one large judge), not to grade one answer; keeping them together keeps that
-module about single prompt judges. ``Juror.grader`` is a full grader definition, so this module
-names the union by its string and ``definition.py`` rebuilds ``Juror`` once the union exists.
+module about single prompt judges. ``Juror.grader`` is a full grader definition (``union.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .common import GraderBase
 from .judges import JudgeBase
+from .union import GraderDefinition
 
 PAIRWISE_CRITERIA = (
     "Which response answers the user's question better: correct first, then complete and clear. "
@@ -53,7 +53,7 @@ class Juror(BaseModel):
 
     name: str | None = None
     weight: float = Field(default=1.0, gt=0)
-    grader: GraderDefinition  # noqa: F821 (resolved by definition.py's model_rebuild)
+    grader: GraderDefinition
 
     @property
     def label(self) -> str:

@@ -1,0 +1,57 @@
+"""``GraderDefinition``: the type of any grader definition, an open union over the declared kinds.
+
+Its own module so that a model holding a full definition (a jury's juror) names it by import,
+with no circle back through ``definition.py``, which imports those models. No list of kinds lives
+here: a mapping validates into the model its ``kind``'s descriptor declares (``studio.core.kinds``,
+``Kind.model``). The registry sits above the models, so it is reached by name, at validation time.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Annotated, Any
+
+from pydantic import PlainValidator, SerializeAsAny, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from .common import GraderBase
+
+#: the kind registry (``studio.core.kinds``), imported when a definition is first validated
+KIND_REGISTRY = "studio.core.kinds"
+#: where a definition file's JSON schema keeps the union (``files.json_schema`` fills it in)
+UNION_REF = "#/$defs/GraderDefinition"
+_PLACEHOLDER = "x-grader-definition"
+
+
+def _registry() -> Any:
+    return importlib.import_module(KIND_REGISTRY)
+
+
+def model_for(kind: object) -> type[GraderBase]:
+    """The definition class of ``kind``; an unknown name is refused with the nearest declared one."""
+    registry = _registry()
+    try:
+        return registry.get_kind(kind).model
+    except registry.UnknownKind as exc:
+        raise PydanticCustomError("union_tag_invalid", str(exc)) from None
+
+
+def _validate(value: Any) -> GraderBase:
+    """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model."""
+    if isinstance(value, GraderBase) and "kind" in type(value).model_fields:
+        return value
+    if not isinstance(value, dict):
+        raise PydanticCustomError("model_type", "a grader definition must be a mapping of fields")
+    if "kind" not in value:
+        raise PydanticCustomError(
+            "union_tag_not_found", "a grader definition needs a kind (one of {kinds})",
+            {"kinds": ", ".join(_registry().kinds())})
+    return model_for(value["kind"]).model_validate(value)
+
+
+#: any grader definition; it serialises as its own kind's model (``SerializeAsAny``)
+GraderDefinition = Annotated[
+    SerializeAsAny[GraderBase],
+    PlainValidator(_validate, json_schema_input_type=dict),
+    WithJsonSchema({_PLACEHOLDER: True}),  # pydantic resolves every $ref itself: union_json_schema points it
+]
