@@ -94,7 +94,7 @@ def conclude(app: CliApp, run_id: int, options: CiOptions, github_stream: TextIO
     workflow commands go to ``github_stream`` (stderr when stdout carries JSON)."""
     run = load_run(app.library, run_id)
     verdict = judge(run, options.thresholds)
-    usage = run_usage(app.library, run)
+    usage = run.usage if run.usage is not None else run_usage(app.library, run)
     try:
         if options.junit is not None:
             from studio.core.engine.reports.junit import junit_xml

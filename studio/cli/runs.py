@@ -31,25 +31,28 @@ from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor,
 from studio.core.engine.planning import plan_of, targets
 from studio.core.engine.preflight import EndpointUnreachable
 from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
-from studio.core.engine.sections import load_run
-from studio.core.engine.usage import run_usage
+from studio.core.engine.sections import RunSections, load_run
+from studio.core.engine.summary import GraderSummary
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
 from studio.core.store import LibraryError
-from studio.core.store.reports import result_record, run_query, write_results
+from studio.core.store.reports import iter_records, result_record, run_query, write_results
 from studio.core.store.run_graders import run_graders
 
 from .app import CliApp, CliError, add_json_flag
 from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
-from .run_report import summary
+from .run_report import figures, summary
 from .run_show import cmd_show as show_run
 from .run_show import print_runs
 from .tables import Column, print_table
 
-SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("STATUS", colour=True),
-                 Column("SCORE", right=True), Column("ERROR / RATIONALE", flexible=True))
+#: a suite run's rows: one per sample and grader, with the columns a run of one grader shows
+SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("RESULT", colour=True),
+                 Column("SCORE", right=True), Column("INPUT", flexible=True), Column("OUTPUT", flexible=True),
+                 Column("EXPECTED", flexible=True), Column("WHY", flexible=True))
 
 
 class ProgressBar:
@@ -77,10 +80,12 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _print_summary(info: RunInfo, library: Any = None) -> None:
-    agg = info.aggregates
-    mean = agg.get("mean")
-    rate = agg.get("pass_rate")
+def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None = None) -> None:
+    """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
+    when the library (or the run's sections) is given, else the aggregates as stored."""
+    if run is None and library is not None:
+        run = load_run(library, info.id)
+    agg = figures(run) if run is not None else info.aggregates
     if info.suite is not None:
         name = info.suite.get("key") or "graders " + ",".join(info.suite.get("graders") or [])
         version = f" v{info.suite['version']}" if info.suite.get("version") else ""
@@ -88,12 +93,19 @@ def _print_summary(info: RunInfo, library: Any = None) -> None:
     else:
         print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
     print(f"  samples {info.done}/{info.total}  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
-    if info.suite is not None and library is not None:
-        _print_graders(info, library)
-    if mean is not None:
-        print(f"  mean {mean:.4f}  pass rate {rate:.1%} (score >= {agg.get('pass_threshold')})")
-    for key, value in sorted((agg.get("metrics") or {}).items()):
-        print(f"  metric {key}: {value:.4f}")
+    if run is not None and run.suite:
+        for found in run.summaries:
+            print(f"  {_grader_line(found)}")
+        if run.overall is not None:
+            grader = (info.suite or {}).get("overall_grader")
+            print(f"  overall score ({run.rule}{f': {grader}' if grader else ''}): {_grader_line(run.overall, False)}")
+    elif run is not None and run.headline is not None:
+        print(f"  {_grader_line(run.headline, False)}")
+    elif agg.get("mean") is not None:
+        print(f"  mean {agg['mean']:.4f}  pass rate {agg['pass_rate']:.1%} (score >= {agg.get('pass_threshold')})")
+    if info.suite is None:  # a suite's "metrics" are its graders' means, printed above
+        for key, value in sorted((agg.get("metrics") or {}).items()):
+            print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
     if agg.get("pairwise") or agg.get("jury"):
@@ -206,12 +218,12 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     info = done.run.info
     code = done.verdict.exit_code
     if stream is not None:
-        stream.emit("summary", summary={**summary(info, app.library), **json_fields(done)},
+        stream.emit("summary", summary={**summary(info, run=done.run), **json_fields(done)},
                     run=info.model_dump(mode="json"), exit_code=code)
     elif args.json:
-        app.print_json({**summary(info, app.library), **json_fields(done)})
+        app.print_json({**summary(info, run=done.run), **json_fields(done)})
     else:
-        _print_summary(info, app.library)
+        _print_summary(info, run=done.run)
     if stream is None:
         print_outcome(done, usage_lines=not args.json)
     return code
@@ -304,59 +316,57 @@ def _overall(rule: str | None) -> dict[str, str | None]:
     return {"overall": "composite", "overall_grader": rule}
 
 
-def _print_graders(info: RunInfo, library: Any) -> None:
-    from .run_report import suite_fields
-
-    fields = suite_fields(info, library)
-    for grader in fields["graders"]:
-        agg, counts = grader["aggregates"], grader["counts"]
-        mean = "none" if agg["mean"] is None else f"{agg['mean']:.4f}"
-        ci = "" if agg["mean_ci"][0] is None else f" [{agg['mean_ci'][0]:.4f}, {agg['mean_ci'][1]:.4f}]"
-        rate = "" if agg["pass_rate"] is None else f"  pass rate {agg['pass_rate']:.1%} (>= {grader['threshold']:g})"
-        print(f"  {grader['key']} v{grader['version']}: mean {mean}{ci}{rate}  n {agg['n']}  "
-              + "  ".join(f"{k} {v}" for k, v in counts.items() if v))
-    if "overall" in fields:
-        overall = fields["overall"]
-        print(f"  overall score: {overall['rule']}" + (f" ({overall['grader']})" if overall["grader"] else ""))
-
-
-def _did_not_pass(row: dict[str, Any], threshold: float | None) -> bool:
-    """``--failed`` for one grader's result: an error, an invalid answer, or a score under its threshold."""
-    if row["status"] in ("error", "invalid"):
-        return True
-    score = row.get("score")
-    return row["status"] == "ok" and score is not None and score < (0.5 if threshold is None else threshold)
+def _grader_line(found: GraderSummary, named: bool = True) -> str:
+    """``key vN: mean 0.4000 [0.2750, 0.5250]  pass rate 40.0% (>= 0.5)  n 60  ok 58 error 2``."""
+    mean = "none" if found.mean is None else f"{found.mean:.4f}"
+    ci = found.interval_text()
+    rate = "" if found.pass_rate is None else f"  pass rate {found.pass_rate:.1%} (>= {found.threshold:g})"
+    counts = "  ".join(f"{k} {v}" for k, v in found.counts.items() if v)
+    return (f"{found.label}: " if named else "") + f"mean {mean}{' ' + ci if ci else ''}{rate}  n {found.n}" + (
+        f"  {counts}" if counts else "")
 
 
 def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
-    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), and the
-    sample's overall row."""
+    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), judged by
+    the pass rule at that grader's threshold, with the sample's input, output and expected (as a
+    run of one grader shows them), and the sample's overall row."""
     from studio.core.store.run_graders import graders_with_results
 
     per = graders_with_results(app.library, info.id)
+    texts = {r["index"]: r for r in iter_records(app.library.engine, run_query(app.library, info.id))}
     by_sample: dict[int, list[dict[str, Any]]] = {}
     for grader, rows in per:
         for row in rows:
+            decision = decide_result(row, grader.threshold)
             if args.errors and row["status"] not in ("error", "invalid"):
                 continue
-            if args.failed and not _did_not_pass(row, grader.threshold):
+            if args.failed and decision not in NOT_PASSED:
                 continue
-            by_sample.setdefault(row["sample_idx"], []).append(row)
+            by_sample.setdefault(row["sample_idx"], []).append(
+                {**row, "result": word(row["status"], decision), "threshold": grader.threshold})
     results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
-    records = [{"grader": r["grader"], **result_record(r)} for r in results]
-    usage = run_usage(app.library, load_run(app.library, info.id))  # per grader and per endpoint
+    records = [{"grader": r["grader"], "result": r["result"], "threshold": r["threshold"], **result_record(r),
+                **{k: (texts.get(r["sample_idx"]) or {}).get(k) for k in ("input", "completion", "expected")}}
+               for r in results]
+    run = load_run(app.library, info.id)
+    usage = run.usage  # per grader and per endpoint
     if args.json:
         overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
-        app.print_json({"run": {**summary(info, app.library), "usage": usage.to_json()}, "results": records,
+        app.print_json({"run": {**summary(info, run=run), "usage": usage.to_json()}, "results": records,
                         "overall": overall})
         return 0
-    _print_summary(info, app.library)
+    _print_summary(info, run=run)
     for line in usage.lines():
         print(line)
     print()
+    if not records:
+        which = "errors or invalid results" if args.errors else "failed results" if args.failed else "results"
+        print(f"run {info.id} has no {which}.")
+        return 0
     print_table(
-        [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
-          r["error"] or r["rationale"] or ""] for r in results],
+        [[r["index"], r["sample_id"], r["grader"], r["result"], "" if r["score"] is None else f"{r['score']:.4f}",
+          r["input"] or "", r["completion"] or "", r["expected"] or "", r["error"] or r["rationale"] or ""]
+         for r in records],
         SUITE_COLUMNS,
     )
     return 0
@@ -426,9 +436,9 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
     options = check_ci_options(args, app, [g.key for g in run_graders(app.library, info.id)], info.dataset)
     done = conclude(app, info.id, options, github_stream=sys.stderr if args.json else sys.stdout)
     if args.json:
-        app.print_json({**summary(done.run.info, app.library), **json_fields(done)})
+        app.print_json({**summary(done.run.info, run=done.run), **json_fields(done)})
     else:
-        _print_summary(done.run.info, app.library)
+        _print_summary(done.run.info, run=done.run)
     print_outcome(done, usage_lines=not args.json)
     return done.verdict.exit_code
 
@@ -444,7 +454,8 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, help="parallel judge calls / sandbox workers")
     p.add_argument("--endpoint", help="judge endpoint for this run (overrides the grader's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
-    p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
+    p.add_argument("--pass-threshold", type=float, default=DEFAULT_PASS_THRESHOLD,
+                   help=f"score counted as a pass (default {DEFAULT_PASS_THRESHOLD:g})")
     add_ci_flags(p)
     p.add_argument("--dry-run", action="store_true",
                    help="grade nothing: print the judge calls, tokens and cost range the run would have")

@@ -24,9 +24,9 @@ from pydantic import BaseModel, Field
 
 from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
-from studio.core.store.run_graders import grader_aggregates
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .plan import RunPlan, assemble
@@ -53,7 +53,7 @@ class RunOptions(BaseModel):
     concurrency: int | None = Field(default=None, ge=1)
     endpoint: str | None = None
     use_cache: bool = True
-    pass_threshold: float = 0.5
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
     #: grade every sample even when the first ones all fail the same way (see streak.py)
     keep_going: bool = False
     #: grade only these sample indices (align's held-out part); None = the whole dataset
@@ -164,8 +164,6 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             executor.close()
         ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
-    if plan.suite:
-        aggregates["graders"] = [g.model_dump() for g in grader_aggregates(library, run_id)]
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":

@@ -147,9 +147,8 @@ def section_usage(library: Library, run_id: int, section: Section) -> dict[str, 
     """The section's tokens and calls per endpoint name (rows naming none: the section's own)."""
     source, params = section_source(run_id, section)
     out: dict[str, Tally] = {}
-    agg = section.aggregates
     with library.engine.connect() as conn:
-        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.exec_driver_sql(
+        if not section.summary.tokens and conn.exec_driver_sql(
                 f"SELECT 1 FROM ({source}) WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
                 " LIMIT 1", params).first() is None:
             return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)

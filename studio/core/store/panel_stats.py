@@ -109,7 +109,7 @@ def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
             entry["endpoint"] = entry["endpoint"] or juror.get("endpoint")
             if juror.get("status") == "ok":
                 entry["answered"] += 1
-                entry["passed"] += juror.get("verdict") in ("PASS", "MET", "C")
+                entry["passed"] += juror.get("verdict") == "PASS"  # graders/jury.juror_verdict: the pass rule
             elif juror.get("status") == "skipped":
                 entry["abstained"] += 1
             else:
