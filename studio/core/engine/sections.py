@@ -10,11 +10,13 @@ A suite with an overall rule also carries the overall score's aggregates (``RunS
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from studio.core.models import RunInfo
+from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import (
     grader_tally,
@@ -190,6 +192,17 @@ def section_rows(library: Library, run_id: int, section: Section, *, order: str 
     with library.engine.connect() as conn:
         for row in conn.exec_driver_sql(sql, params if limit is None else (*params, limit)):
             yield dict(row._mapping)
+
+
+def decision_of(row: dict[str, Any], threshold: float) -> str:
+    """A ``section_rows`` row's decision by the pass rule (its details are still JSON text)."""
+    details = row.get("details")
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            details = None
+    return decide(row["status"], row["score"], verdict_in(details), threshold)
 
 
 def first_line(value: str | None, width: int = 200) -> str:

@@ -10,16 +10,14 @@ an NA (a skipped sample) is ``<skipped>``. Attribute names and nesting follow th
 
 from __future__ import annotations
 
-import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any
 
-from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 
-from ..sections import RunSections, Section, first_line, section_rows
+from ..sections import RunSections, Section, decision_of, first_line, section_rows
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -34,7 +32,7 @@ def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
     case = ET.SubElement(suite, "testcase", name=_clean(str(row["sample_id"])), classname=section.key,
                          time=f"{(row['duration_ms'] or 0.0) / 1000:.3f}")
     status, score = row["status"], row["score"]
-    decision = decide(status, score, verdict_in(_details(row.get("details"))), section.pass_threshold)
+    decision = decision_of(row, section.pass_threshold)
     if decision == "na":
         ET.SubElement(case, "skipped", message=_clean(first_line(row["rationale"]) or "not applicable (NA)"))
         return "skipped"
@@ -56,16 +54,6 @@ def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
         element.text = _clean(row["rationale"] or row["error"] or "")
         return "failure"
     return "passed"
-
-
-def _details(value: Any) -> Any:
-    """A row's details: section_rows leaves them as stored JSON text."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
 
 
 def junit_xml(library: Library, run: RunSections) -> str:

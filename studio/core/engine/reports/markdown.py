@@ -17,15 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from studio.core import stats
+from studio.core.models.pass_rule import SCORED_STATUSES
 from studio.core.store import Library
 from studio.core.store.errors import Conflict
 
-from ..sections import RunSections, Section, first_line, section_rows
+from ..sections import RunSections, Section, decision_of, first_line, section_rows
 from ..usage import Usage, format_usd
 from ..verdict import Verdict
 
 WORST = 5
-SCORED = ("ok", "invalid")  # the statuses the mean counts (invalid ones as the 0 they were given)
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
@@ -51,9 +51,11 @@ class Change:
     reading: str
 
 
-def _scored(library: Library, run_id: int, section: Section) -> dict[str, float]:
-    return {row["sample_id"]: float(row["score"]) for row in section_rows(library, run_id, section)
-            if row["status"] in SCORED and row["score"] is not None}
+def _scored(library: Library, run_id: int, section: Section) -> dict[str, tuple[float, str]]:
+    """Each scored sample's score and its decision by the pass rule at the section's threshold."""
+    return {row["sample_id"]: (float(row["score"]), decision_of(row, section.pass_threshold))
+            for row in section_rows(library, run_id, section)
+            if row["status"] in SCORED_STATUSES and row["score"] is not None}
 
 
 def change(library: Library, run: RunSections, section: Section, baseline: RunSections) -> Change | None:
@@ -64,11 +66,11 @@ def change(library: Library, run: RunSections, section: Section, baseline: RunSe
     now = _scored(library, run.info.id, section)
     before = _scored(library, baseline.info.id, base)
     common = [sid for sid in now if sid in before]
-    a = [before[s] for s in common]
-    b = [now[s] for s in common]
+    a = [before[s][0] for s in common]
+    b = [now[s][0] for s in common]
     delta = stats.mean_difference(a, b)
-    up = sum(1 for s in common if before[s] < base.pass_threshold <= now[s])
-    down = sum(1 for s in common if now[s] < section.pass_threshold <= before[s])
+    up = sum(1 for s in common if before[s][1] != "pass" and now[s][1] == "pass")
+    down = sum(1 for s in common if before[s][1] == "pass" and now[s][1] != "pass")
     if delta.value is None:
         reading = "no samples scored in both runs: no comparison"
     elif delta.ci is not None and delta.ci[0] > 0:
@@ -107,7 +109,7 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
                    f"{counts['ok']} | {counts['invalid']} | {counts['error']} | {counts['na']} |")
     for section in run.sections:
         worst = list(section_rows(library, info.id, section, order="score ASC, sample_idx", limit=WORST,
-                                  extra=" AND status IN ('ok', 'invalid') AND score IS NOT NULL"))
+                                  extra=f" AND status IN {SCORED_STATUSES!r} AND score IS NOT NULL"))
         out += ["", f"### {cell(section.label)}: the {len(worst)} lowest scores", ""]
         if worst:
             out += ["| sample | score | rationale |", "| --- | ---: | --- |"]
