@@ -16,7 +16,6 @@ from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.models import RunInfo
-from studio.core.store import LibraryError
 from studio.core.store.reports import iter_records, result_record, run_query
 from studio.core.store.results_query import (
     ResultFilter,
@@ -66,11 +65,8 @@ def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[An
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary: Any) -> int:
-    try:
-        info = app.library.runs.get(args.run_id)
-        query = run_query(app.library, args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    info = app.library.runs.get(args.run_id)
+    query = run_query(app.library, args.run_id)
     threshold = info.pass_threshold
     if args.sample is not None:
         return _show_sample(app, info, query.dataset_id, args.sample, threshold, args.json)

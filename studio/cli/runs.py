@@ -23,27 +23,24 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from studio.core.engine import events
-from studio.core.engine.budget import BudgetError, Caps, check_priced
-from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
-from studio.core.engine.planning import plan_of, targets
-from studio.core.engine.preflight import EndpointUnreachable
-from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
+from studio.core.engine.executors import make_executor
+from studio.core.engine.planning import plan_of
+from studio.core.engine.request import Checked, RunRequest, conclude
+from studio.core.engine.runner import Progress, RunOptions, execute_run
 from studio.core.engine.sections import RunSections, load_run
 from studio.core.engine.summary import GraderSummary
 from studio.core.engine.verdict import NO_OVERALL
-from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
-from studio.core.store import LibraryError
 from studio.core.store.reports import iter_records, result_record, run_query, write_results
-from studio.core.store.run_graders import run_graders
 
-from .app import CliApp, CliError, add_json_flag
-from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .ci import json_fields, print_outcome, reports_of, request_of
 from .run_report import figures, summary
 from .run_show import cmd_show as show_run
 from .run_show import print_runs
@@ -207,8 +204,10 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
         return run_dry(args, app)
     stream = JsonLines() if args.progress_jsonl else None
     try:
-        info, options = _run(args, app, stream)
-        done = conclude(app, info.id, options, github_stream=sys.stderr if (args.json or stream) else sys.stdout)
+        request = request_of(args)
+        checked = _run(args, app, request, stream)
+        done = conclude(app.library, checked.run_id, checked.checked,
+                        github=sys.stderr if (args.json or stream) else sys.stdout)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
@@ -229,91 +228,23 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     return code
 
 
-def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tuple[RunInfo, CiOptions]:
-    """Check every option, make (or resume) the run and grade it. Anything refused before grading
+@dataclass
+class Started:
+    run_id: int
+    checked: Checked
+
+
+def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: JsonLines | None) -> Started:
+    """Check the request, make (or resume) the run and grade it. Anything refused before grading
     exits 2 and leaves no run behind."""
     from .sandbox_notice import warn_if_degraded
 
     warn_if_degraded(app, args, stream)
-    caps = parse_caps(args)
-    try:
-        if args.resume is not None:
-            if args.grader or args.dataset:
-                raise CliError("--resume takes a run id alone", code=2)
-            run_id = args.resume
-            previous = app.library.runs.get(run_id)
-            ci = check_ci_options(args, app, [g.key for g in run_graders(app.library, run_id)], previous.dataset)
-            executor = args.executor or ("ray" if args.ray_address else previous.settings.get("executor", "local"))
-            if args.executor is not None or args.ray_address is not None:
-                _check_executor(executor)
-            for slot in run_graders(app.library, run_id):
-                _check_caps(app, caps, executor, slot.key, slot.version, previous.settings.get("endpoint"))
-            changes: dict[str, Any] = {}
-            if args.executor is not None or args.ray_address is not None:
-                changes.update(executor=executor, ray_address=args.ray_address)
-            if caps.max_cost is not None:
-                changes["max_cost"] = str(caps.max_cost)
-            if caps.max_tokens is not None:
-                changes["max_tokens"] = caps.max_tokens
-            if changes:
-                app.library.runs.update_settings(run_id, changes)
-        else:
-            if args.graders is not None:  # run --graders a,b,c DATASET: the one positional is the dataset
-                if args.dataset is not None:
-                    raise CliError("run --graders a,b,c takes DATASET alone (no GRADER)", code=2)
-                args.grader, args.dataset = None, args.grader
-                if not args.dataset:
-                    raise CliError("run --graders a,b,c needs DATASET", code=2)
-            elif not (args.grader and args.dataset):
-                raise CliError("run needs GRADER (or a suite) and DATASET (or --resume RUN_ID)", code=2)
-            if args.overall is not None and args.graders is None:
-                raise CliError("--overall goes with --graders (a saved suite has its own rule)", code=2)
-            targets = _targets(app, args)
-            ci = check_ci_options(args, app, [key for key, _ in targets], args.dataset)
-            executor = args.executor or ("ray" if args.ray_address else "local")
-            _check_executor(executor)
-            for key, version in targets:
-                _check_caps(app, caps, executor, key, version, args.endpoint)
-            options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
-                                 endpoint=args.endpoint, use_cache=not args.no_cache,
-                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                                 executor=executor, ray_address=args.ray_address,
-                                 max_cost=caps.max_cost, max_tokens=caps.max_tokens,
-                                 graders=None if args.graders is None else args.graders.split(","),
-                                 **_overall(args.overall))
-            run_id = start_run(app.library, args.grader, args.dataset, options).id
-        info = _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
-                        keep_going=args.keep_going or None)
-        return info, ci
-    except (EndpointUnreachable, LibraryError, UnsupportedGrader, ExecutorError, BudgetError) as exc:
-        raise CliError(str(exc), code=2) from exc
-
-
-def _targets(app: CliApp, args: argparse.Namespace) -> list[tuple[str, int]]:
-    """(key, version) of every grader the run would grade (engine/planning.py decides)."""
-    return targets(app.library, args.grader, args.version,
-                   None if args.graders is None else args.graders.split(","))
-
-
-def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
-    """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
-    if not caps.any:
-        return
-    if executor != "local":
-        raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
-    from studio.core.engine.dry_run import endpoints_of  # the judges' imports, only when capped
-
-    definition = app.library.graders.version(grader, version).definition
-    check_priced(caps, endpoints_of(app.library, definition, endpoint))
-
-
-def _overall(rule: str | None) -> dict[str, str | None]:
-    """``--overall mean|all-pass|GRADER``: the rule, or a composite grader's key."""
-    if rule is None:
-        return {}
-    if rule in ("mean", "all-pass", "none"):
-        return {"overall": rule}
-    return {"overall": "composite", "overall_grader": rule}
+    checked = request.check(app.library)
+    info = request.start(app.library, checked)
+    _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+             keep_going=args.keep_going or None)
+    return Started(info.id, checked)
 
 
 def _grader_line(found: GraderSummary, named: bool = True) -> str:
@@ -372,12 +303,6 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
     return 0
 
 
-def _check_executor(name: str | None) -> None:
-    """``--executor ray`` without Ray installed: the sentence saying how to get it, before any run exists."""
-    if name == "ray" and not ray_available():
-        raise ExecutorError(RAY_HINT)
-
-
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     infos = app.library.runs.list(grader_key=args.grader)
     if args.json:
@@ -388,10 +313,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        info = app.library.runs.get(args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    info = app.library.runs.get(args.run_id)
     if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
     return show_run(args, app, summary, _print_summary)
@@ -399,16 +321,14 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
+    query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
     try:
-        query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
         if args.output:
             with open_text(args.output, newline="") as out:  # never through a planted link
                 count = write_results(app.library.engine, query, out, args.format, raw=args.raw_csv)
             print(f"wrote {count} results to {args.output}", file=sys.stderr)
         else:
             write_results(app.library.engine, query, sys.stdout, args.format, raw=args.raw_csv)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
     return 0
@@ -429,12 +349,10 @@ def add_ci_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
     """The reports and verdict of an existing run, as ``run`` would have given them."""
-    try:
-        info = app.library.runs.get(args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc), code=2) from None
-    options = check_ci_options(args, app, [g.key for g in run_graders(app.library, info.id)], info.dataset)
-    done = conclude(app, info.id, options, github_stream=sys.stderr if args.json else sys.stdout)
+    info = app.library.runs.get(args.run_id)
+    checked = RunRequest(resume=info.id, fail_under=list(args.fail_under or []), reports=reports_of(args)).check(
+        app.library)
+    done = conclude(app.library, info.id, checked, github=sys.stderr if args.json else sys.stdout)
     if args.json:
         app.print_json({**summary(done.run.info, run=done.run), **json_fields(done)})
     else:
@@ -444,7 +362,7 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a grader or a suite over a dataset and store the results")
+    p = sub.add_parser("run", help=COMMAND_HELP["run"])
     p.add_argument("grader", nargs="?", help="grader or suite key")
     p.add_argument("--graders", metavar="A,B,C", help="a one-off suite of these graders (then: run --graders a,b DATASET)")
     p.add_argument("--overall", metavar="RULE", help="with --graders: mean, all-pass or a composite grader's key")
@@ -476,9 +394,9 @@ def register(sub: Any) -> None:
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, refusal_code=2)  # a run refused or not done exits 2 (engine/verdict.py)
 
-    runs = sub.add_parser("runs", help="list, show and export runs")
+    runs = sub.add_parser("runs", help=COMMAND_HELP["runs"])
     rsub = runs.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = rsub.add_parser("list", help="recent runs")
     p.add_argument("--grader", help="only runs of this grader")
@@ -498,7 +416,7 @@ def register(sub: Any) -> None:
     p.add_argument("run_id", type=int)
     add_ci_flags(p)
     add_json_flag(p)
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, refusal_code=2)
     p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
     p.add_argument("run_id", type=int)
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")

@@ -222,3 +222,25 @@ def test_a_stopped_and_resumed_suite_run_says_the_same_everywhere(cli, suite_db:
     # the same samples graded in one go give the same figures
     uncapped = json.loads(cli("run", "ci", "qa", "--json").stdout)
     assert from_json(uncapped) == reference
+
+
+def test_a_suite_runs_sample_and_failures_read_per_grader(cli, suite_db: Path) -> None:  # type: ignore[no-untyped-def]
+    ran = json.loads(cli("run", "ci", "qa", "--json").stdout)
+    # q2 answered "Lyon": the judge's FAIL (with its rationale) comes first, then exact match's
+    sample = cli("runs", "show", str(ran["id"]), "--sample", "q2", env={"COLUMNS": "200"}).stdout
+    assert "the grader gave none" not in sample
+    judge_at, exact_at = sample.index("judge v1: FAIL"), sample.index("exact v1: FAIL")
+    assert judge_at < exact_at and "Scripted rule gave FAIL." in sample[judge_at:exact_at]
+    assert "(pass ≥ 1)" in sample[exact_at:]  # each grader at its own threshold
+    as_json = json.loads(cli("runs", "show", str(ran["id"]), "--sample", "q2", "--json").stdout)
+    assert [(g["grader"], g["result"]) for g in as_json["graders"]] == [("judge", "FAIL"), ("exact", "FAIL")]
+
+    failed = cli("runs", "show", str(ran["id"]), "--failed", env={"COLUMNS": "250"}).stdout
+    header = next(line for line in failed.splitlines() if line.startswith("#"))
+    assert all(word in header for word in ("GRADER", "RESULT", "INPUT", "OUTPUT", "EXPECTED"))
+    rows = json.loads(cli("runs", "show", str(ran["id"]), "--failed", "--json").stdout)["results"]
+    by = {(r["sample_id"], r["grader"]): r for r in rows}
+    assert by[("q2", "judge")]["result"] == "FAIL" and by[("q2", "judge")]["completion"] == "Lyon"
+    assert by[("q2", "judge")]["expected"] == "Paris" and by[("q5", "judge")]["result"] == "error"
+    assert ("q0", "judge") not in by and ("q3", "judge") not in by  # a pass and an NA did not fail
+    assert by[("q3", "exact")]["result"] == "FAIL"  # "[[judge:NA]] Paris" is not exactly "Paris"

@@ -13,21 +13,22 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import (
+    grader_source,
     grader_tally,
-    key_path,
     overall_tally,
-    rows_sql,
     run_graders,
 )
 
 from .summary import GraderSummary, summarize
 from .summary import with_cost as add_cost
+from .usage import exact_decimal, run_usage
 
 
 @dataclass(frozen=True)
@@ -154,12 +155,14 @@ def load_run(library: Library, run_id: int, *, with_cost: bool = True) -> RunSec
     run = RunSections(info=info, sections=sections, overall=overall)
     if not with_cost:
         return run
-    from .usage import run_usage
-
     usage = run_usage(library, run)
-    costed = [replace(s, summary=add_cost(s.summary, usage.grader_cost.get(s.key))) for s in sections]
-    return replace(run, sections=costed, overall=None if overall is None else add_cost(overall, usage.cost),
+    costed = [replace(s, summary=add_cost(s.summary, _usd(usage.grader_cost.get(s.key)))) for s in sections]
+    return replace(run, sections=costed, overall=None if overall is None else add_cost(overall, _usd(usage.cost)),
                    usage=usage)
+
+
+def _usd(cost: Fraction | None) -> str | None:
+    return None if cost is None else exact_decimal(cost)
 
 
 def _grader_endpoint(library: Library, key: str, version: int) -> str | None:
@@ -173,9 +176,7 @@ def _grader_endpoint(library: Library, key: str, version: int) -> str | None:
 def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:
     """The section's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
     ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
-    if not section.suite:
-        return rows_sql(False), (run_id,)
-    return rows_sql(True), (section.slot, key_path(section.key), run_id, section.dataset_id)
+    return grader_source(run_id, section.suite, section.slot, section.key, section.dataset_id)
 
 
 RESULT_FIELDS = ("sample_idx", "sample_id", "status", "score", "rationale", "error", "duration_ms",

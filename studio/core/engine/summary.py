@@ -17,7 +17,6 @@ out of both (their counts are kept).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel
@@ -101,10 +100,8 @@ def mean_interval(n: int, total: float, sumsq: float) -> tuple[float, float] | N
 
 
 def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
-              cost: Fraction | None = None) -> GraderSummary:
-    """The grader's summary from its tally (and its cost, from engine/usage.py)."""
-    from .usage import exact_decimal
-
+              cost: str | None = None) -> GraderSummary:
+    """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py)."""
     mean = tally.score_sum / tally.n if tally.n else None
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
     statuses = tally.statuses
@@ -118,11 +115,9 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
         decisions=dict(tally.decisions), prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens, cached_tokens=tally.cached_tokens, cached=tally.cached,
         mean_duration_ms=tally.duration_ms / tally.total if tally.total else None,
-        cost=None if cost is None else exact_decimal(cost))
+        cost=cost)
 
 
-def with_cost(summary: GraderSummary, cost: Fraction | None) -> GraderSummary:
-    """The summary with its cost filled in (usage is read after the sections exist)."""
-    from .usage import exact_decimal
-
-    return summary.model_copy(update={"cost": None if cost is None else exact_decimal(cost)})
+def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
+    """The summary with its cost (exact USD) filled in: usage is read after the sections exist."""
+    return summary.model_copy(update={"cost": cost})

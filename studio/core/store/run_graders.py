@@ -106,6 +106,14 @@ def rows_sql(suite: bool) -> str:
     )
 
 
+def grader_source(run_id: int, suite: bool, slot: int, key: str, dataset_id: int) -> tuple[str, tuple[Any, ...]]:
+    """One grader's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
+    ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
+    if not suite:
+        return rows_sql(False), (run_id,)
+    return rows_sql(True), (slot, key_path(key), run_id, dataset_id)
+
+
 def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
     if not _is_suite(row):
         return (row.id,)

@@ -14,7 +14,8 @@ import os
 from collections.abc import Callable
 
 from studio.core.engine.executors import RAY_HINT, ray_available
-from studio.core.engine.runner import Progress, RunOptions, start_run
+from studio.core.engine.request import RunRequest
+from studio.core.engine.runner import Progress, RunOptions
 from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
@@ -375,25 +376,31 @@ class RunPanel(QtWidgets.QWidget):
             return None
         if not self.confirm_grader(key):
             return None
-        options = self.run_options()
-        several = one_off_keys(key)
-        if several is not None:  # "Several graders…": a one-off suite
-            key, options = None, options.model_copy(update={"graders": several, "overall": "mean"})
-        try:
-            info = start_run(self.ctx.library, key, dataset, options)
+        try:  # the same run request the CLI's ``run`` builds, checked and recorded by the engine
+            info = self.run_request().start(self.ctx.library)
         except Exception as exc:
             self._say(describe_error(exc), error=True)
             return None
         self._launch(info.id, info.total)
         return info.id
 
-    def run_options(self) -> RunOptions:
-        """The options the pickers describe (a Ray run's child process reads them back from the run)."""
+    def run_request(self) -> RunRequest:
+        """The run the pickers describe, as ``grader-studio run`` asks for it (engine/request.py):
+        a grader or a suite, or "Several graders…" as a one-off suite with the mean as its overall."""
+        key, dataset = self.grader.currentData(), self.dataset.currentData()
+        several = one_off_keys(key)
         ray = self.where.currentData() == "ray"
-        return RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
+        return RunRequest(grader=None if several is not None else key, graders=several,
+                          overall="mean" if several is not None else None, dataset=dataset,
+                          version=self.version.currentData(), limit=self.limit.value() or None,
                           concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
                           executor="ray" if ray else "local",
                           ray_address=(self.ray_address.text().strip() or None) if ray else None)
+
+    def run_options(self) -> RunOptions:
+        """The engine's options of the run the pickers describe (a Ray run's child process reads
+        them back from the run)."""
+        return self.run_request().options()
 
     def _on_where_changed(self, _index: int) -> None:
         self._update_buttons()
