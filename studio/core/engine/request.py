@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+
+from .run_settings import RunSettings
 
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
@@ -48,7 +49,7 @@ class Reports(BaseModel):
     baseline: int | None = None
 
 
-class RunRequest(BaseModel):
+class RunRequest(RunSettings):
     """One run as asked: a grader or a suite (``grader``), or a one-off suite (``graders``), on a
     dataset; or ``resume`` an existing run. Caps and the executor may change on a resume; the rest
     is the run's own from then on."""
@@ -62,13 +63,6 @@ class RunRequest(BaseModel):
     overall_grader: str | None = None
     dataset: str | None = None
     resume: int | None = None
-    version: int | None = None
-    limit: int | None = Field(default=None, ge=1)
-    concurrency: int | None = Field(default=None, ge=1)
-    endpoint: str | None = None
-    use_cache: bool = True
-    pass_threshold: float = DEFAULT_PASS_THRESHOLD
-    keep_going: bool = False
     #: None: this machine for a new run, the run's own for a resume
     executor: Literal["local", "ray"] | None = None
     ray_address: str | None = None
@@ -108,9 +102,8 @@ class RunRequest(BaseModel):
         """The engine's options of a new run (runner.RunOptions, stored as the run's settings)."""
         from .runner import RunOptions
 
-        return RunOptions(version=self.version, limit=self.limit, concurrency=self.concurrency,
-                          endpoint=self.endpoint, use_cache=self.use_cache, pass_threshold=self.pass_threshold,
-                          keep_going=self.keep_going, executor=self.executor_name(),  # type: ignore[arg-type]
+        shared = self.model_dump(include=set(RunSettings.model_fields))
+        return RunOptions(**shared, executor=self.executor_name(),  # type: ignore[arg-type]
                           ray_address=self.ray_address, max_cost=self.max_cost, max_tokens=self.max_tokens,
                           graders=self.graders, overall=self.overall, overall_grader=self.overall_grader)
 
