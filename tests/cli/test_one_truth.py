@@ -244,3 +244,23 @@ def test_a_suite_runs_sample_and_failures_read_per_grader(cli, suite_db: Path) -
     assert by[("q2", "judge")]["expected"] == "Paris" and by[("q5", "judge")]["result"] == "error"
     assert ("q0", "judge") not in by and ("q3", "judge") not in by  # a pass and an NA did not fail
     assert by[("q3", "exact")]["result"] == "FAIL"  # "[[judge:NA]] Paris" is not exactly "Paris"
+
+    # the grid's per-grader filters are the same rule, in SQL: the judge's own FAIL, NA and errors
+    from studio.core.models.pass_rule import decide_result
+    from studio.core.store.results_query import ResultFilter, ResultQuery, load_ids
+    from studio.core.store.run_graders import graders_with_results
+
+    with Library.open(suite_db) as lib:
+        dataset_id = lib.runs.raw(ran["id"]).dataset_id
+        decided = {g.key: {r["sample_idx"]: decide_result(r, g.threshold) for r in rows}
+                   for g, rows in graders_with_results(lib, ran["id"])}
+
+        def picked(*conditions: tuple[str, str, float]) -> int:
+            query = ResultQuery(ran["id"], dataset_id, ResultFilter(graders=conditions))
+            return len(load_ids(lib.engine, query).ids)
+
+        for key, limit in (("judge", 0.5), ("exact", 1.0)):
+            for verdict in ("pass", "fail"):
+                assert picked((key, verdict, limit)) == sum(d == verdict for d in decided[key].values())
+        assert picked(("judge", "fail", 0.5)) == 6 and picked(("exact", "fail", 1.0)) == 18
+        assert picked(("judge", "pass", 0.5), ("exact", "fail", 1.0)) == 0  # the judge passes only exact answers

@@ -40,7 +40,7 @@ def _details(verdict: object, with_details: bool) -> str | None:
     return json.dumps({"verdict": verdict} if verdict is not None else {"other": 1})
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(st.lists(RESULTS, min_size=1, max_size=30), THRESHOLDS, st.data())
 def test_sql_and_python_decide_the_same(rows: list[tuple], threshold: float, data: st.DataObject) -> None:
     # a threshold equal to one of the scores half the time: the boundary is where copies drifted

@@ -118,15 +118,16 @@ def judge_verdict_sql(threshold: float) -> str:
     return f"(CASE {decision} WHEN 'pass' THEN 'PASS' WHEN 'fail' THEN 'FAIL' END)"
 
 
-def grader_decision_sql(threshold: float) -> str:
+def grader_decision_sql(run_id: int, threshold: float) -> str:
     """A suite run's grader's decision on the row ``r`` by the pass rule (two ``?`` parameters: the
     key's JSON path in ``scores``, then the key): its own ``grader_results`` row when it has one,
-    else the plain score kept in the sample row's ``scores``."""
+    else the plain score kept in the sample row's ``scores``. The grader's slot is looked up once
+    (the run id is a literal, so SQLite does not correlate that lookup with every row)."""
     decision = decision_sql_text("x.status", "x.score", "x.details", threshold)
     return (f"(SELECT {decision} FROM (SELECT coalesce(g.status, 'ok') AS status, CASE WHEN g.status IS NULL"
             " THEN json_extract(r.scores, ?) ELSE g.score END AS score, g.details AS details FROM (SELECT 1)"
-            " LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.sample_idx = r.sample_idx AND g.slot ="
-            " (SELECT slot FROM run_graders WHERE run_id = r.run_id AND grader_key = ?)) x)")
+            f" LEFT JOIN grader_results g ON g.run_id = {int(run_id)} AND g.sample_idx = r.sample_idx AND g.slot ="
+            f" (SELECT slot FROM run_graders WHERE run_id = {int(run_id)} AND grader_key = ?)) x)")
 
 
 @dataclass(frozen=True)
@@ -172,7 +173,7 @@ class ResultQuery:
                 clauses.append(f"r.status = 'ok' AND coalesce({verdict}, '') IN ('PASS', 'FAIL') "
                                f"AND {verdict} <> {judge_verdict_sql(flt.pass_threshold)}")
         for key, verdict, threshold in flt.graders:  # "pass" / "fail" by the pass rule on that grader's result
-            clauses.append(grader_decision_sql(threshold) + (" = 'pass'" if verdict == "pass" else " = 'fail'"))
+            clauses.append(grader_decision_sql(self.run_id, threshold) + (" = 'pass'" if verdict == "pass" else " = 'fail'"))
             params.extend([grader_path(key), key])
         text = flt.text.strip()
         if text:
