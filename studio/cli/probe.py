@@ -38,6 +38,8 @@ def print_report(report: dict[str, Any]) -> None:
                     f"verdict flips {_fmt(probe.get('flip_rate'), None, True)}")
         reason = f" ({probe['reason']})" if probe.get("reason") else ""
         print(f"  {name:<10} n={probe['n']:<5} {line}  {flag}{reason}")
+        if probe.get("rule"):
+            print(f"  {'':<10} {probe['rule']}")
     for stage, count in (report.get("errors") or {}).items():
         print(f"  {count} sample(s) errored ({stage}) and were left out there")
 

@@ -132,6 +132,13 @@ def swapped_references(samples: Sequence[Sample]) -> list[tuple[int, Sample]]:
 MIN_SHIFT = 0.02
 MIN_PREFERENCE = 0.02
 MIN_FLIP_RATE = 0.05
+#: each probe's rule as its report states it (``"rule"``), the same words docs/judge-biases.md gives
+RULES = {
+    "up": f"flagged when the shift's 95% interval lies above +{MIN_SHIFT:g}",
+    "not_down": f"flagged unless the shift's 95% interval lies below -{MIN_SHIFT:g}",
+    "position": f"flagged when the first-position rate's 95% interval lies outside 0.5 ± {MIN_PREFERENCE:g}",
+    "repeat": f"flagged when the flip rate's 95% interval lies above {MIN_FLIP_RATE:.0%}",
+}
 
 
 def verdict_of(outcome: Outcome, threshold: float) -> str | None:
@@ -163,7 +170,8 @@ def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: 
     pairs = [(b, a) for b, a in zip(before, after, strict=True)
              if b.status == "ok" and a.status == "ok" and b.score is not None and a.score is not None]
     n = len(pairs)
-    result: dict[str, Any] = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None}
+    result: dict[str, Any] = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None,
+                              "rule": RULES[direction]}
     if not n:
         result["reason"] = ("no sample was scored in both arms (errors, NA and inconsistent pairwise "
                             "verdicts are left out)")
@@ -195,7 +203,7 @@ def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[
             sds.append(statistics.stdev(scores))
     n = len(rows)
     result: dict[str, Any] = {"n": n, "repeats": len(passes), "kappa": None, "kappa_ci": None, "sd": None,
-                              "flip_rate": None, "flag": None}
+                              "flip_rate": None, "flag": None, "rule": RULES["repeat"]}
     if not n:
         result["reason"] = "no sample was graded in every repeat"
         return result
@@ -224,6 +232,7 @@ def position_probe(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "flip_rate": values["inconsistent"],
         "flag": None if first_ci is None else (first_ci[0] > 0.5 + MIN_PREFERENCE
                                                or first_ci[1] < 0.5 - MIN_PREFERENCE),
+        "rule": RULES["position"],
     }
     if summary["pairwise_undefined"]:
         result["undefined"] = summary["pairwise_undefined"]
