@@ -36,6 +36,7 @@ COMMAND_HELP: dict[str, str] = {
     'compare': 'run B against run A on the same dataset (per grader for suite runs)',
     'align': "add few-shot examples from a judge's disagreements with labels",
     'probe': "measure a judge's biases: verbosity, reference, position, repeat",
+    'generate': "call a model on a dataset's inputs and store its answers as a new dataset",
 }
 
 class CliError(StudioError):

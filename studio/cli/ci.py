@@ -12,7 +12,7 @@ import sys
 from decimal import Decimal
 from typing import Any
 
-from studio.core.engine.budget import parse_money
+from studio.core.engine.budget import Caps, parse_money
 from studio.core.engine.request import Finished, Reports, RequestRefused, RunRequest
 from studio.core.engine.verdict import verdict_line
 
@@ -26,6 +26,11 @@ def reports_of(args: argparse.Namespace) -> Reports:
 def money_of(args: argparse.Namespace) -> Decimal | None:
     """``--max-cost`` as an exact amount (one sentence and exit 2 when it is not one)."""
     return None if args.max_cost is None else parse_money(args.max_cost, "--max-cost")
+
+
+def parse_caps(args: argparse.Namespace) -> Caps:
+    """``--max-cost`` / ``--max-tokens`` as exact caps (one sentence and exit 2 when not)."""
+    return Caps(max_cost=money_of(args), max_tokens=tokens_of(args))
 
 
 def tokens_of(args: argparse.Namespace) -> int | None:

@@ -11,7 +11,7 @@ from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.http.local_server import DEMO_LABEL, LocalJudgeServer
 from studio.core.store.endpoints import EndpointRepository
 
-from .app import COMMAND_HELP, CliApp, CliError
+from .app import COMMAND_HELP, CliApp
 
 
 def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
@@ -25,9 +25,9 @@ def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
     try:
         server.start()
         info = server.register(EndpointRepository.of(app.library).save)
-    except JudgeError as exc:
+    except JudgeError:
         server.stop()
-        raise CliError(str(exc)) from None
+        raise  # main prints it
     probe = info.probe
     print(f"endpoint {info.endpoint.name}: {info.endpoint.base_url} ({info.endpoint.label})")
     print(

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
+from studio.core.judges.http.proxies import ProxyError, proxy_for
 from studio.core.models import GraderDefinition, JudgeBase
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library, LibraryError
@@ -88,11 +89,35 @@ def _origin(url: str) -> tuple[str, str, int]:
 
 
 def check_reachable(config: EndpointConfig) -> None:
-    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address."""
+    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address,
+    or at its proxy's when the calls go through one (the endpoint's own host may resolve nowhere
+    but at the proxy)."""
+    try:
+        proxy = proxy_for(config.url_for("chat/completions"), config.proxy)
+    except ProxyError as exc:
+        raise EndpointUnreachable(f"endpoint {config.name!r}: {exc}; the run was not started and "
+                                  "nothing was recorded") from None
+    if proxy is not None:
+        shown, host, port = _origin(proxy.url)
+        reason = _connect(host, port, config)
+        if reason is None:
+            return
+        raise EndpointUnreachable(f"the proxy {shown} of endpoint {config.name!r} ({proxy.source}) "
+                                  f"is unreachable: {reason}; the run was not started and nothing "
+                                  "was recorded")
     shown, host, port = _origin(config.base_url)
+    reason = _connect(host, port, config)
+    if reason is None:
+        return
+    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
+                              "the run was not started and nothing was recorded")
+
+
+def _connect(host: str, port: int, config: EndpointConfig) -> str | None:
+    """None when ``host:port`` accepts a TCP connection, else why not, in words."""
     try:
         with socket.create_connection((host, port), timeout=min(CONNECT_SECONDS, config.timeout)):
-            return
+            return None
     except socket.gaierror as exc:
         reason = f"cannot resolve the host {host!r} ({exc.strerror or exc})"
     except TimeoutError:
@@ -101,5 +126,4 @@ def check_reachable(config: EndpointConfig) -> None:
         reason = "connection refused (is the server running?)"
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
-    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
-                              "the run was not started and nothing was recorded")
+    return reason
