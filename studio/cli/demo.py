@@ -19,7 +19,7 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json(report.model_dump())
     else:
-        print(f"demo library at {app.db_path()}")
+        print(f"demo library at {app.where()}")
         print(f"  graders: {len(report.graders_created)} created, {len(report.graders_kept)} already there")
         for name, count in report.datasets.items():
             print(f"  dataset {name}: {count} samples")
@@ -29,6 +29,10 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
         if report.endpoint:
             print(f"  endpoint {report.endpoint}: a scripted fake judge (not a model); "
                   "`grader-studio fake-judge` serves it")
+            from studio.core.demo import DEMO_MODELS
+
+            print(f"  endpoints {', '.join(DEMO_MODELS)}: scripted models under test (canned answers, not "
+                  "models) on the same server, for `grader-studio generate` (docs/generate.md)")
     if args.open:
         from studio.ui import launch
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from studio.core.graders.registry import kind_labels
-from studio.core.models import GRADER_KINDS
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext
@@ -46,8 +45,8 @@ class LibraryPanel(QtWidgets.QWidget):
         self.new_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.new_button.setToolTip("New grader (Ctrl+N)")
         menu = QtWidgets.QMenu(self.new_button)
-        for kind in GRADER_KINDS:
-            menu.addAction(kind_labels()[kind], lambda k=kind: self.actions.new(k))
+        for kind, label in kind_labels().items():
+            menu.addAction(label, lambda k=kind: self.actions.new(k))
         self.new_button.setMenu(menu)
         self.new_button.clicked.connect(lambda: self.actions.new())
         self.duplicate_button = QtWidgets.QToolButton(text="Duplicate")
@@ -57,13 +56,15 @@ class LibraryPanel(QtWidgets.QWidget):
         self.restore_button = QtWidgets.QToolButton(text="Restore")
         self.restore_button.setToolTip("Bring the grader back from the Trash")
 
-        buttons = QtWidgets.QHBoxLayout()
+        # two rows: one row of six buttons made the sidebar's minimum 325 px, and with the runs list
+        # and a results grid beside it the window outgrew a 1280 px screen (issue 35)
+        buttons = QtWidgets.QGridLayout()
         buttons.setSpacing(2)
-        for button in (self.new_button, self.duplicate_button, self.lock_button, self.delete_button,
-                       self.versions_button, self.restore_button):
+        for n, button in enumerate((self.new_button, self.duplicate_button, self.lock_button, self.delete_button,
+                                    self.versions_button, self.restore_button)):
             button.setAutoRaise(True)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+            buttons.addWidget(button, n // 3, n % 3)
+        buttons.setColumnStretch(3, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 0, 6)
         title = QtWidgets.QLabel("Library")
