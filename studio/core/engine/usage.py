@@ -129,15 +129,15 @@ def _tally_text(t: Tally) -> str:
 # a judge's row names its endpoint; a composite's row names each component's. ``{source}`` is the
 # section's rows (``sections.section_source``): the run's results, or one grader's rows of a suite
 _SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
-    sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cached_tokens) AS k,
+    total(prompt_tokens) AS p, total(completion_tokens) AS c, total(cached_tokens) AS k,
     sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
          WHERE NOT coalesce(json_extract(call.value, '$.cached'), 0)
            AND NOT coalesce(json_extract(call.value, '$.failed'), 0))) AS calls
   FROM ({source}) WHERE (details IS NULL OR json_extract(details, '$.components') IS NULL) GROUP BY 1"""
 _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
-    sum(coalesce(json_extract(part.value, '$.prompt_tokens'), 0)) AS p,
-    sum(coalesce(json_extract(part.value, '$.completion_tokens'), 0)) AS c,
-    sum(coalesce(json_extract(part.value, '$.cached_tokens'), 0)) AS k,
+    total(json_extract(part.value, '$.prompt_tokens')) AS p,
+    total(json_extract(part.value, '$.completion_tokens')) AS c,
+    total(json_extract(part.value, '$.cached_tokens')) AS k,
     sum(coalesce(json_extract(part.value, '$.judge_calls'), 0)) AS calls
   FROM ({source}) AS src, json_each(src.details, '$.components') AS part
   WHERE src.details IS NOT NULL AND json_extract(src.details, '$.components') IS NOT NULL GROUP BY 1"""
