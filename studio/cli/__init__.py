@@ -73,7 +73,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command, every line it prints passing the workflow-command guard (``output.py``)."""
+    from .output import guarded_output
+
+    with guarded_output():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     from .listing import lean_list
 
     listed = lean_list(argv)  # `graders list` without the library layer's imports, when it can

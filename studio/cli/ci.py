@@ -111,8 +111,10 @@ def conclude(app: CliApp, run_id: int, options: CiOptions, github_stream: TextIO
     if options.github:
         from studio.core.engine.reports.github import workflow_commands
 
+        from .output import workflow_command
+
         for line in workflow_commands(app.library, run, verdict):
-            print(line, file=github_stream or sys.stdout)
+            workflow_command(line, github_stream)
     return Finished(run=run, verdict=verdict, usage=usage)
 
 
