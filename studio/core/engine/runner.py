@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from studio.core import saferegex
 from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
@@ -240,6 +241,7 @@ class _Slots:
     def __init__(self, plan: RunPlan, scorers: list[Scorer]) -> None:
         self.plan = plan
         self.scorers = scorers
+        self.keys = {p.slot: p.key for p in plan.graders}
         self.raw_ok = [bool(getattr(sc, "accepts_raw_json", False)) and hasattr(sc, "score_raw_batch")
                        for sc in self.scorers]
         one = self.scorers[0]
@@ -319,12 +321,13 @@ class _Slots:
                 return slot, [], []
             scorer = self.scorers[slot]
             outcomes: list[Any]
-            if self.raw_ok[slot]:
-                outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
-            elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
-                outcomes = await scorer.score_values([parsed[k] for k in wanted])
-            else:
-                outcomes = await scorer.score_batch([parsed[k] for k in wanted])
+            with saferegex.budget_scope(self.keys[slot]):  # this grader's share of the run's budget
+                if self.raw_ok[slot]:
+                    outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
+                elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
+                    outcomes = await scorer.score_values([parsed[k] for k in wanted])
+                else:
+                    outcomes = await scorer.score_batch([parsed[k] for k in wanted])
             if len(outcomes) != len(wanted):
                 raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(wanted)} samples")
             return slot, wanted, outcomes
@@ -409,6 +412,9 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                     rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
             await outbox.put((rows, grader_rows))
 
+    # the run's time on regex matches stopped at their deadline is bounded (saferegex.TimeoutBudget):
+    # the tasks made below inherit it, a suite's slots each charge their own grader's share
+    regex_budget = saferegex.use_budget(saferegex.TimeoutBudget(), plan.graders[0].key)
     writer_task = asyncio.create_task(writer())
     workers = [asyncio.create_task(grade_worker()) for _ in range(n_workers)]
     try:
@@ -439,6 +445,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
             await outbox.put(None)
         await writer_task  # re-raises the writer's failure
         await slots.aclose()
+        saferegex.end_budget(regex_budget)
     if on_progress is not None:
         on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start, [], finished=True))
     return slots.metrics()
