@@ -1,0 +1,33 @@
+"""What a new user met (issue 33, items 7-11): one sentence that says what to do, never a traceback."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from studio.cli.app import CliError
+from studio.cli.judging import _listen
+from studio.core.demo.fake_server import FakeJudgeServer
+
+
+def test_fake_judge_on_a_busy_port_names_the_port_and_port_0(cli) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = cli("fake-judge", "--port", str(port), "--no-reward", timeout=60)
+    assert result.returncode == 1, result
+    assert "Traceback" not in result.stderr and "Errno" not in result.stderr, result.stderr
+    assert result.stderr.strip() == (
+        f"error: port {port} on 127.0.0.1 is already in use (another fake-judge or server is listening "
+        "there); choose another with --port N, or --port 0 for any free port")
+
+
+def test_a_busy_reward_port_names_its_own_option() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(CliError, match="--reward-port 0 for any free port"):
+            _listen(FakeJudgeServer("127.0.0.1", port), "127.0.0.1", port, "--reward-port")
