@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from studio import __version__
 
@@ -57,8 +58,21 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser that refuses an argument it does not know itself, with its own usage: argparse
+    leaves a subcommand's unknown options to the top parser, which then printed the top-level usage
+    (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
+    from their parent, so every level answers for its own arguments."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="grader-studio",
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )

@@ -31,3 +31,17 @@ def test_a_busy_reward_port_names_its_own_option() -> None:
         port = busy.getsockname()[1]
         with pytest.raises(CliError, match="--reward-port 0 for any free port"):
             _listen(FakeJudgeServer("127.0.0.1", port), "127.0.0.1", port, "--reward-port")
+
+
+@pytest.mark.parametrize("args, usage", [
+    (("runs", "show", "1", "--bogus"), "grader-studio runs show"),
+    (("endpoints", "add", "x", "--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--nope"),
+     "grader-studio endpoints add"),
+    (("validate", "x.py", "--allow-unsandboxed"), "grader-studio validate"),
+    (("--bogus",), "grader-studio"),
+])
+def test_a_bad_option_prints_its_own_commands_usage(cli, args: tuple[str, ...], usage: str) -> None:  # type: ignore[no-untyped-def]
+    result = cli(*args)
+    assert result.returncode == 2, result
+    assert result.stderr.startswith(f"usage: {usage} ["), result.stderr
+    assert f"{usage}: error: unrecognized arguments: {args[-1]}" in result.stderr
