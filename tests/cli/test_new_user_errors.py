@@ -45,3 +45,21 @@ def test_a_bad_option_prints_its_own_commands_usage(cli, args: tuple[str, ...], 
     assert result.returncode == 2, result
     assert result.stderr.startswith(f"usage: {usage} ["), result.stderr
     assert f"{usage}: error: unrecognized arguments: {args[-1]}" in result.stderr
+
+
+def test_adding_an_unreachable_endpoint_adds_it_and_says_how_to_test_it(cli) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    result = cli("endpoints", "add", "typo", "--base-url", f"http://127.0.0.1:{port}/v1", "--model", "m")
+    assert result.returncode == 0, result
+    assert result.stderr.strip() == (
+        f"note: typo was added, but http://127.0.0.1:{port} could not be reached (connection refused (is the "
+        "server running?)); once the server is up, check it with `grader-studio endpoints test typo`")
+    assert "typo" in cli("endpoints", "list").stdout
+
+
+def test_adding_a_reachable_endpoint_says_nothing_more(cli) -> None:  # type: ignore[no-untyped-def]
+    with FakeJudgeServer() as server:
+        result = cli("endpoints", "add", "up", "--base-url", server.base_url, "--model", "fake-judge")
+    assert result.returncode == 0 and result.stderr == "", result

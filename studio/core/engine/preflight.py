@@ -87,19 +87,29 @@ def _origin(url: str) -> tuple[str, str, int]:
     return f"{parts.scheme}://{shown_host}:{port}", host, port
 
 
-def check_reachable(config: EndpointConfig) -> None:
-    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address."""
+def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tuple[str, str] | None:
+    """(the address shown, why) when nothing accepts a connection at the endpoint's address within
+    ``seconds``; None when something does. Says nothing of the path, the model or the key."""
     shown, host, port = _origin(config.base_url)
+    wait = min(seconds, config.timeout)
     try:
-        with socket.create_connection((host, port), timeout=min(CONNECT_SECONDS, config.timeout)):
-            return
+        with socket.create_connection((host, port), timeout=wait):
+            return None
     except socket.gaierror as exc:
         reason = f"cannot resolve the host {host!r} ({exc.strerror or exc})"
     except TimeoutError:
-        reason = f"no answer within {min(CONNECT_SECONDS, config.timeout):g} s"
+        reason = f"no answer within {wait:g} s"
     except ConnectionRefusedError:
         reason = "connection refused (is the server running?)"
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
-    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
-                              "the run was not started and nothing was recorded")
+    return shown, reason
+
+
+def check_reachable(config: EndpointConfig) -> None:
+    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address."""
+    down = unreachable(config)
+    if down is not None:
+        shown, reason = down
+        raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
+                                  "the run was not started and nothing was recorded")
