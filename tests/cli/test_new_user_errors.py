@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -63,3 +64,27 @@ def test_adding_a_reachable_endpoint_says_nothing_more(cli) -> None:  # type: ig
     with FakeJudgeServer() as server:
         result = cli("endpoints", "add", "up", "--base-url", server.base_url, "--model", "fake-judge")
     assert result.returncode == 0 and result.stderr == "", result
+
+
+def test_removing_and_adding_back_a_grader_keeps_its_threshold_and_weight(cli, library) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.models import BuiltinGrader
+
+    library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    library.graders.create(BuiltinGrader(key="has", function="contains"))
+    library.close()
+    assert cli("suites", "create", "s", "exact", "has", "--weight", "has=2", "--threshold", "has=0.7").returncode == 0
+    removed = cli("suites", "remove", "s", "has")
+    assert removed.returncode == 0, removed
+    assert "has's weight 2 and threshold 0.7 stay in v1; `grader-studio suites add s has` brings the grader " \
+           "back with them" in removed.stdout
+    added = cli("suites", "add", "s", "has")
+    assert added.returncode == 0, added
+    assert "has keeps the weight 2 and threshold 0.7 it had in v1" in added.stdout
+    [member] = [m for m in json.loads(cli("suites", "show", "s", "--json").stdout)["graders"] if m["grader"] == "has"]
+    assert member["weight"] == 2 and member["threshold"] == 0.7
+    # an option given wins over what it had
+    assert cli("suites", "remove", "s", "has").returncode == 0
+    again = cli("suites", "add", "s", "has", "--threshold", "has=0.9")
+    assert "keeps the weight 2 it had in v3" in again.stdout, again
+    [member] = [m for m in json.loads(cli("suites", "show", "s", "--json").stdout)["graders"] if m["grader"] == "has"]
+    assert member["weight"] == 2 and member["threshold"] == 0.9
