@@ -27,6 +27,7 @@ from studio.core.engine.verdict import (
     parse_thresholds,
     verdict_line,
 )
+from studio.core.safe_files import write_text
 from studio.core.store import LibraryError
 
 from .app import CliApp, CliError
@@ -99,12 +100,12 @@ def conclude(app: CliApp, run_id: int, options: CiOptions, github_stream: TextIO
         if options.junit is not None:
             from studio.core.engine.reports.junit import junit_xml
 
-            options.junit.write_text(junit_xml(app.library, run), encoding="utf-8")
+            write_text(options.junit, junit_xml(app.library, run))
         if options.markdown is not None:
             from studio.core.engine.reports.markdown import append_step_summary, markdown_report
 
             text = markdown_report(app.library, run, verdict, baseline=options.baseline, usage=usage)
-            options.markdown.write_text(text, encoding="utf-8")
+            write_text(options.markdown, text)
             append_step_summary(text)  # GitHub Actions shows it on the run's page
     except OSError as exc:
         raise refuse(f"the report could not be written: {exc.strerror or exc} ({exc.filename})") from None

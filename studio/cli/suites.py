@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from studio.core.models.suite import SuiteDefinition, SuiteMember
+from studio.core.safe_files import write_text
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
 
@@ -233,7 +234,10 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
 
     text = export_suite(app.library, args.key)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            write_text(args.output, text)  # never through a link planted at the target
+        except OSError as exc:
+            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
         print(f"wrote suite {args.key} and its graders to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
