@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from studio.core.models.suite import SuiteDefinition, SuiteMember
+from studio.core.near_names import did_you_mean
 from studio.core.safe_files import write_text
 
 from .app import CliApp, CliError, add_json_flag, library_refusal
@@ -36,7 +37,8 @@ def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, 
         if not math.isfinite(parsed):
             raise CliError(f"{option} {value!r}: the number must be finite", code=2)
         if grader not in keys:
-            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders", code=2)
+            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders"
+                           f"{did_you_mean(grader, keys)}", code=2)
         out[grader] = parsed
     return out
 

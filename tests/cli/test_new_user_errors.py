@@ -88,3 +88,42 @@ def test_removing_and_adding_back_a_grader_keeps_its_threshold_and_weight(cli, l
     assert "keeps the weight 2 it had in v3" in again.stdout, again
     [member] = [m for m in json.loads(cli("suites", "show", "s", "--json").stdout)["graders"] if m["grader"] == "has"]
     assert member["weight"] == 2 and member["threshold"] == 0.9
+
+
+def test_near_names_come_from_one_helper() -> None:
+    from studio.core.near_names import did_you_mean, near_names
+
+    assert did_you_mean("exactt", ["exact", "contains", "judge"]) == "; did you mean 'exact'?"
+    assert near_names("Exact", ["exact", "exacts"]) == ["exact", "exacts"]  # the same name in another case first
+    assert did_you_mean("zzz", ["exact", "contains"]) == ""  # nothing close: nothing offered
+    assert did_you_mean("exact", ["exact"]) == ""  # the name itself is not a suggestion
+
+
+def test_unknown_keys_suggest_near_names_everywhere(cli, library) -> None:  # type: ignore[no-untyped-def]
+    from judge_helpers import qa
+
+    from studio.core.models import BuiltinGrader
+    from studio.core.models.endpoints import EndpointConfig
+    from studio.core.store.endpoints import EndpointRepository
+
+    library.graders.create(BuiltinGrader(key="exact_match", function="exact_match"))
+    library.datasets.create("geography", [qa("s", "q", "a", "a")])
+    EndpointRepository.of(library).save(EndpointConfig(name="openai", base_url="http://127.0.0.1:9/v1", model="m"))
+    library.close()
+    assert cli("suites", "create", "capitals", "exact_match").returncode == 0
+    cases = [
+        (("graders", "show", "exact_mach"), "no grader with key 'exact_mach'; did you mean 'exact_match'?"),
+        (("run", "exact_mach", "geography"), "no grader or suite with key 'exact_mach'; did you mean 'exact_match'?"),
+        (("run", "capitls", "geography"), "no grader or suite with key 'capitls'; did you mean 'capitals'?"),
+        (("run", "exact_match", "geograpy"), "no dataset named 'geograpy'; did you mean 'geography'?"),
+        (("datasets", "show", "Geography"), "no dataset named 'Geography'; did you mean 'geography'?"),
+        (("suites", "show", "capitels"), "no suite with key 'capitels'; did you mean 'capitals'?"),
+        (("endpoints", "remove", "opnai"), "no endpoint named 'opnai'; did you mean 'openai'? (or add one with"),
+        (("suites", "add", "capitals", "exact_match2", "--weight", "exact_mach=2"),
+         "'exact_mach' is not one of the suite's graders; did you mean 'exact_match' or 'exact_match2'?"),
+    ]
+    for args, sentence in cases:
+        result = cli(*args)
+        assert result.returncode != 0, (args, result)
+        assert sentence in result.stderr, (args, result.stderr)
+        assert "Traceback" not in result.stderr

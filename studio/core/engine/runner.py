@@ -31,7 +31,7 @@ from studio.core.store.run_graders import grader_aggregates
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .plan import RunPlan, assemble
-from .planning import one_off_suite, plan_of, record_suite_run
+from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .streak import STREAK_LIMIT, FailureStreak
@@ -89,9 +89,9 @@ def start_run(library: Library, grader_key: str | None, dataset_name: str, optio
         raise NotFound("name a grader or a suite to run")
     try:
         record = library.graders.get(grader_key)
-    except NotFound:
+    except NotFound as exc:
         if not library.suites.exists(grader_key):
-            raise
+            raise unknown_target(library, grader_key, exc) from None
         suite_record = library.suites.get(grader_key)
         version = options.version or suite_record.current_version
         suite = library.suites.version(grader_key, version).definition

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from studio.core.near_names import did_you_mean
+
 from .errors import NotFound
 from .suites import score_range
 
@@ -106,10 +108,11 @@ def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
 
 
 def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:
-    for slot in library.runs.slots(run_id):
+    slots = library.runs.slots(run_id)
+    for slot in slots:
         if slot.grader_key == key:
             return slot.slot, key
-    raise NotFound(f"run {run_id} has no grader {key!r}")
+    raise NotFound(f"run {run_id} has no grader {key!r}{did_you_mean(key, (s.grader_key for s in slots))}")
 
 
 def _loads(text: Any) -> Any:
