@@ -13,61 +13,75 @@ through ``workflow_command`` (their values are escaped by ``engine/reports/githu
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-_BREAKS = ("\r\n", "\n", "\r")
 _BLANKS = " \t\f\v"
+#: a line break, the next line's leading blanks, then ``::``
+_COMMAND_AFTER_BREAK = re.compile(r"([\r\n][ \t\f\v]*)::")
 
 
-def _defuse(line: str) -> str:
-    """``line`` (no line break in it) written so the runner reads no command in it."""
-    body = line.lstrip(_BLANKS)
-    if body.startswith("::"):
-        line = line[: len(line) - len(body)] + "\\" + body
-    return line.replace("##[", "##\\[")
+def _defuse(text: str, at_line_start: bool) -> str:
+    """``text`` written so the runner reads no command in any line of it; ``at_line_start``: its
+    first character begins a line."""
+    if at_line_start and (text.startswith("::") or (text[:1] in _BLANKS and text.lstrip(_BLANKS).startswith("::"))):
+        body = text.lstrip(_BLANKS)
+        text = text[:len(text) - len(body)] + "\\" + body
+    if "::" in text:
+        text = _COMMAND_AFTER_BREAK.sub(r"\1\\::", text)
+    if "##[" in text:
+        text = text.replace("##[", "##\\[")
+    return text
 
 
 class CommandGuard:
-    """A text stream over ``stream`` that defuses each line (see the module docstring). A line's
-    start is held back only until it shows whether it begins with ``::``."""
+    """A text stream over ``stream`` that defuses each line (see the module docstring). The start of
+    a line is held back only while it could still become ``::`` (blanks, or blanks and one ``:``)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.unguarded = stream
-        self._line = ""  # the current line's text not yet written (only while it could be a command)
-        self._deciding = True  # at a line's start: its first characters are not yet written
+        self._held = ""  # the current line's undecided start, not yet written
+        self._at_start = True  # the next character written begins a line
 
     def write(self, text: str) -> int:
-        out: list[str] = []
-        rest = text
-        while rest:
-            cut = min((i for i in (rest.find("\n"), rest.find("\r")) if i >= 0), default=-1)
-            piece, brk = (rest, "") if cut < 0 else (rest[:cut], rest[cut])
-            rest = "" if cut < 0 else rest[cut + 1:]
-            if self._deciding:
-                self._line += piece
-                settled = len(self._line.lstrip(_BLANKS)) >= 2 or brk
-                if settled:
-                    out.append(_defuse(self._line))
-                    self._line, self._deciding = "", False
-            else:
-                out.append(piece.replace("##[", "##\\["))
-            if brk:
-                out.append(brk)
-                self._deciding = True
-        if out:
-            self.unguarded.write("".join(out))
-        return len(text)
+        size = len(text)
+        if not text:
+            return 0
+        at_start = self._at_start
+        if self._held:
+            text, self._held = self._held + text, ""
+        elif text[-1] in "\r\n":  # the common case (a whole line, or print's newline): nothing to hold
+            self._at_start = True
+            self.unguarded.write(_defuse(text, at_start))
+            return size
+        last_break = max(text.rfind("\n"), text.rfind("\r"))
+        tail = text[last_break + 1:]
+        if (last_break >= 0 or at_start) and tail.lstrip(_BLANKS) in ("", ":"):
+            self._held, text = tail, text[:last_break + 1]
+            self._at_start = True
+        else:
+            self._at_start = False
+        if text:
+            self.unguarded.write(_defuse(text, at_start))
+        return size
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
             self.write(line)
 
     def flush(self) -> None:
-        if self._line:  # a line start held back: written as it is decided now
-            self.unguarded.write(_defuse(self._line))
-            self._line, self._deciding = "", False
+        if self._held and not self._held.strip(_BLANKS):  # blanks decide nothing: out they go
+            self.unguarded.write(self._held)
+            self._held = ""
+        self.unguarded.flush()
+
+    def close_guard(self) -> None:
+        """Write what is still held (a line that ended with the command's end: nothing follows)."""
+        if self._held:
+            self.unguarded.write(self._held)
+            self._held = ""
         self.unguarded.flush()
 
     def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer ... of the real stream
@@ -93,7 +107,10 @@ def guarded_output() -> Iterator[None]:
     finally:
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
-                stream.flush()
+                if isinstance(stream, CommandGuard):
+                    stream.close_guard()
+                else:
+                    stream.flush()
         # a command that replaced a stream itself (os.devnull after a broken pipe) keeps its choice
         if isinstance(sys.stdout, CommandGuard):
             sys.stdout = saved[0]
