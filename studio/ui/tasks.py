@@ -41,6 +41,10 @@ class _Task(QRunnable):
             self.relay.succeeded.emit(result)
 
 
+#: drain rounds ``settle`` makes at most: a chain of loads is a few deep, a timer's work never ends
+SETTLE_ROUNDS = 50
+
+
 class TaskManager(QObject):
     def __init__(self, max_threads: int = 4, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -77,7 +81,7 @@ class TaskManager(QObject):
         """Wait until no task runs and every callback has run, including those of tasks the callbacks
         start; on the GUI thread. False when work still runs after ``msecs``."""
         deadline = QtCore.QDeadlineTimer(msecs)
-        while True:
+        for _round in range(SETTLE_ROUNDS):
             if not self.pool.waitForDone(max(int(deadline.remainingTime()), 0)):
                 return False
             # the finished tasks' signals are queued to this thread: deliver them (and what they post)
@@ -86,3 +90,4 @@ class TaskManager(QObject):
                 return True
             if deadline.hasExpired():
                 return False
+        return False  # something keeps starting work (a timer): the caller decides
