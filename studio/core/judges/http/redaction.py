@@ -20,6 +20,7 @@ cleaned answer.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -78,11 +79,16 @@ def _key_spans(skeleton: str, key: str) -> list[tuple[int, int]]:
     return spans
 
 
+@functools.lru_cache(maxsize=8)
+def _key_skeletons(secrets: frozenset[str]) -> tuple[str, ...]:
+    return tuple(k for k in (_skeleton(s)[0] for s in secrets) if len(k) >= 4)
+
+
 def _variant_spans(text: str, secrets: frozenset[str]) -> list[tuple[int, int]]:
     """Merged spans of ``text`` (start, end) to mask for any of ``secrets`` in any cheap variant."""
-    keys = [k for k in (_skeleton(s)[0] for s in secrets) if len(k) >= 4]
-    if not keys:
-        return []
+    keys = _key_skeletons(secrets)
+    if not keys or len(text) < min(min(len(k), fragment_length(k)) for k in keys):
+        return []  # too short to hold a piece worth masking (a logprob's token)
     skeleton, places = _skeleton(text)
     found = sorted(span for key in keys for span in _key_spans(skeleton, key))
     merged: list[list[int]] = []
