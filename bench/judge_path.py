@@ -138,7 +138,7 @@ def child_cpu() -> float:
 
 
 def timed_run(
-    db: Path, key: str, *extra: str, profile: Path | None = None
+    db: Path, key: str, *extra: str, profile: Path | None = None, tree: str = ""
 ) -> tuple[float, float, float]:
     """(wall seconds of the whole command, seconds on the run's own clock, CPU seconds of the
     command): the second is the ``elapsed`` of the run's last progress event, from the moment its
@@ -152,7 +152,10 @@ def timed_run(
                    "raw" if profile.suffix == ".txt" else "flamegraph", "-o", str(profile), "--",
                    *command]
     started, cpu = time.perf_counter(), child_cpu()
-    done = subprocess.run(command, capture_output=True, text=True)
+    # another source tree's studio (--base): its package first on the path, same interpreter
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
+    # from the tree's own folder: ``python -m`` puts the working directory first on the path
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree or None)
     elapsed, cpu = time.perf_counter() - started, child_cpu() - cpu
     if done.returncode not in (0, 1):
         raise SystemExit(f"run failed ({done.returncode}): {done.stderr.strip()[-400:]}")
@@ -183,6 +186,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("reading samples", ("iter_indexed", "iter_raw", "next_batch", "store/datasets.py")),
     ("HTTP client (transport, sockets)", ("httpcore", "h11", "anyio", "judges/http/transport.py",
                                          "asyncio/streams.py", "selector_events.py", "ssl.py",
+                                         "aiohttp", "multidict", "yarl",
                                          "JudgeClient._post", "EndpointPool")),
     ("judge response cache (its writer thread, SQLite)", ("cache.py", "judge_cache.py")),
 ]
@@ -247,8 +251,12 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=640)
     parser.add_argument("--repeat", type=int, default=3, help="best of N for each timing")
     parser.add_argument("--profile", type=Path, help="write py-spy flame graphs here")
+    parser.add_argument("--base", default="",
+                        help="another source tree (a git worktree of the base commit) whose studio "
+                             "is measured in the same run, before this tree's")
     args = parser.parse_args()
     n = args.samples
+    trees = [str(Path(args.base).resolve()), ""] if args.base else [""]
     ideal = n * LATENCY_MS / 1000 / CONCURRENCY
     proc, base_url = start_server()
     ratios: dict[str, float] = {}
@@ -268,31 +276,35 @@ def main() -> int:
                 key = path.name.removesuffix(".grader.yaml")
                 bodies = record_bodies(db, key, base_url)
                 bare = min(asyncio.run(bare_client(base_url, bodies)) for _ in range(args.repeat))
-                # start-up, measured by a one-sample run: wall (interpreter, imports, opening the
-                # library) and on the run's own clock (the first prompt's template compile: pybars
-                # builds its grammar on first use), each less one call's latency
-                firsts = [timed_run(db, key, "--limit", "1") for _ in range(args.repeat)]
-                runs = [timed_run(db, key) for _ in range(args.repeat)]
-                latency = LATENCY_MS / 1000 * round(len(bodies) / n)  # a range judge asks twice
-                wall_startup = min(wall for wall, _, _ in firsts) - latency
-                clock_startup = min(clock for _, clock, _ in firsts) - latency
-                by_wall = min(wall for wall, _, _ in runs) - wall_startup
-                # CPU of the calls alone: a whole run's less a one-sample run's (start-up, imports)
-                more_calls = len(bodies) - len(bodies) // n
-                cpu_call = (min(c for _, _, c in runs) - min(c for _, _, c in firsts)) / more_calls
-                # judged: the run's own clock less its in-run start-up; wall less wall start-up
-                # subtracts two seconds-long figures that swing by a second under load
-                studio = min(clock for _, clock, _ in runs) - clock_startup
-                ratios[kind] = studio / bare
                 print(f"{kind + ' judge, bare client':<36} {bare:6.3f} s  {bare / ideal:4.2f}x ideal")
-                print(f"{kind + ' judge, grader-studio run':<36} {studio:6.3f} s  "
-                      f"{studio / ideal:4.2f}x ideal  {studio / bare:4.2f}x bare  "
-                      f"(run clock, first render's {clock_startup:.2f} s subtracted; target <= "
-                      f"{TARGET}x bare)")
-                print(f"{'  same, wall - start-up':<36} {by_wall:6.3f} s  {by_wall / ideal:4.2f}x ideal  "
-                      f"{by_wall / bare:4.2f}x bare  (start-up {wall_startup:.2f} s subtracted)")
-                print(f"{'  CPU a call':<36} {cpu_call * 1e6:6.0f} us  (the run's CPU less a "
-                      f"one-sample run's, over {more_calls} calls)")
+                for tree in trees:
+                    # start-up, measured by a one-sample run: wall (interpreter, imports, opening the
+                    # library) and on the run's own clock (the first prompt's template compile: pybars
+                    # builds its grammar on first use), each less one call's latency
+                    firsts = [timed_run(db, key, "--limit", "1", tree=tree)
+                              for _ in range(args.repeat)]
+                    runs = [timed_run(db, key, tree=tree) for _ in range(args.repeat)]
+                    latency = LATENCY_MS / 1000 * round(len(bodies) / n)  # a range judge asks twice
+                    wall_startup = min(wall for wall, _, _ in firsts) - latency
+                    clock_startup = min(clock for _, clock, _ in firsts) - latency
+                    by_wall = min(wall for wall, _, _ in runs) - wall_startup
+                    # CPU of the calls alone: a whole run's less a one-sample run's (start-up, imports)
+                    more_calls = len(bodies) - len(bodies) // n
+                    cpu_call = (min(c for _, _, c in runs) - min(c for _, _, c in firsts)) / more_calls
+                    # judged: the run's own clock less its in-run start-up; wall less wall start-up
+                    # subtracts two seconds-long figures that swing by a second under load
+                    studio = min(clock for _, clock, _ in runs) - clock_startup
+                    if not tree:  # the goal is this tree's
+                        ratios[kind] = studio / bare
+                    print(f"{kind + ' judge, studio on ' + ('base' if tree else 'this tree'):<36} "
+                          f"{studio:6.3f} s  "
+                          f"{studio / ideal:4.2f}x ideal  {studio / bare:4.2f}x bare  "
+                          f"(run clock, first render's {clock_startup:.2f} s subtracted; target <= "
+                          f"{TARGET}x bare)")
+                    print(f"{'  same, wall - start-up':<36} {by_wall:6.3f} s  {by_wall / ideal:4.2f}x ideal  "
+                          f"{by_wall / bare:4.2f}x bare  (start-up {wall_startup:.2f} s subtracted)")
+                    print(f"{'  CPU a call':<36} {cpu_call * 1e6:6.0f} us  (the run's CPU less a "
+                          f"one-sample run's, over {more_calls} calls)")
                 if args.profile:
                     if not shutil.which("py-spy"):
                         raise SystemExit("--profile needs py-spy (pip install py-spy)")

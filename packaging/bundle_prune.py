@@ -29,7 +29,7 @@ UNUSED = (
     "PySide6/Qt/plugins/platforms/libqminimalegl.so",
     "PySide6/Qt/plugins/egldeviceintegrations/*",
     "PySide6/Qt/plugins/generic/*",                  # evdev/tslib input for the eglfs/linuxfb back ends
-    "PySide6/Qt/plugins/tls/*",                      # QtNetwork's TLS: the studio talks HTTP with httpx
+    "PySide6/Qt/plugins/tls/*",                      # QtNetwork's TLS: the studio talks HTTP with aiohttp and httpx
     "PySide6/Qt/plugins/networkinformation/*",
 )
 #: directories whose libraries are the machine's own

@@ -77,10 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     wait(app, 1.0, lambda: "checking" not in window.sandbox_label.text())
     shots: list[Path] = []
 
+    wrong_size: list[str] = []
+
     def shoot(name: str, widget: QtWidgets.QWidget | None = None) -> None:
         wait(app, 0.4)
         path = out / f"{name}.png"
-        save_png((widget or window).grab(), path)
+        pixmap = (widget or window).grab()
+        if widget is None and (pixmap.width(), pixmap.height()) != size:
+            # the window grew past the size asked for: a widget's minimum size forced it (issue 35)
+            wrong_size.append(f"{name}: {pixmap.width()}x{pixmap.height()}, not {size[0]}x{size[1]}")
+        save_png(pixmap, path)
         shots.append(path)
 
     try:
@@ -111,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
         body.sections.setCurrentIndex(1)  # Examples
         body.preview.picker.select("qa", 1)
         body.refresh_preview()
+        window.page.try_panel.picker.select("qa", 1)
+        window.page.try_sample()  # Try on a binary judge: its verdict beside the score
+        wait(app, 20, lambda: "·" in window.page.try_panel.score.text())
         shots_table = body.shots
 
         def fill_new_example() -> None:  # a third example, written in the roomy row editor
@@ -198,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
         # 14-15. a suite: its editor, and a suite run's grid (a score column per grader)
         ctx.library.suites.create(SuiteDefinition(key="qa-suite", name="QA checks and judge", overall="mean", graders=[
             SuiteMember(grader="qa-exact-builtin", threshold=1.0), SuiteMember(grader="qa-token-f1"),
-            SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-correctness-judge", weight=2.0)]))
+            SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-contains-expected"),
+            SuiteMember(grader="qa-correctness-judge", weight=2.0)]))
         window.suites_page.reload(select="qa-suite")
         window.suites_page.suites_changed.emit()
         window.tabs.setCurrentWidget(window.suites_page)
@@ -211,6 +221,15 @@ def main(argv: list[str] | None = None) -> int:
         panel.results.select_row(2)
         wait(app, 1.0)
         shoot("17-suite-run")
+        # 19. the Agreement page on the suite run: it names the grader it measures
+        suite_run = panel.results.run_id
+        window.tabs.setCurrentWidget(window.agreement_tab)
+        view.show_run(suite_run)
+        view.grader.refresh(ctx.library, [suite_run])
+        view.grader.setCurrentIndex(view.grader.findData("qa-correctness-judge"))
+        view.compute()
+        wait(app, 30, lambda: view.report is not None and view.report.get("grader") == "qa-correctness-judge")
+        shoot("19-suite-agreement")
         window.tabs.setCurrentIndex(TAB_GRADER)
 
         # 8. dialogs
@@ -227,6 +246,15 @@ def main(argv: list[str] | None = None) -> int:
         export = window.export_dialog
         wait(app, 10, lambda: export.file_list.count() > 0)
         shoot("09-export", export)
+        export.close()
+        # 9b. a judge with its dataset as one eval: the scripted judge's model id is a warning
+        window.open_grader("qa-correctness-judge")
+        window.export()
+        export = window.export_dialog
+        export.platform.setCurrentIndex(export.platform.findData("openai"))
+        export.dataset.setCurrentIndex(export.dataset.findData("qa"))
+        wait(app, 10, lambda: "qa.items.jsonl" in export.files)
+        shoot("09b-export-judge-with-dataset", export)
         export.close()
         settings_dialog = window.settings()
         shoot("10-settings", settings_dialog)
@@ -245,7 +273,9 @@ def main(argv: list[str] | None = None) -> int:
         shut_down(ctx, servers)
     for path in shots:
         print(path)
-    return 0
+    for problem in wrong_size:
+        print("error: the window is not the size asked for:", problem, file=sys.stderr)
+    return 1 if wrong_size else 0
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ unset QT_QPA_PLATFORM
 for size in "${sizes[@]}"; do
   work="$(mktemp -d)"
   "$python" -m studio --db "$work/library.sqlite" demo >/dev/null
-  xvfb-run -a -s "-screen 0 1920x1080x24" "$python" "$here/screenshots.py" --db "$work/library.sqlite" \
+  # a screen of the size shot: a window that outgrows it shows as a wrong-sized shot (issue 35)
+  xvfb-run -a -s "-screen 0 ${size}x24" "$python" "$here/screenshots.py" --db "$work/library.sqlite" \
     --size "$size" "$out/$size"
   rm -rf "$work"
 done

@@ -42,6 +42,7 @@ COMMANDS: dict[str, str] = {
     "compare": "studio.cli.agreement",
     "align": "studio.cli.agreement",
     "probe": "studio.cli.probe",
+    "generate": "studio.cli.generate",
 }
 
 

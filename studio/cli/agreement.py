@@ -112,8 +112,16 @@ def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
 
 def print_compare(report: dict[str, Any]) -> None:
     a, b = report["run_a"], report["run_b"]
-    print(f"A = run {a['id']} ({a['grader']} v{a['grader_version']})  B = run {b['id']} "
-          f"({b['grader']} v{b['grader_version']})  on {report['dataset']}")
+    if a.get("dataset", report["dataset"]) != b.get("dataset", report["dataset"]):  # two models' outputs
+        def side(run: dict[str, Any]) -> str:
+            made = run.get("generated_by")
+            by = f", by {made['endpoint']} ({made['model']})" if made else ""
+            return f"run {run['id']} ({run['grader']} v{run['grader_version']} on {run['dataset']}{by})"
+
+        print(f"A = {side(a)}  B = {side(b)}")
+    else:
+        print(f"A = run {a['id']} ({a['grader']} v{a['grader_version']})  B = run {b['id']} "
+              f"({b['grader']} v{b['grader_version']})  on {report['dataset']}")
     print(f"  n_common {report['n_common']}  mean A {_num(report['mean_a'])}  mean B {_num(report['mean_b'])}  "
           f"delta {_num(report['mean_delta'])}{_ci(report['mean_delta_ci'])}")
     print(f"  B better {report['wins']}, worse {report['losses']}, tied {report['ties']}")

@@ -46,6 +46,13 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
                         "samples": [s.model_dump(mode="json") for s in samples]})
         return 0
     print(f"{record.name}: {record.sample_count} samples, format {record.format}")
+    provenance = record.provenance or {}
+    if provenance.get("kind") == "generated":  # where its completions came from (grader-studio generate)
+        cost = provenance.get("cost_usd")
+        print(f"generated from {provenance.get('source_dataset')} by endpoint {provenance.get('endpoint')} "
+              f"(model {provenance.get('model')}): {provenance.get('status')}, {provenance.get('calls', 0)} calls, "
+              f"{int(provenance.get('prompt_tokens') or 0) + int(provenance.get('completion_tokens') or 0):,} tokens"
+              + (f", ${cost}" if cost is not None else "") + f", started {provenance.get('started_at')}")
     for n, sample in enumerate(samples, start=args.offset):
         print(f"\n#{n} {sample.id}")
         for turn in sample.messages:

@@ -29,6 +29,10 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
         if report.endpoint:
             print(f"  endpoint {report.endpoint}: a scripted fake judge (not a model); "
                   "`grader-studio fake-judge` serves it")
+            from studio.core.demo import DEMO_MODELS
+
+            print(f"  endpoints {', '.join(DEMO_MODELS)}: scripted models under test (canned answers, not "
+                  "models) on the same server, for `grader-studio generate` (docs/generate.md)")
     if args.open:
         from studio.ui import launch
 

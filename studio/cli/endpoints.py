@@ -19,6 +19,8 @@ from studio.core.judges.http.credentials import (
 )
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.http.probe import apply_probe, probe_endpoint
+from studio.core.judges.http.proxies import describe_route
+from studio.core.judges.http.tls import TrustStoreError, ssl_context
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import LibraryError
 
@@ -53,6 +55,8 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
         "temperature",
         "max_tokens",
         "label",
+        "api_version",
+        "proxy",
     ):
         value = getattr(args, option)
         if value is not None:
@@ -65,6 +69,16 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
                 fields[option] = parse_money(text, flag)
             except BudgetError as exc:
                 raise CliError(f"{exc} (USD per million tokens)", code=2) from None
+    if args.ca_bundle is not None:
+        bundle = os.path.abspath(os.path.expanduser(args.ca_bundle))
+        if not os.path.isfile(bundle):
+            raise CliError(f"--ca-bundle: {args.ca_bundle!r} is not a file (a PEM file of CA certificates)",
+                           code=2)
+        try:
+            ssl_context(bundle)
+        except TrustStoreError as exc:
+            raise CliError(f"--ca-bundle: {exc}", code=2) from None
+        fields["ca_bundle"] = bundle
     try:
         config = EndpointConfig(**fields)
     except ValidationError as exc:
@@ -83,9 +97,12 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     prices = ("" if config.price_input is None and config.price_output is None else
               f", USD per 1M tokens: {config.price_input} in, {config.price_output} out"
               + ("" if config.price_cached_input is None else f", {config.price_cached_input} cached in"))
+    model = "deployment" if config.kind == "azure" else "model"
     print(
-        f"endpoint {config.name}: {config.kind} {config.base_url} model {config.model} (key: {key_source(config)}){prices}"
+        f"endpoint {config.name}: {config.kind} {config.base_url} {model} {config.model} (key: {key_source(config)}){prices}"
     )
+    print(f"route: {describe_route(config.url_for('chat/completions'), config.proxy)}"
+          + (f"; also trusting the CAs in {config.ca_bundle}" if config.ca_bundle else ""))
     _say_if_unreachable(config)
     return 0
 
@@ -155,6 +172,7 @@ def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json({**result.model_dump(), "changes": changes})
     else:
+        print(f"{config.name}: route: {result.route}")
         support = "supported" if result.logprobs else "not supported"
         print(f"{config.name}: answered in {result.latency_ms:.0f} ms; logprobs {support}")
         print(f"structured output: {result.structured_output}")
@@ -176,7 +194,15 @@ def register(sub: Any) -> None:
         "--base-url", required=True, help="e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)"
     )
     p.add_argument("--model", required=True)
-    p.add_argument("--kind", choices=["openai", "anthropic"], default="openai")
+    p.add_argument("--kind", choices=["openai", "anthropic", "azure"], default="openai",
+                   help="openai: any OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter); "
+                        "azure: Azure OpenAI (--model is the deployment, --api-version required)")
+    p.add_argument("--api-version", help="Azure OpenAI's api-version, e.g. 2024-10-21 (kind azure)")
+    p.add_argument("--proxy", metavar="URL",
+                   help="this endpoint's HTTP proxy, e.g. http://proxy.corp:3128 (wins over "
+                        "HTTPS_PROXY/HTTP_PROXY/ALL_PROXY; no credentials: keep those in the environment)")
+    p.add_argument("--ca-bundle", metavar="FILE",
+                   help="a PEM file of extra CAs to trust for this endpoint (a company root CA)")
     p.add_argument("--api-key-env", metavar="VAR", help="environment variable holding the API key")
     p.add_argument(
         "--api-key-stdin", action="store_true", help="read the key from stdin into the OS keyring"

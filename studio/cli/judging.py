@@ -63,6 +63,7 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         logprobs=not args.no_logprobs,
         habits=habits,
         bias=args.bias,
+        model_under_test=args.model_under_test,
     )
     reward_port = (
         args.reward_port if args.reward_port is not None else (args.port + 1 if args.port else 0)
@@ -73,7 +74,11 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         else FakeRewardServer(args.host, reward_port, latency_ms=args.latency_ms)
     )
     _listen(judge, args.host, args.port, "--port")
-    print(f"fake-judge (a scripted judge, not a model) at {judge.base_url}", flush=True)
+    if args.model_under_test:
+        print(f"fake-judge as a model under test (a script: canned answers, not a model) at {judge.base_url}",
+              flush=True)
+    else:
+        print(f"fake-judge (a scripted judge, not a model) at {judge.base_url}", flush=True)
     if reward is not None:
         try:
             _listen(reward, args.host, reward_port, "--reward-port")
@@ -155,6 +160,13 @@ def register(sub: Any) -> None:
         choices=("first", "length", "no-reference"),
         help="a judge biased on purpose, to try the bias probes: first (always prefers the first "
         "answer), length (passes long answers), no-reference (ignores the reference answer)",
+    )
+    p.add_argument(
+        "--model-under-test",
+        action="store_true",
+        help="answer every chat request as the scripted model under test (canned answers to the demo's "
+        "questions, right on most, wrong or verbose on some) for `grader-studio generate`; without it, "
+        "requests for the models scripted-model-a / scripted-model-b get those answers",
     )
     p.add_argument("--reward-port", type=int, help="reward server port (default: --port + 1)")
     p.add_argument("--no-reward", action="store_true", help="do not serve the reward server")

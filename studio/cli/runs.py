@@ -185,6 +185,11 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
+        from .generate import generate_then_grade
+
+        endpoint, args.generate_with = args.generate_with, None
+        return generate_then_grade(args, app, cmd_run, endpoint)
     if args.repeat is not None and not args.dry_run:
         from .repeat import run_repeated
 
@@ -462,6 +467,11 @@ def register(sub: Any) -> None:
                    help="grade every sample even when the first ones all fail the same way")
     p.add_argument("--allow-unsandboxed", action="store_true",
                    help="run function/bash graders without bubblewrap (weaker isolation; you trust the grader)")
+    p.add_argument("--generate-with", metavar="ENDPOINT",
+                   help="first generate DATASET's outputs with this endpoint (the model under test), then grade them")
+    p.add_argument("--generate-name", metavar="NEW", help="with --generate-with: the generated dataset's name "
+                   "(default DATASET-ENDPOINT; an unfinished one is resumed, a finished one reused)")
+    p.add_argument("--generate-model", metavar="M", help="with --generate-with: the model (default: the endpoint's)")
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)

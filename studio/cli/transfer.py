@@ -129,7 +129,9 @@ def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, Any]]:
 def _export_eval(args: argparse.Namespace, app: CliApp, named: list[tuple[str, Any]]) -> ExportResult:
     """Graders (or a suite's) plus a dataset as one eval in the platform's own form (``export_eval``)."""
     samples = app.library.datasets.samples(args.dataset)
-    result = export_eval(args.to.lower(), named, samples, args.dataset)
+    from .generate import generated_by  # a generated dataset's eval generates as the studio did
+
+    result = export_eval(args.to.lower(), named, samples, args.dataset, generated_by(app, args.dataset, samples))
     if not result.files:
         raise CliError(f"nothing to write for {args.to}")
     return result

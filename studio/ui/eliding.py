@@ -1,5 +1,7 @@
 """A one-line label that ends in "…" when it has not the room, and then offers the whole text as its
-tooltip: a long grader name neither widens the window nor is cut without a word (issue 24)."""
+tooltip: a long grader name neither widens the window nor is cut without a word (issue 24). A combo
+box that does the same in the middle of its text (issue 35): a grader's name and its kind in
+brackets both stay in view, "qa-corre…(binary judge)", and the tooltip has it whole."""
 
 from __future__ import annotations
 
@@ -63,3 +65,50 @@ class ElidedLabel(QtWidgets.QLabel):
         super().setText(shown)
         tips = [t for t in (self._full if shown != self._full else "", self._tip) if t]
         self.setToolTip("\n".join(tips))
+
+
+class ElidedCombo(QtWidgets.QComboBox):
+    """A combo box that asks for ``chars`` characters' width, shows a longer choice elided in the middle
+    and offers it whole as its tooltip (with the item's own tooltip, when it has one). Its popup lists
+    every choice whole."""
+
+    def __init__(self, chars: int = 12, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(chars)
+        self.base_tip = ""  # what the box is for: kept under the current choice in its tooltip
+        self.currentIndexChanged.connect(lambda _i: self._tip())
+        self.model().dataChanged.connect(lambda *_: self._tip())
+
+    def _tip(self) -> None:
+        item = self.itemData(self.currentIndex(), Qt.ItemDataRole.ToolTipRole) if self.currentIndex() >= 0 else None
+        text = self.currentText()
+        self.setToolTip("\n".join(str(t) for t in dict.fromkeys((text, item, self.base_tip)) if t))
+
+    def set_base_tip(self, tip: str) -> None:
+        self.base_tip = tip
+        self._tip()
+
+    def _field(self, option: QtWidgets.QStyleOptionComboBox) -> int:
+        field = self.style().subControlRect(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option,
+                                            QtWidgets.QStyle.SubControl.SC_ComboBoxEditField, self)
+        icon = self.iconSize().width() + 4 if not option.currentIcon.isNull() else 0
+        return field.width() - icon
+
+    def shown_text(self) -> str:
+        """The current text as painted: whole, or elided in the middle to the room there is."""
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        return self.fontMetrics().elidedText(option.currentText, Qt.TextElideMode.ElideMiddle, self._field(option))
+
+    def paintEvent(self, event: QtGui.QPaintEvent) -> None:  # noqa: N802
+        if self.isEditable():
+            super().paintEvent(event)
+            return
+        painter = QtWidgets.QStylePainter(self)
+        option = QtWidgets.QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QtWidgets.QStyle.ComplexControl.CC_ComboBox, option)
+        option.currentText = self.fontMetrics().elidedText(option.currentText, Qt.TextElideMode.ElideMiddle,
+                                                           self._field(option))
+        painter.drawControl(QtWidgets.QStyle.ControlElement.CE_ComboBoxLabel, option)

@@ -181,6 +181,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(grader, "Versions…", lambda: self.page.key and self.actions.show_versions(self.page.key, self.theme == "dark"))
         self._action(grader, "Duplicate…", lambda: self.page.key and self.actions.duplicate(self.page.key))
         self._action(grader, "Move to Trash", lambda: self.page.key and self.actions.delete(self.page.key))
+        datasets = bar.addMenu("Data&sets")
+        self._action(datasets, "&Import…", lambda: (self.tabs.setCurrentIndex(TAB_DATASETS),
+                                                    self.datasets_view.choose_import()))
+        self._action(datasets, "&Generate outputs…", self.generate_outputs, tip=(
+            "Call the model under test on a dataset's inputs and store its answers as a new dataset"))
         view = bar.addMenu("&View")
         self._action(view, "&Grader", lambda: self.tabs.setCurrentIndex(TAB_GRADER), "Ctrl+1")
         self._action(view, "&Datasets", lambda: self.tabs.setCurrentIndex(TAB_DATASETS), "Ctrl+2")
@@ -194,6 +199,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(help_menu, "Sandbox protections", self.show_sandbox)
         self._action(help_menu, "About Grader Studio", lambda: self.messages.info(
             "Grader Studio", "Author, try and ship the graders that score LLM outputs."))
+
+    def generate_outputs(self) -> Any:
+        self.tabs.setCurrentIndex(TAB_DATASETS)
+        dialog = self.datasets_view.open_generate()
+        dialog.show()
+        return dialog
 
     def edit_focused(self, name: str) -> bool:
         """Undo, Redo, Cut, Copy, Paste or Select all on the focused text field or editor."""

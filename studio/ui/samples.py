@@ -9,6 +9,7 @@ from __future__ import annotations
 from studio.core.models import Sample, Turn
 
 from .context import AppContext
+from .eliding import ElidedCombo
 from .plain import plain_label
 from .qt import QtWidgets, Signal
 
@@ -21,9 +22,7 @@ class SamplePicker(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None, compact: bool = False) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.dataset = QtWidgets.QComboBox()
-        self.dataset.setMinimumContentsLength(14)
-        self.dataset.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.dataset = ElidedCombo(14)  # a long dataset name elides in the middle, whole in its tooltip
         self.index = QtWidgets.QSpinBox(prefix="row ", minimum=0)
         self.summary = plain_label()  # a sample's id and text: never read as HTML
         self.summary.setObjectName("hint")
@@ -61,6 +60,8 @@ class SamplePicker(QtWidgets.QWidget):
 
     def reload(self) -> None:
         current = self.dataset.currentData()
+        if current == HANDWRITTEN and self.dataset.count() == 1:
+            current = None  # "by hand" was all there was: the first dataset, now there is one
         blocked = self.dataset.blockSignals(True)
         self.dataset.clear()
         for record in self.ctx.library.datasets.list():
@@ -77,16 +78,14 @@ class SamplePicker(QtWidgets.QWidget):
             self.dataset.setCurrentIndex(found)
             self.index.setValue(row)
 
-    def prefer(self, tags: list[str]) -> None:
-        """Show a dataset the grader's tags name (a ``qa`` grader opens on the qa dataset)."""
+    def prefer(self, tags: list[str], kind: str = "") -> None:
+        """Show a dataset the grader can read (``preferred_dataset``)."""
         if self.dataset.currentData() == HANDWRITTEN:
             return
-        for i in range(self.dataset.count()):
-            name = str(self.dataset.itemData(i))
-            if any(tag == name or name.startswith(f"{tag}-") or name.startswith(f"{tag}_") for tag in tags):
-                if i != self.dataset.currentIndex():
-                    self.dataset.setCurrentIndex(i)
-                return
+        names = [str(self.dataset.itemData(i)) for i in range(self.dataset.count())]
+        choice = preferred_dataset(tags, kind, [n for n in names if n != HANDWRITTEN])
+        if choice is not None and names.index(choice) != self.dataset.currentIndex():
+            self.dataset.setCurrentIndex(names.index(choice))
 
     def _dataset_changed(self, *_: object) -> None:
         name = self.dataset.currentData()
@@ -129,6 +128,24 @@ class SamplePicker(QtWidgets.QWidget):
 
     def sample(self) -> Sample | None:
         return self._sample
+
+
+def preferred_dataset(tags: list[str], kind: str, names: list[str]) -> str | None:
+    """The dataset of ``names`` a grader of ``kind`` with ``tags`` most likely reads: a pairwise judge a
+    dataset of pairs; else the one its tags name exactly ("qa"), then one they begin ("qa-…"),
+    never a dataset of pairs for a grader of one answer. None when no name fits: the choice stays."""
+    pairwise = kind == "pairwise_judge" or "pairwise" in tags
+    if pairwise:
+        return next((n for n in names if "pair" in n), None)
+    singles = [n for n in names if "pair" not in n]
+    for tag in tags:
+        if tag in singles:
+            return tag
+    for tag in tags:
+        found = next((n for n in singles if n.startswith((f"{tag}-", f"{tag}_"))), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _cut(text: str, limit: int) -> str:

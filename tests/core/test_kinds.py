@@ -47,7 +47,7 @@ def test_a_function_grader_is_found_without_importing_the_judges() -> None:
 
     code = ("import sys; from studio.core.graders.registry import factory_for, get_kind; "
             "factory_for('function'); factory_for('builtin'); "
-            "print(sorted(m for m in sys.modules if m.startswith(('httpx', 'studio.core.judges.kinds.')))); "
+            "print(sorted(m for m in sys.modules if m.startswith(('httpx', 'aiohttp', 'studio.core.judges.kinds.')))); "
             "print(get_kind('external_endpoint').kind)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]"

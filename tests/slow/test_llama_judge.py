@@ -155,3 +155,22 @@ def test_endpoints_test_reports_the_servers_capabilities(cli, library, llama) ->
     assert any("concurrency set to 1" in line for line in report["changes"])
     config = EndpointRepository.of(library).get("probe-me")
     assert config.max_concurrency == 1 and config.supports_logprobs is True
+
+
+def test_the_local_server_works_as_a_model_under_test(demo_library, llama) -> None:
+    """``generate --endpoint local``: the llama.cpp server answers the demo questions (a 135M model's
+    answers are noise; what counts is that every call is answered, bounded, and stored with its
+    provenance), then a judge grades what it said."""
+    from studio.core.engine.generate import GenerationSettings, generate
+
+    llama.register(EndpointRepository.of(demo_library).save)
+    result = generate(demo_library, "qa-local", GenerationSettings(source="qa", endpoint="local", limit=SAMPLES,
+                                                                     max_tokens=48))
+    assert (result.status, result.stored) == ("complete", SAMPLES), result.errors
+    samples = demo_library.datasets.samples("qa-local")
+    assert all(isinstance(s.completion, str) for s in samples)
+    assert all(s.metadata["generation"]["completion_tokens"] <= 48 for s in samples)
+    provenance = demo_library.datasets.get("qa-local").provenance
+    assert provenance["endpoint"] == "local" and provenance["parameters"]["max_tokens"] == 48
+    run = run_grader(demo_library, "qa-contains-expected", "qa-local", RunOptions())
+    assert run.total == SAMPLES

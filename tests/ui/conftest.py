@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-os.environ["QT_QPA_PLATFORM"] = "offscreen"
+if not os.environ.get("QT_QPA_PLATFORM", "").startswith("offscreen:"):  # a screen size of its own is kept
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
 
 from studio.core.store import Library  # noqa: E402
 from studio.ui import tasks as ui_tasks  # noqa: E402

@@ -62,3 +62,49 @@ def test_settings_add_endpoint_and_test_it(qtbot: Any, window: Any, ctx: Any, me
     dialog.theme.setCurrentIndex(dialog.theme.findData("dark"))
     assert ctx.settings.value("ui/theme") == "dark"
     dialog.theme.setCurrentIndex(dialog.theme.findData("light"))
+
+
+def test_settings_endpoint_proxy_ca_bundle_and_azure_fields(
+    qtbot: Any, window: Any, ctx: Any, memory_keyring: Any, tmp_path: Any, monkeypatch: Any
+) -> None:
+    """The proxy, CA bundle and Azure api-version fields are saved on the endpoint, shown again,
+    and a Test on a wrong port says what went wrong in words, with the route it took."""
+    from studio.core.store.endpoints import EndpointRepository
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    dialog = window.settings()
+    qtbot.addWidget(dialog)
+    page = dialog.endpoints
+    page.add_button.click()
+    page.name.setText("azure-judge")
+    page.kind.setCurrentText("azure")
+    page.base_url.setText("https://resource.openai.azure.com")
+    page.model.setText("grader-deployment")
+    page.api_version.setText("2024-10-21")
+    page.proxy.setText("http://proxy.corp:3128")
+    import certifi
+
+    page.ca_bundle.setText(certifi.where())
+    assert page.save()
+    config = EndpointRepository.of(ctx.library).get("azure-judge")
+    assert (config.kind, config.api_version, config.proxy, config.ca_bundle) == (
+        "azure", "2024-10-21", "http://proxy.corp:3128", certifi.where())
+    page._new()
+    assert page.proxy.text() == ""
+    page.reload(select="azure-judge")
+    assert page.api_version.text() == "2024-10-21" and page.proxy.text() == "http://proxy.corp:3128"
+
+    # issue 33 item 12: a Test on a wrong URL, said in words
+    page.add_button.click()
+    page.name.setText("wrong-port")
+    page.kind.setCurrentText("openai")
+    page.base_url.setText("http://127.0.0.1:9/v1")
+    page.model.setText("m")
+    page.test_button.click()
+    qtbot.waitUntil(lambda: page.test_button.isEnabled(), timeout=15_000)
+    said = page.result.text()
+    assert "connection refused (is the server running" in said, said
+    assert "Errno" not in said and "ConnectionRefusedError" not in said
+    assert "route: direct connection (no proxy)" in said

@@ -57,6 +57,11 @@ def test_the_editor_makes_a_suite_and_refuses_bad_input_with_one_sentence(qtbot,
     assert lib.suites.get("geo-suite").locked and not page.save_button.isEnabled()
 
 
+def _score(cell: str) -> float:
+    """The score of a compact suite cell ("✓ 0.83")."""
+    return float(cell.split()[1])
+
+
 def test_the_grid_shows_a_column_per_grader_sorts_and_filters_by_grader(qtbot, app_ctx, lib: Library) -> None:  # type: ignore[no-untyped-def]
     lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean",
                                       graders=[SuiteMember(grader="exact"), SuiteMember(grader="has")]))
@@ -71,18 +76,25 @@ def test_the_grid_shows_a_column_per_grader_sorts_and_filters_by_grader(qtbot, a
     titles = [model.headerData(i, QtCore.Qt.Orientation.Horizontal) for i in range(model.columnCount())]
     assert titles[len(COLUMNS):] == ["exact", "has"]
     header = view.table.horizontalHeader()
-    score_at = header.visualIndex(COLUMN_INDEX["score"])
-    assert [header.logicalIndex(score_at + 1), header.logicalIndex(score_at + 2)] == [len(COLUMNS), len(COLUMNS) + 1]
+    # the overall score first, then a column per grader, then the sample and its status
+    assert [header.logicalIndex(v) for v in range(5)] == [COLUMN_INDEX["score"], len(COLUMNS), len(COLUMNS) + 1,
+                                                          COLUMN_INDEX["sample_id"], COLUMN_INDEX["status"]]
+    assert model.headerData(len(COLUMNS), QtCore.Qt.Orientation.Horizontal, QtCore.Qt.ItemDataRole.ToolTipRole) \
+        .startswith("exact: ✓ a pass at 0.5")
     exact_col = len(COLUMNS)
     alone = {key: [r["score"] for r in lib.runs.results(run_grader(lib, key, "geo").id)] for key in ("exact", "has")}
     cells = [model.data(model.index(r, exact_col)) for r in range(12)]
-    assert cells == [f"{v:.3f}" for v in alone["exact"]]
-    assert [model.data(model.index(r, exact_col + 1)) for r in range(12)] == [f"{v:.3f}" for v in alone["has"]]
+    # a compact cell: the pass/fail mark and the score, tinted by the verdict
+    assert cells == [f"{'✓' if v >= 0.5 else '✗'} {v:.2f}" for v in alone["exact"]]
+    assert [model.data(model.index(r, exact_col + 1)) for r in range(12)] == \
+        [f"{'✓' if v >= 0.5 else '✗'} {v:.2f}" for v in alone["has"]]
+    tints = {model.data(model.index(r, exact_col), QtCore.Qt.ItemDataRole.BackgroundRole).name() for r in range(12)}
+    assert len(tints) == 2  # a pass's tint and a fail's
+    assert model.data(model.index(0, exact_col), QtCore.Qt.ItemDataRole.ToolTipRole).startswith("exact: ")
 
     model.sort(exact_col, QtCore.Qt.SortOrder.DescendingOrder)
     qtbot.waitUntil(lambda: not model.is_loading and model.query.sort_key == "grader:exact", timeout=WAIT_MS)
-    top = model.data(model.index(0, exact_col))
-    assert top == max(cells)
+    assert _score(model.data(model.index(0, exact_col))) == max(alone["exact"])
 
     # "exact fails but has passes": two conditions (two clicks in the header menus)
     view.suite_grid.set_condition("exact", "fail")
@@ -92,7 +104,41 @@ def test_the_grid_shows_a_column_per_grader_sorts_and_filters_by_grader(qtbot, a
     assert wanted > 0
     qtbot.waitUntil(lambda: model.rowCount() == wanted, timeout=WAIT_MS)
     for r in range(model.rowCount()):
-        assert float(model.data(model.index(r, exact_col))) < 0.5 <= float(model.data(model.index(r, exact_col + 1)))
+        assert _score(model.data(model.index(r, exact_col))) < 0.5 <= _score(model.data(model.index(r, exact_col + 1)))
+    app_ctx.tasks.wait_idle()
+
+
+def test_the_column_chooser_hides_a_grader_and_remembers_it(qtbot, app_ctx, lib: Library) -> None:  # type: ignore[no-untyped-def]
+    lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean",
+                                      graders=[SuiteMember(grader="exact"), SuiteMember(grader="has")]))
+    run = run_grader(lib, "geo-suite", "geo")
+
+    def open_view() -> ResultsView:
+        view = ResultsView(app_ctx)
+        qtbot.addWidget(view)
+        view.resize(1000, 700)
+        view.show()
+        view.set_run(run.id)
+        qtbot.waitUntil(lambda: not view.model.is_loading and view.model.rowCount() == 12, timeout=WAIT_MS)
+        return view
+
+    view = open_view()
+    header = view.table.horizontalHeader()
+    # a suite's grid leaves the input and completion to the detail pane: they wait in the chooser
+    assert header.isSectionHidden(COLUMN_INDEX["input"]) and not header.isSectionHidden(COLUMN_INDEX["sample_id"])
+    menu = view.suite_grid.menu_for(len(COLUMNS), view.table)  # right-click on the "exact" header
+    texts = [a.text() for a in menu.actions()]
+    assert texts[0].startswith("Passes only (exact") and "Columns" in texts
+    chooser = next(a.menu() for a in menu.actions() if a.text() == "Columns")
+    entries = {a.text(): a for a in chooser.actions()}
+    assert list(entries)[:3] == ["Overall", "exact", "has"]  # in the order the grid shows them
+    entries["exact"].setChecked(False)
+    entries["Input"].setChecked(True)
+    assert header.isSectionHidden(len(COLUMNS)) and not header.isSectionHidden(COLUMN_INDEX["input"])
+    again = open_view()  # another view (another session's) keeps the choice
+    again_header = again.table.horizontalHeader()
+    assert again_header.isSectionHidden(len(COLUMNS)) and not again_header.isSectionHidden(COLUMN_INDEX["input"])
+    assert not again_header.isSectionHidden(len(COLUMNS) + 1)
     app_ctx.tasks.wait_idle()
 
 
@@ -162,3 +208,38 @@ def test_the_library_makes_a_suite_of_the_selected_graders(qtbot, window) -> Non
     page.key.setText("picked")
     assert page.save(), page.message.text()
     assert lib.suites.get("picked").definition.overall == "mean"
+
+
+def test_the_agreement_page_of_a_suite_run_names_the_grader_it_shows(qtbot, app_ctx, lib: Library) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.models.labels import LabelInput
+    from studio.ui.agreement import AgreementView
+
+    lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean",
+                                      graders=[SuiteMember(grader="exact"), SuiteMember(grader="has")]))
+    ids = lib.labels.sample_ids("geo")
+    lib.labels.put_many("geo", [LabelInput(sample_id=sid, verdict="PASS" if i % 3 else "FAIL")
+                                for i, sid in enumerate(ids)])
+    run = run_grader(lib, "geo-suite", "geo").id
+    view = AgreementView(app_ctx)
+    qtbot.addWidget(view)
+    view.show()
+    view.reload()
+    view.show_run(run)
+    qtbot.waitUntil(lambda: view.report is not None and view.report["run_id"] == run, timeout=WAIT_MS)
+    assert "Showing the suite's <b>overall score</b>" in view.summary.text()
+    view.grader.setCurrentIndex(view.grader.findData("has"))
+    view.report = None
+    view.compute()
+    qtbot.waitUntil(lambda: view.report is not None and view.report["grader"] == "has", timeout=WAIT_MS)
+    text = view.summary.text()
+    assert "Showing <b>has</b>, one grader of the suite" in text
+    # an interval to three decimals, like the value it bounds
+    low, high = view.report["kappa_ci"]
+    assert f"[{low:.3f}, {high:.3f}]" in text
+    assert "best " in view.sweep_plot.getPlotItem().titleLabel.text
+    best = view.report["best_threshold"]
+    assert f"best {best:.3f}" in view.sweep_plot.getPlotItem().titleLabel.text
+    # κ reads 0–1 on its axis, not 0–1000 (pyqtgraph's SI prefix on a unitless axis)
+    assert all(plot.getAxis(side).autoSIPrefixScale == 1.0 for side in ("left", "bottom")
+               for plot in (view.sweep_plot, view.scatter_plot))
+    app_ctx.tasks.wait_idle()

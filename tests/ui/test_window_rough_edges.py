@@ -327,3 +327,58 @@ def test_switching_the_theme_is_not_an_edit(qtbot: Any, window: Any, ctx: Any) -
     window.set_theme("light")
     assert window.page.save_button.isEnabled() and window.page.is_dirty()
     window.page.discard()
+
+
+def test_several_graders_with_an_edited_one_ask_as_export_does(qtbot: Any, window: Any, ctx: Any,
+                                                                messages: Any) -> None:
+    """Issue 35: a one-off suite ("Several…") or a saved suite with the open grader edited asks whether
+    to save the edits, instead of silently running the saved version."""
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from studio.ui.suites.picker import add_one_off
+
+    _demo(ctx)
+    ctx.library.suites.create(SuiteDefinition(key="two", overall="mean", graders=[
+        SuiteMember(grader="qa-exact-builtin"), SuiteMember(grader="qa-token-f1")]))
+    window.run_panel.reload_choices()
+    window.open_grader("qa-token-f1")
+    _edit_description(window, "edited, not saved")
+    panel = window.run_panel
+    panel.select(dataset="qa")
+    add_one_off(panel.grader, ["qa-exact-builtin", "qa-token-f1"])
+    messages.edits_answer = "cancel"
+    assert panel.start() is None and ctx.library.runs.list() == []
+    assert messages.asked[-1].startswith("use edits") and "the run" in messages.asked[-1]
+    panel.select(grader="two")
+    assert panel.start() is None and ctx.library.runs.list() == []
+    assert sum("use edits" in a for a in messages.asked) == 2
+    window.page.discard()
+
+
+def test_defaults_pick_a_dataset_the_grader_reads_and_try_shows_a_verdict(qtbot: Any, window: Any, ctx: Any) -> None:
+    """Issue 35: a QA judge's report card and run form open on the qa dataset, not json-outputs; a pairwise
+    judge's on the pairs; Try on a binary judge says PASS/FAIL/NA beside its score."""
+    from studio.core.models import Outcome
+    from studio.ui.editor.try_panel import score_text
+    from studio.ui.samples import preferred_dataset
+
+    names = ["json-outputs", "qa", "qa-pairs", "rag"]
+    assert preferred_dataset(["demo", "judge", "qa"], "binary_judge", names) == "qa"
+    assert preferred_dataset(["demo", "json"], "builtin", names) == "json-outputs"
+    assert preferred_dataset(["demo", "pairwise", "qa"], "pairwise_judge", names) == "qa-pairs"
+    assert preferred_dataset(["demo"], "function", names) is None
+    _demo(ctx)
+    panel = window.run_panel
+    panel.select(dataset="json-outputs")
+    panel.select(grader="qa-correctness-judge")
+    assert panel.dataset.currentData() == "qa"
+    panel.select(grader="pairwise-preference")
+    assert panel.dataset.currentData() == "qa-pairs"
+    window.open_grader("qa-correctness-judge")
+    assert window.page.report_card.dataset.currentText() == "qa"
+    assert window.page.try_panel.picker.dataset.currentData() == "qa"
+
+    assert score_text(Outcome.scored(1.0, {}, details={"verdict": "PASS"})) == "PASS · 1"
+    assert score_text(Outcome.scored(0.0, {}, details={"verdict": "FAIL"})) == "FAIL · 0"
+    assert score_text(Outcome.scored(0.75, {})) == "0.75"
+    window.page.try_panel.show_outcome(Outcome.scored(1.0, {}, details={"verdict": "PASS"}))
+    assert window.page.try_panel.score.text() == "PASS · 1"

@@ -12,12 +12,16 @@ from pydantic import BaseModel
 from studio.core.datasets import read_dataset
 from studio.core.demo.labels import add_demo_labels
 from studio.core.models import files as definition_files
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.paths import demo_dir
 from studio.core.store import Library, NotFound
 
 DEMO_ENDPOINT = "demo-scripted-judge"
 DEMO_JUDGE_PORT = 8765
 DEMO_REWARD_PORT = 8766
+#: endpoints of the scripted models under test (``generate --endpoint demo-model-a``), served by the
+#: same fake-judge server as the demo's judge
+DEMO_MODELS = {"demo-model-a": "scripted-model-a", "demo-model-b": "scripted-model-b"}
 
 
 class DemoReport(BaseModel):
@@ -60,4 +64,13 @@ def _demo_endpoint(library: Library) -> str | None:
     )
 
     save_endpoint_if_missing(library, demo_endpoint_config(DEMO_ENDPOINT, DEMO_JUDGE_PORT))
+    for name, model in DEMO_MODELS.items():
+        save_endpoint_if_missing(library, model_endpoint_config(name, model, DEMO_JUDGE_PORT))
     return DEMO_ENDPOINT
+
+
+def model_endpoint_config(name: str, model: str, port: int, host: str = "127.0.0.1") -> EndpointConfig:
+    """An endpoint of the scripted model under test (``fake_model``) on the fake-judge server."""
+    return EndpointConfig(name=name, kind="openai", base_url=f"http://{host}:{port}/v1", model=model,
+                          timeout=10.0, max_concurrency=16, max_retries=1,
+                          label="scripted model under test, not a model (grader-studio fake-judge)")

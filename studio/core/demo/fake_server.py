@@ -13,13 +13,15 @@ import hashlib
 import json
 import math
 import time
+from collections import Counter
 from typing import Any
 
 from studio.core.judges.tokens import counter_for
 
+from . import fake_model
 from .fake_http import FakeServerBase, Reply
 from .fake_local import LocalServerHabits
-from .fake_script import LABEL, Rule, ScriptedJudge, contains_reference, markers
+from .fake_script import LABEL, Answer, Rule, ScriptedJudge, contains_reference, markers
 
 MODEL_ID = "fake-judge"
 
@@ -36,8 +38,15 @@ class FakeJudgeServer(FakeServerBase):
         rules: list[Rule] | None = None,
         habits: LocalServerHabits | None = None,
         bias: str | None = None,
+        model_under_test: bool = False,
     ) -> None:
         super().__init__(host, port, latency_ms)
+        #: answer every chat request as the scripted model under test (``fake_model``), not only
+        #: those naming one of its models
+        self.model_under_test = model_under_test
+        #: chat answers given as the model under test, by request body: a test of ``generate
+        #: --resume`` counts them to show no answered call was made twice
+        self.generated: Counter[str] = Counter()
         self.logprobs = logprobs
         self.judge = ScriptedJudge(rules, bias=bias)
         self._ids = 0
@@ -94,7 +103,8 @@ class FakeJudgeServer(FakeServerBase):
         if method == "GET" and path in ("/v1/models", "/models"):
             return {
                 "object": "list",
-                "data": [{"id": MODEL_ID, "object": "model", "owned_by": LABEL}],
+                "data": [{"id": MODEL_ID, "object": "model", "owned_by": LABEL}]
+                + [{"id": m, "object": "model", "owned_by": fake_model.LABEL} for m in fake_model.MODELS],
             }
         if method == "GET" and path in ("", "/health"):
             return {"status": "ok", "server": LABEL}
@@ -115,7 +125,13 @@ class FakeJudgeServer(FakeServerBase):
 
     def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
         messages = body.get("messages") or []
-        answer = self.judge.answer(messages)
+        if self.model_under_test or fake_model.serves(body.get("model")):
+            text = fake_model.answer(messages, body.get("model"), body.get("seed"))
+            with self._lock:
+                self.generated[json.dumps(body, sort_keys=True)] += 1
+            answer = Answer(text, [])
+        else:
+            answer = self.judge.answer(messages)
         answer.text = self.habits.shape(answer.text, body)
         if not answer.tokens:
             answer.tokens = [(t, 0.0, {t: 0.0}) for t in answer.text.split()[:64]] or [
@@ -191,7 +207,12 @@ class FakeJudgeServer(FakeServerBase):
         messages = list(body.get("messages") or [])
         if body.get("system"):
             messages.insert(0, {"role": "system", "content": body["system"]})
-        answer = self.judge.answer(messages)
+        if self.model_under_test or fake_model.serves(body.get("model")):
+            with self._lock:
+                self.generated[json.dumps(body, sort_keys=True)] += 1
+            answer = Answer(fake_model.answer(messages, body.get("model")), [])
+        else:
+            answer = self.judge.answer(messages)
         prompt_tokens, cached_tokens = self._prompt_usage(None, messages)
         completion_tokens = max(1, len(answer.text.split()))
         self._count_usage(prompt_tokens, completion_tokens, cached_tokens)

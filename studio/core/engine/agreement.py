@@ -307,11 +307,12 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
     """Run B against run A on the samples both scored; with labels, both runs' agreement on the
     labelled samples both scored, and the change in κ with a paired bootstrap interval."""
     info_a, info_b = library.runs.get(run_a), library.runs.get(run_b)
-    if info_a.dataset != info_b.dataset:
+    if info_a.dataset != info_b.dataset and not same_inputs(library, info_a.dataset, info_b.dataset):
         from studio.core.store import Conflict
 
         raise Conflict(f"run {run_a} is on dataset {info_a.dataset!r} and run {run_b} on "
-                       f"{info_b.dataset!r}: compare needs two runs on the same dataset")
+                       f"{info_b.dataset!r}: compare needs two runs on the same dataset (or on two "
+                       "datasets generated from the same one)")
     calls_a, calls_b = judge_calls(library, run_a, grader), judge_calls(library, run_b, grader)
     common = [sid for sid, a in calls_a.items()
               if a.status == "ok" and a.score is not None and sid in calls_b
@@ -361,14 +362,34 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
     return report
 
 
+def same_inputs(library: Library, a: str, b: str) -> bool:
+    """Two datasets whose completions answer the same inputs: both generated from one source
+    dataset (``grader-studio generate``: two models' answers), or one generated from the other.
+    Their samples keep the source's ids, so runs over them are compared sample by sample."""
+    def source(name: str) -> str:
+        provenance = library.datasets.get(name).provenance or {}
+        return str(provenance.get("source_dataset") or name) if provenance.get("kind") == "generated" else name
+
+    return source(a) == source(b)
+
+
+def _model_of(library: Library, dataset: str) -> dict[str, Any] | None:
+    """The endpoint and model that generated ``dataset``'s completions (None: imported)."""
+    provenance = library.datasets.get(dataset, include_deleted=True).provenance or {}
+    if provenance.get("kind") != "generated":
+        return None
+    return {"endpoint": provenance.get("endpoint"), "model": provenance.get("model")}
+
+
 def _run_summary(library: Library, info: Any, grader: str | None = None) -> dict[str, Any]:
+    where = {"dataset": info.dataset, "generated_by": _model_of(library, info.dataset)}
     if grader is not None:
         return {"id": info.id, "grader": grader, "grader_version": _version_of(library, info.id, grader),
                 "endpoint": info.endpoint, "status": info.status,
-                "pass_threshold": pass_threshold(library, info.id, grader)}
+                "pass_threshold": pass_threshold(library, info.id, grader), **where}
     return {"id": info.id, "grader": info.grader_key, "grader_version": info.grader_version,
             "endpoint": info.endpoint, "status": info.status,
-            "pass_threshold": info.pass_threshold}
+            "pass_threshold": info.pass_threshold, **where}
 
 
 def _labelled_side_by_side(library: Library, dataset: str, key: str, calls_a: dict[str, JudgeCall],

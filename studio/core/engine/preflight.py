@@ -15,6 +15,7 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
+from studio.core.judges.http.proxies import ProxyError, proxy_for
 from studio.core.models import GraderDefinition, JudgeBase
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library, LibraryError
@@ -87,10 +88,47 @@ def _origin(url: str) -> tuple[str, str, int]:
     return f"{parts.scheme}://{shown_host}:{port}", host, port
 
 
-def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tuple[str, str] | None:
-    """(the address shown, why) when nothing accepts a connection at the endpoint's address within
-    ``seconds``; None when something does. Says nothing of the path, the model or the key."""
+def check_reachable(config: EndpointConfig) -> None:
+    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address,
+    or at its proxy's when the calls go through one (the endpoint's own host may resolve nowhere
+    but at the proxy)."""
+    try:
+        proxy = proxy_for(config.url_for("chat/completions"), config.proxy)
+    except ProxyError as exc:
+        raise EndpointUnreachable(f"endpoint {config.name!r}: {exc}; the run was not started and "
+                                  "nothing was recorded") from None
+    if proxy is not None:
+        shown, host, port = _origin(proxy.url)
+        reason = _connect(host, port, config)
+        if reason is None:
+            return
+        raise EndpointUnreachable(f"the proxy {shown} of endpoint {config.name!r} ({proxy.source}) "
+                                  f"is unreachable: {reason}; the run was not started and nothing "
+                                  "was recorded")
     shown, host, port = _origin(config.base_url)
+    reason = _connect(host, port, config)
+    if reason is None:
+        return
+    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
+                              "the run was not started and nothing was recorded")
+
+
+def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tuple[str, str] | None:
+    """(the address shown, why) when nothing accepts a connection within ``seconds`` where the
+    endpoint's calls go (its proxy when it has one); None when something does (``endpoints add``)."""
+    try:
+        proxy = proxy_for(config.url_for("chat/completions"), config.proxy)
+    except ProxyError as exc:
+        return _origin(config.base_url)[0], str(exc)
+    shown, host, port = _origin(proxy.url if proxy is not None else config.base_url)
+    reason = _connect(host, port, config, seconds)
+    if reason is None:
+        return None
+    return (f"its proxy {shown}" if proxy is not None else shown), reason
+
+
+def _connect(host: str, port: int, config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> str | None:
+    """None when ``host:port`` accepts a TCP connection, else why not, in words."""
     wait = min(seconds, config.timeout)
     try:
         with socket.create_connection((host, port), timeout=wait):
@@ -103,13 +141,4 @@ def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tup
         reason = "connection refused (is the server running?)"
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
-    return shown, reason
-
-
-def check_reachable(config: EndpointConfig) -> None:
-    """Raise ``EndpointUnreachable`` when nothing accepts a connection at the endpoint's address."""
-    down = unreachable(config)
-    if down is not None:
-        shown, reason = down
-        raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
-                                  "the run was not started and nothing was recorded")
+    return reason

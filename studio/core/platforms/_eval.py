@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from studio.core.models import GraderDefinition, Sample
@@ -41,6 +42,42 @@ from ._judge_prompts import (
 from .registry import get_platform
 
 TARGETS = ("promptfoo", "inspect", "openai", "letta", "mka1")
+
+
+@dataclass(frozen=True)
+class GeneratedBy:
+    """A generated dataset's model under test (its provenance), for an eval that generates as the
+    studio did: the endpoint becomes promptfoo's provider / Inspect's model, and each sample's
+    ``messages`` (one list of {role, content} a sample, as ``grader-studio generate`` sent them) its
+    prompt. Never a key: ``api_key_env`` names the variable that holds one."""
+
+    endpoint: str
+    kind: str
+    base_url: str
+    model: str
+    messages: list[list[dict[str, str]]]
+    temperature: float | None = None
+    max_tokens: int | None = None
+    api_key_env: str | None = None
+
+    def promptfoo_provider(self) -> dict[str, Any]:
+        config: dict[str, Any] = {"apiBaseUrl": self.base_url}
+        if self.temperature is not None:
+            config["temperature"] = self.temperature
+        if self.max_tokens is not None:
+            config["max_tokens"] = self.max_tokens
+        if self.api_key_env:
+            config["apiKeyEnvar"] = self.api_key_env
+        kind = "anthropic:messages" if self.kind == "anthropic" else "openai:chat"
+        return {"id": f"{kind}:{self.model}", "label": self.endpoint, "config": config}
+
+    def inspect_model(self) -> str:
+        """Inspect's model name: ``anthropic/M``, or ``openai-api/<endpoint>/M`` (any OpenAI-compatible
+        server, its base URL given to ``get_model``)."""
+        if self.kind == "anthropic":
+            return f"anthropic/{self.model}"
+        service = re.sub(r"[^a-z0-9]+", "-", self.endpoint.lower()).strip("-") or "endpoint"
+        return f"openai-api/{service}/{self.model}"
 
 
 def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefinition]:
@@ -66,8 +103,9 @@ def row(sample: Sample) -> dict[str, Any]:
 
 
 def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], samples: Sequence[Sample],
-                name: str) -> ExportResult:
-    """Several graders (key, definition) and a dataset as one eval in ``target``'s own format."""
+                name: str, generated: GeneratedBy | None = None) -> ExportResult:
+    """Several graders (key, definition) and a dataset as one eval in ``target``'s own format; with
+    ``generated`` (promptfoo, Inspect) the eval calls that model for its outputs."""
     if target not in TARGETS:
         raise PlatformError(f"an eval with its dataset is written for {', '.join(TARGETS)}, not {target!r}")
     if not samples:
@@ -93,9 +131,84 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
             judges.append(exact)
     slug = re.sub(r"\W+", "_", name).strip("_") or "eval"
     rows = [row(s) for s in samples]
+    if generated is not None and target in ("promptfoo", "inspect"):
+        writer = _promptfoo_generating if target == "promptfoo" else _inspect_generating
+        result.merge(writer(ok, samples, rows, judges, slug, generated))
+        return result
     writer = {"promptfoo": _promptfoo, "inspect": _inspect, "openai": _openai, "letta": _letta,
               "mka1": _mka1}[target]
     result.merge(writer(ok, samples, rows, judges, slug))
+    return result
+
+
+def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+                          judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
+    """The eval calls the model under test: its endpoint is the provider, each test's prompt the
+    chat the studio sent (a JSON list of messages, which promptfoo's chat providers read as such),
+    and the judges grade the provider's ``output`` (not the stored completion, left out of the vars)."""
+    platform = get_platform("promptfoo")
+    tests = [{"description": str(s.id),
+              "vars": {**{k: v for k, v in r.items() if isinstance(v, str) and k != "completion"},
+                       "chat": json.dumps(messages, ensure_ascii=False)}}
+             for s, r, messages in zip(samples, rows, generated.messages, strict=True)]
+    config_file = "promptfooconfig.yaml"
+    result = platform._config(graders, config_file, tests,  # type: ignore[attr-defined]
+                              provider=("{{ chat | safe }}", generated.promptfoo_provider()))
+    result.notes.append(f"{config_file}: the provider is {generated.endpoint!r} (model {generated.model}), which "
+                        "generated this dataset; each test sends the sample's chat as the studio did")
+    return result
+
+
+INSPECT_GENERATE = '''
+
+MODEL = {model!r}  # the endpoint that generated this dataset in Grader Studio ({endpoint})
+BASE_URL = {base_url!r}
+GENERATE_CONFIG = {config!r}
+
+
+def chat(messages: list[dict[str, str]]) -> list:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
+    kinds = {{"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}}
+    return [kinds[m["role"]](content=m["content"]) for m in messages]
+
+
+@task
+def {task}_generate() -> Task:
+    """Generate the outputs with the model under test (MODEL), then score them with every grader."""
+    from inspect_ai.dataset import MemoryDataset
+    from inspect_ai.model import GenerateConfig, get_model
+    from inspect_ai.solver import generate
+
+    rows = [json.loads(line) for line in (HERE / DATASET).read_text(encoding="utf-8").splitlines() if line.strip()]
+    samples = [Sample(id=r["id"], input=chat(r["messages"]), target=r["target"], metadata=r["metadata"])
+               for r in rows]
+    scorers = [getattr(importlib.import_module(module), fn)() for _, module, fn in SCORERS]
+    model = get_model(MODEL, base_url=BASE_URL, config=GenerateConfig(**GENERATE_CONFIG))
+    return Task(dataset=MemoryDataset(samples, name={name!r}), solver=generate(), scorer=scorers, model=model)
+'''
+
+
+def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+                        judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
+    """The task file gains a second task that generates with the model under test (``generate()``)
+    on the chats the studio sent, named after the endpoint; the stored-completion task stays."""
+    result = _inspect(graders, samples, rows, judges, slug)
+    dataset = f"{slug}_dataset.jsonl"
+    lines = []
+    for line, messages in zip(result.files[dataset].splitlines(), generated.messages, strict=True):
+        data = json.loads(line)
+        data["messages"] = messages
+        lines.append(json.dumps(data, ensure_ascii=False))
+    result.files[dataset] = "\n".join(lines) + "\n"
+    config = {k: v for k, v in (("temperature", generated.temperature), ("max_tokens", generated.max_tokens))
+              if v is not None}
+    file = f"{slug}_task.py"
+    result.files[file] += INSPECT_GENERATE.format(model=generated.inspect_model(), endpoint=generated.endpoint,
+                                                  base_url=generated.base_url, config=config, task=f"{slug}_eval",
+                                                  name=slug)
+    result.notes.append(f"{file}: inspect eval {file}@{slug}_eval_generate generates with {generated.inspect_model()} "
+                        f"(the endpoint {generated.endpoint!r} that generated this dataset), then scores")
     return result
 
 

@@ -336,7 +336,7 @@ def _range(judge: RangeJudge) -> PortableJudge:
     settings = _settings(judge, REASONING_TOKENS)
     config = endpoint_config(judge.endpoint)
     kind = config.kind if config is not None else "openai"
-    logprobs = kind == "openai" and (config is None or config.supports_logprobs is not False)
+    logprobs = kind in ("openai", "azure") and (config is None or config.supports_logprobs is not False)
     return PortableJudge(
         key=judge.key, kind=judge.kind, protocol="range",
         messages=(*_constants(fixed), Message("user", CONVERSATION)),

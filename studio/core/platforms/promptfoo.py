@@ -311,9 +311,11 @@ class PromptfooPlatform(Platform):
         return result
 
     def _config(self, graders: Sequence[GraderDefinition], config_file: str,
-                tests: list[dict[str, Any]] | None = None) -> ExportResult:
+                tests: list[dict[str, Any]] | None = None,
+                provider: tuple[str, dict[str, Any]] | None = None) -> ExportResult:
         """One config; with ``tests`` (a dataset's rows) it runs as is: the echo provider answers each
-        test with its stored completion, which the asserts grade."""
+        test with its stored completion, which the asserts grade; or ``provider`` (prompt, provider)
+        answers each test, a model called afresh."""
         result = ExportResult()
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
         config = {
@@ -323,7 +325,9 @@ class PromptfooPlatform(Platform):
             "defaultTest": {"assert": asserts},
             "tests": [],
         }
-        if tests is not None:
+        if tests is not None and provider is not None:
+            config.update(prompts=[provider[0]], providers=[provider[1]], tests=tests)
+        elif tests is not None:
             config.update(prompts=["{{completion}}"], providers=[{"id": "echo", "label": "stored completions"}],
                           tests=tests)
             result.notes.append(f"{config_file}: each test's output is its stored completion (echo of "

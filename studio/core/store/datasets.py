@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
+from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 from sqlalchemy import Engine, delete, func, insert, select, update
 
 from studio.core.models import Sample, SampleRow
@@ -26,6 +28,13 @@ class DatasetRecord(BaseModel):
     sample_count: int
     deleted_at: datetime | None
     created_at: datetime
+    #: where a generated dataset's completions came from (engine/generate.py); None when imported
+    provenance: dict[str, Any] | None = None
+
+    @field_validator("provenance", mode="before")
+    @classmethod
+    def _parse_provenance(cls, value: Any) -> Any:
+        return json.loads(value) if isinstance(value, str) else value
 
 
 _INSERT_SAMPLE = (
@@ -55,7 +64,7 @@ class DatasetRepository:
                 conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
                 dataset_id = row.id
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(
-                    format=format, source=source, deleted_at=None, created_at=utcnow()))
+                    format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None))
             else:
                 dataset_id = conn.execute(insert(datasets).values(
                     name=name, format=format, source=source, sample_count=0, created_at=utcnow()
@@ -77,6 +86,57 @@ class DatasetRepository:
                 conn.exec_driver_sql(_INSERT_SAMPLE, chunk)
             conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(sample_count=count))
         return self.get(name)
+
+    def open_generated(self, name: str, provenance: dict[str, Any], *, format: str = "adaptive",
+                       source: str = "") -> DatasetRecord:
+        """An empty dataset that ``append`` fills as answers arrive (``grader-studio generate``)."""
+        with self._engine.begin() as conn:
+            row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
+            if row is not None and row.deleted_at is None:
+                raise Conflict(f"a dataset named {name!r} already exists (use another name, or --resume it)")
+            values = dict(format=format, source=source, sample_count=0, created_at=utcnow(),
+                          deleted_at=None, provenance=json.dumps(provenance))
+            if row is not None:  # a trashed dataset of that name gives its name up
+                conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
+                conn.execute(update(datasets).where(datasets.c.id == row.id).values(**values))
+            else:
+                conn.execute(insert(datasets).values(name=name, **values))
+        return self.get(name)
+
+    def append(self, dataset_id: int, items: Iterable[Sample | SampleRow],
+               provenance: dict[str, Any] | None = None) -> int:
+        """Add samples after the last one, in one transaction (with the provenance so far, if
+        given): what is committed survives the process being killed. Returns the new count."""
+        with self._engine.begin() as conn:
+            count = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
+            rows = [(dataset_id, count + n, *sample) if type(sample) is SampleRow
+                    else _sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
+            if rows:
+                conn.exec_driver_sql(_INSERT_SAMPLE, rows)
+            values: dict[str, Any] = {"sample_count": count + len(rows)}
+            if provenance is not None:
+                values["provenance"] = json.dumps(provenance)
+            conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(**values))
+        return count + len(rows)
+
+    def set_provenance(self, dataset_id: int, provenance: dict[str, Any]) -> None:
+        with self._engine.begin() as conn:
+            conn.execute(update(datasets).where(datasets.c.id == dataset_id)
+                         .values(provenance=json.dumps(provenance)))
+
+    def reorder(self, dataset_id: int, keys: Sequence[str]) -> None:
+        """Renumber a dataset's samples in the order of the JSON paths ``keys`` of their stored data
+        (answers arrive out of order; a finished generation reads in its source's order). Two
+        passes keep (dataset, idx) unique throughout; the ordering is SQLite's, no sample parsed."""
+        order = ", ".join("json_extract(data, ?)" for _ in keys)  # the paths are bound, never spliced
+        with self._engine.begin() as conn:
+            ranked = conn.exec_driver_sql(
+                f"SELECT id FROM samples WHERE dataset_id = ? ORDER BY {order}, idx", (dataset_id, *keys)).all()
+            if not ranked:
+                return
+            conn.exec_driver_sql("UPDATE samples SET idx = -1 - idx WHERE dataset_id = ?", (dataset_id,))
+            conn.exec_driver_sql("UPDATE samples SET idx = ? WHERE id = ?",
+                                 [(n, row.id) for n, row in enumerate(ranked)])
 
     def list(self, *, include_deleted: bool = False) -> list[DatasetRecord]:
         query = select(datasets).order_by(datasets.c.name)

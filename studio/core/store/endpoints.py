@@ -12,6 +12,9 @@ from studio.core.store.errors import EndpointNotFound, NoEndpoint
 from studio.core.store.holder import HasEngine
 from studio.core.store.tables import endpoints as endpoints_table
 
+#: endpoint fields stored only when set (see ``EndpointRepository.save``)
+NETWORK_OPTIONS = ("api_version", "proxy", "ca_bundle")
+
 #: the OS keyring service our endpoint keys are stored under (by endpoint name)
 KEYRING_SERVICE = "grader-studio"
 
@@ -56,7 +59,11 @@ class EndpointRepository:
     def save(self, config: EndpointConfig) -> None:
         """Insert or replace; the stored JSON is the config itself, which holds no secret."""
         now = utcnow()
-        data = config.model_dump_json(exclude_defaults=False)
+        # the network options added for issue 34 are stored only when set, so a library whose
+        # endpoints use none of them stays readable by the version before (its model forbids
+        # fields it does not know)
+        unset = {field for field in NETWORK_OPTIONS if getattr(config, field) is None}
+        data = config.model_dump_json(exclude_defaults=False, exclude=unset)
         with self._engine.begin() as conn:
             exists = conn.execute(
                 select(endpoints_table.c.name).where(endpoints_table.c.name == config.name)

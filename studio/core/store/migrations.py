@@ -237,6 +237,11 @@ MIGRATIONS: list[list[str]] = [
     [
         "ALTER TABLE grader_results ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0",
     ],
+    # a dataset made by `grader-studio generate` says where its completions came from (source
+    # dataset, endpoint, model, parameters, time, tokens, cost) as JSON; NULL for an imported one
+    [
+        "ALTER TABLE datasets ADD COLUMN provenance TEXT",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -57,6 +57,7 @@ datasets = Table(
     Column("sample_count", Integer, nullable=False, default=0),
     Column("deleted_at", DateTime, nullable=True),
     Column("created_at", DateTime, nullable=False),
+    Column("provenance", Text, nullable=True),
 )
 
 samples = Table(

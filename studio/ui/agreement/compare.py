@@ -12,6 +12,7 @@ import html
 from typing import Any
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..messages import describe_error
 from ..plain import short
 from ..qt import Qt, QtWidgets, Signal
@@ -27,10 +28,8 @@ class CompareView(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.report: dict[str, Any] | None = None
-        self.run_a = QtWidgets.QComboBox()
-        self.run_b = QtWidgets.QComboBox()
-        for combo in (self.run_a, self.run_b):
-            combo.setMinimumWidth(300)
+        self.run_a = ElidedCombo(20)  # a run's long name elides in the middle, whole in its tooltip
+        self.run_b = ElidedCombo(20)
         self.go = QtWidgets.QPushButton("Compare")
         self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
         self.summary = QtWidgets.QLabel("Pick two runs on the same dataset.")

@@ -18,6 +18,7 @@ import numpy as np
 from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..messages import describe_error
 from ..plain import short
 from ..plots import pg
@@ -35,7 +36,17 @@ NO_RUN = ("No runs yet. Run a grader on a dataset in Run & results, then label s
 def fmt(value: float | None, ci: list[float] | None = None) -> str:
     if value is None:
         return "<i>undefined</i>"
-    return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.2f}, {ci[1]:.2f}]</span>" if ci else "")
+    # an interval to three decimals like its value (issue 35: "[0.48, 0.88]" beside "0.693")
+    return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
+
+
+def _plain_axes(plot: Any) -> None:
+    """No SI prefix on a plot's unitless 0–1 axes: pyqtgraph 0.14 scales such an axis by 1000 whatever
+    enableAutoSIPrefix(False) says, and setLabel forgets the ranges (κ read 0–600 on a suite run)."""
+    for side in ("left", "bottom"):
+        axis = plot.getAxis(side)
+        axis.setSIPrefixEnableRanges(((0.0, 0.0),))
+        axis.updateAutoSIPrefix()
 
 
 def summary_html(report: dict[str, Any]) -> str:
@@ -70,13 +81,12 @@ class AgreementView(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.report: dict[str, Any] | None = None
-        self.run = QtWidgets.QComboBox()
-        self.run.setMinimumWidth(320)
+        self.run = ElidedCombo(20)  # "#12 · a long grader name on a dataset": elided in the middle
         self.key = QtWidgets.QComboBox()
         self.key.setEditable(True)
         self.key.addItem(DEFAULT_KEY)
         self.key.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.key.setMinimumContentsLength(14)  # a label set's name is read whole
+        self.key.setMinimumContentsLength(10)  # a label set's name: "human", "second-opinion"
         self.reload_button = QtWidgets.QPushButton("Refresh")
         self.align_button = QtWidgets.QPushButton("Align judge…")
         self.align_button.setToolTip("Add few-shot examples from disagreements in a training part; "
@@ -97,10 +107,6 @@ class AgreementView(QtWidgets.QWidget):
         self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.verticalHeader().setVisible(False)
 
-        self.run.setMinimumWidth(0)
-        self.run.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.run.setMinimumContentsLength(24)
-        self.run.currentIndexChanged.connect(lambda _i: self.run.setToolTip(self.run.currentText()))
         self.import_button = QtWidgets.QPushButton("Import labels…")
         self.import_button.setToolTip("Add human labels from a JSONL or CSV file (a sample_id and a label "
                                       "PASS/FAIL/NA or a score a line) to the chosen run's dataset")
@@ -113,8 +119,16 @@ class AgreementView(QtWidgets.QWidget):
         bar.addWidget(QtWidgets.QLabel("Labels"))
         bar.addWidget(self.key)
         bar.addWidget(self.reload_button)
-        bar.addWidget(self.import_button)
-        bar.addWidget(self.align_button)
+        # the label-file and align buttons beside the summary they act on, one above the other: in the
+        # bar, with a suite's grader picker shown, they pushed the window past 1280 px (issue 35)
+        beside = QtWidgets.QHBoxLayout()
+        beside.addWidget(self.summary, 1)
+        buttons = QtWidgets.QVBoxLayout()
+        buttons.setSpacing(4)
+        buttons.addWidget(self.import_button)
+        buttons.addWidget(self.align_button)
+        buttons.addStretch(1)
+        beside.addLayout(buttons)
         plots = QtWidgets.QHBoxLayout()
         for plot in (self.confusion_plot, self.scatter_plot, self.sweep_plot):
             plots.addWidget(plot)
@@ -148,7 +162,7 @@ class AgreementView(QtWidgets.QWidget):
         self.empty_page, self.results_page = empty, results
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
-        layout.addWidget(self.summary)
+        layout.addLayout(beside)
         layout.addWidget(self.stack, 1)
         self.label_button.clicked.connect(self._label_here)
         self.import_button.clicked.connect(self.ask_import)
@@ -272,7 +286,12 @@ class AgreementView(QtWidgets.QWidget):
             return
         self.report = report
         self._set_state(report)
-        self.summary.setText(summary_html(report))
+        text = summary_html(report)
+        if self.grader.isVisibleTo(self):  # a suite run: which of its scores the page measures
+            shown = self.grader.currentData()
+            text = (f"Showing <b>{html.escape(short(shown))}</b>, one grader of the suite" if shown
+                    else "Showing the suite's <b>overall score</b>") + " (choose another beside Run)<br>" + text
+        self.summary.setText(text)
         self._plot_confusion(report)
         self._plot_scatter(report)
         self._plot_sweep(report)
@@ -330,6 +349,7 @@ class AgreementView(QtWidgets.QWidget):
                 plot.addItem(pg.PlotDataItem([low, high], [low, high], pen=pg.mkPen("#9ca3af", style=Qt.PenStyle.DashLine)))
         plot.setLabel("bottom", "human")
         plot.setLabel("left", "judge")
+        _plain_axes(plot)
 
     def _plot_sweep(self, report: dict[str, Any]) -> None:
         plot = self.sweep_plot
@@ -340,9 +360,9 @@ class AgreementView(QtWidgets.QWidget):
             return
         best = report["best_threshold"]
         # a title wider than the plot widens the whole scene and clips the plot: keep titles short
-        plot.setTitle(f"κ by threshold (best {best:g})")
-        plot.setToolTip(f"Cohen's κ at each pass threshold; best {best:g}, this run's {report['pass_threshold']:g} "
-                        "(dashed)")
+        plot.setTitle(f"κ by threshold (best {best:.3f})")
+        plot.setToolTip(f"Cohen's κ at each pass threshold; best {best:.3f}, this run's "
+                        f"{report['pass_threshold']:.3f} (dashed)")
         plot.getAxis("left").enableAutoSIPrefix(False)
         plot.plot([s["threshold"] for s in sweep], [s["kappa"] for s in sweep], pen=pg.mkPen("#2563eb", width=2),
                   symbol="o", symbolSize=6, symbolBrush="#2563eb")
@@ -352,6 +372,7 @@ class AgreementView(QtWidgets.QWidget):
                                      pen=pg.mkPen("#9ca3af", style=Qt.PenStyle.DashLine)))
         plot.setLabel("bottom", "pass threshold")
         plot.setLabel("left", "κ")
+        _plain_axes(plot)
 
     def _fill_table(self, rows: list[dict[str, Any]]) -> None:
         self.table.setRowCount(len(rows))

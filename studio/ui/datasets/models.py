@@ -66,8 +66,9 @@ class DatasetsModel(_HeaderedModel):
         if role == _ROLE.TextAlignmentRole and index.column() == 1:
             return _RIGHT
         if role == _ROLE.ToolTipRole:
+            made = "generated" if (record.provenance or {}).get("kind") == "generated" else "imported"
             return (f"{record.name}: {record.sample_count:,} samples ({record.format})\n"
-                    f"from {record.source or '?'}, imported {record.created_at:%Y-%m-%d %H:%M}")
+                    f"from {record.source or '?'}, {made} {record.created_at:%Y-%m-%d %H:%M}")
         return None
 
 

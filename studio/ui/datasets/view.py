@@ -11,6 +11,7 @@ from ..messages import describe_error
 from ..plain import esc, rich_label
 from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from ..results.thread_view import ThreadView
+from .generate import GenerateDialog, provenance_text
 from .importer import SUFFIXES, ImportPanel
 from .models import DatasetsModel, SamplesModel, load_sample
 
@@ -48,6 +49,8 @@ class DatasetsView(QtWidgets.QWidget):
         self.import_button.setToolTip("Import a JSONL or CSV file (or drop one on this view)")
         self.delete_button = QtWidgets.QPushButton("Delete")
         self.delete_button.setEnabled(False)
+        self.generate_button = QtWidgets.QPushButton("Generate…")
+        self.generate_button.setToolTip("Call a model on a dataset's inputs and store its answers as a new dataset")
 
         self.sample_table = QtWidgets.QTableView()
         self.sample_table.setModel(self.samples)
@@ -63,11 +66,16 @@ class DatasetsView(QtWidgets.QWidget):
         self.thread = ThreadView(empty="Select a sample to read it as a conversation.")
         self.header = QtWidgets.QLabel()
         self.header.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
+        self.provenance = QtWidgets.QLabel()  # a generated dataset's source, endpoint, model, cost
+        self.provenance.setTextFormat(Qt.TextFormat.PlainText)
+        self.provenance.setWordWrap(True)
+        self.provenance.setVisible(False)
 
         browse = QtWidgets.QWidget()
         browse_layout = QtWidgets.QVBoxLayout(browse)
         browse_layout.setContentsMargins(0, 0, 0, 0)
         browse_layout.addWidget(self.header)
+        browse_layout.addWidget(self.provenance)
         samples_split = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         samples_split.addWidget(self.sample_table)
         samples_split.addWidget(self.thread)
@@ -83,6 +91,7 @@ class DatasetsView(QtWidgets.QWidget):
         self.pages.addWidget(browse)
         self.pages.addWidget(self.importer)
         self.browse_page = browse
+        self.generate_dialog: GenerateDialog | None = None
 
         side = QtWidgets.QWidget()
         side_layout = QtWidgets.QVBoxLayout(side)
@@ -91,6 +100,7 @@ class DatasetsView(QtWidgets.QWidget):
         side_layout.addWidget(self.list, 1)
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.import_button)
+        buttons.addWidget(self.generate_button)
         buttons.addWidget(self.delete_button)
         side_layout.addLayout(buttons)
         splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
@@ -103,6 +113,7 @@ class DatasetsView(QtWidgets.QWidget):
 
         self.import_button.clicked.connect(self.choose_import)
         self.delete_button.clicked.connect(self.delete_selected)
+        self.generate_button.clicked.connect(lambda: self.open_generate().show())
         self.list.selectionModel().currentRowChanged.connect(self._on_dataset)
         self.sample_table.selectionModel().currentRowChanged.connect(self._on_sample)
         self.importer.imported.connect(self._on_imported)
@@ -142,6 +153,15 @@ class DatasetsView(QtWidgets.QWidget):
         self.pages.setCurrentWidget(self.importer)
         self.importer.set_path(path, fmt)
         return self.importer
+
+    def open_generate(self) -> GenerateDialog:
+        """Datasets ▸ Generate outputs…, on the selected dataset's inputs; the new dataset opens when
+        the generation ends (complete or cancelled), its provenance shown."""
+        current = self.current_dataset()
+        dialog = GenerateDialog(self.ctx, current.name if current else None, self)
+        dialog.generated.connect(self.select_dataset)
+        self.generate_dialog = dialog  # the latest one (tests, and the window's menu)
+        return dialog
 
     def delete_selected(self) -> None:
         record = self.current_dataset()
@@ -188,7 +208,11 @@ class DatasetsView(QtWidgets.QWidget):
         self.thread.clear_thread()
         if record is None:
             self.header.setText("")
+            self.provenance.setVisible(False)
             return
+        described = provenance_text(record.provenance)
+        self.provenance.setText(described)
+        self.provenance.setVisible(bool(described))
         self.header.setText(f"<b>{esc(record.name)}</b> · {record.sample_count:,} samples · format {record.format}"
                             f" · from {record.source or '?'}")
         if self.pages.currentWidget() is not self.importer:

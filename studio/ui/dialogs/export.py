@@ -1,5 +1,7 @@
 """Export: pick a platform, see the files it would write and, before writing, what travels exactly,
-what is approximated and which platforms refuse and why; save or copy.
+what is approximated and which platforms refuse and why; save or copy. As the CLI's ``export``: a
+dataset to write with the grader as one eval (``--dataset``) and the model id a judge names
+(``--model``); a model id only a server on this machine knows is a warning, not "travels exactly".
 
 Exporters are pure (they never execute a grader), but they run in ``ctx.tasks`` anyway so a slow
 one never freezes the window.
@@ -7,15 +9,22 @@ one never freezes the window.
 
 from __future__ import annotations
 
+import ipaddress
+from urllib.parse import urlparse
+
 from studio.core.models import GraderDefinition
+from studio.core.models.judges import JudgeBase
 from studio.core.platforms import platforms
+from studio.core.platforms._eval import TARGETS as EVAL_TARGETS
+from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fidelity import Fidelity, fidelity
-from studio.core.platforms._fields import export_endpoints
+from studio.core.platforms._fields import export_endpoints, export_model
 from studio.core.safe_files import write_tree
 from studio.core.store.endpoints import EndpointRepository
 
 from ..context import AppContext
 from ..editor.code_editor import CodeEditor
+from ..eliding import ElidedCombo
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtGui, QtWidgets
 
@@ -28,13 +37,46 @@ def _language(path: str) -> str | None:
     return None
 
 
-def describe_fidelity(report: Fidelity) -> str:
-    """Plain text: what travels exactly, what is approximated (and by how much), what is lost."""
+#: the dataset choice that exports the grader alone
+NO_DATASET = "(none: the grader alone)"
+
+
+def _local(url: str) -> bool:
+    """A server on this machine or a private network: its model names mean nothing to a platform."""
+    host = (urlparse(url).hostname or "").strip("[]")
+    if host in ("localhost", "") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_unspecified
+
+
+def model_warning(definition: GraderDefinition, endpoints: dict[str, object], override: str, label: str) -> str:
+    """Why ``label`` would not know the model id a judge exports ("" when it would, or when it is typed)."""
+    name = getattr(definition, "endpoint", None)
+    if override.strip() or getattr(definition, "model", None) or not name:
+        return ""
+    config = endpoints.get(name)
+    url, model = str(getattr(config, "base_url", "") or ""), str(getattr(config, "model", "") or "")
+    note = str(getattr(config, "label", "") or "")
+    if not model or not (_local(url) or "not a model" in note):
+        return ""
+    where = f"{url}, {note}" if note else url
+    return (f"⚠ The model id {model!r} comes from the endpoint {name} on this machine ({where}): {label} "
+            f"would not know it. Type the model id {label} should call under Model id.")
+
+
+def describe_fidelity(report: Fidelity, model_problem: str = "") -> str:
+    """Plain text: what travels exactly, what is approximated (and by how much), what is lost; a model
+    id the platform would not know is said as a warning, first, and not among what travels exactly."""
     if report.refused:
         return f"Refused: {report.refused}"
-    parts = []
-    if report.exact:
-        parts.append("Travels exactly:\n" + "\n".join(f"• {p}" for p in report.exact))
+    parts = [model_problem] if model_problem else []
+    exact = [p for p in report.exact if not (model_problem and p.startswith("model id "))]
+    if exact:
+        parts.append("Travels exactly:\n" + "\n".join(f"• {p}" for p in exact))
     if report.approximated:
         parts.append("Approximated:\n" + "\n".join(f"• {p}" for p in report.approximated))
     if report.not_carried:
@@ -66,8 +108,28 @@ class ExportDialog(QtWidgets.QDialog):
         self.copy_button = QtWidgets.QPushButton("Copy file")
         self.copy_button.setToolTip("Copy the selected file's text to the clipboard")
         close = QtWidgets.QPushButton("Close")
+        self.dataset = ElidedCombo(16)
+        self.dataset.set_base_tip("Also write this dataset in the platform's form: one eval that runs as is "
+                                  f"(the CLI's --dataset; {', '.join(EVAL_TARGETS)})")
+        self.dataset.addItem(NO_DATASET, None)
+        for record in ctx.library.datasets.list():
+            self.dataset.addItem(f"{record.name}  ({record.sample_count:,})", record.name)
+        self.model = QtWidgets.QLineEdit()
+        judge_model = self._model_of(definition)
+        self.model.setPlaceholderText(f"the judge's: {judge_model}" if judge_model else "the judge's")
+        self.model.setToolTip("The model id the exported judge calls on the platform (the CLI's --model)")
+        self.model.setEnabled(isinstance(definition, JudgeBase))  # a function's endpoint is its ctx's, no judge
+        choices = QtWidgets.QHBoxLayout()
+        choices.addWidget(self.platform, 2)
+        choices.addWidget(QtWidgets.QLabel("Dataset"))
+        choices.addWidget(self.dataset, 1)
+        model_label = QtWidgets.QLabel("Model id")
+        choices.addWidget(model_label)
+        choices.addWidget(self.model, 1)
+        for widget in (model_label, self.model):  # only a judge names a model
+            widget.setVisible(self.model.isEnabled())
         top = QtWidgets.QFormLayout()
-        top.addRow("Target platform", self.platform)
+        top.addRow("Target platform", choices)
         top.addRow("", self.support)
         body = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         body.addWidget(self.file_list)
@@ -84,6 +146,8 @@ class ExportDialog(QtWidgets.QDialog):
         layout.addLayout(buttons)
         self.file_list.currentRowChanged.connect(self.preview.setCurrentIndex)
         self.platform.currentIndexChanged.connect(self.refresh)
+        self.dataset.currentIndexChanged.connect(self.refresh)
+        self.model.editingFinished.connect(self.refresh)
         self.save_button.clicked.connect(self.save)
         self.copy_button.clicked.connect(self.copy)
         close.clicked.connect(self.reject)
@@ -148,6 +212,7 @@ class ExportDialog(QtWidgets.QDialog):
             return
         with export_endpoints(self._endpoints()):
             support = platform.can_export(self.definition)
+        self.dataset.setEnabled(name in EVAL_TARGETS)
         if not support.ok:
             self._show_problem(f"{platform.label} cannot express this grader: {support.reason}")
             return
@@ -157,18 +222,28 @@ class ExportDialog(QtWidgets.QDialog):
         self.support.setObjectName("hint")
         definition = self.definition
         endpoints = self._endpoints()
+        model = self.model.text().strip() if self.model.isEnabled() else ""
+        dataset = self.dataset.currentData() if name in EVAL_TARGETS else None
+        library = self.ctx.library
+        problem = model_warning(definition, endpoints, model, platform.label)
 
         def work():  # type: ignore[no-untyped-def]
-            with export_endpoints(endpoints):  # context variables do not cross into the pool's thread
-                return platform.export(definition), fidelity(platform, definition)
+            # context variables do not cross into the pool's thread: set here
+            with export_endpoints(endpoints), export_model(model or None):
+                if dataset:  # the grader and the dataset as one eval, as `export --dataset`
+                    result = export_eval(name, [(definition.key, definition)], library.datasets.samples(dataset),
+                                         dataset)
+                else:
+                    result = platform.export(definition)
+                return result, fidelity(platform, definition)
 
         def done(answer) -> None:  # type: ignore[no-untyped-def]
             if ticket != self._ticket:
                 return
             result, report = answer
-            self.support.setObjectName("warning" if result.warnings else "ok")
+            self.support.setObjectName("warning" if result.warnings or problem else "ok")
             self.support.style().polish(self.support)
-            self.support.setText(describe_fidelity(report))
+            self.support.setText(describe_fidelity(report, problem))
             self.notes.setText("\n".join(result.notes))  # one note a line: they are separate sentences
             self._set_files(dict(result.files))
 
@@ -177,6 +252,14 @@ class ExportDialog(QtWidgets.QDialog):
                 self._show_problem(describe_error(exc))
 
         self.ctx.tasks.run(work, done, failed)
+
+    def _model_of(self, definition: GraderDefinition) -> str:
+        """The model id a judge exports unless one is typed: its own, else its endpoint's."""
+        own = getattr(definition, "model", None)
+        if own:
+            return str(own)
+        config = self._endpoints().get(getattr(definition, "endpoint", None) or "")
+        return str(getattr(config, "model", "") or "")
 
     def _endpoints(self) -> dict[str, object]:
         try:

@@ -21,7 +21,8 @@ def probe(config: Any, api_key: str | None, repo: Any = None) -> tuple[float, bo
     updated, changes = apply_probe(config, result)
     if repo is not None and config.name in repo.names():
         repo.save(updated)
-    notes = [f"Structured output: {result.structured_output}.", *result.notes, *changes]
+    notes = [f"Route: {result.route}.", f"Structured output: {result.structured_output}.",
+             *result.notes, *changes]
     return result.latency_ms, result.logprobs, result.reply, notes
 
 
@@ -49,12 +50,27 @@ class EndpointsPage(QtWidgets.QWidget):
         self.remove_button = QtWidgets.QPushButton("Remove")
         self.name = QtWidgets.QLineEdit(placeholderText="my-judge")
         self.kind = QtWidgets.QComboBox()
-        self.kind.addItems(["openai", "anthropic"])
+        self.kind.addItems(["openai", "anthropic", "azure"])
+        self.kind.setToolTip("openai: any OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter); "
+                             "azure: Azure OpenAI (Model is the deployment name)")
         self.base_url = QtWidgets.QLineEdit(placeholderText="http://127.0.0.1:8080/v1")
         self.model = QtWidgets.QLineEdit(placeholderText="gpt-4o-mini")
         self.api_key = QtWidgets.QLineEdit(placeholderText="stored in the OS keyring, never in the library")
         self.api_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
         self.api_key_env = QtWidgets.QLineEdit(placeholderText="or an environment variable, e.g. OPENAI_API_KEY")
+        self.api_version = QtWidgets.QLineEdit(placeholderText="Azure only, e.g. 2024-10-21")
+        self.proxy = QtWidgets.QLineEdit(
+            placeholderText="empty: HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, NO_PROXY, as curl reads them")
+        self.proxy.setToolTip("This endpoint's proxy, e.g. http://proxy.corp:3128; it wins over the "
+                              "environment. No credentials here: keep them in HTTPS_PROXY.")
+        self.ca_bundle = QtWidgets.QLineEdit(placeholderText="empty: SSL_CERT_FILE / SSL_CERT_DIR, else certifi")
+        self.ca_bundle.setToolTip("A PEM file of extra CA certificates this endpoint trusts (a company root)")
+        self.ca_browse = QtWidgets.QPushButton("Browse…")
+        self.ca_browse.clicked.connect(self._pick_ca_bundle)
+        ca_row = QtWidgets.QHBoxLayout()
+        ca_row.setContentsMargins(0, 0, 0, 0)
+        ca_row.addWidget(self.ca_bundle, 1)
+        ca_row.addWidget(self.ca_browse)
         self.concurrency = QtWidgets.QSpinBox(minimum=1, maximum=1024, value=8)
         self.timeout = QtWidgets.QDoubleSpinBox(minimum=1, maximum=3600, value=60, suffix=" s")
         # text, not a spin box: a price is an exact decimal (0.15), kept as typed
@@ -74,6 +90,9 @@ class EndpointsPage(QtWidgets.QWidget):
         form.addRow("Model", self.model)
         form.addRow("API key", self.api_key)
         form.addRow("Key variable", self.api_key_env)
+        form.addRow("API version", self.api_version)
+        form.addRow("Proxy", self.proxy)
+        form.addRow("CA bundle", ca_row)
         form.addRow("Concurrency", self.concurrency)
         form.addRow("Timeout", self.timeout)
         form.addRow("Input price", self.price_input)
@@ -107,6 +126,8 @@ class EndpointsPage(QtWidgets.QWidget):
         self.remove_button.clicked.connect(self._remove)
         self.save_button.clicked.connect(self.save)
         self.test_button.clicked.connect(self.test)
+        self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(kind == "azure"))
+        self.api_version.setEnabled(self.kind.currentText() == "azure")
         self.reload()
 
     def reload(self, select: str | None = None) -> None:
@@ -124,7 +145,8 @@ class EndpointsPage(QtWidgets.QWidget):
     def _new(self) -> None:
         self.list.clearSelection()
         for edit in (self.name, self.base_url, self.model, self.api_key, self.api_key_env, self.price_input,
-                     self.price_output, self.price_cached_input):
+                     self.price_output, self.price_cached_input, self.api_version, self.proxy,
+                     self.ca_bundle):
             edit.clear()
         self.name.setReadOnly(False)
         self.result.setText("A new endpoint: fill in the fields and press Save.")
@@ -147,6 +169,9 @@ class EndpointsPage(QtWidgets.QWidget):
         self.api_key.setPlaceholderText("a key is stored in the keyring (type to replace)" if get_keyring_key(name)
                                         else "stored in the OS keyring, never in the library")
         self.api_key_env.setText(config.api_key_env or "")
+        self.api_version.setText(config.api_version or "")
+        self.proxy.setText(config.proxy or "")
+        self.ca_bundle.setText(config.ca_bundle or "")
         self.concurrency.setValue(config.max_concurrency)
         self.timeout.setValue(config.timeout)
         self.price_input.setText("" if config.price_input is None else str(config.price_input))
@@ -165,7 +190,10 @@ class EndpointsPage(QtWidgets.QWidget):
             base = {}
         base.update(name=name, kind=self.kind.currentText(), base_url=self.base_url.text().strip(),
                     model=self.model.text().strip(), api_key_env=self.api_key_env.text().strip() or None,
-                    max_concurrency=self.concurrency.value(), timeout=self.timeout.value())
+                    max_concurrency=self.concurrency.value(), timeout=self.timeout.value(),
+                    api_version=self.api_version.text().strip() or None,
+                    proxy=self.proxy.text().strip() or None,
+                    ca_bundle=self.ca_bundle.text().strip() or None)
         for field, edit, label in (("price_input", self.price_input, "The input price"),
                                    ("price_output", self.price_output, "The output price"),
                                    ("price_cached_input", self.price_cached_input, "The cached input price")):
@@ -173,9 +201,19 @@ class EndpointsPage(QtWidgets.QWidget):
             base[field] = parse_money(text, label) if text else None  # one sentence when malformed
         return EndpointConfig.model_validate(base)
 
+    def _pick_ca_bundle(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "CA bundle (PEM)", "", "Certificates (*.pem *.crt *.cer);;All files (*)")
+        if path:
+            self.ca_bundle.setText(path)
+
     def save(self) -> bool:
         try:
             config = self.config()
+            if config.ca_bundle:
+                from studio.core.judges.http.tls import ssl_context
+
+                ssl_context(config.ca_bundle)  # a file that is not PEM is said now, not at a run
             key = self.api_key.text()
             if key:
                 from studio.core.judges.http.credentials import set_keyring_key

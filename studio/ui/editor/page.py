@@ -187,10 +187,10 @@ class GraderPage(QtWidgets.QWidget):
         self.body.changed.connect(self._changed)
         self.body_holder.addWidget(self.body)
         self.body_holder.setCurrentWidget(self.body)
-        self.try_panel.picker.prefer(record.definition.tags)
+        self.try_panel.picker.prefer(record.definition.tags, record.kind)
         preview = getattr(self.body, "preview", None)
         if preview is not None:
-            preview.picker.prefer(record.definition.tags)
+            preview.picker.prefer(record.definition.tags, record.kind)
         self.checks.set_error("Not validated yet. Press Validate (Ctrl+Enter).")
         self.try_panel.set_error("Pick a sample and press Try.")
         self.report_card.set_grader(record.key, record.definition)

@@ -19,6 +19,16 @@ from ..samples import SamplePicker
 from .code_editor import monospace_font
 
 
+def score_text(outcome: Outcome) -> str:
+    """The big score: a judge's verdict beside its score ("PASS · 1"), an NA on its own (issue 35: a
+    binary judge's Try showed a bare "1")."""
+    verdict = (outcome.details or {}).get("verdict") if isinstance(outcome.details, dict) else None
+    score = None if outcome.score is None else f"{outcome.score:.3g}"
+    if isinstance(verdict, str) and verdict:
+        return verdict if score is None else f"{verdict} · {score}"
+    return "–" if score is None else score
+
+
 def grade_one(ctx_library: Any, definition: GraderDefinition, sample: Sample) -> Outcome:
     """Off the GUI thread: build the scorer a run would use, grade one sample, close it."""
     from studio.core.graders.registry import make_scorer
@@ -85,7 +95,7 @@ class TryPanel(QtWidgets.QWidget):
     def show_outcome(self, outcome: Outcome) -> None:
         self.button.setEnabled(True)
         self.outcome = outcome
-        self.score.setText("–" if outcome.score is None else f"{outcome.score:.3g}")
+        self.score.setText(score_text(outcome))
         parts = [outcome.status]
         if outcome.duration_ms:
             parts.append(f"{outcome.duration_ms:.0f} ms")

@@ -14,7 +14,9 @@ from typing import Any
 from studio.core.models import GraderDefinition, JudgeBase, JuryGrader
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..qt import Qt, QtWidgets
+from ..samples import preferred_dataset
 
 COLUMNS = ("Probe", "n", "Measure", "95% interval", "Verdicts flipped", "Result")
 EXPLAIN = {
@@ -84,8 +86,7 @@ class ReportCard(QtWidgets.QWidget):
         self.key: str | None = None
         self.cancel: threading.Event | None = None
         self._ticket = 0
-        self.dataset = QtWidgets.QComboBox()
-        self.dataset.setMinimumContentsLength(14)
+        self.dataset = ElidedCombo(14)  # a long dataset name elides in the middle, whole in its tooltip
         self.limit = QtWidgets.QSpinBox(minimum=2, maximum=100_000, value=50)
         self.limit.setToolTip("probe only the first N samples (each probe makes several calls per sample)")
         self.run_button = QtWidgets.QPushButton("Run probes")
@@ -154,8 +155,11 @@ class ReportCard(QtWidgets.QWidget):
             self.status.setText("Bias probes measure LLM judges and juries; this grader is neither.")
             return
         self.status.setText("Loading the last report…")
-        if any(tag in definition.tags for tag in ("pairwise",)) or definition.kind == "pairwise_judge":
-            self._prefer("pairs")
+        # a dataset the judge reads (issue 35: a QA judge opened on json-outputs)
+        names = [self.dataset.itemText(i) for i in range(self.dataset.count())]
+        choice = preferred_dataset(list(definition.tags), definition.kind, names)
+        if choice is not None:
+            self.dataset.setCurrentIndex(names.index(choice))
         engine = self.ctx.library.engine
 
         def load() -> Any:
@@ -203,12 +207,6 @@ class ReportCard(QtWidgets.QWidget):
                 self.jurors.setItem(r, c, QtWidgets.QTableWidgetItem(text))
         self.jurors.resizeColumnsToContents()
         self.jurors.horizontalHeader().setStretchLastSection(True)
-
-    def _prefer(self, word: str) -> None:
-        for i in range(self.dataset.count()):
-            if word in self.dataset.itemText(i):
-                self.dataset.setCurrentIndex(i)
-                return
 
     def _show_record(self, record: Any) -> None:
         if record is None:

@@ -57,13 +57,15 @@ class LibraryPanel(QtWidgets.QWidget):
         self.restore_button = QtWidgets.QToolButton(text="Restore")
         self.restore_button.setToolTip("Bring the grader back from the Trash")
 
-        buttons = QtWidgets.QHBoxLayout()
+        # two rows: one row of six buttons made the sidebar's minimum 325 px, and with the runs list
+        # and a results grid beside it the window outgrew a 1280 px screen (issue 35)
+        buttons = QtWidgets.QGridLayout()
         buttons.setSpacing(2)
-        for button in (self.new_button, self.duplicate_button, self.lock_button, self.delete_button,
-                       self.versions_button, self.restore_button):
+        for n, button in enumerate((self.new_button, self.duplicate_button, self.lock_button, self.delete_button,
+                                    self.versions_button, self.restore_button)):
             button.setAutoRaise(True)
-            buttons.addWidget(button)
-        buttons.addStretch(1)
+            buttons.addWidget(button, n // 3, n % 3)
+        buttons.setColumnStretch(3, 1)
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 0, 6)
         title = QtWidgets.QLabel("Library")

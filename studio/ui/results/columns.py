@@ -40,6 +40,9 @@ class Column:
     text: Callable[[ResultRow], str]
     numeric: bool = False
     long_text: Callable[[ResultRow], str] | None = None  # tooltip source for elided columns
+    tip: str = ""  # the header's tooltip (a short header's whole name); the title when empty
+    #: "pass" or "fail" for a cell tinted by its verdict (a suite's score cells), None for no tint
+    verdict: Callable[[ResultRow], str | None] | None = None
 
 
 # status and score first: what a run is read for stays in view on a laptop screen

@@ -43,6 +43,8 @@ _STATUS_COL = COLUMN_INDEX["status"]
 _ERROR_COL = COLUMN_INDEX["error"]
 
 ResultIdRole = int(_ROLE.UserRole) + 1
+#: a score cell's verdict coloured as the status it reads like
+_VERDICT_STATUS = {"pass": "ok", "fail": "error"}
 
 
 class ResultsModel(QtCore.QAbstractTableModel):
@@ -250,8 +252,10 @@ class ResultsModel(QtCore.QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
-            if role in (_ROLE.DisplayRole, _ROLE.ToolTipRole):
+            if role == _ROLE.DisplayRole:
                 return self.columns[section].title
+            if role == _ROLE.ToolTipRole:
+                return self.columns[section].tip or self.columns[section].title
             if role == _ROLE.TextAlignmentRole:
                 return _RIGHT if self.columns[section].numeric else _LEFT
         return None
@@ -289,6 +293,9 @@ class ResultsModel(QtCore.QAbstractTableModel):
             return None
         if role == _ROLE.BackgroundRole and col == _STATUS_COL:
             return status_tint(result.status)
+        if role == _ROLE.BackgroundRole and self.columns[col].verdict is not None:
+            verdict = self.columns[col].verdict(result)  # type: ignore[misc]
+            return None if verdict is None else status_tint(_VERDICT_STATUS[verdict])
         return None
 
 

@@ -19,6 +19,7 @@ from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grid import SuiteGrid
 from .ci_reports import ReportButton, run_figures
+from .column_chooser import ColumnChooser, add_chooser
 from .columns import COLUMN_INDEX, COLUMNS
 from .detail import DetailPane
 from .filters import FilterBar
@@ -32,6 +33,8 @@ SPLITTER_KEY = "results/detail_side_splitter"
 #: the grid's share of the width at first: its short columns and the start of the input
 GRID_SHARE = 0.55
 SUMMARY_INTERVAL_S = 0.5
+#: the detail pane's narrowest when the grid widens for a suite run's score columns
+DETAIL_MIN = 260
 HEADER_PAD = 30  # a header's margins and its sort indicator  # a streaming run's aggregates and histogram refresh at most twice a second
 
 
@@ -78,9 +81,22 @@ class ResultsView(QtWidgets.QWidget):
 
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.filters, 1)
-        bar.addWidget(self.export_button)
-        # in the summary band, beside the figures it reports: the filter bar has no width to spare at 1280
-        self.summary_bar.add_action(self.report_button)
+        self.columns_button = QtWidgets.QToolButton(text="Columns")
+        self.columns_button.setToolTip("Choose the grid's columns (also in a column header's right-click menu)")
+        self.columns_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        columns_menu = QtWidgets.QMenu(self.columns_button)
+        columns_menu.aboutToShow.connect(lambda: (columns_menu.clear(), add_chooser(columns_menu, self)))
+        self.columns_button.setMenu(columns_menu)
+        bar.addWidget(self.columns_button)
+        # in the summary band, beside the figures they report, one above the other: the filter bar has
+        # no width to spare at 1280 with the runs list shown (issue 35: Export CSV… was off the edge)
+        run_actions = QtWidgets.QWidget()
+        column = QtWidgets.QVBoxLayout(run_actions)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        column.addWidget(self.report_button)
+        column.addWidget(self.export_button)
+        self.summary_bar.add_action(run_actions)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.grid_stack)
         self.splitter.addWidget(self.detail)
@@ -100,6 +116,9 @@ class ResultsView(QtWidgets.QWidget):
         layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
         self.labeler = Labeler(self)  # human labels by keyboard, beside the thread and rationale
+        self.columns = ColumnChooser(self)  # which columns show (ui/results/column_chooser.py)
+        self.columns.apply()
+        self._grid_want = 0  # the width a suite run's score columns need (fit_grid_to)
         self.suite_grid = SuiteGrid(self)  # a suite run: a score column per grader (ui/suites/grid.py)
         layout.addWidget(self.labeler)
         layout.addWidget(self.status_line)
@@ -124,6 +143,25 @@ class ResultsView(QtWidgets.QWidget):
             total = sum(self.splitter.sizes()) or self.splitter.width()
             grid = int(total * GRID_SHARE)
             self.splitter.setSizes([grid, total - grid])
+        if self._grid_want:
+            self.suite_grid.relayout()  # the score columns to the new width, all in view
+
+    def detail_min(self) -> int:
+        """The detail pane's least width beside a suite run's widened grid."""
+        return DETAIL_MIN
+
+    def fit_grid_to(self, width: int) -> None:
+        """Widen the grid to ``width`` px of columns (a suite run's scores, all in view) as far as the
+        detail pane keeps ``DETAIL_MIN``; 0 stops asking."""
+        self._grid_want = width
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if not width or len(sizes) != 2 or not total:
+            return
+        needed = width + 2 * self.table.frameWidth() + self.table.verticalScrollBar().sizeHint().width()
+        grid = min(needed, total - DETAIL_MIN)
+        if grid > sizes[0]:
+            self.splitter.setSizes([grid, total - grid])
 
     def _setup_table(self) -> None:
         table = self.table
@@ -132,6 +170,8 @@ class ResultsView(QtWidgets.QWidget):
         table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
         table.setWordWrap(False)
         table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        # a short grader title that still has not the room elides in the middle; its tooltip has it whole
+        table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideMiddle)
         table.setAlternatingRowColors(True)
         table.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         vertical = table.verticalHeader()
@@ -317,6 +357,11 @@ class ResultsView(QtWidgets.QWidget):
             if row is not None:  # keep the result the analyst was reading across a sort or filter
                 self.table.setCurrentIndex(self.model.index(row, 0))
                 self.table.scrollTo(self.model.index(row, 0), QtWidgets.QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def show_no_run(self, message: str) -> None:
+        """Nothing to show, and why (the run page: no run exists yet)."""
+        self.summary_bar.clear(message)
+        self._show_empty(message)
 
     def _show_empty(self, message: str) -> None:
         self.empty.setText(message)

@@ -19,10 +19,12 @@ from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
 from ..context import AppContext
+from ..eliding import ElidedCombo
 from ..messages import describe_error
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
 from ..results.view import ResultsView
+from ..samples import preferred_dataset
 from ..suites.picker import add_suites, fill_versions, grader_row, one_off_keys
 from .history import RunsModel, resumable
 from .worker import RunWorker
@@ -32,6 +34,10 @@ OPTIONS_KEY = "runs/options_shown"
 HISTORY_KEY = "runs/history_shown"
 #: a run page at least this wide shows the runs list beside the results unless the analyst hid it
 WIDE_PAGE = 1300
+#: the results pane before any run exists ("Choose a run" would point at an empty list)
+NO_RUNS = "No runs yet: choose a grader and a dataset above and press Start run."
+#: the progress bar while the grid has not caught up with the engine (issue 35: 100% beside "querying…")
+LOADING_FORMAT = "loading results…"
 
 
 def _duration(seconds: float | None) -> str:
@@ -71,12 +77,12 @@ class RunPanel(QtWidgets.QWidget):
         #: asked before a run of grader ``key`` starts (the window: save unsaved edits, or use the saved one)
         self.confirm_grader: Callable[[str], bool] = lambda key: True
 
-        self.grader = QtWidgets.QComboBox()
-        self.grader.setMinimumContentsLength(18)
-        self.version = QtWidgets.QComboBox()
-        self.dataset = QtWidgets.QComboBox()
-        self.dataset.setMinimumContentsLength(14)
-        self.endpoint = QtWidgets.QComboBox()
+        # a long name elides in the middle, whole in the tooltip and the popup: the run row fits 1280
+        # px beside the sidebar (issue 35)
+        self.grader = ElidedCombo(14)
+        self.version = ElidedCombo(8)
+        self.dataset = ElidedCombo(10)
+        self.endpoint = ElidedCombo(12)
         self.concurrency = QtWidgets.QSpinBox()
         self.concurrency.setRange(0, 1024)
         self.concurrency.setSpecialValueText("auto")
@@ -127,10 +133,13 @@ class RunPanel(QtWidgets.QWidget):
         self.results = ResultsView(ctx)
 
         self._build_layout()
+        self.results.model.loaded.connect(self._sync_bar)
+        self.results.model.busy.connect(self._sync_bar)
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self._apply_progress)
         self.grader.currentIndexChanged.connect(self._reload_versions)
+        self.grader.currentIndexChanged.connect(self._prefer_dataset)
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button.clicked.connect(self._resume_selected)
@@ -150,14 +159,7 @@ class RunPanel(QtWidgets.QWidget):
     def _build_layout(self) -> None:
         """One row of what a run needs (grader, dataset, start); the rest under Options, shown until a
         run exists; the runs list collapses beside the results, which get the height (issue 24)."""
-        for combo in (self.grader, self.version, self.dataset, self.endpoint):
-            # a long grader name must not widen the window: the combo elides, its popup shows it all
-            combo.setSizeAdjustPolicy(QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(max(combo.minimumContentsLength(), 8))
-        self.version.setMinimumContentsLength(10)
-        self.endpoint.setMinimumContentsLength(14)
-        for combo in (self.grader, self.dataset, self.version, self.endpoint, self.where):
-            combo.currentIndexChanged.connect(lambda _i, c=combo: c.setToolTip(c.currentText()))
+        self.where.currentIndexChanged.connect(lambda _i: self.where.setToolTip(self.where.currentText()))
         top = QtWidgets.QHBoxLayout()
         top.setSpacing(6)
         # the grader picker carries its "Several…" button (a one-off suite: ui/suites/picker.py)
@@ -333,6 +335,27 @@ class RunPanel(QtWidgets.QWidget):
         if not self.is_running():
             self.select(grader=key)
 
+    def _prefer_dataset(self, *_: object) -> None:
+        """Choose a dataset the grader (a suite's graders) can read: a QA judge's is qa, not json-outputs."""
+        key = self.grader.currentData()
+        if not key:
+            return
+        library = self.ctx.library
+        keys = one_off_keys(key) or self._suite_members(key) or [key]
+        tags: list[str] = []
+        kinds: set[str] = set()
+        for member in keys:
+            try:
+                record = library.graders.get(member)
+            except Exception:
+                continue
+            tags += [t for t in record.definition.tags if t not in tags]
+            kinds.add(record.kind)
+        names = [str(self.dataset.itemData(i)) for i in range(self.dataset.count())]
+        choice = preferred_dataset(tags, kinds.pop() if len(kinds) == 1 else "", names)
+        if choice is not None:
+            self._select(self.dataset, choice)
+
     def _reload_versions(self) -> None:
         self.version.clear()
         key = self.grader.currentData()
@@ -354,6 +377,8 @@ class RunPanel(QtWidgets.QWidget):
         """Preselect pickers (the library sidebar's "Run…", tests)."""
         if grader is not None:
             self._select(self.grader, grader)
+            if dataset is None:  # the grader chosen again: its dataset too, though the index did not move
+                self._prefer_dataset()
         if version is not None:
             self._select(self.version, version)
         if dataset is not None:
@@ -373,10 +398,13 @@ class RunPanel(QtWidgets.QWidget):
         if not key or not dataset:
             self._say("Choose a grader and a dataset first.", error=True)
             return None
-        if not self.confirm_grader(key):
-            return None
-        options = self.run_options()
         several = one_off_keys(key)
+        # every grader the run grades with: one, a one-off suite's, or a saved suite's (issue 35: an
+        # edited judge in "Several…" ran its saved version without a word)
+        for member in several if several is not None else self._suite_members(key) or [key]:
+            if not self.confirm_grader(member):
+                return None
+        options = self.run_options()
         if several is not None:  # "Several graders…": a one-off suite
             key, options = None, options.model_copy(update={"graders": several, "overall": "mean"})
         try:
@@ -386,6 +414,15 @@ class RunPanel(QtWidgets.QWidget):
             return None
         self._launch(info.id, info.total)
         return info.id
+
+    def _suite_members(self, key: str) -> list[str]:
+        """The graders of saved suite ``key`` (none when ``key`` names a grader)."""
+        try:
+            if not self.ctx.library.suites.exists(key):
+                return []
+            return list(self.ctx.library.suites.get(key).definition.grader_keys())
+        except Exception:  # the run's own start says what is wrong with the suite
+            return []
 
     def run_options(self) -> RunOptions:
         """The options the pickers describe (a Ray run's child process reads them back from the run)."""
@@ -444,7 +481,8 @@ class RunPanel(QtWidgets.QWidget):
         self._pending = None
         self.isolation_warning = None
         self.progress_bar.setRange(0, max(total, 1))
-        self.progress_bar.setValue(done)
+        self._bar_run, self._bar_done = run_id, done
+        self._sync_bar()
         self.progress_label.setText(f"{done:,} / {total:,} · starting…")
         self._say(f"Run {run_id} started.")
         self._update_buttons()
@@ -463,7 +501,8 @@ class RunPanel(QtWidgets.QWidget):
         if progress is None:
             return
         self.progress_bar.setRange(0, max(progress.total, 1))
-        self.progress_bar.setValue(progress.done)
+        self._bar_done = progress.done
+        self._sync_bar()
         self.progress_label.setText(progress_text(progress))
         self.runs.update_run(progress.run_id, done=progress.done, counts=dict(progress.counts))
         self.results.refresh()
@@ -495,7 +534,8 @@ class RunPanel(QtWidgets.QWidget):
         failed = info.counts.get("error", 0) + info.counts.get("invalid", 0)
         if failed:
             text += f" · {failed:,} failed"
-        self.progress_bar.setValue(info.done)
+        self._bar_done = info.done
+        self._sync_bar()
         self.progress_label.setText(f"{info.done:,} / {info.total:,} · {info.status}")
         self._say(text, error=info.status != "completed")
         self.run_finished.emit(info)
@@ -533,6 +573,11 @@ class RunPanel(QtWidgets.QWidget):
         self._update_buttons()
 
     def _on_runs_loaded(self) -> None:
+        if self.results.run_id is None and not self.is_running():
+            if self.runs.runs:  # runs exist: the newest is shown, not "Choose a run" beside a folded list
+                self.open_run(self.runs.runs[0].id)
+            else:
+                self.results.show_no_run(NO_RUNS)
         sizes = self.splitter.sizes()
         if self.history.isVisibleTo(self) and sizes[0] and sizes[0] < self._history_width():
             width = min(self._history_width(), max(sum(sizes) // 3, 160))  # the new rows' names, whole
@@ -569,9 +614,26 @@ class RunPanel(QtWidgets.QWidget):
             self._say("Import a dataset (Datasets view) to run a grader on it.")
 
     def _idle_progress(self) -> None:
+        self._bar_run: int | None = None
+        self._bar_done = 0
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)
         self.progress_label.setText("No run in progress")
+
+    def _sync_bar(self, *_: object) -> None:
+        """The bar says no more than the grid shows: while the grid of the run still loads its rows,
+        the bar stops at the rows it has and says so, instead of 100% beside "querying…"."""
+        done = self._bar_done
+        results = self.results
+        model = results.model
+        query = model.query
+        mine = self._bar_run is not None and results.run_id == self._bar_run
+        if mine and query is not None and query.filter.empty and (model.is_loading or model.rowCount() < done):
+            self.progress_bar.setValue(min(done, model.rowCount()))
+            self.progress_bar.setFormat(LOADING_FORMAT)
+            return
+        self.progress_bar.setValue(done)
+        self.progress_bar.setFormat("%p%")
 
     def _say(self, text: str, error: bool = False) -> None:
         colour = status_hex("error") if error else "#5b6170"

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..eliding import ElidedCombo
 from ..qt import QtWidgets
 
 
-class GraderPick(QtWidgets.QComboBox):
+class GraderPick(ElidedCombo):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setToolTip("A suite run: compare or measure one grader, or the overall score")
+        super().__init__(12, parent)
+        self.set_base_tip("A suite run: compare or measure one grader, or the overall score")
         self.setVisible(False)
         self._runs: tuple[int, ...] = ()
 

@@ -143,6 +143,15 @@ def test_a_judge_without_a_model_id_is_refused_by_name_not_given_the_endpoint_na
     assert data["model"] == "llama-3-8b"
 
 
+def test_an_azure_endpoint_exports_its_deployment_as_the_model() -> None:
+    grader = judges()[0]
+    endpoint = EndpointConfig(name=DEMO_ENDPOINT, kind="azure", base_url="https://res.openai.azure.com",
+                              model="grader-gpt4o-deployment", api_version="2024-10-21")
+    with export_endpoints({DEMO_ENDPOINT: endpoint}):
+        data = json.loads(get_platform("openai").export(grader).files[f"{grader.key}.openai.json"])
+    assert data["model"] == "grader-gpt4o-deployment"
+
+
 def test_what_cannot_travel_is_refused_with_the_reason() -> None:
     templated = load_definition(DEMO / "graders" / "rag-grounded-judge.grader.yaml")
     with export_model("m"):

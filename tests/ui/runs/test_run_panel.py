@@ -259,3 +259,38 @@ def test_the_settings_opt_in_reaches_the_child_and_the_panel_warns(qtbot, app_ct
     # the finished run's results load in the background: let that work end inside this test
     qtbot.wait(300)
     assert app_ctx.tasks.wait_idle()
+
+
+def test_the_bar_waits_for_the_grid_and_the_newest_run_replaces_choose_a_run(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35: no 100% while the grid still queries its rows; "Choose a run" never beside runs."""
+    from studio.core.engine.runner import run_grader
+    from studio.ui.runs.panel import LOADING_FORMAT, NO_RUNS
+
+    lib: Library = app_ctx.library
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.datasets.create("math", math_samples(40))
+    panel = make_panel(qtbot, app_ctx)
+    qtbot.waitUntil(lambda: not panel.runs.runs and panel.results.empty.text() == NO_RUNS, timeout=WAIT_MS)
+    assert panel.results.grid_stack.currentWidget() is panel.results.empty
+
+    panel.select(grader="exact", dataset="math")
+    with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS):
+        run_id = panel.start()
+    results = panel.results
+    qtbot.waitUntil(lambda: results.model.rowCount() == 40 and not results.model.is_loading, timeout=WAIT_MS)
+    assert panel.progress_bar.value() == 40 and panel.progress_bar.format() == "%p%"
+    results.model.refresh()  # the grid queries again (as after the last progress event)
+    assert results.model.is_loading and "querying" in results.filters.count.text()
+    assert panel.progress_bar.format() == LOADING_FORMAT  # not "100%" beside "querying…"
+    qtbot.waitUntil(lambda: not results.model.is_loading, timeout=WAIT_MS)
+    assert panel.progress_bar.format() == "%p%" and panel.progress_bar.value() == 40
+
+    # a panel opened on a library with runs shows the newest, not "Choose a run"
+    newer = run_grader(lib, "exact", "math").id
+    assert newer != run_id
+    again = make_panel(qtbot, app_ctx)
+    qtbot.waitUntil(lambda: again.results.run_id == newer, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: again.results.model.rowCount() == 40, timeout=WAIT_MS)
+    assert "Choose a run" not in again.results.empty.text() or \
+        again.results.grid_stack.currentWidget() is again.results.table
+    app_ctx.tasks.wait_idle()

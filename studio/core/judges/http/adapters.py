@@ -180,5 +180,15 @@ def answer_budget(config: EndpointConfig, request: ChatRequest, default: int = D
     return request.max_tokens or config.max_tokens or request.answer_tokens or default
 
 
+class AzureAdapter(OpenAIAdapter):
+    """Azure OpenAI: OpenAI's bodies, the deployment in the URL (``EndpointConfig.url_for``) and
+    the key in an ``api-key`` header."""
+
+    def headers(self, api_key: str | None) -> dict[str, str]:
+        return {"api-key": api_key} if api_key else {}
+
+
 def adapter_for(config: EndpointConfig) -> Adapter:
-    return AnthropicAdapter() if config.kind == "anthropic" else OpenAIAdapter()
+    if config.kind == "anthropic":
+        return AnthropicAdapter()
+    return AzureAdapter() if config.kind == "azure" else OpenAIAdapter()

@@ -21,7 +21,7 @@ from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body
 from .chat import ChatRequest, ChatResponse
 from .credentials import redact_logs, remember_secret, scrub
-from .errors import EndpointCallError
+from .errors import EndpointCallError, JudgeError
 from .limits import MAX_RETRY_AFTER, RateLimiter, backoff_delay, parse_retry_after
 from .redaction import redact_answer, redact_value
 from .rejections import body_excerpt, request_rejected
@@ -30,6 +30,7 @@ from .transport import (
     TIMEOUT_ERRORS,
     BodyTooLarge,
     close_pools,
+    describe,
     open_pools,
 )
 
@@ -77,9 +78,10 @@ class JudgeClient:
         self._limiter = (
             RateLimiter(config.requests_per_minute) if config.requests_per_minute else None
         )
-        key = f"{config.name} {config.base_url}"
+        key = f"{config.name} {config.base_url} {config.proxy} {config.ca_bundle}"
         self._pool = open_pools(key, config.max_concurrency, min(self.timeout, 10.0),
-                                tls=not config.base_url.lower().startswith("http://"))
+                                tls=not config.base_url.lower().startswith("http://"),
+                                proxy=config.proxy, ca_bundle=config.ca_bundle)
         self.calls = 0
         #: calls sent and not yet answered (the run's progress shows it)
         self.in_flight = 0
@@ -93,7 +95,8 @@ class JudgeClient:
     async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> dict[str, Any]:
         """OpenAI ``/embeddings``; the raw JSON body is returned."""
         payload = {"model": model or self.config.embedding_model or self.model, "input": inputs}
-        response = await self._cached_call("embeddings", payload, _parse_embeddings)
+        response = await self._cached_call("embeddings", payload, _parse_embeddings,
+                                           deployment=str(payload["model"]))
         return response.raw
 
     async def post(
@@ -112,7 +115,8 @@ class JudgeClient:
         """One GET (no retries): used for /info and /v1/models probes."""
         async with asyncio.timeout(self.timeout), self._pool.slot() as transport:
             reply = await self._pool.send(
-                transport, "GET", self.config.url_for(path), self.adapter.headers(self._api_key)
+                transport, "GET", self.config.url_for(path, self.model),
+                self.adapter.headers(self._api_key)
             )
         if 300 <= reply.status < 400:
             raise redirected(self.config.name, f"GET /{path}", reply.status, reply.headers, 1)
@@ -130,10 +134,13 @@ class JudgeClient:
         payload: dict[str, Any],
         parse: Callable[[Any], ChatResponse],
         salt: str = "",
+        deployment: str | None = None,
     ) -> ChatResponse:
+        """``deployment``: the Azure deployment the call goes to (else the client's model)."""
         body = request_body(payload)
         # the server is part of the key: two servers that both call their model "default" differ
-        key = cache_key(self.config.kind, self.config.url_for(path) + salt, body)
+        key = cache_key(self.config.kind, self.config.url_for(path, deployment or self.model) + salt,
+                        body)
         if self.cache is not None and self.read_cache:
             hit = self.cache.get(key)
             if hit is not None:
@@ -156,20 +163,21 @@ class JudgeClient:
                     )
         if self.dry_run is not None:
             return parse(self.dry_run.answer(self, path, payload))
-        raw, response, attempts, text = await self._post(path, body, parse)
+        raw, response, attempts, text = await self._post(path, body, parse, deployment)
         if self.cache is not None:
             self.cache.put(key, raw, text)
         return response
 
     async def _post(
-        self, path: str, body: bytes, parse: Callable[[Any], ChatResponse]
+        self, path: str, body: bytes, parse: Callable[[Any], ChatResponse],
+        deployment: str | None = None,
     ) -> tuple[Any, ChatResponse, int, str]:
         """(parsed body, response, attempts made, body text) of the first good answer.
 
         The response's ``latency_ms`` is the good attempt's own time on the wire; ``queue_ms`` is
         the time spent waiting for a connection slot and the rate limit, over every attempt.
         """
-        url = self.config.url_for(path)
+        url = self.config.url_for(path, deployment or self.model)
         headers = {"Content-Type": "application/json", **self.adapter.headers(self._api_key)}
         problem = "no attempt made"
         queued = 0.0
@@ -200,7 +208,9 @@ class JudgeClient:
                 except BodyTooLarge as exc:
                     problem = str(exc)
                 except CONNECTION_ERRORS as exc:
-                    problem = f"connection error ({exc.__class__.__name__}: {scrub(str(exc)) or 'no detail'})"
+                    # a sentence (refused, unknown host, untrusted certificate, the proxy's answer)
+                    said = exc if isinstance(exc, JudgeError) else describe(exc, url)
+                    problem = scrub(str(said)) or exc.__class__.__name__
                 else:
                     status = last_status = reply.status
                     if 300 <= status < 400:

@@ -168,7 +168,8 @@ class LocalJudgeServer:
                 self.stop()
                 raise LocalJudgeUnavailable("cancelled while the local judge was starting")
             with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
+                # a server on this machine: never through a proxy from the environment
+                if httpx.get(f"{self.base_url}/models", timeout=2.0, trust_env=False).status_code == 200:
                     return self
             time.sleep(0.25)
         self.stop()

@@ -22,6 +22,7 @@ from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.models.endpoints import EndpointConfig
 
 from .errors import EndpointCallError
+from .proxies import describe_route
 from .structured import PROBE_ORDER, StructuredOutput
 
 PROBE_SCHEMA: dict[str, Any] = {
@@ -41,6 +42,7 @@ class ProbeResult(BaseModel):
     slots: int | None = Field(default=None, description="requests served at once, when known")
     server: str = Field(default="", description="what the server says it is, when it says")
     notes: list[str] = Field(default_factory=list)
+    route: str = Field(default="", description="how the calls travelled: direct or which proxy")
 
 
 def is_local(base_url: str) -> bool:
@@ -56,6 +58,20 @@ def is_local(base_url: str) -> bool:
 async def probe_endpoint(config: EndpointConfig, api_key: str | None = None) -> ProbeResult:
     """Raises ``EndpointCallError`` with a readable message when the endpoint does not answer.
     ``api_key``: a key typed in but not stored yet (else the endpoint's own)."""
+    try:
+        return await _probe(config, api_key)
+    except EndpointCallError as exc:
+        # the Test button and `endpoints test` say which way the calls went, also on a failure
+        raise EndpointCallError(f"{exc}; route: {_route(config)}", attempts=exc.attempts,
+                                status=exc.status, rejected=exc.rejected) from None
+
+
+def _route(config: EndpointConfig) -> str:
+    return describe_route(config.url_for("chat/completions"), config.proxy) + (
+        f"; also trusting the CAs in {config.ca_bundle}" if config.ca_bundle else "")
+
+
+async def _probe(config: EndpointConfig, api_key: str | None) -> ProbeResult:
     api_key = api_key or resolve_api_key(config)
     notes: list[str] = []
     client = JudgeClient(config, api_key=api_key, max_retries=1)
@@ -63,7 +79,7 @@ async def probe_endpoint(config: EndpointConfig, api_key: str | None = None) -> 
         request = ChatRequest(
             messages=[user("Reply with the single word OK.")],
             max_tokens=5,
-            logprobs=config.kind == "openai",
+            logprobs=config.kind in ("openai", "azure"),
             temperature=0.0,
         )
         started = time.perf_counter()
@@ -82,6 +98,7 @@ async def probe_endpoint(config: EndpointConfig, api_key: str | None = None) -> 
     structured = await _structured(config, api_key, notes)
     return ProbeResult(
         endpoint=config.name,
+        route=_route(config),
         latency_ms=round(latency, 1),
         logprobs=bool(response.logprobs),
         reply=response.text[:200],
@@ -97,7 +114,7 @@ async def _structured(
     config: EndpointConfig, api_key: str | None, notes: list[str]
 ) -> StructuredOutput:
     """The first schema dialect the server accepts (a refusal moves on to the next)."""
-    if config.kind != "openai":
+    if config.kind not in ("openai", "azure"):
         return "none"
     for mode in PROBE_ORDER:
         trial = config.model_copy(update={"structured_output": mode})

@@ -240,7 +240,7 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     score_msgs = score_messages(judge, reasoning_msgs, reasoning)
     wants_logprobs = (
         trace.client.config.supports_logprobs is not False
-        and trace.client.config.kind == "openai"
+        and trace.client.config.kind in ("openai", "azure")
         and "logprobs_refused" not in memo
     )
     request = ChatRequest(

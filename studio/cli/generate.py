@@ -1,0 +1,388 @@
+"""``grader-studio generate DATASET --endpoint NAME --name NEW``: the outputs under test, from a model.
+
+Each sample's input turns go to the endpoint; its answers become dataset NEW, with provenance
+(engine/generate.py). ``run ... --generate-with ENDPOINT`` generates then grades (``generate_for_run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .app import CliApp, CliError, add_json_flag, library_refusal
+
+if TYPE_CHECKING:
+    from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
+
+
+class ProgressLine:
+    """One line on stderr, rewritten at most five times a second (a terminal only)."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self._last = 0.0
+
+    def __call__(self, progress: GenerationProgress) -> None:
+        now = time.monotonic()
+        if not self.live or (now - self._last < 0.2 and progress.stored < progress.planned):
+            return
+        self._last = now
+        from studio.core.engine.usage import format_usd
+
+        cost = "" if progress.cost is None else f" · {format_usd(progress.cost)}"
+        errors = f" · {progress.errors} failed" if progress.errors else ""
+        self.stream.write(f"\rgenerated {progress.stored}/{progress.planned}{errors} · {progress.rate:.1f}/s"
+                          f" · {progress.tally.tokens:,} tokens{cost} · {progress.in_flight} in flight   ")
+        self.stream.flush()
+
+    def done(self) -> None:
+        if self.live:
+            self.stream.write("\n")
+
+
+def _system_text(value: str | None) -> str | None:
+    """``--system TEXT`` or ``--system @FILE``."""
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CliError(f"cannot read the system prompt file {str(path)!r} ({exc.__class__.__name__})", code=2) from None
+
+
+def settings_from(args: argparse.Namespace, source: str | None, endpoint: str | None) -> GenerationSettings | None:
+    """The settings given on the command line (only those given, for a resume to check)."""
+    from pydantic import ValidationError
+
+    from studio.core.engine.generate import GenerationSettings
+
+    given: dict[str, Any] = {}
+    for field, value in (("source", source), ("endpoint", endpoint), ("model", args.model),
+                         ("system", _system_text(args.system)), ("temperature", args.temperature),
+                         ("max_tokens", args.max_tokens), ("samples", args.samples), ("limit", args.limit)):
+        if value is not None:
+            given[field] = value
+    if "source" not in given or "endpoint" not in given:
+        if args.resume:
+            given.setdefault("source", "")
+            given.setdefault("endpoint", "")
+        else:
+            raise CliError("generate needs DATASET and --endpoint NAME", code=2)
+    try:
+        settings = GenerationSettings(**given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise CliError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}", code=2) from None
+    if args.resume:  # an empty source or endpoint was not given: not a difference to refuse
+        settings.model_fields_set.difference_update({f for f in ("source", "endpoint") if not given[f]})
+    return settings
+
+
+def _max_cost(text: str | None) -> Decimal | None:
+    from studio.core.engine.budget import BudgetError, parse_money
+
+    try:
+        return None if text is None else parse_money(text, "--max-cost")
+    except BudgetError as exc:
+        raise CliError(str(exc), code=2) from None
+
+
+def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, *, resume: bool,
+                   concurrency: int | None, max_cost: Decimal | None, quiet: bool,
+                   max_spend_tokens: int | None = None) -> GenerationResult:
+    """Generate with Ctrl+C as a cancel (a second one aborts at once); what arrived is kept."""
+    from studio.core.engine.budget import BudgetError
+    from studio.core.engine.generate import GenerateError, generate
+    from studio.core.store import LibraryError
+
+    cancel = threading.Event()
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        print(f"\ncancelling the generation of {name} (Ctrl-C again to stop at once); answers so far are kept",
+              file=sys.stderr)
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, on_sigint) if main else None
+    line = ProgressLine()
+    if quiet:
+        line.live = False
+    try:
+        return generate(app.library, name, settings, resume=resume, concurrency=concurrency, max_cost=max_cost,
+                        max_spend_tokens=max_spend_tokens, cancel=cancel, on_progress=line)
+    except (GenerateError, BudgetError, LibraryError) as exc:
+        raise CliError(str(exc), code=2) from None
+    finally:
+        line.done()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+def result_json(result: GenerationResult) -> dict[str, Any]:
+    from studio.core.engine.usage import exact_decimal
+
+    return {"dataset": result.dataset, "status": result.status, "planned": result.planned,
+            "stored": result.stored, "generated": result.generated, "reason": result.reason,
+            "calls": result.tally.calls, "prompt_tokens": result.tally.prompt_tokens,
+            "completion_tokens": result.tally.completion_tokens,
+            "cost_usd": None if result.cost is None else exact_decimal(result.cost),
+            "errors": result.errors, "provenance": result.provenance}
+
+
+def result_line(result: GenerationResult) -> str:
+    from studio.core.engine.usage import format_usd
+
+    p = result.provenance
+    cost = "" if result.cost is None else f", {format_usd(result.cost)}"
+    text = (f"generation {result.status}: {result.stored}/{result.planned} answers in {result.dataset!r} "
+            f"(from {p.get('source_dataset')} by {p.get('endpoint')}, model {p.get('model')}); "
+            f"{result.tally.calls} calls, {result.tally.tokens:,} tokens{cost}")
+    if result.reason:
+        text += f"\n{result.reason}"
+    if result.errors:
+        text += "\nfailed calls, e.g.: " + "; ".join(result.errors[:3])
+    return text
+
+
+def exit_code(result: GenerationResult) -> int:
+    return {"complete": 0, "cancelled": 130}.get(result.status, 1)
+
+
+@library_refusal
+def cmd_generate(args: argparse.Namespace, app: CliApp) -> int:
+    settings = settings_from(args, args.dataset, args.endpoint)
+    if args.dry_run:
+        return _dry_run(args, app, settings)
+    result = run_generation(app, args.name, settings, resume=args.resume, concurrency=args.concurrency,
+                            max_cost=_max_cost(args.max_cost), quiet=args.quiet or args.json)
+    if args.json:
+        app.print_json(result_json(result))
+    else:
+        print(result_line(result))
+    return exit_code(result)
+
+
+def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings | None) -> int:
+    from studio.core.engine.generate import GenerateError, estimate
+    from studio.core.engine.usage import exact_decimal, format_usd
+
+    try:
+        found = estimate(app.library, settings, name=args.name, resume=args.resume)  # type: ignore[arg-type]
+    except GenerateError as exc:
+        raise CliError(str(exc), code=2) from None
+    costs = found.cost_range()
+    if args.json:
+        app.print_json({"calls": found.calls, "already_stored": found.already_stored,
+                        "prompt_tokens": found.prompt_tokens, "max_completion_tokens": found.max_completion_tokens,
+                        "token_count": found.token_method, "endpoint": found.config.name,
+                        "cost_usd": None if costs is None else {"low": exact_decimal(costs[0]),
+                                                                 "high": exact_decimal(costs[1])}})
+        return 0
+    print(f"dry run (no call made): {found.calls} calls to {found.config.name}"
+          + (f" ({found.already_stored} answers already stored)" if found.already_stored else ""))
+    print(f"prompt tokens: {found.prompt_tokens:,} ({found.token_method}); "
+          f"completion tokens: at most {found.max_completion_tokens:,}")
+    print("cost: " + ("unknown (the endpoint has no prices)" if costs is None
+                      else f"{format_usd(costs[0])} to {format_usd(costs[1])}"))
+    return 0
+
+
+def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[argparse.Namespace, CliApp], int],
+                        endpoint: str) -> int:
+    """``run GRADER|SUITE DATASET --generate-with ENDPOINT``: generate DATASET's outputs with the
+    endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is resumed, a
+    finished one reused), then grade them with ``grade`` (the run command). One budget covers both
+    (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the generation's
+    cost is shown apart from the judging's (a ``generation`` block and ``cost_usd`` in --json, a
+    section in --markdown, a line otherwise)."""
+    import contextlib
+    import io
+    import json
+
+    from studio.core.engine.generate import GenerationSettings
+    from studio.core.engine.usage import exact_decimal, format_usd
+
+    from .ci import parse_caps
+
+    if args.resume is not None or args.dry_run or args.repeat is not None:
+        raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
+    positional = "grader" if args.graders is not None else "dataset"
+    source = getattr(args, positional)
+    if not source:
+        raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
+    name = args.generate_name or f"{source}-{endpoint}"
+    caps = parse_caps(args)
+    # --limit N grades the first N samples: only those are generated
+    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)
+    resume = name in {d.name for d in app.library.datasets.list()}
+    result = run_generation(app, name, settings, resume=resume, concurrency=args.concurrency, max_cost=caps.max_cost,
+                            max_spend_tokens=caps.max_tokens, quiet=args.json or args.progress_jsonl)
+    print(result_line(result), file=sys.stderr)
+    if result.status != "complete":
+        raise CliError(f"not graded: the generation of {name!r} is {result.status} ({result.reason or 'see above'})")
+    if caps.max_cost is not None:
+        left = caps.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
+        if left <= 0:
+            raise CliError(f"not graded: the generation spent the whole --max-cost (${caps.max_cost})")
+        args.max_cost = str(left)
+    if caps.max_tokens is not None:
+        if result.tally.tokens >= caps.max_tokens:
+            raise CliError(f"not graded: the generation spent the whole --max-tokens ({caps.max_tokens:,})")
+        args.max_tokens = caps.max_tokens - result.tally.tokens
+    setattr(args, positional, name)
+    generation = result_json(result)
+    if not args.json:
+        code = grade(args, app)
+        judging = _judging_cost(app, name)
+        print(f"cost: generation {format_usd(result.cost)} ({result.tally.calls} calls to {endpoint})"
+              f" + judging {format_usd(judging)}" + _total(result.cost, judging))
+    else:
+        captured = io.StringIO()
+        with contextlib.redirect_stdout(captured):
+            code = grade(args, app)
+        report = json.loads(captured.getvalue())
+        judging_text = (((report.get("usage") or {}).get("total") or {}).get("cost_usd"))
+        judging = None if judging_text is None else Fraction(judging_text)
+        report["generation"] = generation
+        report["cost_usd"] = {"generation": generation["cost_usd"], "judging": judging_text,
+                              "total": None if result.cost is None or judging is None
+                              else exact_decimal(result.cost + judging)}
+        app.print_json(report)
+    if getattr(args, "markdown", None) or getattr(args, "junit", None):
+        judging_cost = _judging_cost(app, name)
+        if args.markdown:
+            _markdown_section(Path(args.markdown), result, judging_cost)
+        if args.junit:
+            _junit_properties(Path(args.junit), result, judging_cost)
+    return code
+
+
+def _judging_cost(app: CliApp, dataset: str) -> Fraction | None:
+    """What the newest run over ``dataset`` spent on its judges."""
+    from studio.core.engine.sections import load_run
+    from studio.core.engine.usage import run_usage
+
+    runs = [r for r in app.library.runs.list() if r.dataset == dataset]
+    if not runs:
+        return None
+    newest = max(runs, key=lambda r: r.id)
+    return run_usage(app.library, load_run(app.library, newest.id)).cost
+
+
+def _total(generation: Fraction | None, judging: Fraction | None) -> str:
+    from studio.core.engine.usage import format_usd
+
+    return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
+
+
+def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
+    """The run's Markdown report gains where its outputs came from and what making them cost."""
+    from studio.core import safe_files
+    from studio.core.engine.usage import format_usd
+
+    p = result.provenance
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    section = (f"\n## Outputs generated\n\n"
+               f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
+               f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
+               f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
+               f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
+               f"| judging | | | {format_usd(judging)} |\n")
+    safe_files.write_text(path, text + section)
+    from studio.core.engine.reports.markdown import append_step_summary
+
+    append_step_summary(section)  # GitHub Actions' run page shows it under the run's own summary
+
+
+def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
+    """Each test suite of the run's JUnit report names the model whose outputs it graded and what
+    generating them cost, apart from the judging's cost."""
+    import xml.etree.ElementTree as ET
+
+    from studio.core import safe_files
+    from studio.core.engine.usage import exact_decimal
+
+    if not path.exists():
+        return
+    root = ET.fromstring(path.read_text(encoding="utf-8"))
+    p = result.provenance
+    values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
+              ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),
+              ("generation_tokens", result.tally.tokens),
+              ("generation_cost_usd", "" if result.cost is None else exact_decimal(result.cost)),
+              ("judging_cost_usd", "" if judging is None else exact_decimal(judging)))
+    for props in root.iter("properties"):
+        for name, value in values:
+            ET.SubElement(props, "property", name=name, value=str(value))
+    ET.indent(root)
+    safe_files.write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+                          + "\n")
+
+
+def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:
+    """For an export of a generated dataset: its model under test (the endpoint, its model and
+    parameters, and each sample's chat exactly as ``generate`` sent it); None for an imported one."""
+    from studio.core.engine.generate import (
+        GenerateError,
+        endpoint_config,
+        request_for,
+        resumed_settings,
+    )
+    from studio.core.platforms._eval import GeneratedBy
+
+    record = app.library.datasets.get(dataset)
+    if (record.provenance or {}).get("kind") != "generated":
+        return None
+    try:
+        settings = resumed_settings(app.library, dataset, None)
+        config = endpoint_config(app.library, settings.endpoint)
+    except GenerateError as exc:
+        raise CliError(f"cannot export {dataset!r} as generated: {exc}") from None
+    chats = []
+    for sample in samples:
+        repeat = int((sample.metadata.get("generation") or {}).get("repeat") or 0)
+        request = request_for(sample, settings, repeat)
+        chats.append([m.model_dump() for m in request.messages])
+    return GeneratedBy(endpoint=config.name, kind=config.kind, base_url=config.base_url,
+                       model=settings.model or config.model, messages=chats, temperature=settings.temperature,
+                       max_tokens=settings.max_tokens, api_key_env=config.api_key_env)
+
+
+def add_generation_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="M", help="model (default: the endpoint's)")
+    p.add_argument("--system", metavar="TEXT|@FILE", help="system prompt sent instead of the samples' own")
+    p.add_argument("--temperature", type=float, metavar="T")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="bound on each answer's length (tokens)")
+    p.add_argument("--samples", type=int, metavar="K", help="answers stored for each sample (default 1)")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "generate", help="call a model on a dataset's inputs and store its answers as a new dataset",
+        description="Send each sample's input turns (everything before the completion) to an endpoint and "
+        "store the answers as dataset NEW, with provenance (source, endpoint, model, parameters, time, "
+        "tokens, cost). Ctrl+C keeps what was generated; --resume continues without repeating a call.")
+    p.add_argument("dataset", nargs="?", help="source dataset (its inputs are sent)")
+    p.add_argument("--endpoint", help="the endpoint of the model under test")
+    p.add_argument("--name", required=True, metavar="NEW", help="name of the dataset to create")
+    add_generation_flags(p)
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N samples")
+    p.add_argument("--concurrency", type=int, metavar="N", help="calls in flight (within the endpoint's limit)")
+    p.add_argument("--dry-run", action="store_true", help="count the calls, tokens and cost range; call nothing")
+    p.add_argument("--max-cost", metavar="USD", help="stop starting calls once this much is spent")
+    p.add_argument("--resume", action="store_true", help="continue an unfinished generation of NEW")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_generate)
