@@ -14,6 +14,8 @@ from keyring.backend import KeyringBackend
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+from pg import PgServer, start_or_skip  # noqa: E402
+
 from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer  # noqa: E402
 from studio.core.store import Library  # noqa: E402
 
@@ -23,6 +25,31 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "library.sqlite"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """A real PostgreSQL server for the whole session (tests/pg.py)."""
+    server = start_or_skip()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> Iterator[str]:
+    """A fresh, migrated library database on the session's server, dropped afterwards."""
+    name = pg_server.new_database()
+    yield pg_server.url(name)
+    pg_server.drop(name)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def any_db(request: pytest.FixtureRequest, tmp_path: Path) -> Path | str:
+    """A library location on each backend: a SQLite file, then a PostgreSQL database. A test module
+    runs on both by naming its ``db_path`` after it (``db_path = any_db`` fixture, tests/pg.py)."""
+    if request.param == "sqlite":
+        return tmp_path / "library.sqlite"
+    return request.getfixturevalue("pg_url")
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "align": "studio.cli.agreement",
     "probe": "studio.cli.probe",
     "generate": "studio.cli.generate",
+    "library": "studio.cli.library",
 }
 
 
@@ -78,7 +79,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )
     parser.add_argument("--version", action="version", version=f"grader-studio {__version__}")
-    parser.add_argument("--db", metavar="PATH", help="library file (default: $GRADER_STUDIO_DB or the user data dir)")
+    parser.add_argument("--db", metavar="PATH|URL",
+                        help="library file, or a team's postgresql://USER@HOST:PORT/DB (docs/team.md; "
+                             "default: $GRADER_STUDIO_DB or the user data dir)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     command = _command_in(argv) if argv is not None else None
     modules = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
@@ -121,10 +124,13 @@ def _main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
     except LibraryError as exc:
+        from studio.core.store.errors import LibraryUnreachable
+
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, LibraryUnreachable) else 1
     except DBAPIError as exc:  # the file itself: locked by another program, not a database, disk full
-        print(f"error: the library {app.db_path()} could not be used: {exc.orig}", file=sys.stderr)
+        reason = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
+        print(f"error: the library {app.where()} could not be used: {reason}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

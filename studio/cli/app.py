@@ -29,8 +29,12 @@ def library_refusal(
     from studio.core.store import LibraryError
 
     def wrapper(args: argparse.Namespace, app: CliApp) -> int:
+        from studio.core.store.errors import LibraryUnreachable
+
         try:
             return func(args, app)
+        except LibraryUnreachable as exc:  # a bad URL, a server down: the library was never opened
+            raise CliError(str(exc), 2) from None
         except LibraryError as exc:
             raise CliError(str(exc)) from None
 
@@ -42,10 +46,17 @@ class CliApp:
         self._db = db
         self._library: Library | None = None
 
-    def db_path(self) -> Path:
-        from studio.core.store.location import resolve_db_path
+    def db_path(self) -> Path | str:
+        """The library's file, or its server URL (which may hold a password: see ``where``)."""
+        from studio.core.store.location import resolve_db
 
-        return resolve_db_path(self._db)
+        return resolve_db(self._db)
+
+    def where(self) -> str:
+        """The library as a person reads it (a server URL without its password)."""
+        from studio.core.store.location import display
+
+        return display(self.db_path())
 
     @property
     def library(self) -> Library:

@@ -19,7 +19,7 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json(report.model_dump())
     else:
-        print(f"demo library at {app.db_path()}")
+        print(f"demo library at {app.where()}")
         print(f"  graders: {len(report.graders_created)} created, {len(report.graders_kept)} already there")
         for name, count in report.datasets.items():
             print(f"  dataset {name}: {count} samples")

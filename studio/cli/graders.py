@@ -135,7 +135,8 @@ def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     if not _warn_if_invalid(definition, args.strict):
         return 1
     before = app.library.graders.get(definition.key).current_version
-    record = app.library.graders.save(definition, message=args.message or "")
+    record = app.library.graders.save(definition, message=args.message or "",
+                                      base_version=getattr(args, "from_version", None))
     if record.current_version == before:
         print(f"{record.key} unchanged (v{before})")
     else:
@@ -163,8 +164,10 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
 
 @library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
-    app.library.graders.set_locked(args.key, args.locked)
-    print(f"{'locked' if args.locked else 'unlocked'} {args.key}")
+    from studio.core.store.versioned import lock_sentence
+
+    record = app.library.graders.set_locked(args.key, args.locked, force=getattr(args, "force", False))
+    print(f"{lock_sentence(record)} {args.key}" if record.locked else f"unlocked {args.key}")
     return 0
 
 
@@ -173,14 +176,14 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.graders.versions(args.key)
     if args.json:
         app.print_json([
-            {"version": v.version, "action": v.action, "message": v.message,
+            {"version": v.version, "action": v.action, "message": v.message, "author": v.author,
              "created_at": v.created_at.isoformat(), "definition": dump_grader(v.definition)}
             for v in versions
         ])
         return 0
     app.print_table(
-        [[v.version, v.action, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
-        ["VERSION", "ACTION", "CREATED (UTC)", "MESSAGE"],
+        [[v.version, v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
+        ["VERSION", "ACTION", "AUTHOR", "CREATED (UTC)", "MESSAGE"],
     )
     for prev, cur in zip(versions, versions[1:], strict=False):
         diff = app.library.graders.diff(args.key, prev.version, cur.version)
@@ -232,6 +235,9 @@ def register(sub: Any) -> None:
         p.add_argument("-m", "--message", help="a note kept with the version")
         p.add_argument("--strict", action="store_true",
                        help="refuse (exit 1) a grader that fails validation instead of warning")
+        if name == "save":
+            p.add_argument("--from-version", type=int, metavar="N",
+                           help="the version FILE was written from: refuse (exit 1) if another was saved since")
         p.set_defaults(func=func)
 
     p = gsub.add_parser("write", help="write a grader's definition file")
@@ -251,6 +257,9 @@ def register(sub: Any) -> None:
     for name, locked in (("lock", True), ("unlock", False)):
         p = gsub.add_parser(name, help=f"{name} a grader ({'forbids' if locked else 'allows'} edit and delete)")
         p.add_argument("key")
+        if not locked:
+            p.add_argument("--force", action="store_true",
+                           help="lift another user's lock (recorded in the grader's history)")
         p.set_defaults(func=cmd_lock, locked=locked)
 
     p = gsub.add_parser("versions", help="every version of a grader, with diffs")

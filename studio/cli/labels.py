@@ -83,6 +83,21 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+@library_refusal
+def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
+    """Every version of one sample's label, oldest first, each with who labelled it (two
+    reviewers of one sample are both kept: docs/team.md)."""
+    versions = app.library.labels.history(args.dataset, args.sample_id, args.key)
+    if args.json:
+        app.print_json([{**label_record(label), "created_at": label.created_at.isoformat()} for label in versions])
+        return 0
+    rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.verdict or f"{label.score:g}",
+             label.labeler, label.created_at.strftime("%Y-%m-%d %H:%M"), label.note.replace("\n", " ")[:60]]
+            for label in versions]
+    app.print_table(rows, ["VERSION", "LABEL", "LABELER", "CREATED (UTC)", "NOTE"])
+    return 0
+
+
 def register(sub: Any) -> None:
     labels = sub.add_parser("labels", help="human labels of a dataset's samples")
     lsub = labels.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -107,3 +122,9 @@ def register(sub: Any) -> None:
     p.add_argument("--key", default=DEFAULT_KEY)
     add_json_flag(p)
     p.set_defaults(func=cmd_list)
+    p = lsub.add_parser("history", help="every version of one sample's label, with its labeler")
+    p.add_argument("sample_id")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--key", default=DEFAULT_KEY)
+    add_json_flag(p)
+    p.set_defaults(func=cmd_history)

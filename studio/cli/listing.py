@@ -40,11 +40,11 @@ def lean_list(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     db, flags = parsed
-    from studio.core.store.location import resolve_db_path
-    from studio.core.store.migrations import SCHEMA_VERSION
+    from studio.core.store.location import is_server_url, resolve_db_path
+    from studio.core.store.schema import SCHEMA_VERSION
 
     path = resolve_db_path(db)
-    if not path.is_file():
+    if is_server_url(path) or not path.is_file():  # type: ignore[union-attr]
         return None  # the full path creates the library
     where = ("WHERE g.deleted_at IS NOT NULL" if "--trash" in flags
              else "" if "--all" in flags else "WHERE g.deleted_at IS NULL")

@@ -194,8 +194,10 @@ def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
 
 @library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
-    record = app.library.suites.set_locked(args.key, args.action == "lock")
-    print(f"suite {record.key} is {'locked' if record.locked else 'unlocked'}")
+    from studio.core.store.versioned import lock_sentence
+
+    record = app.library.suites.set_locked(args.key, args.action == "lock", force=getattr(args, "force", False))
+    print(f"suite {record.key} is {lock_sentence(record) if record.locked else 'unlocked'}")
     return 0
 
 
@@ -220,13 +222,13 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
 def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.suites.versions(args.key)
     if args.json:
-        app.print_json([{"version": v.version, "action": v.action, "message": v.message,
+        app.print_json([{"version": v.version, "action": v.action, "message": v.message, "author": v.author,
                          "created_at": v.created_at.isoformat(), **v.definition.model_dump(mode="json")}
                         for v in versions])
         return 0
-    app.print_table([[v.version, v.action, v.created_at.strftime("%Y-%m-%d %H:%M"),
+    app.print_table([[v.version, v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M"),
                       ", ".join(v.definition.grader_keys()), v.message] for v in versions],
-                    ["VERSION", "ACTION", "CREATED", "GRADERS", "MESSAGE"])
+                    ["VERSION", "ACTION", "AUTHOR", "CREATED", "GRADERS", "MESSAGE"])
     return 0
 
 
@@ -302,6 +304,9 @@ def register(sub: Any) -> None:
     for action, text in (("lock", "refuse edits and trashing"), ("unlock", "allow edits again")):
         p = ssub.add_parser(action, help=text)
         p.add_argument("key")
+        if action == "unlock":
+            p.add_argument("--force", action="store_true",
+                           help="lift another user's lock (recorded in the suite's history)")
         p.set_defaults(func=cmd_lock)
     p = ssub.add_parser("trash", help="move a suite to the trash")
     p.add_argument("key")

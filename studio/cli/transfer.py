@@ -21,6 +21,7 @@ from studio.core.platforms import (
 from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fields import export_endpoints
 from studio.core.platforms._judge_prompts import export_model
+from studio.core.platforms._roundtrip import measure
 from studio.core.safe_files import write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
@@ -103,16 +104,25 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
             raise CliError("a suite exports several graders: pass -o DIR", code=2)
         with export_endpoints(endpoints), export_model(args.model):
             result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
+            graders = [d if d.key == key else d.model_copy(update={"key": key}) for key, d in named]
+            lost = measure(platform, graders, result)  # imported back: what did not come back equal
     except (PlatformError, LibraryError) as exc:
         raise CliError(str(exc)) from None
     paths = _write(result, args.output)
     _report(result)
+    for key, fields in lost.items():
+        print(f"not carried: {key}: {', '.join(fields)} (importing the {platform.label} files back gives "
+              "a different value)", file=sys.stderr)
     if args.json:
         app.print_json({"files": [str(p) for p in paths], "warnings": result.warnings,
-                        "refused": result.refused, "notes": result.notes})
+                        "refused": result.refused, "notes": result.notes, "not_carried": lost})
     elif paths:
         for path in paths:
             print(path)
+    if lost:
+        print(f"lossy export: {len(lost)} grader{'' if len(lost) == 1 else 's'} would not import back the same "
+              f"(exit status {PARTIAL})", file=sys.stderr)
+        return PARTIAL
     return 0
 
 
@@ -149,7 +159,8 @@ def _export(args: argparse.Namespace, app: CliApp, platform: Platform,
     return result
 
 
-#: exit status of an import that created graders but left entries of the file out (each listed)
+#: exit status of an import that created graders but left entries of the file out, and of an export
+#: whose files do not import back the same (each grader's fields listed)
 PARTIAL = 3
 
 

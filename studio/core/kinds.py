@@ -1,34 +1,106 @@
-"""The grader-kind descriptor: what each kind declares about itself, once, as ``KIND = Kind(...)``."""
+"""The grader-kind descriptor and the registry that finds every kind: what each kind declares about
+itself, once, as ``KIND = Kind(...)`` in the module that implements it.
+
+A kind's module is the only place that names it: its definition model (``model``), its scorer, its
+icon and family, its editor body, and what each export target does with it (``platforms``). The
+definition union (``studio.core.models.definition``), the menus, the library groups, the icons, the
+judge renderer and scorer, align, and every platform's ``can_export`` read the descriptor from here.
+
+Kinds are found in the studio's kind packages (``KIND_PACKAGES``) and in any package or module an
+installed distribution names under the ``grader_studio.kinds`` entry-point group: a kind shipped
+outside the studio registers through its own package metadata, and nothing in the studio changes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+import importlib
+import importlib.metadata
+import importlib.util
+import pkgutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cache
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from studio.core.models import Sample
+from studio.core.errors import StudioError
+
+if TYPE_CHECKING:
+    from studio.core.models import GraderBase, Sample
+
+#: where the studio's own kind modules live: prompt judges, graders reached over HTTP, graders run here
+KIND_PACKAGES = ("studio.core.judges.kinds", "studio.core.judges", "studio.core.graders")
+#: the entry-point group naming further kind packages (or single kind modules)
+ENTRY_POINT_GROUP = "grader_studio.kinds"
+
+#: the families, in menu order: a kind is listed with its family, by ``rank`` inside it
+FAMILIES = ("function", "judge", "endpoint", "rule", "combine")
+Family = Literal["function", "judge", "endpoint", "rule", "combine"]
+
+#: the glyph a kind gets when it declares none (Material Design Icons name, colour)
+GENERIC_ICON = ("mdi6.file-document-outline", "#5b6170")
+
+
+class UnknownKind(StudioError, ValueError):
+    """A kind no module declares; the sentence suggests the nearest declared name."""
+
+
+@dataclass(frozen=True)
+class Carry:
+    """What one export target does with a kind: writes it as the platform's own equivalent
+    (``native``), writes something that scores close to it but not identically (``approximated``,
+    ``reason`` says how it differs), or refuses it (``refused``, ``reason`` says why)."""
+
+    how: Literal["native", "approximated", "refused"]
+    reason: str = ""
+
+    @property
+    def exports(self) -> bool:
+        return self.how != "refused"
+
+
+NATIVE = Carry("native")
+
+
+def approximated(reason: str) -> Carry:
+    return Carry("approximated", reason)
+
+
+def refused(reason: str) -> Carry:
+    return Carry("refused", reason)
 
 
 class GraderKind(Protocol):
     """What a grader kind declares about itself, once, in the module that implements it.
 
-    ``KIND = Kind(...)`` in that module is all a new kind adds: the registry
-    (``studio.core.graders.registry``) finds it, and the engine, the judge renderer, the designer,
-    the variable palette and the starters read it.
+    ``KIND = Kind(...)`` in that module is all a new kind adds (and, for a judge, its designer body):
+    the registry finds it, and the definition union, the engine, the judge renderer, the designer,
+    the variable palette, the starters, the icons and the export targets read it.
     """
 
     kind: str
     label: str
+    #: the pydantic class a definition of this kind validates into
+    model: type[GraderBase]
     #: "module:function" building the kind's scorer, imported only when a run needs it
     scorer: str
     #: the fields of a small working definition ("New grader" starts from it)
     starter: dict[str, Any]
-    #: the window's editor body: "function", "judge" (the designer body in the module of
-    #: ``studio.ui.editor.bodies`` named after the kind), "form" or "yaml"
+    #: the window's editor body: "function", "judge" (the designer body ``body`` names), "form" or "yaml"
     editor: str
+    family: Family
+    rank: int
+    icon: tuple[str, str]
+    platforms: Mapping[str, Carry]
+    body: str
+    align: Literal["verdict", "score"] | None
+    elsewhere: Callable[[str], str] | None
 
     @property
     def is_judge(self) -> bool: ...
+
+    def carried_by(self, platform: str) -> Carry | None: ...
 
 
 @dataclass(frozen=True)
@@ -39,19 +111,145 @@ class Kind:
     maps a judge's variant (e.g. a pre-built metric) to the (system, user) templates used when a
     definition brings none; ``variables`` are the template variables the kind adds to the sample's;
     ``sample_variables`` says whether its templates also see those.
+
+    ``platforms`` maps an export target's name (``adaptive``, ``hud``...) to what it does with the
+    kind; a target the kind does not name refuses it, saying so by the kind's name. ``body`` is the
+    "module:attribute" of a judge's designer body (the window imports it; the core never does); by
+    default the module of ``studio.ui.editor.bodies`` named after the kind. ``align`` says what the
+    human labels align teaches it from: "verdict" (PASS/FAIL labels become ``examples``) or "score"
+    (scored labels become ``shots``); None: align refuses the kind.
     """
 
     kind: str
     label: str
+    model: type[GraderBase]
     scorer: str
+    family: Family = "judge"
+    rank: int = 100
+    icon: tuple[str, str] = GENERIC_ICON
     starter: dict[str, Any] = field(default_factory=dict)
     preview: Callable[[Any, Sample], Any] | None = None
     default_templates: Callable[[str], tuple[str, str]] | None = None
     variables: tuple[tuple[str, str], ...] = ()
     sample_variables: bool = True
     editor: str = "yaml"
+    platforms: Mapping[str, Carry] = field(default_factory=dict)
+    body: str = ""
+    align: Literal["verdict", "score"] | None = None
+    elsewhere: Callable[[str], str] | None = None
+
+    def __post_init__(self) -> None:
+        declared = self.model.model_fields.get("kind")
+        if declared is None or declared.default != self.kind:
+            raise TypeError(f"kind {self.kind!r}: its model {self.model.__name__} has kind {declared and declared.default!r}")
+        if self.family not in FAMILIES:
+            raise TypeError(f"kind {self.kind!r}: unknown family {self.family!r} (one of {', '.join(FAMILIES)})")
+        if not self.body:
+            object.__setattr__(self, "body", f"studio.ui.editor.bodies.{self.kind}:BODY")
 
     @property
     def is_judge(self) -> bool:
         """A prompt judge: it has prompts to preview (external endpoints and composites do not)."""
         return self.preview is not None
+
+    def carried_by(self, platform: str) -> Carry | None:
+        """What export target ``platform`` does with this kind; None when the kind does not name it
+        (the target then refuses it)."""
+        return self.platforms.get(platform)
+
+
+# ---- the registry ------------------------------------------------------------------------------
+
+
+def _entry_point_targets() -> list[str]:
+    """The packages and modules installed distributions name under ``grader_studio.kinds``."""
+    return sorted({ep.value.split(":")[0].strip() for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
+
+
+def _declared_in(module: ModuleType, found: dict[str, GraderKind], modules: dict[str, ModuleType]) -> None:
+    kind = getattr(module, "KIND", None)
+    if isinstance(kind, Kind):
+        if kind.kind in found and modules[kind.kind].__name__ != module.__name__:
+            raise TypeError(f"kind {kind.kind!r} is declared twice: in {modules[kind.kind].__name__} and {module.__name__}")
+        found[kind.kind] = kind
+        modules[kind.kind] = module
+
+
+def _scan(name: str, found: dict[str, GraderKind], modules: dict[str, ModuleType]) -> None:
+    """Every module of package ``name`` (or the module ``name`` itself) that declares a ``KIND``."""
+    package = importlib.import_module(name)
+    path = getattr(package, "__path__", None)
+    if path is None:
+        _declared_in(package, found, modules)
+        return
+    for info in sorted(pkgutil.iter_modules(path), key=lambda m: m.name):
+        if info.ispkg or info.name.startswith("_") or info.name == "registry":
+            continue
+        _declared_in(importlib.import_module(f"{name}.{info.name}"), found, modules)
+
+
+@cache
+def _registry() -> tuple[dict[str, GraderKind], dict[str, ModuleType]]:
+    found: dict[str, GraderKind] = {}
+    modules: dict[str, ModuleType] = {}
+    for name in (*KIND_PACKAGES, *_entry_point_targets()):
+        _scan(name, found, modules)
+    ordered = sorted(found.values(), key=lambda k: (FAMILIES.index(k.family), k.rank, k.kind))
+    return {k.kind: k for k in ordered}, modules
+
+
+def kinds() -> dict[str, GraderKind]:
+    """Every grader kind by name, in menu order (family, then rank inside it)."""
+    return _registry()[0]
+
+
+def kind_module(kind: str) -> ModuleType:
+    """The module that declares ``kind`` (a prompt judge's prompts, preview and ``score`` live there)."""
+    get_kind(kind)
+    return _registry()[1][kind]
+
+
+@cache
+def _named(kind: str) -> GraderKind | None:
+    """The kind declared by the studio module named after it, if one is (most are: ``function`` is
+    ``studio.core.graders.function``): parsing or running a function grader then imports neither
+    the judges nor the HTTP client, which ``kinds()`` would (0.2-0.8 s of a run's start-up)."""
+    if not kind.isidentifier():
+        return None
+    for package_name in KIND_PACKAGES:
+        name = f"{package_name}.{kind}"
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            declared = getattr(importlib.import_module(name), "KIND", None)
+            if isinstance(declared, Kind) and declared.kind == kind:
+                return declared
+    return None
+
+
+def unknown_kind_message(kind: object) -> str:
+    """``unknown kind 'binary_judg'; did you mean 'binary_judge'?`` (the nearest declared name)."""
+    names = list(kinds())
+    near = difflib.get_close_matches(str(kind), names, n=1) if isinstance(kind, str) else []
+    if near:
+        return f"unknown kind {kind!r}; did you mean {near[0]!r}?"
+    return f"unknown kind {kind!r}; the kinds are {', '.join(names)}"
+
+
+def get_kind(kind: str) -> GraderKind:
+    """One kind's descriptor: from its own module when it is named after the kind, else from the
+    full scan (``kinds()``)."""
+    named = _named(kind) if isinstance(kind, str) else None
+    if named is not None:
+        return named
+    try:
+        return kinds()[kind]
+    except (KeyError, TypeError):
+        raise UnknownKind(unknown_kind_message(kind)) from None
+
+
+def prompt_judges() -> dict[str, ModuleType]:
+    """The prompt judges' modules by kind (those whose ``KIND`` has a preview)."""
+    return {name: kind_module(name) for name, kind in kinds().items() if kind.is_judge}

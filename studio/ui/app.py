@@ -54,7 +54,9 @@ def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
     try:
         library = Library.open(db_path)
     except Exception as exc:  # unreadable file, newer schema, disk full: a sentence, then exit
-        QtWidgets.QMessageBox.critical(None, "Cannot open the library", f"{db_path}\n\n{exc}")
+        from studio.core.store.location import display
+
+        QtWidgets.QMessageBox.critical(None, "Cannot open the library", f"{display(db_path)}\n\n{exc}")
         return 1
     ctx = AppContext(library, db_path)
     apply_theme(app, str(ctx.settings.value("ui/theme", "light")))

@@ -22,7 +22,7 @@ class AppContext(QObject):
     endpoints_changed = Signal()
     grader_selected = Signal(str)     # key of the grader the user opened
 
-    def __init__(self, library: Library, db_path: Path, settings: QtCore.QSettings | None = None,
+    def __init__(self, library: Library, db_path: Path | str, settings: QtCore.QSettings | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.library = library

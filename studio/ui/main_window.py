@@ -10,6 +10,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from studio.core.store.location import display, short_name
+
 from .context import AppContext
 from .datasets.view import DatasetsView
 from .dialogs.export import ExportDialog
@@ -52,7 +54,7 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         install_guard()  # every label and tooltip in the window shows data as plain text (studio.ui.plain)
         self.ctx = ctx
-        self.setWindowTitle(f"Grader Studio — {ctx.db_path.name}")
+        self.setWindowTitle(f"Grader Studio — {short_name(ctx.db_path)}")
         self.messages = messages or Messages(self)
         if self.messages.parent is None:
             self.messages.parent = self
@@ -97,7 +99,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter.splitterMoved.connect(lambda pos, _index: setattr(self, "_sidebar_width", pos))
         self.library.installEventFilter(self)
 
-        self.library_label = QtWidgets.QLabel(str(ctx.db_path))
+        self.library_label = QtWidgets.QLabel(display(ctx.db_path))
         self.sandbox_label = QtWidgets.QLabel("Sandbox: checking…")
         self.statusBar().addPermanentWidget(self.sandbox_label)
         self.statusBar().addPermanentWidget(self.library_label)
@@ -116,6 +118,9 @@ class MainWindow(QtWidgets.QMainWindow):
         ctx.graders_changed.connect(self._library_changed)
         ctx.endpoints_changed.connect(self._endpoints_changed)
         self._restore_state()
+        from .live import LiveView
+
+        self.live = LiveView(ctx, self)  # others' graders, suites, runs and labels appear by themselves
         if check_sandbox:
             # after the first paint: the probe and the warm-up import on a thread that would
             # otherwise share the interpreter with building and showing this window
@@ -153,6 +158,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(file, "&Import grader from a platform file…", self.import_grader, "Ctrl+I",
                      "Adaptive, MKA1, Letta, HUD, OpenAI, promptfoo or Inspect grader files")
         self._action(file, "&Open library…", self.choose_library, "Ctrl+O", "Open or create another library file")
+        self._action(file, "Open &shared library…", self.choose_shared_library, None,
+                     "A team's library on PostgreSQL: postgresql://USER@HOST:PORT/DATABASE (docs/team.md)")
         self.save_action = self._action(file, "&Save (new version)", self.page.save, "Ctrl+S")
         self._action(file, "&Export…", self.export, "Ctrl+E")
         file.addSeparator()
@@ -297,7 +304,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
-        self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {self.ctx.db_path.name}")
+        self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {short_name(self.ctx.db_path)}")
 
     def _after_first_paint(self) -> None:
         self._check_sandbox()
@@ -485,7 +492,22 @@ class MainWindow(QtWidgets.QMainWindow):
         path = self.messages.choose_new_file("Open or create a library", "Grader Studio library (*.sqlite *.db);;All files (*)")
         return self.open_library(Path(path)) if path else None
 
-    def open_library(self, path: Path) -> MainWindow | None:
+    def choose_shared_library(self) -> MainWindow | None:
+        """A team's library on a PostgreSQL server, by URL (a password comes from ~/.pgpass or
+        PGPASSWORD; one typed into the URL is used for this session and never stored)."""
+        url = self.messages.ask_text("Open a shared library", "PostgreSQL URL (postgresql://USER@HOST:PORT/DATABASE):",
+                                     "postgresql://")
+        if not url or url.strip() in ("", "postgresql://"):
+            return None
+        from studio.core.store.location import is_server_url
+
+        url = url.strip()
+        if not is_server_url(url):
+            self.messages.error("Cannot open the library", "a shared library's URL starts with postgresql://")
+            return None
+        return self.open_library(url)
+
+    def open_library(self, path: Path | str) -> MainWindow | None:
         """Switch to another library file (created when new): a new window on it replaces this one."""
         if self.run_panel.is_running():
             self.messages.error("Cannot switch libraries", "A run is in progress: cancel it or let it finish first.")
@@ -549,6 +571,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.run_panel.shutdown()
         self.save_state()
         event.accept()
+        self.live.stop()
         if self.owns_context:
             self.ctx.close()
 

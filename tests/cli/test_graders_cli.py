@@ -5,8 +5,17 @@ import io
 import json
 from pathlib import Path
 
+import pytest
+
 from studio.core.models import BuiltinGrader, FunctionGrader
 from studio.core.models import files as definition_files
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
+
 
 
 def write(tmp_path: Path, grader, name: str = "g.grader.yaml") -> Path:  # type: ignore[no-untyped-def]

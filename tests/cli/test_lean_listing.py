@@ -12,7 +12,7 @@ import pytest
 from studio.cli import listing, main
 from studio.core.models import BuiltinGrader, FunctionGrader
 from studio.core.store import Library
-from studio.core.store.migrations import SCHEMA_VERSION
+from studio.core.store.schema import SCHEMA_VERSION
 
 FLAGS = [[], ["--json"], ["--all"], ["--trash"], ["--all", "--json"], ["--trash", "--json", "--all"]]
 

@@ -19,6 +19,13 @@ from studio.core.store import Library
 
 
 @pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
+
+
+
+@pytest.fixture
 def prepared(library: Library, fake_judge) -> Library:  # type: ignore[no-untyped-def]
     add_endpoint(library, fake_judge)
     library.graders.create(BuiltinGrader(key="exact", function="exact_match"))

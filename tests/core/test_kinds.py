@@ -6,16 +6,19 @@ from __future__ import annotations
 from studio.core.graders.registry import factory_for, kind_labels, kinds
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.variables import VARIABLE_DOCS, sample_variables
-from studio.core.models import GRADER_KINDS, BinaryJudge, Sample, Turn, parse_grader
+from studio.core.kinds import FAMILIES
+from studio.core.models import BinaryJudge, Sample, Turn, parse_grader
 
 
 def test_every_kind_is_declared_once_in_menu_order() -> None:
-    assert tuple(kinds()) == GRADER_KINDS
+    order = [(FAMILIES.index(k.family), k.rank) for k in kinds().values()]
+    assert order == sorted(order) and len(set(order)) == len(order)
+    assert list(kinds())[:2] == ["function", "javascript"]
     assert kind_labels()["binary_judge"] == "Binary judge"
     for name, kind in kinds().items():
         assert callable(factory_for(name)), name
         definition = parse_grader({"kind": name, "key": f"starter-{name}", **kind.starter})
-        assert definition.kind == name
+        assert definition.kind == name and type(definition) is kind.model
         assert kind.editor == ("judge" if kind.is_judge else kind.editor)
         assert kind.editor in {"function", "judge", "form", "yaml"}, name
 
@@ -52,3 +55,22 @@ def test_a_function_grader_is_found_without_importing_the_judges() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[0] == "[]"
     assert out[1] == "external_endpoint"
+
+
+def test_each_platform_does_with_each_kind_what_the_kind_declares() -> None:
+    """A kind that does not name a platform (or is refused by it) is never exported there; a kind a
+    platform carries either exports or is refused for a reason of its definition, never a crash."""
+    from studio.core.platforms.registry import platforms
+
+    for name, kind in kinds().items():
+        definition = parse_grader({"kind": name, "key": f"starter-{name}", "model": "gpt-4o-mini", **kind.starter}
+                                  if kind.is_judge else {"kind": name, "key": f"starter-{name}", **kind.starter})
+        for target, platform in platforms().items():
+            carry = kind.carried_by(target)
+            support = platform.can_export(definition)
+            if carry is None or not carry.exports:
+                assert not support.ok and support.reason, (name, target)
+                if carry is None and kind.elsewhere is None:
+                    assert name.replace("_", " ") in support.reason or name in support.reason, (name, target)
+            elif support.ok:
+                assert platform.export(definition).files, (name, target)

@@ -74,7 +74,8 @@ def test_a_trashed_grader_opens_read_only_with_restore(qtbot: Any, window: Any, 
 
 
 def test_each_kind_family_has_its_own_clear_icon(qtbot: Any, window: Any) -> None:
-    from studio.ui.icons import KIND_GLYPHS, icon, kind_icon
+    from studio.core.kinds import kinds
+    from studio.ui.icons import icon, kind_icon
 
     def pixels(i: QtGui.QIcon) -> bytes:
         image = i.pixmap(16, 16).toImage().convertToFormat(QtGui.QImage.Format.Format_ARGB32)
@@ -83,7 +84,7 @@ def test_each_kind_family_has_its_own_clear_icon(qtbot: Any, window: Any) -> Non
     families = {"function": "function", "binary_judge": "judge", "builtin": "builtin", "bash": "bash",
                 "composite": "composite", "external_endpoint": "external"}
     drawn = {family: pixels(kind_icon(kind)) for kind, family in families.items()}
-    assert all(not kind_icon(kind).isNull() for kind in KIND_GLYPHS)
+    assert all(not kind_icon(kind).isNull() for kind in kinds())
     assert len(set(drawn.values())) == len(families), "two kind families share an icon"
     assert pixels(kind_icon("range_judge")) == drawn["judge"]
     assert all(p != pixels(icon("lock")) for p in drawn.values())

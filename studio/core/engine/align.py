@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.kinds import get_kind, kinds
 from studio.core.models import BinaryShot, RangeShot, Sample
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.store import Conflict, Library
@@ -22,7 +23,6 @@ from studio.core.store import Conflict, Library
 from .agreement import agreement, judge_calls, kappa_change
 from .runner import ProgressCallback, RunOptions, execute_run, start_run
 
-ALIGNABLE = ("binary_judge", "range_judge")
 MAX_SHOTS = 8
 
 
@@ -59,10 +59,12 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
         raise Conflict(f"grader {judge_key!r} is locked: unlock it to save an aligned version")
     old_version = options.version or record.current_version
     definition = library.graders.version(judge_key, old_version).definition
-    if definition.kind not in ALIGNABLE:
+    learns = get_kind(definition.kind).align  # what its labels teach it: "verdict" or "score" (Kind.align)
+    if learns is None:
+        alignable = [name for name, kind in kinds().items() if kind.align is not None]
         raise Conflict(f"align adds few-shot examples; a {definition.kind} grader has none "
-                       f"(align works on {', '.join(ALIGNABLE)})")
-    binary = definition.kind == "binary_judge"
+                       f"(align works on {', '.join(alignable)})")
+    binary = learns == "verdict"
     labels = library.labels.current(dataset, options.labels)
     usable = {sid: lab for sid, lab in labels.items()
               if (lab.verdict in ("PASS", "FAIL") if binary else lab.score is not None)}

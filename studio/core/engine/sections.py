@@ -136,7 +136,7 @@ def section_rows(library: Library, run_id: int, section: Section, *, order: str 
     """The section's results as dicts of ``RESULT_FIELDS`` (``details`` left as stored JSON text);
     ``extra`` is a literal condition (`` AND status = 'error'``) on those fields."""
     source, params = section_source(run_id, section)
-    sql = (f"SELECT {', '.join(RESULT_FIELDS)} FROM ({source}) WHERE 1{extra} ORDER BY {order}"
+    sql = (f"SELECT {', '.join(RESULT_FIELDS)} FROM ({source}) AS src WHERE 1 = 1{extra} ORDER BY {order}"
            f"{'' if limit is None else f' LIMIT ?{len(params) + 1}'}")
     with library.engine.connect() as conn:
         for row in conn.exec_driver_sql(sql, params if limit is None else (*params, limit)):

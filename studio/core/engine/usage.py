@@ -129,16 +129,17 @@ def _tally_text(t: Tally) -> str:
 # a judge's row names its endpoint; a composite's row names each component's. ``{source}`` is the
 # section's rows (``sections.section_source``): the run's results, or one grader's rows of a suite
 _SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
-    total(prompt_tokens) AS p, total(completion_tokens) AS c, total(cached_tokens) AS k,
+    sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS p, sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS c,
+    sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS k,
     sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
-         WHERE NOT coalesce(json_extract(call.value, '$.cached'), 0)
-           AND NOT coalesce(json_extract(call.value, '$.failed'), 0))) AS calls
-  FROM ({source}) WHERE (details IS NULL OR json_extract(details, '$.components') IS NULL) GROUP BY 1"""
+         WHERE coalesce(CAST(json_extract(call.value, '$.cached') AS DOUBLE PRECISION), 0) = 0
+           AND coalesce(CAST(json_extract(call.value, '$.failed') AS DOUBLE PRECISION), 0) = 0)) AS calls
+  FROM ({source}) AS src WHERE (details IS NULL OR json_extract(details, '$.components') IS NULL) GROUP BY 1"""
 _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
-    total(json_extract(part.value, '$.prompt_tokens')) AS p,
-    total(json_extract(part.value, '$.completion_tokens')) AS c,
-    total(json_extract(part.value, '$.cached_tokens')) AS k,
-    sum(coalesce(json_extract(part.value, '$.judge_calls'), 0)) AS calls
+    sum(coalesce(CAST(json_extract(part.value, '$.prompt_tokens') AS DOUBLE PRECISION), 0)) AS p,
+    sum(coalesce(CAST(json_extract(part.value, '$.completion_tokens') AS DOUBLE PRECISION), 0)) AS c,
+    sum(coalesce(CAST(json_extract(part.value, '$.cached_tokens') AS DOUBLE PRECISION), 0)) AS k,
+    sum(coalesce(CAST(json_extract(part.value, '$.judge_calls') AS DOUBLE PRECISION), 0)) AS calls
   FROM ({source}) AS src, json_each(src.details, '$.components') AS part
   WHERE src.details IS NOT NULL AND json_extract(src.details, '$.components') IS NOT NULL GROUP BY 1"""
 
@@ -150,7 +151,7 @@ def section_usage(library: Library, run_id: int, section: Section) -> dict[str, 
     agg = section.aggregates
     with library.engine.connect() as conn:
         if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.exec_driver_sql(
-                f"SELECT 1 FROM ({source}) WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
+                f"SELECT 1 FROM ({source}) AS src WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
                 " LIMIT 1", params).first() is None:
             return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
         rows = [*conn.exec_driver_sql(_SINGLE.format(source=source), params),

@@ -17,7 +17,7 @@ import signal
 import time
 from collections.abc import Sequence
 
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BashGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
 from studio.core.sandbox.launch import SandboxRefused, plan_command
@@ -153,5 +153,6 @@ def make_scorer(grader: BashGrader, ctx: GradingContext) -> BashScorer:
     return BashScorer(grader, ctx)
 
 
-KIND = Kind(kind="bash", label="Bash", scorer=f"{__name__}:make_scorer", editor="form",
+KIND = Kind(kind="bash", model=BashGrader, family="rule", rank=10, icon=("mdi6.console", "#b5651d"),
+    platforms={"hud": NATIVE, "adaptive": refused("Adaptive graders cannot run shell commands")}, label="Bash", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"command": "exit 0", "timeout_seconds": 30})

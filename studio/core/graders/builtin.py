@@ -21,7 +21,7 @@ from studio.core.graders.inspect_text import (
     trim_punctuation,
 )
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
 from studio.core.scoring import GradingContext, ScorerBase
@@ -290,5 +290,7 @@ def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
     return BuiltinScorer(grader)
 
 
-KIND = Kind(kind="builtin", label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
+KIND = Kind(kind="builtin", model=BuiltinGrader, family="rule", rank=20, icon=("mdi6.function-variant", "#2f8a5b"),
+    platforms={name: NATIVE for name in ("hud", "inspect", "letta", "openai", "promptfoo")} | {
+        "adaptive": refused("Adaptive has no built-in comparisons; convert the grader to a function grader")}, label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"function": "exact_match", "options": {"normalize": True}})

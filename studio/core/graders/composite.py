@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import CompositeGrader, GraderDefinition, Outcome, Sample
 from studio.core.scoring import GradingContext, Scorer, ScorerBase
 
@@ -139,7 +139,9 @@ def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer
     return CompositeScorer(grader, ctx)
 
 
-KIND = Kind(kind="composite", label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
+KIND = Kind(kind="composite", model=CompositeGrader, family="combine", rank=10, icon=("mdi6.layers-triple-outline", "#0f7c8c"),
+    platforms={name: NATIVE for name in ("hud", "openai", "promptfoo")} | {
+        "adaptive": refused("an Adaptive grader holds one scoring rule; combine graders in a recipe instead")}, label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
     {"name": "exact", "weight": 1.0,
      "grader": {"kind": "builtin", "key": "part-exact", "function": "exact_match"}},
 ]})

@@ -3,7 +3,7 @@ through the run's model bridge, which this kind (above both the sandbox and the 
 
 from __future__ import annotations
 
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind
 from studio.core.models import FunctionGrader
 from studio.core.sandbox import scorer as sandbox_scorer
 from studio.core.scoring import GradingContext, Scorer
@@ -30,5 +30,6 @@ async def grade(thread):
     return 1.0 if expected and expected in completion else 0.0
 '''
 
-KIND = Kind(kind="function", label="Function", scorer=f"{__name__}:make_scorer", editor="function",
+KIND = Kind(kind="function", model=FunctionGrader, family="function", rank=0, icon=("mdi6.language-python", "#3b6fb6"),
+    platforms={name: NATIVE for name in ("adaptive", "hud", "inspect", "letta", "mka1", "openai", "promptfoo")}, label="Function", scorer=f"{__name__}:make_scorer", editor="function",
             starter={"source": FUNCTION_SOURCE, "contract": "adaptive"})

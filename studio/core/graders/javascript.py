@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from studio.core.kinds import Kind
+from studio.core.kinds import Kind, refused
 from studio.core.models import JavascriptGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
 from studio.core.sandbox import payloads
@@ -129,5 +129,7 @@ def make_scorer(grader: JavascriptGrader, ctx: GradingContext) -> JavascriptScor
     return JavascriptScorer(grader, ctx)
 
 
-KIND = Kind(kind="javascript", label="JavaScript (promptfoo)", scorer=f"{__name__}:make_scorer", editor="yaml",
+KIND = Kind(kind="javascript", model=JavascriptGrader, family="function", rank=10, icon=("mdi6.language-javascript", "#b59a1d"),
+    platforms={"adaptive": refused("Adaptive function graders are Python; a JavaScript assertion runs only where Node does "
+                                   "(promptfoo)")}, label="JavaScript (promptfoo)", scorer=f"{__name__}:make_scorer", editor="yaml",
             starter={"source": "output.toLowerCase().includes(String(context.vars.expected || '').toLowerCase())"})

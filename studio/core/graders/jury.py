@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.graders.composite import PanelScorer
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, approximated
 from studio.core.models import JuryGrader, Outcome
 from studio.core.scoring import GradingContext
 
@@ -112,7 +112,17 @@ def make_scorer(grader: JuryGrader, ctx: GradingContext) -> JuryScorer:
     return JuryScorer(grader, ctx)
 
 
-KIND = Kind(kind="jury", label="Jury", scorer=f"{__name__}:make_scorer", starter={
+def jury_elsewhere(label: str) -> str:
+    """Why a target that does not name the jury refuses it (no "export it to": whether HUD or Inspect can
+    hold a jury depends on its jurors and aggregation)."""
+    return (f"{label} holds one judge per grader; a jury (several judges and an aggregation) has no {label} "
+            "form. HUD's combine holds a jury of criteria judges and Inspect AI's multi_scorer one of "
+            "letter judges; otherwise export its jurors one by one")
+
+
+KIND = Kind(kind="jury", model=JuryGrader, family="combine", rank=20, icon=("mdi6.account-group-outline", "#0f7c8c"),
+    platforms={"hud": approximated("HUD's combine of the jurors' LLMJudgeGraders (weighted by the jurors' weights)"),
+               "inspect": NATIVE}, elsewhere=jury_elsewhere, label="Jury", scorer=f"{__name__}:make_scorer", starter={
     "aggregation": "majority",
     "jurors": [
         {"name": "juror-1", "grader": {"kind": "binary_judge", "key": "juror-1",

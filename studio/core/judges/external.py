@@ -17,7 +17,7 @@ from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.variables import extracted_completion
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
@@ -138,5 +138,6 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     return ExternalScorer(grader, ctx)
 
 
-KIND = Kind(kind="external_endpoint", label="External endpoint", scorer=f"{__name__}:make_scorer", editor="form",
+KIND = Kind(kind="external_endpoint", model=ExternalEndpoint, family="endpoint", rank=0, icon=("mdi6.web", "#c0392b"),
+    platforms={"adaptive": NATIVE}, label="External endpoint", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"url": "http://127.0.0.1:8766"})

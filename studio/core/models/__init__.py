@@ -3,11 +3,11 @@
 from .common import Extractor, GraderBase, Metric
 from .definition import (
     GRADER_ADAPTER,
-    GRADER_KINDS,
     Component,
     CompositeGrader,
     GraderDefinition,
     dump_grader,
+    model_for,
     parse_grader,
 )
 from .function import CONTRACT_LABELS, MAX_SOURCE_BYTES, Contract, FunctionGrader
@@ -33,7 +33,6 @@ from .thread import Sample, SampleRow, Thread, ToolCall, Turn
 __all__ = [
     "CONTRACT_LABELS",
     "GRADER_ADAPTER",
-    "GRADER_KINDS",
     "MAX_SOURCE_BYTES",
     "BashGrader",
     "BinaryJudge",
@@ -70,6 +69,7 @@ __all__ = [
     "ToolCall",
     "Turn",
     "dump_grader",
+    "model_for",
     "parse_grader",
     "valid_number",
 ]

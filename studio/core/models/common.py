@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+#: marks a field that belongs to this machine (a folder, an environment variable's name): exports never
+#: write it, not even in the definition a generated module carries (``platforms._carried``)
+LOCAL: dict[str, Any] = {"local": True}
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 
@@ -41,6 +45,9 @@ class Extractor(BaseModel):
 
 class GraderBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    if TYPE_CHECKING:  # each kind's model declares ``kind: Literal[...]``; the base has none to validate
+        kind: str
 
     key: str = Field(pattern=SLUG_PATTERN, description="Unique slug among live graders")
     name: str = ""

@@ -1,17 +1,70 @@
-"""The grader definition: a discriminated union over every kind, composites included."""
+"""The grader definition: an open union over every kind the registry knows, composites included.
+
+No list of kinds lives here: ``GraderDefinition`` validates a mapping into the model its ``kind``'s
+descriptor declares (``studio.core.kinds``, ``Kind.model``), so a kind declared in its own module,
+or in a package registered under the ``grader_studio.kinds`` entry point, is a definition like any
+other. The registry sits above the models (it imports the kinds' modules), so it is reached here
+by name, at validation time only.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+import importlib
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    SerializeAsAny,
+    TypeAdapter,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
 
 from .common import GraderBase
-from .function import FunctionGrader
-from .javascript import JavascriptGrader
-from .judges import BinaryJudge, CriteriaJudge, LetterJudge, PrebuiltJudge, RangeJudge, RubricJudge
-from .panels import Juror, JuryGrader, PairwiseJudge
-from .rules import BashGrader, BuiltinGrader, ExternalEndpoint
+from .panels import Juror, JuryGrader
+
+#: the kind registry (``studio.core.kinds``), imported when a definition is first validated
+KIND_REGISTRY = "studio.core.kinds"
+#: where a definition file's JSON schema keeps the union (``files.json_schema`` fills it in)
+UNION_REF = "#/$defs/GraderDefinition"
+_PLACEHOLDER = "x-grader-definition"
+
+
+def _registry() -> Any:
+    return importlib.import_module(KIND_REGISTRY)
+
+
+def model_for(kind: object) -> type[GraderBase]:
+    """The definition class of ``kind``; an unknown name is refused with the nearest declared one."""
+    registry = _registry()
+    try:
+        return registry.get_kind(kind).model
+    except registry.UnknownKind as exc:
+        raise PydanticCustomError("union_tag_invalid", str(exc)) from None
+
+
+def _validate(value: Any) -> GraderBase:
+    """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model."""
+    if isinstance(value, GraderBase) and "kind" in type(value).model_fields:
+        return value
+    if not isinstance(value, dict):
+        raise PydanticCustomError("model_type", "a grader definition must be a mapping of fields")
+    if "kind" not in value:
+        raise PydanticCustomError(
+            "union_tag_not_found", "a grader definition needs a kind (one of {kinds})",
+            {"kinds": ", ".join(_registry().kinds())})
+    return model_for(value["kind"]).model_validate(value)
+
+
+#: any grader definition; it serialises as its own kind's model (``SerializeAsAny``)
+GraderDefinition = Annotated[
+    SerializeAsAny[GraderBase],
+    PlainValidator(_validate, json_schema_input_type=dict),
+    WithJsonSchema({_PLACEHOLDER: True}),  # pydantic resolves every $ref itself: union_json_schema points it
+]
 
 
 class Component(BaseModel):
@@ -36,11 +89,6 @@ class CompositeGrader(GraderBase):
     components: list[Component] = Field(min_length=1)
 
 
-GraderDefinition = Annotated[
-    FunctionGrader | BinaryJudge | RangeJudge | RubricJudge | CriteriaJudge | LetterJudge | PrebuiltJudge | PairwiseJudge | ExternalEndpoint | BashGrader | BuiltinGrader | CompositeGrader | JuryGrader | JavascriptGrader,
-    Field(discriminator="kind"),
-]
-
 Component.model_rebuild()
 CompositeGrader.model_rebuild()
 Juror.model_rebuild(_types_namespace={"GraderDefinition": GraderDefinition})
@@ -48,11 +96,33 @@ JuryGrader.model_rebuild()
 
 GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 
-#: every kind, in the union's order (the window's menus and library groups follow it); what a kind
-#: is called and how it scores is declared by its own module (``studio.core.graders.registry``)
-GRADER_KINDS: tuple[str, ...] = tuple(
-    member.model_fields["kind"].default for member in get_args(get_args(GraderDefinition)[0])
-)
+
+
+def union_json_schema() -> dict[str, Any]:
+    """Every declared kind's definition schema (``$defs``) and the union of them (``oneOf`` keyed by
+    ``kind``), for a definition file's JSON schema."""
+    defs: dict[str, Any] = {}
+    branches = []
+    for kind in _registry().kinds().values():
+        branch = kind.model.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(branch.pop("$defs", {}))
+        defs[kind.model.__name__] = branch
+        branches.append({"$ref": f"#/$defs/{kind.model.__name__}"})
+    union = {"oneOf": branches, "discriminator": {"propertyName": "kind"}}
+    defs = _pointed(defs)
+    defs[UNION_REF.rsplit("/", 1)[1]] = union  # where nested definitions (components, jurors) point
+    return {**union, "$defs": defs}
+
+
+def _pointed(schema: Any) -> Any:
+    """``schema`` with each nested definition's placeholder replaced by a reference to the union."""
+    if isinstance(schema, dict):
+        if schema.get(_PLACEHOLDER):
+            return {"$ref": UNION_REF}
+        return {key: _pointed(value) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_pointed(value) for value in schema]
+    return schema
 
 
 def parse_grader(data: object) -> GraderDefinition:
@@ -65,7 +135,7 @@ def dump_grader(grader: GraderBase) -> dict[str, Any]:
 
     ``kind`` is always written (first, for readers), nested composite components included.
     """
-    data: dict[str, Any] = {"kind": grader.kind}  # type: ignore[attr-defined]
+    data: dict[str, Any] = {"kind": grader.kind}
     data.update(grader.model_dump(mode="json", exclude_defaults=True))
     if isinstance(grader, CompositeGrader):
         for i, component in enumerate(grader.components):

@@ -21,7 +21,7 @@ from studio.core.safe_files import write_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from .common import GraderBase
-from .definition import GRADER_ADAPTER, GRADER_KINDS, GraderDefinition, dump_grader
+from .definition import GRADER_ADAPTER, GraderDefinition, dump_grader, union_json_schema
 
 SCHEMA_VERSION = 1
 
@@ -72,17 +72,6 @@ def to_json(grader: GraderBase) -> str:
     return json.dumps(to_document(grader), indent=2, ensure_ascii=False) + "\n"
 
 
-def _strip_tags(loc: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Drop the union tags pydantic puts in an error's location: first, and after each ``grader``."""
-    out: list[Any] = []
-    for i, part in enumerate(loc):
-        is_tag_position = i == 0 or loc[i - 1] == "grader"
-        if is_tag_position and isinstance(part, str) and part in GRADER_KINDS:
-            continue
-        out.append(part)
-    return tuple(out)
-
-
 def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     """1-based line of the deepest node along ``loc`` that the YAML parser recorded."""
     line: int | None = None
@@ -118,7 +107,7 @@ def parse_document(data: Any, source: str = "<definition>", tree: Any = None) ->
         problems = [
             (_line_of(tree, loc), _field_path(loc), err["msg"])
             for err in exc.errors()
-            for loc in [_strip_tags(tuple(err["loc"])) + (("kind",) if "union_tag" in err["type"] else ())]
+            for loc in [tuple(err["loc"]) + (("kind",) if "union_tag" in err["type"] else ())]
         ]
         raise DefinitionError(source, problems) from None
 
@@ -180,7 +169,7 @@ def save(grader: GraderBase, path: str | Path) -> Path:
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema of a definition file: the grader union plus ``schema_version``."""
-    schema = GRADER_ADAPTER.json_schema()
+    schema = union_json_schema()
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Grader Studio grader definition",

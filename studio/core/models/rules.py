@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .common import GraderBase
+from .common import LOCAL, GraderBase
 
 BuiltinFunction = Literal[
     "exact_match",
@@ -100,7 +100,8 @@ class BashGrader(GraderBase):
     kind: Literal["bash"] = "bash"
     command: str
     timeout_seconds: float = Field(default=600.0, gt=0)
-    cwd: str | None = None
+    #: this machine's folder: never written into an export (``LOCAL``)
+    cwd: str | None = Field(default=None, json_schema_extra=LOCAL)
 
 
 class ExternalEndpoint(GraderBase):
@@ -110,6 +111,7 @@ class ExternalEndpoint(GraderBase):
     url: str
     timeout_seconds: float = Field(default=30.0, gt=0)
     batch: bool = False
-    api_key_env: str | None = None
+    #: the name of this machine's variable holding the key: never written into an export (``LOCAL``)
+    api_key_env: str | None = Field(default=None, json_schema_extra=LOCAL)
 
 

@@ -16,6 +16,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.kinds import Carry, GraderKind, UnknownKind, get_kind
 from studio.core.models import GraderDefinition
 
 
@@ -109,8 +110,37 @@ class Platform(ABC):
     #: whether ``detect``/``import_`` are implemented
     imports: ClassVar[bool] = False
 
+    def can_export(self, grader: GraderDefinition) -> Support:
+        """What the grader's kind declares for this platform first (``Kind.platforms``: a kind that
+        does not name the platform is refused by its name), then the platform's own checks of the
+        definition (``_can_export``)."""
+        try:
+            kind = get_kind(grader.kind)
+        except UnknownKind as exc:
+            return Support.no(str(exc))
+        carry = self.carry(kind)
+        if not carry.exports:
+            return Support.no(self.refusal(kind, carry))
+        return self._can_export(grader)
+
+    def carry(self, kind: GraderKind) -> Carry:
+        """What this platform does with ``kind``, as the kind declares it (undeclared: refused)."""
+        return kind.carried_by(self.name) or Carry("refused")
+
+    def no_form(self, kind: GraderKind) -> str:
+        """Why a kind that does not name this platform is refused; it says the kind's name."""
+        return f"{self.label} has no {kind.kind.replace('_', ' ')} equivalent (kind {kind.kind!r})"
+
+    def refusal(self, kind: GraderKind, carry: Carry) -> str:
+        """The sentence for a refused kind: the kind's own reason for this platform, else its reason for
+        every platform it does not name (``Kind.elsewhere``), else the platform's ``no_form``."""
+        if carry.reason:
+            return carry.reason
+        return kind.elsewhere(self.label) if kind.elsewhere is not None else self.no_form(kind)
+
     @abstractmethod
-    def can_export(self, grader: GraderDefinition) -> Support: ...
+    def _can_export(self, grader: GraderDefinition) -> Support:
+        """The platform's checks of a definition whose kind it carries (contracts, options, models)."""
 
     @abstractmethod
     def _export(self, grader: GraderDefinition) -> ExportResult:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition
 
 from ._base import Platform, PlatformError
 from ._judge_prompts import portable_or_reason
+from ._roundtrip import measure
 
 #: the settings each target carries besides the messages, by the judge's protocol
 _CARRIED = {
@@ -39,6 +41,8 @@ class Fidelity(BaseModel):
     exact: list[str] = Field(default_factory=list)
     approximated: list[str] = Field(default_factory=list)
     not_carried: list[str] = Field(default_factory=list)
+    #: the fields that do not come back equal when the files are imported back (``_roundtrip``)
+    not_read_back: list[str] = Field(default_factory=list)
     refused: str = ""
 
 
@@ -68,6 +72,10 @@ def fidelity(platform: Platform, grader: GraderDefinition) -> Fidelity:
     except PlatformError as exc:
         return Fidelity(refused=str(exc))
     out = Fidelity(exact=exact_parts(platform.name, grader))
+    out.not_read_back = measure(platform, [grader], result).get(grader.key, [])
+    carry = platform.carry(get_kind(grader.kind))
+    if carry.how == "approximated":  # what the kind declares this platform always changes
+        out.approximated.append(carry.reason)
     for warning in result.warnings:
         _, _, text = warning.partition(": ") if warning.startswith(f"{grader.key}: ") else ("", "", warning)
         if text.startswith(_MARK):

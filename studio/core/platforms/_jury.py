@@ -42,15 +42,3 @@ def inspect_problem(jury: JuryGrader) -> str | None:
         return (f"Inspect's model-graded scorers are letter judges; juror {wrong[0].label!r} is a "
                 f"{wrong[0].grader.kind.replace('_', ' ')}")
     return None
-
-
-def jury_refusal(label: str) -> str:
-    # no "export it to": whether HUD or Inspect can hold a jury depends on its jurors and aggregation
-    return (f"{label} holds one judge per grader; a jury (several judges and an aggregation) has no {label} "
-            "form. HUD's combine holds a jury of criteria judges and Inspect AI's multi_scorer one of "
-            "letter judges; otherwise export its jurors one by one")
-
-
-def pairwise_refusal(label: str) -> str:
-    return (f"{label} has no pairwise judge that asks in both orders; a pairwise judge is not exported "
-            "(its swap rule would be lost)")

@@ -23,6 +23,7 @@ from studio.core.models import (
 )
 
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import carried_for
 from ._fields import (
     dump_json,
     import_each,
@@ -33,7 +34,6 @@ from ._fields import (
     slug,
     unexported,
 )
-from ._jury import jury_refusal, pairwise_refusal
 
 LABEL = "Adaptive"
 
@@ -69,23 +69,6 @@ Last user message:
 Completion to grade:
 {{{completion}}}"""
 
-REFUSALS = {
-    "range_judge": "Adaptive's GraderCreateInput has no range judge (RangeJudgeGrader exists only in "
-    "adaptive_harmony recipe code); export it to promptfoo (an llm-rubric that keeps its score range) or "
-    "rewrite it as a binary judge",
-    "letter_judge": "Adaptive has no letter-grade (C/P/I) judge, only binary PASS/FAIL judges; export it to Inspect AI "
-    "(model_graded_qa/model_graded_fact with the same template and grading)",
-    "rubric_judge": "Adaptive has no rubric (score 0..1) judge, only binary PASS/FAIL judges",
-    "criteria_judge": "Adaptive has no weighted-criteria judge, only binary PASS/FAIL judges",
-    "bash": "Adaptive graders cannot run shell commands",
-    "builtin": "Adaptive has no built-in comparisons; convert the grader to a function grader",
-    "composite": "an Adaptive grader holds one scoring rule; combine graders in a recipe instead",
-    "jury": jury_refusal(LABEL),
-    "pairwise_judge": pairwise_refusal(LABEL),
-    "javascript": "Adaptive function graders are Python; a JavaScript assertion runs only where Node does (promptfoo)",
-}
-
-
 def has_async_grade(source: str) -> bool:
     """Adaptive's structure check: a top-level ``async def grade``."""
     try:
@@ -102,9 +85,7 @@ class AdaptivePlatform(Platform):
 
     # ---- export -------------------------------------------------------------------------------
 
-    def can_export(self, grader: GraderDefinition) -> Support:
-        if grader.kind in REFUSALS:
-            return Support.no(REFUSALS[grader.kind])
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, FunctionGrader):
             if grader.contract != "adaptive":
                 return Support.no(
@@ -242,9 +223,10 @@ class AdaptivePlatform(Platform):
     def detect(self, path: Path) -> bool:
         if path.suffix.lower() == ".py":
             try:
-                return has_async_grade(path.read_text(encoding="utf-8"))
+                text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 return False
+            return has_async_grade(text) and carried_for(text) in (None, self.name)  # not a HUD export
         data = peek_json(path)
         items = data if isinstance(data, list) else [data]
         return bool(items) and all(

@@ -2,11 +2,14 @@
 
 Bash graders become ``BashGrader``, criteria judges ``LLMJudgeGrader``, built-ins HUD's answer
 comparisons, composites ``combine`` (weighted) / ``combine_any`` / ``combine_all``. HUD has no
-grader file format, so there is nothing to import.
+grader file format: import reads back only a module this export wrote, unchanged (``_carried``).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BashGrader,
     BuiltinGrader,
@@ -18,8 +21,9 @@ from studio.core.models import (
 )
 
 from ._adapters import adapter_module, refusal
-from ._base import ExportResult, Platform, PlatformError, Support
-from ._fields import docstring, inspect_options, judge_model, unexported
+from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import carried, with_definitions
+from ._fields import docstring, inspect_options, judge_model, read_text, unexported
 from ._jury import hud_composite
 from .openai import plain_extractor
 
@@ -70,8 +74,9 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
 class HudPlatform(Platform):
     name = "hud"
     label = LABEL
+    imports = True  # back only the modules it wrote (``_carried``)
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, JuryGrader):  # a jury is HUD's combine of its jurors
             composite = hud_composite(grader)
             return Support.no(composite) if isinstance(composite, str) else self.can_export(composite)
@@ -93,16 +98,17 @@ class HudPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
-        if grader.kind in ("binary_judge", "range_judge", "rubric_judge", "letter_judge", "prebuilt"):
-            return Support.no(
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        if kind.is_judge:
+            return (
                 f"HUD's only model judge, LLMJudgeGrader, sends its own prompt (the rubric package) and reads "
-                f"MET/UNMET per criterion: a {grader.kind.replace('_', ' ')}'s messages and answer cannot travel "
+                f"MET/UNMET per criterion: a {kind.kind.replace('_', ' ')}'s messages and answer cannot travel "
                 "(a criteria judge exports to it; Inspect, promptfoo and MKA1 carry this judge exactly)"
             )
-        return Support.no(
-            f"HUD graders are bash commands, criteria judges and answer comparisons; a "
-            f"{grader.kind.replace('_', ' ')} has no HUD equivalent"
-        )
+        return (f"HUD graders are bash commands, criteria judges and answer comparisons; a "
+                f"{kind.kind.replace('_', ' ')} has no HUD equivalent")
 
     def expr(self, grader: GraderDefinition, weight: float, name: str, warnings: list[str]) -> str:
         """An expression giving a SubScore (or an awaitable of one)."""
@@ -164,10 +170,35 @@ class HudPlatform(Platform):
         raise PlatformError(f"{LABEL} cannot express {grader.kind}")  # pragma: no cover
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
+        """The HUD module, ending with the definition it came from (``_carried``: import gives it back)."""
+        result = self._module(grader)
+        name = f"{grader.key.replace('-', '_').replace('.', '_')}_hud.py"
+        result.files[name] = with_definitions(self.name, result.files[name], [grader])
+        return result
+
+    # ---- import: HUD has no grader format of its own; a module this export wrote reads back -----
+
+    def detect(self, path: Path) -> bool:
+        if path.suffix != ".py":
+            return False
+        try:
+            definitions, _ = carried(path.read_text(encoding="utf-8"), self.name)
+        except (OSError, UnicodeDecodeError):
+            return False
+        return bool(definitions)
+
+    def import_(self, path: Path, key: str | None = None) -> ImportResult:
+        definitions, why = carried(read_text(path), self.name)
+        if not definitions:
+            raise PlatformError(f"{path.name}: HUD graders are Python code the studio does not read; only a module "
+                                f"Grader Studio exported, unchanged, imports back ({why or 'this one has no definition'})")
+        return ImportResult(graders=definitions)
+
+    def _module(self, grader: GraderDefinition) -> ExportResult:
         if isinstance(grader, JuryGrader):
             composite = hud_composite(grader)
             assert not isinstance(composite, str)  # can_export refused it otherwise
-            result = self._export(composite)
+            result = self._module(composite)
             result.notes.append(f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors "
                                 f"({'combine_all: the lowest' if grader.aggregation == 'min' else 'weighted'})")
             return result

@@ -14,6 +14,7 @@ import ast
 import re
 from pathlib import Path
 
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -29,6 +30,7 @@ from studio.core.sandbox.launch import GUEST_DIR
 from . import _inspect_judge as inspect_judge
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import carried, with_definitions
 from ._fields import docstring, inspect_options, read_text, slug, unexported
 from ._judge_prompts import portable, portable_or_reason
 from ._jury import INSPECT_REDUCERS, inspect_problem
@@ -225,8 +227,12 @@ class InspectPlatform(Platform):
         return "inspect_ai" in text
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        """The task file's scorers, read from its syntax tree (the file is never executed)."""
+        """The task file's scorers, read from its syntax tree (the file is never executed); a module the
+        studio exported, unchanged since, gives back the definition it carries (``_carried``)."""
         text = read_text(path)
+        definitions, why = carried(text, self.name)
+        if definitions:
+            return ImportResult(graders=definitions)
         try:
             tree = ast.parse(text, filename=path.name)
         except SyntaxError as exc:
@@ -264,6 +270,8 @@ class InspectPlatform(Platform):
                 grader = grader.model_copy(update={"key": slug(f"{grader.key}-{node.lineno}")})
             seen.add(grader.key)
             result.graders.append(grader)
+        if why:  # its studio definition is not used: say why the file was read as Inspect code
+            result.warnings.append(f"{path.name}: read as Inspect code, not as the grader it was exported from: {why}")
         if not result.graders:
             detail = "; ".join(result.report()) or "no Inspect scorer found"
             raise PlatformError(f"{path.name}: no scorer imported ({detail})")
@@ -313,7 +321,7 @@ class InspectPlatform(Platform):
         return BuiltinGrader(key=key, function="token_f1", options={
             "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, JuryGrader):  # a multi_scorer of Inspect's own model-graded scorers
             problem = inspect_problem(grader)
             return Support.no(problem) if problem else Support.yes()
@@ -342,12 +350,21 @@ class InspectPlatform(Platform):
         if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
             exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
             return Support.no(exact) if isinstance(exact, str) else Support.yes()
-        return Support.no(
-            f"a {grader.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
-            "own prompts and would score differently, and its calls are not written as a custom scorer yet"
-        )
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return (f"a {kind.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
+                "own prompts and would score differently, and its calls are not written as a custom scorer yet")
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
+        """The scorer module, ending with the definition it came from (``_carried``: import gives it back)."""
+        result = self._module(grader)
+        name = f"{grader.key.replace('-', '_').replace('.', '_')}_inspect.py"
+        if name in result.files:
+            result.files[name] = with_definitions(self.name, result.files[name], [grader])
+        return result
+
+    def _module(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
         notes: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")

@@ -14,6 +14,7 @@ from typing import Any
 
 from studio.core.judges.kinds.rubric_judge import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
 from studio.core.judges.templates import format_fields
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BuiltinGrader,
     BuiltinOptions,
@@ -26,6 +27,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, entry_name, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     judge_model,
@@ -92,7 +94,7 @@ class LettaPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, BuiltinGrader):
             problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
             return Support.no(problem) if problem else Support.yes()
@@ -105,10 +107,11 @@ class LettaPlatform(Platform):
             return Support.yes()
         if isinstance(grader, RubricJudge):
             return Support.yes()
-        return Support.no(
-            f"Letta graders are tool functions and model judges; a {grader.kind.replace('_', ' ')} "
-            "has no Letta equivalent (a rubric judge does)"
-        )
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return (f"Letta graders are tool functions and model judges; a {kind.kind.replace('_', ' ')} "
+                "has no Letta equivalent (a rubric judge does)")
 
     def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
         """The ``graders:`` entry and the files it refers to."""
@@ -160,7 +163,7 @@ class LettaPlatform(Platform):
                 f"{grader.key}: metric {grader.metric.key!r} ({grader.metric.kind}) is not exported; "
                 f"Letta names the metric by the grader key {grader.key!r}"
             )
-        warnings += unexported(grader, keep | {"metric"}, LABEL)
+        warnings += unexported(grader, keep | set(IDENTITY), LABEL)  # identity travels at the suite's top level
         return spec, files
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
@@ -179,13 +182,22 @@ class LettaPlatform(Platform):
             spec, files = self.entry(grader, result.warnings)
             entries[grader.key] = spec
             result.files.update(files)
-        suite = {
+        suite: dict[str, Any] = {
             "name": name,
             "dataset": "dataset.jsonl",
             "target": {"kind": "letta_code"},
             "graders": entries,
             "reward": {"kind": "metric", "metric_key": graders[0].key},
         }
+        carried_fields = {}  # what a grader spec has no field for, at the suite's top level (Letta ignores it)
+        for grader in graders:
+            fields = identity(grader)
+            if isinstance(grader, FunctionGrader) and grader.contract != "letta":
+                fields["adapted"] = adapted_fields(grader)
+            if fields:
+                carried_fields[grader.key] = fields
+        if carried_fields:
+            suite[META_KEY] = {"graders": carried_fields}
         result.files[suite_file] = dump_yaml(suite)
         result.notes.append(
             f"{suite_file}: put the samples in dataset.jsonl and set the target; the reward is "
@@ -207,11 +219,16 @@ class LettaPlatform(Platform):
             raise PlatformError(f"{path.name} is not a Letta suite (no graders: map)")
         result = ImportResult()
         entries = data["graders"]
+        meta = data.get(META_KEY)
+        carried_fields = meta.get("graders") if isinstance(meta, dict) and isinstance(meta.get("graders"), dict) else {}
         for name, spec in entries.items():
             grader_key = key if key and len(entries) == 1 else str(name)
             kind = spec.get("kind") if isinstance(spec, dict) else type(spec).__name__
+            mine = carried_fields.get(str(name))
             try:
-                result.graders.append(self.from_entry(grader_key, spec, path.parent))
+                grader = restore_identity(self.from_entry(grader_key, spec, path.parent), mine)
+                result.graders.append(unadapted(grader, mine.get("adapted"), self.name) if isinstance(mine, dict)
+                                      else grader)
             except (PlatformError, ValueError) as exc:  # ValueError: pydantic validation of the definition
                 skip(result, f"graders.{name}", kind, exc)
                 continue

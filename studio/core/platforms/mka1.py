@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from studio.core.kinds import Carry, GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     FunctionGrader,
     GraderDefinition,
-    JuryGrader,
     Metric,
     RangeJudge,
     RubricJudge,
@@ -29,24 +29,12 @@ from studio.core.models import (
 from . import _mka1_judge as mka1_judge
 from ._adapters import adapter_module
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
+from ._carried import adapted_fields, unadapted
 from ._fields import dump_json, peek_json, read_json, slug, unexported
-from ._jury import jury_refusal
 from ._losses import skip
 
 LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
-
-
-#: why a judge of these kinds is refused rather than written approximately
-_NOT_WRITTEN = {
-    "criteria_judge": "a criteria judge asks about each criterion and combines the answers, which is not "
-                      "written as an MKA1 grader",
-    "letter_judge": "a letter judge uses Inspect's model-graded prompt and grade letters (export it to Inspect AI, "
-                    "where it is native)",
-    "prebuilt": "a prebuilt RAG judge makes several dependent calls (statements, then verdicts), which are "
-                "not written as an MKA1 grader",
-    "pairwise_judge": "a pairwise judge compares two outputs of a sample, where an MKA1 grader sees one",
-}
 
 
 def _contract(grader: FunctionGrader) -> dict[str, Any]:
@@ -65,9 +53,14 @@ class Mka1Platform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, JuryGrader):
-            return Support.no(jury_refusal(LABEL))
+    def no_form(self, kind: GraderKind) -> str:
+        return f"a {kind.kind.replace('_', ' ')} grader is not Python"
+
+    def refusal(self, kind: GraderKind, carry: Carry) -> str:
+        return (f"{super().refusal(kind, carry)}; MKA1 graders are Python only, and this export writes "
+                "function graders and binary, range and rubric judges (as model_backed graders)")
+
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
             try:  # a model_backed grader sending the studio's messages through ctx.responses_create
                 mka1_judge.portable_for_mka1(grader)
@@ -75,9 +68,7 @@ class Mka1Platform(Platform):
                 return Support.no(str(exc))
             return Support.yes()
         if not isinstance(grader, FunctionGrader):
-            why = _NOT_WRITTEN.get(grader.kind, f"a {grader.kind.replace('_', ' ')} grader is not Python")
-            return Support.no(f"{why}; MKA1 graders are Python only, and this export writes function graders "
-                              "and binary, range and rubric judges (as model_backed graders)")
+            return Support.no(self.no_form(get_kind(grader.kind)))
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
 
@@ -146,6 +137,8 @@ class Mka1Platform(Platform):
             extra["metric_kind"] = grader.metric.kind
         if grader.tags:
             extra["tags"] = list(grader.tags)
+        if isinstance(grader, FunctionGrader) and grader.contract not in ("mka1_sample", "mka1_batch"):
+            extra["adapted"] = adapted_fields(grader)  # import restores it while the adapter is unchanged
         if extra:
             task["metadata"] = {TASK_META: extra}
         return task
@@ -224,7 +217,8 @@ class Mka1Platform(Platform):
             update["tags"] = list(extra["tags"])
         if extra.get("metric_kind") in ("scalar", "bool"):
             update["metric"] = Metric(key=grader.metric.key, kind=extra["metric_kind"])
-        return grader.model_copy(update=update)
+        grader = grader.model_copy(update=update)
+        return unadapted(grader, extra.get("adapted"), "mka1")
 
     @staticmethod
     def from_grader(data: dict[str, Any], key: str) -> FunctionGrader:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -64,7 +65,7 @@ class OpenAIPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("OpenAI graders read the output text; they have no extractors")
         if isinstance(grader, BuiltinGrader):
@@ -97,7 +98,10 @@ class OpenAIPlatform(Platform):
             if len(set(names)) != len(names):
                 return Support.no("two components would get the same name in the formula")
             return Support.yes()
-        return Support.no(f"OpenAI graders have no {grader.kind.replace('_', ' ')} equivalent")
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return f"OpenAI graders have no {kind.kind.replace('_', ' ')} equivalent"
 
     def to_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
         keep = {"extractor"}
@@ -172,11 +176,16 @@ class OpenAIPlatform(Platform):
 
     def detect(self, path: Path) -> bool:
         data = peek_json(path)
+        if _is_eval(data):  # an eval (``export --dataset``): its testing criteria are the graders
+            data = data["testing_criteria"]
         items = data if isinstance(data, list) else [data]
         return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        result = import_each(read_json(path), self.from_json, key, (PlatformError, ValueError), imported_fields)
+        data = read_json(path)
+        if _is_eval(data):
+            data = data["testing_criteria"]
+        result = import_each(data, self.from_json, key, (PlatformError, ValueError), imported_fields)
         if not result.graders:
             raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
         return result
@@ -270,6 +279,11 @@ class OpenAIPlatform(Platform):
         return CompositeGrader(
             key=key, mode=mode, components=[Component(grader=subs[n], weight=weights.get(n, 1.0)) for n in subs]
         )
+
+
+def _is_eval(data: Any) -> bool:
+    """An eval's create request (``<name>.eval.json``): a data source and a list of testing criteria."""
+    return isinstance(data, dict) and isinstance(data.get("testing_criteria"), list) and "data_source_config" in data
 
 
 def validate_with_sdk(data: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.graders.jsregex import JS_SPACE
+from studio.core.kinds import GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -28,6 +29,7 @@ from studio.core.models import (
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Skipped, Support
+from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
     dump_yaml,
     endpoint_config,
@@ -151,7 +153,7 @@ class PromptfooPlatform(Platform):
     label = LABEL
     imports = True
 
-    def can_export(self, grader: GraderDefinition) -> Support:
+    def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("promptfoo assertions read the output text; they have no extractors")
         if isinstance(grader, BuiltinGrader):
@@ -186,7 +188,10 @@ class PromptfooPlatform(Platform):
                 if not sub.ok:
                     return Support.no(f"component {c.grader.key!r}: {sub.reason}")
             return Support.yes()
-        return Support.no(f"promptfoo has no {grader.kind.replace('_', ' ')} assertion")
+        return Support.no(self.no_form(get_kind(grader.kind)))
+
+    def no_form(self, kind: GraderKind) -> str:
+        return f"promptfoo has no {kind.kind.replace('_', ' ')} assertion"
 
     def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
         keep = {"extractor"}
@@ -268,7 +273,7 @@ class PromptfooPlatform(Platform):
             if provider:
                 data["provider"] = provider
         data["metric"] = grader.key
-        warnings += unexported(grader, keep, LABEL)
+        warnings += unexported(grader, keep | set(IDENTITY), LABEL)  # identity travels in the config
         return data
 
     @staticmethod
@@ -318,6 +323,12 @@ class PromptfooPlatform(Platform):
         answers each test, a model called afresh."""
         result = ExportResult()
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
+        for grader, item in zip(graders, asserts, strict=True):
+            carried_fields = identity(grader)  # what promptfoo has no field for, in its free config
+            if isinstance(grader, FunctionGrader) and grader.contract != "promptfoo":
+                carried_fields["adapted"] = adapted_fields(grader)
+            if carried_fields:
+                item.setdefault("config", {})[META_KEY] = carried_fields
         config = {
             "description": "Graders exported by Grader Studio",
             "prompts": ["{{input}}"],
@@ -372,8 +383,15 @@ class PromptfooPlatform(Platform):
                 result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=(
                     f"its key {grader_key!r} (the metric) is already taken by {seen[grader_key]}; give it its own metric")))
                 continue
+            config = item.get("config")
+            carried_fields = config.get(META_KEY) if isinstance(config, dict) else None
+            if carried_fields is not None:  # the studio's own entry in the free config: mapped, not lost
+                rest = {k: v for k, v in config.items() if k != META_KEY}
+                item = {k: v for k, v in item.items() if k != "config"} | ({"config": rest} if rest else {})
             try:
-                grader = self.from_assert(item, grader_key, path.parent)
+                grader = restore_identity(self.from_assert(item, grader_key, path.parent), carried_fields)
+                if isinstance(carried_fields, dict):
+                    grader = unadapted(grader, carried_fields.get("adapted"), self.name)
             except (PlatformError, ValueError) as exc:
                 result.skipped.append(Skipped(where=where, kind=kind, line=line, reason=_sentence(exc)))
                 continue

@@ -1,20 +1,49 @@
-"""Opening the library file: SQLite in WAL mode, real transactions, migrations applied on open."""
+"""Opening a library: a SQLite file (WAL mode, real transactions) or a PostgreSQL database, with
+the Alembic migrations applied on open (in one transaction, or not at all)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 
-from .migrations import migrate
+from .errors import LibraryError
+from .location import Location, display, is_server_url
+from .schema import HEAD_REVISION, REVISIONS, SCHEMA_VERSION
+
+ALEMBIC_DIR = Path(__file__).with_name("revisions")
+
+#: PostgreSQL advisory lock taken while migrating: two studios opening a new library at once
+_MIGRATION_LOCK = 0x67726164  # "grad"
+
+
+class SchemaTooNew(LibraryError):
+    pass
 
 
 def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def open_engine(path: Path | str) -> Engine:
+def open_engine(location: Location) -> Engine:
+    """An engine on a library file or server, migrated to this release's schema."""
+    if is_server_url(location):
+        from .postgres import create_server_engine
+
+        engine = create_server_engine(str(location))
+    else:
+        engine = _sqlite_engine(location)
+    try:
+        with engine.begin() as conn:
+            migrate(conn)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine
+
+
+def _sqlite_engine(path: Path | str) -> Engine:
     """An engine whose transactions are real SQLite transactions (DDL included).
 
     pysqlite's own transaction handling skips DDL and PRAGMAs; we turn it off and emit BEGIN
@@ -39,6 +68,47 @@ def open_engine(path: Path | str) -> Engine:
     def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
         conn.exec_driver_sql("BEGIN")
 
-    with engine.begin() as conn:
-        migrate(conn)
     return engine
+
+
+def stored_revision(conn: Connection) -> str | None:
+    """The Alembic revision a library is stamped with (None: none yet, or a SQLite file from before
+    Alembic, told by its ``user_version``)."""
+    if conn.dialect.name == "postgresql":
+        exists = conn.exec_driver_sql("SELECT to_regclass('alembic_version')").scalar()
+    else:
+        exists = conn.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'alembic_version'").scalar()
+    if not exists:
+        return None
+    return conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+
+
+def migrate(conn: Connection) -> bool:
+    """Bring the library to this release's schema inside the caller's transaction; True when a
+    revision ran. A library already there costs one or two reads (no Alembic import)."""
+    sqlite = conn.dialect.name == "sqlite"
+    if sqlite:
+        version = int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
+        if version > SCHEMA_VERSION:
+            raise SchemaTooNew(
+                f"this library was written by a newer Grader Studio (schema {version}, "
+                f"this one knows up to {SCHEMA_VERSION}); upgrade to open it")
+        if version == SCHEMA_VERSION:
+            return False
+    else:
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+    revision = stored_revision(conn)
+    if revision is not None and revision not in REVISIONS:
+        raise SchemaTooNew(f"the library at {display(str(conn.engine.url))} was written by a newer Grader "
+                           f"Studio (schema {revision}); upgrade to open it")
+    if revision == HEAD_REVISION:
+        return False
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    config.attributes["connection"] = conn
+    command.upgrade(config, "head")
+    return True

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, delete, func, insert, select, update
 from studio.core.models import Sample, SampleRow
 from studio.core.near_names import did_you_mean
 
+from .authors import current_user
 from .database import utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, samples
@@ -64,10 +65,11 @@ class DatasetRepository:
                 conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
                 dataset_id = row.id
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(
-                    format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None))
+                    format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None,
+                    author=current_user()))
             else:
                 dataset_id = conn.execute(insert(datasets).values(
-                    name=name, format=format, source=source, sample_count=0, created_at=utcnow()
+                    name=name, format=format, source=source, sample_count=0, created_at=utcnow(), author=current_user(),
                 )).inserted_primary_key[0]
             # ``items`` may be a stream (``DatasetStream``): a chunk at a time goes to the driver's
             # executemany, all inside this one transaction; a bad row raising mid-way rolls it all back
@@ -95,7 +97,7 @@ class DatasetRepository:
             if row is not None and row.deleted_at is None:
                 raise Conflict(f"a dataset named {name!r} already exists (use another name, or --resume it)")
             values = dict(format=format, source=source, sample_count=0, created_at=utcnow(),
-                          deleted_at=None, provenance=json.dumps(provenance))
+                          deleted_at=None, provenance=json.dumps(provenance), author=current_user())
             if row is not None:  # a trashed dataset of that name gives its name up
                 conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
                 conn.execute(update(datasets).where(datasets.c.id == row.id).values(**values))
@@ -126,9 +128,12 @@ class DatasetRepository:
 
     def reorder(self, dataset_id: int, keys: Sequence[str]) -> None:
         """Renumber a dataset's samples in the order of the JSON paths ``keys`` of their stored data
-        (answers arrive out of order; a finished generation reads in its source's order). Two
-        passes keep (dataset, idx) unique throughout; the ordering is SQLite's, no sample parsed."""
-        order = ", ".join("json_extract(data, ?)" for _ in keys)  # the paths are bound, never spliced
+        (answers arrive out of order; a finished generation reads in its source's order). The keys
+        are numbers, compared as numbers on both backends (PostgreSQL's json_extract gives text, so
+        "10" would sort before "9"). Two passes keep (dataset, idx) unique throughout; the ordering
+        is the database's, no sample parsed."""
+        # the paths are bound, never spliced; DOUBLE PRECISION is REAL affinity on SQLite
+        order = ", ".join("CAST(json_extract(data, ?) AS DOUBLE PRECISION)" for _ in keys)
         with self._engine.begin() as conn:
             ranked = conn.exec_driver_sql(
                 f"SELECT id FROM samples WHERE dataset_id = ? ORDER BY {order}, idx", (dataset_id, *keys)).all()

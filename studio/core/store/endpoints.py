@@ -7,6 +7,7 @@ import contextlib
 from sqlalchemy import Engine, delete, insert, select, update
 
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
 from studio.core.store.errors import EndpointNotFound, NoEndpoint
 from studio.core.store.holder import HasEngine
@@ -72,12 +73,12 @@ class EndpointRepository:
                 conn.execute(
                     update(endpoints_table)
                     .where(endpoints_table.c.name == config.name)
-                    .values(config=data, updated_at=now)
+                    .values(config=data, updated_at=now, updated_by=current_user())
                 )
             else:
                 conn.execute(
                     insert(endpoints_table).values(
-                        name=config.name, config=data, created_at=now, updated_at=now
+                        name=config.name, config=data, created_at=now, updated_at=now, updated_by=current_user()
                     )
                 )
 

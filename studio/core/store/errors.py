@@ -24,6 +24,25 @@ class Conflict(LibraryError):
     pass
 
 
+class LibraryUnreachable(LibraryError):
+    """The library's server cannot be reached or refuses us, or its URL is unreadable: nothing was
+    opened or created (the CLI exits 2)."""
+
+
+class StaleVersion(Conflict):
+    """A save based on a version that is no longer the stored head (another analyst saved since)."""
+
+    def __init__(self, noun: str, key: str, base: int, head: int, author: str, at: object) -> None:
+        from datetime import datetime
+
+        moment = at.strftime("%Y-%m-%d %H:%M UTC") if isinstance(at, datetime) else "since"
+        by = f" by {author}" if author else ""
+        super().__init__(
+            f"{noun} {key!r} changed since you opened v{base}: v{head}{by} ({moment}) is stored now; "
+            f"compare v{base} and v{head} side by side (versions diff) and save again from v{head}")
+        self.key, self.base, self.head, self.author = key, base, head, author
+
+
 class EndpointNotFound(NotFound):
     def __init__(self, name: str, known: Iterable[str] = ()) -> None:
         near = did_you_mean(name, known)

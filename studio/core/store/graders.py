@@ -74,6 +74,7 @@ class GraderRepository:
     def versions(self, key: str) -> list[VersionRecord]:
         return [
             VersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
+                          author=r.author,
                           definition=parse_grader(json.loads(r.definition)))
             for r in self._v.version_rows(key)
         ]
@@ -106,11 +107,14 @@ class GraderRepository:
         self._v.create(definition.key, definition, _serialise(definition), message)
         return self.get(definition.key)
 
-    def save(self, definition: GraderDefinition, message: str = "") -> GraderRecord:
-        """Store an edit as a new version; an unchanged definition adds nothing."""
+    def save(self, definition: GraderDefinition, message: str = "", *,
+             base_version: int | None = None) -> GraderRecord:
+        """Store an edit as a new version; an unchanged definition adds nothing. ``base_version``,
+        the version the edit began from: a head moved since (another analyst saved) is refused."""
         text = _serialise(definition)
         self._v.save(definition.key, definition, text, message,
-                     same=lambda stored: _serialise(parse_grader(json.loads(stored))) == text)
+                     same=lambda stored: _serialise(parse_grader(json.loads(stored))) == text,
+                     base_version=base_version)
         return self.get(definition.key)
 
     def restore_version(self, key: str, number: int) -> GraderRecord:
@@ -125,8 +129,9 @@ class GraderRepository:
         self._v.restore(key)
         return self.get(key)
 
-    def set_locked(self, key: str, locked: bool) -> GraderRecord:
-        self._v.set_locked(key, locked)
+    def set_locked(self, key: str, locked: bool, *, force: bool = False) -> GraderRecord:
+        """Lock (owned by this user) or unlock; another user's lock needs ``force`` (recorded)."""
+        self._v.set_locked(key, locked, force=force)
         return self.get(key)
 
     def count(self) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from studio.core.store.database import utcnow
@@ -31,6 +32,8 @@ class JudgeCacheReader:
         if self._conn is None:
             self._conn = self._engine.raw_connection()
         row = self._conn.execute(_SELECT, (key,)).fetchone()
+        if self._engine.dialect.name != "sqlite":
+            self._conn.rollback()  # a server's read opens a transaction: not left open between calls
         return None if row is None else row[0]
 
     def close(self) -> None:
@@ -59,7 +62,8 @@ class JudgeCacheRepository:
             return
         now = utcnow()
         rows = [{"key": k, "response": v, "created_at": now} for k, v in items.items()]
-        stmt = sqlite_insert(judge_cache).values(rows)
+        dialect_insert = sqlite_insert if self._engine.dialect.name == "sqlite" else postgresql_insert
+        stmt = dialect_insert(judge_cache).values(rows)
         stmt = stmt.on_conflict_do_update(
             index_elements=[judge_cache.c.key],
             set_={"response": stmt.excluded.response, "created_at": stmt.excluded.created_at},

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pydantic import BaseModel, Field
-from sqlalchemy import Engine, func, insert, select, update
+from sqlalchemy import Engine, func, insert, select, text, update
 
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
 from studio.core.near_names import did_you_mean
 
+from .authors import current_user
 from .database import utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, label_sets, labels, samples
@@ -100,7 +101,10 @@ class LabelRepository:
         """Append a version for each label in one transaction (all or nothing); an unchanged label
         adds no version. Returns how many versions were written."""
         items = list(items)
+        labeler = current_user()
         with self._engine.begin() as conn:
+            if conn.dialect.name != "sqlite":  # two reviewers labelling one set at once take turns
+                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"labels {dataset} {key}"})
             set_id = self._set_id(conn, dataset, key, create=True)
             known = set(conn.execute(select(samples.c.sample_id).where(
                 samples.c.dataset_id == self._dataset_id(conn, dataset))).scalars())
@@ -120,7 +124,7 @@ class LabelRepository:
                 version = (previous.version if previous else 0) + 1
                 rows.append({"label_set_id": set_id, "sample_id": item.sample_id, "version": version,
                              "verdict": item.verdict, "score": item.score, "note": item.note,
-                             "labeler": item.labeler, "created_at": now})
+                             "labeler": item.labeler or labeler, "created_at": now})
                 latest[item.sample_id] = Label(**{**rows[-1], "created_at": now})
             if rows:
                 conn.execute(insert(labels), rows)

@@ -22,22 +22,22 @@ _VERDICT_KEY = {"A": "win_a", "B": "win_b", "TIE": "tie", "inconsistent": "incon
 
 
 def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
-    """``pairwise`` / ``jury`` entries for a run of those kinds; {} for every other kind."""
-    kind = conn.execute(text(
-        "SELECT g.kind FROM runs r JOIN graders g ON g.id = r.grader_id WHERE r.id = :r"), {"r": run_id}).scalar()
-    if kind == "pairwise_judge":
-        rows = conn.execute(text(
-            """SELECT json_extract(details, '$.pairwise.verdict'), json_extract(details, '$.pairwise.first_picks'),
-                      json_extract(details, '$.pairwise.decisive')
-               FROM results WHERE run_id = :r AND json_extract(details, '$.pairwise.verdict') IS NOT NULL"""),
-            {"r": run_id}).all()
+    """``pairwise`` / ``jury`` entries for a run whose results carry a pairwise or a jury panel in
+    their details; {} for every other run. Read from the details, not from a list of kinds: a new
+    kind that writes the same details is aggregated the same way."""
+    rows = conn.execute(text(
+        """SELECT json_extract(details, '$.pairwise.verdict'), json_extract(details, '$.pairwise.first_picks'),
+                  json_extract(details, '$.pairwise.decisive')
+           FROM results WHERE run_id = :r AND json_extract(details, '$.pairwise.verdict') IS NOT NULL"""),
+        {"r": run_id}).all()
+    if rows:
         return pairwise_summary([(v, int(fp or 0), int(d or 0)) for v, fp, d in rows])
-    if kind == "jury":
-        rows = conn.execute(text(
-            "SELECT details FROM results WHERE run_id = :r AND details IS NOT NULL ORDER BY sample_idx"),
-            {"r": run_id}).scalars().all()
-        panels = [json.loads(d).get("jury") for d in rows]
-        return {"jury": jury_summary([p for p in panels if isinstance(p, dict)])}
+    panels = conn.execute(text(
+        """SELECT json_extract(details, '$.jury') FROM results
+           WHERE run_id = :r AND json_type(details, '$.jury') = 'object' ORDER BY sample_idx"""),
+        {"r": run_id}).scalars().all()
+    if panels:
+        return {"jury": jury_summary([json.loads(p) for p in panels])}
     return {}
 
 

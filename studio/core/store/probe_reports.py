@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Engine, insert, select
 
+from .authors import current_user
 from .database import utcnow
 from .tables import probe_reports
 
@@ -36,7 +37,7 @@ class ProbeReportRepository:
         with self._engine.begin() as conn:
             result = conn.execute(insert(probe_reports).values(
                 grader_key=grader_key, grader_version=grader_version, dataset=dataset, endpoint=endpoint,
-                report=json.dumps(report, ensure_ascii=False), created_at=utcnow()))
+                report=json.dumps(report, ensure_ascii=False), created_at=utcnow(), author=current_user()))
         return int(result.inserted_primary_key[0])
 
     def latest(self, grader_key: str) -> ProbeRecord | None:

@@ -178,7 +178,8 @@ class ResultQuery:
         if self.sort_key.startswith(GRADER_SORT) and SLUG.match(self.sort_key[len(GRADER_SORT):]):
             # a suite run's grader column: its score under the row's ``scores`` (no index: a sort of
             # the run's rows in SQLite, as for input or tokens)
-            expr = f"json_extract(r.scores, '{grader_path(self.sort_key[len(GRADER_SORT):])}')"
+            # (CAST: a number on PostgreSQL too, whose json_extract gives text)
+            expr = f"CAST(json_extract(r.scores, '{grader_path(self.sort_key[len(GRADER_SORT):])}') AS DOUBLE PRECISION)"
             return f"{expr} {direction}, r.sample_idx {direction}"
         expr = SORT_SQL.get(self.sort_key, SORT_SQL["idx"])
         if self.sort_key == "idx":
@@ -212,7 +213,7 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
         try:
             # the subquery keeps its ORDER BY: SQLite never flattens an ordered subquery into an
             # aggregate (flattening rule 16), so the array is in grid order
-            (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql})", params).fetchone()
+            (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql}) AS q", params).fetchone()
         finally:
             cursor.close()
     ids = array("q", json.loads(text))

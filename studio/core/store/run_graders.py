@@ -86,7 +86,7 @@ def rows_sql(suite: bool) -> str:
         return "SELECT " + ", ".join(f"r.{c} AS {c}" for c in _COLUMNS) + " FROM results r WHERE r.run_id = ?1"
     return (
         "SELECT r.sample_idx AS sample_idx, r.sample_id AS sample_id, coalesce(g.status, 'ok') AS status,"
-        " CASE WHEN g.status IS NULL THEN json_extract(r.scores, ?2) ELSE g.score END AS score,"
+        " CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION) ELSE g.score END AS score,"
         " g.scores AS scores, g.rationale AS rationale, g.details AS details, g.error AS error, g.raw AS raw,"
         " coalesce(g.duration_ms, 0) AS duration_ms, coalesce(g.prompt_tokens, 0) AS prompt_tokens,"
         " coalesce(g.completion_tokens, 0) AS completion_tokens, coalesce(g.cached, 0) AS cached,"
@@ -134,7 +134,7 @@ def grader_results(library: Any, run_id: int, key: str) -> list[dict[str, Any]]:
         definition = library.graders.version(key, next(s.grader_version for s in library.runs.slots(run_id)
                                                         if s.slot == slot)).definition
         metric = definition.metric.key
-    sql = f"SELECT * FROM ({rows_sql(_is_suite(row))}) ORDER BY sample_idx"
+    sql = f"SELECT * FROM ({rows_sql(_is_suite(row))}) AS src ORDER BY sample_idx"
     with library.engine.connect() as conn:
         fetched = conn.exec_driver_sql(sql, _params(row, slot, key)).all()
     out = []
@@ -177,12 +177,14 @@ def overall_aggregates(library: Any, run_id: int) -> dict[str, Any]:
 
 def _aggregate(library: Any, rows: str, params: tuple[Any, ...], threshold: str) -> dict[str, Any]:
     sql = (
-        "SELECT sum(status = 'ok'), sum(status = 'error'), sum(status = 'invalid'),"
-        " sum(status = 'skipped'), count(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
+        "SELECT count(CASE WHEN status = 'ok' THEN 1 END), count(CASE WHEN status = 'error' THEN 1 END),"
+        " count(CASE WHEN status = 'invalid' THEN 1 END), count(CASE WHEN status = 'skipped' THEN 1 END),"
+        " count(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
         " avg(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
         " sum(CASE WHEN status IN ('ok', 'invalid') THEN score * score END),"
-        f" avg(CASE WHEN status IN ('ok', 'invalid') THEN (score >= {threshold}) END)"
-        f" FROM ({rows})"
+        f" avg(CASE WHEN status IN ('ok', 'invalid') THEN (CASE WHEN score >= {threshold} THEN 1.0"
+        f" WHEN score IS NOT NULL THEN 0.0 END) END)"
+        f" FROM ({rows}) AS src"
     )
     with library.engine.connect() as conn:
         ok, error, invalid, na, n, mean, sumsq, pass_rate = conn.exec_driver_sql(sql, params).one()

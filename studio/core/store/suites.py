@@ -97,7 +97,7 @@ class SuiteRepository:
 
     def versions(self, key: str) -> list[SuiteVersionRecord]:
         return [SuiteVersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
-                                   definition=SuiteDefinition.model_validate_json(r.definition))
+                                   author=r.author, definition=SuiteDefinition.model_validate_json(r.definition))
                 for r in self._v.version_rows(key)]
 
     def version(self, key: str, number: int) -> SuiteVersionRecord:
@@ -145,9 +145,10 @@ class SuiteRepository:
         self._v.create(definition.key, definition, _serialise(definition), message)
         return self.get(definition.key)
 
-    def save(self, definition: SuiteDefinition, message: str = "") -> SuiteRecord:
+    def save(self, definition: SuiteDefinition, message: str = "", *, base_version: int | None = None) -> SuiteRecord:
+        """A new version; ``base_version`` (the version the edit began from) refuses a stale save."""
         self.check(definition)
-        self._v.save(definition.key, definition, _serialise(definition), message)
+        self._v.save(definition.key, definition, _serialise(definition), message, base_version=base_version)
         return self.get(definition.key)
 
     def restore_version(self, key: str, number: int) -> SuiteRecord:
@@ -160,6 +161,6 @@ class SuiteRepository:
         self._v.restore(key)
         return self.get(key)
 
-    def set_locked(self, key: str, locked: bool) -> SuiteRecord:
-        self._v.set_locked(key, locked)
+    def set_locked(self, key: str, locked: bool, *, force: bool = False) -> SuiteRecord:
+        self._v.set_locked(key, locked, force=force)
         return self.get(key)

@@ -1,4 +1,4 @@
-"""SQLAlchemy Core tables of the library file; ``migrations`` creates and evolves them.
+"""SQLAlchemy Core tables of the library; the Alembic revisions (``store/revisions``) create and evolve them.
 
 Core, not the ORM: the hot paths (results written in batches of hundreds, a results grid paging a
 million rows) want plain statements, and the repositories return pydantic models anyway.
@@ -29,6 +29,8 @@ graders = Table(
     Column("kind", String, nullable=False),
     Column("name", String, nullable=False, default=""),
     Column("locked", Boolean, nullable=False, default=False),
+    Column("locked_by", String, nullable=True),
+    Column("locked_at", DateTime, nullable=True),
     Column("deleted_at", DateTime, nullable=True),
     Column("current_version", Integer, nullable=False),
     Column("created_at", DateTime, nullable=False),
@@ -45,6 +47,7 @@ grader_versions = Table(
     Column("definition", Text, nullable=False),
     Column("message", Text, nullable=False, default=""),
     Column("created_at", DateTime, nullable=False),
+    Column("author", String, nullable=False, default=""),
 )
 
 datasets = Table(
@@ -58,6 +61,7 @@ datasets = Table(
     Column("deleted_at", DateTime, nullable=True),
     Column("created_at", DateTime, nullable=False),
     Column("provenance", Text, nullable=True),
+    Column("author", String, nullable=False, default=""),
 )
 
 samples = Table(
@@ -91,6 +95,7 @@ runs = Table(
     Column("owner_pid", Integer, nullable=True),
     #: a suite run's plan (JSON: suite key and version or null for a one-off, the overall rule)
     Column("suite", Text, nullable=True),
+    Column("author", String, nullable=False, default=""),
 )
 
 results = Table(
@@ -110,7 +115,7 @@ results = Table(
     Column("duration_ms", Float, nullable=False, default=0.0),
     Column("prompt_tokens", Integer, nullable=False, default=0),
     Column("completion_tokens", Integer, nullable=False, default=0),
-    Column("cached", Boolean, nullable=False, default=False),
+    Column("cached", Integer, nullable=False, default=0),  # 0/1, as the write path binds it
     Column("cached_tokens", Integer, nullable=False, default=0),
 )
 
@@ -121,6 +126,7 @@ endpoints = Table(
     Column("config", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
     Column("updated_at", DateTime, nullable=False),
+    Column("updated_by", String, nullable=False, default=""),
 )
 
 judge_cache = Table(
@@ -166,6 +172,7 @@ probe_reports = Table(
     Column("endpoint", String, nullable=True),
     Column("report", Text, nullable=False),
     Column("created_at", DateTime, nullable=False),
+    Column("author", String, nullable=False, default=""),
 )
 
 suites = Table(
@@ -175,6 +182,8 @@ suites = Table(
     Column("key", String, nullable=False, unique=True),
     Column("name", String, nullable=False, default=""),
     Column("locked", Boolean, nullable=False, default=False),
+    Column("locked_by", String, nullable=True),
+    Column("locked_at", DateTime, nullable=True),
     Column("deleted_at", DateTime, nullable=True),
     Column("current_version", Integer, nullable=False),
     Column("created_at", DateTime, nullable=False),
@@ -191,6 +200,7 @@ suite_versions = Table(
     Column("definition", Text, nullable=False),
     Column("message", Text, nullable=False, default=""),
     Column("created_at", DateTime, nullable=False),
+    Column("author", String, nullable=False, default=""),
 )
 
 run_graders = Table(
@@ -221,6 +231,6 @@ grader_results = Table(
     Column("duration_ms", Float, nullable=False, default=0.0),
     Column("prompt_tokens", Integer, nullable=False, default=0),
     Column("completion_tokens", Integer, nullable=False, default=0),
-    Column("cached", Boolean, nullable=False, default=False),
+    Column("cached", Integer, nullable=False, default=0),  # 0/1, as the write path binds it
     Column("cached_tokens", Integer, nullable=False, default=0),
 )

@@ -4,6 +4,11 @@ A key has one head row for its whole life (``current_version``, ``locked``, ``de
 versions table whose rows the database refuses to alter. Deleting sets a tombstone; creating the key
 again clears it and appends a version, so a key's history is never split. The grader and suite
 repositories hold one ``Versioned`` each and add what is their own (parsing, listing, diffs).
+
+Several analysts may share a library (docs/team.md): every version names its author, a lock names
+its owner and since when, and only the owner (or ``unlock --force``, recorded as a version) lifts
+it. A save names the version it was based on: one whose stored head has moved since is refused
+(``StaleVersion``), never written over another analyst's version.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
 
 from studio.core.near_names import did_you_mean
 
+from .authors import current_user
 from .database import utcnow
-from .errors import Conflict, Locked, NotFound
+from .errors import Conflict, Locked, NotFound, StaleVersion
 
 D = TypeVar("D")
 
@@ -32,6 +38,9 @@ class HeadRecord(BaseModel, Generic[D]):
     key: str
     name: str
     locked: bool
+    #: who locked it and when (None: unlocked, or locked by a release that did not record it)
+    locked_by: str | None = None
+    locked_at: datetime | None = None
     deleted_at: datetime | None
     current_version: int
     created_at: datetime
@@ -51,6 +60,8 @@ class VersionEntry(BaseModel, Generic[D]):
     message: str
     created_at: datetime
     definition: D
+    #: who wrote it ("" for versions written before authors were recorded)
+    author: str = ""
 
 
 class Versioned:
@@ -106,7 +117,28 @@ class Versioned:
     def _append(self, conn: Connection, head_id: int, version: int, action: str, text: str, message: str) -> None:
         conn.execute(insert(self.versions).values(
             {self.owner.name: head_id, "version": version, "action": action, "definition": text,
-             "message": message, "created_at": utcnow()}))
+             "message": message, "created_at": utcnow(), "author": current_user()}))
+
+    def _head_for_update(self, conn: Connection, key: str) -> Row:
+        """The live head row, locked for this transaction on a server (two analysts saving at once
+        queue here; SQLite's single writer already does)."""
+        if conn.dialect.name == "sqlite":
+            return self.live_row(conn, key)
+        row = conn.execute(select(self.head).where(self.head.c.key == key).with_for_update()).first()
+        if row is None:
+            raise NotFound(f"no {self.noun} with key {key!r}")
+        if row.deleted_at is not None:
+            raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
+        return row
+
+    def _refuse_locked(self, row: Row, doing: str) -> None:
+        """A locked key refuses edits and deletes; the sentence names the lock's owner."""
+        if not row.locked:
+            return
+        if row.locked_by and row.locked_by != current_user():
+            raise Locked(f"{self.noun} {row.key!r} is {lock_sentence(row)}: ask them to unlock it, "
+                         f"or unlock it with --force")
+        raise Locked(f"{self.noun} {row.key!r} is locked: unlock it {doing}")
 
     def exists_sentence(self, key: str) -> str:
         return (f"a {self.noun} with key {key!r} already exists; save a new version of it, or delete it "
@@ -142,13 +174,18 @@ class Versioned:
                 self._append(conn, row.id, version, "recreate", text, message)
 
     def save(self, key: str, definition: Any, text: str, message: str = "",
-             same: Callable[[str], bool] | None = None) -> bool:
+             same: Callable[[str], bool] | None = None, base_version: int | None = None) -> bool:
         """Store an edit as a new version; False when it equals the current one (nothing added).
-        ``same(stored text)`` compares beyond the text (a definition stored by an older release)."""
+        ``same(stored text)`` compares beyond the text (a definition stored by an older release).
+        ``base_version``: the version the edit started from; a head moved since is refused."""
         with self.engine.begin() as conn:
-            row = self.live_row(conn, key)
-            if row.locked:
-                raise Locked(f"{self.noun} {key!r} is locked: unlock it to edit")
+            row = self._head_for_update(conn, key)
+            self._refuse_locked(row, "to edit")
+            if base_version is not None and row.current_version != base_version:
+                entry = conn.execute(select(self.versions).where(
+                    self.owner == row.id, self.versions.c.version == row.current_version)).first()
+                raise StaleVersion(self.noun, key, base_version, row.current_version,
+                                   entry.author if entry is not None else "", row.updated_at)
             current = self.text(conn, row.id, row.current_version) or ""
             if current == text or (same is not None and same(current)):
                 return False
@@ -160,9 +197,8 @@ class Versioned:
 
     def delete(self, key: str) -> None:
         with self.engine.begin() as conn:
-            row = self.live_row(conn, key)
-            if row.locked:
-                raise Locked(f"{self.noun} {key!r} is locked: unlock it before deleting it")
+            row = self._head_for_update(conn, key)
+            self._refuse_locked(row, "before deleting it")
             now = utcnow()
             conn.execute(update(self.head).where(self.head.c.id == row.id).values(deleted_at=now, updated_at=now))
 
@@ -175,7 +211,43 @@ class Versioned:
                 raise Conflict(f"{self.noun} {key!r} is not deleted")
             conn.execute(update(self.head).where(self.head.c.id == row.id).values(deleted_at=None, updated_at=utcnow()))
 
-    def set_locked(self, key: str, locked: bool) -> None:
+    def set_locked(self, key: str, locked: bool, *, force: bool = False) -> None:
+        """Lock (owned by this user, from now) or unlock. Another user's lock is lifted only with
+        ``force``, which appends a version (the same definition) saying whose lock was broken."""
+        user = current_user()
         with self.engine.begin() as conn:
-            row = self.live_row(conn, key)
-            conn.execute(update(self.head).where(self.head.c.id == row.id).values(locked=locked, updated_at=utcnow()))
+            row = self._head_for_update(conn, key)
+            now = utcnow()
+            if locked:
+                if row.locked and row.locked_by and row.locked_by != user:
+                    raise Locked(f"{self.noun} {key!r} is already {lock_sentence(row)}")
+                if not row.locked:
+                    conn.execute(update(self.head).where(self.head.c.id == row.id).values(
+                        locked=True, locked_by=user, locked_at=now, updated_at=now))
+                return
+            if not row.locked:
+                return
+            others = bool(row.locked_by) and row.locked_by != user
+            if others and not force:
+                raise Locked(f"{self.noun} {key!r} is {lock_sentence(row)}: only they can unlock it "
+                             "(or unlock it with --force, which is recorded in its history)")
+            version = row.current_version
+            if others:
+                version += 1
+                self._append(conn, row.id, version, "force-unlock",
+                             self.text(conn, row.id, row.current_version) or "",
+                             f"unlocked with --force: the lock was {lock_sentence(row).removeprefix('locked ')}")
+            conn.execute(update(self.head).where(self.head.c.id == row.id).values(
+                locked=False, locked_by=None, locked_at=None, current_version=version, updated_at=now))
+
+
+def when(moment: datetime | None) -> str:
+    """A stored (UTC) time as a person reads it in a sentence."""
+    return "an unknown time" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def lock_sentence(row: Any) -> str:
+    """"locked by alice since 2026-11-27 09:14 UTC" (the lock's owner by name, and since when)."""
+    if not row.locked_by:
+        return "locked"
+    return f"locked by {row.locked_by} since {when(row.locked_at)}"

@@ -81,7 +81,11 @@ def describe_fidelity(report: Fidelity, model_problem: str = "") -> str:
         parts.append("Approximated:\n" + "\n".join(f"• {p}" for p in report.approximated))
     if report.not_carried:
         parts.append("Not carried over:\n" + "\n".join(f"• {p}" for p in report.not_carried))
-    return "\n".join(parts) if parts else "Exports without loss."
+    if report.not_read_back:
+        parts.append("Imported back, these fields differ: " + ", ".join(report.not_read_back))
+    elif not parts:
+        return "Exports without loss: imported back, it is the same grader."
+    return "\n".join(parts)
 
 
 class ExportDialog(QtWidgets.QDialog):

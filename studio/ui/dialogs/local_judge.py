@@ -73,7 +73,10 @@ class LocalJudgeOffer(QtWidgets.QGroupBox):
         if name in _RUNNING:
             _RUNNING.pop(name).stop()
         model = self.model.text().strip()
-        db = self.ctx.db_path
+        from studio.core.store.location import default_path, is_server_url
+
+        # the server's log beside the library file (a shared library's: beside the default one)
+        db = default_path() if is_server_url(self.ctx.db_path) else Path(self.ctx.db_path)
         self.start_button.setEnabled(False)
         self.status.setText("Starting the llama.cpp server…")
 

@@ -15,6 +15,7 @@ from studio.core.graders.registry import kind_labels
 from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
+from studio.core.store.versioned import lock_sentence
 
 from ..context import AppContext
 from ..eliding import ElidedLabel
@@ -182,6 +183,8 @@ class GraderPage(QtWidgets.QWidget):
             self.body_holder.removeWidget(self.body)
             self.body.deleteLater()
         self.record = record
+        #: the version the edits began from: a save is refused when the stored head moved since
+        self.base_version = record.current_version
         self.body = make_body(self.ctx, record.kind, self.theme)
         self.body.load(record.definition)
         self.body.changed.connect(self._changed)
@@ -209,6 +212,7 @@ class GraderPage(QtWidgets.QWidget):
         self.record = record
         if changed_version and not self._dirty and self.body is not None:
             self.body.load(record.definition)
+            self.base_version = record.current_version  # nothing unsaved: the page follows the head
         self._apply_record()
 
     def _apply_record(self) -> None:
@@ -216,7 +220,7 @@ class GraderPage(QtWidgets.QWidget):
         assert record is not None and self.body is not None
         definition = record.definition
         self.title.setText(definition.display_name + ("  •" if self._dirty else ""))
-        state = "in the Trash" if record.deleted else ("locked" if record.locked else "")
+        state = "in the Trash" if record.deleted else (lock_sentence(record) if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
                                                          f"v{record.current_version}", state,
                                                          f"updated {record.updated_at:%Y-%m-%d}") if p))
@@ -284,10 +288,11 @@ class GraderPage(QtWidgets.QWidget):
         except Exception as exc:
             self.actions.messages.error("Cannot save", exc)
             return False
-        record = self.actions.save(definition)
+        record = self.actions.save(definition, base_version=self.base_version)
         if record is None:
-            return False
+            return False  # refused (a stale version keeps the edits here, unsaved)
         self.record = record
+        self.base_version = record.current_version
         self._set_dirty(False)
         self._apply_record()
         return True

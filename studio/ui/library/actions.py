@@ -19,7 +19,7 @@ from ..context import AppContext
 from ..messages import Messages
 from ..qt import QObject, QtWidgets, Signal
 from .new_dialog import NewGraderDialog
-from .versions import VersionsDialog
+from .versions import DiffView, VersionsDialog
 
 T = TypeVar("T")
 
@@ -87,12 +87,22 @@ class GraderActions(QObject):
         return None if definition is None else self.create(definition, f"duplicated from {key} v{record.current_version}")
 
     # -- save / lock / delete ----------------------------------------------------------------------
-    def save(self, definition: GraderDefinition, message: str = "") -> GraderRecord | None:
+    def save(self, definition: GraderDefinition, message: str = "", *,
+             base_version: int | None = None) -> GraderRecord | None:
+        """Save a new version; ``base_version`` (what the edits began from) refuses a save over
+        another analyst's newer version and offers both side by side instead."""
+        from studio.core.store import StaleVersion
+
         before = self._call("Cannot save", lambda: self.ctx.library.graders.get(definition.key))
         if before is None:
             return None
-        record = self._call("Cannot save", lambda: self.ctx.library.graders.save(definition, message))
-        if record is None:
+        try:
+            record = self.ctx.library.graders.save(definition, message, base_version=base_version)
+        except StaleVersion as stale:
+            self.offer_stale_diff(stale, definition)
+            return None
+        except Exception as exc:  # every refusal becomes a sentence, never a traceback
+            self.messages.error("Cannot save", exc)
             return None
         if record.current_version == before.current_version:
             self.status.emit(f"No changes to save in {record.key}.")
@@ -100,8 +110,51 @@ class GraderActions(QObject):
             self._changed(f"Saved {record.key} as v{record.current_version}.")
         return record
 
+    def offer_stale_diff(self, stale: Any, definition: GraderDefinition) -> QtWidgets.QDialog | None:
+        """Another analyst saved since these edits began: say who, keep the edits in the editor, and
+        offer the stored version and the edits side by side (nothing is written over)."""
+        from studio.core.models.files import to_yaml
+
+        self.stale_dialog = None
+        if not self.messages.confirm("Cannot save: a newer version is stored",
+                                     f"{stale}. Your edits stay in the editor, unsaved.", "Compare side by side"):
+            return None
+        stored = self._call("Cannot compare", lambda: self.ctx.library.graders.version(stale.key, stale.head))
+        if stored is None:
+            return None
+        dialog = QtWidgets.QDialog(self._parent())
+        dialog.setWindowTitle(f"{stale.key}: v{stale.head} stored, your edits from v{stale.base}")
+        layout = QtWidgets.QVBoxLayout(dialog)
+        view = DiffView(dialog)
+        by = f" by {stale.author}" if stale.author else ""
+        view.show_diff(f"v{stale.head}{by} (stored)", to_yaml(stored.definition),
+                       f"Your edits (from v{stale.base}, unsaved)", to_yaml(definition))
+        layout.addWidget(view)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(dialog.reject)
+        layout.addWidget(buttons)
+        dialog.resize(1000, 600)
+        dialog.open()
+        self.stale_dialog = dialog
+        self.diff_view = view
+        return dialog
+
     def set_locked(self, key: str, locked: bool) -> bool:
-        record = self._call("Cannot change the lock", lambda: self.ctx.library.graders.set_locked(key, locked))
+        """Lock or unlock; another analyst's lock is lifted only after asking (a forced unlock is
+        recorded in the grader's history, docs/team.md)."""
+        from studio.core.store.authors import current_user
+        from studio.core.store.versioned import lock_sentence
+
+        force = False
+        current = None if locked else self._call("Cannot change the lock", lambda: self.ctx.library.graders.get(key))
+        if current is not None and current.locked and current.locked_by and current.locked_by != current_user():
+            if not self.messages.confirm("Unlock another analyst's grader?",
+                                         f"{key} is {lock_sentence(current)}. Unlock it anyway? The forced unlock "
+                                         "is recorded in its history.", "Force unlock"):
+                return False
+            force = True
+        record = self._call("Cannot change the lock",
+                            lambda: self.ctx.library.graders.set_locked(key, locked, force=force))
         if record is None:
             return False
         self._changed(f"{'Locked' if locked else 'Unlocked'} {key}.")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from studio.core.graders.registry import kind_labels
-from studio.core.models import GRADER_KINDS
 from studio.core.store.graders import GraderRecord
 
 from ..icons import icon, kind_icon
@@ -36,7 +35,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
 
     def reload(self, live: list[GraderRecord], deleted: list[GraderRecord]) -> None:
         self.beginResetModel()
-        groups = {kind: _Group(kind, kind_labels().get(kind, kind)) for kind in GRADER_KINDS}
+        groups = {kind: _Group(kind, label) for kind, label in kind_labels().items()}
         for record in live:
             groups.setdefault(record.kind, _Group(record.kind, record.kind)).records.append(record)
         self._groups = [g for g in groups.values() if g.records]
@@ -119,7 +118,9 @@ class LibraryModel(QtCore.QAbstractItemModel):
             lines = [definition.display_name, f"key: {record.key} · v{record.current_version}",
                      kind_labels().get(record.kind, record.kind)]
             if record.locked:
-                lines.append("locked: read-only until unlocked")
+                from studio.core.store.versioned import lock_sentence
+
+                lines.append(f"{lock_sentence(record)}: read-only until unlocked")
             if definition.description:
                 lines.append(definition.description.strip().splitlines()[0])
             return "\n".join(lines)  # plain text: the window never reads a tooltip as HTML

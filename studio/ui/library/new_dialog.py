@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from studio.core.graders.registry import kind_labels
-from studio.core.models import GRADER_KINDS, GraderDefinition
+from studio.core.models import GraderDefinition
 from studio.core.models.common import SLUG_PATTERN
 
 from ..qt import QtWidgets
@@ -24,10 +24,11 @@ class NewGraderDialog(QtWidgets.QDialog):
         self.name = QtWidgets.QLineEdit(placeholderText="Answer is correct")
         self.key = QtWidgets.QLineEdit(placeholderText="answer-is-correct")
         self.kind = QtWidgets.QComboBox()
-        for k in GRADER_KINDS:
-            self.kind.addItem(kind_labels()[k], k)
-        if kind in GRADER_KINDS:
-            self.kind.setCurrentIndex(GRADER_KINDS.index(kind))
+        names = list(kind_labels())
+        for k, label in kind_labels().items():
+            self.kind.addItem(label, k)
+        if kind in names:
+            self.kind.setCurrentIndex(names.index(kind))
         self.template = QtWidgets.QComboBox()
         self.template.addItem("(none: start from the kind's starter)", None)
         for label, path in templates().items():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from studio.core.graders.registry import kind_labels
-from studio.core.models import GRADER_KINDS
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext
@@ -46,8 +45,8 @@ class LibraryPanel(QtWidgets.QWidget):
         self.new_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.new_button.setToolTip("New grader (Ctrl+N)")
         menu = QtWidgets.QMenu(self.new_button)
-        for kind in GRADER_KINDS:
-            menu.addAction(kind_labels()[kind], lambda k=kind: self.actions.new(k))
+        for kind, label in kind_labels().items():
+            menu.addAction(label, lambda k=kind: self.actions.new(k))
         self.new_button.setMenu(menu)
         self.new_button.clicked.connect(lambda: self.actions.new())
         self.duplicate_button = QtWidgets.QToolButton(text="Duplicate")

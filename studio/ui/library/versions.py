@@ -84,14 +84,14 @@ class VersionsDialog(QtWidgets.QDialog):
         self.versions = {v.version: v for v in versions}
         self.current = current
         self.list = QtWidgets.QTreeWidget()
-        self.list.setHeaderLabels(["Version", "Action", "When", "Message"])
+        self.list.setHeaderLabels(["Version", "Action", "Author", "When", "Message"])
         self.list.setRootIsDecorated(False)
         for v in reversed(versions):
             item = QtWidgets.QTreeWidgetItem([f"v{v.version}" + (" (current)" if v.version == current else ""),
-                                              v.action, v.created_at.strftime("%Y-%m-%d %H:%M"), v.message])
+                                              v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M"), v.message])
             item.setData(0, Qt.ItemDataRole.UserRole, v.version)
             self.list.addTopLevelItem(item)
-        for col in range(3):
+        for col in range(4):
             self.list.resizeColumnToContents(col)
         self.diff = DiffView(dark=dark)
         self.summary = QtWidgets.QLabel()

@@ -42,10 +42,15 @@ _PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding ``stud
 
 
 def child_command(db_path: Path | str) -> list[str]:
-    """Program and leading arguments of the CLI in a child process (tests substitute their own)."""
+    """Program and leading arguments of the CLI in a child process (tests substitute their own).
+    A server URL goes through the environment (``child_environment``), never the command line,
+    where a password in it would show in every process list."""
+    from studio.core.store.location import is_server_url
+
+    db = [] if is_server_url(db_path) else ["--db", str(db_path)]
     if getattr(sys, "frozen", False):  # a packaged build: the executable is the CLI
-        return [sys.executable, "--db", str(db_path)]
-    return [sys.executable, "-m", "studio", "--db", str(db_path)]
+        return [sys.executable, *db]
+    return [sys.executable, "-m", "studio", *db]
 
 
 def describe_child_error(event: dict[str, Any]) -> str:
@@ -96,6 +101,12 @@ class RunWorker(QObject):
             self._report_failure("an in-memory library cannot be graded in a child process")
             return
         program, *args = child_command(self.db_path)
+        from studio.core.store.location import ENV_VAR, is_server_url
+
+        if is_server_url(self.db_path):
+            environment = QtCore.QProcessEnvironment.systemEnvironment()
+            environment.insert(ENV_VAR, str(self.db_path))
+            self.process.setProcessEnvironment(environment)
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
                                         "--cancel-on-stdin-eof",
                                         *(["--allow-unsandboxed"] if self.allow_unsandboxed else [])])

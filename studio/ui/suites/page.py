@@ -157,7 +157,9 @@ class SuitesPage(QtWidgets.QWidget):
         outer.addLayout(right, 1)
 
     # -- the list ------------------------------------------------------------------------------------
-    def reload(self, select: str | None = None) -> None:
+    def reload(self, select: str | None = None, *, reopen: bool = True) -> None:
+        """Rebuild the list keeping the selection; ``reopen=False`` (the live view: another analyst
+        changed a suite) leaves the open suite's editor, and its unsaved edits, as they are."""
         keep = select or (self.record.key if self.record else None)
         self.suites.blockSignals(True)
         self.suites.clear()
@@ -171,7 +173,7 @@ class SuitesPage(QtWidgets.QWidget):
                 self.suites.setCurrentItem(item)
         self.suites.blockSignals(False)
         self._reload_composites()
-        if keep and any(r.key == keep for r in records):
+        if reopen and keep and any(r.key == keep for r in records):
             self._open(keep)
 
     def _reload_composites(self) -> None:
@@ -313,7 +315,9 @@ class SuitesPage(QtWidgets.QWidget):
         try:
             definition = self.definition()
             suites = self.ctx.library.suites
-            record = suites.save(definition) if self.record is not None else suites.create(definition)
+            # from the version shown: another analyst's newer save is refused, naming it (docs/team.md)
+            record = (suites.save(definition, base_version=self.record.current_version) if self.record is not None
+                      else suites.create(definition))
         except Exception as exc:
             self._say(describe_error(exc), error=True)
             return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import socket
+from pathlib import Path
 
 import pytest
 from sklearn.metrics import cohen_kappa_score
@@ -19,6 +20,13 @@ from studio.core.models import BuiltinGrader, Outcome, RangeJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import LabelInput
 from studio.core.store import Conflict, Library
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
+
 
 N = 30
 

@@ -16,6 +16,13 @@ from studio.core.store import Library
 
 
 @pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
+
+
+
+@pytest.fixture
 def demo(library: Library) -> Library:
     build_demo(library)
     return library

@@ -2,12 +2,20 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 
 import pytest
 
 from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
 from studio.core.models import BuiltinGrader, BuiltinOptions, Sample, Turn
 from studio.core.store import Library, NotFound
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
+
 
 
 def samples(n: int) -> list[Sample]:

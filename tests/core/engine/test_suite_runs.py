@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -49,6 +48,12 @@ def dataset(n: int) -> list:  # type: ignore[type-arg]
     out[4] = qa("s4", "Tell me a joke", "A joke [[judge:NA]]", "x")  # the judge says NA
     out[5] = qa("s5", "Capital of France?", "boom Paris", "Paris")  # the function grader errors
     return out
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """These tests run on SQLite and on a real PostgreSQL server (tests/pg.py)."""
+    return any_db
 
 
 @pytest.fixture
@@ -146,9 +151,10 @@ def test_cancel_then_resume_grades_each_sample_and_grader_once(lib: Library, fak
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
     assert fake_judge.requests["/v1/chat/completions"] - asked_before == 200 - len(judged)
-    con = sqlite3.connect(lib.path)  # type: ignore[arg-type]
-    assert con.execute("SELECT count(*), count(DISTINCT sample_idx) FROM results WHERE run_id = ?",
-                       (run.id,)).fetchone() == (200, 200)
+    raw = lib.engine.raw_connection()  # the driver's own connection: SQLite's or PostgreSQL's
+    assert raw.cursor().execute("SELECT count(*), count(DISTINCT sample_idx) FROM results WHERE run_id = ?",
+                                (run.id,)).fetchone() == (200, 200)
+    raw.close()
     single = run_grader(lib, "exact", "geo-big")
     assert scores(grader_results(lib, run.id, "exact")) == scores(lib.runs.results(single.id))
 
@@ -184,7 +190,9 @@ def test_kill_then_resume_from_the_command_line_grades_nothing_twice(lib: Librar
     child = subprocess.Popen([sys.executable, "-m", "studio", "run", "geo-suite", "geo-big", "--no-cache",
                               "--concurrency", "2", "--json"], env=env, cwd=REPO,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    con = sqlite3.connect(db_path, timeout=30)
+    watching = Library.open(db_path)  # another connection, as another analyst's would be
+    raw = watching.engine.raw_connection()
+    con = raw.cursor()
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         (n,) = con.execute("SELECT count(*) FROM results r JOIN runs ON runs.id = r.run_id "
@@ -218,6 +226,8 @@ def test_kill_then_resume_from_the_command_line_grades_nothing_twice(lib: Librar
     # the judge was asked once for each sample it had not answered before the kill, and never again
     # (a call in flight when the process died is asked again: nothing of it was stored)
     assert fake_judge.requests["/v1/chat/completions"] - asked == 120 - len(judged)
+    raw.close()
+    watching.close()
 
 
 def test_the_report_interface_reads_a_single_grader_run_and_a_suite_run_alike(lib: Library) -> None:

@@ -4,10 +4,12 @@ import sqlite3
 
 import pytest
 from sqlalchemy import inspect
+from sqlalchemy.exc import DBAPIError
 
 from studio.core.models import BuiltinGrader, FunctionGrader
 from studio.core.store import Conflict, Library, Locked, NotFound
-from studio.core.store.migrations import SCHEMA_VERSION
+from studio.core.store.database import stored_revision
+from studio.core.store.schema import HEAD_REVISION, SCHEMA_VERSION
 from studio.core.store.tables import metadata
 
 SOURCE = "async def grade(thread):\n    return 1.0\n"
@@ -79,14 +81,11 @@ def test_restore_old_version_appends(library: Library) -> None:
     assert record.current_version == 3 and record.definition == fn()
 
 
-def test_versions_are_immutable_in_the_database(library: Library, db_path) -> None:  # type: ignore[no-untyped-def]
+def test_versions_are_immutable_in_the_database(library: Library) -> None:
     library.graders.create(fn())
-    conn = sqlite3.connect(db_path)
-    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
-        conn.execute("UPDATE grader_versions SET definition = '{}'")
-    with pytest.raises(sqlite3.DatabaseError, match="immutable"):
-        conn.execute("DELETE FROM grader_versions")
-    conn.close()
+    for statement in ("UPDATE grader_versions SET definition = '{}'", "DELETE FROM grader_versions"):
+        with pytest.raises(DBAPIError, match="immutable"), library.engine.begin() as conn:
+            conn.exec_driver_sql(statement)
 
 
 def test_migrated_schema_matches_tables(library: Library, db_path) -> None:  # type: ignore[no-untyped-def]
@@ -94,6 +93,10 @@ def test_migrated_schema_matches_tables(library: Library, db_path) -> None:  # t
     for table in metadata.sorted_tables:
         columns = {c["name"] for c in inspector.get_columns(table.name)}
         assert columns == {c.name for c in table.columns}, table.name
+    with library.engine.connect() as conn:
+        assert stored_revision(conn) == HEAD_REVISION
+    if library.is_server:
+        return
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -109,9 +112,10 @@ def test_reopen_applies_nothing_twice(db_path) -> None:  # type: ignore[no-untyp
         assert again.graders.get("exact").key == "exact"
 
 
-def test_version_one_library_migrates_and_keeps_its_data(db_path) -> None:  # type: ignore[no-untyped-def]
-    from studio.core.store.migrations import MIGRATIONS
+def test_version_one_library_migrates_and_keeps_its_data(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from legacy import MIGRATIONS
 
+    db_path = tmp_path / "v1.sqlite"
     conn = sqlite3.connect(db_path)
     for statement in MIGRATIONS[0]:
         conn.execute(statement)

@@ -3,10 +3,10 @@ files read all or nothing with the bad line named."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from studio.core.datasets.label_files import read_labels, write_labels
 from studio.core.datasets.readers import DatasetError
@@ -41,14 +41,11 @@ def test_label_sets_are_separate_and_belong_to_the_dataset(lib: Library) -> None
     assert lib.labels.current("qa")["q0"].verdict == "NA"
 
 
-def test_label_versions_are_immutable_in_the_database(lib: Library, db_path: Path) -> None:
+def test_label_versions_are_immutable_in_the_database(lib: Library) -> None:
     lib.labels.put("qa", LabelInput(sample_id="q2", verdict="PASS"))
-    conn = sqlite3.connect(db_path)
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        conn.execute("UPDATE labels SET verdict = 'FAIL'")
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        conn.execute("DELETE FROM labels")
-    conn.close()
+    for statement in ("UPDATE labels SET verdict = 'FAIL'", "DELETE FROM labels"):
+        with pytest.raises(DBAPIError, match="immutable"), lib.engine.begin() as conn:
+            conn.exec_driver_sql(statement)
 
 
 def test_an_unknown_sample_refuses_the_whole_batch(lib: Library) -> None:

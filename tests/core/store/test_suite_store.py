@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from legacy import MIGRATIONS
+from sqlalchemy.exc import DBAPIError
 
 from studio.core.models import (
     BinaryJudge,
@@ -16,7 +18,6 @@ from studio.core.models import (
 )
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Conflict, Library, Locked, NotFound
-from studio.core.store.migrations import MIGRATIONS
 
 
 @pytest.fixture
@@ -58,14 +59,11 @@ def test_versions_lock_trash_restore(lib: Library) -> None:
     assert restored.current_version == 3 and restored.definition.grader_keys() == ["exact", "judge"]
 
 
-def test_versions_are_immutable_in_the_database(lib: Library, db_path) -> None:  # type: ignore[no-untyped-def]
+def test_versions_are_immutable_in_the_database(lib: Library) -> None:
     lib.suites.create(suite(SuiteMember(grader="exact")))
-    con = sqlite3.connect(db_path)
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        con.execute("UPDATE suite_versions SET definition = '{}'")
-    with pytest.raises(sqlite3.IntegrityError, match="immutable"):
-        con.execute("DELETE FROM suite_versions")
-    assert con.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    for statement in ("UPDATE suite_versions SET definition = '{}'", "DELETE FROM suite_versions"):
+        with pytest.raises(DBAPIError, match="immutable"), lib.engine.begin() as conn:
+            conn.exec_driver_sql(statement)
 
 
 @pytest.mark.parametrize(("make", "sentence"), [

@@ -10,7 +10,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind
 from studio.core.models import BinaryJudge, BinaryShot, Outcome, Sample
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
@@ -90,7 +90,9 @@ async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str
 
 
 KIND = Kind(
-    kind="binary_judge", label="Binary judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
+    kind="binary_judge", model=BinaryJudge, family="judge", rank=10, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={name: NATIVE for name in ("adaptive", "inspect", "mka1", "openai", "promptfoo")}, align="verdict",
+    label="Binary judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"criteria": "The response answers the user's question correctly and directly."},
     default_templates=lambda _variant: (BINARY_SYSTEM, CONVERSATION_BLOCK),
     variables=(("criteria", "the judge's criteria"), ("output_schema", "the JSON answer schema")),

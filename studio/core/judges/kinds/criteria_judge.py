@@ -16,7 +16,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
-from studio.core.kinds import Kind
+from studio.core.kinds import Kind, approximated, refused
 from studio.core.models import CriteriaJudge, Criterion, Outcome, Sample
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
@@ -129,7 +129,11 @@ async def score(
 
 
 KIND = Kind(
-    kind="criteria_judge", label="Criteria judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
+    kind="criteria_judge", model=CriteriaJudge, family="judge", rank=40, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={"hud": approximated("HUD's LLMJudgeGrader asks about the criteria with its own prompt (the rubric package)"),
+               "adaptive": refused("Adaptive has no weighted-criteria judge, only binary PASS/FAIL judges"),
+               "mka1": refused("a criteria judge asks about each criterion and combines the answers, which is not "
+                               "written as an MKA1 grader")}, label="Criteria judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"criteria": [{"text": "The answer is factually correct.", "weight": 1.0},
                           {"text": "The answer is concise.", "weight": 0.5}]},
     default_templates=lambda _variant: (CRITERION_SYSTEM, CRITERION_USER),

@@ -22,7 +22,7 @@ from studio.core.judges.http.chat import ChatMessage, ChatRequest, user
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import extracted_completion
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import LetterJudge, Outcome, Sample, Turn
 
 # Our wording of the default grading instructions; {letters} is CI or CPI. The exact text matters to
@@ -148,7 +148,12 @@ async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str
 
 
 KIND = Kind(
-    kind="letter_judge", label="Letter-grade judge (Inspect)", scorer="studio.core.judges.scorer:make_scorer",
+    kind="letter_judge", model=LetterJudge, family="judge", rank=50, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={"inspect": NATIVE,
+               "adaptive": refused("Adaptive has no letter-grade (C/P/I) judge, only binary PASS/FAIL judges; export it "
+                                   "to Inspect AI (model_graded_qa/model_graded_fact with the same template and grading)"),
+               "mka1": refused("a letter judge uses Inspect's model-graded prompt and grade letters (export it to "
+                               "Inspect AI, where it is native)")}, label="Letter-grade judge (Inspect)", scorer="studio.core.judges.scorer:make_scorer",
     preview=preview, editor="judge", sample_variables=False, default_templates=lambda _variant: ("", ""),
     starter={"template": "[Task]: {question}\n[Submission]: {answer}\n[Criterion]: {criterion}\n\n"
                          "Does the submission meet the criterion?\n{instructions}"},

@@ -19,7 +19,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
-from studio.core.kinds import Kind
+from studio.core.kinds import Kind, refused
 from studio.core.models import PairwiseJudge, Sample
 
 VERDICTS = ("A", "B", "TIE")
@@ -147,8 +147,15 @@ async def score(judge: PairwiseJudge, sample: Sample, trace: Trace, memo: dict[s
     return trace.outcome(score=SCORES[verdict], rationale=rationale, details=info)
 
 
+def pairwise_elsewhere(label: str) -> str:
+    """Why a target that does not name the pairwise judge refuses it."""
+    return (f"{label} has no pairwise judge that asks in both orders; a pairwise judge is not exported "
+            "(its swap rule would be lost)")
+
+
 KIND = Kind(
-    kind="pairwise_judge", label="Pairwise judge", scorer="studio.core.judges.scorer:make_scorer",
+    kind="pairwise_judge", model=PairwiseJudge, family="judge", rank=70, icon=("mdi6.compare-horizontal", "#7b4fb0"),
+    platforms={"mka1": refused("a pairwise judge compares two outputs of a sample, where an MKA1 grader sees one")}, elsewhere=pairwise_elsewhere, label="Pairwise judge", scorer="studio.core.judges.scorer:make_scorer",
     preview=preview, editor="judge",
     starter={"answer_a": "completion_a", "answer_b": "completion_b"},
     default_templates=lambda _variant: (PAIRWISE_SYSTEM, PAIRWISE_USER),

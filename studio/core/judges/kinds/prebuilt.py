@@ -19,7 +19,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import before_last_user, format_turns, sample_variables
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, approximated, refused
 from studio.core.models import Outcome, PrebuiltJudge, Sample
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
@@ -215,7 +215,11 @@ def default_templates(metric_type: str) -> tuple[str, str]:
 
 
 KIND = Kind(
-    kind="prebuilt", label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
+    kind="prebuilt", model=PrebuiltJudge, family="judge", rank=60, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={"adaptive": NATIVE,
+               "promptfoo": approximated("promptfoo's context-faithfulness/relevance assertions use their own prompts"),
+               "mka1": refused("a prebuilt RAG judge makes several dependent calls (statements, then verdicts), which "
+                               "are not written as an MKA1 grader")}, label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"metric_type": "faithfulness"}, default_templates=default_templates,
     variables=(("context", "the retrieved context"), ("item_text", "the claim/document/statement judged"),
                ("criteria", "what the metric checks"), ("output_schema", "answer format")),

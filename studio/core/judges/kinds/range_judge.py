@@ -27,7 +27,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_handlebars, render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import Outcome, RangeJudge, RangeShot, Sample
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
@@ -306,7 +306,11 @@ async def _fallback(
 
 
 KIND = Kind(
-    kind="range_judge", label="Range judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
+    kind="range_judge", model=RangeJudge, family="judge", rank=20, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={name: NATIVE for name in ("inspect", "mka1", "openai", "promptfoo")} | {
+        "adaptive": refused("Adaptive's GraderCreateInput has no range judge (RangeJudgeGrader exists only in "
+                            "adaptive_harmony recipe code); export it to promptfoo (an llm-rubric that keeps its score "
+                            "range) or rewrite it as a binary judge")}, align="score", label="Range judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={
         "criteria": "Rate how well the response answers the user's question.",
         "score_range": [1, 5],

@@ -17,7 +17,7 @@ from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import format_fields, render_format
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import extracted_completion
-from studio.core.kinds import Kind
+from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import Outcome, RubricJudge, Sample
 
 # The built-in prompts (Handlebars), used when a definition brings none. Written for this project;
@@ -103,7 +103,9 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
 
 
 KIND = Kind(
-    kind="rubric_judge", label="Rubric judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
+    kind="rubric_judge", model=RubricJudge, family="judge", rank=30, icon=("mdi6.scale-balance", "#7b4fb0"),
+    platforms={name: NATIVE for name in ("inspect", "letta", "mka1", "openai", "promptfoo")} | {
+        "adaptive": refused("Adaptive has no rubric (score 0..1) judge, only binary PASS/FAIL judges")}, label="Rubric judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"prompt": "Question: {input}\nAnswer: {submission}\nReference: {ground_truth}\n\n"
                         "Score the answer from 0 to 1 for correctness."},
     default_templates=lambda _variant: ("", ""),

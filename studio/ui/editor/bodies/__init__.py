@@ -2,8 +2,9 @@
 
 A kind names its body in ``KIND.editor`` (``studio.core.kinds.Kind``): "function" (the code editor),
 "judge" (the judge designer), "form" (generated fields) or "yaml" (the definition as YAML). A judge
-kind's designer is the ``BODY`` of the module here named after the kind (``binary_judge.py``...), a
-``JudgeBody`` subclass: a new judge kind adds that one module, and no list here changes.
+kind's designer is the class ``KIND.body`` names ("module:attribute"), a ``JudgeBody`` subclass; by
+default the ``BODY`` of the module here named after the kind (``binary_judge.py``...): a new judge kind
+adds that one module (or names its own, outside the studio), and no list here changes.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ def _body(module: str, name: str = "BODY") -> Any:
     return getattr(import_module(f".{module}", __package__), name)
 
 
+def judge_body(kind: str) -> Any:
+    """The designer body class a judge kind declares (``KIND.body``, "module:attribute")."""
+    module, _, name = get_kind(kind).body.partition(":")
+    return getattr(import_module(module), name or "BODY")
+
+
 #: KIND.editor -> how its body is made from (context, kind, theme)
 _EDITORS: dict[str, Callable[[AppContext, str, str], DefinitionBody]] = {
     "function": lambda ctx, kind, theme: _body("function", "FunctionBody")(theme),
-    "judge": lambda ctx, kind, theme: _body(kind)(ctx, kind, theme),
+    "judge": lambda ctx, kind, theme: judge_body(kind)(ctx, kind, theme),
     "form": lambda ctx, kind, theme: _body("forms", "FormBody")(kind),
     "yaml": lambda ctx, kind, theme: _body("forms", "YamlBody")(theme),
 }

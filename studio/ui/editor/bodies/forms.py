@@ -3,10 +3,10 @@ the definition file itself in a YAML editor (composite), with problems marked on
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any
 
 from studio.core.checks import Check
-from studio.core.models import GraderDefinition
+from studio.core.models import GraderDefinition, model_for
 from studio.core.models import files as definition_files
 from studio.core.models.common import GraderBase
 
@@ -17,11 +17,6 @@ from ..code_editor import CodeEditor
 from ..find_bar import FindBar
 
 _COMMON = set(GraderBase.model_fields) | {"kind"}
-
-
-def model_for(kind: str) -> type[GraderBase]:
-    classes = get_args(get_args(GraderDefinition)[0])
-    return {cls.model_fields["kind"].default: cls for cls in classes}[kind]
 
 
 class FormBody(DefinitionBody):

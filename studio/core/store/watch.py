@@ -1,0 +1,96 @@
+"""What others changed in the library, asked without blocking (the window's live view, docs/team.md).
+
+The window asks ``changes()`` a few times a second and refreshes only the lists named. On SQLite a
+private connection's ``PRAGMA data_version`` moves when any other connection (another process, or
+this one's pool) commits; then a signature per list (counts, newest ids and times) says which lists
+moved, so the results a run writes every tenth of a second refresh nothing. On PostgreSQL the
+migration's triggers ``NOTIFY grader_studio`` with the table's name; the watcher ``LISTEN``s on
+its own autocommit connection and reads what arrived, without waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from typing import Any
+
+#: a list of the window -> the tables whose changes it shows
+LISTS: dict[str, tuple[str, ...]] = {
+    "graders": ("graders",),
+    "suites": ("suites",),
+    "runs": ("runs",),
+    "datasets": ("datasets",),
+    "labels": ("label_sets", "labels"),
+    "endpoints": ("endpoints",),
+}
+
+#: per table, a cheap query whose answer moves with every change that table's list shows
+_SIGNATURES: dict[str, str] = {
+    "graders": "SELECT count(*), max(updated_at) FROM graders",
+    "suites": "SELECT count(*), max(updated_at) FROM suites",
+    "runs": "SELECT count(*), max(id), count(finished_at), max(finished_at), "
+            "sum(CASE WHEN status = 'running' THEN 1 ELSE 0 END) FROM runs",
+    "datasets": "SELECT count(*), max(id), max(created_at), count(deleted_at) FROM datasets",
+    "label_sets": "SELECT count(*), max(id), sum(coalesce(scale_min, 0) + coalesce(scale_max, 0)) FROM label_sets",
+    "labels": "SELECT count(*), max(id) FROM labels",
+    "endpoints": "SELECT count(*), max(updated_at) FROM endpoints",
+}
+
+CHANNEL = "grader_studio"
+
+
+def _lists_of(tables: set[str]) -> set[str]:
+    return {name for name, owned in LISTS.items() if tables.intersection(owned)}
+
+
+class LibraryWatcher:
+    """``changes()``: the names of ``LISTS`` changed since the previous call (never blocks long)."""
+
+    def __init__(self, library: Any) -> None:
+        self._library = library
+        self._conn: Any = None
+        self._version: int | None = None
+        self._signatures: dict[str, Any] = {}
+        if library.is_server:
+            import psycopg
+
+            # the engine's URL (psycopg's dialect named) as libpq reads it; the password stays in memory
+            url = library.engine.url.render_as_string(hide_password=False)
+            self._conn = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://", 1),
+                                         autocommit=True, connect_timeout=10)
+            self._conn.execute(f"LISTEN {CHANNEL}")
+        elif library.path is not None:
+            self._conn = sqlite3.connect(f"{library.path.resolve().as_uri()}?mode=ro", uri=True,
+                                         check_same_thread=False)
+            self._version = self._data_version()
+            self._signatures = self._read_signatures()
+
+    def _data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def _read_signatures(self) -> dict[str, Any]:
+        out = {}
+        for table, sql in _SIGNATURES.items():
+            out[table] = tuple(self._conn.execute(sql).fetchone())
+        return out
+
+    def changes(self) -> set[str]:
+        if self._conn is None:
+            return set()
+        if self._library.is_server:
+            tables = {note.payload for note in self._conn.notifies(timeout=0)}
+            return _lists_of(tables)
+        version = self._data_version()
+        if version == self._version:
+            return set()
+        self._version = version
+        signatures = self._read_signatures()
+        moved = {table for table, value in signatures.items() if self._signatures.get(table) != value}
+        self._signatures = signatures
+        return _lists_of(moved)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(Exception):
+                self._conn.close()
+            self._conn = None
