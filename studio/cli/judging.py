@@ -6,11 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import render_prompt
-from studio.core.store import LibraryError
 
-from .app import CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _dataset_name(app: CliApp, name: str | None) -> str:
@@ -27,13 +25,10 @@ def _dataset_name(app: CliApp, name: str | None) -> str:
 
 
 def cmd_render(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        grader = app.library.graders.get(args.grader).definition
-        dataset = _dataset_name(app, args.dataset)
-        sample = app.library.datasets.sample(dataset, args.sample)
-        rendered = render_prompt(grader, sample)
-    except (LibraryError, JudgeError) as exc:
-        raise CliError(str(exc)) from None
+    grader = app.library.graders.get(args.grader).definition
+    dataset = _dataset_name(app, args.dataset)
+    sample = app.library.datasets.sample(dataset, args.sample)
+    rendered = render_prompt(grader, sample)
     if args.json:
         app.print_json(rendered.model_dump(mode="json"))
     else:
@@ -123,7 +118,7 @@ point an endpoint at it:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("render", help="print the exact prompt(s) a judge sends for one sample")
+    p = sub.add_parser("render", help=COMMAND_HELP["render"])
     p.add_argument("grader", help="grader key")
     p.add_argument("--sample", type=int, required=True, metavar="N", help="sample index (0-based)")
     p.add_argument("--dataset", help="dataset name (default: the library's only dataset)")
@@ -132,7 +127,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "fake-judge",
-        help="serve a scripted OpenAI-compatible judge (not a model) for dry runs",
+        help=COMMAND_HELP["fake-judge"],
         description="A scripted judge, not a model: it answers Grader Studio's built-in judge "
         "prompts by simple rules (a response containing the reference answer passes).",
         epilog=FAKE_JUDGE_EPILOG,

@@ -7,7 +7,8 @@ errors, rationales and file names are data, and data may hold line breaks: rathe
 print to escape them, ``main`` wraps stdout and stderr in ``CommandGuard``, which writes such a line
 with a backslash before its ``::`` (and ``##\\[`` for ``##[``), so the runner reads it as text.
 The ``--github`` annotations the studio means to give are the only lines written past the guard,
-through ``workflow_command`` (their values are escaped by ``engine/reports/github.py``).
+through ``workflow_command`` or, for a run's report, ``engine/request.py`` writing to ``unguarded`` (their
+values are escaped by ``engine/reports/github.py``).
 """
 
 from __future__ import annotations

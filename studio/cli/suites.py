@@ -20,7 +20,7 @@ from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
 from studio.core.safe_files import write_text
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, float]:
@@ -81,7 +81,6 @@ def _members(keys: list[str], args: argparse.Namespace, base: dict[str, SuiteMem
     return members
 
 
-@library_refusal
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     duplicates = sorted({k for k in args.graders if args.graders.count(k) > 1})
     if duplicates:
@@ -98,7 +97,6 @@ def _record_json(record: Any) -> dict[str, Any]:
             "deleted": record.deleted, **record.definition.model_dump(mode="json", exclude={"key", "name"})}
 
 
-@library_refusal
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     records = app.library.suites.list(deleted_only=args.trash, include_deleted=args.all)
     if args.json:
@@ -110,7 +108,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.suites.get(args.key, include_deleted=True)
     definition = record.definition if args.version is None else app.library.suites.version(args.key, args.version).definition
@@ -129,7 +126,6 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.suites.get(args.key)
     current = record.definition
@@ -171,7 +167,6 @@ def _last_membership(app: CliApp, key: str, grader: str) -> tuple[int, SuiteMemb
     return None
 
 
-@library_refusal
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
     before = app.library.suites.get(args.key)
     current = before.definition
@@ -192,7 +187,6 @@ def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.versioned import lock_sentence
 
@@ -201,14 +195,12 @@ def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_trash(args: argparse.Namespace, app: CliApp) -> int:
     app.library.suites.delete(args.key)
     print(f"moved suite {args.key} to the trash (`grader-studio suites restore {args.key}` brings it back)")
     return 0
 
 
-@library_refusal
 def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         record = app.library.suites.restore_version(args.key, args.version)
@@ -218,7 +210,6 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.suites.versions(args.key)
     if args.json:
@@ -232,7 +223,6 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.suite_files import export_suite
 
@@ -248,25 +238,20 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.models.files import DefinitionError
     from studio.core.store.suite_files import import_suite
 
     try:
         text = Path(args.file).read_text(encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    try:
-        record = import_suite(app.library, text, source=args.file, key=args.key)
-    except DefinitionError as exc:
-        raise CliError(str(exc)) from None
+    record = import_suite(app.library, text, source=args.file, key=args.key)
     print(f"imported suite {record.key} v{record.current_version}: {', '.join(record.definition.grader_keys())}")
     return 0
 
 
 def register(sub: Any) -> None:
-    suites = sub.add_parser("suites", help="several graders run together over one dataset")
+    suites = sub.add_parser("suites", help=COMMAND_HELP["suites"])
     ssub = suites.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def weights(p: argparse.ArgumentParser) -> None:

@@ -20,20 +20,20 @@ from decimal import Decimal
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from studio.core import saferegex
 from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
-from studio.core.store.run_graders import grader_aggregates
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .plan import RunPlan, assemble
 from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
+from .run_settings import RunSettings
 from .streak import STREAK_LIMIT, FailureStreak
 
 if TYPE_CHECKING:
@@ -48,15 +48,9 @@ TARGET_BATCH_SECONDS = 0.1
 OUTBOX_PER_WORKER = 2
 
 
-class RunOptions(BaseModel):
-    version: int | None = None
-    limit: int | None = Field(default=None, ge=1)
-    concurrency: int | None = Field(default=None, ge=1)
-    endpoint: str | None = None
-    use_cache: bool = True
-    pass_threshold: float = 0.5
-    #: grade every sample even when the first ones all fail the same way (see streak.py)
-    keep_going: bool = False
+class RunOptions(RunSettings):
+    """A run's options as stored in its settings (a run request's, plus what the engine adds)."""
+
     #: grade only these sample indices (align's held-out part); None = the whole dataset
     samples: list[int] | None = None
     #: runs made together by ``run --repeat``: the first run's id, and this run's place (1..N)
@@ -165,8 +159,6 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             executor.close()
         ctx.close()
     aggregates = library.runs.aggregates(run_id, options.pass_threshold)
-    if plan.suite:
-        aggregates["graders"] = [g.model_dump() for g in grader_aggregates(library, run_id)]
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":

@@ -28,6 +28,8 @@ class LibraryUnreachable(LibraryError):
     """The library's server cannot be reached or refuses us, or its URL is unreadable: nothing was
     opened or created (the CLI exits 2)."""
 
+    exit_code = 2
+
 
 class StaleVersion(Conflict):
     """A save based on a version that is no longer the stored head (another analyst saved since)."""
