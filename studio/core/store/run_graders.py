@@ -181,7 +181,9 @@ def tally_sql(rows: str, threshold: float) -> str:
         " count(CASE WHEN d = 'pass' THEN 1 END), count(CASE WHEN d = 'fail' THEN 1 END),"
         " count(CASE WHEN d = 'na' THEN 1 END), count(CASE WHEN d = 'error' THEN 1 END),"
         f" count({scored}), sum({scored}), sum({scored} * {scored}), min({scored}), max({scored}),"
-        " sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(cached), sum(duration_ms)"
+        # token sums as floats: sum() of integers overflows on counts stored before they were bounded
+        " sum(CAST(prompt_tokens AS DOUBLE PRECISION)), sum(CAST(completion_tokens AS DOUBLE PRECISION)),"
+        " sum(CAST(cached_tokens AS DOUBLE PRECISION)), sum(cached), sum(duration_ms)"
         f" FROM (SELECT *, {decision} AS d FROM ({rows}) AS rows) AS src"  # PostgreSQL names every subquery
     )
 
@@ -197,7 +199,8 @@ def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) ->
                  n=n, score_sum=float(total_score), score_sumsq=float(sumsq),
                  score_min=None if values[12] is None else float(low),
                  score_max=None if values[13] is None else float(high),
-                 prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached_tokens, cached=cached,
+                 prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
+                 cached=cached,
                  duration_ms=float(duration))
 
 
