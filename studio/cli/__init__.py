@@ -2,7 +2,9 @@
 
 Each command group lives in its own module with a ``register(subparsers)`` function; handlers take
 ``(args, app: CliApp)`` and return the exit code: 0 ok, 1 a grader/validation failed or the library
-refused, 2 usage error. With no command the window opens.
+refused, 2 usage error (or a run that could not be done), 70 a bug. Handlers do not translate errors:
+``main`` prints every ``StudioError`` as its sentence, once, with its exit status, and anything else
+as a bug whose traceback is written to a file it names. With no command the window opens.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from studio import __version__
+from studio.core.errors import StudioError
 
-from .app import CliApp, CliError
+from .app import COMMAND_HELP, CliApp, CliError
 
 # Which module holds each command: only the module of the command being run is imported, so
 # `grader-studio run ...` does not pay for the judges', platforms' or window's imports.
@@ -59,8 +63,21 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser that refuses an argument it does not know itself, with its own usage: argparse
+    leaves a subcommand's unknown options to the top parser, which then printed the top-level usage
+    (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
+    from their parent, so every level answers for its own arguments."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="grader-studio",
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )
@@ -70,6 +87,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                              "default: $GRADER_STUDIO_DB or the user data dir)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     command = _command_in(argv) if argv is not None else None
+    if command is None and argv is not None:
+        # no command word (--help, --version, the window): each command's one line, no module imported,
+        # so `grader-studio --help` pays for no SQLAlchemy, scipy or judge (bench/startup.py)
+        for name in COMMANDS:
+            sub.add_parser(name, help=COMMAND_HELP[name], add_help=False)
+        return parser
     modules = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
     for name in modules:
         importlib.import_module(name).register(sub)
@@ -77,16 +100,19 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command, every line it prints passing the workflow-command guard (``output.py``)."""
+    from .output import guarded_output
+
+    with guarded_output():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     from .listing import lean_list
 
     listed = lean_list(argv)  # `graders list` without the library layer's imports, when it can
     if listed is not None:
         return listed
-    from sqlalchemy.exc import DBAPIError
-
-    from studio.core.store.errors import LibraryError
-
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
@@ -99,18 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return launch(app.db_path())
     try:
         return int(args.func(args, app) or 0)
-    except CliError as exc:
+    except StudioError as exc:  # every sentence a person can act on, from any command: printed here once
         print(f"error: {exc}", file=sys.stderr)
-        return exc.code
-    except LibraryError as exc:
-        from studio.core.store.errors import LibraryUnreachable
-
-        print(f"error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, LibraryUnreachable) else 1
-    except DBAPIError as exc:  # the file itself: locked by another program, not a database, disk full
-        reason = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else type(exc.orig).__name__
-        print(f"error: the library {app.where()} could not be used: {reason}", file=sys.stderr)
-        return 1
+        return exit_status(exc, args)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -118,8 +135,55 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
         return 0
+    except Exception as exc:
+        from sqlalchemy.exc import DBAPIError
+
+        if isinstance(exc, DBAPIError):  # the file itself: locked by another program, not a database, disk full
+            text = str(exc.orig).strip()
+            reason = text.splitlines()[0] if text else type(exc.orig).__name__
+            print(f"error: the library {app.where()} could not be used: {reason}", file=sys.stderr)
+            return 1
+        print(f"error: {bug_report(exc)}", file=sys.stderr)
+        return EXIT_BUG
     finally:
         app.close()
+
+
+#: a bug of ours (anything but a ``StudioError``): the sentence names the traceback's file
+EXIT_BUG = 70
+
+
+def exit_status(exc: StudioError, args: argparse.Namespace) -> int:
+    """A ``CliError``'s own status, else its class's (``StudioError.exit_code``), else the command's
+    (``run`` and ``runs report`` refuse with 2: the run could not be done), else 1."""
+    if isinstance(exc, CliError):
+        return exc.code
+    if exc.exit_code is not None:
+        return exc.exit_code
+    return int(getattr(args, "refusal_code", 1))
+
+
+def bug_report(exc: BaseException) -> str:
+    """Write the traceback to a file of its own and say where: a ``ValueError`` or ``OSError`` that
+    reaches here came from our code, not from something the user can fix, so it is not shown as if it
+    were a sentence for them (the window shows its bugs the same way)."""
+    import tempfile
+    import time
+    import traceback
+    from pathlib import Path
+
+    from studio.core.safe_files import write_text
+
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    name = f"grader-studio-bug-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
+    where = Path(tempfile.gettempdir()) / name
+    try:
+        write_text(where, f"grader-studio {__version__}\n{' '.join(sys.argv)}\n\n{text}")
+    except OSError:
+        sys.stderr.write(text)  # nowhere to write it: the traceback itself is the report
+        return f"Grader Studio hit a bug ({type(exc).__name__}); the traceback is above"
+    return (f"Grader Studio hit a bug ({type(exc).__name__}: {str(exc).strip()[:200]}); please report it with "
+            f"the traceback in {where}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from typing import Any
 
 from studio.core.models.labels import DEFAULT_KEY
 
-from .app import CliApp, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, add_json_flag
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -57,7 +57,6 @@ def print_agreement(report: dict[str, Any]) -> None:
                   f"({_num(d['judge_score'], 2)}): {(d['rationale'] or '').replace(chr(10), ' ')[:70]}")
 
 
-@library_refusal
 def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.agreement import agreement, suite_agreement
     from studio.core.engine.jury import juror_agreement
@@ -85,7 +84,6 @@ def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.agreement import compare, suite_compare
 
@@ -133,7 +131,6 @@ def print_compare(report: dict[str, Any]) -> None:
         print(f"    {flip['sample_id']}: A {flip['a']['verdict']} / B {flip['b']['verdict']}")
 
 
-@library_refusal
 def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.align import AlignOptions, align
 
@@ -163,7 +160,7 @@ def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
 
 def add_compare_parser(sub: Any, name: str) -> None:
     """``compare`` (and ``runs compare``): run B against run A, per grader for suite runs."""
-    p = sub.add_parser(name, help="run B against run A on the same dataset (per grader for suite runs)")
+    p = sub.add_parser(name, help=COMMAND_HELP[name])
     p.add_argument("run_a", type=int)
     p.add_argument("run_b", type=int)
     p.add_argument("--labels", default=DEFAULT_KEY, help="label set for the side-by-side agreement")
@@ -174,7 +171,7 @@ def add_compare_parser(sub: Any, name: str) -> None:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("agreement", help="a run's agreement with human labels (κ, confusion, correlations)")
+    p = sub.add_parser("agreement", help=COMMAND_HELP["agreement"])
     p.add_argument("run_id", type=int)
     p.add_argument("--labels", default=DEFAULT_KEY, help=f"label set key (default {DEFAULT_KEY})")
     p.add_argument("--seed", type=int, default=20261123, help="bootstrap seed")
@@ -182,7 +179,7 @@ def register(sub: Any) -> None:
     add_json_flag(p)
     p.set_defaults(func=cmd_agreement)
     add_compare_parser(sub, "compare")
-    p = sub.add_parser("align", help="add few-shot examples from a judge's disagreements with labels")
+    p = sub.add_parser("align", help=COMMAND_HELP["align"])
     p.add_argument("judge", help="judge key")
     p.add_argument("--dataset", required=True)
     p.add_argument("--labels", default=DEFAULT_KEY)

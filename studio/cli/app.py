@@ -7,38 +7,47 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    import argparse
-    from collections.abc import Callable
+from studio.core.errors import StudioError
 
+if TYPE_CHECKING:
     from studio.core.store.library import Library
 
 
-class CliError(Exception):
-    """A refusal or failure reported as one line on stderr with an exit code (1 by default)."""
+#: each command's one line in ``grader-studio --help``: the lean parser lists them without importing
+#: a single command module, and each module's ``register`` names its own from here
+COMMAND_HELP: dict[str, str] = {
+    'graders': 'list, create, edit, lock, delete and restore graders',
+    'suites': 'several graders run together over one dataset',
+    'datasets': 'import and browse datasets',
+    'validate': "validate a grader file (runs function graders' checks in the sandbox)",
+    'schema': 'print the JSON Schema of grader definition files',
+    'run': 'run a grader or a suite over a dataset and store the results',
+    'runs': 'list, show and export runs',
+    'sandbox-info': 'show which sandbox protections are active',
+    'endpoints': 'judge endpoints (OpenAI-compatible or Anthropic)',
+    'render': 'print the exact prompt(s) a judge sends for one sample',
+    'fake-judge': 'serve a scripted OpenAI-compatible judge (not a model) for dry runs',
+    'local-judge': 'serve a local model (llama.cpp) as a judge endpoint; needs grader-studio[local]',
+    'export': "write graders in a platform's format",
+    'import': "create graders from a platform's file",
+    'demo': 'add the demo graders, datasets and scripted judge to the library',
+    'labels': "human labels of a dataset's samples",
+    'agreement': "a run's agreement with human labels (κ, confusion, correlations)",
+    'compare': 'run B against run A on the same dataset (per grader for suite runs)',
+    'align': "add few-shot examples from a judge's disagreements with labels",
+    'probe': "measure a judge's biases: verbosity, reference, position, repeat",
+    'generate': "call a model on a dataset's inputs and store its answers as a new dataset",
+    'library': 'the library as a whole: copy it, say which one is in use',
+}
+
+class CliError(StudioError):
+    """A refusal of the CLI's own (a bad combination of options ...): one line on stderr and its exit
+    status (1 by default; 2 for a run that could not be done). ``main`` prints it, as every other
+    ``StudioError``."""
 
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
-
-
-def library_refusal(
-    func: Callable[[argparse.Namespace, CliApp], int],
-) -> Callable[[argparse.Namespace, CliApp], int]:
-    """Library refusals (locked, missing, conflict) become one line on stderr and exit 1."""
-    from studio.core.store import LibraryError
-
-    def wrapper(args: argparse.Namespace, app: CliApp) -> int:
-        from studio.core.store.errors import LibraryUnreachable
-
-        try:
-            return func(args, app)
-        except LibraryUnreachable as exc:  # a bad URL, a server down: the library was never opened
-            raise CliError(str(exc), 2) from None
-        except LibraryError as exc:
-            raise CliError(str(exc)) from None
-
-    return wrapper
 
 
 class CliApp:

@@ -1,6 +1,6 @@
-"""The CI face of ``run`` and ``runs report``: check the report options before a run exists, then
-write the reports and say the verdict. The reports, verdict, usage and budget are the engine's
-(engine/reports, verdict.py, usage.py, budget.py); this module only picks files and prints.
+"""The CI face of ``run`` and ``runs report``: the report options parsed into the run request, and
+the verdict printed. Checking them before a run exists, writing the reports and judging the run are
+the engine's (engine/request.py); this module only parses and prints.
 
 Exit status: 0 pass, 1 a threshold missed, 2 the run could not be done (bad input included).
 """
@@ -9,111 +9,57 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from studio.core.engine.budget import BudgetError, Caps, parse_money
-from studio.core.engine.reports import ReportPathError, check_report_path
-from studio.core.engine.sections import RunSections, load_run
-from studio.core.engine.usage import Usage, run_usage
-from studio.core.engine.verdict import (
-    ThresholdError,
-    Thresholds,
-    Verdict,
-    check_keys,
-    judge,
-    parse_thresholds,
-    verdict_line,
-)
-from studio.core.store import LibraryError
-
-from .app import CliApp, CliError
-
-NOT_DONE = 2
+from studio.core.engine.budget import Caps, parse_money
+from studio.core.engine.request import Finished, Reports, RequestRefused, RunRequest
+from studio.core.engine.verdict import verdict_line
 
 
-@dataclass
-class CiOptions:
-    """The report options of one command, checked: everything here was valid before the run began."""
-
-    thresholds: Thresholds
-    junit: Path | None = None
-    markdown: Path | None = None
-    baseline: RunSections | None = None
-    github: bool = False
+def reports_of(args: argparse.Namespace) -> Reports:
+    """``--junit``, ``--markdown``, ``--github`` and ``--baseline`` as the request's reports."""
+    return Reports(junit=getattr(args, "junit", None) or None, markdown=getattr(args, "markdown", None) or None,
+                   github=bool(getattr(args, "github", False)), baseline=getattr(args, "baseline", None))
 
 
-def refuse(message: str) -> CliError:
-    return CliError(message, code=NOT_DONE)
-
-
-def check_ci_options(args: argparse.Namespace, app: CliApp, grader_keys: list[str], dataset: str) -> CiOptions:
-    """Every report option of ``args`` checked, or one sentence and exit 2 (no run is made)."""
-    try:
-        thresholds = parse_thresholds(getattr(args, "fail_under", None))
-        check_keys(thresholds, grader_keys)
-        junit = check_report_path(args.junit, "--junit") if getattr(args, "junit", None) else None
-        markdown = check_report_path(args.markdown, "--markdown") if getattr(args, "markdown", None) else None
-    except (ThresholdError, ReportPathError) as exc:
-        raise refuse(str(exc)) from None
-    baseline = None
-    if getattr(args, "baseline", None) is not None:
-        from studio.core.engine.reports.markdown import check_baseline
-
-        try:
-            baseline = load_run(app.library, args.baseline)
-            check_baseline(dataset, baseline)
-        except LibraryError as exc:
-            raise refuse(f"--baseline: {exc}") from None
-    return CiOptions(thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
-                     github=bool(getattr(args, "github", False)))
+def money_of(args: argparse.Namespace) -> Decimal | None:
+    """``--max-cost`` as an exact amount (one sentence and exit 2 when it is not one)."""
+    return None if args.max_cost is None else parse_money(args.max_cost, "--max-cost")
 
 
 def parse_caps(args: argparse.Namespace) -> Caps:
-    """``--max-cost`` / ``--max-tokens`` as exact caps, or one sentence and exit 2."""
-    try:
-        cost: Decimal | None = None if args.max_cost is None else parse_money(args.max_cost, "--max-cost")
-    except BudgetError as exc:
-        raise refuse(str(exc)) from None
+    """``--max-cost`` / ``--max-tokens`` as exact caps (one sentence and exit 2 when not)."""
+    return Caps(max_cost=money_of(args), max_tokens=tokens_of(args))
+
+
+def tokens_of(args: argparse.Namespace) -> int | None:
     if args.max_tokens is not None and args.max_tokens < 0:
-        raise refuse(f"--max-tokens must be zero or more, not {args.max_tokens}")
-    return Caps(max_cost=cost, max_tokens=args.max_tokens)
+        raise RequestRefused(f"--max-tokens must be zero or more, not {args.max_tokens}")
+    return args.max_tokens
 
 
-@dataclass
-class Finished:
-    run: RunSections
-    verdict: Verdict
-    usage: Usage
+def request_of(args: argparse.Namespace) -> RunRequest:
+    """``run``'s arguments as the engine's run request (parsing only: the engine checks it)."""
+    graders = None if args.graders is None else args.graders.split(",")
+    grader, dataset = args.grader, args.dataset
+    if graders is not None and dataset is None:  # run --graders a,b,c DATASET: the one positional
+        grader, dataset = None, grader
+    return RunRequest(grader=grader, graders=graders, dataset=dataset, resume=args.resume, version=args.version,
+                      limit=args.limit, concurrency=args.concurrency, endpoint=args.endpoint,
+                      use_cache=not args.no_cache, pass_threshold=args.pass_threshold, keep_going=args.keep_going,
+                      executor=args.executor, ray_address=args.ray_address, max_cost=money_of(args),
+                      max_tokens=tokens_of(args), fail_under=list(args.fail_under or []),
+                      reports=reports_of(args), **overall_of(args.overall))
 
 
-def conclude(app: CliApp, run_id: int, options: CiOptions, github_stream: TextIO | None = None) -> Finished:
-    """The verdict and usage of a finished run, and its report files written; ``--github``'s
-    workflow commands go to ``github_stream`` (stderr when stdout carries JSON)."""
-    run = load_run(app.library, run_id)
-    verdict = judge(run, options.thresholds)
-    usage = run_usage(app.library, run)
-    try:
-        if options.junit is not None:
-            from studio.core.engine.reports.junit import junit_xml
-
-            options.junit.write_text(junit_xml(app.library, run), encoding="utf-8")
-        if options.markdown is not None:
-            from studio.core.engine.reports.markdown import append_step_summary, markdown_report
-
-            text = markdown_report(app.library, run, verdict, baseline=options.baseline, usage=usage)
-            options.markdown.write_text(text, encoding="utf-8")
-            append_step_summary(text)  # GitHub Actions shows it on the run's page
-    except OSError as exc:
-        raise refuse(f"the report could not be written: {exc.strerror or exc} ({exc.filename})") from None
-    if options.github:
-        from studio.core.engine.reports.github import workflow_commands
-
-        for line in workflow_commands(app.library, run, verdict):
-            print(line, file=github_stream or sys.stdout)
-    return Finished(run=run, verdict=verdict, usage=usage)
+def overall_of(rule: str | None) -> dict[str, str | None]:
+    """``--overall mean|all-pass|GRADER``: the rule, or a composite grader's key."""
+    if rule is None:
+        return {}
+    if rule in ("mean", "all-pass", "none"):
+        return {"overall": rule}
+    return {"overall": "composite", "overall_grader": rule}
 
 
 def json_fields(done: Finished) -> dict[str, Any]:

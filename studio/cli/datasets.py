@@ -8,10 +8,9 @@ from typing import Any
 
 from studio.core.datasets import FORMATS, DatasetError, DatasetStream
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
-@library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     # streamed: a chunk at a time inside one transaction, so a million rows take little memory and
     # a bad line anywhere still leaves nothing imported
@@ -37,7 +36,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.datasets.get(args.name)
     samples = app.library.datasets.samples(args.name, offset=args.offset, limit=args.limit)
@@ -63,7 +61,6 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
     app.library.datasets.delete(args.name)
     print(f"deleted dataset {args.name}")
@@ -76,7 +73,7 @@ def _short(text: str, width: int = 110) -> str:
 
 
 def register(sub: Any) -> None:
-    datasets = sub.add_parser("datasets", help="import and browse datasets")
+    datasets = sub.add_parser("datasets", help=COMMAND_HELP["datasets"])
     dsub = datasets.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     p = dsub.add_parser("import", help="import a JSONL or CSV file (all or nothing)")

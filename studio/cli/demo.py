@@ -7,7 +7,7 @@ from typing import Any
 
 from studio.core.demo import build_demo
 
-from .app import CliApp, add_json_flag
+from .app import COMMAND_HELP, CliApp, add_json_flag
 
 
 def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
@@ -42,7 +42,7 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("demo", help="add the demo graders, datasets and scripted judge to the library")
+    p = sub.add_parser("demo", help=COMMAND_HELP["demo"])
     p.add_argument("--open", action="store_true", help="then open the studio window on it")
     add_json_flag(p)
     p.set_defaults(func=cmd_demo)

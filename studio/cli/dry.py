@@ -10,11 +10,9 @@ from __future__ import annotations
 import argparse
 
 from studio.core.engine.dry_run import dry_run
-from studio.core.engine.runner import RunOptions
-from studio.core.judges.http.errors import JudgeError
-from studio.core.store import LibraryError
 
 from .app import CliApp, CliError
+from .ci import request_of
 
 
 def run_dry(args: argparse.Namespace, app: CliApp) -> int:
@@ -23,12 +21,8 @@ def run_dry(args: argparse.Namespace, app: CliApp) -> int:
     if args.resume is not None or not ((grader or graders) and dataset) or (graders and grader):
         raise CliError("--dry-run takes GRADER (or a suite) and DATASET, or --graders A,B DATASET (not --resume)",
                        code=2)
-    options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
-                         endpoint=args.endpoint, use_cache=not args.no_cache)
-    try:
-        estimates = dry_run(app.library, grader, dataset, options, repeats=args.repeat or 1, graders=graders)
-    except (LibraryError, JudgeError) as exc:
-        raise CliError(str(exc), code=2) from exc
+    options = request_of(args).options()  # the run request the run itself would make
+    estimates = dry_run(app.library, grader, dataset, options, repeats=args.repeat or 1, graders=graders)
     if args.json:
         app.print_json({"dry_run": True, "graders": [e.to_json() for e in estimates]})
         return 0

@@ -13,18 +13,15 @@ from pydantic import ValidationError
 
 from studio.core.engine.budget import BudgetError, parse_money
 from studio.core.judges.http.credentials import (
-    KeyringUnavailable,
     get_keyring_key,
     set_keyring_key,
 )
-from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.http.probe import apply_probe, probe_endpoint
 from studio.core.judges.http.proxies import describe_route
 from studio.core.judges.http.tls import TrustStoreError, ssl_context
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.store import LibraryError
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def key_source(config: EndpointConfig) -> str:
@@ -89,10 +86,7 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
         key = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
         if not key:
             raise CliError("--api-key-stdin: no key on standard input")
-        try:
-            set_keyring_key(config.name, key)
-        except KeyringUnavailable as exc:
-            raise CliError(str(exc)) from None
+        set_keyring_key(config.name, key)
     repo.save(config)
     prices = ("" if config.price_input is None and config.price_output is None else
               f", USD per 1M tokens: {config.price_input} in, {config.price_output} out"
@@ -103,7 +97,24 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     )
     print(f"route: {describe_route(config.url_for('chat/completions'), config.proxy)}"
           + (f"; also trusting the CAs in {config.ca_bundle}" if config.ca_bundle else ""))
+    _say_if_unreachable(config)
     return 0
+
+
+#: how long ``endpoints add`` waits to see whether anything listens at the new address
+ADD_CHECK_SECONDS = 2.0
+
+
+def _say_if_unreachable(config: EndpointConfig) -> None:
+    """An endpoint is added whether or not its server is up (it may be started later), but a user
+    who mistyped the URL should hear it now, not at the first run."""
+    from studio.core.engine.preflight import unreachable
+
+    down = unreachable(config, ADD_CHECK_SECONDS)
+    if down is not None:
+        shown, reason = down
+        print(f"note: {config.name} was added, but {shown} could not be reached ({reason}); once the "
+              f"server is up, check it with `grader-studio endpoints test {config.name}`", file=sys.stderr)
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
@@ -136,7 +147,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
     app.library.endpoints.remove(args.name)
     print(f"removed endpoint {args.name}")
@@ -145,11 +155,8 @@ def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
     repo = app.library.endpoints
-    try:
-        config = repo.get(args.name)
-        result = asyncio.run(probe_endpoint(config))
-    except (LibraryError, JudgeError) as exc:
-        raise CliError(str(exc)) from None
+    config = repo.get(args.name)
+    result = asyncio.run(probe_endpoint(config))
     updated, changes = apply_probe(config, result)
     repo.save(updated)
     if args.json:
@@ -168,7 +175,7 @@ def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    group = sub.add_parser("endpoints", help="judge endpoints (OpenAI-compatible or Anthropic)")
+    group = sub.add_parser("endpoints", help=COMMAND_HELP["endpoints"])
     commands = group.add_subparsers(dest="endpoints_command", metavar="ACTION", required=True)
 
     p = commands.add_parser("add", help="add (or with --replace, change) an endpoint")

@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 if TYPE_CHECKING:
     from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
@@ -89,21 +89,16 @@ def settings_from(args: argparse.Namespace, source: str | None, endpoint: str | 
 
 
 def _max_cost(text: str | None) -> Decimal | None:
-    from studio.core.engine.budget import BudgetError, parse_money
+    from studio.core.engine.budget import parse_money
 
-    try:
-        return None if text is None else parse_money(text, "--max-cost")
-    except BudgetError as exc:
-        raise CliError(str(exc), code=2) from None
+    return None if text is None else parse_money(text, "--max-cost")
 
 
 def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, *, resume: bool,
                    concurrency: int | None, max_cost: Decimal | None, quiet: bool,
                    max_spend_tokens: int | None = None) -> GenerationResult:
     """Generate with Ctrl+C as a cancel (a second one aborts at once); what arrived is kept."""
-    from studio.core.engine.budget import BudgetError
-    from studio.core.engine.generate import GenerateError, generate
-    from studio.core.store import LibraryError
+    from studio.core.engine.generate import generate
 
     cancel = threading.Event()
 
@@ -119,11 +114,9 @@ def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, 
     line = ProgressLine()
     if quiet:
         line.live = False
-    try:
+    try:  # a refusal (GenerateError, BudgetError, the library's) is main's to print, exit 2 (refusal_code)
         return generate(app.library, name, settings, resume=resume, concurrency=concurrency, max_cost=max_cost,
                         max_spend_tokens=max_spend_tokens, cancel=cancel, on_progress=line)
-    except (GenerateError, BudgetError, LibraryError) as exc:
-        raise CliError(str(exc), code=2) from None
     finally:
         line.done()
         if previous is not None:
@@ -160,7 +153,6 @@ def exit_code(result: GenerationResult) -> int:
     return {"complete": 0, "cancelled": 130}.get(result.status, 1)
 
 
-@library_refusal
 def cmd_generate(args: argparse.Namespace, app: CliApp) -> int:
     settings = settings_from(args, args.dataset, args.endpoint)
     if args.dry_run:
@@ -175,13 +167,10 @@ def cmd_generate(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings | None) -> int:
-    from studio.core.engine.generate import GenerateError, estimate
+    from studio.core.engine.generate import estimate
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    try:
-        found = estimate(app.library, settings, name=args.name, resume=args.resume)  # type: ignore[arg-type]
-    except GenerateError as exc:
-        raise CliError(str(exc), code=2) from None
+    found = estimate(app.library, settings, name=args.name, resume=args.resume)  # type: ignore[arg-type]
     costs = found.cost_range()
     if args.json:
         app.print_json({"calls": found.calls, "already_stored": found.already_stored,
@@ -370,7 +359,7 @@ def add_generation_flags(p: argparse.ArgumentParser) -> None:
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "generate", help="call a model on a dataset's inputs and store its answers as a new dataset",
+        "generate", help=COMMAND_HELP["generate"],
         description="Send each sample's input turns (everything before the completion) to an endpoint and "
         "store the answers as dataset NEW, with provenance (source, endpoint, model, parameters, time, "
         "tokens, cost). Ctrl+C keeps what was generated; --resume continues without repeating a call.")
@@ -385,4 +374,4 @@ def register(sub: Any) -> None:
     p.add_argument("--resume", action="store_true", help="continue an unfinished generation of NEW")
     p.add_argument("--quiet", action="store_true", help="no progress line")
     add_json_flag(p)
-    p.set_defaults(func=cmd_generate)
+    p.set_defaults(func=cmd_generate, refusal_code=2)  # a generation refused exits 2

@@ -13,7 +13,7 @@ from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
 from studio.core.store.graders import GraderRecord
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .listing import TABLE_HEADERS, grader_fields, table_row
 
 
@@ -30,10 +30,7 @@ def load_grader_file(path: str, key: str | None = None) -> GraderDefinition:
     file = Path(path)
     if file.suffix == ".py":
         return _function_grader_file(file, key)
-    try:
-        definition = definition_files.load(file)
-    except definition_files.DefinitionError as exc:
-        raise CliError(str(exc)) from None
+    definition = definition_files.load(file)
     if key:
         definition = definition.model_copy(update={"key": key})
     return definition
@@ -75,7 +72,6 @@ def record_dict(record: GraderRecord) -> dict[str, Any]:
                          record.deleted, record.updated_at)
 
 
-@library_refusal
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     records = app.library.graders.list(include_deleted=args.all, deleted_only=args.trash)
     if args.json:
@@ -86,7 +82,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         definition = app.library.graders.version(args.key, args.version).definition
@@ -116,7 +111,6 @@ def _warn_if_invalid(definition: GraderDefinition, strict: bool) -> bool:
     return True
 
 
-@library_refusal
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
     if not _warn_if_invalid(definition, args.strict):
@@ -129,7 +123,6 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     definition = load_grader_file(args.file, args.key)
     if not _warn_if_invalid(definition, args.strict):
@@ -144,14 +137,12 @@ def cmd_save(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_delete(args: argparse.Namespace, app: CliApp) -> int:
     app.library.graders.delete(args.key)
     print(f"deleted {args.key} (in the trash: `grader-studio graders restore {args.key}` brings it back)")
     return 0
 
 
-@library_refusal
 def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         record = app.library.graders.restore_version(args.key, args.version)
@@ -162,7 +153,6 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.versioned import lock_sentence
 
@@ -171,7 +161,6 @@ def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.graders.versions(args.key)
     if args.json:
@@ -191,14 +180,12 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_diff(args: argparse.Namespace, app: CliApp) -> int:
     diff = app.library.graders.diff(args.key, args.v1, args.v2)
     print(diff if diff else f"v{args.v1} and v{args.v2} are identical", end="" if diff else "\n")
     return 0
 
 
-@library_refusal
 def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.graders.get(args.key, include_deleted=True)
     try:
@@ -210,7 +197,7 @@ def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    graders = sub.add_parser("graders", help="list, create, edit, lock, delete and restore graders")
+    graders = sub.add_parser("graders", help=COMMAND_HELP["graders"])
     gsub = graders.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     p = gsub.add_parser("list", help="live graders (--all adds the trash)")

@@ -6,11 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import render_prompt
-from studio.core.store import LibraryError
 
-from .app import CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _dataset_name(app: CliApp, name: str | None) -> str:
@@ -27,13 +25,10 @@ def _dataset_name(app: CliApp, name: str | None) -> str:
 
 
 def cmd_render(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        grader = app.library.graders.get(args.grader).definition
-        dataset = _dataset_name(app, args.dataset)
-        sample = app.library.datasets.sample(dataset, args.sample)
-        rendered = render_prompt(grader, sample)
-    except (LibraryError, JudgeError) as exc:
-        raise CliError(str(exc)) from None
+    grader = app.library.graders.get(args.grader).definition
+    dataset = _dataset_name(app, args.dataset)
+    sample = app.library.datasets.sample(dataset, args.sample)
+    rendered = render_prompt(grader, sample)
     if args.json:
         app.print_json(rendered.model_dump(mode="json"))
     else:
@@ -73,14 +68,18 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         if args.no_reward
         else FakeRewardServer(args.host, reward_port, latency_ms=args.latency_ms)
     )
-    judge.start()
+    _listen(judge, args.host, args.port, "--port")
     if args.model_under_test:
         print(f"fake-judge as a model under test (a script: canned answers, not a model) at {judge.base_url}",
               flush=True)
     else:
         print(f"fake-judge (a scripted judge, not a model) at {judge.base_url}", flush=True)
     if reward is not None:
-        reward.start()
+        try:
+            _listen(reward, args.host, reward_port, "--reward-port")
+        except CliError:
+            judge.stop()
+            raise
         print(f"reward server (scripted) at {reward.url}", flush=True)
     try:
         judge.serve_forever()
@@ -93,6 +92,23 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
+def _listen(server: Any, host: str, port: int, option: str) -> None:
+    """Start ``server``; a port that cannot be had is one sentence naming it and the way out."""
+    import errno
+
+    try:
+        server.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            why = "is already in use (another fake-judge or server is listening there)"
+        elif exc.errno == errno.EACCES:
+            why = "may not be used by this user"
+        else:
+            why = f"cannot be listened on ({exc.strerror or exc})"
+        raise CliError(f"port {port} on {host} {why}; choose another with {option} N, or {option} 0 "
+                       "for any free port") from None
+
+
 FAKE_JUDGE_EPILOG = """steer it from a sample's text with markers:
   [[judge:PASS]] [[judge:FAIL]] [[judge:NA]] [[judge:MET]] [[judge:UNMET]]
   [[judge:score=4]] [[judge:probs=0.05,0.05,0.1,0.3,0.5]]
@@ -102,7 +118,7 @@ point an endpoint at it:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("render", help="print the exact prompt(s) a judge sends for one sample")
+    p = sub.add_parser("render", help=COMMAND_HELP["render"])
     p.add_argument("grader", help="grader key")
     p.add_argument("--sample", type=int, required=True, metavar="N", help="sample index (0-based)")
     p.add_argument("--dataset", help="dataset name (default: the library's only dataset)")
@@ -111,7 +127,7 @@ def register(sub: Any) -> None:
 
     p = sub.add_parser(
         "fake-judge",
-        help="serve a scripted OpenAI-compatible judge (not a model) for dry runs",
+        help=COMMAND_HELP["fake-judge"],
         description="A scripted judge, not a model: it answers Grader Studio's built-in judge "
         "prompts by simple rules (a response containing the reference answer passes).",
         epilog=FAKE_JUDGE_EPILOG,

@@ -7,11 +7,10 @@ import sys
 from typing import Any
 
 from studio.core.datasets.label_files import label_record, read_labels, write_labels
-from studio.core.datasets.readers import DatasetError
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.safe_files import open_text
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _scale(text: str) -> tuple[float, float]:
@@ -22,14 +21,10 @@ def _scale(text: str) -> tuple[float, float]:
     return low, high
 
 
-@library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     library = app.library
     known = library.labels.sample_ids(args.dataset)
-    try:
-        items = read_labels(args.file, known)
-    except DatasetError as exc:
-        raise CliError(str(exc)) from None
+    items = read_labels(args.file, known)
     if args.labeler:
         items = [i if i.labeler else i.model_copy(update={"labeler": args.labeler}) for i in items]
     if args.scale:
@@ -45,7 +40,6 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     current = app.library.labels.current(args.dataset, args.key)
     order = {sid: i for i, sid in enumerate(app.library.labels.sample_ids(args.dataset))}
@@ -63,7 +57,6 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     library = app.library
     keys = library.labels.keys(args.dataset)
@@ -83,7 +76,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
     """Every version of one sample's label, oldest first, each with who labelled it (two
     reviewers of one sample are both kept: docs/team.md)."""
@@ -99,7 +91,7 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    labels = sub.add_parser("labels", help="human labels of a dataset's samples")
+    labels = sub.add_parser("labels", help=COMMAND_HELP["labels"])
     lsub = labels.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = lsub.add_parser("import", help="add labels from JSONL or CSV (all or nothing)")
     p.add_argument("file")

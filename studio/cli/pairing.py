@@ -5,17 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import CliApp, add_json_flag
 
 
-@library_refusal
 def cmd_pair(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.engine.pairing import PairingError, pair_datasets
+    from studio.core.engine.pairing import pair_datasets
 
-    try:
-        report = pair_datasets(app.library, args.a, args.b, args.name)
-    except PairingError as exc:
-        raise CliError(str(exc)) from None
+    report = pair_datasets(app.library, args.a, args.b, args.name)
     if args.json:
         app.print_json(report)
         return 0

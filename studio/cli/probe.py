@@ -6,10 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from studio.core.engine.probes import PROBES, ProbeError, probe_judge
-from studio.core.errors import StudioError
+from studio.core.engine.probes import PROBES, probe_judge
 
-from .app import CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _fmt(value: Any, ci: Any = None, percent: bool = False) -> str:
@@ -39,6 +38,8 @@ def print_report(report: dict[str, Any]) -> None:
                     f"verdict flips {_fmt(probe.get('flip_rate'), None, True)}")
         reason = f" ({probe['reason']})" if probe.get("reason") else ""
         print(f"  {name:<10} n={probe['n']:<5} {line}  {flag}{reason}")
+        if probe.get("rule"):
+            print(f"  {'':<10} {probe['rule']}")
     for stage, count in (report.get("errors") or {}).items():
         print(f"  {count} sample(s) errored ({stage}) and were left out there")
 
@@ -53,11 +54,8 @@ def cmd_probe(args: argparse.Namespace, app: CliApp) -> int:
             sys.stderr.write(f"\r{stage}: {done}/{total}   ")
             sys.stderr.flush()
 
-    try:
-        report = probe_judge(app.library, args.judge, args.dataset, names, limit=args.limit,
-                             endpoint=args.endpoint, repeats=args.repeats, on_progress=progress)
-    except (ProbeError, StudioError) as exc:
-        raise CliError(str(exc)) from None
+    report = probe_judge(app.library, args.judge, args.dataset, names, limit=args.limit,
+                         endpoint=args.endpoint, repeats=args.repeats, on_progress=progress)
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     if args.json:
@@ -69,7 +67,7 @@ def cmd_probe(args: argparse.Namespace, app: CliApp) -> int:
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "probe", help="measure a judge's biases: verbosity, reference, position, repeat",
+        "probe", help=COMMAND_HELP["probe"],
         description="Runs the judge on the samples and on perturbed copies and reports, per probe, "
         "the mean score shift with a paired 95% interval, the share of verdicts that flip, and a "
         "flag when the judge is biased. The report is kept for the judge's report card.",

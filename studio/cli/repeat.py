@@ -10,13 +10,11 @@ from studio.core.engine.consistency import consistency, repeat_run
 from studio.core.engine.runner import RunOptions
 from studio.core.engine.sections import load_run
 from studio.core.engine.verdict import (
-    ThresholdError,
     check_keys,
     judge,
     parse_thresholds,
     verdict_line,
 )
-from studio.core.store import LibraryError
 
 from .app import CliApp, CliError
 
@@ -45,18 +43,12 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("--repeat needs N >= 2 (one run cannot disagree with itself)", code=2)
     if args.junit or args.markdown or args.github or args.baseline is not None or args.max_cost or args.max_tokens:
         raise CliError("--repeat makes several runs: write their reports with `runs report RUN_ID`", code=2)
-    try:
-        thresholds = parse_thresholds(args.fail_under)
-        check_keys(thresholds, [args.grader])
-    except ThresholdError as exc:
-        raise CliError(str(exc), code=2) from None
+    thresholds = parse_thresholds(args.fail_under)
+    check_keys(thresholds, [args.grader])
     options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
                          endpoint=args.endpoint, use_cache=False, pass_threshold=args.pass_threshold)
-    try:
-        infos = repeat_run(app.library, args.grader, args.dataset, options, args.repeat)
-        report = consistency(app.library, [i.id for i in infos])
-    except LibraryError as exc:
-        raise CliError(str(exc)) from exc
+    infos = repeat_run(app.library, args.grader, args.dataset, options, args.repeat)
+    report = consistency(app.library, [i.id for i in infos])
     from .run_report import summary
 
     verdicts = [judge(load_run(app.library, i.id), thresholds) for i in infos]

@@ -1,6 +1,7 @@
 """What ``run`` reports at the end, shared by ``run``, ``run --repeat`` and ``runs list|show``: the
-summary (``run --json``), per grader for a suite run. The verdict that sets the exit code is the
-engine's (engine/verdict.py)."""
+summary (``run --json``), per grader for a suite run. Every figure (mean, interval, pass rate, n,
+counts, tokens, cost) is the run's one summary (engine/summary.py, through ``load_run``); the verdict
+that sets the exit code is the engine's (engine/verdict.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,22 @@ from typing import TYPE_CHECKING, Any
 from studio.core.models import RunInfo
 
 if TYPE_CHECKING:
+    from studio.core.engine.sections import RunSections
     from studio.core.store.library import Library
 
 
-def summary(info: RunInfo, library: Library | None = None) -> dict[str, Any]:
-    """``run --json``; for a suite run (given the library) also ``suite``, ``graders`` (per grader:
-    key, version, aggregates with the mean's interval, pass rate and n, counts) and ``overall``."""
+def summary(info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> dict[str, Any]:
+    """``run --json``. Given the library (or the run's sections), "aggregates" holds the run's
+    summary (its one grader's, or a suite's overall score) and, for a suite run, ``suite``,
+    ``graders`` (per grader: key, version, aggregates with the mean's interval, pass rate and n,
+    counts, decisions, tokens, cost) and ``overall``. Without either: the aggregates as stored."""
+    if run is None and library is not None:
+        from studio.core.engine.sections import load_run
+
+        run = load_run(library, info.id)
+    aggregates = dict(info.aggregates)
+    if run is not None:
+        aggregates = figures(run)
     out = {
         "id": info.id,
         "status": info.status,
@@ -25,7 +36,7 @@ def summary(info: RunInfo, library: Library | None = None) -> dict[str, Any]:
         "total": info.total,
         "done": info.done,
         "counts": info.counts,
-        "aggregates": info.aggregates,
+        "aggregates": aggregates,
         "created_at": info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
         # pairwise judges and juries: their own numbers, computed from the stored results
@@ -33,21 +44,20 @@ def summary(info: RunInfo, library: Library | None = None) -> dict[str, Any]:
     }
     if info.suite is not None:  # the run has several graders: they are under "graders"
         out["grader"] = out["grader_version"] = None
-        if library is not None:
-            out.update(suite_fields(info, library))
+        if run is not None:
+            out.update(suite_fields(run))
     return out
 
 
-def suite_fields(info: RunInfo, library: Library) -> dict[str, Any]:
-    from studio.core.store.run_graders import grader_aggregates, overall_aggregates
+def figures(run: RunSections) -> dict[str, Any]:
+    """The run's aggregates with the summary's figures (``RunSections.aggregates``)."""
+    return run.aggregates()
 
-    assert info.suite is not None
-    graders = [{"key": g.key, "version": g.version, "weight": g.weight, "threshold": g.threshold,
-                "aggregates": g.aggregates, "counts": g.counts} for g in grader_aggregates(library, info.id)]
-    out: dict[str, Any] = {"suite": info.suite.get("key"), "suite_version": info.suite.get("version"),
-                           "graders": graders}
-    rule = info.suite.get("overall") or "none"
-    if rule != "none":
-        overall = overall_aggregates(library, info.id)
-        out["overall"] = {"rule": rule, "grader": info.suite.get("overall_grader"), **overall}
+
+def suite_fields(run: RunSections) -> dict[str, Any]:
+    suite = run.info.suite or {}
+    out: dict[str, Any] = {"suite": suite.get("key"), "suite_version": suite.get("version"),
+                           "graders": [s.to_json() for s in run.summaries]}
+    if run.overall is not None:
+        out["overall"] = {"rule": run.rule, "grader": suite.get("overall_grader"), **run.overall.to_json()}
     return out

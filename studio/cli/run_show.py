@@ -15,11 +15,16 @@ import textwrap
 from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
-from studio.core.engine.usage import run_usage
 from studio.core.models import RunInfo
-from studio.core.store import LibraryError
 from studio.core.store.reports import iter_records, result_record, run_query
-from studio.core.store.results_query import ResultFilter, load_result, outcome_word, result_id_of
+from studio.core.store.results_query import (
+    ResultFilter,
+    judges_first,
+    load_result,
+    outcome_word,
+    result_id_of,
+)
+from studio.core.store.run_graders import run_graders
 
 from .app import CliApp, CliError
 from .tables import STATUS_COLOURS, Column, paint, print_table, terminal_width, use_colour
@@ -60,21 +65,19 @@ def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[An
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary: Any) -> int:
-    try:
-        info = app.library.runs.get(args.run_id)
-        query = run_query(app.library, args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    info = app.library.runs.get(args.run_id)
+    query = run_query(app.library, args.run_id)
     threshold = info.pass_threshold
     if args.sample is not None:
         return _show_sample(app, info, query.dataset_id, args.sample, threshold, args.json)
     query = query.with_filter(_filter(args, threshold))
     records = list(iter_records(app.library.engine, query))
-    usage = run_usage(app.library, load_run(app.library, info.id))
+    run = load_run(app.library, info.id)
+    usage = run.usage
     if args.json:
-        app.print_json({"run": {**summary(info), "usage": usage.to_json()}, "results": records})
+        app.print_json({"run": {**summary(info, run=run), "usage": usage.to_json()}, "results": records})
         return 0
-    print_summary(info)
+    print_summary(info, run=run)
     for line in usage.lines():
         print(line)
     print()
@@ -93,17 +96,40 @@ def _show_sample(app: CliApp, info: RunInfo, dataset_id: int, sample: str, thres
         raise CliError(f"run {info.id} has no result for sample {sample!r}")
     data = result.get("sample_data") if isinstance(result.get("sample_data"), dict) else {}
     word = outcome_word(result["status"], result["score"], result.get("details"), threshold)
+    graders = _graders_of(app, info, result)
     if as_json:
+        extra = {} if graders is None else {"graders": [_grader_json(g) for g in graders]}
         app.print_json({"run": info.id, "threshold": threshold, "result": word, **result_record(result),
-                        "sample": data})
+                        "sample": data, **extra})
         return 0
-    write_sample(sys.stdout, info, result, data, word, threshold)
+    write_sample(sys.stdout, info, result, data, word, threshold, graders)
     return 0
 
 
+def _graders_of(app: CliApp, info: RunInfo, result: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """A suite run's sample: every grader's result, the judges first (``judges_first``), each with
+    its threshold and its word by the pass rule; None for a run of one grader."""
+    if info.suite is None or not result.get("graders"):
+        return None
+    thresholds = {g.key: g.threshold for g in run_graders(app.library, info.id)}
+    out = []
+    for entry in judges_first(result["graders"]):
+        limit = thresholds.get(entry["grader"], info.pass_threshold)
+        out.append({**entry, "threshold": limit, "result": outcome_word(
+            entry["status"], entry.get("score"), entry.get("details"), limit)})
+    return out
+
+
+def _grader_json(entry: dict[str, Any]) -> dict[str, Any]:
+    keep = ("grader", "version", "result", "threshold", "status", "score", "scores", "rationale", "error",
+            "details", "duration_ms", "prompt_tokens", "completion_tokens", "cached")
+    return {k: entry.get(k) for k in keep}
+
+
 def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[str, Any], word: str,
-                 threshold: float) -> None:
-    """One result whole, wrapped to the terminal: header, thread, reference, score, rationale, error."""
+                 threshold: float, graders: list[dict[str, Any]] | None = None) -> None:
+    """One result whole, wrapped to the terminal: header, thread, reference, score, rationale, error;
+    for a suite run (``graders``), each grader's score, verdict and rationale, the judges first."""
     width = max(40, terminal_width(out))
     colour = use_colour(out)
 
@@ -118,7 +144,7 @@ def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[
                 out.write(indent + piece + "\n")
 
     score = result.get("score")
-    out.write(f"run {info.id} · {info.grader_key} v{info.grader_version} on {info.dataset} · sample "
+    out.write(f"run {info.id} · {info.label} on {info.dataset} · sample "
               f"{result['sample_id']} (#{result['sample_idx']})\n")
     facts = [paint(word, STATUS_COLOURS.get(word), colour),
              f"score {'—' if score is None else f'{score:.4g}'} (pass ≥ {threshold:g})"]
@@ -146,9 +172,24 @@ def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[
     if result.get("error"):
         section("Error")
         para(result["error"])
-    section("Rationale")
-    para(result.get("rationale") or "(the grader gave none)")
-    details = result.get("details") or {}
+    if graders is None:
+        section("Rationale")
+        para(result.get("rationale") or "(the grader gave none)")
+        _verdict_lists(result.get("details") or {}, para, section, colour)
+        return
+    for entry in graders:
+        score = entry.get("score")
+        head = (f"{entry['grader']} v{entry['version']}: {paint(entry['result'], STATUS_COLOURS.get(entry['result']), colour)}"
+                f" · score {'—' if score is None else f'{score:.4g}'} (pass ≥ {entry['threshold']:g})")
+        section(head)
+        if entry.get("error"):
+            para("error: " + str(entry["error"]))
+        para(entry.get("rationale") or "(no rationale)")
+        _verdict_lists(entry.get("details") or {}, para, section, colour)
+
+
+def _verdict_lists(details: dict[str, Any], para: Any, section: Any, colour: bool) -> None:
+    """A judge's per-item verdicts (criteria, claims ...) kept in its details, numbered."""
     for name, rows in details.items():
         if name == "calls" or not isinstance(rows, list) or not rows:
             continue

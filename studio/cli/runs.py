@@ -23,33 +23,33 @@ import signal
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from studio.core.engine import events
-from studio.core.engine.budget import BudgetError, Caps, check_priced
-from studio.core.engine.executors import RAY_HINT, ExecutorError, make_executor, ray_available
-from studio.core.engine.planning import plan_of, targets
-from studio.core.engine.preflight import EndpointUnreachable
-from studio.core.engine.runner import Progress, RunOptions, execute_run, start_run
-from studio.core.engine.sections import load_run
-from studio.core.engine.usage import run_usage
+from studio.core.engine.executors import make_executor
+from studio.core.engine.planning import plan_of
+from studio.core.engine.request import Checked, RunRequest, conclude
+from studio.core.engine.runner import Progress, RunOptions, execute_run
+from studio.core.engine.sections import RunSections, load_run
+from studio.core.engine.summary import GraderSummary
 from studio.core.engine.verdict import NO_OVERALL
-from studio.core.graders.registry import UnsupportedGrader
 from studio.core.models import RunInfo
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
-from studio.core.store import LibraryError
-from studio.core.store.reports import result_record, run_query, write_results
-from studio.core.store.run_graders import run_graders
+from studio.core.store.reports import iter_records, result_record, run_query, write_results
 
-from .app import CliApp, CliError, add_json_flag
-from .ci import CiOptions, check_ci_options, conclude, json_fields, parse_caps, print_outcome
-from .run_report import summary
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .ci import json_fields, print_outcome, reports_of, request_of
+from .run_report import figures, summary
 from .run_show import cmd_show as show_run
 from .run_show import print_runs
 from .tables import Column, print_table
 
-SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("STATUS", colour=True),
-                 Column("SCORE", right=True), Column("ERROR / RATIONALE", flexible=True))
+#: a suite run's rows: one per sample and grader, with the columns a run of one grader shows
+SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("RESULT", colour=True),
+                 Column("SCORE", right=True), Column("INPUT", flexible=True), Column("OUTPUT", flexible=True),
+                 Column("EXPECTED", flexible=True), Column("WHY", flexible=True))
 
 
 class ProgressBar:
@@ -77,10 +77,12 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _print_summary(info: RunInfo, library: Any = None) -> None:
-    agg = info.aggregates
-    mean = agg.get("mean")
-    rate = agg.get("pass_rate")
+def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None = None) -> None:
+    """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
+    when the library (or the run's sections) is given, else the aggregates as stored."""
+    if run is None and library is not None:
+        run = load_run(library, info.id)
+    agg = figures(run) if run is not None else info.aggregates
     if info.suite is not None:
         name = info.suite.get("key") or "graders " + ",".join(info.suite.get("graders") or [])
         version = f" v{info.suite['version']}" if info.suite.get("version") else ""
@@ -88,12 +90,19 @@ def _print_summary(info: RunInfo, library: Any = None) -> None:
     else:
         print(f"run {info.id}: {info.status}  {info.grader_key} v{info.grader_version} on {info.dataset}")
     print(f"  samples {info.done}/{info.total}  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
-    if info.suite is not None and library is not None:
-        _print_graders(info, library)
-    if mean is not None:
-        print(f"  mean {mean:.4f}  pass rate {rate:.1%} (score >= {agg.get('pass_threshold')})")
-    for key, value in sorted((agg.get("metrics") or {}).items()):
-        print(f"  metric {key}: {value:.4f}")
+    if run is not None and run.suite:
+        for found in run.summaries:
+            print(f"  {_grader_line(found)}")
+        if run.overall is not None:
+            grader = (info.suite or {}).get("overall_grader")
+            print(f"  overall score ({run.rule}{f': {grader}' if grader else ''}): {_grader_line(run.overall, False)}")
+    elif run is not None and run.headline is not None:
+        print(f"  {_grader_line(run.headline, False)}")
+    elif agg.get("mean") is not None:
+        print(f"  mean {agg['mean']:.4f}  pass rate {agg['pass_rate']:.1%} (score >= {agg.get('pass_threshold')})")
+    if info.suite is None:  # a suite's "metrics" are its graders' means, printed above
+        for key, value in sorted((agg.get("metrics") or {}).items()):
+            print(f"  metric {key}: {value:.4f}")
     for key, value in sorted((agg.get("batch_metrics") or {}).items()):
         print(f"  batch metric {key}: {value}")
     if agg.get("pairwise") or agg.get("jury"):
@@ -200,8 +209,10 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
         return run_dry(args, app)
     stream = JsonLines() if args.progress_jsonl else None
     try:
-        info, options = _run(args, app, stream)
-        done = conclude(app, info.id, options, github_stream=sys.stderr if (args.json or stream) else sys.stdout)
+        request = request_of(args)
+        checked = _run(args, app, request, stream)
+        done = conclude(app.library, checked.run_id, checked.checked,
+                        github=sys.stderr if (args.json or stream) else sys.stdout)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
@@ -211,166 +222,90 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     info = done.run.info
     code = done.verdict.exit_code
     if stream is not None:
-        stream.emit("summary", summary={**summary(info, app.library), **json_fields(done)},
+        stream.emit("summary", summary={**summary(info, run=done.run), **json_fields(done)},
                     run=info.model_dump(mode="json"), exit_code=code)
     elif args.json:
-        app.print_json({**summary(info, app.library), **json_fields(done)})
+        app.print_json({**summary(info, run=done.run), **json_fields(done)})
     else:
-        _print_summary(info, app.library)
+        _print_summary(info, run=done.run)
     if stream is None:
         print_outcome(done, usage_lines=not args.json)
     return code
 
 
-def _run(args: argparse.Namespace, app: CliApp, stream: JsonLines | None) -> tuple[RunInfo, CiOptions]:
-    """Check every option, make (or resume) the run and grade it. Anything refused before grading
+@dataclass
+class Started:
+    run_id: int
+    checked: Checked
+
+
+def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: JsonLines | None) -> Started:
+    """Check the request, make (or resume) the run and grade it. Anything refused before grading
     exits 2 and leaves no run behind."""
     from .sandbox_notice import warn_if_degraded
 
     warn_if_degraded(app, args, stream)
-    caps = parse_caps(args)
-    try:
-        if args.resume is not None:
-            if args.grader or args.dataset:
-                raise CliError("--resume takes a run id alone", code=2)
-            run_id = args.resume
-            previous = app.library.runs.get(run_id)
-            ci = check_ci_options(args, app, [g.key for g in run_graders(app.library, run_id)], previous.dataset)
-            executor = args.executor or ("ray" if args.ray_address else previous.settings.get("executor", "local"))
-            if args.executor is not None or args.ray_address is not None:
-                _check_executor(executor)
-            for slot in run_graders(app.library, run_id):
-                _check_caps(app, caps, executor, slot.key, slot.version, previous.settings.get("endpoint"))
-            changes: dict[str, Any] = {}
-            if args.executor is not None or args.ray_address is not None:
-                changes.update(executor=executor, ray_address=args.ray_address)
-            if caps.max_cost is not None:
-                changes["max_cost"] = str(caps.max_cost)
-            if caps.max_tokens is not None:
-                changes["max_tokens"] = caps.max_tokens
-            if changes:
-                app.library.runs.update_settings(run_id, changes)
-        else:
-            if args.graders is not None:  # run --graders a,b,c DATASET: the one positional is the dataset
-                if args.dataset is not None:
-                    raise CliError("run --graders a,b,c takes DATASET alone (no GRADER)", code=2)
-                args.grader, args.dataset = None, args.grader
-                if not args.dataset:
-                    raise CliError("run --graders a,b,c needs DATASET", code=2)
-            elif not (args.grader and args.dataset):
-                raise CliError("run needs GRADER (or a suite) and DATASET (or --resume RUN_ID)", code=2)
-            if args.overall is not None and args.graders is None:
-                raise CliError("--overall goes with --graders (a saved suite has its own rule)", code=2)
-            targets = _targets(app, args)
-            ci = check_ci_options(args, app, [key for key, _ in targets], args.dataset)
-            executor = args.executor or ("ray" if args.ray_address else "local")
-            _check_executor(executor)
-            for key, version in targets:
-                _check_caps(app, caps, executor, key, version, args.endpoint)
-            options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
-                                 endpoint=args.endpoint, use_cache=not args.no_cache,
-                                 pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                                 executor=executor, ray_address=args.ray_address,
-                                 max_cost=caps.max_cost, max_tokens=caps.max_tokens,
-                                 graders=None if args.graders is None else args.graders.split(","),
-                                 **_overall(args.overall))
-            run_id = start_run(app.library, args.grader, args.dataset, options).id
-        info = _execute(app, run_id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
-                        keep_going=args.keep_going or None)
-        return info, ci
-    except (EndpointUnreachable, LibraryError, UnsupportedGrader, ExecutorError, BudgetError) as exc:
-        raise CliError(str(exc), code=2) from exc
+    checked = request.check(app.library)
+    info = request.start(app.library, checked)
+    _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+             keep_going=args.keep_going or None)
+    return Started(info.id, checked)
 
 
-def _targets(app: CliApp, args: argparse.Namespace) -> list[tuple[str, int]]:
-    """(key, version) of every grader the run would grade (engine/planning.py decides)."""
-    return targets(app.library, args.grader, args.version,
-                   None if args.graders is None else args.graders.split(","))
-
-
-def _check_caps(app: CliApp, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
-    """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
-    if not caps.any:
-        return
-    if executor != "local":
-        raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
-    from studio.core.engine.dry_run import endpoints_of  # the judges' imports, only when capped
-
-    definition = app.library.graders.version(grader, version).definition
-    check_priced(caps, endpoints_of(app.library, definition, endpoint))
-
-
-def _overall(rule: str | None) -> dict[str, str | None]:
-    """``--overall mean|all-pass|GRADER``: the rule, or a composite grader's key."""
-    if rule is None:
-        return {}
-    if rule in ("mean", "all-pass", "none"):
-        return {"overall": rule}
-    return {"overall": "composite", "overall_grader": rule}
-
-
-def _print_graders(info: RunInfo, library: Any) -> None:
-    from .run_report import suite_fields
-
-    fields = suite_fields(info, library)
-    for grader in fields["graders"]:
-        agg, counts = grader["aggregates"], grader["counts"]
-        mean = "none" if agg["mean"] is None else f"{agg['mean']:.4f}"
-        ci = "" if agg["mean_ci"][0] is None else f" [{agg['mean_ci'][0]:.4f}, {agg['mean_ci'][1]:.4f}]"
-        rate = "" if agg["pass_rate"] is None else f"  pass rate {agg['pass_rate']:.1%} (>= {grader['threshold']:g})"
-        print(f"  {grader['key']} v{grader['version']}: mean {mean}{ci}{rate}  n {agg['n']}  "
-              + "  ".join(f"{k} {v}" for k, v in counts.items() if v))
-    if "overall" in fields:
-        overall = fields["overall"]
-        print(f"  overall score: {overall['rule']}" + (f" ({overall['grader']})" if overall["grader"] else ""))
-
-
-def _did_not_pass(row: dict[str, Any], threshold: float | None) -> bool:
-    """``--failed`` for one grader's result: an error, an invalid answer, or a score under its threshold."""
-    if row["status"] in ("error", "invalid"):
-        return True
-    score = row.get("score")
-    return row["status"] == "ok" and score is not None and score < (0.5 if threshold is None else threshold)
+def _grader_line(found: GraderSummary, named: bool = True) -> str:
+    """``key vN: mean 0.4000 [0.2750, 0.5250]  pass rate 40.0% (>= 0.5)  n 60  ok 58 error 2``."""
+    mean = "none" if found.mean is None else f"{found.mean:.4f}"
+    ci = found.interval_text()
+    rate = "" if found.pass_rate is None else f"  pass rate {found.pass_rate:.1%} (>= {found.threshold:g})"
+    counts = "  ".join(f"{k} {v}" for k, v in found.counts.items() if v)
+    return (f"{found.label}: " if named else "") + f"mean {mean}{' ' + ci if ci else ''}{rate}  n {found.n}" + (
+        f"  {counts}" if counts else "")
 
 
 def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
-    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), and the
-    sample's overall row."""
+    """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), judged by
+    the pass rule at that grader's threshold, with the sample's input, output and expected (as a
+    run of one grader shows them), and the sample's overall row."""
     from studio.core.store.run_graders import graders_with_results
 
     per = graders_with_results(app.library, info.id)
+    texts = {r["index"]: r for r in iter_records(app.library.engine, run_query(app.library, info.id))}
     by_sample: dict[int, list[dict[str, Any]]] = {}
     for grader, rows in per:
         for row in rows:
+            decision = decide_result(row, grader.threshold)
             if args.errors and row["status"] not in ("error", "invalid"):
                 continue
-            if args.failed and not _did_not_pass(row, grader.threshold):
+            if args.failed and decision not in NOT_PASSED:
                 continue
-            by_sample.setdefault(row["sample_idx"], []).append(row)
+            by_sample.setdefault(row["sample_idx"], []).append(
+                {**row, "result": word(row["status"], decision), "threshold": grader.threshold})
     results = [r for idx in sorted(by_sample) for r in by_sample[idx]]
-    records = [{"grader": r["grader"], **result_record(r)} for r in results]
-    usage = run_usage(app.library, load_run(app.library, info.id))  # per grader and per endpoint
+    records = [{"grader": r["grader"], "result": r["result"], "threshold": r["threshold"], **result_record(r),
+                **{k: (texts.get(r["sample_idx"]) or {}).get(k) for k in ("input", "completion", "expected")}}
+               for r in results]
+    run = load_run(app.library, info.id)
+    usage = run.usage  # per grader and per endpoint
     if args.json:
         overall = [result_record(r) for r in app.library.runs.results(info.id, failed_only=args.failed)]
-        app.print_json({"run": {**summary(info, app.library), "usage": usage.to_json()}, "results": records,
+        app.print_json({"run": {**summary(info, run=run), "usage": usage.to_json()}, "results": records,
                         "overall": overall})
         return 0
-    _print_summary(info, app.library)
+    _print_summary(info, run=run)
     for line in usage.lines():
         print(line)
     print()
+    if not records:
+        which = "errors or invalid results" if args.errors else "failed results" if args.failed else "results"
+        print(f"run {info.id} has no {which}.")
+        return 0
     print_table(
-        [[r["sample_idx"], r["sample_id"], r["grader"], r["status"], "" if r["score"] is None else f"{r['score']:.4f}",
-          r["error"] or r["rationale"] or ""] for r in results],
+        [[r["index"], r["sample_id"], r["grader"], r["result"], "" if r["score"] is None else f"{r['score']:.4f}",
+          r["input"] or "", r["completion"] or "", r["expected"] or "", r["error"] or r["rationale"] or ""]
+         for r in records],
         SUITE_COLUMNS,
     )
     return 0
-
-
-def _check_executor(name: str | None) -> None:
-    """``--executor ray`` without Ray installed: the sentence saying how to get it, before any run exists."""
-    if name == "ray" and not ray_available():
-        raise ExecutorError(RAY_HINT)
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
@@ -383,10 +318,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
-    try:
-        info = app.library.runs.get(args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
+    info = app.library.runs.get(args.run_id)
     if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
     return show_run(args, app, summary, _print_summary)
@@ -394,16 +326,14 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
+    query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
     try:
-        query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
         if args.output:
             with open_text(args.output, newline="") as out:  # never through a planted link
                 count = write_results(app.library.engine, query, out, args.format, raw=args.raw_csv)
             print(f"wrote {count} results to {args.output}", file=sys.stderr)
         else:
             write_results(app.library.engine, query, sys.stdout, args.format, raw=args.raw_csv)
-    except LibraryError as exc:
-        raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
     return 0
@@ -424,22 +354,20 @@ def add_ci_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
     """The reports and verdict of an existing run, as ``run`` would have given them."""
-    try:
-        info = app.library.runs.get(args.run_id)
-    except LibraryError as exc:
-        raise CliError(str(exc), code=2) from None
-    options = check_ci_options(args, app, [g.key for g in run_graders(app.library, info.id)], info.dataset)
-    done = conclude(app, info.id, options, github_stream=sys.stderr if args.json else sys.stdout)
+    info = app.library.runs.get(args.run_id)
+    checked = RunRequest(resume=info.id, fail_under=list(args.fail_under or []), reports=reports_of(args)).check(
+        app.library)
+    done = conclude(app.library, info.id, checked, github=sys.stderr if args.json else sys.stdout)
     if args.json:
-        app.print_json({**summary(done.run.info, app.library), **json_fields(done)})
+        app.print_json({**summary(done.run.info, run=done.run), **json_fields(done)})
     else:
-        _print_summary(done.run.info, app.library)
+        _print_summary(done.run.info, run=done.run)
     print_outcome(done, usage_lines=not args.json)
     return done.verdict.exit_code
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("run", help="run a grader or a suite over a dataset and store the results")
+    p = sub.add_parser("run", help=COMMAND_HELP["run"])
     p.add_argument("grader", nargs="?", help="grader or suite key")
     p.add_argument("--graders", metavar="A,B,C", help="a one-off suite of these graders (then: run --graders a,b DATASET)")
     p.add_argument("--overall", metavar="RULE", help="with --graders: mean, all-pass or a composite grader's key")
@@ -449,7 +377,8 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, help="parallel judge calls / sandbox workers")
     p.add_argument("--endpoint", help="judge endpoint for this run (overrides the grader's)")
     p.add_argument("--no-cache", action="store_true", help="do not reuse cached judge responses")
-    p.add_argument("--pass-threshold", type=float, default=0.5, help="score counted as a pass (default 0.5)")
+    p.add_argument("--pass-threshold", type=float, default=DEFAULT_PASS_THRESHOLD,
+                   help=f"score counted as a pass (default {DEFAULT_PASS_THRESHOLD:g})")
     add_ci_flags(p)
     p.add_argument("--dry-run", action="store_true",
                    help="grade nothing: print the judge calls, tokens and cost range the run would have")
@@ -475,9 +404,9 @@ def register(sub: Any) -> None:
     p.add_argument("--progress-jsonl", action="store_true",
                    help="machine-readable progress: one JSON object a line on stdout, ending with the summary")
     add_json_flag(p)
-    p.set_defaults(func=cmd_run)
+    p.set_defaults(func=cmd_run, refusal_code=2)  # a run refused or not done exits 2 (engine/verdict.py)
 
-    runs = sub.add_parser("runs", help="list, show and export runs")
+    runs = sub.add_parser("runs", help=COMMAND_HELP["runs"])
     rsub = runs.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = rsub.add_parser("list", help="recent runs")
     p.add_argument("--grader", help="only runs of this grader")
@@ -497,7 +426,7 @@ def register(sub: Any) -> None:
     p.add_argument("run_id", type=int)
     add_ci_flags(p)
     add_json_flag(p)
-    p.set_defaults(func=cmd_report)
+    p.set_defaults(func=cmd_report, refusal_code=2)
     p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
     p.add_argument("run_id", type=int)
     p.add_argument("--format", choices=("csv", "jsonl"), default="csv")

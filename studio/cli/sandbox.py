@@ -8,11 +8,11 @@ from typing import Any
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.executors.placement import CLUSTER_NOTE, DRIVER_NOTE
 
-from .app import CliApp, add_json_flag
+from .app import COMMAND_HELP, CliApp, add_json_flag
 
 
 def register(sub: Any) -> None:
-    parser = sub.add_parser("sandbox-info", help="show which sandbox protections are active")
+    parser = sub.add_parser("sandbox-info", help=COMMAND_HELP["sandbox-info"])
     add_json_flag(parser)
     parser.set_defaults(func=sandbox_info_command)
 

@@ -17,8 +17,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from studio.core.models.suite import SuiteDefinition, SuiteMember
+from studio.core.near_names import did_you_mean
+from studio.core.safe_files import write_text
 
-from .app import CliApp, CliError, add_json_flag, library_refusal
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, float]:
@@ -35,7 +37,8 @@ def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, 
         if not math.isfinite(parsed):
             raise CliError(f"{option} {value!r}: the number must be finite", code=2)
         if grader not in keys:
-            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders", code=2)
+            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders"
+                           f"{did_you_mean(grader, keys)}", code=2)
         out[grader] = parsed
     return out
 
@@ -78,7 +81,6 @@ def _members(keys: list[str], args: argparse.Namespace, base: dict[str, SuiteMem
     return members
 
 
-@library_refusal
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     duplicates = sorted({k for k in args.graders if args.graders.count(k) > 1})
     if duplicates:
@@ -95,7 +97,6 @@ def _record_json(record: Any) -> dict[str, Any]:
             "deleted": record.deleted, **record.definition.model_dump(mode="json", exclude={"key", "name"})}
 
 
-@library_refusal
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     records = app.library.suites.list(deleted_only=args.trash, include_deleted=args.all)
     if args.json:
@@ -107,7 +108,6 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.suites.get(args.key, include_deleted=True)
     definition = record.definition if args.version is None else app.library.suites.version(args.key, args.version).definition
@@ -126,24 +126,50 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     record = app.library.suites.get(args.key)
     current = record.definition
     if args.grader in current.grader_keys():
         raise CliError(f"grader {args.grader!r} is already in suite {args.key!r}", code=1)
     keys = [*current.grader_keys(), args.grader]
-    members = _members(keys, args, {m.grader: m for m in current.graders})
+    base = {m.grader: m for m in current.graders}
+    earlier = _last_membership(app, args.key, args.grader)
+    kept = []
+    if earlier is not None:  # it was in the suite before (``suites remove``): its weight and threshold come back
+        number, member = earlier
+        restored = {}
+        if member.weight != 1.0 and args.grader not in _pairs(args.weight, "--weight", keys):
+            restored["weight"] = member.weight
+            kept.append(f"weight {member.weight:g}")
+        if member.threshold is not None and args.grader not in _pairs(args.threshold, "--threshold", keys):
+            restored["threshold"] = member.threshold
+            kept.append(f"threshold {member.threshold:g}")
+        if restored:
+            base[args.grader] = SuiteMember.model_construct(grader=args.grader, version=None, **{
+                "weight": 1.0, "threshold": None, **restored})
+    members = _members(keys, args, base)
     if args.version is not None:
         members[-1] = members[-1].model_copy(update={"version": args.version})
     saved = app.library.suites.save(current.model_copy(update={"graders": members}))
     print(f"suite {saved.key} v{saved.current_version}: {', '.join(saved.definition.grader_keys())}")
+    if kept:
+        print(f"{args.grader} keeps the {' and '.join(kept)} it had in v{number} (give --weight or --threshold "
+              "to change them)")
     return 0
 
 
-@library_refusal
+def _last_membership(app: CliApp, key: str, grader: str) -> tuple[int, SuiteMember] | None:
+    """The latest earlier version of suite ``key`` that held ``grader``, and its member entry."""
+    for record in sorted(app.library.suites.versions(key), key=lambda r: r.version, reverse=True):
+        for member in record.definition.graders:
+            if member.grader == grader:
+                return record.version, member
+    return None
+
+
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
-    current = app.library.suites.get(args.key).definition
+    before = app.library.suites.get(args.key)
+    current = before.definition
     if args.grader not in current.grader_keys():
         raise CliError(f"grader {args.grader!r} is not in suite {args.key!r}")
     members = [m for m in current.graders if m.grader != args.grader]
@@ -152,10 +178,15 @@ def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
     # a composite overall that combines the removed grader is refused by the library's check
     saved = app.library.suites.save(current.model_copy(update={"graders": members}))
     print(f"suite {saved.key} v{saved.current_version}: {', '.join(saved.definition.grader_keys())}")
+    [gone] = [m for m in current.graders if m.grader == args.grader]
+    settings = ([f"weight {gone.weight:g}"] if gone.weight != 1.0 else []) + (
+        [f"threshold {gone.threshold:g}"] if gone.threshold is not None else [])
+    if settings:
+        print(f"{args.grader}'s {' and '.join(settings)} stay in v{before.current_version}; "
+              f"`grader-studio suites add {saved.key} {args.grader}` brings the grader back with them")
     return 0
 
 
-@library_refusal
 def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.versioned import lock_sentence
 
@@ -164,14 +195,12 @@ def cmd_lock(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_trash(args: argparse.Namespace, app: CliApp) -> int:
     app.library.suites.delete(args.key)
     print(f"moved suite {args.key} to the trash (`grader-studio suites restore {args.key}` brings it back)")
     return 0
 
 
-@library_refusal
 def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     if args.version is not None:
         record = app.library.suites.restore_version(args.key, args.version)
@@ -181,7 +210,6 @@ def cmd_restore(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.suites.versions(args.key)
     if args.json:
@@ -195,38 +223,35 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-@library_refusal
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.suite_files import export_suite
 
     text = export_suite(app.library, args.key)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            write_text(args.output, text)  # never through a link planted at the target
+        except OSError as exc:
+            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
         print(f"wrote suite {args.key} and its graders to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
     return 0
 
 
-@library_refusal
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
-    from studio.core.models.files import DefinitionError
     from studio.core.store.suite_files import import_suite
 
     try:
         text = Path(args.file).read_text(encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    try:
-        record = import_suite(app.library, text, source=args.file, key=args.key)
-    except DefinitionError as exc:
-        raise CliError(str(exc)) from None
+    record = import_suite(app.library, text, source=args.file, key=args.key)
     print(f"imported suite {record.key} v{record.current_version}: {', '.join(record.definition.grader_keys())}")
     return 0
 
 
 def register(sub: Any) -> None:
-    suites = sub.add_parser("suites", help="several graders run together over one dataset")
+    suites = sub.add_parser("suites", help=COMMAND_HELP["suites"])
     ssub = suites.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     def weights(p: argparse.ArgumentParser) -> None:

@@ -13,7 +13,6 @@ from studio.core.models import dump_grader
 from studio.core.platforms import (
     ExportResult,
     Platform,
-    PlatformError,
     detect_platform,
     get_platform,
     platforms,
@@ -26,14 +25,14 @@ from studio.core.safe_files import write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
 
-from .app import CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 
 def register(sub: Any) -> None:
     names = ", ".join(platforms())
     exp = sub.add_parser(
         "export",
-        help="write graders in a platform's format",
+        help=COMMAND_HELP["export"],
         description=f"Write graders in a platform's own format. Targets: {names}.",
     )
     exp.add_argument("key", nargs="*",
@@ -51,7 +50,7 @@ def register(sub: Any) -> None:
 
     imp = sub.add_parser(
         "import",
-        help="create graders from a platform's file",
+        help=COMMAND_HELP["import"],
         description="Create graders in the library from a platform's grader file (format detected when possible).",
     )
     imp.add_argument("path", help="the platform's file (JSON, suite YAML, promptfoo config, .py)")
@@ -95,19 +94,16 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("give grader KEY(s) or --all", code=2)
     if (args.all or args.dataset or len(args.key) > 1) and not args.output:
         raise CliError("--all, --dataset and several keys need -o DIR", code=2)
-    try:
-        platform = get_platform(args.to)
-        # judges' endpoints become providers the platform can call (URLs and models; never keys)
-        endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
-        named = _graders(args, app)
-        if len(named) > 1 and not args.output:
-            raise CliError("a suite exports several graders: pass -o DIR", code=2)
-        with export_endpoints(endpoints), export_model(args.model):
-            result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
-            graders = [d if d.key == key else d.model_copy(update={"key": key}) for key, d in named]
-            lost = measure(platform, graders, result)  # imported back: what did not come back equal
-    except (PlatformError, LibraryError) as exc:
-        raise CliError(str(exc)) from None
+    platform = get_platform(args.to)
+    # judges' endpoints become providers the platform can call (URLs and models; never keys)
+    endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
+    named = _graders(args, app)
+    if len(named) > 1 and not args.output:
+        raise CliError("a suite exports several graders: pass -o DIR", code=2)
+    with export_endpoints(endpoints), export_model(args.model):
+        result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
+        graders = [d if d.key == key else d.model_copy(update={"key": key}) for key, d in named]
+        lost = measure(platform, graders, result)  # imported back: what did not come back equal
     paths = _write(result, args.output)
     _report(result)
     for key, fields in lost.items():
@@ -168,13 +164,10 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     path = Path(args.path)
     if not path.is_file():
         raise CliError(f"{path}: no such file")
-    try:
-        platform = get_platform(args.source) if args.source else detect_platform(path)
-        if not platform.imports:
-            raise CliError(f"{platform.label} has no grader file format to import from")
-        result = platform.import_(path, key=args.key)
-    except PlatformError as exc:
-        raise CliError(str(exc)) from None
+    platform = get_platform(args.source) if args.source else detect_platform(path)
+    if not platform.imports:
+        raise CliError(f"{platform.label} has no grader file format to import from")
+    result = platform.import_(path, key=args.key)
     for entry in result.skipped:
         print(f"not imported: {entry.sentence()}", file=sys.stderr)
     for line in result.warnings:

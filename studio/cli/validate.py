@@ -9,7 +9,7 @@ from typing import Any
 from studio.core.checks import check_definition
 from studio.core.models import files as definition_files
 
-from .app import CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .graders import load_grader_file
 
 _MARKS = {"passed": "ok  ", "failed": "FAIL", "warning": "warn", "skipped": "skip"}
@@ -44,10 +44,10 @@ def cmd_schema(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("validate", help="validate a grader file (runs function graders' checks in the sandbox)")
+    p = sub.add_parser("validate", help=COMMAND_HELP["validate"])
     p.add_argument("file", help="*.grader.yaml, *.grader.json or a .py function grader")
     add_json_flag(p)
     p.set_defaults(func=cmd_validate)
 
-    p = sub.add_parser("schema", help="print the JSON Schema of grader definition files")
+    p = sub.add_parser("schema", help=COMMAND_HELP["schema"])
     p.set_defaults(func=cmd_schema)

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 
 class StudioError(Exception):
-    """Something the user (not the code) can fix; ``str(error)`` is the sentence to show."""
+    """Something the user (not the code) can fix; ``str(error)`` is the sentence to show.
+
+    ``exit_code``: the CLI's exit status for this error when the class fixes one (a refused run
+    request: 2); None lets the command decide (1 unless it refuses runs: 2)."""
+
+    exit_code: int | None = None
 
 
 def is_user_error(exc: BaseException) -> bool:

@@ -343,4 +343,7 @@ def test_max_cost_stops_a_suite_and_resumes_to_the_same_scores(cli, slow_server:
     assert finished["usage"]["total"]["calls"] == 60
     uncapped = json.loads(cli("run", "ci", "qa", "--no-cache", "--json").stdout)
     assert graders_scores(db_path, result["id"]) == graders_scores(db_path, uncapped["id"])
-    assert finished["graders"] == uncapped["graders"]
+    # the same scores give the same figures (tokens and cost differ: the uncapped run asked afresh)
+    figures = ("key", "version", "aggregates", "counts", "decisions", "total")
+    assert [{k: g[k] for k in figures} for g in finished["graders"]] == \
+        [{k: g[k] for k in figures} for g in uncapped["graders"]]

@@ -19,6 +19,7 @@ import numpy as np
 
 from studio.core import stats
 from studio.core.models.labels import DEFAULT_KEY, Label
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_results, run_graders
 
@@ -47,16 +48,15 @@ def pass_threshold(library: Library, run_id: int, grader: str | None = None) -> 
 
 
 def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dict[str, JudgeCall]:
-    """Each graded sample's verdict: the judge's own PASS/FAIL when it gives one, else score ≥ the
-    run's pass threshold. ``grader``: that grader's results in a suite run (else the run's rows)."""
+    """Each graded sample's verdict by the pass rule (models/pass_rule: the judge's own PASS/FAIL
+    when it gives one, else score ≥ the run's pass threshold). ``grader``: that grader's results in a suite run (else the run's rows)."""
     threshold = pass_threshold(library, run_id, grader)
     calls: dict[str, JudgeCall] = {}
     rows = library.runs.results(run_id) if grader is None else grader_results(library, run_id, grader)
     for row in rows:
         verdict = None
-        if row["status"] == "ok" and row["score"] is not None:
-            own = (row["details"] or {}).get("verdict")
-            verdict = own if own in CLASSES else ("PASS" if row["score"] >= threshold else "FAIL")
+        if row["status"] == "ok":  # PASS or FAIL by the pass rule (its own verdict first); NA stays None
+            verdict = {"pass": "PASS", "fail": "FAIL"}.get(decide_result(row, threshold))
         calls[row["sample_id"]] = JudgeCall(row["sample_id"], row["sample_idx"], row["status"], verdict,
                                             row["score"], row["rationale"] or row["error"])
     return calls
@@ -207,13 +207,14 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
     human = [lab.verdict for lab, _ in pairs]
     sweep = []
     for t in scores:  # "score >= t" only changes at an observed score
-        judge = ["PASS" if (call.score or 0.0) >= t else "FAIL" for _, call in pairs]
+        # the pass rule on the score alone (the sweep asks what each threshold would make of it)
+        judge = ["PASS" if decide("ok", call.score or 0.0, None, t) == "pass" else "FAIL" for _, call in pairs]
         k = stats.cohen_kappa(human, judge, CLASSES, ci=False).value
         accuracy = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
         sweep.append({"threshold": round(float(t), 6), "kappa": None if k is None else round(k, 6),
                       "accuracy": round(accuracy, 6)})
     defined = [s for s in sweep if s["kappa"] is not None]
-    best = max(defined, key=lambda s: (s["kappa"], -abs(s["threshold"] - 0.5)))["threshold"] if defined else None
+    best = max(defined, key=lambda s: (s["kappa"], -abs(s["threshold"] - DEFAULT_PASS_THRESHOLD)))["threshold"] if defined else None
     return sweep, best
 
 

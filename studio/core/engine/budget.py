@@ -17,12 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
 
 from .usage import Tally, cost_of, exact_decimal, format_usd
 
 
-class BudgetError(ValueError):
+class BudgetError(StudioError, ValueError):
     """A cap that cannot be used: negative, not a number, or a cost cap on an unpriced endpoint."""
 
 

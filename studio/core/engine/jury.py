@@ -11,6 +11,7 @@ from typing import Any
 
 from studio.core import stats
 from studio.core.models.labels import DEFAULT_KEY
+from studio.core.models.pass_rule import decide, word
 from studio.core.store.library import Library
 
 CLASSES = ("PASS", "FAIL")
@@ -34,8 +35,10 @@ def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> di
         for juror in panel.get("jurors", []):
             verdict = juror.get("verdict")
             if juror.get("status") == "ok" and juror["name"] in pairs:
+                if verdict not in CLASSES:  # by the pass rule at the run's threshold
+                    verdict = word("ok", decide("ok", juror.get("score"), verdict, info.pass_threshold))
                 if verdict not in CLASSES:
-                    verdict = "PASS" if (juror.get("score") or 0.0) >= info.pass_threshold else "FAIL"
+                    continue
                 pairs[juror["name"]].append((human, verdict))
     out: dict[str, Any] = {}
     for name, items in pairs.items():

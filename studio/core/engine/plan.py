@@ -19,7 +19,7 @@ from typing import Any
 
 from studio.core.graders.composite import combine
 from studio.core.models import CompositeGrader, GraderDefinition, Outcome
-from studio.core.models.suite import DEFAULT_THRESHOLD
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_outcome
 from studio.core.store.runs import grader_values, outcome_values
 
 SCORED = ("ok", "invalid")
@@ -44,7 +44,7 @@ class RunPlan:
     #: None for a run of one grader; else the suite's rule: none, mean, all-pass or composite
     overall: str | None = None
     composite: CompositeGrader | None = None
-    pass_threshold: float = DEFAULT_THRESHOLD
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
     _metric_keys: list[str] = field(default_factory=list)
     _json_prefixes: list[str] = field(default_factory=list)
 
@@ -89,7 +89,9 @@ class RunPlan:
         """The row ``overall_outcome`` gives when every grader gave a plain score, built directly
         (the hot path of a suite of built-in checks)."""
         text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
-        score = self._rule(list(zip(self.graders, values, strict=True)))
+        usable = list(zip(self.graders, values, strict=True))
+        score = self._rule(usable, [decide("ok", v, None, self.threshold(p)) == "pass" for p, v in usable]
+                           if self.overall == "all-pass" else [])
         return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False, 0)
 
     def _plain(self, slot: int, outcome: Outcome) -> bool:
@@ -113,6 +115,7 @@ class RunPlan:
         statuses: dict[str, str] = {}
         errors: list[str] = []
         usable: list[tuple[PlannedGrader, float]] = []
+        passed: list[bool] = []  # by the pass rule, for all-pass
         for planned in self.graders:
             outcome = outcomes[planned.slot]
             if outcome.status != "ok":
@@ -120,6 +123,7 @@ class RunPlan:
             if outcome.status in SCORED and outcome.score is not None:
                 scores[planned.key] = float(outcome.score)
                 usable.append((planned, float(outcome.score)))
+                passed.append(decide_outcome(outcome, self.threshold(planned)) == "pass")
             elif outcome.status == "error" or (outcome.status != "skipped" and outcome.score is None):
                 errors.append(f"{planned.key}: {outcome.error or 'no score'}")
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes.values()),
@@ -134,10 +138,10 @@ class RunPlan:
             return Outcome(status="error", scores=scores, details=details, error="; ".join(errors), **tokens)
         if not usable:
             return Outcome(status="skipped", scores=scores, details=details, rationale="every grader said NA", **tokens)
-        score = self._rule(usable)
+        score = self._rule(usable, passed)
         return Outcome(status="ok", score=score, scores=scores, details=details, **tokens)
 
-    def _rule(self, usable: list[tuple[PlannedGrader, float]]) -> float | None:
+    def _rule(self, usable: list[tuple[PlannedGrader, float]], passed: list[bool]) -> float | None:
         if self.overall == "none":
             return None
         if self.overall == "mean":
@@ -146,7 +150,7 @@ class RunPlan:
                 return None
             return sum(p.weight * s for p, s in usable) / total
         if self.overall == "all-pass":
-            return 1.0 if all(s >= self.threshold(p) for p, s in usable) else 0.0
+            return 1.0 if all(passed) else 0.0
         if self.overall == "composite" and self.composite is not None:
             by_key = {p.key: s for p, s in usable}
             parts = [(c.grader.key, c.weight, by_key[c.grader.key]) for c in self.composite.components

@@ -4,13 +4,16 @@ Why: the known failure modes of LLM judges are invisible in one run's scores. Ea
 the judge with itself on the same samples, so the numbers are paired:
 
 * ``verbosity``: the completion followed by a neutral paragraph that adds no facts. A fair judge
-  does not move; the flag is raised when the paired 95% interval of the shift is above zero.
+  does not move; the flag is raised when the paired 95% interval of the shift lies above
+  ``MIN_SHIFT`` (0.02).
 * ``reference``: the reference answer replaced by another sample's. A judge that reads its
-  reference drops; the flag is raised when the shift's interval does NOT lie below zero.
+  reference drops; the flag is raised when the shift's interval does NOT lie below ``-MIN_SHIFT``.
 * ``position`` (pairwise judges): both orders of every pair; the position consistency and the
-  first-position preference, flagged when the preference's interval excludes one half.
+  first-position preference, flagged when the preference's interval lies outside one half
+  ± ``MIN_PREFERENCE`` (0.02).
 * ``repeat``: the same calls repeated with the cache off; Fleiss' κ over repeats and the score's
-  standard deviation, flagged when any sample's verdict changes between repeats.
+  standard deviation, flagged when the interval of the share of samples whose verdict changes
+  between repeats lies above ``MIN_FLIP_RATE`` (5%).
 
 A sample that errors in either arm is left out of that probe (``n`` says how many were compared);
 a number that cannot be computed is ``None`` with its reason, never 0.
@@ -36,6 +39,7 @@ from studio.core.models import (
     PairwiseJudge,
     Sample,
 )
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide_outcome, verdict_in
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store.library import Library
 from studio.core.store.panel_stats import pairwise_summary
@@ -122,55 +126,71 @@ def swapped_references(samples: Sequence[Sample]) -> list[tuple[int, Sample]]:
     return out
 
 
+#: the smallest effect each probe flags, so a judge is never flagged by a floating-point residue (a
+#: perfectly steady judge's interval of 0 flips has a lower bound of 1e-17, not 0): a shift in score
+#: units, a first-position preference away from one half, a share of samples whose verdict flips
+MIN_SHIFT = 0.02
+MIN_PREFERENCE = 0.02
+MIN_FLIP_RATE = 0.05
+#: each probe's rule as its report states it (``"rule"``), the same words docs/judge-biases.md gives
+RULES = {
+    "up": f"flagged when the shift's 95% interval lies above +{MIN_SHIFT:g}",
+    "not_down": f"flagged unless the shift's 95% interval lies below -{MIN_SHIFT:g}",
+    "position": f"flagged when the first-position rate's 95% interval lies outside 0.5 ± {MIN_PREFERENCE:g}",
+    "repeat": f"flagged when the flip rate's 95% interval lies above {MIN_FLIP_RATE:.0%}",
+}
+
+
 def verdict_of(outcome: Outcome, threshold: float) -> str | None:
     """The categorical verdict of an outcome: a pairwise judge's A/B/TIE/inconsistent, a judge's own
-    verdict when it gives one, else pass/fail by score."""
+    verdict when it gives one, else PASS/FAIL by the pass rule (models/pass_rule)."""
     pairwise = outcome.details.get("pairwise")
     if isinstance(pairwise, dict) and outcome.status in ("ok", "skipped"):
         return str(pairwise.get("verdict"))
+    own = verdict_in(outcome.details)
     if outcome.status == "skipped":
-        own = outcome.details.get("verdict")
         return own if isinstance(own, str) else "NA"
     if outcome.status != "ok" or outcome.score is None:
         return None
-    own = outcome.details.get("verdict")
     if isinstance(own, str):
         return own
-    return "PASS" if outcome.score >= threshold else "FAIL"
+    return "PASS" if decide_outcome(outcome, threshold) == "pass" else "FAIL"
 
 
-def passed(score: float, threshold: float) -> bool:
-    return score >= threshold
+def passed(outcome: Outcome, threshold: float) -> bool:
+    return decide_outcome(outcome, threshold) == "pass"
 
 
 def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: float,
                 direction: str) -> dict[str, Any]:
     """Mean paired shift (after - before) with its interval, flip rate, and the flag.
 
-    ``direction`` "up": biased when the shift's interval lies above zero (verbosity); "not_down":
-    biased when it does not lie below zero (a judge that ignores what changed)."""
-    pairs = [(b.score, a.score) for b, a in zip(before, after, strict=True)
+    ``direction`` "up": biased when the shift's interval lies above ``MIN_SHIFT`` (verbosity);
+    "not_down": biased unless it lies below ``-MIN_SHIFT`` (a judge that ignores what changed)."""
+    pairs = [(b, a) for b, a in zip(before, after, strict=True)
              if b.status == "ok" and a.status == "ok" and b.score is not None and a.score is not None]
     n = len(pairs)
-    result: dict[str, Any] = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None}
+    result: dict[str, Any] = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None,
+                              "rule": RULES[direction]}
     if not n:
         result["reason"] = ("no sample was scored in both arms (errors, NA and inconsistent pairwise "
                             "verdicts are left out)")
         return result
-    shift = stats.mean_difference([b for b, _ in pairs], [a for _, a in pairs])
+    shift = stats.mean_difference([float(b.score or 0.0) for b, _ in pairs], [float(a.score or 0.0) for _, a in pairs])
     flips = stats.proportion(sum(passed(b, threshold) != passed(a, threshold) for b, a in pairs), n)
     result.update(mean_shift=shift.value, ci=shift.ci_list(), flip_rate=flips.value, flip_rate_ci=flips.ci_list())
     if shift.ci is None:
         result["reason"] = "fewer than 2 samples: no interval, so no flag"
     elif direction == "up":
-        result["flag"] = shift.ci[0] > 0
+        result["flag"] = shift.ci[0] > MIN_SHIFT
     else:
-        result["flag"] = not shift.ci[1] < 0
+        result["flag"] = not shift.ci[1] < -MIN_SHIFT
     return result
 
 
 def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[str, Any]:
-    """Fleiss' κ of the verdicts over repeats, the mean per-sample score sd, the flip rate."""
+    """Fleiss' κ of the verdicts over repeats, the mean per-sample score sd, the flip rate; flagged
+    when the flip rate's interval lies above ``MIN_FLIP_RATE``."""
     rows: list[list[str]] = []
     sds: list[float] = []
     for outcomes in zip(*passes, strict=True):
@@ -183,14 +203,15 @@ def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[
             sds.append(statistics.stdev(scores))
     n = len(rows)
     result: dict[str, Any] = {"n": n, "repeats": len(passes), "kappa": None, "kappa_ci": None, "sd": None,
-                              "flip_rate": None, "flag": None}
+                              "flip_rate": None, "flag": None, "rule": RULES["repeat"]}
     if not n:
         result["reason"] = "no sample was graded in every repeat"
         return result
     kappa = stats.fleiss_kappa_interval(rows)
     flips = stats.proportion(sum(len(set(r)) > 1 for r in rows), n)
     result.update(kappa=kappa.value, kappa_ci=kappa.ci_list(), sd=statistics.fmean(sds) if sds else None,
-                  flip_rate=flips.value, flip_rate_ci=flips.ci_list(), flag=(flips.ci or (0.0, 0.0))[0] > 0)
+                  flip_rate=flips.value, flip_rate_ci=flips.ci_list(),
+                  flag=flips.ci is not None and flips.ci[0] > MIN_FLIP_RATE)
     if kappa.value is None:
         result["kappa_reason"] = kappa.reason
     return result
@@ -209,7 +230,9 @@ def position_probe(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "first_position_rate": values["first_position_rate"],
         "first_position_rate_ci": first_ci,
         "flip_rate": values["inconsistent"],
-        "flag": None if first_ci is None else (first_ci[0] > 0.5 or first_ci[1] < 0.5),
+        "flag": None if first_ci is None else (first_ci[0] > 0.5 + MIN_PREFERENCE
+                                               or first_ci[1] < 0.5 - MIN_PREFERENCE),
+        "rule": RULES["position"],
     }
     if summary["pairwise_undefined"]:
         result["undefined"] = summary["pairwise_undefined"]
@@ -268,7 +291,7 @@ def default_probes(grader: GraderDefinition) -> list[str]:
 
 def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequence[str] | None = None, *,
                 limit: int | None = None, endpoint: str | None = None, repeats: int = DEFAULT_REPEATS,
-                pass_threshold: float = 0.5, cancel: threading.Event | None = None,
+                pass_threshold: float = DEFAULT_PASS_THRESHOLD, cancel: threading.Event | None = None,
                 on_progress: ProbeProgress | None = None, save: bool = True) -> dict[str, Any]:
     """Run the probes and return ``{"probes": {NAME: {...}}, ...}``; saved for the report card."""
     record = library.graders.get(grader_key)

@@ -10,25 +10,35 @@ A suite with an overall rule also carries the overall score's aggregates (``RunS
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from studio.core.models import RunInfo
+from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
-from studio.core.store.run_graders import grader_aggregates, key_path, overall_aggregates, rows_sql
+from studio.core.store.run_graders import (
+    grader_source,
+    grader_tally,
+    overall_tally,
+    run_graders,
+)
+
+from .summary import GraderSummary, summarize
+from .summary import with_cost as add_cost
+from .usage import exact_decimal, run_usage
 
 
 @dataclass(frozen=True)
 class Section:
-    """One grader of a run: its identity, pass threshold, counts and aggregates."""
+    """One grader of a run: its identity, pass threshold and its one summary (engine/summary.py)."""
 
     key: str
     version: int
     pass_threshold: float
-    #: by result status (ok, error, invalid, skipped = NA), of this grader's results
-    counts: dict[str, int]
-    aggregates: dict[str, Any]
+    summary: GraderSummary
     #: the grader's own endpoint (a run's --endpoint wins), for usage rows that do not name one
     endpoint: str | None = None
     #: a suite run's section reads its grader's rows by slot (False: the run's ``results`` rows)
@@ -37,12 +47,22 @@ class Section:
     dataset_id: int = 0
 
     @property
+    def counts(self) -> dict[str, int]:
+        """By result status: ok, error, invalid, skipped (= NA)."""
+        counts = self.summary.counts
+        return {"ok": counts["ok"], "error": counts["error"], "invalid": counts["invalid"], "skipped": counts["na"]}
+
+    @property
+    def aggregates(self) -> dict[str, Any]:
+        return self.summary.aggregates()
+
+    @property
     def mean(self) -> float | None:
-        return self.aggregates.get("mean")
+        return self.summary.mean
 
     @property
     def pass_rate(self) -> float | None:
-        return self.aggregates.get("pass_rate")
+        return self.summary.pass_rate
 
     @property
     def label(self) -> str:
@@ -53,8 +73,10 @@ class Section:
 class RunSections:
     info: RunInfo
     sections: list[Section]
-    #: a suite run's overall score (``aggregates`` and ``counts``), None without an overall rule
-    overall: dict[str, Any] | None = field(default=None)
+    #: a suite run's overall score (its summary, keyed "overall"), None without an overall rule
+    overall: GraderSummary | None = field(default=None)
+    #: the run's tokens and cost per grader and endpoint (engine/usage.py ``Usage``), read once
+    usage: Any = None
 
     @property
     def suite(self) -> bool:
@@ -74,41 +96,73 @@ class RunSections:
         return not self.suite or self.overall is not None
 
     @property
-    def overall_mean(self) -> float | None:
-        """The run's score: its one grader's mean, or a suite's overall score by its rule (None
-        for a suite without an overall rule: it has no one score)."""
+    def headline(self) -> GraderSummary | None:
+        """The summary of the run's one score: its one grader's, or a suite's overall (None for a
+        suite without an overall rule: it has no one score)."""
         if self.suite:
-            return None if self.overall is None else self.overall["aggregates"].get("mean")
-        return self.sections[0].mean if self.sections else None
+            return self.overall
+        return self.sections[0].summary if self.sections else None
+
+    @property
+    def overall_mean(self) -> float | None:
+        """The run's score: its one grader's mean, or a suite's overall score by its rule."""
+        headline = self.headline
+        return None if headline is None else headline.mean
+
+    @property
+    def summaries(self) -> list[GraderSummary]:
+        return [s.summary for s in self.sections]
+
+    def aggregates(self) -> dict[str, Any]:
+        """The run's stored aggregates with every figure a summary states taken from the summary:
+        the headline's (one grader, or a suite's overall score; a suite without an overall rule has
+        none) and, for a suite, each grader's mean as its "metric" (never a mean over the overall
+        rows, which leave out every sample another grader errored on). What ``run --json`` prints
+        under "aggregates", and the window's band reads."""
+        aggregates = {k: v for k, v in self.info.aggregates.items() if k != "graders"}
+        headline = self.headline
+        if headline is not None:
+            aggregates.update(headline.aggregates())
+            aggregates.update(prompt_tokens=headline.prompt_tokens, completion_tokens=headline.completion_tokens,
+                              cached_tokens=headline.cached_tokens, cached=headline.cached,
+                              mean_duration_ms=headline.mean_duration_ms, count=headline.total)
+        elif self.suite:
+            for key in ("mean", "mean_ci", "pass_rate", "n", "min", "max"):
+                aggregates[key] = None
+        if self.suite:
+            aggregates["metrics"] = {s.key: s.mean for s in self.summaries if s.mean is not None}
+            aggregates["pass_threshold"] = self.info.pass_threshold
+        return aggregates
 
 
-def load_run(library: Library, run_id: int) -> RunSections:
-    """The run and its sections (NotFound for an unknown run)."""
+def load_run(library: Library, run_id: int, *, with_cost: bool = True) -> RunSections:
+    """The run and its sections, each with its summary (NotFound for an unknown run); ``with_cost``
+    fills each summary's cost from the run's usage (engine/usage.py)."""
     info = library.runs.get(run_id)
-    if info.suite is not None:
-        return _load_suite(library, info)
-    threshold = info.pass_threshold
-    aggregates = info.aggregates if "mean" in info.aggregates else library.runs.aggregates(run_id, threshold)
-    endpoint = info.endpoint or _grader_endpoint(library, info.grader_key, info.grader_version)
-    section = Section(key=info.grader_key, version=info.grader_version, pass_threshold=threshold,
-                      counts=dict(info.counts), aggregates=aggregates, endpoint=endpoint)
-    return RunSections(info=info, sections=[section])
-
-
-def _load_suite(library: Library, info: RunInfo) -> RunSections:
-    dataset_id = library.runs.raw(info.id).dataset_id
-    sections = [
-        Section(key=g.key, version=g.version, pass_threshold=g.threshold,
-                counts={"ok": g.counts["ok"], "error": g.counts["error"], "invalid": g.counts["invalid"],
-                        "skipped": g.counts["na"]},
-                aggregates=g.aggregates, endpoint=info.endpoint or _grader_endpoint(library, g.key, g.version),
-                suite=True, slot=g.slot, dataset_id=dataset_id)
-        for g in grader_aggregates(library, info.id)
-    ]
+    dataset_id = library.runs.raw(run_id).dataset_id
+    suite = info.suite is not None
+    sections = []
+    for grader in run_graders(library, run_id):
+        found = summarize(grader.key, grader.version, grader.threshold, grader_tally(library, run_id, grader),
+                          weight=grader.weight)
+        sections.append(Section(key=grader.key, version=grader.version, pass_threshold=grader.threshold,
+                                summary=found,
+                                endpoint=info.endpoint or _grader_endpoint(library, grader.key, grader.version),
+                                suite=suite, slot=grader.slot, dataset_id=dataset_id))
     overall = None
-    if str((info.suite or {}).get("overall") or "none") != "none":
-        overall = overall_aggregates(library, info.id)
-    return RunSections(info=info, sections=sections, overall=overall)
+    if suite and str((info.suite or {}).get("overall") or "none") != "none":
+        overall = summarize("overall", info.grader_version, info.pass_threshold, overall_tally(library, run_id))
+    run = RunSections(info=info, sections=sections, overall=overall)
+    if not with_cost:
+        return run
+    usage = run_usage(library, run)
+    costed = [replace(s, summary=add_cost(s.summary, _usd(usage.grader_cost.get(s.key)))) for s in sections]
+    return replace(run, sections=costed, overall=None if overall is None else add_cost(overall, _usd(usage.cost)),
+                   usage=usage)
+
+
+def _usd(cost: Fraction | None) -> str | None:
+    return None if cost is None else exact_decimal(cost)
 
 
 def _grader_endpoint(library: Library, key: str, version: int) -> str | None:
@@ -122,9 +176,7 @@ def _grader_endpoint(library: Library, key: str, version: int) -> str | None:
 def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:
     """The section's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
     ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
-    if not section.suite:
-        return rows_sql(False), (run_id,)
-    return rows_sql(True), (section.slot, key_path(section.key), run_id, section.dataset_id)
+    return grader_source(run_id, section.suite, section.slot, section.key, section.dataset_id)
 
 
 RESULT_FIELDS = ("sample_idx", "sample_id", "status", "score", "rationale", "error", "duration_ms",
@@ -141,6 +193,17 @@ def section_rows(library: Library, run_id: int, section: Section, *, order: str 
     with library.engine.connect() as conn:
         for row in conn.exec_driver_sql(sql, params if limit is None else (*params, limit)):
             yield dict(row._mapping)
+
+
+def decision_of(row: dict[str, Any], threshold: float) -> str:
+    """A ``section_rows`` row's decision by the pass rule (its details are still JSON text)."""
+    details = row.get("details")
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            details = None
+    return decide(row["status"], row["score"], verdict_in(details), threshold)
 
 
 def first_line(value: str | None, width: int = 200) -> str:

@@ -18,8 +18,7 @@ from typing import Any
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.errors import NotFound
-
-from .sections import RunSections, Section, section_source
+from studio.core.store.run_graders import grader_source
 
 PER = 1_000_000  # prices are per million tokens
 
@@ -129,7 +128,8 @@ def _tally_text(t: Tally) -> str:
 # a judge's row names its endpoint; a composite's row names each component's. ``{source}`` is the
 # section's rows (``sections.section_source``): the run's results, or one grader's rows of a suite
 _SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
-    sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cached_tokens) AS k,
+    sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS p, sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS c,
+    sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS k,
     sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
          WHERE coalesce(CAST(json_extract(call.value, '$.cached') AS DOUBLE PRECISION), 0) = 0
            AND coalesce(CAST(json_extract(call.value, '$.failed') AS DOUBLE PRECISION), 0) = 0)) AS calls
@@ -143,13 +143,13 @@ _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
   WHERE src.details IS NOT NULL AND json_extract(src.details, '$.components') IS NOT NULL GROUP BY 1"""
 
 
-def section_usage(library: Library, run_id: int, section: Section) -> dict[str, Tally]:
-    """The section's tokens and calls per endpoint name (rows naming none: the section's own)."""
-    source, params = section_source(run_id, section)
+def section_usage(library: Library, run_id: int, section: Any) -> dict[str, Tally]:
+    """The section's (engine/sections.py ``Section``) tokens and calls per endpoint name (rows
+    naming none: the section's own)."""
+    source, params = grader_source(run_id, section.suite, section.slot, section.key, section.dataset_id)
     out: dict[str, Tally] = {}
-    agg = section.aggregates
     with library.engine.connect() as conn:
-        if not (agg.get("prompt_tokens") or agg.get("completion_tokens")) and conn.exec_driver_sql(
+        if not section.summary.tokens and conn.exec_driver_sql(
                 f"SELECT 1 FROM ({source}) AS src WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
                 " LIMIT 1", params).first() is None:
             return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
@@ -174,8 +174,9 @@ def endpoint_configs(library: Library, names: Iterable[str]) -> dict[str, Endpoi
     return configs
 
 
-def run_usage(library: Library, run: RunSections) -> Usage:
-    """Totals per grader and per endpoint, priced with each endpoint's current prices."""
+def run_usage(library: Library, run: Any) -> Usage:
+    """Totals per grader and per endpoint of a run (engine/sections.py ``RunSections``: usage is
+    read by ``load_run``, which imports this module), priced with each endpoint's current prices."""
     per_section = {s.key: section_usage(library, run.info.id, s) for s in run.sections}
     names = sorted({name for tallies in per_section.values() for name in tallies})
     configs = endpoint_configs(library, names)

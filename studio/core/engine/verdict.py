@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from studio.core.errors import StudioError
+
 from .sections import RunSections
 
 EXIT_PASS, EXIT_FAIL, EXIT_NOT_DONE = 0, 1, 2
@@ -27,7 +29,7 @@ NO_OVERALL = ("a suite with no overall rule has no overall score, so --fail-unde
               "grader takes precedence)")
 
 
-class ThresholdError(ValueError):
+class ThresholdError(StudioError, ValueError):
     """A ``--fail-under`` that cannot be read, or names a grader the run does not have."""
 
 

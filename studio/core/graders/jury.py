@@ -14,11 +14,15 @@ from typing import Any
 from studio.core.graders.composite import PanelScorer
 from studio.core.kinds import NATIVE, Kind, approximated
 from studio.core.models import JuryGrader, Outcome
+from studio.core.models.pass_rule import decide, decide_outcome, verdict_in
 from studio.core.scoring import GradingContext
 
 
-def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]]) -> tuple[float, bool]:
-    """(name, weight, score) of the jurors that answered -> (the sample's score, whether it tied)."""
+def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]],
+              passed: list[bool] | None = None) -> tuple[float, bool]:
+    """(name, weight, score) of the jurors that answered -> (the sample's score, whether it tied).
+    ``passed``: whether each passed by the pass rule (models/pass_rule, its own verdict first), for
+    the majority; without it, by score against the jury's threshold."""
     scores = [s for _, _, s in answered]
     if grader.aggregation == "mean":
         return sum(scores) / len(scores), False
@@ -27,7 +31,9 @@ def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]]) -> t
     if grader.aggregation == "weighted":
         total = sum(w for _, w, _ in answered)
         return sum(w * s for _, w, s in answered) / total, False
-    passes = sum(1 for s in scores if s >= grader.threshold)
+    if passed is None:
+        passed = [decide("ok", s, None, grader.threshold) == "pass" for s in scores]
+    passes = sum(passed)
     fails = len(scores) - passes
     if passes == fails:
         return 0.5, True
@@ -35,13 +41,12 @@ def aggregate(grader: JuryGrader, answered: list[tuple[str, float, float]]) -> t
 
 
 def juror_verdict(outcome: Outcome, threshold: float) -> str | None:
-    """A juror's categorical verdict: its own (PASS/FAIL/...) when it gave one, else pass/fail by score."""
-    own = outcome.details.get("verdict") if isinstance(outcome.details, dict) else None
+    """A juror's categorical verdict: its own (PASS/FAIL/...) when it gave one, else PASS or FAIL
+    by the pass rule (None without a score)."""
+    own = verdict_in(outcome.details)
     if isinstance(own, str):
         return own
-    if outcome.score is None:
-        return None
-    return "PASS" if outcome.score >= threshold else "FAIL"
+    return {"pass": "PASS", "fail": "FAIL"}.get(decide_outcome(outcome, threshold))
 
 
 class JuryScorer(PanelScorer):
@@ -57,6 +62,7 @@ class JuryScorer(PanelScorer):
     def combine(self, outcomes: list[Outcome]) -> Outcome:
         jurors: list[dict[str, Any]] = []
         answered: list[tuple[str, float, float]] = []
+        passed: list[bool] = []
         failed: list[str] = []
         for name, juror, outcome in zip(self.names, self.grader.jurors, outcomes, strict=True):
             entry: dict[str, Any] = {
@@ -74,6 +80,7 @@ class JuryScorer(PanelScorer):
             jurors.append(entry)
             if outcome.status == "ok" and outcome.score is not None:
                 answered.append((name, juror.weight, float(outcome.score)))
+                passed.append(decide_outcome(outcome, self.grader.threshold) == "pass")
             elif outcome.status != "skipped":
                 failed.append(f"{name}: {outcome.error or 'no score'}")
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes),
@@ -90,7 +97,7 @@ class JuryScorer(PanelScorer):
             if status == "skipped":
                 return Outcome(status="skipped", rationale=message, details=details, **tokens)
             return Outcome(status="error", error=message, details=details, **tokens)
-        value, tied = aggregate(self.grader, answered)
+        value, tied = aggregate(self.grader, answered, passed)
         details["jury"]["tie"] = tied
         scores = {name: score for name, _, score in answered}
         scores[self.grader.metric.key] = value

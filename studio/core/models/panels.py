@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .common import GraderBase
 from .judges import JudgeBase
+from .pass_rule import DEFAULT_PASS_THRESHOLD
 
 PAIRWISE_CRITERIA = (
     "Which response answers the user's question better: correct first, then complete and clear. "
@@ -78,7 +79,7 @@ class JuryGrader(GraderBase):
 
     kind: Literal["jury"] = "jury"
     aggregation: JuryAggregation = "majority"
-    threshold: float = 0.5
+    threshold: float = DEFAULT_PASS_THRESHOLD
     quorum: int | None = Field(default=None, ge=1)
     jurors: list[Juror] = Field(min_length=2)
 

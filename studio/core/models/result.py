@@ -8,6 +8,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .pass_rule import DEFAULT_PASS_THRESHOLD, run_threshold
+
+__all__ = ["DEFAULT_PASS_THRESHOLD", "Outcome", "RunInfo", "valid_number"]
+
 OutcomeStatus = Literal["ok", "error", "invalid", "skipped"]
 #: "stopped": the run reached its spend cap (run --max-cost / --max-tokens); resume with a higher one
 RunStatus = Literal["pending", "running", "completed", "cancelled", "failed", "interrupted", "stopped"]
@@ -70,10 +74,6 @@ def _finite(value: float) -> bool:
         return False
 
 
-#: a run's pass threshold when it names none
-DEFAULT_PASS_THRESHOLD = 0.5
-
-
 class RunInfo(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -96,10 +96,9 @@ class RunInfo(BaseModel):
 
     @property
     def pass_threshold(self) -> float:
-        """The score at or above which a sample passed: what the run was started with (its settings),
-        else what its aggregates were computed at, else 0.5. The one place every report reads it."""
-        value = self.settings.get("pass_threshold", self.aggregates.get("pass_threshold"))
-        return DEFAULT_PASS_THRESHOLD if value is None else float(value)
+        """The score at or above which a sample passed (``pass_rule.run_threshold``: the settings'
+        first, then the aggregates', else the default). The one place every report reads it."""
+        return run_threshold(self.settings, self.aggregates)
 
     @property
     def label(self) -> str:

@@ -17,7 +17,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from .common import SLUG_PATTERN
 
 OverallRule = Literal["none", "mean", "all-pass", "composite"]
-DEFAULT_THRESHOLD = 0.5
 
 
 class SuiteMember(BaseModel):

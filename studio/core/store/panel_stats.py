@@ -34,10 +34,13 @@ def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
         return pairwise_summary([(v, int(fp or 0), int(d or 0)) for v, fp, d in rows])
     panels = conn.execute(text(
         """SELECT json_extract(details, '$.jury') FROM results
-           WHERE run_id = :r AND json_type(details, '$.jury') = 'object' ORDER BY sample_idx"""),
+           WHERE run_id = :r AND json_extract(details, '$.jury') IS NOT NULL ORDER BY sample_idx"""),
         {"r": run_id}).scalars().all()
-    if panels:
-        return {"jury": jury_summary([json.loads(p) for p in panels])}
+    # a panel is a JSON object (checked here, not with SQLite's json_type, which PostgreSQL lacks)
+    juries = [panel for panel in (json.loads(p) for p in panels if p.lstrip().startswith("{"))
+              if isinstance(panel, dict)]
+    if juries:
+        return {"jury": jury_summary(juries)}
     return {}
 
 
@@ -109,7 +112,7 @@ def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
             entry["endpoint"] = entry["endpoint"] or juror.get("endpoint")
             if juror.get("status") == "ok":
                 entry["answered"] += 1
-                entry["passed"] += juror.get("verdict") in ("PASS", "MET", "C")
+                entry["passed"] += juror.get("verdict") == "PASS"  # graders/jury.juror_verdict: the pass rule
             elif juror.get("status") == "skipped":
                 entry["abstained"] += 1
             else:

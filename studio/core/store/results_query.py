@@ -19,6 +19,16 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.models.pass_rule import (
+    DEFAULT_PASS_THRESHOLD,
+    NOT_PASSED,
+    decide,
+    decision_in_sql,
+    decision_sql_text,
+    verdict_in,
+    word,
+)
+
 #: sort keys of the grid's columns and the SQL expression each sorts by
 SORT_SQL: dict[str, str] = {
     "idx": "r.sample_idx",
@@ -60,7 +70,7 @@ class ResultFilter:
     #: "" (all), "unlabelled" or "disagreements" (human PASS/FAIL label versus the judge's verdict)
     labels: str = ""
     label_set_id: int | None = None
-    pass_threshold: float = 0.5
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
     #: the runs of a ``run --repeat`` group: with ``labels="unstable"``, samples graded differently
     repeat_runs: tuple[int, ...] = ()
     #: a suite run's per-grader conditions: (grader key, "pass" | "fail", threshold), all must hold
@@ -86,32 +96,40 @@ def current_label_sql(label_set_id: int, column: str) -> str:
 LABEL_TEXT = "coalesce(l.verdict, printf('%g', l.score), '')"
 
 
+#: the result columns the pass rule reads, in the grid's SQL
+_RESULT_COLUMNS = {"status": "r.status", "score": "r.score", "details": "r.details"}
+
+
 def failing_sql(threshold: float) -> str:
-    """A result that did not pass: an error, an invalid answer, a judge's FAIL, or a score under
-    ``threshold`` (an ok result without a score, an NA, is not a failure)."""
-    verdict = "json_extract(r.details, '$.verdict')"
-    return (f"(r.status IN ('error', 'invalid') OR (r.status = 'ok' AND ({verdict} = 'FAIL' OR "
-            f"(coalesce({verdict}, '') <> 'PASS' AND r.score < {float(threshold)!r}))))")
+    """A result that did not pass by the pass rule (``models/pass_rule``): an error, an invalid
+    answer, a judge's FAIL, or a score under ``threshold`` (an NA is not a failure)."""
+    return decision_in_sql(NOT_PASSED, **_RESULT_COLUMNS, threshold=threshold)
 
 
 def outcome_word(status: str, score: float | None, details: Any, threshold: float) -> str:
-    """What a reviewer reads first, the Python twin of ``failing_sql``: PASS or FAIL for a graded
-    result (a judge's own PASS/FAIL verdict, else the score against ``threshold``), NA for an ok
-    result without a score, else the status (error, invalid, skipped)."""
-    if status != "ok":
-        return status
-    verdict = details.get("verdict") if isinstance(details, dict) else None
-    if verdict in ("PASS", "FAIL"):
-        return str(verdict)
-    if score is None:
-        return "NA"
-    return "PASS" if score >= threshold else "FAIL"
+    """What a reviewer reads first (``pass_rule.word`` of the pass rule's decision): PASS or FAIL
+    for a graded result, NA for an ok result without a score, else the status."""
+    return word(status, decide(status, score, verdict_in(details), threshold))
 
 
 def judge_verdict_sql(threshold: float) -> str:
-    return ("(CASE WHEN json_extract(r.details, '$.verdict') IN ('PASS', 'FAIL') "
-            f"THEN json_extract(r.details, '$.verdict') WHEN r.score >= {float(threshold)!r} "
-            "THEN 'PASS' ELSE 'FAIL' END)")
+    """The judge's PASS or FAIL by the pass rule, in capitals as human labels are (NULL otherwise)."""
+    decision = decision_sql_text(**_RESULT_COLUMNS, threshold=threshold)
+    return f"(CASE {decision} WHEN 'pass' THEN 'PASS' WHEN 'fail' THEN 'FAIL' END)"
+
+
+def grader_decision_sql(run_id: int, threshold: float) -> str:
+    """A suite run's grader's decision on the row ``r`` by the pass rule (two ``?`` parameters: the
+    key's JSON path in ``scores``, then the key): its own ``grader_results`` row when it has one,
+    else the plain score kept in the sample row's ``scores``. The grader's slot is looked up once
+    (the run id is a literal, so SQLite does not correlate that lookup with every row)."""
+    decision = decision_sql_text("x.status", "x.score", "x.details", threshold)
+    return (f"(SELECT {decision} FROM (SELECT coalesce(g.status, 'ok') AS status, CASE WHEN g.status IS NULL"
+            # CAST and the subquery's alias: PostgreSQL's json_extract gives text and it names every subquery
+            " THEN CAST(json_extract(r.scores, ?) AS DOUBLE PRECISION) ELSE g.score END AS score,"
+            " g.details AS details FROM (SELECT 1) AS one"
+            f" LEFT JOIN grader_results g ON g.run_id = {int(run_id)} AND g.sample_idx = r.sample_idx AND g.slot ="
+            f" (SELECT slot FROM run_graders WHERE run_id = {int(run_id)} AND grader_key = ?)) x)")
 
 
 @dataclass(frozen=True)
@@ -156,9 +174,9 @@ class ResultQuery:
                 verdict = current_label_sql(flt.label_set_id, "l.verdict")
                 clauses.append(f"r.status = 'ok' AND coalesce({verdict}, '') IN ('PASS', 'FAIL') "
                                f"AND {verdict} <> {judge_verdict_sql(flt.pass_threshold)}")
-        for key, verdict, threshold in flt.graders:
-            clauses.append(f"json_extract(r.scores, ?) {'>=' if verdict == 'pass' else '<'} ?")
-            params.extend([grader_path(key), float(threshold)])
+        for key, verdict, threshold in flt.graders:  # "pass" / "fail" by the pass rule on that grader's result
+            clauses.append(grader_decision_sql(self.run_id, threshold) + (" = 'pass'" if verdict == "pass" else " = 'fail'"))
+            params.extend([grader_path(key), key])
         text = flt.text.strip()
         if text:
             needs_samples = True
@@ -306,6 +324,18 @@ def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, An
     return data
 
 
+def judged(entry: dict[str, Any]) -> bool:
+    """A grader's result that a judge gave: it has a rationale or judge calls."""
+    details = entry.get("details") or {}
+    return bool(entry.get("rationale") or (isinstance(details, dict) and details.get("calls")))
+
+
+def judges_first(graders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A suite sample's graders with the judges (a rationale or judge calls) first, then the others,
+    each group in suite order: the window's detail pane and ``runs show --sample`` both read this."""
+    return [g for g in graders if judged(g)] + [g for g in graders if not judged(g)]
+
+
 _GRADER_FIELDS = ("status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms",
                   "prompt_tokens", "completion_tokens", "cached")
 
@@ -406,7 +436,7 @@ def load_summary(library: Any, run_id: int, live: bool = False) -> RunSummary:
     dataset_id = library.runs.raw(run_id).dataset_id
     aggregates = dict(run.aggregates)
     if live or "count" not in aggregates:
-        threshold = float(run.settings.get("pass_threshold", 0.5))
+        threshold = run.pass_threshold
         aggregates = library.runs.aggregates(run_id, threshold) | {
             k: v for k, v in aggregates.items() if k == "batch_metrics"}
     bins, low, high = histogram(library.engine, run_id)

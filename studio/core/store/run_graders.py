@@ -13,15 +13,15 @@ puts the two back together, so a reader never sees the difference.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from pydantic import BaseModel
 
+from studio.core.models.pass_rule import decision_sql_text, run_threshold
+from studio.core.near_names import did_you_mean
+
 from .errors import NotFound
 from .suites import score_range
-
-Z95 = 1.959963984540054  # the normal quantile of a two-sided 95% interval
 
 _COLUMNS = ("sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
             "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens")
@@ -39,16 +39,24 @@ class RunGrader(BaseModel):
     score_range: tuple[float, float] | None = None
 
 
-class GraderAggregates(BaseModel):
-    key: str
-    version: int
-    slot: int
-    weight: float
-    threshold: float
-    #: mean (with its normal-approximation 95% interval), pass rate and n over scored results
-    aggregates: dict[str, Any]
-    #: ok, error, invalid and na (the NA of a judge: left out of the mean, never a 0)
-    counts: dict[str, int]
+class Tally(BaseModel):
+    """The sums one grader's results add up to (``tally``): what engine/summary.py turns into the
+    run's one summary. Counts by status and by the pass rule's decision; sums over scored results
+    (status ok or invalid, with a score)."""
+
+    total: int = 0
+    statuses: dict[str, int]
+    decisions: dict[str, int]
+    n: int = 0
+    score_sum: float = 0.0
+    score_sumsq: float = 0.0
+    score_min: float | None = None
+    score_max: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cached: int = 0
+    duration_ms: float = 0.0
 
 
 def _run_row(library: Any, run_id: int) -> Any:
@@ -58,7 +66,7 @@ def _run_row(library: Any, run_id: int) -> Any:
 def run_graders(library: Any, run_id: int) -> list[RunGrader]:
     """The graders of run ``run_id`` by slot (one for a run of one grader)."""
     row = _run_row(library, run_id)
-    threshold = float(json.loads(row.settings or "{}").get("pass_threshold", 0.5))
+    threshold = _threshold(row)
     out = []
     for slot in library.runs.slots(run_id):
         definition = library.graders.version(slot.grader_key, slot.grader_version).definition
@@ -99,6 +107,14 @@ def rows_sql(suite: bool) -> str:
     )
 
 
+def grader_source(run_id: int, suite: bool, slot: int, key: str, dataset_id: int) -> tuple[str, tuple[Any, ...]]:
+    """One grader's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
+    ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
+    if not suite:
+        return rows_sql(False), (run_id,)
+    return rows_sql(True), (slot, key_path(key), run_id, dataset_id)
+
+
 def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
     if not _is_suite(row):
         return (row.id,)
@@ -106,10 +122,11 @@ def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
 
 
 def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:
-    for slot in library.runs.slots(run_id):
+    slots = library.runs.slots(run_id)
+    for slot in slots:
         if slot.grader_key == key:
             return slot.slot, key
-    raise NotFound(f"run {run_id} has no grader {key!r}")
+    raise NotFound(f"run {run_id} has no grader {key!r}{did_you_mean(key, (s.grader_key for s in slots))}")
 
 
 def _loads(text: Any) -> Any:
@@ -152,45 +169,53 @@ def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, lis
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
 
-def grader_aggregates(library: Any, run_id: int) -> list[GraderAggregates]:
-    """Per grader: mean with its 95% interval, pass rate at the grader's threshold, n; and counts."""
-    row = _run_row(library, run_id)
-    suite = _is_suite(row)
-    out = []
-    for grader in run_graders(library, run_id):
-        params = (*_params(row, grader.slot, grader.key), grader.threshold)
-        found = _aggregate(library, rows_sql(suite), params, "?5" if suite else "?2")
-        out.append(GraderAggregates(key=grader.key, version=grader.version, slot=grader.slot, weight=grader.weight,
-                                    threshold=grader.threshold, **found))
-    return out
-
-
-def overall_aggregates(library: Any, run_id: int) -> dict[str, Any]:
-    """A suite run's overall score over its samples, shaped as one grader's (aggregates, counts)."""
-    row = _run_row(library, run_id)
-    threshold = float(json.loads(row.settings or "{}").get("pass_threshold", 0.5))
-    return _aggregate(library, rows_sql(False), (row.id, threshold), "?2")
-
-
-def _aggregate(library: Any, rows: str, params: tuple[Any, ...], threshold: str) -> dict[str, Any]:
-    sql = (
-        "SELECT count(CASE WHEN status = 'ok' THEN 1 END), count(CASE WHEN status = 'error' THEN 1 END),"
+def tally_sql(rows: str, threshold: float) -> str:
+    """One SELECT adding up ``rows`` (a subquery with ``_COLUMNS``): counts by status and by the
+    pass rule's decision at ``threshold``, the scored results' sums, tokens and time."""
+    decision = decision_sql_text("status", "score", "details", threshold)
+    scored = "CASE WHEN status IN ('ok', 'invalid') THEN score END"
+    return (
+        # count(CASE ...), not sum(condition): PostgreSQL has no sum of booleans
+        "SELECT count(*), count(CASE WHEN status = 'ok' THEN 1 END), count(CASE WHEN status = 'error' THEN 1 END),"
         " count(CASE WHEN status = 'invalid' THEN 1 END), count(CASE WHEN status = 'skipped' THEN 1 END),"
-        " count(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
-        " avg(CASE WHEN status IN ('ok', 'invalid') THEN score END),"
-        " sum(CASE WHEN status IN ('ok', 'invalid') THEN score * score END),"
-        f" avg(CASE WHEN status IN ('ok', 'invalid') THEN (CASE WHEN score >= {threshold} THEN 1.0"
-        f" WHEN score IS NOT NULL THEN 0.0 END) END)"
-        f" FROM ({rows}) AS src"
+        " count(CASE WHEN d = 'pass' THEN 1 END), count(CASE WHEN d = 'fail' THEN 1 END),"
+        " count(CASE WHEN d = 'na' THEN 1 END), count(CASE WHEN d = 'error' THEN 1 END),"
+        f" count({scored}), sum({scored}), sum({scored} * {scored}), min({scored}), max({scored}),"
+        # token sums as floats: sum() of integers overflows on counts stored before they were bounded
+        " sum(CAST(prompt_tokens AS DOUBLE PRECISION)), sum(CAST(completion_tokens AS DOUBLE PRECISION)),"
+        " sum(CAST(cached_tokens AS DOUBLE PRECISION)), sum(cached), sum(duration_ms)"
+        f" FROM (SELECT *, {decision} AS d FROM ({rows}) AS rows) AS src"  # PostgreSQL names every subquery
     )
+
+
+def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:
+    """``tally_sql`` over ``rows`` with its ``params``."""
     with library.engine.connect() as conn:
-        ok, error, invalid, na, n, mean, sumsq, pass_rate = conn.exec_driver_sql(sql, params).one()
-    low = high = None
-    if n and n > 1 and mean is not None:
-        variance = max(0.0, (sumsq - n * mean * mean) / (n - 1))
-        half = Z95 * math.sqrt(variance / n)
-        low, high = mean - half, mean + half
-    elif n == 1:
-        low = high = mean
-    return {"aggregates": {"mean": mean, "mean_ci": [low, high], "pass_rate": pass_rate, "n": n or 0},
-            "counts": {"ok": ok or 0, "error": error or 0, "invalid": invalid or 0, "na": na or 0}}
+        values = conn.exec_driver_sql(tally_sql(rows, threshold), params).one()
+    (total, ok, error, invalid, skipped, passed, failed, na, errored, n, total_score, sumsq, low, high,
+     prompt, completion, cached_tokens, cached, duration) = (v if v is not None else 0 for v in values)
+    return Tally(total=total, statuses={"ok": ok, "error": error, "invalid": invalid, "skipped": skipped},
+                 decisions={"pass": passed, "fail": failed, "na": na, "error": errored},
+                 n=n, score_sum=float(total_score), score_sumsq=float(sumsq),
+                 score_min=None if values[12] is None else float(low),
+                 score_max=None if values[13] is None else float(high),
+                 prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
+                 cached=cached,
+                 duration_ms=float(duration))
+
+
+def grader_tally(library: Any, run_id: int, grader: RunGrader) -> Tally:
+    """One grader's tally at its own threshold (a run of one grader: its ``results`` rows)."""
+    row = _run_row(library, run_id)
+    return tally(library, rows_sql(_is_suite(row)), _params(row, grader.slot, grader.key), grader.threshold)
+
+
+def overall_tally(library: Any, run_id: int) -> Tally:
+    """A suite run's overall score over its sample rows, at the run's threshold."""
+    row = _run_row(library, run_id)
+    return tally(library, rows_sql(False), (row.id,), _threshold(row))
+
+
+def _threshold(row: Any) -> float:
+    """The run's pass threshold (``pass_rule.run_threshold``) from its stored row."""
+    return run_threshold(json.loads(row.settings or "{}"), json.loads(row.aggregates or "{}"))

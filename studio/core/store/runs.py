@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import Engine, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
 
 from .authors import current_user
 from .database import utcnow
@@ -505,24 +506,25 @@ class RunRepository:
         with self._engine.connect() as conn:
             return [result_dict(row) for row in conn.execute(query)]
 
-    def aggregates(self, run_id: int, pass_threshold: float = 0.5) -> dict[str, Any]:
+    def aggregates(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> dict[str, Any]:
         """Mean over scored samples (invalid count as the 0 they were given; errors and skipped
-        are left out, as an NA is), pass rate, per-metric means, latency and token totals."""
+        are left out, as an NA is), pass rate by the pass rule (models/pass_rule: pass / (pass +
+        fail)), per-metric means, latency and token totals."""
+        decision = decision_sql_text("status", "score", "details", pass_threshold)
         with self._engine.connect() as conn:
             row = conn.execute(text(
-                """SELECT count(*) AS n,
+                f"""SELECT count(*) AS n,
                           avg(CASE WHEN status IN ('ok','invalid') THEN score END) AS mean,
-                          avg(CASE WHEN status IN ('ok','invalid') THEN (CASE WHEN score >= :t THEN 1.0
-                                   WHEN score IS NOT NULL THEN 0.0 END) END) AS pass_rate,
+                          avg(CASE {decision} WHEN 'pass' THEN 1.0 WHEN 'fail' THEN 0.0 END) AS pass_rate,
                           min(CASE WHEN status IN ('ok','invalid') THEN score END) AS min,
                           max(CASE WHEN status IN ('ok','invalid') THEN score END) AS max,
                           avg(duration_ms) AS mean_ms,
-                          sum(prompt_tokens) AS prompt_tokens,
-                          sum(completion_tokens) AS completion_tokens,
-                          sum(cached_tokens) AS cached_tokens,
+                          sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS prompt_tokens,
+                          sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS completion_tokens,
+                          sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS cached_tokens,
                           sum(cached) AS cached
                    FROM results WHERE run_id = :r"""
-            ), {"r": run_id, "t": pass_threshold}).one()
+            ), {"r": run_id}).one()
             metrics = dict(conn.execute(text(
                 """SELECT j.key, avg(CAST(j.value AS DOUBLE PRECISION)) FROM results, json_each(results.scores) AS j
                    WHERE results.run_id = :r AND results.scores IS NOT NULL
@@ -540,9 +542,11 @@ class RunRepository:
             "min": row.min,
             "max": row.max,
             "mean_duration_ms": row.mean_ms,
-            "prompt_tokens": row.prompt_tokens or 0,
-            "completion_tokens": row.completion_tokens or 0,
-            "cached_tokens": row.cached_tokens or 0,
+            # summed as floats, which cannot overflow (sum() of two 5e18 integers stored before counts
+            # were bounded raised "integer overflow" on every show and report of the run)
+            "prompt_tokens": int(row.prompt_tokens or 0),
+            "completion_tokens": int(row.completion_tokens or 0),
+            "cached_tokens": int(row.cached_tokens or 0),
             "cached": row.cached or 0,
             "statuses": statuses,
             "metrics": metrics,

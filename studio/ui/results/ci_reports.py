@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core import safe_files
+
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import QtGui, QtWidgets, Signal
@@ -22,6 +24,9 @@ class RunFigures:
 
     verdict: Any  # engine.verdict.Verdict
     usage: Any  # engine.usage.Usage, or None when the run spent no tokens
+    #: the run's sections with their one summary each (engine/sections.py ``RunSections``): every
+    #: figure the band states of a finished run is read from it, as ``run`` prints it
+    run: Any = None
 
 
 def run_figures(library: Any, run_id: int, aggregates: dict[str, Any]) -> RunFigures:
@@ -36,7 +41,8 @@ def run_figures(library: Any, run_id: int, aggregates: dict[str, Any]) -> RunFig
     if run.info.status in ("pending", "running"):  # no verdict yet, and its usage still grows
         return RunFigures(verdict=None, usage=None)
     spent = (aggregates.get("prompt_tokens") or 0) + (aggregates.get("completion_tokens") or 0)
-    return RunFigures(verdict=judge(run), usage=run_usage(library, run) if spent else None)
+    usage = run.usage if run.usage is not None else run_usage(library, run)
+    return RunFigures(verdict=judge(run), usage=usage if spent or usage.total.tokens else None, run=run)
 
 
 def figures_html(figures: RunFigures | None) -> str:
@@ -125,5 +131,5 @@ def write_report(library: Any, run_id: int, kind: str, path: Path) -> str:
         from studio.core.engine.usage import run_usage
 
         text = markdown_report(library, run, judge(run), usage=run_usage(library, run))
-    path.write_text(text, encoding="utf-8")
+    safe_files.write_text(path, text)  # never through a link planted at the target
     return str(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import FAILED, ResultFilter
 
 from ..qt import Qt, QtGui, QTimer, QtWidgets, Signal
@@ -58,7 +59,7 @@ class FilterBar(QtWidgets.QWidget):
         self.labels.setToolTip("Human labels. Disagreements: the human's PASS/FAIL label differs from the judge's "
                                "verdict. Unstable: graded differently across the runs of a run --repeat")
         self.label_set_id: int | None = None  # set by the view for the run's dataset
-        self.pass_threshold = 0.5
+        self.pass_threshold = DEFAULT_PASS_THRESHOLD
         self.repeat_runs: tuple[int, ...] = ()  # set by the view when the run is one of a repeat group
         self.grader_conditions: tuple[tuple[str, str, float], ...] = ()  # a suite run's (ui/suites/grid.py)
         self.search = QtWidgets.QLineEdit()

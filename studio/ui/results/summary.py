@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import RunSummary
 
 from ..plain import short
@@ -19,14 +20,23 @@ def _fmt(value: Any, spec: str = ".3f") -> str:
 
 
 def aggregates_html(summary: RunSummary) -> str:
+    """The band's text. A finished run's figures are its one summary's (``RunFigures.run``: the
+    engine's, as ``run`` prints them); a live run's are the aggregates its progress refreshes."""
     run, agg = summary.run, summary.aggregates
+    sections = getattr(summary.figures, "run", None)
+    if sections is not None:
+        agg = {**agg, **sections.aggregates()}
     title = (f"<b>Run {run.id}</b> · {html.escape(short(run.label))} on "
              f"{html.escape(short(run.dataset))} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
              f" · {run.done:,}/{run.total:,}")
-    threshold = agg.get("pass_threshold", 0.5)
+    threshold = agg.get("pass_threshold", DEFAULT_PASS_THRESHOLD)
     rate = agg.get("pass_rate")
-    headline = (f"mean <b>{_fmt(agg.get('mean'))}</b> &nbsp; pass rate <b>"
+    low, high = (agg.get("mean_ci") or [None, None])[:2]
+    interval = "" if low is None or high is None else f" <span style='color:#8a8f98'>[{low:.4f}, {high:.4f}]</span>"
+    headline = (f"mean <b>{_fmt(agg.get('mean'), '.4f')}</b>{interval} &nbsp; pass rate <b>"
                 f"{'—' if rate is None else f'{rate:.1%}'}</b> <span style='color:#8a8f98'>(≥ {threshold:g})</span>")
+    if agg.get("n") is not None:
+        headline += f" &nbsp; n {agg['n']:,}"
     if agg.get("min") is not None:
         headline += f" &nbsp; range {_fmt(agg.get('min'), '.3g')}–{_fmt(agg.get('max'), '.3g')}"
     statuses = agg.get("statuses") or run.counts or {}
@@ -46,7 +56,9 @@ def aggregates_html(summary: RunSummary) -> str:
     shown = {k: v for k, v in metrics.items() if not (k == "score" and len(metrics) == 1)}
     metric_line = " &nbsp; ".join(f"{html.escape(short(k, 60))} <b>{_fmt(v)}</b>" for k, v in sorted(shown.items()))
     lines = [title, headline + (" &nbsp; " + chips if chips else "")]
-    if metric_line:
+    if sections is not None and sections.suite:  # each grader's own line, as ``run`` prints it
+        lines += [grader_html(found) for found in sections.summaries]
+    elif metric_line:
         lines.append(metric_line)
     pairwise, jury = agg.get("pairwise"), agg.get("jury")
     if pairwise:  # a pairwise judge: both orders were asked for every sample
@@ -61,6 +73,16 @@ def aggregates_html(summary: RunSummary) -> str:
     if figures:
         lines.append(figures)
     return "<br>".join(lines)
+
+
+def grader_html(found: Any) -> str:
+    """One grader of a suite run (an engine/summary.py ``GraderSummary``): mean, interval, pass rate, n."""
+    interval = found.interval_text()
+    rate = "—" if found.pass_rate is None else f"{found.pass_rate:.1%}"
+    return (f"{html.escape(short(found.label, 60))}: mean <b>{_fmt(found.mean, '.4f')}</b>"
+            + (f" <span style='color:#8a8f98'>{interval}</span>" if interval else "")
+            + f" &nbsp; pass rate <b>{rate}</b> <span style='color:#8a8f98'>(≥ {found.threshold:g})</span>"
+            + f" &nbsp; n {found.n:,}")
 
 
 class SummaryBar(QtWidgets.QFrame):

@@ -1,6 +1,6 @@
 """``RunPanel``: choose grader, dataset and endpoint, start or cancel a run, watch results stream in.
 
-The run row is recorded here (``start_run``: one insert) so the grid can follow it at once; the grading
+The run row is recorded here (the run request's ``start``: one insert) so the grid can follow it at once; the grading
 itself happens in a child process driven by the ``RunWorker``, so the engine never competes with the
 GUI thread for the GIL. Progress events arrive by signal; the panel keeps only the latest and applies
 it on a 100 ms timer (at most ten UI refreshes a second whatever the engine's pace), so a fast grader
@@ -14,7 +14,8 @@ import os
 from collections.abc import Callable
 
 from studio.core.engine.executors import RAY_HINT, ray_available
-from studio.core.engine.runner import Progress, RunOptions, start_run
+from studio.core.engine.request import RunRequest
+from studio.core.engine.runner import Progress, RunOptions
 from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
@@ -404,11 +405,8 @@ class RunPanel(QtWidgets.QWidget):
         for member in several if several is not None else self._suite_members(key) or [key]:
             if not self.confirm_grader(member):
                 return None
-        options = self.run_options()
-        if several is not None:  # "Several graders…": a one-off suite
-            key, options = None, options.model_copy(update={"graders": several, "overall": "mean"})
-        try:
-            info = start_run(self.ctx.library, key, dataset, options)
+        try:  # the same run request the CLI's ``run`` builds, checked and recorded by the engine
+            info = self.run_request().start(self.ctx.library)
         except Exception as exc:
             self._say(describe_error(exc), error=True)
             return None
@@ -424,13 +422,23 @@ class RunPanel(QtWidgets.QWidget):
         except Exception:  # the run's own start says what is wrong with the suite
             return []
 
-    def run_options(self) -> RunOptions:
-        """The options the pickers describe (a Ray run's child process reads them back from the run)."""
+    def run_request(self) -> RunRequest:
+        """The run the pickers describe, as ``grader-studio run`` asks for it (engine/request.py):
+        a grader or a suite, or "Several graders…" as a one-off suite with the mean as its overall."""
+        key, dataset = self.grader.currentData(), self.dataset.currentData()
+        several = one_off_keys(key)
         ray = self.where.currentData() == "ray"
-        return RunOptions(version=self.version.currentData(), limit=self.limit.value() or None,
+        return RunRequest(grader=None if several is not None else key, graders=several,
+                          overall="mean" if several is not None else None, dataset=dataset,
+                          version=self.version.currentData(), limit=self.limit.value() or None,
                           concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
                           executor="ray" if ray else "local",
                           ray_address=(self.ray_address.text().strip() or None) if ray else None)
+
+    def run_options(self) -> RunOptions:
+        """The engine's options of the run the pickers describe (a Ray run's child process reads
+        them back from the run)."""
+        return self.run_request().options()
 
     def _on_where_changed(self, _index: int) -> None:
         self._update_buttons()

@@ -10,15 +10,12 @@ import html
 from collections.abc import Callable
 from typing import Any
 
-
-def _judged(entry: dict[str, Any]) -> bool:
-    details = entry.get("details") or {}
-    return bool(entry.get("rationale") or details.get("calls"))
+from studio.core.store.results_query import judged, judges_first
 
 
 def ordered(graders: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The judges (a rationale or judge calls) first, then the other graders, each group in suite order."""
-    return [g for g in graders if _judged(g)] + [g for g in graders if not _judged(g)]
+    """The judges first, then the other graders, each group in suite order (``judges_first``)."""
+    return judges_first(graders)
 
 
 def suite_html(result: dict[str, Any], judge_html: Callable[[dict[str, Any]], str]) -> str:
@@ -32,10 +29,10 @@ def suite_html(result: dict[str, Any], judge_html: Callable[[dict[str, Any]], st
         shown = "—" if score is None else f"{score:.4g}"
         parts.append(f"<h4 style='margin-top:14px'>{html.escape(str(entry['grader']))} v{entry.get('version')}: "
                      f"{shown} <span style='color:#8a8f98'>{html.escape(status)}</span></h4>")
-        if _judged(entry) or entry.get("error"):
+        if judged(entry) or entry.get("error"):
             parts.append(judge_html(entry))
     return "".join(parts)
 
 
 def suite_has_judgement(result: dict[str, Any]) -> bool:
-    return any(_judged(g) for g in result.get("graders") or [])
+    return any(judged(g) for g in result.get("graders") or [])

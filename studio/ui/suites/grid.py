@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import GRADER_SORT, ResultRow
 
 from ..qt import QtCore, QtWidgets
@@ -183,7 +184,7 @@ class SuiteGrid(QtCore.QObject):
         """``verdict`` "pass" / "fail" keeps only the samples where grader ``key`` says so; None clears it."""
         kept = [c for c in self.conditions() if c[0] != key]
         if verdict is not None:
-            kept.append((key, verdict, self.thresholds.get(key, 0.5)))
+            kept.append((key, verdict, self.thresholds.get(key, DEFAULT_PASS_THRESHOLD)))
         self.view.filters.grader_conditions = tuple(kept)
         self.view.model.set_filter(self.view.filters.value())
 
@@ -193,9 +194,11 @@ class SuiteGrid(QtCore.QObject):
         menu = QtWidgets.QMenu(parent)
         if 0 <= logical < len(columns) and columns[logical].key.startswith(GRADER_SORT):
             key = columns[logical].key[len(GRADER_SORT):]
-            threshold = self.thresholds.get(key, 0.5)
-            menu.addAction(f"Passes only ({key} ≥ {threshold:g})", lambda: self.set_condition(key, "pass"))
-            menu.addAction(f"Fails only ({key} < {threshold:g})", lambda: self.set_condition(key, "fail"))
+            threshold = self.thresholds.get(key, DEFAULT_PASS_THRESHOLD)
+            # pass / fail by the pass rule (a judge's own verdict first, else the score against the threshold)
+            menu.addAction(f"Passes only ({key}: PASS, or ≥ {threshold:g})", lambda: self.set_condition(key, "pass"))
+            menu.addAction(f"Fails only ({key}: FAIL, invalid, or < {threshold:g})",
+                           lambda: self.set_condition(key, "fail"))
             clear = menu.addAction(f"Any {key} score", lambda: self.set_condition(key, None))
             clear.setEnabled(any(c[0] == key for c in self.conditions()))
             menu.addSeparator()

@@ -141,3 +141,20 @@ def test_a_sample_that_errors_is_left_out_and_counted(library: Library, fake_jud
     assert report["probes"]["verbosity"]["n"] == 5 and report["probes"]["repeat"]["n"] == 5
     assert set(report["probes"]) == {"verbosity", "repeat"}
     assert report["errors"] == {"original": 1, "verbosity": 1, "repeat 1/2": 1, "repeat 2/2": 1}
+
+
+@pytest.mark.parametrize("n", [3, 12, 35, 48])  # where the interval of 0 flips starts at 1e-17, not 0
+def test_a_deterministic_judge_is_never_flagged_by_the_repeat_probe(n: int) -> None:
+    from studio.core.engine.probes import MIN_FLIP_RATE, repeat_probe
+    from studio.core.models import Outcome
+
+    steady = [[Outcome.scored(float(i % 2), {}, details={"verdict": "PASS" if i % 2 else "FAIL"}) for i in range(n)]
+              for _ in range(3)]
+    report = repeat_probe(steady, 0.5)
+    assert report["flip_rate"] == 0.0 and report["sd"] == 0.0 and report["kappa"] == pytest.approx(1.0)
+    assert report["flip_rate_ci"][0] < 1e-9 and report["flag"] is False
+    assert f"{MIN_FLIP_RATE:.0%}" in report["rule"]
+    # a judge that flips on every other sample is flagged
+    shaky = [steady[0], [Outcome.scored(1.0 - o.score, {}, details={"verdict": "FAIL" if o.score else "PASS"})
+                         if i % 2 == 0 else o for i, o in enumerate(steady[1])], steady[2]]
+    assert repeat_probe(shaky, 0.5)["flag"] is True

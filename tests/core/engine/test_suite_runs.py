@@ -17,6 +17,7 @@ import pytest
 from judge_helpers import add_endpoint, qa
 
 from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
+from studio.core.engine.sections import load_run
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -26,7 +27,7 @@ from studio.core.models import (
 )
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
-from studio.core.store.run_graders import grader_aggregates, grader_results, run_graders
+from studio.core.store.run_graders import grader_results, run_graders
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -98,12 +99,13 @@ def test_each_grader_scores_as_its_single_run_and_the_overall_follows_the_rule(l
         assert row["scores"] == used  # every grader's score by key; the NA judge has none
     assert 4 in per["capital"] and "capital" not in lib.runs.results(run.id)[4]["scores"]
 
-    aggregates = {a.key: a for a in grader_aggregates(lib, run.id)}
-    assert aggregates["capital"].counts == {"ok": 29, "error": 0, "invalid": 0, "na": 1}
-    assert aggregates["short"].counts["error"] == 1 and aggregates["exact"].aggregates["n"] == 30
-    low, high = aggregates["exact"].aggregates["mean_ci"]
-    assert low < aggregates["exact"].aggregates["mean"] < high
-    assert run.aggregates["graders"][0]["key"] == "exact"
+    summaries = {s.key: s for s in load_run(lib, run.id).summaries}
+    assert summaries["capital"].counts == {"ok": 29, "error": 0, "invalid": 0, "na": 1}
+    assert summaries["short"].counts["error"] == 1 and summaries["exact"].n == 30
+    assert summaries["exact"].mean_ci is not None
+    low, high = summaries["exact"].mean_ci
+    assert low < summaries["exact"].mean < high
+    assert list(summaries)[0] == "exact"
 
 
 def test_all_pass_and_composite_rules(lib: Library) -> None:

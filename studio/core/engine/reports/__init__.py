@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from studio.core.errors import StudioError
 
-class ReportPathError(ValueError):
+
+class ReportPathError(StudioError, ValueError):
     """A report path that cannot be written (its folder is missing, or it is a folder)."""
 
 

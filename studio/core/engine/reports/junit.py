@@ -1,9 +1,10 @@
 """A run as JUnit XML, the report every CI system reads.
 
 One ``<testsuite>`` per grader, one ``<testcase>`` per sample (named by its sample id, classed by
-the grader's key). A score below the grader's pass threshold is a ``<failure>`` whose message holds
-the score and the rationale's first line; error and invalid results are ``<error>``; an NA (a
-skipped sample) is ``<skipped>``. Attribute names and nesting follow the common JUnit schema
+the grader's key), each decided by the pass rule (models/pass_rule), so its counts are the run
+summary's: a fail (a score below the grader's pass threshold, a judge's own FAIL, an invalid answer)
+is a ``<failure>`` whose message says why with the rationale's first line; an error is ``<error>``;
+an NA (a skipped sample) is ``<skipped>``. Attribute names and nesting follow the common JUnit schema
 (the one Jenkins, GitLab and the GitHub test reporters read).
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from studio.core.store import Library
 
-from ..sections import RunSections, Section, first_line, section_rows
+from ..sections import RunSections, Section, decision_of, first_line, section_rows
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -31,20 +32,26 @@ def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
     case = ET.SubElement(suite, "testcase", name=_clean(str(row["sample_id"])), classname=section.key,
                          time=f"{(row['duration_ms'] or 0.0) / 1000:.3f}")
     status, score = row["status"], row["score"]
-    if status == "skipped":
+    decision = decision_of(row, section.pass_threshold)
+    if decision == "na":
         ET.SubElement(case, "skipped", message=_clean(first_line(row["rationale"]) or "not applicable (NA)"))
         return "skipped"
-    if status in ("error", "invalid") or score is None:
+    if decision == "error":
         reason = first_line(row["error"]) or first_line(row["rationale"]) or f"{status} result"
         element = ET.SubElement(case, "error", message=_clean(f"{status}: {reason}"), type=status)
         element.text = _clean(row["error"] or row["rationale"] or "")
         return "error"
-    if score < section.pass_threshold:
-        rationale = first_line(row["rationale"])
-        message = f"score {score:.4f} < pass threshold {section.pass_threshold:g}" + (
-            f": {rationale}" if rationale else "")
-        element = ET.SubElement(case, "failure", message=_clean(message), type="below threshold")
-        element.text = _clean(row["rationale"] or "")
+    if decision == "fail":
+        rationale = first_line(row["rationale"]) or first_line(row["error"])
+        if status == "invalid":
+            why, kind = f"invalid: {first_line(row['error']) or 'not a score'}", "invalid"
+        elif score is None or score >= section.pass_threshold:  # the judge's own FAIL
+            why, kind = "the judge's verdict is FAIL", "verdict"
+        else:
+            why, kind = f"score {score:.4f} < pass threshold {section.pass_threshold:g}", "below threshold"
+        message = why + (f": {rationale}" if rationale and status != "invalid" else "")
+        element = ET.SubElement(case, "failure", message=_clean(message), type=kind)
+        element.text = _clean(row["rationale"] or row["error"] or "")
         return "failure"
     return "passed"
 

@@ -1,6 +1,7 @@
 """A run as the markdown a reviewer reads in a pull request (and ``$GITHUB_STEP_SUMMARY`` shows).
 
-Per grader: the mean with its 95% interval, the pass rate, the counts and the five worst samples
+Per grader: the mean with its 95% interval, the pass rate and the counts (the run's one summary,
+engine/summary.py, as every other surface shows them) and the five worst samples
 with their rationale's first line; with a baseline run of the same dataset, the change against it
 (samples that flipped up and down across the pass threshold, the mean difference with a paired
 bootstrap interval) and a line saying whether that change is clear. Numbers are the run's own,
@@ -9,27 +10,22 @@ rounded only as printed (4 decimals for scores, as ``runs show`` prints them).
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from studio.core import stats
+from studio.core.models.pass_rule import SCORED_STATUSES
 from studio.core.store import Library
 from studio.core.store.errors import Conflict
 
-from ..sections import RunSections, Section, first_line, section_rows
+from ..sections import RunSections, Section, decision_of, first_line, section_rows
 from ..usage import Usage, format_usd
 from ..verdict import Verdict
 
 WORST = 5
-#: above this many scores the interval is the normal one (a bootstrap would resample millions)
-BOOTSTRAP_MAX = 20_000
-SCORED = ("ok", "invalid")  # the statuses the mean counts (invalid ones as the 0 they were given)
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
@@ -41,20 +37,6 @@ def cell(text: Any) -> str:
 
 def _fmt(value: float | None, digits: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def mean_interval(scores: list[float]) -> tuple[float, float] | None:
-    """95% interval of the mean: a seeded percentile bootstrap (the studio's usual), or for very
-    large runs the normal one."""
-    if len(scores) < 2:
-        return None
-    values = np.asarray(scores, dtype=float)
-    if len(values) > BOOTSTRAP_MAX:
-        half = 1.96 * float(np.std(values, ddof=1)) / math.sqrt(len(values))
-        mean = float(np.mean(values))
-        return mean - half, mean + half
-    interval, _ = stats.bootstrap(lambda a: float(np.mean(a)), values)
-    return interval
 
 
 @dataclass
@@ -69,9 +51,11 @@ class Change:
     reading: str
 
 
-def _scored(library: Library, run_id: int, section: Section) -> dict[str, float]:
-    return {row["sample_id"]: float(row["score"]) for row in section_rows(library, run_id, section)
-            if row["status"] in SCORED and row["score"] is not None}
+def _scored(library: Library, run_id: int, section: Section) -> dict[str, tuple[float, str]]:
+    """Each scored sample's score and its decision by the pass rule at the section's threshold."""
+    return {row["sample_id"]: (float(row["score"]), decision_of(row, section.pass_threshold))
+            for row in section_rows(library, run_id, section)
+            if row["status"] in SCORED_STATUSES and row["score"] is not None}
 
 
 def change(library: Library, run: RunSections, section: Section, baseline: RunSections) -> Change | None:
@@ -82,11 +66,11 @@ def change(library: Library, run: RunSections, section: Section, baseline: RunSe
     now = _scored(library, run.info.id, section)
     before = _scored(library, baseline.info.id, base)
     common = [sid for sid in now if sid in before]
-    a = [before[s] for s in common]
-    b = [now[s] for s in common]
+    a = [before[s][0] for s in common]
+    b = [now[s][0] for s in common]
     delta = stats.mean_difference(a, b)
-    up = sum(1 for s in common if before[s] < base.pass_threshold <= now[s])
-    down = sum(1 for s in common if now[s] < section.pass_threshold <= before[s])
+    up = sum(1 for s in common if before[s][1] != "pass" and now[s][1] == "pass")
+    down = sum(1 for s in common if before[s][1] == "pass" and now[s][1] != "pass")
     if delta.value is None:
         reading = "no samples scored in both runs: no comparison"
     elif delta.ci is not None and delta.ci[0] > 0:
@@ -115,30 +99,17 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
            + _suite_words(run) + ".", ""]
     out += ["| grader | mean (95% CI) | pass rate | ok | invalid | error | NA |",
             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
-    if run.overall is not None:  # a suite's own overall score, by its rule
-        agg, counts = run.overall["aggregates"], run.overall["counts"]
-        low, high = (agg.get("mean_ci") or [None, None])[:2]
-        ci = "" if low is None or high is None or agg.get("n", 0) < 2 else f" ({low:.4f} to {high:.4f})"
-        rate = agg.get("pass_rate")
-        threshold = info.pass_threshold
-        out.append(f"| overall ({cell(run.rule)}) | {_fmt(agg.get('mean'))}{ci} | "
-                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {threshold:g}) | "
-                   f"{counts.get('ok', 0)} | {counts.get('invalid', 0)} | {counts.get('error', 0)} | "
-                   f"{counts.get('na', 0)} |")
-    for section in run.sections:
-        scores = [float(r["score"]) for r in section_rows(library, info.id, section)
-                  if r["status"] in SCORED and r["score"] is not None]
-        interval = mean_interval(scores)
-        ci = "" if interval is None else f" ({interval[0]:.4f} to {interval[1]:.4f})"
-        rate = section.pass_rate
-        counts = section.counts
-        out.append(f"| {cell(section.label)} | {_fmt(section.mean)}{ci} | "
-                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {section.pass_threshold:g}) | "
-                   f"{counts.get('ok', 0)} | {counts.get('invalid', 0)} | {counts.get('error', 0)} | "
-                   f"{counts.get('skipped', 0)} |")
+    rows = ([(f"overall ({cell(run.rule)})", run.overall)] if run.overall is not None else [])  # a suite's own
+    rows += [(cell(section.label), section.summary) for section in run.sections]
+    for name, found in rows:  # every figure from the run's one summary (engine/summary.py)
+        ci = found.interval_text("words")
+        rate, counts = found.pass_rate, found.counts
+        out.append(f"| {name} | {_fmt(found.mean)}{f' ({ci})' if ci else ''} | "
+                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {found.threshold:g}) | "
+                   f"{counts['ok']} | {counts['invalid']} | {counts['error']} | {counts['na']} |")
     for section in run.sections:
         worst = list(section_rows(library, info.id, section, order="score ASC, sample_idx", limit=WORST,
-                                  extra=" AND status IN ('ok', 'invalid') AND score IS NOT NULL"))
+                                  extra=f" AND status IN {SCORED_STATUSES!r} AND score IS NOT NULL"))
         out += ["", f"### {cell(section.label)}: the {len(worst)} lowest scores", ""]
         if worst:
             out += ["| sample | score | rationale |", "| --- | ---: | --- |"]

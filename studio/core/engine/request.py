@@ -1,0 +1,262 @@
+"""A run as one request: what to grade, on what, with which thresholds, caps, reports and executor.
+
+Why: the options of one ``run`` used to climb from the engine back up to the CLI and down again (the
+CLI checked thresholds, report paths, caps, the executor and the baseline itself, then built the
+engine's options, then wrote the reports). Now the CLI (``run``, ``runs report``, ``run --dry-run``)
+and the window build a ``RunRequest``; the engine checks it before any run exists (``check``: every
+refusal a ``RequestRefused``, exit status 2), records or resumes the run (``start``) and concludes it
+(``conclude``: the run's sections with their one summary, the verdict, the usage, the report files).
+The CLI only parses arguments into the request and prints what comes back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.errors import StudioError
+from studio.core.safe_files import write_text
+
+from .run_settings import RunSettings
+
+if TYPE_CHECKING:
+    from studio.core.models import RunInfo
+    from studio.core.store import Library
+
+    from .runner import RunOptions
+    from .sections import RunSections
+    from .usage import Usage
+    from .verdict import Thresholds, Verdict
+
+
+class RequestRefused(StudioError):
+    """A request the engine will not start: one sentence, and the run could not be done (exit 2)."""
+
+    exit_code = 2
+
+
+class Reports(BaseModel):
+    """The report files and annotations asked for (``--junit``, ``--markdown``, ``--github``, ``--baseline``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    junit: Path | None = None
+    markdown: Path | None = None
+    github: bool = False
+    baseline: int | None = None
+
+
+class RunRequest(RunSettings):
+    """One run as asked: a grader or a suite (``grader``), or a one-off suite (``graders``), on a
+    dataset; or ``resume`` an existing run. Caps and the executor may change on a resume; the rest
+    is the run's own from then on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grader: str | None = None
+    graders: list[str] | None = None
+    #: a one-off suite's overall rule: none, mean, all-pass, or composite with ``overall_grader``
+    overall: str | None = None
+    overall_grader: str | None = None
+    dataset: str | None = None
+    resume: int | None = None
+    #: None: this machine for a new run, the run's own for a resume
+    executor: Literal["local", "ray"] | None = None
+    ray_address: str | None = None
+    max_cost: Decimal | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, ge=0)
+    #: ``--fail-under`` values as typed: ``0.9`` (the overall score) or ``KEY=0.9``
+    fail_under: list[str] = Field(default_factory=list)
+    reports: Reports = Field(default_factory=Reports)
+
+    # -- what the request asks -------------------------------------------------------------------
+    def shape_problem(self) -> str | None:
+        """What is wrong with the request's shape (before the library is read), or None."""
+        if self.resume is not None:
+            if self.grader or self.dataset or self.graders:
+                return "--resume takes a run id alone"
+            return None
+        if self.graders is not None:
+            if self.grader is not None:
+                return "run --graders a,b,c takes DATASET alone (no GRADER)"
+            if not self.dataset:
+                return "run --graders a,b,c needs DATASET"
+        elif not (self.grader and self.dataset):
+            return "run needs GRADER (or a suite) and DATASET (or --resume RUN_ID)"
+        if self.overall is not None and self.graders is None:
+            return "--overall goes with --graders (a saved suite has its own rule)"
+        return None
+
+    def executor_name(self, info: RunInfo | None = None) -> str:
+        """Where the run grades: as asked, else the resumed run's own, else this machine."""
+        if self.executor is not None:
+            return self.executor
+        if self.ray_address:
+            return "ray"
+        return str((info.settings if info is not None else {}).get("executor", "local"))
+
+    def options(self) -> RunOptions:
+        """The engine's options of a new run (runner.RunOptions, stored as the run's settings)."""
+        from .runner import RunOptions
+
+        shared = self.model_dump(include=set(RunSettings.model_fields))
+        return RunOptions(**shared, executor=self.executor_name(),  # type: ignore[arg-type]
+                          ray_address=self.ray_address, max_cost=self.max_cost, max_tokens=self.max_tokens,
+                          graders=self.graders, overall=self.overall, overall_grader=self.overall_grader)
+
+    # -- checked before any run exists -----------------------------------------------------------
+    def check(self, library: Library) -> Checked:
+        """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
+        the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
+        from .budget import Caps
+        from .planning import targets
+        from .reports import check_report_path
+        from .verdict import check_keys, parse_thresholds
+
+        problem = self.shape_problem()
+        if problem is not None:
+            raise RequestRefused(problem)
+        previous = None
+        if self.resume is not None:
+            previous = library.runs.get(self.resume)
+            from studio.core.store.run_graders import run_graders
+
+            graded = [(g.key, g.version) for g in run_graders(library, self.resume)]
+            dataset = previous.dataset
+            endpoint = previous.settings.get("endpoint")
+        else:
+            graded = targets(library, self.grader, self.version, self.graders)
+            dataset = str(self.dataset)
+            endpoint = self.endpoint
+        thresholds = parse_thresholds(self.fail_under)
+        check_keys(thresholds, [key for key, _ in graded])
+        junit = check_report_path(self.reports.junit, "--junit") if self.reports.junit else None
+        markdown = check_report_path(self.reports.markdown, "--markdown") if self.reports.markdown else None
+        baseline = None
+        if self.reports.baseline is not None:
+            baseline = _baseline(library, self.reports.baseline, dataset)
+        executor = self.executor_name(previous)
+        if self.resume is None or self.executor is not None or self.ray_address is not None:
+            _check_executor(executor)
+        caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
+        for key, version in graded:
+            _check_caps(library, caps, executor, key, version, endpoint)
+        return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
+                       executor=executor)
+
+    # -- the run ---------------------------------------------------------------------------------
+    def start(self, library: Library, checked: Checked | None = None) -> RunInfo:
+        """Record the new run (status pending), or move a resumed one to the caps and executor asked;
+        checked first unless ``checked`` is given."""
+        from .runner import start_run
+
+        checked = checked or self.check(library)
+        if self.resume is None:
+            return start_run(library, self.grader, str(self.dataset), self.options())
+        changes: dict[str, Any] = {}
+        if self.executor is not None or self.ray_address is not None:
+            changes.update(executor=checked.executor, ray_address=self.ray_address)
+        if self.max_cost is not None:
+            changes["max_cost"] = str(self.max_cost)
+        if self.max_tokens is not None:
+            changes["max_tokens"] = self.max_tokens
+        if changes:
+            return library.runs.update_settings(self.resume, changes)
+        return library.runs.get(self.resume)
+
+
+@dataclass
+class Checked:
+    """A request that passed ``check``: its thresholds, report files and baseline, read once."""
+
+    request: RunRequest
+    thresholds: Thresholds
+    junit: Path | None = None
+    markdown: Path | None = None
+    baseline: RunSections | None = None
+    executor: str = "local"
+
+
+@dataclass
+class Finished:
+    """A concluded run: its sections (each with its one summary), verdict and usage."""
+
+    run: RunSections
+    verdict: Verdict
+    usage: Usage
+
+
+def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | None = None) -> Finished:
+    """The verdict and usage of a finished run, and its report files written; ``--github``'s
+    workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
+    from .sections import load_run
+    from .usage import run_usage
+    from .verdict import judge
+
+    run = load_run(library, run_id)
+    verdict = judge(run, checked.thresholds)
+    usage = run.usage if run.usage is not None else run_usage(library, run)
+    try:
+        if checked.junit is not None:
+            from .reports.junit import junit_xml
+
+            write_text(checked.junit, junit_xml(library, run))  # never through a planted link
+        if checked.markdown is not None:
+            from .reports.markdown import append_step_summary, markdown_report
+
+            text = markdown_report(library, run, verdict, baseline=checked.baseline, usage=usage)
+            write_text(checked.markdown, text)
+            append_step_summary(text)  # GitHub Actions shows it on the run's page
+    except OSError as exc:
+        raise RequestRefused(f"the report could not be written: {exc.strerror or exc} ({exc.filename})") from None
+    if checked.request.reports.github and github is not None:
+        from .reports.github import workflow_commands
+
+        # the studio's own annotations are the only lines written past the CLI's output guard
+        # (cli/output.py ``CommandGuard.unguarded``), which defuses every other line starting '::'
+        real = getattr(github, "unguarded", github)
+        github.flush()
+        for line in workflow_commands(library, run, verdict):
+            real.write(line.replace("\r", "%0D").replace("\n", "%0A") + "\n")
+        real.flush()
+    return Finished(run=run, verdict=verdict, usage=usage)
+
+
+def _baseline(library: Library, run_id: int, dataset: str) -> RunSections:
+    from studio.core.store import LibraryError
+
+    from .reports.markdown import check_baseline
+    from .sections import load_run
+
+    try:
+        baseline = load_run(library, run_id)
+        check_baseline(dataset, baseline)
+    except LibraryError as exc:
+        raise RequestRefused(f"--baseline: {exc}") from None
+    return baseline
+
+
+def _check_executor(name: str) -> None:
+    """``--executor ray`` without Ray installed: the sentence saying how to get it."""
+    from .executors import RAY_HINT, ExecutorError, ray_available
+
+    if name == "ray" and not ray_available():
+        raise ExecutorError(RAY_HINT)
+
+
+def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:
+    """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
+    from .budget import BudgetError, check_priced
+
+    if not caps.any:
+        return
+    if executor != "local":
+        raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
+    from .dry_run import endpoints_of  # the judges' imports, only when capped
+
+    definition = library.graders.version(grader, version).definition
+    check_priced(caps, endpoints_of(library, definition, endpoint))

@@ -1,0 +1,19 @@
+"""What a run is asked to do that both a run request (engine/request.py) and the run's stored options
+(runner.RunOptions) hold: one list of fields, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+
+
+class RunSettings(BaseModel):
+    version: int | None = None
+    limit: int | None = Field(default=None, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    endpoint: str | None = None
+    use_cache: bool = True
+    pass_threshold: float = DEFAULT_PASS_THRESHOLD
+    #: grade every sample even when the first ones all fail the same way (see streak.py)
+    keep_going: bool = False

@@ -1,0 +1,123 @@
+"""The one summary of a grader's results: mean, interval, pass rate, counts, tokens and cost.
+
+Why a module of its own: stdout, ``--json``, markdown, JUnit, GitHub annotations, ``runs show`` and
+``runs report`` and the window's summary band all state a run's numbers, and when each computed its
+own they disagreed (two different 95% intervals for the same grader; a mean over one grader's rows
+printed next to a "metric" over the suite's overall rows). Every number a surface shows of a run is
+read from ``GraderSummary`` here, computed from the stored results (store/run_graders ``tally``,
+which counts with the pass rule's own SQL), so a stopped run, a resumed one and a finished one
+report the same numbers wherever they are read.
+
+The interval is ``INTERVAL_METHOD``: the normal approximation of the mean of the scored results
+(status ok or invalid, the invalid as the 0 they were given), mean ± 1.96 · sd / √n, for n ≥ 2.
+The pass rate is pass / (pass + fail) by the pass rule (models/pass_rule); NA and errors are left
+out of both (their counts are kept).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel
+
+from studio.core.store.run_graders import Tally
+
+#: the normal quantile of a two-sided 95% interval
+Z95 = 1.959963984540054
+INTERVAL_METHOD = "normal approximation of the mean, 95%"
+
+
+class GraderSummary(BaseModel):
+    """One grader's results in a run (or a suite's overall score), every figure a surface shows."""
+
+    key: str
+    version: int
+    threshold: float
+    weight: float = 1.0
+    #: results stored for this grader (every status)
+    total: int
+    #: scored results: the mean's n (status ok or invalid with a score)
+    n: int
+    mean: float | None
+    mean_ci: tuple[float, float] | None
+    interval_method: str = INTERVAL_METHOD
+    pass_rate: float | None
+    score_min: float | None = None
+    score_max: float | None = None
+    #: by status: ok, error, invalid, na (a skipped result: a judge's NA)
+    counts: dict[str, int]
+    #: by the pass rule: pass, fail, na, error
+    decisions: dict[str, int]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cached: int = 0
+    mean_duration_ms: float | None = None
+    #: exact USD as a string (None when the grader's endpoint has no prices or it spent nothing)
+    cost: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} v{self.version}"
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def aggregates(self) -> dict[str, Any]:
+        """The ``aggregates`` object of ``run --json`` (kept from before: mean, mean_ci, pass_rate, n)."""
+        low, high = self.mean_ci if self.mean_ci is not None else (None, None)
+        return {"mean": self.mean, "mean_ci": [low, high], "interval": self.interval_method,
+                "pass_rate": self.pass_rate, "pass_threshold": self.threshold, "n": self.n,
+                "min": self.score_min, "max": self.score_max}
+
+    def to_json(self) -> dict[str, Any]:
+        """One grader under ``run --json``'s "graders" (and a suite's "overall")."""
+        return {"key": self.key, "version": self.version, "weight": self.weight, "threshold": self.threshold,
+                "aggregates": self.aggregates(), "counts": dict(self.counts), "decisions": dict(self.decisions),
+                "total": self.total,
+                "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
+                           "cached": self.cached_tokens},
+                "cost": self.cost}
+
+    def interval_text(self, style: str = "brackets") -> str:
+        """The interval as the terminal (``[lo, hi]``) or markdown (``lo to hi``) prints it; "" without one."""
+        if self.mean_ci is None:
+            return ""
+        low, high = self.mean_ci
+        return f"[{low:.4f}, {high:.4f}]" if style == "brackets" else f"{low:.4f} to {high:.4f}"
+
+
+def mean_interval(n: int, total: float, sumsq: float) -> tuple[float, float] | None:
+    """``INTERVAL_METHOD`` from the count, sum and sum of squares of the scores (None below 2)."""
+    if n < 2:
+        return None
+    mean = total / n
+    variance = max(0.0, (sumsq - n * mean * mean) / (n - 1))
+    half = Z95 * math.sqrt(variance / n)
+    return mean - half, mean + half
+
+
+def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
+              cost: str | None = None) -> GraderSummary:
+    """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py)."""
+    mean = tally.score_sum / tally.n if tally.n else None
+    graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
+    statuses = tally.statuses
+    return GraderSummary(
+        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, mean=mean,
+        mean_ci=mean_interval(tally.n, tally.score_sum, tally.score_sumsq),
+        pass_rate=tally.decisions.get("pass", 0) / graded if graded else None,
+        score_min=tally.score_min, score_max=tally.score_max,
+        counts={"ok": statuses.get("ok", 0), "error": statuses.get("error", 0),
+                "invalid": statuses.get("invalid", 0), "na": statuses.get("skipped", 0)},
+        decisions=dict(tally.decisions), prompt_tokens=tally.prompt_tokens,
+        completion_tokens=tally.completion_tokens, cached_tokens=tally.cached_tokens, cached=tally.cached,
+        mean_duration_ms=tally.duration_ms / tally.total if tally.total else None,
+        cost=cost)
+
+
+def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
+    """The summary with its cost (exact USD) filled in: usage is read after the sections exist."""
+    return summary.model_copy(update={"cost": cost})

@@ -1,0 +1,178 @@
+"""The one pass rule: whether a result passed, failed, was not applicable (NA) or errored.
+
+Why one module: every surface (the grid's filters, ``runs show``, JUnit, markdown, the pass rate, a
+suite's all-pass rule, the probes, a jury's jurors, agreement tables) must call a result the same
+thing, and before this each had its own copy that disagreed (one ignored a judge's verdict, one used
+a literal 0.5). The rule is written once, as data (``RULE``: ordered clauses, the first that holds
+decides); ``decide`` reads it in Python and ``decision_sql`` turns the same clauses into an SQL
+``CASE`` (through SQLAlchemy), so the grid's SQL filters and the Python readers cannot drift apart
+(tests/core/test_pass_rule.py holds them equal on random results).
+
+The rule, in order:
+
+1. status ``error`` (the grader could not grade: timeout, crash, endpoint down) is an **error**;
+2. status ``skipped`` (a judge's NA) is **na**: left out of the pass rate, never a fail;
+3. status ``invalid`` (a return that is not a score, scored 0 by MKA1's rule) is a **fail**;
+4. an ok result whose judge gave its own verdict PASS or FAIL is that verdict, whatever its score;
+5. an ok result without a score (and without a verdict) is **na**;
+6. an ok result's score at or above the threshold is a **pass**, below it a **fail**.
+
+The pass rate is pass / (pass + fail); the mean counts ok and invalid scores (``SCORED_STATUSES``).
+A run's threshold is read by ``run_threshold``: the one the run was started with (its settings),
+else the one its stored aggregates were computed at, else ``DEFAULT_PASS_THRESHOLD``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # SQLAlchemy is imported when SQL is asked for (start-up stays light)
+    from sqlalchemy.sql.elements import ColumnElement
+
+Decision = Literal["pass", "fail", "na", "error"]
+DECISIONS: tuple[Decision, ...] = ("pass", "fail", "na", "error")
+#: the decisions that did not pass (``runs show --failed``, the grid's "failing" filter)
+NOT_PASSED: tuple[Decision, ...] = ("fail", "error")
+
+#: a run's pass threshold when it names none (the only place this number is written)
+DEFAULT_PASS_THRESHOLD = 0.5
+#: the statuses whose scores the mean counts (an invalid result as the 0 it was given)
+SCORED_STATUSES = ("ok", "invalid")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One line of the rule: when every given condition holds, the result is ``decision``.
+
+    ``statuses``: the result's status is one of these; ``verdict``: the judge's own verdict equals
+    this; ``score``: "missing" (no score), "at_least" (score >= threshold) or "below"."""
+
+    decision: Decision
+    statuses: tuple[str, ...] = ()
+    verdict: str | None = None
+    score: Literal["missing", "at_least", "below"] | None = None
+
+
+RULE: tuple[Clause, ...] = (
+    Clause("error", statuses=("error",)),
+    Clause("na", statuses=("skipped",)),
+    Clause("fail", statuses=("invalid",)),
+    Clause("pass", statuses=("ok",), verdict="PASS"),
+    Clause("fail", statuses=("ok",), verdict="FAIL"),
+    Clause("na", statuses=("ok",), score="missing"),
+    Clause("pass", statuses=("ok",), score="at_least"),
+    Clause("fail", statuses=("ok",), score="below"),
+)
+#: what a result no clause matches is (a status this rule does not know)
+OTHERWISE: Decision = "error"
+
+
+def check_threshold(threshold: float) -> float:
+    """A threshold as a finite float (it is written into SQL as a literal)."""
+    value = float(threshold)
+    if not math.isfinite(value):
+        raise ValueError(f"a pass threshold must be a finite number, not {threshold!r}")
+    return value
+
+
+def _holds(clause: Clause, status: str, score: float | None, verdict: Any, threshold: float) -> bool:
+    if clause.statuses and status not in clause.statuses:
+        return False
+    if clause.verdict is not None and verdict != clause.verdict:
+        return False
+    if clause.score == "missing":
+        return score is None
+    if clause.score == "at_least":
+        return score is not None and score >= threshold
+    if clause.score == "below":
+        return score is not None and score < threshold
+    return True
+
+
+def decide(status: str, score: float | None, verdict: Any, threshold: float) -> Decision:
+    """The rule for one result: ``verdict`` is the judge's own (``details["verdict"]``) or None."""
+    for clause in RULE:
+        if _holds(clause, status, score, verdict, threshold):
+            return clause.decision
+    return OTHERWISE
+
+
+def verdict_in(details: Any) -> Any:
+    """The judge's own verdict kept in a result's details (None when it gave none)."""
+    return details.get("verdict") if isinstance(details, Mapping) else None
+
+
+def decide_result(result: Mapping[str, Any], threshold: float) -> Decision:
+    """The rule for a stored result or an outcome's fields (``status``, ``score``, ``details``)."""
+    return decide(str(result.get("status")), result.get("score"), verdict_in(result.get("details")), threshold)
+
+
+def decide_outcome(outcome: Any, threshold: float) -> Decision:
+    """The rule for an ``Outcome`` (what a scorer returned)."""
+    return decide(outcome.status, outcome.score, verdict_in(outcome.details), threshold)
+
+
+def word(status: str, decision: Decision) -> str:
+    """What a reviewer reads first: PASS or FAIL for an ok result (NA without a score), else the
+    status itself (error, invalid, skipped), whose decision the status already says."""
+    if status != "ok":
+        return status
+    return {"pass": "PASS", "fail": "FAIL"}.get(decision, "NA")
+
+
+def run_threshold(settings: Mapping[str, Any] | None, aggregates: Mapping[str, Any] | None = None) -> float:
+    """A run's pass threshold: its settings' (what it was started with) first, since its stored
+    aggregates may be older, then the aggregates', else ``DEFAULT_PASS_THRESHOLD``."""
+    for source in (settings or {}, aggregates or {}):
+        value = source.get("pass_threshold")
+        if value is not None:
+            return float(value)
+    return DEFAULT_PASS_THRESHOLD
+
+
+# --- the same rule in SQL ------------------------------------------------------------------------
+def decision_sql(status: ColumnElement[Any], score: ColumnElement[Any], verdict: ColumnElement[Any],
+                 threshold: float) -> ColumnElement[Any]:
+    """``RULE`` as an SQL ``CASE`` over the given column expressions, giving the decision's name."""
+    from sqlalchemy import and_, case, literal, true
+
+    limit = check_threshold(threshold)
+    whens = []
+    for clause in RULE:
+        parts = []
+        if clause.statuses:
+            parts.append(status.in_(clause.statuses))
+        if clause.verdict is not None:
+            parts.append(verdict == clause.verdict)
+        if clause.score == "missing":
+            parts.append(score.is_(None))
+        elif clause.score == "at_least":
+            parts.append(score >= literal(limit))
+        elif clause.score == "below":
+            parts.append(score < literal(limit))
+        whens.append((and_(true(), *parts), literal(clause.decision)))
+    return case(*whens, else_=literal(OTHERWISE))
+
+
+@lru_cache(maxsize=256)
+def decision_sql_text(status: str = "status", score: str = "score",
+                      details: str = "details", threshold: float = DEFAULT_PASS_THRESHOLD) -> str:
+    """``decision_sql`` as SQLite text over column names (the grid's and the reports' raw SQL);
+    ``details`` is the column holding the result's JSON details (the verdict is read from it)."""
+    from sqlalchemy import Float, String, literal_column
+    from sqlalchemy.dialects import sqlite
+
+    expression = decision_sql(literal_column(status, String()), literal_column(score, Float()),
+                              literal_column(f"json_extract({details}, '$.verdict')", String()),
+                              threshold)
+    return str(expression.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
+
+
+def decision_in_sql(decisions: tuple[str, ...], **columns: Any) -> str:
+    """An SQL condition: the result's decision is one of ``decisions``."""
+    names = ", ".join(f"'{d}'" for d in decisions if d in DECISIONS)
+    return f"({decision_sql_text(**columns)} IN ({names}))"
