@@ -9,7 +9,8 @@ pyenv, the build's virtualenv and this checkout. The same steps run on the pip-i
 
 version, the window's first paint (a screenshot; start-up within 20% of the pip app's), ``demo``,
 every demo function grader over its demo dataset (per-sample scores), the standard library a grader
-may import, judge runs against the scripted judge server, an export of the demo library to every
+may import, judge runs against the scripted judge server, a judge endpoint over TLS (the bundle's
+OpenSSL, certifi's CA bundle and an endpoint's own CA), an export of the demo library to every
 platform, hostile graders (reading /etc/shadow, forking, allocating 4 GB, with and without the
 audit hook), the sandbox's protections, the refusal without bubblewrap and the opt-in fallback,
 and the sentence shown for an extra the bundle leaves out (Ray). Exits 1 on any difference.
@@ -18,17 +19,22 @@ and the sentence shown for an extra the bundle leaves out (Ray). Exits 1 on any 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import hashlib
+import ipaddress
 import json
 import os
 import re
 import shutil
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -67,7 +73,7 @@ CONTAINED = {
     "hostile-4gb-no-hook": "memory limit",
 }
 #: the steps after --version and demo, in order (``--only`` picks some)
-STEPS = ["window", "sandbox-info", "function-graders", "stdlib", "judges", "exports", "hostile", "fallback", "extras"]
+STEPS = ["window", "sandbox-info", "function-graders", "stdlib", "judges", "tls", "exports", "hostile", "fallback", "extras"]
 #: imported by the parity grader? not these: they act on import (print, open a browser)
 NOT_IMPORTED = {"this", "antigravity", "__main__"}
 
@@ -282,6 +288,50 @@ class Smoke:
                        f"{len(scores)} scores, mean {statistics.mean(scores) if scores else float('nan'):.4f}, "
                        "equal to the pip app's", ok, _first_difference(pip, bundle) if pip and bundle else "missing rows")
 
+    def tls(self) -> None:
+        """A judge endpoint over https, as a company's gateway is reached: the scripted judge behind a
+        TLS relay whose certificate a private CA signs. With the CA given (``--ca-bundle``) the call
+        must answer; without it certifi's bundle (the base store) must refuse the certificate by name.
+        Both exercise what only the bundle can lose: its OpenSSL, the ssl module and certifi's file."""
+        tls_dir = self.work / "tls"
+        ca_file = _test_ca(tls_dir)
+        judge = subprocess.Popen(self.argv("bundle", ["fake-judge", "--port", str(DEMO_JUDGE_PORT), "--no-reward"]),
+                                 env=self.env("bundle", self.db["bundle"]), stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True, cwd=self.work)
+        relay = _TlsRelay(tls_dir / "server.pem", tls_dir / "server.key", DEMO_JUDGE_PORT)
+        try:
+            if not _wait_port(DEMO_JUDGE_PORT, 60):
+                self.fail(f"tls: the bundle's fake-judge did not listen on {DEMO_JUDGE_PORT}")
+                return
+            url = f"https://127.0.0.1:{relay.port}/v1"
+            outcome: dict[str, list[tuple[int, str]]] = {}
+            for which in ("pip", "bundle"):
+                # the base store must be certifi's in both apps: none of the machine's settings
+                env = {k: v for k, v in self.env(which, self.db[which]).items()
+                       if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+                outcome[which] = []
+                for name, extra in (("smoke-tls", ["--ca-bundle", str(ca_file)]), ("smoke-tls-untrusted", [])):
+                    result = self.run(which, self.db[which], "endpoints", "add", name, "--replace", "--base-url",
+                                      url, "--model", "fake-judge", *extra, env=env)
+                    if result.returncode == 0:
+                        result = self.run(which, self.db[which], "endpoints", "test", name, env=env)
+                    text = re.sub(r"answered in \d+ ms", "answered", result.stdout + result.stderr)
+                    outcome[which].append((result.returncode, text.replace(str(self.work), "WORK")))
+        finally:
+            relay.stop()
+            judge.terminate()
+            judge.wait(30)
+            _wait_port_closed(DEMO_JUDGE_PORT, 30)
+        (trusted_rc, trusted), (untrusted_rc, untrusted) = outcome["bundle"]
+        self.check("judge endpoint over TLS with its own CA (--ca-bundle): answers, as in the pip app",
+                   trusted_rc == 0 and "logprobs supported" in trusted and outcome["pip"][0] == outcome["bundle"][0],
+                   _first_difference(outcome["pip"][0], outcome["bundle"][0]))
+        self.check("judge endpoint over TLS without its CA: certifi's bundle refuses the certificate in one "
+                   "sentence, as in the pip app",
+                   untrusted_rc != 0 and "is not trusted" in untrusted and "Traceback" not in untrusted
+                   and outcome["pip"][1] == outcome["bundle"][1],
+                   _first_difference(outcome["pip"][1], outcome["bundle"][1]))
+
     def exports(self) -> None:
         for target in TARGETS:
             dirs = {which: self.work / f"export-{which}-{target}" for which in ("pip", "bundle")}
@@ -369,6 +419,95 @@ def _first_difference(a: object, b: object, where: str = "") -> str:
             if x != y:
                 return _first_difference(x, y, f"{where}[{i}]")
     return f"{where or 'value'}: pip {str(a)[:200]!r}, bundle {str(b)[:200]!r}"
+
+
+def _test_ca(folder: Path) -> Path:
+    """A private CA and a server certificate for 127.0.0.1 it signs (``server.pem``/``server.key``
+    in ``folder``); returns the CA's PEM file. Made with cryptography, the app's own dependency."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    folder.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "grader-studio smoke test CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+          .add_extension(x509.SubjectKeyIdentifier.from_public_key(ca_key.public_key()), critical=False)
+          .sign(ca_key, hashes.SHA256()))
+    server = (x509.CertificateBuilder()
+              .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")]))
+              .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
+              .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
+              .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                             critical=False)
+              .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+              .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_key.public_key()), critical=False)
+              .sign(ca_key, hashes.SHA256()))
+    (folder / "ca.pem").write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    (folder / "server.pem").write_bytes(server.public_bytes(serialization.Encoding.PEM))
+    (folder / "server.key").write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                                          serialization.PrivateFormat.PKCS8,
+                                                          serialization.NoEncryption()))
+    return folder / "ca.pem"
+
+
+class _TlsRelay:
+    """TLS on 127.0.0.1 (a free port), each connection passed on in plain text to ``upstream``: the
+    scripted judge as a gateway with a company's certificate serves it."""
+
+    def __init__(self, cert: Path, key: Path, upstream: int) -> None:
+        self.upstream = upstream
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self.context.load_cert_chain(cert, key)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return  # stop() closed the listener
+            threading.Thread(target=self._relay, args=(raw,), daemon=True).start()
+
+    def _relay(self, raw: socket.socket) -> None:
+        try:
+            client = self.context.wrap_socket(raw, server_side=True)
+        except (ssl.SSLError, OSError):
+            raw.close()  # the untrusted case: the app refuses the certificate mid-handshake
+            return
+        upstream = socket.create_connection(("127.0.0.1", self.upstream))
+
+        def pump(src: socket.socket, dst: socket.socket) -> None:
+            try:
+                while data := src.recv(65536):
+                    dst.sendall(data)
+            except OSError:
+                pass
+            finally:
+                for sock in (src, dst):
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+
+        back = threading.Thread(target=pump, args=(upstream, client), daemon=True)
+        back.start()
+        pump(client, upstream)
+        back.join(30)
+        client.close()
+        upstream.close()
+
+    def stop(self) -> None:
+        self.listener.close()
 
 
 def _tail(result: subprocess.CompletedProcess[str]) -> str:

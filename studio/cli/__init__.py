@@ -15,6 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from studio import __version__
 from studio.core.errors import StudioError
@@ -62,8 +63,21 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A parser that refuses an argument it does not know itself, with its own usage: argparse
+    leaves a subcommand's unknown options to the top parser, which then printed the top-level usage
+    (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
+    from their parent, so every level answers for its own arguments."""
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="grader-studio",
         description="Author, try and ship LLM graders. Without a command, opens the studio window.",
     )
@@ -86,7 +100,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run one command, every line it prints passing the workflow-command guard (``output.py``)."""
+    from .output import guarded_output
+
+    with guarded_output():
+        return _main(list(sys.argv[1:] if argv is None else argv))
+
+
+def _main(argv: list[str]) -> int:
     from .listing import lean_list
 
     listed = lean_list(argv)  # `graders list` without the library layer's imports, when it can

@@ -97,7 +97,24 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     )
     print(f"route: {describe_route(config.url_for('chat/completions'), config.proxy)}"
           + (f"; also trusting the CAs in {config.ca_bundle}" if config.ca_bundle else ""))
+    _say_if_unreachable(config)
     return 0
+
+
+#: how long ``endpoints add`` waits to see whether anything listens at the new address
+ADD_CHECK_SECONDS = 2.0
+
+
+def _say_if_unreachable(config: EndpointConfig) -> None:
+    """An endpoint is added whether or not its server is up (it may be started later), but a user
+    who mistyped the URL should hear it now, not at the first run."""
+    from studio.core.engine.preflight import unreachable
+
+    down = unreachable(config, ADD_CHECK_SECONDS)
+    if down is not None:
+        shown, reason = down
+        print(f"note: {config.name} was added, but {shown} could not be reached ({reason}); once the "
+              f"server is up, check it with `grader-studio endpoints test {config.name}`", file=sys.stderr)
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:

@@ -68,14 +68,18 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         if args.no_reward
         else FakeRewardServer(args.host, reward_port, latency_ms=args.latency_ms)
     )
-    judge.start()
+    _listen(judge, args.host, args.port, "--port")
     if args.model_under_test:
         print(f"fake-judge as a model under test (a script: canned answers, not a model) at {judge.base_url}",
               flush=True)
     else:
         print(f"fake-judge (a scripted judge, not a model) at {judge.base_url}", flush=True)
     if reward is not None:
-        reward.start()
+        try:
+            _listen(reward, args.host, reward_port, "--reward-port")
+        except CliError:
+            judge.stop()
+            raise
         print(f"reward server (scripted) at {reward.url}", flush=True)
     try:
         judge.serve_forever()
@@ -86,6 +90,23 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
         if reward is not None:
             reward.stop()
     return 0
+
+
+def _listen(server: Any, host: str, port: int, option: str) -> None:
+    """Start ``server``; a port that cannot be had is one sentence naming it and the way out."""
+    import errno
+
+    try:
+        server.start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            why = "is already in use (another fake-judge or server is listening there)"
+        elif exc.errno == errno.EACCES:
+            why = "may not be used by this user"
+        else:
+            why = f"cannot be listened on ({exc.strerror or exc})"
+        raise CliError(f"port {port} on {host} {why}; choose another with {option} N, or {option} 0 "
+                       "for any free port") from None
 
 
 FAKE_JUDGE_EPILOG = """steer it from a sample's text with markers:

@@ -17,6 +17,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from studio.core.models.suite import SuiteDefinition, SuiteMember
+from studio.core.near_names import did_you_mean
+from studio.core.safe_files import write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
@@ -35,7 +37,8 @@ def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, 
         if not math.isfinite(parsed):
             raise CliError(f"{option} {value!r}: the number must be finite", code=2)
         if grader not in keys:
-            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders", code=2)
+            raise CliError(f"{option} {value!r}: {grader!r} is not one of the suite's graders"
+                           f"{did_you_mean(grader, keys)}", code=2)
         out[grader] = parsed
     return out
 
@@ -129,16 +132,44 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     if args.grader in current.grader_keys():
         raise CliError(f"grader {args.grader!r} is already in suite {args.key!r}", code=1)
     keys = [*current.grader_keys(), args.grader]
-    members = _members(keys, args, {m.grader: m for m in current.graders})
+    base = {m.grader: m for m in current.graders}
+    earlier = _last_membership(app, args.key, args.grader)
+    kept = []
+    if earlier is not None:  # it was in the suite before (``suites remove``): its weight and threshold come back
+        number, member = earlier
+        restored = {}
+        if member.weight != 1.0 and args.grader not in _pairs(args.weight, "--weight", keys):
+            restored["weight"] = member.weight
+            kept.append(f"weight {member.weight:g}")
+        if member.threshold is not None and args.grader not in _pairs(args.threshold, "--threshold", keys):
+            restored["threshold"] = member.threshold
+            kept.append(f"threshold {member.threshold:g}")
+        if restored:
+            base[args.grader] = SuiteMember.model_construct(grader=args.grader, version=None, **{
+                "weight": 1.0, "threshold": None, **restored})
+    members = _members(keys, args, base)
     if args.version is not None:
         members[-1] = members[-1].model_copy(update={"version": args.version})
     saved = app.library.suites.save(current.model_copy(update={"graders": members}))
     print(f"suite {saved.key} v{saved.current_version}: {', '.join(saved.definition.grader_keys())}")
+    if kept:
+        print(f"{args.grader} keeps the {' and '.join(kept)} it had in v{number} (give --weight or --threshold "
+              "to change them)")
     return 0
 
 
+def _last_membership(app: CliApp, key: str, grader: str) -> tuple[int, SuiteMember] | None:
+    """The latest earlier version of suite ``key`` that held ``grader``, and its member entry."""
+    for record in sorted(app.library.suites.versions(key), key=lambda r: r.version, reverse=True):
+        for member in record.definition.graders:
+            if member.grader == grader:
+                return record.version, member
+    return None
+
+
 def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
-    current = app.library.suites.get(args.key).definition
+    before = app.library.suites.get(args.key)
+    current = before.definition
     if args.grader not in current.grader_keys():
         raise CliError(f"grader {args.grader!r} is not in suite {args.key!r}")
     members = [m for m in current.graders if m.grader != args.grader]
@@ -147,6 +178,12 @@ def cmd_remove(args: argparse.Namespace, app: CliApp) -> int:
     # a composite overall that combines the removed grader is refused by the library's check
     saved = app.library.suites.save(current.model_copy(update={"graders": members}))
     print(f"suite {saved.key} v{saved.current_version}: {', '.join(saved.definition.grader_keys())}")
+    [gone] = [m for m in current.graders if m.grader == args.grader]
+    settings = ([f"weight {gone.weight:g}"] if gone.weight != 1.0 else []) + (
+        [f"threshold {gone.threshold:g}"] if gone.threshold is not None else [])
+    if settings:
+        print(f"{args.grader}'s {' and '.join(settings)} stay in v{before.current_version}; "
+              f"`grader-studio suites add {saved.key} {args.grader}` brings the grader back with them")
     return 0
 
 
@@ -191,7 +228,10 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
 
     text = export_suite(app.library, args.key)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            write_text(args.output, text)  # never through a link planted at the target
+        except OSError as exc:
+            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
         print(f"wrote suite {args.key} and its graders to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)

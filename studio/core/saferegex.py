@@ -15,11 +15,25 @@ matched by one of two engines:
 - **a helper process** running ``re`` itself otherwise (backreferences, lookarounds, Unicode text),
   with a deadline the host enforces: past ``DEADLINE_S`` the helper is killed and the caller gets
   ``RegexTimeout``, which a sample shows as its error. One helper per process, reused.
+
+A deadline per match is not enough when a dataset brings the patterns: ten thousand rows, each with
+its own slow pattern, would cost ten thousand deadlines. So a run spends at most ``RUN_BUDGET_S``
+(and each grader in it ``GRADER_BUDGET_S``) on matches stopped at the deadline: the run's engine
+opens a ``TimeoutBudget`` (``use_budget``), a suite names each grader's share (``budget_scope``), and
+once it is spent every further match that needs the helper is refused at once with one sentence
+(``RegexBudgetSpent``), while matches RE2 answers in linear time go on.
+
+Why a helper process and not the ``regex`` package's in-process ``timeout=``: ``regex`` is another
+engine (compatible with ``re`` in its VERSION0 mode by design, not the same code), while ``re`` is
+the reference every pattern's meaning is checked against here; swapping would need a differential
+test of its own. With the budget, the helper's cost (one process, reused) is bounded per run.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import contextvars
 import functools
 import json
 import queue
@@ -28,6 +42,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +73,93 @@ class RegexTimeout(RegexFailure):
         shown = pattern if len(pattern) <= 60 else pattern[:57] + "..."
         super().__init__(f"the regular expression {shown!r} ran longer than {DEADLINE_S:g} s on this text "
                          "and was stopped (catastrophic backtracking: avoid nested quantifiers such as (a+)+)")
+
+
+#: seconds of deadline-stopped matches one run may spend, over all its graders
+RUN_BUDGET_S = 30.0
+#: seconds of deadline-stopped matches one grader of a run may spend
+GRADER_BUDGET_S = 10.0
+
+
+class RegexBudgetSpent(RegexFailure):
+    """The run (or this grader) already spent its time on stopped matches: not run at all."""
+
+
+class TimeoutBudget:
+    """Seconds a run has spent on matches stopped at the deadline, in all and per grader."""
+
+    def __init__(self, run_s: float | None = None, grader_s: float | None = None) -> None:
+        self.run_s = RUN_BUDGET_S if run_s is None else run_s
+        self.grader_s = GRADER_BUDGET_S if grader_s is None else grader_s
+        self.spent = 0.0
+        self.spent_by: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def charge(self, scope: str, seconds: float) -> None:
+        with self._lock:
+            self.spent += seconds
+            self.spent_by[scope] = self.spent_by.get(scope, 0.0) + seconds
+
+    def refusal(self, scope: str) -> str | None:
+        """The sentence that refuses a further slow match, or None while there is time left."""
+        with self._lock:
+            if self.spent >= self.run_s:
+                return (f"not matched: this run already spent {self.spent:g} s on regular expressions stopped "
+                        f"at the {DEADLINE_S:g} s deadline (at most {self.run_s:g} s per run), so patterns that "
+                        "need the slow engine are no longer run; simplify the patterns (avoid nested "
+                        "quantifiers such as (a+)+)")
+            mine = self.spent_by.get(scope, 0.0)
+            if mine >= self.grader_s:
+                return (f"not matched: {scope} already spent {mine:g} s in this run on regular expressions "
+                        f"stopped at the {DEADLINE_S:g} s deadline (at most {self.grader_s:g} s per grader), so "
+                        "its patterns that need the slow engine are no longer run; simplify the patterns "
+                        "(avoid nested quantifiers such as (a+)+)")
+        return None
+
+
+#: the run's budget and the grader whose share is being spent (set by the engine; None: unbounded
+#: count of deadlines, as for a single try in the editor)
+_BUDGET: contextvars.ContextVar[tuple[TimeoutBudget, str] | None] = contextvars.ContextVar(
+    "saferegex_budget", default=None)
+
+
+def use_budget(budget: TimeoutBudget, scope: str) -> contextvars.Token[tuple[TimeoutBudget, str] | None]:
+    """Charge stopped matches in this context (and the tasks it starts) to ``budget``'s ``scope``."""
+    return _BUDGET.set((budget, scope))
+
+
+def end_budget(token: contextvars.Token[tuple[TimeoutBudget, str] | None]) -> None:
+    """Stop charging the budget ``use_budget`` gave ``token`` for."""
+    _BUDGET.reset(token)
+
+
+@contextlib.contextmanager
+def budget_scope(scope: str) -> Iterator[None]:
+    """Within the current budget, charge to ``scope`` (one grader of a suite)."""
+    current = _BUDGET.get()
+    if current is None:
+        yield
+        return
+    token = _BUDGET.set((current[0], scope))
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def _ask_helper(request: dict[str, Any], pattern: str) -> Any:
+    """The helper's answer, within the run's budget of stopped matches (see the module docstring)."""
+    current = _BUDGET.get()
+    if current is not None:
+        refused = current[0].refusal(current[1])
+        if refused is not None:
+            raise RegexBudgetSpent(refused)
+    try:
+        return _helper().ask(request, pattern)
+    except RegexTimeout:
+        if current is not None:
+            current[0].charge(current[1], DEADLINE_S)
+        raise
 
 
 @dataclass(frozen=True)
@@ -138,7 +240,7 @@ def matches(pattern: str, text: str, flags: int = 0) -> bool:
     program = _re2_for(pattern, flags, text)
     if program is not None:
         return program.search(text) is not None
-    return _helper().ask({"op": "search", "p": pattern, "f": flags, "t": text}, pattern) is not None
+    return _ask_helper({"op": "search", "p": pattern, "f": flags, "t": text}, pattern) is not None
 
 
 def search(pattern: str, text: str, flags: int = 0) -> Found | None:
@@ -153,7 +255,7 @@ def search(pattern: str, text: str, flags: int = 0) -> Found | None:
             return None
         if compiled.groups == 0:
             return Found((found.group(0),))
-    answer = _helper().ask({"op": "search", "p": pattern, "f": flags, "t": text}, pattern)
+    answer = _ask_helper({"op": "search", "p": pattern, "f": flags, "t": text}, pattern)
     return None if answer is None else Found(tuple(answer), dict(compiled.groupindex))
 
 
@@ -161,7 +263,7 @@ def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
     """``re.findall`` under the deadline (always in the helper: RE2 steps over empty matches
     differently from ``re``, and ``search_all`` extraction is rare)."""
     compile_python(pattern, flags)
-    answer = _helper().ask({"op": "findall", "p": pattern, "f": flags, "t": text}, pattern)
+    answer = _ask_helper({"op": "findall", "p": pattern, "f": flags, "t": text}, pattern)
     return [tuple(item) if isinstance(item, list) else item for item in answer]
 
 

@@ -146,8 +146,7 @@ def app_ctx(qapp: Any, library: Library, db_path: Path, tmp_path: Path) -> Itera
     settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
     context = AppContext(library, db_path, settings=settings)
     yield context
-    context.tasks.wait_idle()
-    qapp.processEvents()
+    context.tasks.settle()  # every task, and every task a finished task's callback started
 
 
 @pytest.fixture
@@ -159,6 +158,6 @@ def window(qtbot: Any, ctx: Any, messages: FakeMessages) -> Iterator[Any]:
     win.resize(1400, 880)
     win.show()
     yield win
-    ctx.tasks.wait_idle()
+    ctx.tasks.settle()
     messages.unsaved_answer = "discard"
     win.close()

@@ -14,6 +14,7 @@ The original row is kept in ``Sample.fields`` so a platform's grader sees its ow
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -69,14 +70,25 @@ def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+def _control(text: str) -> str | None:
+    """The first control character or line break in ``text`` (C0, DEL, C1, U+2028/U+2029)."""
+    return next((ch for ch in text if unicodedata.category(ch) in {"Cc", "Zl", "Zp"}), None)
+
+
 def _id(default_id: str, *candidates: Any) -> str:
     """The first id given; 0 is an id (only null and "" are not). A NUL is refused: C code, SQLite
-    tools and file names cut an id at it, so two ids could become one."""
+    tools and file names cut an id at it, so two ids could become one. Any other control character
+    or line break is refused too: an id is printed on one line, and a line break in it would let a
+    dataset start a line of a CI log (a GitHub workflow command) or forge a line of a report."""
     for value in candidates:
         if value is not None and value != "":
             text = str(value)
             if "\0" in text:
                 raise RowError(f"the sample id {text!r} contains a NUL character (\\x00)")
+            bad = _control(text)
+            if bad is not None:
+                raise RowError(f"the sample id {text!r} contains a control character ({bad!r}); "
+                               "a sample id is one line of printable text")
             return text
     return default_id
 

@@ -12,7 +12,8 @@ from typing import Any
 
 from studio.core.models import CompositeGrader, RunInfo, parse_grader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.store import Library, LibraryError
+from studio.core.near_names import did_you_mean
+from studio.core.store import Library, LibraryError, NotFound
 from studio.core.store.suites import InvalidSuite
 
 from .plan import PlannedGrader, RunPlan
@@ -53,14 +54,23 @@ def targets(library: Library, name: str | None, version: int | None = None,
         raise InvalidSuite("name a grader or a suite to run")
     try:
         record = library.graders.get(name)
-    except LibraryError:
+    except LibraryError as exc:
         if not library.suites.exists(name):
             _refuse_trashed_suite(library, name)
-            raise
+            raise unknown_target(library, name, exc) from None
         suite = library.suites.version(name, version or library.suites.get(name).current_version)
         return [(m.grader, m.version or library.graders.get(m.grader).current_version)
                 for m in suite.definition.graders]
     return [(record.key, version or record.current_version)]
+
+
+def unknown_target(library: Library, name: str, error: LibraryError) -> LibraryError:
+    """What ``run NAME`` says when NAME is neither a grader nor a suite: near keys of both offered
+    (a grader in the trash keeps its own sentence)."""
+    if "in the trash" in str(error):
+        return error
+    keys = [r.key for r in library.graders.list()] + [r.key for r in library.suites.list()]
+    return NotFound(f"no grader or suite with key {name!r}{did_you_mean(name, keys)}")
 
 
 def _refuse_trashed_suite(library: Library, name: str) -> None:

@@ -113,15 +113,30 @@ def check_reachable(config: EndpointConfig) -> None:
                               "the run was not started and nothing was recorded")
 
 
-def _connect(host: str, port: int, config: EndpointConfig) -> str | None:
-    """None when ``host:port`` accepts a TCP connection, else why not, in words."""
+def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tuple[str, str] | None:
+    """(the address shown, why) when nothing accepts a connection within ``seconds`` where the
+    endpoint's calls go (its proxy when it has one); None when something does (``endpoints add``)."""
     try:
-        with socket.create_connection((host, port), timeout=min(CONNECT_SECONDS, config.timeout)):
+        proxy = proxy_for(config.url_for("chat/completions"), config.proxy)
+    except ProxyError as exc:
+        return _origin(config.base_url)[0], str(exc)
+    shown, host, port = _origin(proxy.url if proxy is not None else config.base_url)
+    reason = _connect(host, port, config, seconds)
+    if reason is None:
+        return None
+    return (f"its proxy {shown}" if proxy is not None else shown), reason
+
+
+def _connect(host: str, port: int, config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> str | None:
+    """None when ``host:port`` accepts a TCP connection, else why not, in words."""
+    wait = min(seconds, config.timeout)
+    try:
+        with socket.create_connection((host, port), timeout=wait):
             return None
     except socket.gaierror as exc:
         reason = f"cannot resolve the host {host!r} ({exc.strerror or exc})"
     except TimeoutError:
-        reason = f"no answer within {min(CONNECT_SECONDS, config.timeout):g} s"
+        reason = f"no answer within {wait:g} s"
     except ConnectionRefusedError:
         reason = "connection refused (is the server running?)"
     except OSError as exc:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.safe_files import write_text
 
 from .run_settings import RunSettings
 
@@ -203,20 +204,25 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
         if checked.junit is not None:
             from .reports.junit import junit_xml
 
-            checked.junit.write_text(junit_xml(library, run), encoding="utf-8")
+            write_text(checked.junit, junit_xml(library, run))  # never through a planted link
         if checked.markdown is not None:
             from .reports.markdown import append_step_summary, markdown_report
 
             text = markdown_report(library, run, verdict, baseline=checked.baseline, usage=usage)
-            checked.markdown.write_text(text, encoding="utf-8")
+            write_text(checked.markdown, text)
             append_step_summary(text)  # GitHub Actions shows it on the run's page
     except OSError as exc:
         raise RequestRefused(f"the report could not be written: {exc.strerror or exc} ({exc.filename})") from None
     if checked.request.reports.github and github is not None:
         from .reports.github import workflow_commands
 
+        # the studio's own annotations are the only lines written past the CLI's output guard
+        # (cli/output.py ``CommandGuard.unguarded``), which defuses every other line starting '::'
+        real = getattr(github, "unguarded", github)
+        github.flush()
         for line in workflow_commands(library, run, verdict):
-            print(line, file=github)
+            real.write(line.replace("\r", "%0D").replace("\n", "%0A") + "\n")
+        real.flush()
     return Finished(run=run, verdict=verdict, usage=usage)
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
+from studio.core import saferegex
 from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
@@ -29,7 +30,7 @@ from studio.core.store import Library, NotFound
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .plan import RunPlan, assemble
-from .planning import one_off_suite, plan_of, record_suite_run
+from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
@@ -82,9 +83,9 @@ def start_run(library: Library, grader_key: str | None, dataset_name: str, optio
         raise NotFound("name a grader or a suite to run")
     try:
         record = library.graders.get(grader_key)
-    except NotFound:
+    except NotFound as exc:
         if not library.suites.exists(grader_key):
-            raise
+            raise unknown_target(library, grader_key, exc) from None
         suite_record = library.suites.get(grader_key)
         version = options.version or suite_record.current_version
         suite = library.suites.version(grader_key, version).definition
@@ -232,6 +233,7 @@ class _Slots:
     def __init__(self, plan: RunPlan, scorers: list[Scorer]) -> None:
         self.plan = plan
         self.scorers = scorers
+        self.keys = {p.slot: p.key for p in plan.graders}
         self.raw_ok = [bool(getattr(sc, "accepts_raw_json", False)) and hasattr(sc, "score_raw_batch")
                        for sc in self.scorers]
         one = self.scorers[0]
@@ -311,12 +313,13 @@ class _Slots:
                 return slot, [], []
             scorer = self.scorers[slot]
             outcomes: list[Any]
-            if self.raw_ok[slot]:
-                outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
-            elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
-                outcomes = await scorer.score_values([parsed[k] for k in wanted])
-            else:
-                outcomes = await scorer.score_batch([parsed[k] for k in wanted])
+            with saferegex.budget_scope(self.keys[slot]):  # this grader's share of the run's budget
+                if self.raw_ok[slot]:
+                    outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
+                elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
+                    outcomes = await scorer.score_values([parsed[k] for k in wanted])
+                else:
+                    outcomes = await scorer.score_batch([parsed[k] for k in wanted])
             if len(outcomes) != len(wanted):
                 raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(wanted)} samples")
             return slot, wanted, outcomes
@@ -401,6 +404,9 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                     rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
             await outbox.put((rows, grader_rows))
 
+    # the run's time on regex matches stopped at their deadline is bounded (saferegex.TimeoutBudget):
+    # the tasks made below inherit it, a suite's slots each charge their own grader's share
+    regex_budget = saferegex.use_budget(saferegex.TimeoutBudget(), plan.graders[0].key)
     writer_task = asyncio.create_task(writer())
     workers = [asyncio.create_task(grade_worker()) for _ in range(n_workers)]
     try:
@@ -432,6 +438,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
             await outbox.put(None)
         await writer_task  # re-raises the writer's failure
         await slots.aclose()
+        saferegex.end_budget(regex_budget)
     if on_progress is not None:
         on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start, [], finished=True))
     return slots.metrics()

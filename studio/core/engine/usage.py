@@ -131,7 +131,8 @@ def _tally_text(t: Tally) -> str:
 # a judge's row names its endpoint; a composite's row names each component's. ``{source}`` is the
 # section's rows (``sections.section_source``): the run's results, or one grader's rows of a suite
 _SINGLE = """SELECT json_extract(details, '$.endpoint') AS endpoint, count(*) AS n,
-    sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(cached_tokens) AS k,
+    sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS p, sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS c,
+    sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS k,
     sum((SELECT count(*) FROM json_each(details, '$.calls') AS call
          WHERE coalesce(CAST(json_extract(call.value, '$.cached') AS DOUBLE PRECISION), 0) = 0
            AND coalesce(CAST(json_extract(call.value, '$.failed') AS DOUBLE PRECISION), 0) = 0)) AS calls

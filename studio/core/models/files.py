@@ -14,13 +14,11 @@ from typing import Any
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent, ScalarEvent
-from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.errors import StudioError
 from studio.core.safe_files import write_text
+from studio.core.yaml_text import YamlRefused, read_yaml
 
 from .common import GraderBase
 from .definition import GRADER_ADAPTER, GraderDefinition, dump_grader, union_json_schema
@@ -114,58 +112,13 @@ def parse_document(data: Any, source: str = "<definition>", tree: Any = None) ->
         raise DefinitionError(source, problems) from None
 
 
-#: nesting of a definition file far beyond any real grader (a composite of composites is ~20 deep)
-MAX_DEPTH = 200
-
-
-#: Python's bound on reading a decimal integer (``sys.get_int_max_str_digits()``); a longer one
-#: raises ValueError deep in the YAML constructor (and costs quadratic time)
-MAX_DIGITS = 4300
-
-
-def _refuse_long_integer(yaml: YAML, event: ScalarEvent, source: str) -> None:
-    if len(event.value) <= MAX_DIGITS or event.style is not None:  # quoted scalars stay text
-        return
-    tag = yaml.resolver.resolve(ScalarNode, event.value, (True, False))
-    if tag is not None and str(tag).endswith(":int"):
-        line = event.start_mark.line + 1 if event.start_mark is not None else None
-        digits = sum(c.isdigit() for c in event.value)
-        raise DefinitionError(source, [(line, "", f"a number has {digits:,} digits (the studio reads integers of at "
-                                                  f"most {MAX_DIGITS:,} digits; quote it to keep it as text)")])
-
-
-def _refuse_aliases(yaml: YAML, text: str, source: str) -> None:
-    """A grader file may not use YAML aliases (``*name``): expanding them is how a few hundred
-    bytes become gigabytes (the "billion laughs"), and no grader needs them. Checked on the event
-    stream, before anything is built; nesting and integer lengths are bounded on the way too."""
-    depth = 0
-    for event in yaml.parse(text):
-        if isinstance(event, ScalarEvent):
-            _refuse_long_integer(yaml, event, source)
-        elif isinstance(event, AliasEvent):
-            line = event.start_mark.line + 1 if event.start_mark is not None else None
-            raise DefinitionError(source, [(line, "", f"YAML aliases (*{event.anchor}) are not allowed in a grader file")])
-        if isinstance(event, CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                line = event.start_mark.line + 1 if event.start_mark is not None else None
-                raise DefinitionError(source, [(line, "", f"nested more than {MAX_DEPTH} levels deep")])
-        elif isinstance(event, CollectionEndEvent):
-            depth -= 1
-
-
 def read_tree(text: str, source: str = "<definition>") -> Any:
-    """YAML or JSON text as ruamel's tree (lines kept), with the grader file's safety checks."""
+    """YAML or JSON text as ruamel's tree (lines kept), read by the studio's one YAML reader with the
+    grader file's rule: no aliases at all (``studio/core/yaml_text.py``)."""
     try:
-        yaml = _yaml()
-        _refuse_aliases(yaml, text, source)
-        return yaml.load(text)
-    except RecursionError:
-        raise DefinitionError(source, [(None, "", "nested too deeply to read")]) from None
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise DefinitionError(source, [(line, "", f"not valid YAML/JSON: {getattr(exc, 'problem', exc)}")]) from None
+        return read_yaml(text, source, aliases=False, lines=True, what="a grader file")
+    except YamlRefused as exc:
+        raise DefinitionError(source, [(exc.line, "", exc.reason)]) from None
 
 
 def plain(tree: Any) -> Any:

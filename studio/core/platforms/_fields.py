@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
+from studio.core.yaml_text import YamlRefused, read_yaml
 
 from ._base import ImportResult, PlatformError
 
@@ -147,11 +148,6 @@ def import_each(
     return result
 
 
-def _yaml() -> YAML:
-    yaml = YAML(typ="safe", pure=True)
-    return yaml
-
-
 def _literal_blocks(data: Any) -> Any:
     """Multi-line strings as ``|`` blocks so prompts and code stay readable in the YAML."""
     if isinstance(data, dict):
@@ -174,18 +170,26 @@ def dump_yaml(data: Any) -> str:
 
 
 def load_yaml_text(text: str, origin: str) -> Any:
+    """A platform config through the studio's one YAML reader: anchors shared by a config are fine,
+    as long as what their aliases repeat stays bounded (``studio/core/yaml_text.py``)."""
     try:
-        return _yaml().load(text)
-    except Exception as exc:  # ruamel raises many error types; all mean "not YAML"
-        raise PlatformError(f"{origin} is not valid YAML: {exc}") from exc
+        return read_yaml(text, origin, aliases=True)
+    except YamlRefused as exc:
+        raise PlatformError(str(exc)) from None
 
 
 def peek_yaml(path: Path) -> Any:
+    """The config for ``detect``, or None when it is not YAML at all. A YAML text the reader refuses
+    (an alias bomb) is refused here with its sentence: no platform would read it."""
     if path.suffix.lower() not in {".yaml", ".yml"}:
         return None
     try:
-        return _yaml().load(path.read_text(encoding="utf-8"))
-    except Exception:
+        return read_yaml(path.read_text(encoding="utf-8"), path.name, aliases=True)
+    except YamlRefused as exc:
+        if exc.reason.startswith("not valid YAML"):
+            return None
+        raise PlatformError(str(exc)) from None
+    except (OSError, UnicodeDecodeError):
         return None
 
 

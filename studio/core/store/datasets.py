@@ -12,6 +12,7 @@ from pydantic import BaseModel, field_validator
 from sqlalchemy import Engine, delete, func, insert, select, update
 
 from studio.core.models import Sample, SampleRow
+from studio.core.near_names import did_you_mean
 
 from .authors import current_user
 from .database import driver_connection, inserted_id, utcnow
@@ -154,7 +155,7 @@ class DatasetRepository:
         with self._engine.connect() as conn:
             row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
         if row is None or (row.deleted_at is not None and not include_deleted):
-            raise NotFound(f"no dataset named {name!r}")
+            raise NotFound(f"no dataset named {name!r}{did_you_mean(name, (d.name for d in self.list()))}")
         return DatasetRecord(**row._asdict())
 
     def by_id(self, dataset_id: int) -> DatasetRecord:

@@ -55,7 +55,7 @@ class EndpointRepository:
                 select(endpoints_table.c.config).where(endpoints_table.c.name == name)
             ).first()
         if row is None:
-            raise EndpointNotFound(name)
+            raise EndpointNotFound(name, self.names())
         return EndpointConfig.model_validate_json(row.config)
 
     def save(self, config: EndpointConfig) -> None:
@@ -89,7 +89,7 @@ class EndpointRepository:
                 delete(endpoints_table).where(endpoints_table.c.name == name)
             ).rowcount
         if not deleted:
-            raise EndpointNotFound(name)
+            raise EndpointNotFound(name, self.names())
         delete_keyring_key(name)
 
     def resolve(self, *preferred: str | None) -> EndpointConfig:

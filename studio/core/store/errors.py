@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from studio.core.errors import StudioError
+from studio.core.near_names import did_you_mean
 
 
 class LibraryError(StudioError):
@@ -43,8 +46,11 @@ class StaleVersion(Conflict):
 
 
 class EndpointNotFound(NotFound):
-    def __init__(self, name: str) -> None:
-        super().__init__(f"no endpoint named {name!r}; add one with `grader-studio endpoints add`")
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        near = did_you_mean(name, known)
+        super().__init__(f"no endpoint named {name!r}{near}" + (
+            " (or add one with `grader-studio endpoints add`)" if near else
+            "; add one with `grader-studio endpoints add`"))
         self.name = name
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
 
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
+from studio.core.near_names import did_you_mean
 
 from .authors import current_user
 from .database import inserted_id, utcnow
@@ -39,7 +40,8 @@ class LabelRepository:
         row = conn.execute(select(datasets.c.id).where(datasets.c.name == dataset,
                                                        datasets.c.deleted_at.is_(None))).first()
         if row is None:
-            raise NotFound(f"no dataset named {dataset!r}")
+            live = conn.execute(select(datasets.c.name).where(datasets.c.deleted_at.is_(None))).scalars()
+            raise NotFound(f"no dataset named {dataset!r}{did_you_mean(dataset, live)}")
         return int(row.id)
 
     def _set_id(self, conn: Connection, dataset: str, key: str, *, create: bool = False) -> int | None:

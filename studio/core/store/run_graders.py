@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from studio.core.models.pass_rule import decision_sql_text, run_threshold
+from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
 from .suites import score_range
@@ -121,10 +122,11 @@ def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
 
 
 def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:
-    for slot in library.runs.slots(run_id):
+    slots = library.runs.slots(run_id)
+    for slot in slots:
         if slot.grader_key == key:
             return slot.slot, key
-    raise NotFound(f"run {run_id} has no grader {key!r}")
+    raise NotFound(f"run {run_id} has no grader {key!r}{did_you_mean(key, (s.grader_key for s in slots))}")
 
 
 def _loads(text: Any) -> Any:
@@ -179,7 +181,9 @@ def tally_sql(rows: str, threshold: float) -> str:
         " count(CASE WHEN d = 'pass' THEN 1 END), count(CASE WHEN d = 'fail' THEN 1 END),"
         " count(CASE WHEN d = 'na' THEN 1 END), count(CASE WHEN d = 'error' THEN 1 END),"
         f" count({scored}), sum({scored}), sum({scored} * {scored}), min({scored}), max({scored}),"
-        " sum(prompt_tokens), sum(completion_tokens), sum(cached_tokens), sum(cached), sum(duration_ms)"
+        # token sums as floats: sum() of integers overflows on counts stored before they were bounded
+        " sum(CAST(prompt_tokens AS DOUBLE PRECISION)), sum(CAST(completion_tokens AS DOUBLE PRECISION)),"
+        " sum(CAST(cached_tokens AS DOUBLE PRECISION)), sum(cached), sum(duration_ms)"
         f" FROM (SELECT *, {decision} AS d FROM ({rows}) AS rows) AS src"  # PostgreSQL names every subquery
     )
 
@@ -195,7 +199,8 @@ def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) ->
                  n=n, score_sum=float(total_score), score_sumsq=float(sumsq),
                  score_min=None if values[12] is None else float(low),
                  score_max=None if values[13] is None else float(high),
-                 prompt_tokens=prompt, completion_tokens=completion, cached_tokens=cached_tokens, cached=cached,
+                 prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
+                 cached=cached,
                  duration_ms=float(duration))
 
 

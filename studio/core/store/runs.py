@@ -521,9 +521,9 @@ class RunRepository:
                           min(CASE WHEN status IN ('ok','invalid') THEN score END) AS min,
                           max(CASE WHEN status IN ('ok','invalid') THEN score END) AS max,
                           avg(duration_ms) AS mean_ms,
-                          sum(prompt_tokens) AS prompt_tokens,
-                          sum(completion_tokens) AS completion_tokens,
-                          sum(cached_tokens) AS cached_tokens,
+                          sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS prompt_tokens,
+                          sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS completion_tokens,
+                          sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS cached_tokens,
                           sum(cached) AS cached
                    FROM results WHERE run_id = :r"""
             ), {"r": run_id}).one()
@@ -544,9 +544,11 @@ class RunRepository:
             "min": row.min,
             "max": row.max,
             "mean_duration_ms": row.mean_ms,
-            "prompt_tokens": row.prompt_tokens or 0,
-            "completion_tokens": row.completion_tokens or 0,
-            "cached_tokens": row.cached_tokens or 0,
+            # summed as floats, which cannot overflow (sum() of two 5e18 integers stored before counts
+            # were bounded raised "integer overflow" on every show and report of the run)
+            "prompt_tokens": int(row.prompt_tokens or 0),
+            "completion_tokens": int(row.completion_tokens or 0),
+            "cached_tokens": int(row.cached_tokens or 0),
             "cached": row.cached or 0,
             "statuses": statuses,
             "metrics": metrics,

@@ -20,6 +20,8 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
 
+from studio.core.near_names import did_you_mean
+
 from .authors import current_user
 from .database import inserted_id, utcnow
 from .errors import Conflict, Locked, NotFound, StaleVersion
@@ -77,10 +79,17 @@ class Versioned:
     def row(self, conn: Connection, key: str) -> Row | None:
         return conn.execute(select(self.head).where(self.head.c.key == key)).first()
 
+    def missing(self, conn: Connection, key: str, hint: str = "", *, trashed: bool = False) -> NotFound:
+        """"no grader with key 'exactt'; did you mean 'exact'?" (live keys are offered, or with
+        ``trashed`` those in the trash)."""
+        where = self.head.c.deleted_at.is_not(None) if trashed else self.head.c.deleted_at.is_(None)
+        keys = conn.execute(select(self.head.c.key).where(where).order_by(self.head.c.key)).scalars()
+        return NotFound(f"no {self.noun} with key {key!r}{hint}{did_you_mean(key, keys) if not hint else ''}")
+
     def live_row(self, conn: Connection, key: str) -> Row:
         row = self.row(conn, key)
         if row is None:
-            raise NotFound(f"no {self.noun} with key {key!r}")
+            raise self.missing(conn, key)
         if row.deleted_at is not None:
             raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
         return row
@@ -89,7 +98,7 @@ class Versioned:
         row = self.row(conn, key)
         if row is None or (row.deleted_at is not None and not include_deleted):
             hint = " (it is in the trash: restore it first)" if row is not None else ""
-            raise NotFound(f"no {self.noun} with key {key!r}{hint}")
+            raise self.missing(conn, key, hint)
         return row
 
     def text(self, conn: Connection, head_id: int, version: int) -> str | None:
@@ -100,7 +109,7 @@ class Versioned:
         with self.engine.connect() as conn:
             row = self.row(conn, key)
             if row is None:
-                raise NotFound(f"no {self.noun} with key {key!r}")
+                raise self.missing(conn, key)
             return list(conn.execute(select(self.versions).where(self.owner == row.id)
                                      .order_by(self.versions.c.version)))
 
@@ -197,7 +206,7 @@ class Versioned:
         with self.engine.begin() as conn:
             row = self.row(conn, key)
             if row is None:
-                raise NotFound(f"no {self.noun} with key {key!r}")
+                raise self.missing(conn, key, trashed=True)
             if row.deleted_at is None:
                 raise Conflict(f"{self.noun} {key!r} is not deleted")
             conn.execute(update(self.head).where(self.head.c.id == row.id).values(deleted_at=None, updated_at=utcnow()))

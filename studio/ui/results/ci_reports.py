@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core import safe_files
+
 from ..context import AppContext
 from ..messages import describe_error
 from ..qt import QtGui, QtWidgets, Signal
@@ -129,5 +131,5 @@ def write_report(library: Any, run_id: int, kind: str, path: Path) -> str:
         from studio.core.engine.usage import run_usage
 
         text = markdown_report(library, run, judge(run), usage=run_usage(library, run))
-    path.write_text(text, encoding="utf-8")
+    safe_files.write_text(path, text)  # never through a link planted at the target
     return str(path)

@@ -79,13 +79,28 @@ class OpenAIAdapter:
         )
 
 
+#: more tokens than any model's context holds (the largest are a few million): a usage count above
+#: it is not a count but a broken or hostile server, and storing it would overflow SQLite's integers
+MAX_REPORTED_TOKENS = 100_000_000
+
+
 def _count(block: Any, key: str) -> int:
-    """A token count from a usage block; a server that omits it (or sends junk) counts 0."""
+    """A token count from a usage block; a server that omits it (or sends text) counts 0. One that
+    is impossible (infinite, or above ``MAX_REPORTED_TOKENS``) makes the answer malformed: that call
+    fails with the sentence, and every other sample's result is kept."""
     if not isinstance(block, dict):
         return 0
+    value = block.get(key)
+    if isinstance(value, float) and value != value:  # NaN: no count
+        return 0
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > MAX_REPORTED_TOKENS:
+        shown = f"{value:.3g}" if isinstance(value, float) else (
+            str(value) if value < 10**15 else f"a {len(str(value)):,}-digit number")
+        raise MalformedResponse(f"usage.{key} is {shown}, more tokens than any model's context "
+                                f"(at most {MAX_REPORTED_TOKENS:,} are believed)")
     try:
-        return max(0, int(block.get(key) or 0))
-    except (TypeError, ValueError):
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
         return 0
 
 

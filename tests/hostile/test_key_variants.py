@@ -1,0 +1,114 @@
+"""An endpoint that echoes the API key it was sent, in any cheap disguise (reversed, spaced, split,
+a zero-width space or full-width letters inside), gets it stored nowhere: not in ``results.raw``,
+``rationale``, ``details``, ``judge_cache.response`` nor an export; and fields of an answer the studio
+does not read are not stored at all."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from judge_helpers import qa
+
+from studio.core.engine.runner import RunOptions, run_grader
+from studio.core.judges.http.redaction import keep_needed, redact_text
+from studio.core.models import BinaryJudge
+from studio.core.models.endpoints import EndpointConfig
+from studio.core.store import Library
+from studio.core.store.endpoints import EndpointRepository
+
+KEY = "sk-live-7Qx9Vb2Lm4Np8Rt6Zw3Ky5"
+HALF = len(KEY) // 2
+
+
+def disguises(key: str) -> dict[str, str]:
+    return {
+        "reversed": key[::-1],
+        "spaced": " ".join(key),
+        "split": f"{key[:HALF]} ... and the rest: {key[HALF:]}",
+        "zero-width": "\u200b".join(key),
+        "full-width": "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key),
+        "dotted upper": ".".join(key.upper()),
+    }
+
+
+def leaked(text: str) -> list[str]:
+    """Which disguises of KEY (or a half of it) are readable in ``text``, by the same folding."""
+    from studio.core.judges.http.redaction import _skeleton
+
+    skeleton = _skeleton(text)[0]
+    key = _skeleton(KEY)[0]
+    return [name for name, piece in (("key", key), ("reversed", key[::-1]), ("first half", key[:HALF - 2]),
+                                     ("second half", key[HALF:])) if piece in skeleton]
+
+
+@pytest.mark.parametrize("name", list(disguises(KEY)))
+def test_each_disguise_is_masked_and_the_words_around_it_stay(name: str) -> None:
+    text = f"The verdict is PASS. Your key: {disguises(KEY)[name]}. The answer is correct."
+    cleaned = redact_text(text, frozenset({KEY}))
+    assert leaked(cleaned) == [], (name, cleaned)
+    assert cleaned.startswith("The verdict is PASS. Your key: ") and cleaned.endswith(". The answer is correct.")
+
+
+def test_only_the_fields_the_studio_reads_are_kept() -> None:
+    body = {"id": "x", "model": "m", "usage": {"prompt_tokens": 1}, "debug": {"headers": "Authorization: Bearer k"},
+            "choices": [{"index": 0, "finish_reason": "stop", "echo": "k",
+                         "message": {"role": "assistant", "content": "PASS", "request_headers": "k"}}]}
+    assert keep_needed(body) == {"id": "x", "model": "m", "usage": {"prompt_tokens": 1}, "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "PASS"}}]}
+
+
+class Echoing(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        sent = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        said = "; ".join(f"{name}: {text}" for name, text in disguises(sent).items())
+        content = json.dumps({"reasoning": f"keys {said}", "verdict": "PASS"})
+        body = {"id": "c1", "model": "m", "choices": [{"index": 0, "finish_reason": "stop",
+                                                       "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": 5, "completion_tokens": 2},
+                "debug": {"received_headers": {"authorization": f"Bearer {sent[::-1]}"}, "note": "kept-nowhere"}}
+        reply = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def echoing() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_echoed_disguised_key_is_stored_nowhere(library: Library, db_path: Path, echoing: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ECHO_KEY", KEY)
+    EndpointRepository.of(library).save(EndpointConfig(name="echo", base_url=echoing, model="m",
+                                                       api_key_env="ECHO_KEY", retry_backoff=0.01))
+    library.graders.create(BinaryJudge(key="j", criteria="c", endpoint="echo"))
+    library.datasets.create("d", [qa("s1", "q", "a"), qa("s2", "q2", "b")])
+    run = run_grader(library, "j", "d", RunOptions(concurrency=2))
+    assert run.counts == {"ok": 2}
+    rows = library.runs.results(run.id)
+    assert all("keys reversed: ***" in row["rationale"] for row in rows), rows[0]["rationale"]
+    with library.engine.connect() as conn:
+        cached = [r[0] for r in conn.exec_driver_sql("SELECT response FROM judge_cache")]
+    assert cached
+    for text in [json.dumps(rows, default=str, ensure_ascii=False), *cached]:
+        assert leaked(text) == [], text
+        assert "kept-nowhere" not in text and "received_headers" not in text
+    library.engine.dispose()
+    stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).decode("utf-8", "replace")
+    assert leaked(stored) == []
