@@ -151,6 +151,13 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
     return report
 
 
+def _scored(value: float | None) -> float:
+    """A score the selection above guarantees (a scored label, a call that graded)."""
+    if value is None:
+        raise ValueError("a score was expected: the pairs hold scored labels and graded calls only")
+    return float(value)
+
+
 def _binary_part(pairs: list[tuple[Label, JudgeCall]], undefined: dict[str, str], seed: int) -> dict[str, Any]:
     out: dict[str, Any] = {"accuracy": None, "cohen_kappa": None, "kappa_ci": None, "kappa_reading": None,
                            "confusion": None, "per_class": None, "base_rate": None, "warnings": []}
@@ -226,8 +233,8 @@ def _score_part(library: Library, run_id: int, dataset: str, key: str, pairs: li
                            "_score_disagreements": []}
     if not pairs:
         return out
-    human = [float(lab.score) for lab, _ in pairs]  # type: ignore[arg-type]
-    judge = [float(call.score) for _, call in pairs]  # type: ignore[arg-type]
+    human = [_scored(lab.score) for lab, _ in pairs]
+    judge = [_scored(call.score) for _, call in pairs]
     scale, source = _scale(library, run_id, dataset, key, human, grader)
     out["scale"] = None if scale is None else list(scale)
     if scale is not None:
@@ -330,8 +337,8 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
             if call is None or call.status != "ok":
                 name = f"{side}_{reason}"
                 not_common[name] = not_common.get(name, 0) + 1
-    a = [float(calls_a[s].score) for s in common]  # type: ignore[arg-type]
-    b = [float(calls_b[s].score) for s in common]  # type: ignore[arg-type]
+    a = [_scored(calls_a[s].score) for s in common]
+    b = [_scored(calls_b[s].score) for s in common]
     delta = stats.mean_difference(a, b, seed=seed)
     flips, only_a, only_b = [], 0, 0
     for sid in common:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -20,11 +20,6 @@ class JudgeBase(GraderBase):
     system_template: str | None = Field(default=None, description="Handlebars; None = built-in")
     user_template: str | None = Field(default=None, description="Handlebars; None = built-in")
     template_variables: dict[str, Any] = Field(default_factory=dict)
-
-    if TYPE_CHECKING:
-        # every judge class declares its own ``kind`` literal (the discriminator); said here for
-        # the type checker only, so code holding any judge may read it without a field of its own
-        kind: str
 
 
 class Shot(BaseModel):

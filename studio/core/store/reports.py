@@ -106,7 +106,7 @@ def _rows(engine: Engine, query: ResultQuery, progress: Progress | None) -> Iter
         params = [query.dataset_id, *params]
     written = 0
     with engine.connect() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver_connection(conn.connection).cursor()
         try:
             cursor.execute(sql, params)
             while batch := cursor.fetchmany(FETCH_ROWS):

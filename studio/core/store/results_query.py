@@ -228,7 +228,7 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
     sql, params = query.select("r.id")
     start = time.perf_counter()
     with engine.connect() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver_connection(conn.connection).cursor()
         try:
             # the subquery keeps its ORDER BY: SQLite never flattens an ordered subquery into an
             # aggregate (flattening rule 16), so the array is in grid order
@@ -276,7 +276,7 @@ def load_rows(engine: Engine, dataset_id: int, ids: list[int], label_set_id: int
     label = "''" if label_set_id is None else current_label_sql(label_set_id, LABEL_TEXT)
     sql = _PAGE_SQL.format(n=CELL_CHARS, marks=",".join("?" * len(ids)), label=label)
     with engine.connect() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver_connection(conn.connection).cursor()
         try:
             rows = cursor.execute(sql, [dataset_id, *ids]).fetchall()
         finally:
@@ -305,7 +305,7 @@ def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, An
         " LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx WHERE r.id = ?"
     )
     with engine.connect() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver_connection(conn.connection).cursor()
         try:
             cursor.execute(sql, (dataset_id, result_id))
             row = cursor.fetchone()
@@ -345,7 +345,7 @@ def _suite_graders(engine: Engine, result: dict[str, Any]) -> list[dict[str, Any
     """A suite run's sample: each grader's result (key, version, score, rationale ...) in slot order;
     None for a run of one grader. A plain score has no row of its own: it is read from ``scores``."""
     with engine.connect() as conn:
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        cursor = driver_connection(conn.connection).cursor()
         try:
             suite = cursor.execute("SELECT suite FROM runs WHERE id = ?", (result.get("run_id"),)).fetchone()
             if not suite or not suite[0]:

@@ -16,7 +16,7 @@ from studio.core.models import Outcome, RunInfo
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
 
 from .authors import current_user
-from .database import inserted_id, sqlite_connection, utcnow
+from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
 from .panel_stats import panel_aggregates
 from .tables import datasets, graders, results, run_graders, runs
@@ -568,7 +568,7 @@ class RunRepository:
                 if not payload:
                     return 0
                 # one row at a time: rowcount says whether that row was new (0 when its key was stored)
-                cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+                cursor = driver_connection(conn.connection).cursor()
                 written = 0
                 for row in payload:
                     cursor.execute(_PG_NEW_RESULT, row)
