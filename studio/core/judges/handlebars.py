@@ -83,7 +83,8 @@ def _literal(text: str) -> str:
     """Text between tags as pybars emits it: its grammar reads the blanks and line ends that
     open a run of text one by one and keeps only the "\n" of a "\r\n" there; the rest of the
     run is kept as it is."""
-    blanks = _LEADING_BLANKS.match(text).end()  # type: ignore[union-attr]
+    match = _LEADING_BLANKS.match(text)  # the pattern matches the empty string: never None
+    blanks = match.end() if match is not None else 0
     return text[:blanks].replace("\r\n", "\n") + text[blanks:] if blanks else text
 
 

@@ -187,7 +187,7 @@ class GraderSession:
                 results[pending[local]] = entry
             if reply.failure is None:
                 if reply.strays or reply.cpu_seconds > RECYCLE_CPU_SECONDS or any(
-                    results[i] is not None and results[i][1] == MEMORY for i in pending  # type: ignore[index]
+                    (graded := results[i]) is not None and graded[1] == MEMORY for i in pending
                 ):
                     self._drop_worker()
                 missing = [i for i in pending if results[i] is None]

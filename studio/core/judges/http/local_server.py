@@ -149,14 +149,15 @@ class LocalJudgeServer:
         command = server_command(
             self.model, self.port, host=self.host, alias=self.name, logprobs=self.logprobs
         )
-        sink = open(self.log, "ab") if self.log else subprocess.DEVNULL  # noqa: SIM115
+        log = open(self.log, "ab") if self.log else None  # noqa: SIM115
         try:
             self.process = subprocess.Popen(
-                command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                command, stdout=subprocess.DEVNULL if log is None else log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
         finally:
-            if self.log:
-                sink.close()  # type: ignore[union-attr]
+            if log is not None:
+                log.close()
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
