@@ -249,21 +249,23 @@ class ReportCard(QtWidgets.QWidget):
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Probing {key} on {dataset}…")
-        ticket = self._ticket
 
         def work() -> Any:
             from studio.core.engine.probes import probe_judge
 
             return probe_judge(library, key, dataset, limit=limit, cancel=cancel)
 
+        # shown while the same grader is open: the page may be set again meanwhile (the live view
+        # re-reads an open grader when the library changes, as this probe's own report does), which
+        # moves the ticket but leaves this report the newest of this grader
         def done(report: Any) -> None:
             self._finished()
-            if ticket == self._ticket:
+            if self.key == key:
                 self.show_report(report, f"Probed on {dataset} ({report['samples']} samples) just now")
 
         def failed(exc: BaseException) -> None:
             self._finished()
-            if ticket == self._ticket:
+            if self.key == key:
                 self.status.setText(f"The probes stopped: {exc}")
 
         self.ctx.tasks.run(work, done, failed)
