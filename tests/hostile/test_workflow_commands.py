@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,10 +48,16 @@ def test_only_the_studios_own_annotations_pass() -> None:
 def test_a_grader_error_prints_no_command(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "evil.py"
     path.write_text(f"async def grade(thread):\n    raise ValueError({SMUGGLED!r})\n")
+    # without bubblewrap (CI's second pass hides it) the CLI refuses grader code before running it:
+    # the refusal is what shows, and it too must print no command
+    runs = shutil.which("bwrap") is not None
     for args in (("validate", str(path)), ("graders", "create", str(path))):
         result = cli(*args)
         shown = result.stdout + result.stderr
-        assert "pwned" in shown, result  # the error is shown ...
+        if runs:
+            assert "pwned" in shown, result  # the error is shown ...
+        else:
+            assert "bubblewrap is not available" in shown, result
         assert commands_in(shown) == [], shown  # ... but as text
 
 
