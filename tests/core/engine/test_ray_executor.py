@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -79,14 +78,18 @@ def per_sample(library: Library, run_id: int) -> dict[int, tuple[Any, ...]]:
             for r in library.runs.results(run_id)}
 
 
-def stored_counts(db: Path, run_id: int) -> dict[int, int]:
-    """How many rows each sample has (exactly once means 1 for each)."""
-    conn = sqlite3.connect(db)
-    try:
-        return dict(conn.execute("SELECT sample_idx, count(*) FROM results WHERE run_id = ? GROUP BY sample_idx",
-                                 (run_id,)).fetchall())
-    finally:
-        conn.close()
+def stored_counts(db: Path | str, run_id: int) -> dict[int, int]:
+    """How many rows each sample has (exactly once means 1 for each), read through a connection of
+    its own on either backend."""
+    with Library.open(db) as lib, lib.engine.connect() as conn:
+        return {int(idx): int(n) for idx, n in conn.exec_driver_sql(
+            "SELECT sample_idx, count(*) FROM results WHERE run_id = ? GROUP BY sample_idx", (run_id,))}
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    """The cluster writes into a SQLite file and into a team's PostgreSQL library alike (issue 36)."""
+    return any_db
 
 
 def slow_library(library: Library, n: int) -> Library:
