@@ -190,7 +190,9 @@ class RayExecutor:
             per_actor = min(cpus, self.cpus_per_actor or cpus)
             wanted = max(1, cpus // per_actor)
             for _ in range(wanted - have.get(node_id, 0)):
-                handle = remote.options(
+                # Any: Ray's stubs type an actor handle's methods as the plain coroutine functions,
+                # without the ``.remote`` the handle gives them (mypy with the [ray] extra installed)
+                handle: Any = remote.options(
                     num_cpus=per_actor,
                     scheduling_strategy=NodeAffinitySchedulingStrategy(node_id, soft=False),
                     max_restarts=0, max_task_retries=0, max_concurrency=self.blocks_per_actor + 4,
