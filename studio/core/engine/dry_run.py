@@ -29,7 +29,7 @@ from studio.core.scoring import GradingContext
 from studio.core.store import Library
 
 from .runner import RunOptions
-from .usage import PER, exact_decimal, format_usd
+from .usage import cost_range, exact_decimal, format_usd
 
 #: samples handed to a judge's scorer at once while counting
 BATCH = 64
@@ -45,17 +45,7 @@ class EndpointEstimate:
     config: EndpointConfig | None = None
 
     def cost_range(self) -> tuple[Fraction, Fraction] | None:
-        c = self.config
-        if c is None or c.price_input is None or c.price_output is None:
-            return None
-        cached_price = c.cached_input_price  # None only without an input price, checked above
-        if cached_price is None:
-            return None
-        # low: every prompt token served from the endpoint's prompt cache (when that is cheaper) and no
-        # answer token; high: none cached and every answer at its token limit
-        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, cached_price)) / PER
-        full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
-        return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
+        return cost_range(self.config, self.prompt_tokens, self.max_completion_tokens)
 
 
 @dataclass

@@ -47,7 +47,7 @@ from studio.core.store.datasets import DatasetRecord
 from studio.core.store.endpoints import EndpointRepository
 
 from .budget import Budget, Caps, check_priced
-from .usage import PER, Tally, cost_of, exact_decimal
+from .usage import Tally, cost_of, cost_range, exact_decimal
 
 #: a generation stops after this many failed calls in a row: the endpoint is not answering
 FAILURE_STREAK = 10
@@ -138,17 +138,7 @@ class GenerationEstimate:
     config: EndpointConfig
 
     def cost_range(self) -> tuple[Fraction, Fraction] | None:
-        c = self.config
-        if c.price_input is None or c.price_output is None:
-            return None
-        cached_price = c.cached_input_price  # None only without an input price, checked above
-        if cached_price is None:
-            return None
-        # low: every prompt token from the endpoint's prompt cache (where that is cheaper), no answer
-        # token; high: nothing cached and every answer at its token limit
-        low = Fraction(self.prompt_tokens) * Fraction(min(c.price_input, cached_price)) / PER
-        full = Fraction(self.prompt_tokens) * Fraction(c.price_input) / PER
-        return low, full + Fraction(self.max_completion_tokens) * Fraction(c.price_output) / PER
+        return cost_range(self.config, self.prompt_tokens, self.max_completion_tokens)
 
 
 # --- requests ---------------------------------------------------------------------------------

@@ -44,6 +44,22 @@ class Tally:
         return self.prompt_tokens + self.completion_tokens
 
 
+def cost_range(config: EndpointConfig | None, prompt_tokens: int,
+               max_completion_tokens: int) -> tuple[Fraction, Fraction] | None:
+    """The cost of calls not yet made, as (low, high); None without input and output prices. Low:
+    every prompt token served from the endpoint's prompt cache (when that is cheaper) and no answer
+    token; high: none cached and every answer at its token limit. Read by a run's dry run and by
+    generate's."""
+    if config is None or config.price_input is None or config.price_output is None:
+        return None
+    cached_price = config.cached_input_price  # None only without an input price, checked above
+    if cached_price is None:
+        return None
+    low = Fraction(prompt_tokens) * Fraction(min(config.price_input, cached_price)) / PER
+    full = Fraction(prompt_tokens) * Fraction(config.price_input) / PER
+    return low, full + Fraction(max_completion_tokens) * Fraction(config.price_output) / PER
+
+
 def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
     """Exact USD for ``tally`` at ``config``'s prices; None when the input or output price is unknown.
 
