@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.server
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from studio.core.demo.fake_server import FakeJudgeServer
@@ -38,3 +42,16 @@ def qa(
         expected=expected,
         **extra,
     )
+
+
+@contextlib.contextmanager
+def served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A hand-written endpoint (``handler``) on 127.0.0.1, a free port, in a thread: its /v1 base URL,
+    the server shut and closed afterwards."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()

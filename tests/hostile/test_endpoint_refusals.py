@@ -11,11 +11,11 @@ import asyncio
 import http.server
 import json
 import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from judge_helpers import served
 
 from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.client import JudgeClient
@@ -45,13 +45,9 @@ class Redirecting(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def redirecting() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
     Redirecting.hits = 0
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with served(Redirecting) as url:
+        yield url
 
 
 def test_a_redirect_is_named_and_not_followed(redirecting: str) -> None:

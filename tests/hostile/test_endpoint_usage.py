@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 
 import pytest
-from judge_helpers import qa
+from judge_helpers import qa, served
 
 from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.models import BinaryJudge
@@ -49,12 +48,8 @@ class Counting(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def counting() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Counting)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with served(Counting) as url:
+        yield url
 
 
 def test_an_impossible_count_fails_its_sample_and_keeps_the_rest(library: Library, counting: str) -> None:

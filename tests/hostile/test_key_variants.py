@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from judge_helpers import qa
+from judge_helpers import qa, served
 
 from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.judges.http.redaction import keep_needed, redact_text
@@ -85,11 +84,8 @@ class Echoing(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def echoing() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with served(Echoing) as url:
+        yield url
 
 
 def test_an_echoed_disguised_key_is_stored_nowhere(library: Library, db_path: Path, echoing: str,
