@@ -13,11 +13,8 @@ outside the studio registers through its own package metadata, and nothing in th
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import importlib.metadata
 import importlib.util
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -110,9 +107,21 @@ class GraderKind(Protocol):
     def align(self) -> Literal["verdict", "score"] | None: ...
     @property
     def elsewhere(self) -> Callable[[str], str] | None: ...
+    @property
+    def cluster(self) -> bool: ...
+    @property
+    def sandboxed(self) -> bool: ...
+    @property
+    def label_scale(self) -> Callable[[Any], tuple[float, float]] | None: ...
+    @property
+    def calls_note(self) -> str: ...
+    @property
+    def pairs(self) -> bool: ...
 
     @property
     def is_judge(self) -> bool: ...
+    @property
+    def score_bounds(self) -> tuple[float, float] | None: ...
 
     def carried_by(self, platform: str) -> Carry | None: ...
 
@@ -132,6 +141,21 @@ class Kind:
     default the module of ``studio.ui.editor.bodies`` named after the kind. ``align`` says what the
     human labels align teaches it from: "verdict" (PASS/FAIL labels become ``examples``) or "score"
     (scored labels become ``shots``); None: align refuses the kind.
+
+    The facts the engine and the window used to hard-code as lists of kind names:
+
+    ``cluster``: a Ray cluster's nodes may grade it (engine/executors/placement.py): it is bound by
+    the CPU, calls no endpoint and needs no API key, which never leave this machine. A kind that
+    combines others (``composite``) is placed by its parts.
+    ``sandboxed``: it runs the grader's own (untrusted) code in the sandbox, so ``run`` refuses it
+    without bubblewrap unless the user opts in, and says so when they do (cli/sandbox_notice.py).
+    ``label_scale(definition)``: the scale the kind's normalised [0, 1] score maps back onto when
+    human labels bring none (engine/agreement.py): a range judge's own ``score_range``.
+    ``calls_note``: said by the dry run's estimate when the number of calls a sample makes depends on
+    what the judge answers (a pre-built judge's claims), so the count is an assumption.
+    ``pairs``: it grades two answers to one input, so the window offers it a dataset of pairs.
+    The scores a kind can give (``score_bounds``) are its model's ``SCORE_BOUNDS`` (models/common.py),
+    since the store checks suite thresholds against them and sits below this module.
     """
 
     kind: str
@@ -151,6 +175,11 @@ class Kind:
     body: str = ""
     align: Literal["verdict", "score"] | None = None
     elsewhere: Callable[[str], str] | None = None
+    cluster: bool = False
+    sandboxed: bool = False
+    label_scale: Callable[[Any], tuple[float, float]] | None = None
+    calls_note: str = ""
+    pairs: bool = False
 
     def __post_init__(self) -> None:
         declared = self.model.model_fields.get("kind")
@@ -166,6 +195,12 @@ class Kind:
         """A prompt judge: it has prompts to preview (external endpoints and composites do not)."""
         return self.preview is not None
 
+    @property
+    def score_bounds(self) -> tuple[float, float] | None:
+        """The scores a grader of this kind gives (None: any finite number): its model's
+        ``SCORE_BOUNDS``, the one place the store's suite checks read it too."""
+        return self.model.SCORE_BOUNDS
+
     def carried_by(self, platform: str) -> Carry | None:
         """What export target ``platform`` does with this kind; None when the kind does not name it
         (the target then refuses it)."""
@@ -176,7 +211,10 @@ class Kind:
 
 
 def _entry_point_targets() -> list[str]:
-    """The packages and modules installed distributions name under ``grader_studio.kinds``."""
+    """The packages and modules installed distributions name under ``grader_studio.kinds`` (read
+    only by the full scan: a run whose kinds are the studio's own does not pay for the metadata)."""
+    import importlib.metadata
+
     return sorted({ep.value.split(":")[0].strip() for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
 
 
@@ -191,6 +229,8 @@ def _declared_in(module: ModuleType, found: dict[str, GraderKind], modules: dict
 
 def _scan(name: str, found: dict[str, GraderKind], modules: dict[str, ModuleType]) -> None:
     """Every module of package ``name`` (or the module ``name`` itself) that declares a ``KIND``."""
+    import pkgutil
+
     package = importlib.import_module(name)
     path = getattr(package, "__path__", None)
     if path is None:
@@ -245,6 +285,8 @@ def _named(kind: str) -> GraderKind | None:
 
 def unknown_kind_message(kind: object) -> str:
     """``unknown kind 'binary_judg'; did you mean 'binary_judge'?`` (the nearest declared name)."""
+    import difflib
+
     names = list(kinds())
     near = difflib.get_close_matches(str(kind), names, n=1) if isinstance(kind, str) else []
     if near:

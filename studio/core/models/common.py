@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +48,11 @@ class GraderBase(BaseModel):
 
     if TYPE_CHECKING:  # each kind's model declares ``kind: Literal[...]``; the base has none to validate
         kind: str
+
+    #: the scores a grader of this kind gives: judges and built-in checks normalise to [0, 1]; None:
+    #: any finite number (a function, bash or reward-server grader returns what it likes). A suite's
+    #: thresholds are checked against it (store/suites.py); the kind descriptor reads it from here.
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     key: str = Field(pattern=SLUG_PATTERN, description="Unique slug among live graders")
     name: str = ""
