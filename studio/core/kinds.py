@@ -258,16 +258,21 @@ def kinds() -> dict[str, GraderKind]:
 
 
 def kind_module(kind: str) -> ModuleType:
-    """The module that declares ``kind`` (a prompt judge's prompts, preview and ``score`` live there)."""
+    """The module that declares ``kind`` (a prompt judge's prompts, preview and ``score`` live there):
+    the one named after it when it is, else from the full scan."""
+    named = _named_module(kind) if isinstance(kind, str) else None
+    if named is not None:
+        return named
     get_kind(kind)
     return _registry()[1][kind]
 
 
 @cache
-def _named(kind: str) -> GraderKind | None:
-    """The kind declared by the studio module named after it, if one is (most are: ``function`` is
+def _named_module(kind: str) -> ModuleType | None:
+    """The studio module named after ``kind`` that declares it, if one is (most are: ``function`` is
     ``studio.core.graders.function``): parsing or running a function grader then imports neither
-    the judges nor the HTTP client, which ``kinds()`` would (0.2-0.8 s of a run's start-up)."""
+    the judges nor the HTTP client, and a judge run none of the other kinds (their sandbox, their
+    entry-point metadata), which ``kinds()`` would (0.2-0.8 s of a run's start-up)."""
     if not kind.isidentifier():
         return None
     for package_name in KIND_PACKAGES:
@@ -277,10 +282,16 @@ def _named(kind: str) -> GraderKind | None:
         except ModuleNotFoundError:
             found = False
         if found:
-            declared = getattr(importlib.import_module(name), "KIND", None)
+            module = importlib.import_module(name)
+            declared = getattr(module, "KIND", None)
             if isinstance(declared, Kind) and declared.kind == kind:
-                return declared
+                return module
     return None
+
+
+def _named(kind: str) -> GraderKind | None:
+    module = _named_module(kind)
+    return None if module is None else module.KIND
 
 
 def unknown_kind_message(kind: object) -> str:
@@ -304,6 +315,14 @@ def get_kind(kind: str) -> GraderKind:
         return kinds()[kind]
     except (KeyError, TypeError):
         raise UnknownKind(unknown_kind_message(kind)) from None
+
+
+def prompt_judge(kind: str) -> ModuleType:
+    """One prompt judge's module (``KeyError`` when ``kind`` is not a prompt judge), found as
+    ``get_kind`` finds it: a judge run imports its own kind, not every kind (``prompt_judges``)."""
+    if not get_kind(kind).is_judge:
+        raise KeyError(kind)
+    return kind_module(kind)
 
 
 def prompt_judges() -> dict[str, ModuleType]:
