@@ -15,7 +15,13 @@ child quits from the first event-loop turn after ``show()``: its window is then 
    best of ``--repeat``, against the best ``graders list`` and ``--version`` of the same run;
    target: the first call within 0.4 s (CPU) beyond the listing
 
-Run: ``python bench/startup.py [--repeat 5] [--cli-only]`` (``--cli-only``: rows 2 and 3, no window).
+Every studio tree timed is byte-compiled first, and the children run without
+``PYTHONDONTWRITEBYTECODE``: an installed studio has its bytecode (pip compiles it), and an editable
+checkout with that variable set compiles every studio module in every process (0.25 s of a judge
+run's start-up here, which is not the studio's).
+
+Run: ``python bench/startup.py [--repeat 5] [--cli-only] [--base CHECKOUT]`` (``--cli-only``: no
+window rows; ``--base``: row 4 of the tree in CHECKOUT too, in the same run).
 """
 
 from __future__ import annotations
@@ -65,13 +71,13 @@ else:
 """
 
 
-def timed(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+def timed(argv: list[str], env: dict[str, str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
     """Median wall time and median CPU time (user + system) of the child. On a machine other work
     shares, the CPU time is what the start-up itself costs; the wall time also counts the waiting."""
     walls, cpus = [], []
     for _ in range(repeat):
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - started)
         cpus.append(usage.ru_utime + usage.ru_stime)
@@ -114,13 +120,13 @@ class FirstCall:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
-    def timed(self, argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+    def timed(self, argv: list[str], env: dict[str, str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
         """Best wall time and best CPU time (user + system) from spawn to the first request."""
         walls, cpus = [], []
         for _ in range(repeat):
             self.arrived = None
             self.started = time.perf_counter()
-            proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.pid = proc.pid
             _, status, _ = os.wait4(proc.pid, 0)
             self.pid = 0
@@ -141,12 +147,13 @@ def cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def one_sample_judge_run(env: dict[str, str], repeat: int) -> tuple[tuple[float, float], tuple[float, float]]:
+def one_sample_judge_run(env: dict[str, str], repeat: int,
+                         cwd: Path | None = None) -> tuple[tuple[float, float], tuple[float, float]]:
     """The demo's binary judge over one QA sample, its endpoint the scripted judge (no latency) on a
     free port behind ``FirstCall``; the cache bypassed so every process makes its call. Returns the
     whole run (median, as every other row) and its start-up up to the first call (best of ``repeat``)."""
     server = subprocess.Popen([sys.executable, "-m", "studio", "fake-judge", "--port", "0", "--no-reward"],
-                              env=env, stdout=subprocess.PIPE, text=True)
+                              env=env, cwd=cwd, stdout=subprocess.PIPE, text=True)
     first = None
     try:
         upstream = server.stdout.readline().strip().rsplit(" ", 1)[-1]  # type: ignore[union-attr]
@@ -154,10 +161,10 @@ def one_sample_judge_run(env: dict[str, str], repeat: int) -> tuple[tuple[float,
         for argv in (["endpoints", "add", "demo-scripted-judge", "--base-url", first.base_url, "--model", "fake-judge"],
                      ["datasets", "import", str(ROOT / "resources/demo/datasets/qa.jsonl"), "--name", "qa"],
                      ["graders", "create", str(ROOT / "resources/demo/graders/qa-correctness-judge.grader.yaml")]):
-            subprocess.run([sys.executable, "-m", "studio", *argv], env=env, check=True,
+            subprocess.run([sys.executable, "-m", "studio", *argv], env=env, cwd=cwd, check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         argv = [sys.executable, "-m", "studio", "run", "qa-correctness-judge", "qa", "--limit", "1", "--no-cache"]
-        return timed(argv, env, repeat), first.timed(argv, env, repeat)
+        return timed(argv, env, repeat, cwd), first.timed(argv, env, repeat, cwd)
     finally:
         if first is not None:
             first.close()
@@ -165,13 +172,13 @@ def one_sample_judge_run(env: dict[str, str], repeat: int) -> tuple[tuple[float,
         server.wait()
 
 
-def best(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+def best(argv: list[str], env: dict[str, str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
     """Best wall time and best CPU time of ``repeat`` fresh processes (the start-up baselines of the
     first-call row, read as that row is: the least the machine's other work added)."""
     walls, cpus = [], []
     for _ in range(repeat):
         started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         _, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - started)
         cpus.append(usage.ru_utime + usage.ru_stime)
@@ -182,10 +189,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cli-only", action="store_true", help="skip the window rows")
+    parser.add_argument("--base", type=Path, help="a checkout of the tree before (e.g. ec46486): its one-sample "
+                        "judge run is timed in this run too (its studio imported from there, this venv's packages)")
     args = parser.parse_args()
+    # a user's installation has its bytecode compiled (pip compiles it); an editable checkout under
+    # PYTHONDONTWRITEBYTECODE would compile every studio module in every timed process
+    for tree in (ROOT, args.base):
+        if tree is not None:
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "studio")], check=True,
+                           stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "lib.sqlite")
         env = {**os.environ, "GRADER_STUDIO_DB": db, "QT_QPA_PLATFORM": "offscreen"}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         subprocess.run([sys.executable, "-m", "studio", "graders", "list"], env=env, check=True,
                        stdout=subprocess.DEVNULL)  # creates the library (not timed)
         if not args.cli_only:
@@ -198,6 +214,13 @@ def main() -> int:
         judge_run, first_call = one_sample_judge_run(env, args.repeat)
         listing_best = best([sys.executable, "-m", "studio", "graders", "list"], env, args.repeat)
         version_best = best([sys.executable, "-m", "studio", "--version"], env, args.repeat)
+        if args.base is not None:
+            base_env = {**env, "GRADER_STUDIO_DB": str(Path(tmp) / "base.sqlite")}
+            base_cwd = args.base.resolve()
+            subprocess.run([sys.executable, "-m", "studio", "graders", "list"], env=base_env, cwd=base_cwd,
+                           check=True, stdout=subprocess.DEVNULL)
+            base_run, base_first = one_sample_judge_run(base_env, args.repeat, base_cwd)
+            base_list = best([sys.executable, "-m", "studio", "graders", "list"], base_env, args.repeat, base_cwd)
     print(f"start-up, median of {args.repeat} fresh processes each: wall time (CPU time of the process)")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} (other work slows every row)")
     rows = [] if args.cli_only else [("bare PySide6 window", bare_window, None, None),
@@ -222,6 +245,12 @@ def main() -> int:
           f"{first_wall - listing_best[0]:+.3f} s wall ({first_cpu - listing_best[1]:+.3f} s CPU) beyond graders list, "
           f"{first_wall - version_best[0]:+.3f} s wall ({first_cpu - version_best[1]:+.3f} s CPU) beyond --version; "
           f"target <= +{JUDGE_RUN_BEYOND_S} s")
+    if args.base is not None:
+        print(f"{'before (--base): run':<24} {base_run[0]:6.3f} s ({base_run[1]:6.3f} s CPU) median; first call "
+              f"{base_first[0]:.3f} s ({base_first[1]:.3f} s CPU) = {base_first[0] - base_list[0]:+.3f} s wall "
+              f"({base_first[1] - base_list[1]:+.3f} s CPU) beyond its graders list; after/before, first call "
+              f"beyond the listing: {(first_wall - listing_best[0]) / (base_first[0] - base_list[0]):.2f}x wall, "
+              f"{(first_cpu - listing_best[1]) / (base_first[1] - base_list[1]):.2f}x CPU")
     ok = (args.cli_only or window[0] <= WINDOW_TARGET_S) and listing[0] <= LIST_TARGET_S and all(
         t[0] - bare_python[0] <= HELP_BEYOND_S for t in (helped, version)) and (
         first_cpu - listing_best[1] <= JUDGE_RUN_BEYOND_S)
