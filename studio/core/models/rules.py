@@ -30,7 +30,7 @@ class BuiltinOptions(BaseModel):
     ``reference`` None means the sample's expected answer; ``values`` is the list for contains_any/all.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     reference: str | None = None
     # The reference read from this field of the dataset row (OpenAI's ``{{ item.<field> }}``) instead
