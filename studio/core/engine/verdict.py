@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
 
@@ -34,6 +34,8 @@ class ThresholdError(StudioError, ValueError):
 
 
 class Thresholds(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     overall: float | None = None
     graders: dict[str, float] = Field(default_factory=dict)
 
@@ -81,6 +83,8 @@ def check_keys(thresholds: Thresholds, keys: Sequence[str], option: str = "--fai
 
 
 class GraderCheck(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     key: str
     version: int
     mean: float | None
@@ -90,6 +94,8 @@ class GraderCheck(BaseModel):
 
 class Verdict(BaseModel):
     """What ``--json`` shows under "verdict" (the first four fields kept from before suites)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     passed: bool
     mean: float | None
