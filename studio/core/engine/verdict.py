@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
 
-from .sections import RunSections
+if TYPE_CHECKING:  # a run's sections (and their summary) are imported once it is graded, not before
+    from .sections import RunSections
 
 EXIT_PASS, EXIT_FAIL, EXIT_NOT_DONE = 0, 1, 2
 
