@@ -52,7 +52,9 @@ class Failure:
 
 @dataclass
 class BatchReply:
-    results: dict[int, list[Any]] = field(default_factory=dict)
+    #: by the sample's index in the batch: its checked entry [index, status, value, ...], or for a
+    #: plain finite float score (the common case) that float alone
+    results: dict[int, list[Any] | float] = field(default_factory=dict)
     failure: Failure | None = None
     cpu_seconds: float = 0.0
     strays: int = 0
@@ -326,7 +328,10 @@ class WorkerProcess:
                     checked = wire.check_entries(entries, limits, seen)
                     for entry in checked:
                         reply.results[entry[0]] = entry
-                    if checked:  # progress: the next sample's time starts now
+                    scored = len(checked)
+                    if "f" in message:  # plain float scores, one array (wire.check_floats)
+                        scored += wire.check_floats(message["f"], message.get("at"), limits, seen, reply.results)
+                    if scored:  # progress: the next sample's time starts now
                         deadline = min(time.monotonic() + timeout, ceiling)
                 elif message.get("done") is True:
                     reply.cpu_seconds = wire.number(message.get("cpu"))
