@@ -180,11 +180,15 @@ class Worker:
             first = coro.send(None)
         except StopIteration as stop:
             return stop.value
+        return self.finish(coro, first)
 
-        async def finish() -> Any:
+    def finish(self, coro: Any, first: Any) -> Any:
+        """The rest of a coroutine that suspended at its first step (yielding ``first``), in a loop."""
+
+        async def rest() -> Any:
             return await _Resume(coro, first)
 
-        return self._loop().run_until_complete(finish())
+        return self._loop().run_until_complete(rest())
 
     def _loop(self) -> Any:
         if self.loop is None:
@@ -233,6 +237,7 @@ class Worker:
         model_ctx = self.model_ctx
         coroutine = types.CoroutineType
         to_payload = contracts.to_payload
+        modules = sys.modules
         for index, payload in enumerate(samples):
             # run_one inlined: a plain finite float with nothing printed (a fast grader's every
             # sample) joins the batch's float array instead of becoming an entry of its own
@@ -241,8 +246,17 @@ class Worker:
             try:
                 value = call(payload if build is None else build(payload))  # type: ignore[misc]
                 if type(value) is coroutine:
-                    value = self.drive(value)
-                value = to_payload(value)
+                    if self.loop is None and "asyncio" not in modules:  # drive()'s first step, inline
+                        try:
+                            first = value.send(None)
+                        except StopIteration as stop:
+                            value = stop.value
+                        else:
+                            value = self.finish(value, first)
+                    else:
+                        value = self.drive(value)
+                if type(value) is not float:
+                    value = to_payload(value)
             except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
                 entry = _failure(index, exc)
             else:
@@ -250,8 +264,8 @@ class Worker:
                     floats = self.floats  # not a local: a model call in the grader flushes and renews it
                     if not floats:
                         self.floats_at = index
-                    else:
-                        floats.extend([None] * (index - self.floats_at - len(floats)))  # entries in buf
+                    elif gap := index - self.floats_at - len(floats):
+                        floats.extend([None] * gap)  # those samples' entries are in buf
                     floats.append(value)
                     entry = None
                 else:
