@@ -122,11 +122,22 @@ def _watch_workers() -> subprocess.Popen[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=300_000)
+    parser.add_argument("--drop-indexes", action="store_true",
+                        help="diagnostic: drop the results table's four secondary indexes first, to see "
+                             "what the run would do with a cheaper write (not a figure of the product)")
     args = parser.parse_args()
     n = args.samples
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "lib.sqlite"
         build(db, n)
+        if args.drop_indexes:
+            con = sqlite3.connect(db)
+            for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'results'"
+                                       " AND sql IS NOT NULL").fetchall():
+                con.execute(f"DROP INDEX {name}")
+            con.commit()
+            con.close()
+            print("results' secondary indexes dropped (diagnostic run)")
         plain_s, plain_mean, _ = plain_loop(db)
         events: list[tuple[float, int, float]] = []
 

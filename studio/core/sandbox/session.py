@@ -155,7 +155,7 @@ class GraderSession:
         """One raw entry [index, status, value, ...] per payload (or one entry when ``whole``);
         after a cancel the samples not yet graded get a "cancelled" error. ``raw``: the payloads are
         stored sample JSON texts that the worker shapes for the contract itself."""
-        return [[i, OK, r] if type(r) is float else r
+        return [r if isinstance(r, list) else [i, OK, r]
                 for i, r in enumerate(self.run_scores(payloads, whole=whole, cancel=cancel, raw=raw))]
 
     def run_scores(
@@ -228,7 +228,7 @@ class GraderSession:
         return [r for r in results if r is not None]
 
     def _fan_out(self, payloads: list[Any], pending: list[int], n: int, cancel: threading.Event | None,
-                 raw: bool) -> list[list[Any] | float]:
+                 raw: bool) -> list[list[Any]]:
         ways = min(self.pool.size, len(pending))
         chunks = [pending[i::ways] for i in range(ways)]
         helpers = [GraderSession(self.pool, self.spec, self.bridge) for _ in chunks]
@@ -242,7 +242,7 @@ class GraderSession:
             for helper in helpers:
                 self.restarts += helper.restarts
                 helper.close()
-        return [entry if type(entry) is list else [i, OK, entry]
+        return [entry if isinstance(entry, list) else [i, OK, entry]
                 for part, chunk in zip(parts, chunks, strict=True) for i, entry in zip(chunk, part, strict=True)]
 
     def _load_message(self) -> str:

@@ -258,7 +258,7 @@ class Worker:
                 if type(value) is not float:
                     value = to_payload(value)
             except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
-                entry = _failure(index, exc)
+                entry: list[Any] | None = _failure(index, exc)
             else:
                 if type(value) is float and value - value == 0.0 and not capture.size:
                     floats = self.floats  # not a local: a model call in the grader flushes and renews it
