@@ -326,12 +326,15 @@ class WorkerProcess:
                     if not isinstance(entries, list):
                         raise wire.ProtocolError("the worker sent a malformed result list")
                     checked = wire.check_entries(entries, limits, seen)
+                    scores: dict[int, list[Any] | float] = {}
+                    if "f" in message:  # plain float scores, one array (wire.check_floats)
+                        wire.check_floats(message["f"], message.get("at"), limits, seen, scores)
+                    # kept only once the whole message passed: a line refused in its float array
+                    # leaves nothing of its entries behind, and the other way round
                     for entry in checked:
                         reply.results[entry[0]] = entry
-                    scored = len(checked)
-                    if "f" in message:  # plain float scores, one array (wire.check_floats)
-                        scored += wire.check_floats(message["f"], message.get("at"), limits, seen, reply.results)
-                    if scored:  # progress: the next sample's time starts now
+                    reply.results.update(scores)
+                    if checked or scores:  # progress: the next sample's time starts now
                         deadline = min(time.monotonic() + timeout, ceiling)
                 elif message.get("done") is True:
                     reply.cpu_seconds = wire.number(message.get("cpu"))
