@@ -14,7 +14,8 @@ The original row is kept in ``Sample.fields`` so a platform's grader sees its ow
 from __future__ import annotations
 
 import json
-import unicodedata
+import json.encoder
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -70,9 +71,14 @@ def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+#: Unicode's categories Cc (C0, DEL, C1), Zl and Zp, each of which is these characters exactly
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _control(text: str) -> str | None:
     """The first control character or line break in ``text`` (C0, DEL, C1, U+2028/U+2029)."""
-    return next((ch for ch in text if unicodedata.category(ch) in {"Cc", "Zl", "Zp"}), None)
+    found = _CONTROL.search(text)
+    return None if found is None else found.group()
 
 
 def _id(default_id: str, *candidates: Any) -> str:
@@ -203,52 +209,81 @@ def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
 
 
 _PLAIN_TURN = frozenset({"role", "content"})
-#: compact, non-ASCII kept, NaN refused: what pydantic's JSON of a plain sample looks like
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+_NO_VALUE = object()
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """Compact, non-ASCII kept, NaN refused (ValueError): what pydantic's JSON of a plain sample
+    looks like. The C encoder is made once (``JSONEncoder.encode`` makes one a call); a parsed row
+    holds no cycles to watch for (its metadata is written twice, as itself and within fields)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator (another Python)
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    encode = make(None, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    join = "".join
+    return lambda value: join(encode(value, 0))
+
+
+_compact = _compact_encoder()
 
 
 def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     """``_adaptive`` for a row with nothing to check but types: every message {role, content} of
     strings, a text completion and expected, an object metadata. None for anything else, which
-    then takes the full path (pydantic, and the same error sentences)."""
+    then takes the full path (pydantic, and the same error sentences). The row is the caller's to
+    give away: it becomes the sample's ``fields`` (less messages and completion), not copied."""
     messages = row.get("messages")
     if type(messages) is not list:
         return None
-    turns: list[tuple[str, str]] = []
+    turns: list[dict[str, str]] = []
+    input_text = None
     for m in messages:
         if type(m) is not dict or not m.keys() <= _PLAIN_TURN:
             return None
         role, content = m.get("role"), m.get("content", "")
         if type(role) is not str or type(content) is not str:
             return None
-        turns.append((role, content))
+        # Sample's own order, defaults left out (an empty content is Turn's default)
+        turns.append({"role": role, "content": content} if content else {"role": role})
+        if role == "user":
+            input_text = content
     completion = row.get("completion")
-    if completion is None and turns and turns[-1][0] == "assistant":
-        completion = turns.pop()[1]
+    if completion is None and turns and turns[-1]["role"] == "assistant":
+        completion = turns.pop().get("content", "")  # an assistant's: the last user's content stays the input
     metadata = row.get("metadata") or {}
     if type(metadata) is not dict:
         return None
     expected = row.get("expected", metadata.get("expected"))
     if (completion is not None and type(completion) is not str) or (expected is not None and type(expected) is not str):
         return None
-    sample_id = _id(default_id, row.get("id"), metadata.get("id"))
+    given_id = row.get("id")
+    sample_id = given_id if type(given_id) is str and given_id and _CONTROL.search(given_id) is None \
+        else _id(default_id, given_id, metadata.get("id"))
     data: dict[str, Any] = {"id": sample_id}
-    if turns:  # Sample's own order, defaults left out (an empty content is Turn's default)
-        data["messages"] = [{"role": r, "content": c} if c else {"role": r} for r, c in turns]
+    if turns:
+        data["messages"] = turns
     if completion is not None:
         data["completion"] = completion
     if expected is not None:
         data["expected"] = expected
     if metadata:
         data["metadata"] = metadata
-    fields = {k: v for k, v in row.items() if k not in ("messages", "completion")}
-    if fields:
-        data["fields"] = fields
+    given_messages, given_completion = row.pop("messages"), row.pop("completion", _NO_VALUE)
+    if row:
+        data["fields"] = row
     try:
-        text = _COMPACT.encode(data)
+        text = _compact(data)
     except ValueError:  # NaN or infinity somewhere: pydantic writes those its own way
+        row["messages"] = given_messages  # the row as it was, for the full path
+        if given_completion is not _NO_VALUE:
+            row["completion"] = given_completion
         return None
-    input_text = next((c for r, c in reversed(turns) if r == "user"), turns[-1][1] if turns else "")
+    if input_text is None:
+        input_text = turns[-1].get("content", "") if turns else ""
     return SampleRow(sample_id, input_text, completion, expected, text)
 
 
