@@ -6,7 +6,7 @@ import csv
 import itertools
 import json
 import json.scanner
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ def _int(text: str) -> int:
 #: one decoder (and its C scanner) for every row: ``json.loads`` with ``parse_int`` would build both
 #: again for each call, a third of the parse of a short row
 _DECODER = json.JSONDecoder(parse_int=_int)
-_SCAN = json.scanner.make_scanner(_DECODER)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class taking itself
 
 
 def loads_json(text: str) -> Any:
