@@ -250,20 +250,23 @@ class DatasetStream:
     def _each(self, convert: Any) -> Iterator[Any]:
         path, fmt, limit = str(self.path), self.format, self.limit
         seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
+        first_line = seen.setdefault
         rows = self._rows
         first, self._first = self._first, None
         if first is None:
             return
+        count = self.count
         for number, row in itertools.chain((first,), rows):
+            count += 1
             try:
-                sample = convert(row, fmt, f"{self.count + 1}")
+                sample = convert(row, fmt, str(count))
             except RowError as exc:
                 raise DatasetError(path, number, f"{exc} (format {fmt})") from None
-            if (line := seen.setdefault(sample.id, number)) != number:
+            if (line := first_line(sample.id, number)) != number:
                 raise DatasetError(path, number, f"duplicate sample id {sample.id!r} (first on line {line})")
-            self.count += 1
+            self.count = count
             yield sample
-            if limit is not None and self.count >= limit:
+            if limit is not None and count >= limit:
                 return
 
 

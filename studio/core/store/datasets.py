@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import builtins
+import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -52,6 +54,21 @@ def _sample_row(dataset_id: int, idx: int, sample: Sample) -> tuple[object, ...]
             sample.model_dump_json(exclude_defaults=True))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the length of an import: a row is a handful of new
+    containers (parsed JSON, the row tuple), each freed by its reference count, none in a cycle;
+    the collector would otherwise walk them every few hundred rows, ~8% of an import's CPU
+    (``bench/profiles/issue38_import.txt``). Back as it was after, whatever happens."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _insert_samples(execute: Callable[[list[tuple[object, ...]]], object], dataset_id: int,
                     items: Iterable[Sample | SampleRow]) -> int:
     """Insert ``items`` as samples 0, 1, ... of the dataset, ``_INSERT_CHUNK`` rows to a call of
@@ -89,7 +106,7 @@ class DatasetRepository:
             if raw is not None:
                 raw.execute("PRAGMA foreign_keys=OFF")
             try:
-                with conn.begin():
+                with conn.begin(), _collector_paused():
                     dataset_id = self._claim(conn, name, format, source, replace)
                     if raw is not None:
                         cursor = raw.cursor()
