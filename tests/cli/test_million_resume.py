@@ -77,7 +77,7 @@ def kill_when(db: Path, proc: subprocess.Popen[bytes], at: int, jitter: float, t
             return None
         os.kill(proc.pid, signal.SIGKILL)
     finally:
-        proc.wait(timeout=60)
+        proc.wait(timeout=120)
     return stored(db, 1)
 
 
@@ -147,6 +147,7 @@ def test_builtin_run_killed_twice_and_resumed_stores_each_sample_once(db_path: P
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # four runs of a million samples on two shared cores
 def test_million_sample_builtin_run_killed_at_random_moments_and_resumed(db_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
     n = 1_000_000
     build(db_path, n)
