@@ -15,7 +15,7 @@ and CPU (user+sys of the child and what it waited for) with its peak RSS:
 - the grid opening: the window's ``ResultsView.set_run`` until every id is in the model and the
   summary band (aggregates + histogram) is filled (QT_QPA_PLATFORM=offscreen; bench/ui_grid.py's way).
 
-Baselines measured in the same run, in this process on a plain ``sqlite3`` connection: the failing
+Baselines measured in the same run, on a plain ``sqlite3`` connection (in a child process): the failing
 rows with their samples' texts (what ``--failed`` selects), one aggregate pass over the run (what a
 summary needs), the grid's bare id query. With ``--base`` the same scenario runs first with the
 other checkout's code (its own library: an older tree may not open a library a newer one migrated),
@@ -125,18 +125,27 @@ def child(argv: list[str], cwd: Path, env: dict[str, str]) -> Child:
                  data)
 
 
+BARE = r"""
+import json, sqlite3, sys, time
+db, sql, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+best = float("inf")
+for _ in range(3):
+    con = sqlite3.connect(db)
+    start = time.perf_counter()
+    con.execute(sql, params).fetchall()
+    best = min(best, time.perf_counter() - start)
+    con.close()
+print(best)
+"""
+
+
 def bare(db: Path, sql: str, params: tuple[object, ...]) -> float:
-    """Best of 3: ``sql`` on a plain sqlite3 connection, every row fetched."""
-    best = float("inf")
-    for _ in range(3):
-        con = sqlite3.connect(db)
-        try:
-            start = time.perf_counter()
-            con.execute(sql, params).fetchall()
-            best = min(best, time.perf_counter() - start)
-        finally:
-            con.close()
-    return best
+    """Best of 3: ``sql`` on a plain sqlite3 connection, every row fetched, in a child process: a
+    million rows fetched here would grow this process, and a child's peak RSS counts the pages of
+    the process it was forked from until it execs."""
+    out = subprocess.run([sys.executable, "-c", BARE, str(db), sql, json.dumps(list(params))],
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def load() -> str:
