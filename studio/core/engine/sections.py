@@ -135,10 +135,13 @@ class RunSections:
         return aggregates
 
 
-def load_run(library: Library, run_id: int, *, with_cost: bool = True) -> RunSections:
+def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: RunInfo | None = None) -> RunSections:
     """The run and its sections, each with its summary (NotFound for an unknown run); ``with_cost``
-    fills each summary's cost from the run's usage (engine/usage.py)."""
-    info = library.runs.get(run_id)
+    fills each summary's cost from the run's usage (engine/usage.py). ``info``: the run as the caller
+    just read it (``runs.get`` counts the run's results by status: a pass over a million-result
+    run's status index not worth making twice)."""
+    if info is None or info.id != run_id:
+        info = library.runs.get(run_id)
     dataset_id = library.runs.raw(run_id).dataset_id
     suite = info.suite is not None
     sections = []
