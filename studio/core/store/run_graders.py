@@ -169,29 +169,35 @@ def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, lis
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
 
-def tally_sql(rows: str, threshold: float) -> str:
+def tally_sql(rows: str, threshold: float, fence: str = " LIMIT -1") -> str:
     """One SELECT adding up ``rows`` (a subquery with ``_COLUMNS``): counts by status and by the
-    pass rule's decision at ``threshold``, the scored results' sums, tokens and time."""
+    pass rule's decision at ``threshold``, the scored results' sums, tokens and time.
+
+    Each row's decision and scored score are computed once, in a subquery the planner may not fold
+    into the sums (``fence``: SQLite's ``LIMIT -1``, PostgreSQL's ``OFFSET 0``); folded, every sum
+    re-evaluated its own copy of them (half the query's time, bench/profiles/issue38_summary.txt)."""
     decision = decision_sql_text("status", "score", "details", threshold)
-    scored = "CASE WHEN status IN ('ok', 'invalid') THEN score END"
     return (
         # count(CASE ...), not sum(condition): PostgreSQL has no sum of booleans
         "SELECT count(*), count(CASE WHEN status = 'ok' THEN 1 END), count(CASE WHEN status = 'error' THEN 1 END),"
         " count(CASE WHEN status = 'invalid' THEN 1 END), count(CASE WHEN status = 'skipped' THEN 1 END),"
         " count(CASE WHEN d = 'pass' THEN 1 END), count(CASE WHEN d = 'fail' THEN 1 END),"
         " count(CASE WHEN d = 'na' THEN 1 END), count(CASE WHEN d = 'error' THEN 1 END),"
-        f" count({scored}), sum({scored}), sum({scored} * {scored}), min({scored}), max({scored}),"
+        " count(sc), sum(sc), sum(sc * sc), min(sc), max(sc),"
         # token sums as floats: sum() of integers overflows on counts stored before they were bounded
         " sum(CAST(prompt_tokens AS DOUBLE PRECISION)), sum(CAST(completion_tokens AS DOUBLE PRECISION)),"
         " sum(CAST(cached_tokens AS DOUBLE PRECISION)), sum(cached), sum(duration_ms)"
-        f" FROM (SELECT *, {decision} AS d FROM ({rows}) AS rows) AS src"  # PostgreSQL names every subquery
+        " FROM (SELECT status, prompt_tokens, completion_tokens, cached_tokens, cached, duration_ms,"
+        f" {decision} AS d, CASE WHEN status IN ('ok', 'invalid') THEN score END AS sc"
+        f" FROM ({rows}) AS rows{fence}) AS src"  # PostgreSQL names every subquery
     )
 
 
 def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:
     """``tally_sql`` over ``rows`` with its ``params``."""
     with library.engine.connect() as conn:
-        values = conn.exec_driver_sql(tally_sql(rows, threshold), params).one()
+        fence = " LIMIT -1" if conn.dialect.name == "sqlite" else " OFFSET 0"
+        values = conn.exec_driver_sql(tally_sql(rows, threshold, fence), params).one()
     (total, ok, error, invalid, skipped, passed, failed, na, errored, n, total_score, sumsq, low, high,
      prompt, completion, cached_tokens, cached, duration) = (v if v is not None else 0 for v in values)
     return Tally(total=total, statuses={"ok": ok, "error": error, "invalid": invalid, "skipped": skipped},
