@@ -109,3 +109,22 @@ def test_a_resumed_text_lane_run_grades_each_missing_sample_once(lib: Library, t
                 for r in lib.runs.results(run_id)]
 
     assert rows(resumed.id) == rows(fresh.id)
+
+
+def test_the_one_pass_tally_of_a_suite_equals_each_graders_own(lib: Library) -> None:
+    """``grader_tallies`` (one SELECT for every grader of a suite run) gives each grader's
+    ``grader_tally``, grader rows and samples whose row is missing (a kill) included."""
+    from studio.core.store.run_graders import grader_tallies, grader_tally, run_graders
+
+    lib.suites.create(SuiteDefinition(key="s", overall="mean", graders=[
+        SuiteMember(grader=g.key, threshold=0.9 if g.key == "f1" else None) for g in GRADERS]))
+    run = run_grader(lib, "s", "d")
+    with lib.engine.begin() as conn:  # samples with grader rows (early zeros) left without their sample row
+        conn.exec_driver_sql("DELETE FROM results WHERE run_id = ? AND sample_idx IN (0, 11, 22, 40)", (run.id,))
+    graders = run_graders(lib, run.id)
+    together = grader_tallies(lib, run.id, graders)
+    alone = [grader_tally(lib, run.id, g) for g in graders]
+    assert len({t.total for t in alone}) > 1 and max(t.total for t in alone) > 253  # grader rows alone counted
+    for one, other in zip(together, alone, strict=True):
+        assert one.model_dump(exclude={"score_sum", "score_sumsq"}) == other.model_dump(exclude={"score_sum", "score_sumsq"})
+        assert one.score_sum == pytest.approx(other.score_sum) and one.score_sumsq == pytest.approx(other.score_sumsq)

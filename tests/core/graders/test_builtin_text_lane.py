@@ -72,3 +72,13 @@ def test_a_sample_without_completion_is_read_from_its_json() -> None:
     got = asyncio.run(scorer.score_texts(rows))
     assert got == [1.0, score_value(grader, in_messages), 0.0]
     assert got[1] == 1.0
+
+
+def test_ascii_printable_is_the_printable_ascii_range_plus_newlines() -> None:
+    from studio.core.graders.text import ascii_printable
+
+    for code in range(0x2100):
+        c = chr(code)
+        for text in (c, f"a{c}b", f"{c}\n", f"\r{c}"):
+            assert ascii_printable(text) == all(32 <= ord(x) <= 126 or x in "\n\r" for x in text), repr(text)
+    assert ascii_printable("") and ascii_printable("\n\r") and not ascii_printable("\t")
