@@ -128,3 +128,18 @@ def test_the_one_pass_tally_of_a_suite_equals_each_graders_own(lib: Library) -> 
     for one, other in zip(together, alone, strict=True):
         assert one.model_dump(exclude={"score_sum", "score_sumsq"}) == other.model_dump(exclude={"score_sum", "score_sumsq"})
         assert one.score_sum == pytest.approx(other.score_sum) and one.score_sumsq == pytest.approx(other.score_sumsq)
+
+
+def test_a_suite_runs_metrics_are_the_means_of_every_key_of_its_scores(lib: Library) -> None:
+    """runs.aggregates reads a suite run's metrics a key at a time (json_extract of its graders'
+    keys): the same means as splitting every row's scores (json_each)."""
+    lib.suites.create(SuiteDefinition(key="s", overall="mean", graders=[SuiteMember(grader=g.key) for g in GRADERS]))
+    run = run_grader(lib, "s", "d")
+    with lib.engine.connect() as conn:
+        split = dict(conn.exec_driver_sql(
+            "SELECT j.key, avg(CAST(j.value AS DOUBLE PRECISION)) FROM results, json_each(results.scores) AS j"
+            " WHERE results.run_id = ? AND results.scores IS NOT NULL AND results.status IN ('ok','invalid')"
+            " GROUP BY j.key", (run.id,)).all())
+    metrics = lib.runs.aggregates(run.id)["metrics"]
+    assert list(metrics) == sorted(split) and len(metrics) == len(GRADERS)
+    assert metrics == pytest.approx(split)
