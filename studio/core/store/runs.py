@@ -8,6 +8,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
@@ -91,10 +92,19 @@ _PG_FROM_INCOMING = (
     + ", ".join(f"{c} = excluded.{c}" for c in RESULT_COLUMNS[1:]))
 
 
+#: the parts of a row that make it plain (status ok; no rationale, details, error or raw; no tokens,
+#: not cached: False == 0), and the six values a plain row is bound as (``_PLAIN_COLUMNS``)
+_PLAIN_PARTS = itemgetter(3, 6, 7, 8, 9, 11, 12, 13, 14)
+_PLAIN_KEY = {("ok", None, None, None, None, 0, 0, 0, 0)}
+_NARROW = itemgetter(0, 1, 2, 4, 5, 10)
+
+
 def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> list[tuple[str, list[tuple[Any, ...]]]]:
     """``payload`` as consecutive (statement, rows) runs, in order (a sample written twice in one
     batch keeps its last row): plain scored rows (no rationale, details, error or raw; no tokens,
     not cached) bound narrow (``_PLAIN_COLUMNS``), others whole."""
+    if payload and set(map(_PLAIN_PARTS, payload)) == _PLAIN_KEY:  # the usual batch: every row plain,
+        return [(plain, list(map(_NARROW, payload)))]  # told and narrowed in C, not a Python step a row
     runs_: list[tuple[str, list[tuple[Any, ...]]]] = []
     current: list[tuple[Any, ...]] = []
     narrow = True
