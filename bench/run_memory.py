@@ -54,7 +54,9 @@ def build(db: Path, n: int) -> None:
 def watched(cli: list[str], env: dict[str, str], db: Path, n: int) -> dict[str, float | int | None]:
     """One ``run`` in a child while this process polls the library; its figures."""
     started = time.perf_counter()
-    proc = subprocess.Popen([*cli, "run", "exact", "big", "--json"], env=env, stdout=subprocess.DEVNULL)
+    # in the checkout its PYTHONPATH names (``python -m`` puts the working directory first on sys.path)
+    proc = subprocess.Popen([*cli, "run", "exact", "big", "--json"], env=env, stdout=subprocess.DEVNULL,
+                            cwd=env.get("PYTHONPATH") or Path(__file__).resolve().parents[1])
     watcher = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
     first_seen = None
     counts: list[int] = []

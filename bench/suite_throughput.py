@@ -68,9 +68,11 @@ def build(db: Path, n: int, graders: list[BuiltinGrader] = GRADERS) -> None:
 
 
 def timed(cli: list[str], env: dict[str, str], *args: str) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MB) of one child run."""
+    """(wall seconds, CPU seconds, peak RSS MB) of one child run, in the checkout its PYTHONPATH
+    names (``python -m`` puts the working directory first on sys.path)."""
     started = time.perf_counter()
-    proc = subprocess.Popen([*cli, *args], env=env, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen([*cli, *args], env=env, stdout=subprocess.DEVNULL,
+                            cwd=env.get("PYTHONPATH") or Path(__file__).resolve().parents[1])
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) not in (0, 1):
