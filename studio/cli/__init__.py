@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from studio import __version__
-from studio.core.errors import StudioError
+from studio.core.errors import StudioError, bug_report
 
 from .app import COMMAND_HELP, CliApp, CliError
 
@@ -161,29 +161,6 @@ def exit_status(exc: StudioError, args: argparse.Namespace) -> int:
     if exc.exit_code is not None:
         return exc.exit_code
     return int(getattr(args, "refusal_code", 1))
-
-
-def bug_report(exc: BaseException) -> str:
-    """Write the traceback to a file of its own and say where: a ``ValueError`` or ``OSError`` that
-    reaches here came from our code, not from something the user can fix, so it is not shown as if it
-    were a sentence for them (the window shows its bugs the same way)."""
-    import tempfile
-    import time
-    import traceback
-    from pathlib import Path
-
-    from studio.core.safe_files import write_text
-
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    name = f"grader-studio-bug-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
-    where = Path(tempfile.gettempdir()) / name
-    try:
-        write_text(where, f"grader-studio {__version__}\n{' '.join(sys.argv)}\n\n{text}")
-    except OSError:
-        sys.stderr.write(text)  # nowhere to write it: the traceback itself is the report
-        return f"Grader Studio hit a bug ({type(exc).__name__}); the traceback is above"
-    return (f"Grader Studio hit a bug ({type(exc).__name__}: {str(exc).strip()[:200]}); please report it with "
-            f"the traceback in {where}")
 
 
 if __name__ == "__main__":

@@ -7,16 +7,11 @@ import sys
 from typing import Any
 
 from studio.core.engine.consistency import consistency, repeat_run
-from studio.core.engine.runner import RunOptions
 from studio.core.engine.sections import load_run
-from studio.core.engine.verdict import (
-    check_keys,
-    judge,
-    parse_thresholds,
-    verdict_line,
-)
+from studio.core.engine.verdict import judge, verdict_line
 
 from .app import CliApp, CliError
+from .ci import request_of
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -43,10 +38,11 @@ def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("--repeat needs N >= 2 (one run cannot disagree with itself)", code=2)
     if args.junit or args.markdown or args.github or args.baseline is not None or args.max_cost or args.max_tokens:
         raise CliError("--repeat makes several runs: write their reports with `runs report RUN_ID`", code=2)
-    thresholds = parse_thresholds(args.fail_under)
-    check_keys(thresholds, [args.grader])
-    options = RunOptions(version=args.version, limit=args.limit, concurrency=args.concurrency,
-                         endpoint=args.endpoint, use_cache=False, pass_threshold=args.pass_threshold)
+    # the one request every run is (engine/request.py): its thresholds read and checked once, as a
+    # single run's are; each repetition bypasses the cache (a cached answer cannot disagree)
+    request = request_of(args).model_copy(update={"use_cache": False})
+    thresholds = request.check(app.library).thresholds
+    options = request.options()
     infos = repeat_run(app.library, args.grader, args.dataset, options, args.repeat)
     report = consistency(app.library, [i.id for i in infos])
     from .run_report import summary

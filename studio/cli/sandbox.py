@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from studio.core.engine.executors import RAY_HINT, ray_available
-from studio.core.engine.executors.placement import CLUSTER_NOTE, DRIVER_NOTE
+from studio.core.engine.executors.placement import DRIVER_NOTE, cluster_note
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
 
@@ -38,7 +38,7 @@ def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     for warning in info.warnings:
         print(f"warning: {warning}")
     _print_node(node)
-    print(f"on a Ray cluster (run --executor ray): {CLUSTER_NOTE}; {DRIVER_NOTE}"
+    print(f"on a Ray cluster (run --executor ray): {cluster_note()}; {DRIVER_NOTE}"
           + ("" if ray_available() else f". {RAY_HINT}"))
     return 0 if info.protections else 1
 

@@ -12,12 +12,9 @@ import argparse
 import sys
 from typing import Any
 
-from studio.core.sandbox.launch import detect_mode, refusal
-from studio.core.sandbox.settings import SandboxSettings, allow_unsandboxed
+from studio.core.kinds import get_kind
 
 from .app import CliApp, CliError
-
-_SANDBOXED_KINDS = frozenset({"function", "bash", "javascript"})
 
 
 def _kinds(definition: Any) -> set[str]:
@@ -33,8 +30,9 @@ def _kinds(definition: Any) -> set[str]:
 
 
 def _runs_code(definition: Any) -> bool:
-    """Does this grader (or a component of a composite) run code in the sandbox?"""
-    return bool(_kinds(definition) & _SANDBOXED_KINDS)
+    """Does this grader (or a component of a composite) run code in the sandbox? Its kinds'
+    descriptors say (``sandboxed``)."""
+    return any(get_kind(kind).sandboxed for kind in _kinds(definition))
 
 
 def _definition(app: CliApp, args: argparse.Namespace) -> Any:
@@ -48,7 +46,11 @@ def _definition(app: CliApp, args: argparse.Namespace) -> Any:
 def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) -> None:
     """Apply ``--allow-unsandboxed``; refuse (exit 2) or warn when the grader runs code without
     bubblewrap. A grader or run that does not exist is left to the run itself to report."""
-    allow_unsandboxed(bool(getattr(args, "allow_unsandboxed", False)))
+    allowed = bool(getattr(args, "allow_unsandboxed", False))
+    if allowed or "studio.core.sandbox.settings" in sys.modules:  # else its opt-in is still unset
+        from studio.core.sandbox.settings import allow_unsandboxed
+
+        allow_unsandboxed(allowed)
     if (args.resume is None and not (args.grader and args.dataset)):
         return
     try:
@@ -62,6 +64,10 @@ def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) 
 
         if find_node() is None:  # refused before a run exists, not as an error on every sample
             raise CliError(missing_reason(), code=2)
+    # the sandbox is imported only for a grader that runs code: a judge run does not pay for it
+    from studio.core.sandbox.launch import detect_mode, refusal
+    from studio.core.sandbox.settings import SandboxSettings
+
     settings = SandboxSettings()
     if reason := refusal(settings):
         raise CliError(reason, code=2)

@@ -13,11 +13,8 @@ outside the studio registers through its own package metadata, and nothing in th
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import importlib.metadata
 import importlib.util
-import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -110,9 +107,21 @@ class GraderKind(Protocol):
     def align(self) -> Literal["verdict", "score"] | None: ...
     @property
     def elsewhere(self) -> Callable[[str], str] | None: ...
+    @property
+    def cluster(self) -> bool: ...
+    @property
+    def sandboxed(self) -> bool: ...
+    @property
+    def label_scale(self) -> Callable[[Any], tuple[float, float]] | None: ...
+    @property
+    def calls_note(self) -> str: ...
+    @property
+    def pairs(self) -> bool: ...
 
     @property
     def is_judge(self) -> bool: ...
+    @property
+    def score_bounds(self) -> tuple[float, float] | None: ...
 
     def carried_by(self, platform: str) -> Carry | None: ...
 
@@ -132,6 +141,21 @@ class Kind:
     default the module of ``studio.ui.editor.bodies`` named after the kind. ``align`` says what the
     human labels align teaches it from: "verdict" (PASS/FAIL labels become ``examples``) or "score"
     (scored labels become ``shots``); None: align refuses the kind.
+
+    The facts the engine and the window used to hard-code as lists of kind names:
+
+    ``cluster``: a Ray cluster's nodes may grade it (engine/executors/placement.py): it is bound by
+    the CPU, calls no endpoint and needs no API key, which never leave this machine. A kind that
+    combines others (``composite``) is placed by its parts.
+    ``sandboxed``: it runs the grader's own (untrusted) code in the sandbox, so ``run`` refuses it
+    without bubblewrap unless the user opts in, and says so when they do (cli/sandbox_notice.py).
+    ``label_scale(definition)``: the scale the kind's normalised [0, 1] score maps back onto when
+    human labels bring none (engine/agreement.py): a range judge's own ``score_range``.
+    ``calls_note``: said by the dry run's estimate when the number of calls a sample makes depends on
+    what the judge answers (a pre-built judge's claims), so the count is an assumption.
+    ``pairs``: it grades two answers to one input, so the window offers it a dataset of pairs.
+    The scores a kind can give (``score_bounds``) are its model's ``SCORE_BOUNDS`` (models/common.py),
+    since the store checks suite thresholds against them and sits below this module.
     """
 
     kind: str
@@ -151,6 +175,11 @@ class Kind:
     body: str = ""
     align: Literal["verdict", "score"] | None = None
     elsewhere: Callable[[str], str] | None = None
+    cluster: bool = False
+    sandboxed: bool = False
+    label_scale: Callable[[Any], tuple[float, float]] | None = None
+    calls_note: str = ""
+    pairs: bool = False
 
     def __post_init__(self) -> None:
         declared = self.model.model_fields.get("kind")
@@ -166,6 +195,12 @@ class Kind:
         """A prompt judge: it has prompts to preview (external endpoints and composites do not)."""
         return self.preview is not None
 
+    @property
+    def score_bounds(self) -> tuple[float, float] | None:
+        """The scores a grader of this kind gives (None: any finite number): its model's
+        ``SCORE_BOUNDS``, the one place the store's suite checks read it too."""
+        return self.model.SCORE_BOUNDS
+
     def carried_by(self, platform: str) -> Carry | None:
         """What export target ``platform`` does with this kind; None when the kind does not name it
         (the target then refuses it)."""
@@ -176,7 +211,10 @@ class Kind:
 
 
 def _entry_point_targets() -> list[str]:
-    """The packages and modules installed distributions name under ``grader_studio.kinds``."""
+    """The packages and modules installed distributions name under ``grader_studio.kinds`` (read
+    only by the full scan: a run whose kinds are the studio's own does not pay for the metadata)."""
+    import importlib.metadata
+
     return sorted({ep.value.split(":")[0].strip() for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)})
 
 
@@ -191,6 +229,8 @@ def _declared_in(module: ModuleType, found: dict[str, GraderKind], modules: dict
 
 def _scan(name: str, found: dict[str, GraderKind], modules: dict[str, ModuleType]) -> None:
     """Every module of package ``name`` (or the module ``name`` itself) that declares a ``KIND``."""
+    import pkgutil
+
     package = importlib.import_module(name)
     path = getattr(package, "__path__", None)
     if path is None:
@@ -218,16 +258,21 @@ def kinds() -> dict[str, GraderKind]:
 
 
 def kind_module(kind: str) -> ModuleType:
-    """The module that declares ``kind`` (a prompt judge's prompts, preview and ``score`` live there)."""
+    """The module that declares ``kind`` (a prompt judge's prompts, preview and ``score`` live there):
+    the one named after it when it is, else from the full scan."""
+    named = _named_module(kind) if isinstance(kind, str) else None
+    if named is not None:
+        return named
     get_kind(kind)
     return _registry()[1][kind]
 
 
 @cache
-def _named(kind: str) -> GraderKind | None:
-    """The kind declared by the studio module named after it, if one is (most are: ``function`` is
+def _named_module(kind: str) -> ModuleType | None:
+    """The studio module named after ``kind`` that declares it, if one is (most are: ``function`` is
     ``studio.core.graders.function``): parsing or running a function grader then imports neither
-    the judges nor the HTTP client, which ``kinds()`` would (0.2-0.8 s of a run's start-up)."""
+    the judges nor the HTTP client, and a judge run none of the other kinds (their sandbox, their
+    entry-point metadata), which ``kinds()`` would (0.2-0.8 s of a run's start-up)."""
     if not kind.isidentifier():
         return None
     for package_name in KIND_PACKAGES:
@@ -237,14 +282,22 @@ def _named(kind: str) -> GraderKind | None:
         except ModuleNotFoundError:
             found = False
         if found:
-            declared = getattr(importlib.import_module(name), "KIND", None)
+            module = importlib.import_module(name)
+            declared = getattr(module, "KIND", None)
             if isinstance(declared, Kind) and declared.kind == kind:
-                return declared
+                return module
     return None
+
+
+def _named(kind: str) -> GraderKind | None:
+    module = _named_module(kind)
+    return None if module is None else module.KIND
 
 
 def unknown_kind_message(kind: object) -> str:
     """``unknown kind 'binary_judg'; did you mean 'binary_judge'?`` (the nearest declared name)."""
+    import difflib
+
     names = list(kinds())
     near = difflib.get_close_matches(str(kind), names, n=1) if isinstance(kind, str) else []
     if near:
@@ -262,6 +315,14 @@ def get_kind(kind: str) -> GraderKind:
         return kinds()[kind]
     except (KeyError, TypeError):
         raise UnknownKind(unknown_kind_message(kind)) from None
+
+
+def prompt_judge(kind: str) -> ModuleType:
+    """One prompt judge's module (``KeyError`` when ``kind`` is not a prompt judge), found as
+    ``get_kind`` finds it: a judge run imports its own kind, not every kind (``prompt_judges``)."""
+    if not get_kind(kind).is_judge:
+        raise KeyError(kind)
+    return kind_module(kind)
 
 
 def prompt_judges() -> dict[str, ModuleType]:

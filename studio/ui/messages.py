@@ -1,8 +1,9 @@
 """Every modal question and error box the window shows, behind one injectable object.
 
 Errors become sentences (qutebrowser's split): a ``StudioError`` (the library's refusals, definition
-problems, unreachable endpoints ...) and environment failures are shown as they are; anything else is a bug, shown as one line with the
-traceback tucked under "Show Details". Tests pass a recording fake instead, so nothing blocks.
+problems, unreachable endpoints ...) is shown as it is; anything else, a bare ``ValueError`` or
+``OSError`` of our own code included, is a bug: one line naming the file its traceback was written to
+(``studio.core.errors.bug_report``, the CLI's own), the traceback also tucked under "Show Details". Tests pass a recording fake instead, so nothing blocks.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from studio.core.errors import is_user_error
+from studio.core.errors import bug_report, is_user_error
 
 from .plain import message_box
 from .qt import QtWidgets
@@ -28,10 +29,9 @@ def describe_error(exc: BaseException) -> str:
             message = err["msg"].removeprefix("Value error, ")
             lines.append(f"{where}: {message}" if where else message)
         return "The definition is not valid:\n" + "\n".join(f"• {line}" for line in lines)
-    text = str(exc).strip()
     if is_user_error(exc):
-        return text or type(exc).__name__
-    return f"Something went wrong ({type(exc).__name__}): {text}" if text else f"Something went wrong ({type(exc).__name__})."
+        return str(exc).strip() or type(exc).__name__
+    return bug_report(exc)
 
 
 def is_bug(exc: BaseException) -> bool:

@@ -6,6 +6,7 @@ read, so it is fetched inline; the hand-written sample needs no library at all.
 
 from __future__ import annotations
 
+from studio.core.kinds import UnknownKind, get_kind
 from studio.core.models import Sample, Turn
 
 from .context import AppContext
@@ -134,7 +135,11 @@ def preferred_dataset(tags: list[str], kind: str, names: list[str]) -> str | Non
     """The dataset of ``names`` a grader of ``kind`` with ``tags`` most likely reads: a pairwise judge a
     dataset of pairs; else the one its tags name exactly ("qa"), then one they begin ("qa-…"),
     never a dataset of pairs for a grader of one answer. None when no name fits: the choice stays."""
-    pairwise = kind == "pairwise_judge" or "pairwise" in tags
+    try:
+        pairs = get_kind(kind).pairs
+    except UnknownKind:  # a kind no installed module declares any more: read it as one answer's
+        pairs = False
+    pairwise = pairs or "pairwise" in tags
     if pairwise:
         return next((n for n in names if "pair" in n), None)
     singles = [n for n in names if "pair" not in n]

@@ -1,6 +1,8 @@
 """``grader-studio --help`` and ``--version`` import no command module (issue 32): their figure is in
 bench/startup.py; this test lists the modules they import, so a heavy import that creeps back in
-(SQLAlchemy, scipy, numpy, pydantic, the judges' HTTP client) fails here, not in a benchmark."""
+(SQLAlchemy, scipy, numpy, pydantic, the judges' HTTP client) fails here, not in a benchmark. A
+one-sample judge run imports what grading with a judge needs and not the rest (the statistics, the
+window, the platforms, the sandbox, the other kinds)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,16 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from studio.cli import COMMANDS, build_parser
 from studio.cli.app import COMMAND_HELP
+from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.models import files as definition_files
+from studio.core.paths import demo_dir
+from studio.core.store import Library
 
 CHILD = """
 import json, sys
@@ -46,3 +53,25 @@ def test_the_lean_help_lists_every_command_with_the_line_its_module_registers() 
     full = helps(build_parser(None))  # every command module imported and registered
     assert full == helps(build_parser(["--help"])) == COMMAND_HELP
     assert set(full) == set(COMMANDS)
+
+
+def test_a_judge_run_imports_neither_the_window_nor_the_statistics_nor_the_other_kinds(library: Library,
+                                                                                      db_path: Path) -> None:
+    from judge_helpers import add_endpoint, qa
+
+    library.datasets.create("qa", [qa("q1", "What is the capital of France?", "Paris", "Paris")])
+    library.graders.create(definition_files.load(demo_dir() / "graders" / "qa-correctness-judge.grader.yaml"))
+    with FakeJudgeServer() as server:
+        add_endpoint(library, server, name="demo-scripted-judge")
+        done = subprocess.run([sys.executable, "-c", CHILD, "--db", str(db_path), "run", "qa-correctness-judge", "qa",
+                               "--limit", "1", "--no-cache"], capture_output=True, text=True, timeout=120)
+    assert "samples 1/1  ok 1" in done.stdout, done.stdout + done.stderr
+    modules = json.loads(done.stderr.strip().splitlines()[-1])
+    assert not [m for m in modules if m.split(".")[0] in ("scipy", "numpy", "PySide6", "shiboken6", "pyqtgraph")]
+    left_out = ("studio.ui", "studio.core.platforms", "studio.core.sandbox", "studio.core.stats",
+                "studio.core.datasets", "studio.core.demo", "sqlalchemy.dialects.postgresql", "sqlalchemy.orm")
+    assert not [m for m in modules if m.startswith(left_out)]
+    # its one kind, from the module named after it: not every kind (``kinds()``'s full scan)
+    kinds = [m for m in modules if m.startswith(("studio.core.judges.kinds.", "studio.core.graders."))]
+    assert [m for m in kinds if m.startswith("studio.core.judges.kinds.")] == ["studio.core.judges.kinds.binary_judge"]
+    assert not [m for m in kinds if m.split(".")[-1] in ("bash", "function", "javascript", "builtin", "jury")]

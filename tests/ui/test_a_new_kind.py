@@ -91,7 +91,7 @@ class ToyBody(JudgeBody):
 
 def _forget() -> None:
     registry._registry.cache_clear()
-    registry._named.cache_clear()
+    registry._named_module.cache_clear()
     for name in [m for m in sys.modules if m == "toykinds" or m.startswith("toykinds.")]:
         del sys.modules[name]
 
@@ -153,6 +153,19 @@ def test_a_new_judge_kind_is_listed_edited_run_and_refused_by_name(
     scores = {r["sample_id"]: r["score"] for r in library.runs.results(run.id)}
     assert set(scores.values()) <= {0.0, 1.0} and len(scores) == 2
     assert fake_judge.requests["/v1/chat/completions"] >= 2
+
+    # the facts other code reads from the descriptor, by their defaults: a judge stays on this machine
+    # on a cluster, runs no code in the sandbox, scores in [0, 1] (a suite threshold is checked
+    # against it), grades one answer a sample (no dataset of pairs offered)
+    from studio.core.engine.executors.placement import driver_reason
+    from studio.core.store.suites import score_range
+    from studio.ui.samples import preferred_dataset
+
+    descriptor = registry.get_kind("toy_judge")
+    assert "a toy_judge grader calls an endpoint" in (driver_reason(toy) or "")
+    assert not descriptor.sandboxed and not descriptor.pairs and descriptor.calls_note == ""
+    assert score_range(toy) == descriptor.score_bounds == (0.0, 1.0)
+    assert preferred_dataset([], "toy_judge", ["geo-pairs"]) is None
 
     # refused by name on export: every target (none declares it), Adaptive with the kind's own reason
     for name, platform in platforms().items():

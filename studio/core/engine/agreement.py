@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from studio.core import stats
-from studio.core.models import RangeJudge
+from studio.core.kinds import get_kind
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result
 from studio.core.store import Library
@@ -83,9 +83,10 @@ def _scale(library: Library, run_id: int, dataset: str, key: str,
         if planned.key == grader:
             name, version = planned.key, planned.version
     definition = library.graders.version(name, version).definition
-    if isinstance(definition, RangeJudge):
-        low, high = definition.score_range
-        return (float(low), float(high)), f"the judge's score range {low}-{high}"
+    scale = get_kind(definition.kind).label_scale  # a range judge's own score range
+    if scale is not None:
+        low, high = scale(definition)
+        return (low, high), f"the judge's score range {low:g}-{high:g}"
     if human and all(0.0 <= h <= 1.0 for h in human):
         return (0.0, 1.0), "labels within [0, 1]: the judge's score as it is"
     return None, "unknown (set one with `labels import --scale LOW-HIGH`)"

@@ -23,6 +23,7 @@ from typing import Any
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.scorer import make_scorer as make_judge_scorer
 from studio.core.judges.tokens import counter_for
+from studio.core.kinds import get_kind
 from studio.core.models import CompositeGrader, GraderDefinition
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext
@@ -237,8 +238,8 @@ def dry_run(library: Library, grader_key: str | None, dataset_name: str, options
         recorder = Recorder()
         for judge in judges:
             asyncio.run(_count(library, judge, options, samples, recorder))
-            if judge.kind == "prebuilt":
-                estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: its calls depend on the claims the "
-                                      "judge finds; one claim a sample assumed")
+            note = get_kind(judge.kind).calls_note  # a pre-built judge's calls follow its claims
+            if note:
+                estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: {note}")
         estimate.endpoints = recorder.endpoints
     return estimates

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from studio.core.errors import is_user_error
+from studio.core.errors import bug_report, is_user_error
 
 from .runner import Progress
 
@@ -31,8 +31,12 @@ def progress_fields(progress: Progress) -> dict[str, Any]:
 
 def error_fields(exc: BaseException) -> dict[str, Any]:
     """The class name is for the bug report only; the reader decides with ``user_error``, never by
-    matching class names (which would tie the window to the core's exception hierarchy)."""
-    return dict(error=type(exc).__name__, user_error=is_user_error(exc), message=str(exc).strip())
+    matching class names (which would tie the window to the core's exception hierarchy). A bug also
+    carries ``report``: the sentence naming its traceback file (``bug_report``, written once)."""
+    fields = dict(error=type(exc).__name__, user_error=is_user_error(exc), message=str(exc).strip())
+    if not fields["user_error"]:
+        fields["report"] = bug_report(exc)
+    return fields
 
 
 def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
@@ -63,4 +67,6 @@ def describe_error(event: dict[str, Any]) -> str:
     text = str(event.get("message") or "").strip()
     if event.get("user_error"):
         return text or name
+    if isinstance(event.get("report"), str):  # the child wrote the traceback's file: the sentence names it
+        return str(event["report"])
     return f"Something went wrong ({name}): {text}" if text else f"Something went wrong ({name})."

@@ -154,6 +154,6 @@ def make_scorer(grader: BashGrader, ctx: GradingContext) -> BashScorer:
     return BashScorer(grader, ctx)
 
 
-KIND = Kind(kind="bash", model=BashGrader, family="rule", rank=10, icon=("mdi6.console", "#b5651d"),
+KIND = Kind(kind="bash", sandboxed=True, cluster=True, model=BashGrader, family="rule", rank=10, icon=("mdi6.console", "#b5651d"),
     platforms={"hud": NATIVE, "adaptive": refused("Adaptive graders cannot run shell commands")}, label="Bash", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"command": "exit 0", "timeout_seconds": 30})

@@ -387,7 +387,7 @@ def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
     return BuiltinScorer(grader)
 
 
-KIND = Kind(kind="builtin", model=BuiltinGrader, family="rule", rank=20, icon=("mdi6.function-variant", "#2f8a5b"),
+KIND = Kind(kind="builtin", cluster=True, model=BuiltinGrader, family="rule", rank=20, icon=("mdi6.function-variant", "#2f8a5b"),
     platforms={name: NATIVE for name in ("hud", "inspect", "letta", "openai", "promptfoo")} | {
         "adaptive": refused("Adaptive has no built-in comparisons; convert the grader to a function grader")}, label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"function": "exact_match", "options": {"normalize": True}})

@@ -139,7 +139,7 @@ def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer
     return CompositeScorer(grader, ctx)
 
 
-KIND = Kind(kind="composite", model=CompositeGrader, family="combine", rank=10, icon=("mdi6.layers-triple-outline", "#0f7c8c"),
+KIND = Kind(kind="composite", cluster=True, model=CompositeGrader, family="combine", rank=10, icon=("mdi6.layers-triple-outline", "#0f7c8c"),
     platforms={name: NATIVE for name in ("hud", "openai", "promptfoo")} | {
         "adaptive": refused("an Adaptive grader holds one scoring rule; combine graders in a recipe instead")}, label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
     {"name": "exact", "weight": 1.0,

@@ -30,6 +30,6 @@ async def grade(thread):
     return 1.0 if expected and expected in completion else 0.0
 '''
 
-KIND = Kind(kind="function", model=FunctionGrader, family="function", rank=0, icon=("mdi6.language-python", "#3b6fb6"),
+KIND = Kind(kind="function", sandboxed=True, cluster=True, model=FunctionGrader, family="function", rank=0, icon=("mdi6.language-python", "#3b6fb6"),
     platforms={name: NATIVE for name in ("adaptive", "hud", "inspect", "letta", "mka1", "openai", "promptfoo")}, label="Function", scorer=f"{__name__}:make_scorer", editor="function",
             starter={"source": FUNCTION_SOURCE, "contract": "adaptive"})

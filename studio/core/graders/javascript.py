@@ -129,7 +129,7 @@ def make_scorer(grader: JavascriptGrader, ctx: GradingContext) -> JavascriptScor
     return JavascriptScorer(grader, ctx)
 
 
-KIND = Kind(kind="javascript", model=JavascriptGrader, family="function", rank=10, icon=("mdi6.language-javascript", "#b59a1d"),
+KIND = Kind(kind="javascript", sandboxed=True, model=JavascriptGrader, family="function", rank=10, icon=("mdi6.language-javascript", "#b59a1d"),
     platforms={"adaptive": refused("Adaptive function graders are Python; a JavaScript assertion runs only where Node does "
                                    "(promptfoo)")}, label="JavaScript (promptfoo)", scorer=f"{__name__}:make_scorer", editor="yaml",
             starter={"source": "output.toLowerCase().includes(String(context.vars.expected || '').toLowerCase())"})

@@ -15,8 +15,8 @@ from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.trace import Trace
+from studio.core.kinds import prompt_judge
 from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
@@ -59,7 +59,7 @@ class JudgeScorer(ScorerBase):
         self.grader = grader
         self.ctx = ctx
         self.client = client
-        self.module = prompt_judges()[grader.kind]
+        self.module = prompt_judge(grader.kind)
         self.memo: dict[str, Any] = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])

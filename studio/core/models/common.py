@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +28,7 @@ ExtractorKind = Literal[
 class Metric(BaseModel):
     """The metric a grader writes: Adaptive ``metric {key, kind}``, MKA1 ``metric_id``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     key: str = "score"
     kind: Literal["scalar", "bool"] = "scalar"
@@ -37,17 +37,25 @@ class Metric(BaseModel):
 class Extractor(BaseModel):
     """Letta's extractors: which part of the trajectory a grader scores (default: last assistant)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     kind: ExtractorKind = "last_assistant"
     config: dict[str, Any] = Field(default_factory=dict)
 
 
 class GraderBase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build (every model config of this package): a model's validator is built when it is first
+    # used, not when its module is imported; a run validates its own kind and the models it reads,
+    # not every kind's (part of a judge run's start-up, bench/startup.py)
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     if TYPE_CHECKING:  # each kind's model declares ``kind: Literal[...]``; the base has none to validate
         kind: str
+
+    #: the scores a grader of this kind gives: judges and built-in checks normalise to [0, 1]; None:
+    #: any finite number (a function, bash or reward-server grader returns what it likes). A suite's
+    #: thresholds are checked against it (store/suites.py); the kind descriptor reads it from here.
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = (0.0, 1.0)
 
     key: str = Field(pattern=SLUG_PATTERN, description="Unique slug among live graders")
     name: str = ""

@@ -20,7 +20,7 @@ from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
 class Component(BaseModel):
     """One sub-grader of a composite; a negative weight makes it a penalty (HUD's rule)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str | None = None
     weight: float = 1.0

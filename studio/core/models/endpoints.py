@@ -24,7 +24,7 @@ NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
 
 class EndpointConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str = Field(pattern=NAME_PATTERN)
     kind: EndpointKind = "openai"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -23,6 +23,7 @@ MAX_SOURCE_BYTES = 64 * 1024
 
 class FunctionGrader(GraderBase):
     kind: Literal["function"] = "function"
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None  # any finite number
     source: str
     contract: Contract = "adaptive"
     function_name: str | None = Field(

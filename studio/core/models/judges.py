@@ -25,7 +25,7 @@ class JudgeBase(GraderBase):
 class Shot(BaseModel):
     """A few-shot example: an input thread, the completion, the expected reasoning and verdict."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     messages: list[Turn] = Field(default_factory=list)
     completion: str = ""
@@ -47,7 +47,7 @@ class BinaryJudge(JudgeBase):
 
 
 class Subrange(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     min: int
     max: int
@@ -94,7 +94,7 @@ class RubricJudge(JudgeBase):
 
 
 class Criterion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     text: str
     weight: float = 1.0

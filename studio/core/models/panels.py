@@ -50,7 +50,7 @@ JuryAggregation = Literal["majority", "mean", "min", "weighted"]
 class Juror(BaseModel):
     """One judge of a jury, with its own endpoint and model (set on its grader definition)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     name: str | None = None
     weight: float = Field(default=1.0, gt=0)

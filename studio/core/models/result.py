@@ -25,7 +25,7 @@ class Outcome(BaseModel):
     ``skipped`` ones are excluded from aggregates (a binary judge's NA).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     status: OutcomeStatus = "ok"
     score: float | None = None
@@ -75,7 +75,7 @@ def _finite(value: float) -> bool:
 
 
 class RunInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: int
     grader_key: str

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,7 +30,7 @@ class BuiltinOptions(BaseModel):
     ``reference`` None means the sample's expected answer; ``values`` is the list for contains_any/all.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     reference: str | None = None
     # The reference read from this field of the dataset row (OpenAI's ``{{ item.<field> }}``) instead
@@ -98,6 +98,7 @@ class BashGrader(GraderBase):
     """HUD's BashGrader: ``bash -lc command``; exit 0 scores 1.0, anything else (or timeout) 0.0."""
 
     kind: Literal["bash"] = "bash"
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None  # any finite number
     command: str
     timeout_seconds: float = Field(default=600.0, gt=0)
     #: this machine's folder: never written into an export (``LOCAL``)
@@ -108,6 +109,7 @@ class ExternalEndpoint(GraderBase):
     """Adaptive's reward-server protocol: POST /score, /batch_score, GET /info."""
 
     kind: Literal["external_endpoint"] = "external_endpoint"
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None  # any finite number
     url: str
     timeout_seconds: float = Field(default=30.0, gt=0)
     batch: bool = False

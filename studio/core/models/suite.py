@@ -20,7 +20,7 @@ OverallRule = Literal["none", "mean", "all-pass", "composite"]
 
 
 class SuiteMember(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     grader: str = Field(pattern=SLUG_PATTERN)
     #: None: follow the grader's current version at each run
@@ -38,7 +38,7 @@ class SuiteMember(BaseModel):
 
 
 class SuiteDefinition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     key: str = Field(pattern=SLUG_PATTERN, description="Unique slug among live suites")
     name: str = ""

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 class ToolCall(BaseModel):
     """One tool invocation made by an assistant turn (OpenAI shape, arguments kept as JSON text)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str | None = None
     name: str
@@ -22,7 +22,7 @@ class ToolCall(BaseModel):
 
 
 class Turn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     role: str
     content: str = ""
@@ -34,7 +34,7 @@ class Turn(BaseModel):
 class Thread(BaseModel):
     """A whole conversation, the completion being graded included as its last assistant turn."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     turns: list[Turn] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -68,7 +68,7 @@ class Sample(BaseModel):
     see exactly what they would see there.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     id: str
     messages: list[Turn] = Field(default_factory=list)

@@ -37,9 +37,6 @@ from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, Rubric
 from ._base import PlatformError
 from ._fields import _MODEL, chosen_model, endpoint_config, export_model  # noqa: F401 (re-exported)
 
-#: the judge kinds whose prompt travels exactly (other judges are refused or approximated per target)
-PORTABLE_KINDS = ("binary_judge", "range_judge", "rubric_judge")
-
 
 @dataclass(frozen=True)
 class Slot:

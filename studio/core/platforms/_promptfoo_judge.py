@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 
 from ._base import PlatformError
 from ._judge_prompts import Message, PortableJudge, Section, Slot
@@ -106,7 +107,7 @@ def threshold(judge: PortableJudge) -> float:
     """Where promptfoo's pass/fail falls: PASS for a verdict, the scale's middle for a score."""
     if judge.protocol == "range" and not judge.normalize:
         return (judge.score_range[0] + judge.score_range[1]) / 2
-    return 0.5
+    return DEFAULT_PASS_THRESHOLD
 
 
 def judge_assertion(grader: GraderDefinition, judge: PortableJudge) -> tuple[dict[str, Any], dict[str, str]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.models import RangeJudge
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 
 OPENAI_BASE = "https://api.openai.com/v1"
 
@@ -150,6 +151,6 @@ def range_assertion(judge: RangeJudge, endpoint: Any | None) -> tuple[dict[str, 
         "value": judge.criteria,
         "rubricPrompt": prompt,
         "provider": {"id": f"file://{name}", "config": config},
-        "threshold": 0.5 if judge.normalize else (low + high) / 2,
+        "threshold": DEFAULT_PASS_THRESHOLD if judge.normalize else (low + high) / 2,
     }
     return assertion, {name: PROVIDER.format(key=judge.key)}

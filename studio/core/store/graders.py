@@ -7,13 +7,11 @@ One row per key for its whole life: deleting sets a tombstone, creating the key 
 from __future__ import annotations
 
 import builtins
-import difflib
 import json
 
 from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
-from studio.core.models.files import to_yaml
 
 from .errors import NotFound
 from .tables import grader_versions, graders
@@ -88,6 +86,10 @@ class GraderRepository:
 
     def diff(self, key: str, old: int, new: int) -> str:
         """Unified diff of two versions' YAML files: what a person reviews."""
+        import difflib  # the YAML writer and difflib: only a diff pays for them (not a run's start-up)
+
+        from studio.core.models.files import to_yaml
+
         a, b = self.version(key, old), self.version(key, new)
         return "".join(
             difflib.unified_diff(

@@ -6,11 +6,10 @@ What a key is, when to read and how writes are batched is the judge client's bus
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from sqlalchemy import Engine
-from sqlalchemy.dialects.postgresql import insert as postgresql_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from studio.core.store.database import utcnow
 from studio.core.store.holder import HasEngine
@@ -62,7 +61,9 @@ class JudgeCacheRepository:
             return
         now = utcnow()
         rows = [{"key": k, "response": v, "created_at": now} for k, v in items.items()]
-        dialect_insert = sqlite_insert if self._engine.dialect.name == "sqlite" else postgresql_insert
+        # the dialect's own INSERT, imported for the library in use (a SQLite one loads no PostgreSQL)
+        dialect = "sqlite" if self._engine.dialect.name == "sqlite" else "postgresql"
+        dialect_insert: Any = importlib.import_module(f"sqlalchemy.dialects.{dialect}").insert
         stmt = dialect_insert(judge_cache).values(rows)
         stmt = stmt.on_conflict_do_update(
             index_elements=[judge_cache.c.key],

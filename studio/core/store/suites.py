@@ -35,13 +35,10 @@ class InvalidSuite(Conflict):
 
 
 def score_range(definition: GraderDefinition) -> tuple[float, float] | None:
-    """The scores a grader can give, when its kind bounds them (None: any finite number, as a
-    function, bash or reward-server grader may return). Judges and built-in checks normalise to
-    [0, 1]; a composite's ``any``/``all`` stay within its parts, a weighted one reaches its
+    """The scores a grader can give, when its kind bounds them (None: any finite number): its kind's
+    ``SCORE_BOUNDS`` (models/common.py, which the kind descriptor reads too), except a composite's,
+    which its parts decide: ``any``/``all`` stay within its parts, a weighted one reaches its
     penalties' sum below 0."""
-    kind = definition.kind
-    if kind in ("function", "bash", "external_endpoint"):
-        return None
     if isinstance(definition, CompositeGrader):
         parts = [score_range(c.grader) for c in definition.components]
         if any(p is None for p in parts):
@@ -50,7 +47,7 @@ def score_range(definition: GraderDefinition) -> tuple[float, float] | None:
             return min(p[0] for p in parts if p), max(p[1] for p in parts if p)
         penalty = sum(c.weight for c in definition.components if c.weight < 0)
         return min(0.0, penalty), 1.0
-    return 0.0, 1.0
+    return definition.SCORE_BOUNDS
 
 
 def _serialise(definition: SuiteDefinition) -> str:

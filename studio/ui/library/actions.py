@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from studio.core.errors import StudioError
 from studio.core.models import GraderDefinition, parse_grader
 from studio.core.models.definition import dump_grader
 from studio.core.store.graders import GraderRecord
@@ -188,7 +189,7 @@ class GraderActions(QObject):
         def read() -> Any:
             platform = detect_platform(Path(path))
             if not platform.imports:
-                raise ValueError(f"{platform.label} has no grader file format to import from")
+                raise StudioError(f"{platform.label} has no grader file format to import from")
             return platform, platform.import_(Path(path))
 
         found = self._call("Cannot import", read)

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide
 from studio.core.store.results_query import GRADER_SORT, ResultRow
 
 from ..qt import QtCore, QtWidgets
@@ -40,7 +40,7 @@ def verdict_of(key: str | None, threshold: float) -> Callable[[ResultRow], str |
     """"pass" / "fail" of grader ``key``'s score (the overall score for None) against ``threshold``."""
     def verdict(row: ResultRow) -> str | None:
         value = _value(row, key)
-        return None if value is None else "pass" if value >= threshold else "fail"
+        return None if value is None else decide("ok", value, None, threshold)  # the one pass rule
     return verdict
 
 
@@ -63,7 +63,7 @@ def long_text(key: str | None, threshold: float) -> Callable[[ResultRow], str]:
         value = _value(row, key)
         if value is None:
             return f"{name}: no score"
-        verdict = "pass" if value >= threshold else "fail"
+        verdict = decide("ok", value, None, threshold)
         return f"{name}: {value:.3f} ({verdict}: the threshold is {threshold:g})"
     return text
 

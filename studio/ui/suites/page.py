@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from studio.core.errors import StudioError
 from studio.core.models.common import SLUG_PATTERN
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store.suites import SuiteRecord
@@ -281,10 +282,10 @@ class SuitesPage(QtWidgets.QWidget):
             self.table.removeRow(row)
 
     def definition(self) -> SuiteDefinition:
-        """The suite the editor shows; a ValueError (one sentence) for a cell that is not a number."""
+        """The suite the editor shows; a ``StudioError`` (one sentence) for a cell that is not a number."""
         key = self.key.text().strip()
         if not re.match(SLUG_PATTERN, key):
-            raise ValueError("the suite key must be lower-case letters, digits, '.', '_' or '-'")
+            raise StudioError("the suite key must be lower-case letters, digits, '.', '_' or '-'")
         members = []
         for row in range(self.table.rowCount()):
             grader = self.table.item(row, 0).text()
@@ -294,7 +295,7 @@ class SuitesPage(QtWidgets.QWidget):
             members.append(SuiteMember(grader=grader, version=None if version is None else int(version),
                                        weight=1.0 if weight is None else weight, threshold=threshold))
         if not members:
-            raise ValueError("a suite needs at least one grader")
+            raise StudioError("a suite needs at least one grader")
         rule = self.rule.currentData()
         return SuiteDefinition(key=key, name=self.name.text().strip(), graders=members, overall=rule,
                                overall_grader=self.composite.currentData() if rule == "composite" else None)
@@ -306,9 +307,9 @@ class SuitesPage(QtWidgets.QWidget):
         try:
             value = int(text) if integer else float(text)
         except ValueError:
-            raise ValueError(f"the {what} of {grader!r} is not a {'whole ' if integer else ''}number: {text!r}") from None
+            raise StudioError(f"the {what} of {grader!r} is not a {'whole ' if integer else ''}number: {text!r}") from None
         if not math.isfinite(value):
-            raise ValueError(f"the {what} of {grader!r} must be a finite number")
+            raise StudioError(f"the {what} of {grader!r} must be a finite number")
         return value
 
     def save(self) -> bool:

@@ -1,6 +1,6 @@
 """Which graders a cluster grades and which stay on the driver, with the reason said to the user.
 
-CPU-bound kinds (function, bash, builtin, and composites made only of them) go to the cluster's
+CPU-bound kinds (their descriptor says ``cluster``: function, bash, builtin, and composites made only of them) go to the cluster's
 nodes, each node running them in the same sandbox as this machine. Judges and external endpoints
 stay on the driver: they wait on an endpoint, not on a CPU, and their API keys live in this machine's
 keyring, never shipped to a node. Two function-grader cases stay too: MKA1 ``grade_batch`` sees the
@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from typing import Any
 
-CLUSTER_KINDS = frozenset({"function", "bash", "builtin", "composite"})
+from studio.core.kinds import get_kind, kinds
 
 DRIVER_NOTE = "judges stay on this machine (bound by the endpoint, not the CPU; keys never leave it)"
-CLUSTER_NOTE = "function, bash, builtin and composite graders run on the cluster's nodes, in the same sandbox"
+
+
+def cluster_note() -> str:
+    """Which kinds a cluster's nodes grade, by their descriptors (``cluster``), in menu order."""
+    names = [name for name, kind in kinds().items() if kind.cluster]
+    listed = f"{', '.join(names[:-1])} and {names[-1]}" if len(names) > 1 else "".join(names)
+    return f"{listed} graders run on the cluster's nodes, in the same sandbox"
 
 
 def driver_reason(definition: Any) -> str | None:
@@ -27,7 +33,7 @@ def driver_reason(definition: Any) -> str | None:
         if kind == "composite":
             stack.extend(c.grader for c in grader.components)
             continue
-        if kind not in CLUSTER_KINDS:
+        if not get_kind(kind).cluster:  # the kind descriptor says whether a node may grade it
             return f"a {kind} grader calls an endpoint: {DRIVER_NOTE}"
         if kind == "function" and grader.contract == "mka1_batch":
             return "an MKA1 grade_batch grader sees the whole dataset in one call: it runs on this machine"

@@ -40,7 +40,7 @@ from studio.core.sandbox.settings import unsandboxed_allowed
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .base import ExecutorError, GradeFn
-from .placement import CLUSTER_NOTE, driver_reason
+from .placement import cluster_note, driver_reason
 from .ray_actor import BlockGrader
 from .ray_local import local_init_options, single_machine
 
@@ -142,7 +142,7 @@ class RayExecutor:
             return f"grading on this machine, not on the Ray cluster: {reason}"
         if not self._where:
             self.connect()
-        return f"grading on {self.where()}: {CLUSTER_NOTE}; judges would stay on this machine"
+        return f"grading on {self.where()}: {cluster_note()}; judges would stay on this machine"
 
     def _cpu_nodes(self) -> list[tuple[str, int]]:
         return [(n["NodeID"], int(n.get("Resources", {}).get("CPU", 0))) for n in ray.nodes()

@@ -156,7 +156,7 @@ def pairwise_elsewhere(label: str) -> str:
 KIND = Kind(
     kind="pairwise_judge", model=PairwiseJudge, family="judge", rank=70, icon=("mdi6.compare-horizontal", "#7b4fb0"),
     platforms={"mka1": refused("a pairwise judge compares two outputs of a sample, where an MKA1 grader sees one")}, elsewhere=pairwise_elsewhere, label="Pairwise judge", scorer="studio.core.judges.scorer:make_scorer",
-    preview=preview, editor="judge",
+    preview=preview, editor="judge", pairs=True,
     starter={"answer_a": "completion_a", "answer_b": "completion_b"},
     default_templates=lambda _variant: (PAIRWISE_SYSTEM, PAIRWISE_USER),
     variables=(("criteria", "the judge's criteria"), ("output_schema", "the JSON answer schema"),

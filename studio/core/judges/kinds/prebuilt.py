@@ -221,6 +221,7 @@ KIND = Kind(
                "mka1": refused("a prebuilt RAG judge makes several dependent calls (statements, then verdicts), which "
                                "are not written as an MKA1 grader")}, label="Pre-built RAG judge", scorer="studio.core.judges.scorer:make_scorer", preview=preview, editor="judge",
     starter={"metric_type": "faithfulness"}, default_templates=default_templates,
+    calls_note="its calls depend on the claims the judge finds; one claim a sample assumed",
     variables=(("context", "the retrieved context"), ("item_text", "the claim/document/statement judged"),
                ("criteria", "what the metric checks"), ("output_schema", "answer format")),
 )

@@ -323,6 +323,7 @@ KIND = Kind(
         ],
     },
     default_templates=lambda _variant: (RANGE_SYSTEM, CONVERSATION_BLOCK),
+    label_scale=lambda judge: (float(judge.score_range[0]), float(judge.score_range[1])),
     variables=(("criteria", "the judge's criteria"), ("score_min", "lowest score"), ("score_max", "highest score"),
                ("evaluation_steps_text", "numbered evaluation steps"),
                ("subrange_text", "one line per subrange expectation"), ("output_schema", "answer format")),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.checks import Check
+from studio.core.errors import StudioError
 from studio.core.models import GraderDefinition, model_for
 from studio.core.models import files as definition_files
 from studio.core.models.common import GraderBase
@@ -87,7 +88,7 @@ class YamlBody(DefinitionBody):
                                      for line, field, message in exc.problems if line is not None})
             raise
         if parsed.key != self._loaded.key:
-            raise ValueError(f"the key cannot change from “{self._loaded.key}” here; use Duplicate to make a copy under a new key")
+            raise StudioError(f"the key cannot change from “{self._loaded.key}” here; use Duplicate to make a copy under a new key")
         self.editor.set_markers({})
         return parsed
 
