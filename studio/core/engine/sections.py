@@ -21,7 +21,7 @@ from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import (
     grader_source,
-    grader_tally,
+    grader_tallies,
     overall_tally,
     run_graders,
 )
@@ -145,9 +145,9 @@ def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: Run
     dataset_id = library.runs.raw(run_id).dataset_id
     suite = info.suite is not None
     sections = []
-    for grader in run_graders(library, run_id):
-        found = summarize(grader.key, grader.version, grader.threshold, grader_tally(library, run_id, grader),
-                          weight=grader.weight)
+    graders = run_graders(library, run_id)
+    for grader, tallied in zip(graders, grader_tallies(library, run_id, graders), strict=True):
+        found = summarize(grader.key, grader.version, grader.threshold, tallied, weight=grader.weight)
         sections.append(Section(key=grader.key, version=grader.version, pass_threshold=grader.threshold,
                                 summary=found,
                                 endpoint=info.endpoint or _grader_endpoint(library, grader.key, grader.version),
