@@ -1,7 +1,7 @@
 """Throughput of an exact-match Adaptive function grader over 20,000 samples, three ways in one run.
 
 1. plain in-process loop (the limit: no isolation at all)
-2. the sandboxed engine end to end: warm pool, batches of 256, results persisted by the engine's
+2. the sandboxed engine end to end: warm pool, batches of up to 2,048, results persisted by the engine's
    runner into a fresh SQLite library
 3. one fresh sandboxed process per sample (the naive design), measured on a few hundred samples
    and extrapolated

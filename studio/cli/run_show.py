@@ -4,14 +4,18 @@
 to the terminal's width; ``--json`` gives every text whole); ``--failed`` keeps what did not pass
 (errors, invalid answers, a FAIL or a score under the run's pass threshold), ``--errors`` only errors
 and invalid answers; ``--sample SID`` prints one sample whole: its thread, the reference, the score and
-the judge's full rationale.
+the judge's full rationale. A terminal gets the first ``SHOW_ROWS`` results (``--limit N``, 0 for all)
+and a line saying how many there are; ``--json`` streams every result (or ``--limit``'s first N), so
+a million-result run costs neither a million lines nor a million dicts in memory.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import textwrap
+from collections.abc import Iterator
 from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
@@ -32,6 +36,9 @@ from .tables import STATUS_COLOURS, Column, paint, print_table, terminal_width, 
 RESULT_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("RESULT", colour=True),
                   Column("SCORE", right=True), Column("INPUT", flexible=True), Column("OUTPUT", flexible=True),
                   Column("EXPECTED", flexible=True), Column("WHY", flexible=True))
+#: result rows ``runs show`` prints to a terminal unless ``--limit`` says otherwise (a million-result
+#: run's failures are a scroll no one reads; the first page and the counts are what a reviewer needs)
+SHOW_ROWS = 50
 RUN_COLUMNS = (Column("RUN", right=True), Column("STATUS", colour=True), Column("GRADER", flexible=True),
                Column("DATASET", flexible=True), Column("DONE", right=True), Column("MEAN", right=True),
                Column("CREATED"))
@@ -64,28 +71,69 @@ def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[An
              r["error"] or r["rationale"]] for r in records]
 
 
-def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary: Any) -> int:
-    info = app.library.runs.get(args.run_id)
+def _matching(args: argparse.Namespace, info: RunInfo, run: Any) -> int | None:
+    """How many results the filter selects, from the run's one summary (no second pass over the
+    run): not passed = the pass rule's fail + error decisions, errors = error + invalid statuses."""
+    if args.failed:
+        headline = run.headline
+        return None if headline is None else headline.decisions.get("fail", 0) + headline.decisions.get("error", 0)
+    if args.errors:
+        return info.counts.get("error", 0) + info.counts.get("invalid", 0)
+    return info.done
+
+
+def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, Any]]) -> None:
+    """``{"run": head, "results": [...]}`` as ``print_json`` writes it (indent 2), one record at a
+    time: a million results cost one record's memory, not a million dicts and their text."""
+    def dumps(value: Any, indent: str) -> str:
+        return json.dumps(value, indent=2, default=str, ensure_ascii=False).replace("\n", "\n" + indent)
+
+    out.write('{\n  "run": ' + dumps(head, "  ") + ',\n  "results": [')
+    wrote = False
+    for record in records:
+        out.write(("," if wrote else "") + "\n    " + dumps(record, "    "))
+        wrote = True
+    out.write("\n  ]\n}\n" if wrote else "]\n}\n")
+
+
+def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary: Any,
+             info: RunInfo | None = None) -> int:
+    if info is None:
+        info = app.library.runs.get(args.run_id)
     query = run_query(app.library, args.run_id)
     threshold = info.pass_threshold
     if args.sample is not None:
         return _show_sample(app, info, query.dataset_id, args.sample, threshold, args.json)
     query = query.with_filter(_filter(args, threshold))
-    records = list(iter_records(app.library.engine, query))
-    run = load_run(app.library, info.id)
+    limit = getattr(args, "limit", None)
+    if limit is not None and limit < 0:
+        raise CliError(f"--limit must be 0 (every result) or more, not {limit}")
+    if limit == 0:
+        limit = None
+    elif limit is None and not args.json:
+        limit = SHOW_ROWS  # a terminal gets a page; --json gives every result unless --limit says otherwise
+    run = load_run(app.library, info.id, info=info)
     usage = run.usage
     if args.json:
-        app.print_json({"run": {**summary(info, run=run), "usage": usage.to_json()}, "results": records})
+        _stream_json(sys.stdout, {**summary(info, run=run), "usage": usage.to_json()},
+                     iter_records(app.library.engine, query, limit=limit))
         return 0
+    records = list(iter_records(app.library.engine, query, limit=limit))
     print_summary(info, run=run)
     for line in usage.lines():
         print(line)
     print()
+    which = "errors or invalid results" if args.errors else "failed results" if args.failed else "results"
     if not records:
-        which = "errors or invalid results" if args.errors else "failed results" if args.failed else "results"
         print(f"run {info.id} has no {which}.")
         return 0
     print_table(result_rows(records, threshold), RESULT_COLUMNS)
+    matching = _matching(args, info, run)
+    if limit is not None and len(records) == limit and (matching is None or matching > limit):
+        of = "" if matching is None else f" of {matching:,}"
+        flag = " --failed" if args.failed else " --errors" if args.errors else ""
+        print(f"\nthe first {limit:,}{of} {which} in sample order; more: runs show {info.id}{flag} --limit N "
+              f"(0: all), every one as JSON: --json, or runs export {info.id}")
     return 0
 
 

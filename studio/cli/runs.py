@@ -338,7 +338,7 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     info = app.library.runs.get(args.run_id)
     if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
-    return show_run(args, app, summary, _print_summary)
+    return show_run(args, app, summary, _print_summary, info)
 
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
@@ -441,6 +441,8 @@ def register(sub: Any) -> None:
     which.add_argument("--errors", action="store_true", help="only errors and invalid results")
     which.add_argument("--sample", metavar="SAMPLE_ID",
                        help="one sample whole: its thread, the reference, the score and the full rationale")
+    p.add_argument("--limit", type=int, metavar="N",
+                   help="print the first N results (default 50 on a terminal, every one with --json; 0: all)")
     add_json_flag(p)
     p.set_defaults(func=cmd_show)
     p = rsub.add_parser("report", help="a finished run's verdict and CI reports (JUnit, markdown, GitHub)")

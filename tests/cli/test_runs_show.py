@@ -150,3 +150,26 @@ def test_use_colour_follows_the_stream_and_no_color(monkeypatch: pytest.MonkeyPa
     assert use_colour(Tty()) and not use_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_colour(Tty())
+
+
+def test_a_terminal_gets_a_page_and_the_count_json_every_result(graded: int, cli) -> None:  # type: ignore[no-untyped-def]
+    """A million-result run's failures are not a million lines: ``--limit`` (default 50 on a
+    terminal) pages in SQL, the line under the table says how many there are (the summary's count,
+    by the pass rule); ``--json`` streams every result as one document, or ``--limit``'s first N."""
+    shown = cli("runs", "show", str(graded), "--failed", "--limit", "1", env={"COLUMNS": "160"})
+    assert shown.returncode == 0, shown.stderr
+    rows = [line for line in shown.stdout.splitlines() if line.lstrip().startswith(("1 ", "2 ", "3 "))]
+    assert [line.split()[1] for line in rows] == ["s1"]
+    assert "the first 1 of 3 failed results" in shown.stdout
+    everything = cli("runs", "show", str(graded), "--failed", "--limit", "0", env={"COLUMNS": "160"})
+    assert "the first" not in everything.stdout and {"s1", "s2", "s3"} <= set(everything.stdout.split())
+
+    whole = json.loads(cli("runs", "show", str(graded), "--json").stdout)
+    assert [r["sample_id"] for r in whole["results"]] == [f"s{i}" for i in range(5)]
+    assert whole["run"]["id"] == graded and whole["run"]["usage"] is not None
+    first = json.loads(cli("runs", "show", str(graded), "--failed", "--json", "--limit", "2").stdout)["results"]
+    assert [r["sample_id"] for r in first] == ["s1", "s2"]
+    none = json.loads(cli("runs", "show", str(graded), "--errors", "--json", "--limit", "0").stdout)
+    assert [r["sample_id"] for r in none["results"]] == ["s2", "s3"]
+    refused = cli("runs", "show", str(graded), "--limit", "-1")
+    assert refused.returncode != 0 and "--limit" in refused.stderr

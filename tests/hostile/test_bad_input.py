@@ -75,6 +75,20 @@ def test_a_200000_deep_jsonl_line_names_the_line(tmp_path: Path) -> None:
     assert caught.value.line == 2 and "nested more than" in caught.value.message
 
 
+def test_a_line_longer_than_a_row_may_be_is_refused_with_its_number(tmp_path: Path) -> None:
+    """A file of one endless line (no line break) is refused once a row's bound is read, not read
+    whole into memory."""
+    from studio.core.datasets.readers import MAX_ROW_BYTES
+
+    path = tmp_path / "d.jsonl"
+    with path.open("wb") as fh:
+        fh.write(b'{"input": "a", "completion": "b"}\n{"input": "')
+        fh.write(b"x" * (MAX_ROW_BYTES + 1))
+    with pytest.raises(DatasetError) as caught:
+        read_dataset(path)
+    assert caught.value.line == 2 and "longer than 16 MB" in caught.value.message
+
+
 def test_the_cli_names_the_line_of_a_latin1_grader(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "latin.py"
     path.write_bytes("async def grade(thread):\n    # café\n    return 1.0\n".encode("latin-1"))

@@ -37,7 +37,8 @@ def grade_run(library: Library, source: str, n: int = 10, evil: int | None = 4, 
 
 
 @pytest.mark.parametrize("attack", ["forge_deep_result", "forge_short_entry", "forge_foreign_index",
-                                    "keepalive_replies"])
+                                    "keepalive_replies", "forge_float_foreign", "forge_float_negative",
+                                    "forge_float_text", "forge_float_twice"])
 def test_a_forged_worker_line_fails_one_sample_and_the_run_finishes(library: Library, attack: str) -> None:
     info = grade_run(library, (CORPUS / f"{attack}.py").read_text())
     assert info.status == "completed", info

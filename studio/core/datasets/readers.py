@@ -5,7 +5,8 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-from collections.abc import Iterator
+import json.scanner
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,13 +47,26 @@ def _int(text: str) -> int:
     return int(text)
 
 
+#: one decoder (and its C scanner) for every row: ``json.loads`` with ``parse_int`` would build both
+#: again for each call, a third of the parse of a short row
+_DECODER = json.JSONDecoder(parse_int=_int)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class taking itself
+
+
 def loads_json(text: str) -> Any:
     """``json.loads`` that refuses integers longer than ``MAX_DIGITS`` with ``TooManyDigits``."""
-    return json.loads(text, parse_int=_int)
+    return _DECODER.decode(text)
 
 
 #: nesting of one row's JSON far beyond any real sample (messages -> content parts -> fields)
 MAX_DEPTH = 100
+
+#: the longest line (one row) a dataset file may have: a row is parsed whole, so without a bound one
+#: line with no line break (a 2 GB file of one string) would be read whole into memory; a long
+#: conversation is a few hundred kB, and a sandboxed grader's worker takes a sample of up to 64 MB
+MAX_ROW_BYTES = 16 * 1024 * 1024
+#: how much of a file is read at a time
+_BLOCK = 1 << 20
 
 
 def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
@@ -67,31 +81,85 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """The file's lines without their b"\\n" (split where iterating a binary file splits), numbered
+    from 1, a block at a time: at most ``MAX_ROW_BYTES`` of one line is ever held, a longer line is
+    refused with its number as soon as it is that long."""
+    number = 0
+    partial: list[bytes] = []  # the pieces of a line that runs on past the blocks read so far
+    held = 0
+    with path.open("rb", buffering=0) as handle:
+        while block := handle.read(_BLOCK):
+            lines = block.split(b"\n")
+            last = lines.pop()  # the start of the next line (b"" when the block ends with a line break)
+            if lines:
+                if partial:
+                    partial.append(lines[0])
+                    lines[0] = b"".join(partial)
+                    partial, held = [], 0
+                for line in lines:
+                    number += 1
+                    if len(line) > MAX_ROW_BYTES:
+                        raise _too_long(path, number)
+                    yield number, line
+            if last:
+                partial.append(last)
+                held += len(last)
+                if held > MAX_ROW_BYTES:
+                    raise _too_long(path, number + 1)
+    if partial:
+        yield number + 1, b"".join(partial)
+
+
+def _too_long(path: Path, number: int) -> DatasetError:
+    return DatasetError(str(path), number, f"the line is longer than {MAX_ROW_BYTES // (1024 * 1024)} MB "
+                        "(a row of a dataset is at most that long); is it one JSON value per line?")
+
+
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetError(str(path), number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
-                                   f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
-            if not line.strip():
+    scan, count = _SCAN, str.count
+    for number, raw in _lines(path):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(str(path), number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                               f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
+        # the common line: one JSON object from its first character to its last, read by the C
+        # scanner straight away; anything else (blank, padded, broken, a huge number, too deep)
+        # takes the careful path below, which also words the error
+        try:
+            row, end = scan(text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            end = -1
+        if end != len(text):
+            if not text.strip():
                 continue
-            text = line.rstrip("\r\n")  # a trailing newline would move the error to "line 2, column 1"
-            try:
-                row = loads_json(text)
-            except json.JSONDecodeError as exc:
-                where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
-                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
-            except TooManyDigits as exc:
-                raise DatasetError(str(path), number, str(exc)) from None
-            except RecursionError:
-                row = None
-            # nesting is at most the number of brackets that open: count them first (C speed) and
-            # walk the row only when it could be too deep
-            if row is None or (text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(row)):
-                raise DatasetError(str(path), number, f"the JSON is nested more than {MAX_DEPTH} levels deep")
-            yield number, row
+            row = _careful_row(path, number, text)
+        # nesting is at most the number of brackets that open: count them first (C speed) and
+        # walk the row only when it could be too deep
+        elif count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
+            raise _nested(path, number)
+        yield number, row
+
+
+def _nested(path: Path, number: int) -> DatasetError:
+    return DatasetError(str(path), number, f"the JSON is nested more than {MAX_DEPTH} levels deep")
+
+
+def _careful_row(path: Path, number: int, line: str) -> Any:
+    text = line.rstrip("\r")  # a trailing line break would move the error to "line 2, column 1"
+    try:
+        row = loads_json(text)
+    except json.JSONDecodeError as exc:
+        where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
+        raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
+    except TooManyDigits as exc:
+        raise DatasetError(str(path), number, str(exc)) from None
+    except RecursionError:
+        raise _nested(path, number) from None
+    if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(row):
+        raise _nested(path, number)
+    return row
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
@@ -182,20 +250,23 @@ class DatasetStream:
     def _each(self, convert: Any) -> Iterator[Any]:
         path, fmt, limit = str(self.path), self.format, self.limit
         seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
+        first_line = seen.setdefault
         rows = self._rows
         first, self._first = self._first, None
         if first is None:
             return
+        count = self.count
         for number, row in itertools.chain((first,), rows):
+            count += 1
             try:
-                sample = convert(row, fmt, f"{self.count + 1}")
+                sample = convert(row, fmt, str(count))
             except RowError as exc:
                 raise DatasetError(path, number, f"{exc} (format {fmt})") from None
-            if (line := seen.setdefault(sample.id, number)) != number:
+            if (line := first_line(sample.id, number)) != number:
                 raise DatasetError(path, number, f"duplicate sample id {sample.id!r} (first on line {line})")
-            self.count += 1
+            self.count = count
             yield sample
-            if limit is not None and self.count >= limit:
+            if limit is not None and count >= limit:
                 return
 
 

@@ -14,7 +14,8 @@ The original row is kept in ``Sample.fields`` so a platform's grader sees its ow
 from __future__ import annotations
 
 import json
-import unicodedata
+import json.encoder
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -70,9 +71,14 @@ def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
+#: Unicode's categories Cc (C0, DEL, C1), Zl and Zp, each of which is these characters exactly
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _control(text: str) -> str | None:
     """The first control character or line break in ``text`` (C0, DEL, C1, U+2028/U+2029)."""
-    return next((ch for ch in text if unicodedata.category(ch) in {"Cc", "Zl", "Zp"}), None)
+    found = _CONTROL.search(text)
+    return None if found is None else found.group()
 
 
 def _id(default_id: str, *candidates: Any) -> str:
@@ -203,53 +209,97 @@ def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
 
 
 _PLAIN_TURN = frozenset({"role", "content"})
-#: compact, non-ASCII kept, NaN refused: what pydantic's JSON of a plain sample looks like
-_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _compact_encoder() -> Callable[[Any], str]:
+    """Compact, non-ASCII kept, NaN refused (ValueError): what pydantic's JSON of a plain sample
+    looks like. The C encoder is made once (``JSONEncoder.encode`` makes one a call)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # no C accelerator (another Python)
+        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
+    encode = make({}, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False)
+    join = "".join
+    return lambda value: join(encode(value, 0))
+
+
+_compact = _compact_encoder()
+#: a string as JSON (quoted, escaped, non-ASCII kept): the C encoder's own string writer
+_quote: Callable[[str], str] = json.encoder.encode_basestring
+
+
+def _json(value: Any, depth: int = 0) -> str:
+    """``_compact(value)``, the same text: strings, and objects a few levels deep, are written here
+    (Python 3.11's C encoder costs ~28,000 instructions for a short sample, its set-up and a list
+    of items for every object, a dozen strings written costing ~5,000), anything else by it."""
+    if type(value) is str:
+        return _quote(value)
+    if type(value) is dict and depth < 4:
+        try:
+            return "{" + ",".join([_quote(k) + ":" + _json(v, depth + 1) for k, v in value.items()]) + "}"
+        except TypeError:  # a key that is not a string (never in a parsed file): the C encoder's way
+            return _compact(value)
+    return _compact(value)
 
 
 def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     """``_adaptive`` for a row with nothing to check but types: every message {role, content} of
     strings, a text completion and expected, an object metadata. None for anything else, which
-    then takes the full path (pydantic, and the same error sentences)."""
+    then takes the full path (pydantic, and the same error sentences). The stored JSON is written
+    as ``Sample.model_dump_json(exclude_defaults=True)`` writes it, without making the Sample."""
     messages = row.get("messages")
     if type(messages) is not list:
         return None
-    turns: list[tuple[str, str]] = []
+    turns: list[str] = []  # each message's JSON, in Sample's own order, defaults left out
+    input_text = None
     for m in messages:
         if type(m) is not dict or not m.keys() <= _PLAIN_TURN:
             return None
         role, content = m.get("role"), m.get("content", "")
         if type(role) is not str or type(content) is not str:
             return None
-        turns.append((role, content))
+        # an empty content is Turn's default
+        turns.append(f'{{"role":{_quote(role)},"content":{_quote(content)}}}' if content else f'{{"role":{_quote(role)}}}')
+        if role == "user":
+            input_text = content
     completion = row.get("completion")
-    if completion is None and turns and turns[-1][0] == "assistant":
-        completion = turns.pop()[1]
+    if completion is None and turns and messages[-1]["role"] == "assistant":
+        turns.pop()  # an assistant's: the last user's content stays the input
+        completion = messages[-1].get("content", "")
     metadata = row.get("metadata") or {}
     if type(metadata) is not dict:
         return None
     expected = row.get("expected", metadata.get("expected"))
     if (completion is not None and type(completion) is not str) or (expected is not None and type(expected) is not str):
         return None
-    sample_id = _id(default_id, row.get("id"), metadata.get("id"))
-    data: dict[str, Any] = {"id": sample_id}
-    if turns:  # Sample's own order, defaults left out (an empty content is Turn's default)
-        data["messages"] = [{"role": r, "content": c} if c else {"role": r} for r, c in turns]
+    given_id = row.get("id")
+    sample_id = given_id if type(given_id) is str and given_id and _CONTROL.search(given_id) is None \
+        else _id(default_id, given_id, metadata.get("id"))
+    parts = ['{"id":', _quote(sample_id)]
+    if turns:
+        parts += (',"messages":[', ",".join(turns), "]")
     if completion is not None:
-        data["completion"] = completion
+        parts += (',"completion":', _quote(completion))
     if expected is not None:
-        data["expected"] = expected
-    if metadata:
-        data["metadata"] = metadata
-    fields = {k: v for k, v in row.items() if k not in ("messages", "completion")}
-    if fields:
-        data["fields"] = fields
+        parts += (',"expected":', _quote(expected))
     try:
-        text = _COMPACT.encode(data)
+        meta = _json(metadata) if metadata else None
+        if meta is not None:
+            parts += (',"metadata":', meta)
+        # fields: the row less messages and completion; the metadata written once
+        fields = [_quote(k) + ":" + (meta if v is metadata and meta is not None else _json(v))
+                  for k, v in row.items() if k != "messages" and k != "completion"]
     except ValueError:  # NaN or infinity somewhere: pydantic writes those its own way
         return None
-    input_text = next((c for r, c in reversed(turns) if r == "user"), turns[-1][1] if turns else "")
-    return SampleRow(sample_id, input_text, completion, expected, text)
+    if fields:
+        parts += (',"fields":{', ",".join(fields), "}")
+    parts.append("}")
+    if input_text is None:  # no user turn: the last turn's (``turns`` is a prefix of ``messages``)
+        input_text = messages[len(turns) - 1].get("content", "") if turns else ""
+    return SampleRow(sample_id, input_text, completion, expected, "".join(parts))
 
 
 _PLAIN: dict[str, Callable[[dict[str, Any], str], SampleRow | None]] = {"adaptive": _plain_adaptive}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,12 @@ class RunPlan:
         keys = [json.dumps(g.key, ensure_ascii=False) for g in self.graders]
         #: '{"a": ', ', "b": ' ...: the scores JSON of a row of plain scores, a float after each
         self._json_prefixes = ["{" + keys[0] + ": "] + [", " + k + ": " for k in keys[1:]] if keys else []
+        #: the same text as one %-format of the scores in slot order (``plain_rows``)
+        self._json_format = "".join(p.replace("%", "%%") + "%r" for p in self._json_prefixes) + "}"
+
+    def metric_key(self, slot: int) -> str:
+        """The key of the score a plain score of ``slot``'s grader stands for."""
+        return self._metric_keys[slot]
 
     @property
     def suite(self) -> bool:
@@ -93,6 +100,32 @@ class RunPlan:
         score = self._rule(usable, [decide("ok", v, None, self.threshold(p)) == "pass" for p, v in usable]
                            if self.overall == "all-pass" else [])
         return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False, 0)
+
+    def plain_rows(self, run_id: int, batch: Sequence[tuple[Any, ...]],
+                   columns: Sequence[Sequence[Graded]]) -> list[tuple[Any, ...]] | None:
+        """The sample rows of a batch every grader (``columns``, in slot order) scored with a finite
+        plain score, samples that had no grader done before: the rows ``sample_rows`` gives them
+        (``_plain_row``), a batch at a time; None when some value is not such a score (``assemble``)."""
+        isfinite = math.isfinite
+        for column in columns:
+            if len(column) != len(batch) or set(map(type, column)) - {float}:
+                return None
+            if not all(map(isfinite, column)):  # type: ignore[arg-type]  # floats, checked above
+                return None
+        text = self._json_format
+        if self.overall == "mean":
+            weights = [p.weight for p in self.graders]
+            total = sum(weights)
+            if total != 0:  # as ``_rule``: the weighted scores summed in slot order, over the weights' sum
+                mul = operator.mul
+                return [(run_id, row[0], row[1], "ok", sum(map(mul, weights, values)) / total, text % values,
+                         None, None, None, None, 0.0, 0, 0, False, 0)
+                        for row, values in zip(batch, zip(*columns, strict=True), strict=True)]
+        elif self.overall == "none":
+            return [(run_id, row[0], row[1], "ok", None, text % values, None, None, None, None, 0.0, 0, 0, False, 0)
+                    for row, values in zip(batch, zip(*columns, strict=True), strict=True)]
+        return [self._plain_row(run_id, row[0], row[1], list(values))
+                for row, values in zip(batch, zip(*columns, strict=True), strict=True)]
 
     def _plain(self, slot: int, outcome: Outcome) -> bool:
         """A plain score: the sample row's ``scores`` says all of it (no grader row needed)."""

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import itertools
+import math
 import threading
 import time
 from collections import Counter
@@ -27,7 +28,8 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
-from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
+from studio.core.store.run_inputs import iter_texts
+from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scores_prefix
 
 from .plan import RunPlan, assemble
 from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
@@ -46,6 +48,8 @@ TARGET_BATCH_SECONDS = 0.1
 #: graded batches waiting for the writer, per grading task: beyond that a producer waits, so a fast
 #: grader cannot pile a whole run's results up in memory ahead of the database
 OUTBOX_PER_WORKER = 2
+#: ``pending``'s text lane: rows of the columns a built-in check reads (store/run_inputs.py)
+TEXTS = "texts"
 
 
 class RunOptions(RunSettings):
@@ -128,7 +132,9 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
 
         ctx.budget = run_budget(library, run_id, options.max_cost, options.max_tokens, cancel)
 
-    def pending(raw: bool) -> Iterator[Any]:
+    def pending(raw: bool | str) -> Iterator[Any]:
+        if raw == TEXTS:  # (idx, sample id, completion, expected, JSON if no completion): built-in checks
+            return iter_texts(library.engine, dataset.id, limit=limit, skip=done)
         if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
             return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
         return library.datasets.iter_indexed(dataset.id, limit=limit, skip=done)
@@ -238,12 +244,15 @@ class _Slots:
                        for sc in self.scorers]
         one = self.scorers[0]
         self.single = not plan.suite
+        #: the text lane: every scorer compares a sample's completion and expected columns (built-in
+        #: checks), so no sample's JSON is read or parsed, and a suite's checks share the one read
+        self.texts = all(getattr(sc, "text_lane", False) for sc in self.scorers)
         #: the raw lane: stored JSON rows, never parsed here (a suite always reads them raw)
-        self.raw = self.raw_ok[0] if self.single else True
+        self.raw: bool | str = TEXTS if self.texts else self.raw_ok[0] if self.single else True
         # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
         # sandboxed function grader), so no Outcome is built per sample on the way to the database
-        self.rows_lane = self.single and self.raw and hasattr(one, "score_raw_rows")
-        self.needs_parsed = not self.single and not all(self.raw_ok)
+        self.rows_lane = self.single and self.raw is True and hasattr(one, "score_raw_rows")
+        self.needs_parsed = not self.single and not self.texts and not all(self.raw_ok)
         sizes = [sc.batch_size for sc in self.scorers]
         self.batch_size = None if None in sizes else min(x for x in sizes if x is not None)
         self.parallel = max(1, max(sc.parallel_batches for sc in self.scorers))
@@ -292,6 +301,8 @@ class _Slots:
         scorer = self.scorers[0]
         if self.rows_lane:
             return await scorer.score_raw_rows(run_id, batch)  # type: ignore[attr-defined]
+        if self.texts:
+            return await self._grade_texts(run_id, batch)
         if self.raw:
             outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
             keyed = [(i, sid) for i, sid, _ in batch]
@@ -302,19 +313,45 @@ class _Slots:
             raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
         return [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
 
+    async def _grade_texts(self, run_id: int, batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """A run of one built-in check over text rows: a plain score becomes its row directly (the
+        row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})``, as ``ok_row``);
+        each sample's time is its share of the batch's (a check takes well under a microsecond)."""
+        began = time.perf_counter()
+        values = await self.scorers[0].score_texts(batch)  # type: ignore[attr-defined]
+        if len(values) != len(batch):
+            raise RuntimeError(f"{type(self.scorers[0]).__name__} returned {len(values)} outcomes for "
+                               f"{len(batch)} samples")
+        ms = (time.perf_counter() - began) * 1000 / len(batch)
+        key = self.plan.metric_key(0)
+        prefix = scores_prefix(key)
+        isfinite = math.isfinite
+
+        def other(row: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
+            outcome = value if isinstance(value, Outcome) else Outcome.scored(value, {key: value})
+            outcome.duration_ms = ms
+            return outcome_values(run_id, row[0], row[1], outcome)
+
+        return [(run_id, row[0], row[1], "ok", value, prefix + repr(value) + "}", None, None, None, None, ms, 0, 0, 0, 0)
+                if type(value) is float and isfinite(value) else other(row, value)
+                for row, value in zip(batch, values, strict=True)]
+
     async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
                            partial: dict[int, dict[int, Outcome]],
                            cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
         parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
 
         async def one(slot: int) -> tuple[int, list[int], list[Any]]:
-            wanted = [k for k, (idx, _, _) in enumerate(batch) if slot not in partial.get(idx, ())]
+            wanted = [k for k, row in enumerate(batch) if slot not in partial.get(row[0], ())] if partial else list(range(len(batch)))
             if not wanted:
                 return slot, [], []
             scorer = self.scorers[slot]
             outcomes: list[Any]
             with saferegex.budget_scope(self.keys[slot]):  # this grader's share of the run's budget
-                if self.raw_ok[slot]:
+                if self.texts:
+                    outcomes = await scorer.score_texts(  # type: ignore[attr-defined]
+                        batch if len(wanted) == len(batch) else [batch[k] for k in wanted])
+                elif self.raw_ok[slot]:
                     outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
                 elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
                     outcomes = await scorer.score_values([parsed[k] for k in wanted])
@@ -325,11 +362,15 @@ class _Slots:
             return slot, wanted, outcomes
 
         graded = await asyncio.gather(*(one(p.slot) for p in self.plan.graders))
+        if all(len(wanted) == len(batch) for _, wanted, _ in graded):  # no sample had graders done before
+            rows = self.plan.plain_rows(run_id, batch, [outcomes for _, _, outcomes in graded])
+            if rows is not None:
+                return rows, []
         return assemble(self.plan, run_id, batch, graded, partial, cancel.is_set())
 
 
 async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
-                 pending: Callable[[bool], Iterator[Any]], total: int, already: int,
+                 pending: Callable[[bool | str], Iterator[Any]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event,
                  streak: FailureStreak | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored

@@ -21,7 +21,7 @@ from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import (
     grader_source,
-    grader_tally,
+    grader_tallies,
     overall_tally,
     run_graders,
 )
@@ -135,16 +135,19 @@ class RunSections:
         return aggregates
 
 
-def load_run(library: Library, run_id: int, *, with_cost: bool = True) -> RunSections:
+def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: RunInfo | None = None) -> RunSections:
     """The run and its sections, each with its summary (NotFound for an unknown run); ``with_cost``
-    fills each summary's cost from the run's usage (engine/usage.py)."""
-    info = library.runs.get(run_id)
+    fills each summary's cost from the run's usage (engine/usage.py). ``info``: the run as the caller
+    just read it (``runs.get`` counts the run's results by status: a pass over a million-result
+    run's status index not worth making twice)."""
+    if info is None or info.id != run_id:
+        info = library.runs.get(run_id)
     dataset_id = library.runs.raw(run_id).dataset_id
     suite = info.suite is not None
     sections = []
-    for grader in run_graders(library, run_id):
-        found = summarize(grader.key, grader.version, grader.threshold, grader_tally(library, run_id, grader),
-                          weight=grader.weight)
+    graders = run_graders(library, run_id)
+    for grader, tallied in zip(graders, grader_tallies(library, run_id, graders), strict=True):
+        found = summarize(grader.key, grader.version, grader.threshold, tallied, weight=grader.weight)
         sections.append(Section(key=grader.key, version=grader.version, pass_threshold=grader.threshold,
                                 summary=found,
                                 endpoint=info.endpoint or _grader_endpoint(library, grader.key, grader.version),

@@ -7,9 +7,11 @@ SQLite, not by grading.
 from __future__ import annotations
 
 import json
+import operator
 import re
 import time
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from studio.core import saferegex
 from studio.core.graders.inspect_text import (
@@ -59,15 +61,43 @@ def _required_reference(options: BuiltinOptions, sample: Sample) -> str:
     return ref
 
 
-def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -> str:
+def _folder(options: BuiltinOptions, case_default: bool, strip: bool) -> Callable[[str], str] | None:
+    """How a text is folded before comparing (None: left as it is): the one rule, applied a sample
+    at a time (``_fold``) or to a whole batch (``TextCheck``)."""
     if options.normalize:
-        return squad_normalize(text, options.stop_words) if options.normalization == "inspect" else normalize(text)
-    if strip:
-        text = text.strip()
+        if options.normalization == "inspect":
+            stop_words = options.stop_words
+            return lambda text: squad_normalize(text, stop_words)
+        return normalize
     case_sensitive = case_default if options.case_sensitive is None else options.case_sensitive
-    if case_sensitive:
-        return text
-    return text.casefold() if options.case_fold == "casefold" else text.lower()
+    case = None if case_sensitive else (str.casefold if options.case_fold == "casefold" else str.lower)
+    if strip and case is not None:
+        return lambda text: case(text.strip())
+    return str.strip if strip else case
+
+
+def _fold(text: str, options: BuiltinOptions, case_default: bool, strip: bool) -> str:
+    fold = _folder(options, case_default, strip)
+    return text if fold is None else fold(text)
+
+
+#: a location's comparison of the folded submission (first) with the folded reference
+_COMPARE: dict[str, Callable[[str, str], bool]] = {
+    "exact": operator.eq, "begin": str.startswith, "end": str.endswith, "any": operator.contains,
+}
+
+
+def _located_args(function: str, o: BuiltinOptions) -> tuple[str, bool, bool] | None:
+    """(location, case-sensitive by default, strip) of the functions that compare at a location."""
+    if function == "exact_match":
+        return "exact", True, True if o.strip is None else o.strip
+    if function == "contains":
+        return "any", False, bool(o.strip)
+    if function == "starts_with":
+        return "begin", True, bool(o.strip)
+    if function == "ends_with":
+        return "end", True, bool(o.strip)
+    return None
 
 
 def _located(sub: str, o: BuiltinOptions, s: Sample, location: str, case_default: bool, strip: bool) -> float:
@@ -83,23 +113,23 @@ def _located(sub: str, o: BuiltinOptions, s: Sample, location: str, case_default
         want = strip_number_marks(want)
     if o.trim_punctuation and not o.normalize:
         got, want = trim_punctuation(got), trim_punctuation(want)
-    if location == "begin":
-        return float(got.startswith(want))
-    if location == "end":
-        return float(got.endswith(want))
-    if location == "any":
-        return float(want in got)
-    return float(got == want)
+    return float(_COMPARE[location](got, want))
+
+
+def _at(function: str, sub: str, o: BuiltinOptions, s: Sample) -> float:
+    args = _located_args(function, o)
+    assert args is not None
+    return _located(sub, o, s, *args)
 
 
 def exact_match(sub: str, o: BuiltinOptions, s: Sample) -> float:
     if o.normalize and o.normalization == "inspect":
         return squad_exact(sub, _required_reference(o, s), o.stop_words)
-    return _located(sub, o, s, "exact", True, True if o.strip is None else o.strip)
+    return _at("exact_match", sub, o, s)
 
 
 def contains(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return _located(sub, o, s, "any", False, bool(o.strip))
+    return _at("contains", sub, o, s)
 
 
 def _values(o: BuiltinOptions, s: Sample) -> list[str]:
@@ -186,11 +216,11 @@ def is_json(sub: str, o: BuiltinOptions, s: Sample) -> float:
 
 
 def starts_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return _located(sub, o, s, "begin", True, bool(o.strip))
+    return _at("starts_with", sub, o, s)
 
 
 def ends_with(sub: str, o: BuiltinOptions, s: Sample) -> float:
-    return _located(sub, o, s, "end", True, bool(o.strip))
+    return _at("ends_with", sub, o, s)
 
 
 FUNCTIONS: dict[str, Callable[[str, BuiltinOptions, Sample], float]] = {
@@ -271,12 +301,63 @@ def score_value(grader: BuiltinGrader, sample: Sample) -> float | Outcome:
     return result if isinstance(result, Outcome) else float(result[0])
 
 
+#: a check over a batch's columns: submissions, and each sample's expected answer (None: none)
+TextCheck = Callable[[Sequence[str], Sequence[str | None]], list[float | Outcome]]
+
+
+def text_check(grader: BuiltinGrader) -> TextCheck | None:
+    """The grader's check over whole columns of (completion, expected), when it reads nothing else
+    of a sample (no extractor, no reference field) and compares at a location or checks the text
+    alone: each text folded and compared by the rules above (``_folder``, ``_COMPARE``), a batch at a
+    time in C-level maps instead of a sample at a time. The samples a Letta or promptfoo rule scores
+    before comparing (an empty submission or reference) are scored the usual way (``score_value``),
+    so the outcome is the same either way (tests/core/graders/test_builtin_text_lane.py). None: no
+    such check (``score_values`` then)."""
+    o = grader.options
+    if grader.extractor is not None or o.reference_field is not None:
+        return None
+    fold: Callable[[str], str] | None = None
+    compare: Callable[[str, str], bool] | None = None
+    if grader.function != "ascii_printable_only":
+        args = _located_args(grader.function, o)
+        if args is None or o.numeric_reference or o.trim_punctuation or (
+                grader.function == "exact_match" and o.normalize and o.normalization == "inspect"):
+            return None
+        fold, compare = _folder(o, args[1], args[2]), _COMPARE[args[0]]
+    reads = compare is not None
+    zero_empty = o.empty_submission_zero
+    reference_rule = reads and (o.empty_reference_zero or o.empty_reference_error)
+    constant = o.reference
+    negate = o.negate
+
+    def one(submission: str, expected: str | None) -> float | Outcome:
+        return score_value(grader, Sample.model_construct(id="", completion=submission, expected=expected))
+
+    def check(subs: Sequence[str], refs: Sequence[str | None]) -> list[float | Outcome]:
+        wants = [constant] * len(subs) if constant is not None else refs
+        if (zero_empty and "" in subs) or (reference_rule and (None in wants or "" in wants)):
+            return [one(sub, ref) for sub, ref in zip(subs, refs, strict=True)]
+        if compare is None:
+            hits: Any = map(ascii_printable, subs)
+        else:
+            # no reference is empty text (``_required_reference``)
+            texts = cast(Sequence[str], ["" if w is None else w for w in wants] if None in wants else wants)
+            hits = map(compare, subs, texts) if fold is None else map(compare, map(fold, subs), map(fold, texts))
+        return [0.0 if hit else 1.0 for hit in hits] if negate else [1.0 if hit else 0.0 for hit in hits]
+
+    return check
+
+
 class BuiltinScorer(ScorerBase):
     batch_size = 1000
     parallel_batches = 1
 
     def __init__(self, grader: BuiltinGrader) -> None:
         self.grader = grader
+        self._check = text_check(grader)
+        #: the engine hands it (idx, sample id, completion, expected, JSON) rows (``score_texts``):
+        #: no sample's JSON parsed unless it has no completion (store/run_inputs.py)
+        self.text_lane = self._check is not None
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return [score_sample(self.grader, s) for s in samples]
@@ -284,6 +365,22 @@ class BuiltinScorer(ScorerBase):
     async def score_values(self, samples: Sequence[Sample]) -> list[float | Outcome]:
         """``score_batch`` where a plain score is a float (see ``score_value``)."""
         return [score_value(self.grader, s) for s in samples]
+
+    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
+        """``score_values`` over (idx, sample id, completion, expected, JSON or None) rows
+        (``text_lane``); a sample without a completion is parsed from its JSON and scored whole."""
+        check = self._check
+        assert check is not None
+        subs = [row[2] for row in rows]
+        if None not in subs:
+            return check(subs, [row[3] for row in rows])
+        keep = [k for k, sub in enumerate(subs) if sub is not None]
+        out: list[float | Outcome] = [
+            0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(row[4]))
+            for row in rows]
+        for k, value in zip(keep, check([subs[k] for k in keep], [rows[k][3] for k in keep]), strict=True):
+            out[k] = value
+        return out
 
 
 def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:

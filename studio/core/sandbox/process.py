@@ -52,7 +52,9 @@ class Failure:
 
 @dataclass
 class BatchReply:
-    results: dict[int, list[Any]] = field(default_factory=dict)
+    #: by the sample's index in the batch: its checked entry [index, status, value, ...], or for a
+    #: plain finite float score (the common case) that float alone
+    results: dict[int, list[Any] | float] = field(default_factory=dict)
     failure: Failure | None = None
     cpu_seconds: float = 0.0
     strays: int = 0
@@ -324,9 +326,15 @@ class WorkerProcess:
                     if not isinstance(entries, list):
                         raise wire.ProtocolError("the worker sent a malformed result list")
                     checked = wire.check_entries(entries, limits, seen)
+                    scores: dict[int, list[Any] | float] = {}
+                    if "f" in message:  # plain float scores, one array (wire.check_floats)
+                        wire.check_floats(message["f"], message.get("at"), limits, seen, scores)
+                    # kept only once the whole message passed: a line refused in its float array
+                    # leaves nothing of its entries behind, and the other way round
                     for entry in checked:
                         reply.results[entry[0]] = entry
-                    if checked:  # progress: the next sample's time starts now
+                    reply.results.update(scores)
+                    if checked or scores:  # progress: the next sample's time starts now
                         deadline = min(time.monotonic() + timeout, ceiling)
                 elif message.get("done") is True:
                     reply.cpu_seconds = wire.number(message.get("cpu"))

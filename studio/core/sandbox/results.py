@@ -203,20 +203,26 @@ def batch_outcomes(
 
 
 def result_rows(
-    entries: list[list[Any]], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str, key: str,
-    memory_mb: int, output_kib: int, duration_ms: float = 0.0,
+    entries: Sequence[list[Any] | float], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str,
+    key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0,
 ) -> list[tuple[Any, ...]]:
     """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.
 
-    An entry that is one finite float, nothing printed, becomes its row directly (every contract
-    scores a plain float the same way: ``Outcome.scored(v, {key: v})``); any other entry goes
-    through ``to_outcome``, so the platforms' rules and the pydantic model stay the boundary for
-    everything but the hot path.
+    A bare float (a plain finite score, ``GraderSession.run_scores``) or an entry that is one
+    finite float, nothing printed, becomes its row directly (every contract scores a plain float
+    the same way: ``Outcome.scored(v, {key: v})``); any other entry goes through ``to_outcome``, so
+    the platforms' rules and the pydantic model stay the boundary for everything but the hot path.
     """
     prefix = scores_prefix(key)
     rows: list[tuple[Any, ...]] = []
     append = rows.append
     for (idx, sample_id, _), entry in zip(batch, entries, strict=True):
+        if type(entry) is float:
+            if entry - entry == 0.0:  # finite (wire.check_floats hands over no other)
+                append(ok_row(run_id, idx, sample_id, prefix, entry, duration_ms))
+                continue
+            entry = [idx, OK, entry]
+        assert type(entry) is list
         if len(entry) == 3 and entry[1] == OK:
             value = entry[2]
             if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan - nan are nan

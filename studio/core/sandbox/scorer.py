@@ -129,7 +129,7 @@ class FunctionScorer(ScorerBase):
             outcomes = self._run(session, texts, [sid for _, sid, _ in batch], True)
             return [outcome_values(run_id, idx, sid, o) for (idx, sid, _), o in zip(batch, outcomes, strict=True)]
         start = time.perf_counter()
-        entries = session.run(texts, cancel=self.ctx.cancel, raw=True)
+        entries = session.run_scores(texts, cancel=self.ctx.cancel, raw=True)
         ms = (time.perf_counter() - start) * 1000 / max(1, len(batch))
         return result_rows(entries, batch, run_id, self.grader.contract, self.key, self.spec.memory_mb,
                            self.spec.output_kib, ms)

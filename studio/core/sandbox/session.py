@@ -19,7 +19,7 @@ from studio.core.models import MAX_SOURCE_BYTES, FunctionGrader
 from .launch import SandboxRefused
 from .pool import WorkerPool
 from .process import WorkerDied, WorkerProcess
-from .results import LIMIT, MEMORY, NOT_LOADED
+from .results import LIMIT, MEMORY, NOT_LOADED, OK
 from .settings import SandboxSettings
 
 ModelBridge = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -155,14 +155,23 @@ class GraderSession:
         """One raw entry [index, status, value, ...] per payload (or one entry when ``whole``);
         after a cancel the samples not yet graded get a "cancelled" error. ``raw``: the payloads are
         stored sample JSON texts that the worker shapes for the contract itself."""
+        return [r if isinstance(r, list) else [i, OK, r]
+                for i, r in enumerate(self.run_scores(payloads, whole=whole, cancel=cancel, raw=raw))]
+
+    def run_scores(
+        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None,
+        raw: bool = False,
+    ) -> list[list[Any] | float]:
+        """``run`` with a plain finite float score left as that float instead of its entry
+        [index, OK, score] (a run's hot path: no list per sample). Item i is sample i's."""
         n = 1 if whole else len(payloads)
         return self._run(payloads, list(range(n)), n, whole=whole, cancel=cancel, raw=raw, precise=False)
 
     def _run(
         self, payloads: list[Any], pending: list[int], n: int, *, whole: bool, cancel: threading.Event | None,
         raw: bool, precise: bool, fan_out: bool = True,
-    ) -> list[list[Any]]:
-        results: list[list[Any] | None] = [None] * n
+    ) -> list[list[Any] | float]:
+        results: list[list[Any] | float | None] = [None] * n
         while pending:
             worker = self._ensure_worker()
             if worker is None:
@@ -182,12 +191,17 @@ class GraderSession:
                 raw=raw,
                 output_bytes=self.spec.output_kib * 1024,
             )
-            for local, entry in reply.results.items():
-                entry[0] = pending[local]
-                results[pending[local]] = entry
+            if len(pending) == n and not whole:  # the first round: local indices are the batch's
+                for local, entry in reply.results.items():
+                    results[local] = entry
+            else:
+                for local, entry in reply.results.items():
+                    if type(entry) is list:
+                        entry[0] = pending[local]
+                    results[pending[local]] = entry
             if reply.failure is None:
                 if reply.strays or reply.cpu_seconds > RECYCLE_CPU_SECONDS or any(
-                    (graded := results[i]) is not None and graded[1] == MEMORY for i in pending
+                    type(graded := results[i]) is list and graded[1] == MEMORY for i in pending
                 ):
                     self._drop_worker()
                 missing = [i for i in pending if results[i] is None]
@@ -228,7 +242,8 @@ class GraderSession:
             for helper in helpers:
                 self.restarts += helper.restarts
                 helper.close()
-        return [entry for part in parts for entry in part]
+        return [entry if isinstance(entry, list) else [i, OK, entry]
+                for part, chunk in zip(parts, chunks, strict=True) for i, entry in zip(chunk, part, strict=True)]
 
     def _load_message(self) -> str:
         if (self.load_error or {}).get("stage") in ("size", "sandbox"):

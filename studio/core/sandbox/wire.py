@@ -145,6 +145,29 @@ def check_entries(entries: list[Any], limits: Limits, seen: set[int]) -> list[li
     return checked
 
 
+def check_floats(floats: Any, at: Any, limits: Limits, seen: set[int], results: dict[int, Any]) -> int:
+    """A message's float array: ``floats[k]`` is the score of the batch's sample ``at + k``, a
+    plain finite float (None: no result there, that sample's entry is elsewhere). Each becomes
+    ``results[at + k] = score``, a bare float (an entry [index, OK, score] in short); returns how
+    many. The same checks as an entry's: an int start, inside the batch, every index new, and each
+    value a float (a non-finite one becomes an ordinary OK entry, for the platforms' rules to
+    judge); anything else is a ProtocolError."""
+    if type(floats) is not list or type(at) is not int or not 0 <= at <= limits.count - len(floats):
+        raise ProtocolError("the worker sent a malformed score array")
+    count = 0
+    for index, value in enumerate(floats, at):
+        if value is None:
+            continue
+        if type(value) is not float:
+            raise ProtocolError("the worker sent a score array holding something else than numbers")
+        if index in seen:
+            raise ProtocolError("the worker sent two results for one sample")
+        seen.add(index)
+        results[index] = value if value - value == 0.0 else [index, OK, value]
+        count += 1
+    return count
+
+
 def _extra(value: Any) -> Any:
     """Exception name or grader line after an error text: short text, an int, or nothing."""
     if value is None or type(value) is int:

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import builtins
+import gc
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pydantic import BaseModel, field_validator
-from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 
 from studio.core.models import Sample, SampleRow
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
-from .database import driver_connection, inserted_id, utcnow
+from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, samples
 
@@ -51,6 +54,42 @@ def _sample_row(dataset_id: int, idx: int, sample: Sample) -> tuple[object, ...]
             sample.model_dump_json(exclude_defaults=True))
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the length of an import: a row is a handful of new
+    containers (parsed JSON, the row tuple), each freed by its reference count, none in a cycle;
+    the collector would otherwise walk them every few hundred rows, ~8% of an import's CPU
+    (``bench/profiles/issue38_import.txt``). Back as it was after, whatever happens."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _insert_samples(execute: Callable[[list[tuple[object, ...]]], object], dataset_id: int,
+                    items: Iterable[Sample | SampleRow]) -> int:
+    """Insert ``items`` as samples 0, 1, ... of the dataset, ``_INSERT_CHUNK`` rows to a call of
+    ``execute`` (``_INSERT_SAMPLE``'s executemany); ``items`` may be a stream (``DatasetStream``)
+    that raises mid-way: the caller's transaction then rolls back what was inserted. Returns the
+    count of samples."""
+    count = 0
+    chunk: list[tuple[object, ...]] = []
+    for sample in items:
+        # a SampleRow is already in stored form (DatasetStream.rows): the import's hot path
+        chunk.append((dataset_id, count, *sample) if type(sample) is SampleRow or isinstance(sample, SampleRow)
+                     else _sample_row(dataset_id, count, sample))
+        count += 1
+        if len(chunk) >= _INSERT_CHUNK:
+            execute(chunk)
+            chunk = []
+    if chunk:
+        execute(chunk)
+    return count
+
+
 class DatasetRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -58,37 +97,44 @@ class DatasetRepository:
     def create(self, name: str, items: Iterable[Sample | SampleRow], *, format: str = "adaptive",
                source: str = "", replace: bool = False) -> DatasetRecord:
         """Store all samples or none; ``replace`` swaps a live dataset of the same name."""
-        with self._engine.begin() as conn:
-            row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
-            if row is not None:
-                if row.deleted_at is None and not replace:
-                    raise Conflict(f"a dataset named {name!r} already exists (use another name, or replace it)")
-                conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
-                dataset_id = row.id
-                conn.execute(update(datasets).where(datasets.c.id == row.id).values(
-                    format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None,
-                    author=current_user()))
-            else:
-                dataset_id = inserted_id(conn.execute(insert(datasets).values(
-                    name=name, format=format, source=source, sample_count=0, created_at=utcnow(), author=current_user(),
-                )))
-            # ``items`` may be a stream (``DatasetStream``): a chunk at a time goes to the driver's
-            # executemany, all inside this one transaction; a bad row raising mid-way rolls it all back
-            count = 0
-            chunk: list[tuple[object, ...]] = []
-            for sample in items:
-                if isinstance(sample, SampleRow):  # already in stored form (DatasetStream.rows)
-                    chunk.append((dataset_id, count, *sample))
-                else:
-                    chunk.append(_sample_row(dataset_id, count, sample))
-                count += 1
-                if len(chunk) >= _INSERT_CHUNK:
-                    conn.exec_driver_sql(_INSERT_SAMPLE, chunk)
-                    chunk = []
-            if chunk:
-                conn.exec_driver_sql(_INSERT_SAMPLE, chunk)
-            conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(sample_count=count))
+        with self._engine.connect() as conn:
+            sqlite = conn.dialect.name == "sqlite"
+            # on SQLite the rows go to the driver's own cursor (executemany without the SQL layer),
+            # and without SQLite's per-row foreign key check: every row names the dataset this
+            # transaction made or holds (a connection setting, changeable only outside a transaction)
+            raw = sqlite_connection(conn.connection) if sqlite else None
+            if raw is not None:
+                raw.execute("PRAGMA foreign_keys=OFF")
+            try:
+                with conn.begin(), _collector_paused():
+                    dataset_id = self._claim(conn, name, format, source, replace)
+                    if raw is not None:
+                        cursor = raw.cursor()
+                        count = _insert_samples(partial(cursor.executemany, _INSERT_SAMPLE), dataset_id, items)
+                    else:
+                        count = _insert_samples(partial(conn.exec_driver_sql, _INSERT_SAMPLE), dataset_id, items)
+                    conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(sample_count=count))
+            finally:
+                if raw is not None:
+                    raw.execute("PRAGMA foreign_keys=ON")
         return self.get(name)
+
+    @staticmethod
+    def _claim(conn: Connection, name: str, format: str, source: str, replace: bool) -> int:
+        """The id of the dataset ``create`` fills: a new one, or the trashed (or, with ``replace``,
+        live) one of that name emptied."""
+        row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
+        if row is None:
+            return int(inserted_id(conn.execute(insert(datasets).values(
+                name=name, format=format, source=source, sample_count=0, created_at=utcnow(), author=current_user(),
+            ))))
+        if row.deleted_at is None and not replace:
+            raise Conflict(f"a dataset named {name!r} already exists (use another name, or replace it)")
+        conn.execute(delete(samples).where(samples.c.dataset_id == row.id))
+        conn.execute(update(datasets).where(datasets.c.id == row.id).values(
+            format=format, source=source, deleted_at=None, created_at=utcnow(), provenance=None,
+            author=current_user()))
+        return int(row.id)
 
     def open_generated(self, name: str, provenance: dict[str, Any], *, format: str = "adaptive",
                        source: str = "") -> DatasetRecord:

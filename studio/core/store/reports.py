@@ -97,13 +97,18 @@ def _json(text: str | None, default: Any = None) -> Any:
         return text
 
 
-def _rows(engine: Engine, query: ResultQuery, progress: Progress | None) -> Iterator[tuple[Any, ...]]:
-    """Every result ``query`` selects, in its order, with its sample's texts (a streamed cursor)."""
+def _rows(engine: Engine, query: ResultQuery, progress: Progress | None,
+          limit: int | None = None) -> Iterator[tuple[Any, ...]]:
+    """Every result ``query`` selects (the first ``limit`` of them), in its order, with its sample's
+    texts (a streamed cursor)."""
     sql, params = query.select(_COLUMNS)
     if " LEFT JOIN samples " not in sql:  # the filter/sort did not join the samples: the export needs them
         sql = sql.replace("FROM results r", "FROM results r LEFT JOIN samples s ON s.dataset_id = ? AND"
                           " s.idx = r.sample_idx", 1)
         params = [query.dataset_id, *params]
+    if limit is not None:  # in SQL: SQLite stops walking the run's index there, PostgreSQL sends no more
+        sql += " LIMIT ?"
+        params = [*params, max(0, int(limit))]
     written = 0
     with engine.connect() as conn:
         cursor = driver_connection(conn.connection).cursor()
@@ -140,14 +145,15 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
     return count
 
 
-def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None) -> Iterator[dict[str, Any]]:
-    """Each result ``query`` selects as ``result_record`` plus its sample's input, completion and
-    expected; a suite run's ``scores`` has every grader's key (null where it said NA or failed), a
-    one-grader run's record names its ``grader``."""
+def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None, *,
+                 limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """Each result ``query`` selects (the first ``limit``) as ``result_record`` plus its sample's
+    input, completion and expected; a suite run's ``scores`` has every grader's key (null where it
+    said NA or failed), a one-grader run's record names its ``grader``."""
     graders = suite_keys(engine, query.run_id)
     grader = None if graders is not None else _grader_key(engine, query.run_id)
     for (idx, sid, status, score, scores, error, rationale, ms, ptok, ctok, cached, details, raw,
-         inp, comp, exp) in _rows(engine, query, progress):
+         inp, comp, exp) in _rows(engine, query, progress, limit):
         record = result_record({
             "sample_idx": idx, "sample_id": sid, "status": status, "score": score,
             "scores": _json(scores) or {}, "error": error, "rationale": rationale, "duration_ms": ms,

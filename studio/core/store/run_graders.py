@@ -13,6 +13,7 @@ puts the two back together, so a reader never sees the difference.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -169,29 +170,50 @@ def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, lis
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
 
-def tally_sql(rows: str, threshold: float) -> str:
-    """One SELECT adding up ``rows`` (a subquery with ``_COLUMNS``): counts by status and by the
-    pass rule's decision at ``threshold``, the scored results' sums, tokens and time."""
-    decision = decision_sql_text("status", "score", "details", threshold)
-    scored = "CASE WHEN status IN ('ok', 'invalid') THEN score END"
-    return (
+_TALLIED = ("status", "score", "details", "prompt_tokens", "completion_tokens", "cached_tokens", "cached", "duration_ms")
+
+
+def _tally_parts(threshold: float, suffix: str = "", present: bool = False) -> tuple[str, str]:
+    """(each row's columns, the sums over them) of one tally, over columns named ``status{suffix}``...
+    Each row's decision and scored score are computed once, in a subquery the planner may not fold
+    into the sums (the caller's fence); folded, every sum re-evaluated its own copy of them (half the
+    query's time, bench/profiles/issue38_summary.txt). ``present``: a row whose status is NULL is
+    not this grader's (a suite's one-pass tally) and counts nowhere."""
+    status, score = f"status{suffix}", f"score{suffix}"
+    decision = decision_sql_text(status, score, f"details{suffix}", threshold)
+    if present:
+        decision = f"CASE WHEN {status} IS NULL THEN NULL ELSE {decision} END"
+    d, sc = f"d{suffix}", f"sc{suffix}"
+    inner = (f"{status}, {decision} AS {d}, CASE WHEN {status} IN ('ok', 'invalid') THEN {score} END AS {sc}, "
+             + ", ".join(f"{c}{suffix}" for c in _TALLIED[3:]))
+    outer = (
         # count(CASE ...), not sum(condition): PostgreSQL has no sum of booleans
-        "SELECT count(*), count(CASE WHEN status = 'ok' THEN 1 END), count(CASE WHEN status = 'error' THEN 1 END),"
-        " count(CASE WHEN status = 'invalid' THEN 1 END), count(CASE WHEN status = 'skipped' THEN 1 END),"
-        " count(CASE WHEN d = 'pass' THEN 1 END), count(CASE WHEN d = 'fail' THEN 1 END),"
-        " count(CASE WHEN d = 'na' THEN 1 END), count(CASE WHEN d = 'error' THEN 1 END),"
-        f" count({scored}), sum({scored}), sum({scored} * {scored}), min({scored}), max({scored}),"
+        f"count({status if present else '*'}), count(CASE WHEN {status} = 'ok' THEN 1 END),"
+        f" count(CASE WHEN {status} = 'error' THEN 1 END), count(CASE WHEN {status} = 'invalid' THEN 1 END),"
+        f" count(CASE WHEN {status} = 'skipped' THEN 1 END),"
+        f" count(CASE WHEN {d} = 'pass' THEN 1 END), count(CASE WHEN {d} = 'fail' THEN 1 END),"
+        f" count(CASE WHEN {d} = 'na' THEN 1 END), count(CASE WHEN {d} = 'error' THEN 1 END),"
+        f" count({sc}), sum({sc}), sum({sc} * {sc}), min({sc}), max({sc}),"
         # token sums as floats: sum() of integers overflows on counts stored before they were bounded
-        " sum(CAST(prompt_tokens AS DOUBLE PRECISION)), sum(CAST(completion_tokens AS DOUBLE PRECISION)),"
-        " sum(CAST(cached_tokens AS DOUBLE PRECISION)), sum(cached), sum(duration_ms)"
-        f" FROM (SELECT *, {decision} AS d FROM ({rows}) AS rows) AS src"  # PostgreSQL names every subquery
+        f" sum(CAST(prompt_tokens{suffix} AS DOUBLE PRECISION)), sum(CAST(completion_tokens{suffix} AS DOUBLE PRECISION)),"
+        f" sum(CAST(cached_tokens{suffix} AS DOUBLE PRECISION)), sum(cached{suffix}), sum(duration_ms{suffix})"
     )
+    return inner, outer
 
 
-def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:
-    """``tally_sql`` over ``rows`` with its ``params``."""
-    with library.engine.connect() as conn:
-        values = conn.exec_driver_sql(tally_sql(rows, threshold), params).one()
+def tally_sql(rows: str, threshold: float, fence: str = " LIMIT -1") -> str:
+    """One SELECT adding up ``rows`` (a subquery with ``_COLUMNS``): counts by status and by the
+    pass rule's decision at ``threshold``, the scored results' sums, tokens and time. ``fence``:
+    SQLite's ``LIMIT -1``, PostgreSQL's ``OFFSET 0`` (``_tally_parts``)."""
+    inner, outer = _tally_parts(threshold)
+    return f"SELECT {outer} FROM (SELECT {inner} FROM ({rows}) AS rows{fence}) AS src"  # PostgreSQL names every subquery
+
+
+def _fence(conn: Any) -> str:
+    return " LIMIT -1" if conn.dialect.name == "sqlite" else " OFFSET 0"
+
+
+def _tally_of(values: Sequence[Any]) -> Tally:
     (total, ok, error, invalid, skipped, passed, failed, na, errored, n, total_score, sumsq, low, high,
      prompt, completion, cached_tokens, cached, duration) = (v if v is not None else 0 for v in values)
     return Tally(total=total, statuses={"ok": ok, "error": error, "invalid": invalid, "skipped": skipped},
@@ -202,6 +224,56 @@ def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) ->
                  prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
                  cached=cached,
                  duration_ms=float(duration))
+
+
+def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:
+    """``tally_sql`` over ``rows`` with its ``params``."""
+    with library.engine.connect() as conn:
+        values = conn.exec_driver_sql(tally_sql(rows, threshold, _fence(conn)), params).one()
+    return _tally_of(values)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def suite_rows_sql(graders: Sequence[RunGrader]) -> str:
+    """Every grader's rows of a suite run side by side, one pass: a sample row with each grader's
+    columns (``status{slot}``...: what ``rows_sql(True)`` gives that grader), then the grader rows of
+    samples without a sample row, each under its own grader's columns (the others NULL). Parameters:
+    the run, twice."""
+    sample_cols, orphan_cols, joins = [], [], []
+    for g in graders:
+        k, slot = g.slot, int(g.slot)
+        t = f"g{k}"
+        sample_cols += [
+            f"coalesce({t}.status, 'ok') AS status{k}",
+            f"CASE WHEN {t}.status IS NULL THEN CAST(json_extract(r.scores, {_literal(key_path(g.key))})"
+            f" AS DOUBLE PRECISION) ELSE {t}.score END AS score{k}",
+            f"{t}.details AS details{k}",
+            *(f"coalesce({t}.{c}, 0) AS {c}{k}" for c in _TALLIED[3:]),
+        ]
+        orphan_cols += [f"CASE WHEN g.slot = {slot} THEN g.{c} END AS {c}{k}" for c in _TALLIED]
+        joins.append(f" LEFT JOIN grader_results {t} ON {t}.run_id = r.run_id AND {t}.slot = {slot}"
+                     f" AND {t}.sample_idx = r.sample_idx")
+    return ("SELECT " + ", ".join(sample_cols) + " FROM results r" + "".join(joins) + " WHERE r.run_id = ?"
+            " UNION ALL SELECT " + ", ".join(orphan_cols) + " FROM grader_results g WHERE g.run_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)")
+
+
+def grader_tallies(library: Any, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
+    """``grader_tally`` of each of ``graders``; a suite run's in one pass over its rows (one
+    SELECT, each grader's sums side by side) instead of a pass a grader."""
+    row = _run_row(library, run_id)
+    if not _is_suite(row) or len(graders) < 2:
+        return [grader_tally(library, run_id, g) for g in graders]
+    parts = [_tally_parts(g.threshold, str(g.slot), present=True) for g in graders]
+    with library.engine.connect() as conn:
+        sql = ("SELECT " + ", ".join(outer for _, outer in parts) + " FROM (SELECT "
+               + ", ".join(inner for inner, _ in parts) + f" FROM ({suite_rows_sql(graders)}) AS rows{_fence(conn)}) AS src")
+        values = conn.exec_driver_sql(sql, (run_id, run_id)).one()
+    width = len(values) // len(graders)
+    return [_tally_of(values[n * width:(n + 1) * width]) for n in range(len(graders))]
 
 
 def grader_tally(library: Any, run_id: int, grader: RunGrader) -> Tally:

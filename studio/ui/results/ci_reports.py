@@ -29,15 +29,16 @@ class RunFigures:
     run: Any = None
 
 
-def run_figures(library: Any, run_id: int, aggregates: dict[str, Any]) -> RunFigures:
+def run_figures(library: Any, run_id: int, aggregates: dict[str, Any], info: Any = None) -> RunFigures:
     """Off the GUI thread, for a finished run only: a live run refreshes twice a second and its
     aggregates already count its tokens, while the usage per endpoint reads every judge row's details
-    (about a second for 20,000 judge results). Usage only when the run spent tokens."""
+    (about a second for 20,000 judge results). Usage only when the run spent tokens. ``info``: the
+    run as the band just read it (its status counts are a pass over the run's status index)."""
     from studio.core.engine.sections import load_run
     from studio.core.engine.usage import run_usage
     from studio.core.engine.verdict import judge
 
-    run = load_run(library, run_id)
+    run = load_run(library, run_id, info=info)
     if run.info.status in ("pending", "running"):  # no verdict yet, and its usage still grows
         return RunFigures(verdict=None, usage=None)
     spent = (aggregates.get("prompt_tokens") or 0) + (aggregates.get("completion_tokens") or 0)

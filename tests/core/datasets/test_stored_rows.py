@@ -25,6 +25,8 @@ ROWS: list[dict[str, Any]] = [
     {"messages": [{"role": "user", "content": "q"}], "completion": "c", "metadata": {"v": float("nan")}},
     {"messages": [{"role": "user", "content": "q"}], "expected": 42, "metadata": None},
     {"messages": [{"role": "assistant", "content": "only"}], "metadata": {"expected": ["a", "b"]}},
+    {"messages": [{"role": "tool", "content": "t"}, {"role": "assistant", "content": ""}], "metadata": None,
+     "q\"uote": "\\", "deep": {"a": {"b": {"c": {"d": {"e": [1, "\x01\u2028é"]}}}}}, "flag": False},
 ]
 
 

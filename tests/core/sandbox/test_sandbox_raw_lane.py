@@ -14,6 +14,7 @@ from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
 from studio.core.scoring import GradingContext
 from studio.core.store import Library
+from studio.core.store.runs import outcome_values
 
 SAMPLES = [
     Sample(id="a"),
@@ -83,3 +84,41 @@ def test_iter_raw_matches_iter_indexed(library: Library) -> None:
     parsed = list(library.datasets.iter_indexed(record.id, offset=1, limit=9, skip=skip, page=4))
     assert [(i, sid) for i, sid, _ in raw] == [(i, s.id) for i, s in parsed]
     assert [Sample.model_validate_json(data) for _, _, data in raw] == [s for _, s in parsed]
+
+
+# plain floats (the worker's float array) mixed with every other kind of result, gaps between them
+MIXED = """import math
+async def grade(thread):
+    n = int(thread.completion())
+    kind = n % 7
+    if kind == 1:
+        raise ValueError(f"no {n}")
+    if kind == 2:
+        print("said", n)
+        return 0.5
+    if kind == 3:
+        return math.nan
+    if kind == 4:
+        return n
+    if kind == 5:
+        return -0.0
+    return n / 7
+"""
+
+
+def test_rows_lane_mixes_float_arrays_and_entries_like_outcomes(sandbox_pool: WorkerPool) -> None:
+    grader = FunctionGrader(key="t", source=MIXED, timeout_seconds=5.0)
+    scorer = FunctionScorer(grader, GradingContext(options={"sandbox_pool": sandbox_pool}))
+    samples = [Sample(id=f"s{i}", completion=str(i)) for i in range(40)]
+    try:
+        parsed = scorer.score_sync(samples)
+        batch = [(100 + i, s.id, s.model_dump_json(exclude_defaults=True)) for i, s in enumerate(samples)]
+        rows = asyncio.run(scorer.score_raw_rows(9, batch))
+    finally:
+        scorer.close()
+    kinds = [row[3] for row in rows]
+    assert kinds.count("ok") == 40 - 6 - 6 and kinds.count("error") == 6 and kinds.count("invalid") == 6
+    for row, outcome in zip(rows, parsed, strict=True):
+        expected = outcome_values(9, row[1], row[2], outcome)
+        assert row[:10] == expected[:10] and row[11:] == expected[11:]  # [10]: duration, measured twice
+    assert rows[2][7] is not None and "said 2" in rows[2][7]  # printed text kept beside its float

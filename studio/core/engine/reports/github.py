@@ -53,13 +53,18 @@ def workflow_commands(library: Library, run: RunSections, verdict: Verdict,
     hidden = 0
     room = max_lines - len(lines)
     for section in run.sections:
-        for row in section_rows(library, info.id, section, extra=" AND status IN ('error', 'invalid')"):
-            if len(warnings) < room:
+        # how many from the run's one summary, the lines themselves a page in SQL: "+sample_idx"
+        # reads them off the (run_id, status) index and sorts those alone, not a walk of every result
+        count = section.counts["error"] + section.counts["invalid"]
+        shown = 0
+        if count and len(warnings) < room:
+            for row in section_rows(library, info.id, section, order="+sample_idx", limit=room - len(warnings),
+                                    extra=" AND status IN ('error', 'invalid')"):
                 reason = first_line(row["error"]) or first_line(row["rationale"]) or row["status"]
                 warnings.append(command("warning", f"{section.key}: {row['status']} result",
                                         f"sample {row['sample_id']}: {reason}"))
-            else:
-                hidden += 1
+                shown += 1
+        hidden += max(count - shown, 0)
     if hidden:  # the last line says how many were left out, within the cap
         hidden += 1
         warnings = warnings[: max(room - 1, 0)]

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studio.core import stats
 from studio.core.models.pass_rule import SCORED_STATUSES
 from studio.core.store import Library
 from studio.core.store.errors import Conflict
@@ -68,6 +67,9 @@ def change(library: Library, run: RunSections, section: Section, baseline: RunSe
     common = [sid for sid in now if sid in before]
     a = [before[s][0] for s in common]
     b = [now[s][0] for s in common]
+    # scipy takes 1-3 s and 70 MB to import: wanted only against a baseline
+    from studio.core import stats
+
     delta = stats.mean_difference(a, b)
     up = sum(1 for s in common if before[s][1] != "pass" and now[s][1] == "pass")
     down = sum(1 for s in common if before[s][1] == "pass" and now[s][1] != "pass")

@@ -1,0 +1,268 @@
+"""Issue 38's 1M-sample scenario: ``grader-studio run`` of the built-in exact_match, then the reads.
+
+    python bench/million.py [--samples 1000000] [--base /path/to/a/checkout/of/ec46486]
+
+A dataset of N generated samples (one in seven answers wrong) is written straight into a temporary
+library's SQLite (one INSERT ... SELECT, not timed, nothing committed). Then, each in a child process
+of the tree under test (its ``.venv/bin/python`` if it has one, run from its own folder), timed wall
+and CPU (user+sys of the child and what it waited for) with its peak RSS:
+
+- ``graders list``: the CLI's start-up, the baseline every command pays;
+- ``run exact big --json``: the write path (samples/s; peak RSS flat: < 150 MB);
+- ``runs show RUN --failed``: what a reviewer reads first (its output's lines and bytes printed too:
+  it must stay bounded at 1M);
+- ``runs report RUN``, ``runs report RUN --markdown FILE --github``: the verdict and CI summary;
+- the grid opening: the window's ``ResultsView.set_run`` until every id is in the model and the
+  summary band (aggregates + histogram) is filled (QT_QPA_PLATFORM=offscreen; bench/ui_grid.py's way).
+
+Baselines measured in the same run, on a plain ``sqlite3`` connection (in a child process): the failing
+rows with their samples' texts (what ``--failed`` selects), one aggregate pass over the run (what a
+summary needs), the grid's bare id query. With ``--base`` the same scenario runs first with the
+other checkout's code (its own library: an older tree may not open a library a newer one migrated),
+so the before and after figures come from one run. Each figure: goal each read < 1 s wall, run
+>= 100,000 samples/s, peak RSS < 150 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+TARGET_MB = 150
+READ_GOAL_S = 1.0
+RUN_GOAL = 100_000
+
+BUILD = r"""
+import sqlite3, sys
+from studio.core.models import BuiltinGrader
+from studio.core.store import Library
+db, n = sys.argv[1], int(sys.argv[2])
+with Library.open(db) as lib:
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+con = sqlite3.connect(db)
+with con:
+    con.execute("INSERT INTO datasets (name, format, source, sample_count, created_at)"
+                " VALUES ('big', 'flat', '', ?, '2026-01-01 00:00:00')", (n,))
+    (dataset_id,) = con.execute("SELECT id FROM datasets WHERE name = 'big'").fetchone()
+    con.execute(
+        '''WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < ? - 1)
+           INSERT INTO samples (dataset_id, idx, sample_id, input_text, completion, expected, data)
+           SELECT ?, i, 's' || i, 'question ' || i, 'answer ' || i, 'answer ' || (i - i % 7 / 6),
+                  json_object('id', 's' || i, 'messages', json_array(json_object('role', 'user',
+                              'content', 'question ' || i)), 'completion', 'answer ' || i,
+                              'expected', 'answer ' || (i - i % 7 / 6))
+           FROM c''', (n, dataset_id))
+con.close()
+"""
+
+GRID = r"""
+import json, os, resource, sys, time
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+started = time.perf_counter()
+from studio.core.store import Library
+from studio.ui.context import AppContext
+from studio.ui.qt import QtWidgets
+from studio.ui.results import ResultsView
+db, run_id, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv)
+lib = Library.open(db)
+ctx = AppContext(lib, db)
+view = ResultsView(ctx)
+view.resize(1400, 900)
+view.show()
+app.processEvents()
+imported = time.perf_counter() - started
+cpu0 = time.process_time()
+def wait(cond, timeout=300.0):
+    t = time.perf_counter()
+    while not cond():
+        app.processEvents()
+        time.sleep(0.001)
+        if time.perf_counter() - t > timeout:
+            raise TimeoutError("grid did not open")
+t = time.perf_counter()
+view.set_run(run_id)
+wait(lambda: view.model.rowCount() == n)
+view.table.viewport().repaint()
+rows = time.perf_counter() - t
+wait(lambda: view.summary is not None)
+app.processEvents()
+summary = time.perf_counter() - t
+cpu = time.process_time() - cpu0
+view.close()
+ctx.tasks.wait_idle()
+print(json.dumps({"imported": imported, "rows": rows, "summary": summary, "cpu_in_process": cpu,
+                  "materialised": view.model.materialised_rows()}))
+lib.close()
+os._exit(0)
+"""
+
+
+class Child:
+    """One child process: wall, CPU (user+sys, its waited-for children included), peak RSS."""
+
+    def __init__(self, wall: float, cpu: float, rss_mb: float, code: int, out: bytes) -> None:
+        self.wall, self.cpu, self.rss_mb, self.code, self.out = wall, cpu, rss_mb, code, out
+
+
+def child(argv: list[str], cwd: Path, env: dict[str, str]) -> Child:
+    with tempfile.TemporaryFile() as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        data = out.read()
+    return Child(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status),
+                 data)
+
+
+BARE = r"""
+import json, sqlite3, sys, time
+db, sql, params = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+best = float("inf")
+for _ in range(3):
+    con = sqlite3.connect(db)
+    start = time.perf_counter()
+    con.execute(sql, params).fetchall()
+    best = min(best, time.perf_counter() - start)
+    con.close()
+print(best)
+"""
+
+
+def bare(db: Path, sql: str, params: tuple[object, ...]) -> float:
+    """Best of 3: ``sql`` on a plain sqlite3 connection, every row fetched, in a child process: a
+    million rows fetched here would grow this process, and a child's peak RSS counts the pages of
+    the process it was forked from until it execs."""
+    out = subprocess.run([sys.executable, "-c", BARE, str(db), sql, json.dumps(list(params))],
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def python_of(tree: Path) -> str:
+    venv = tree / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def scenario(tree: Path, name: str, n: int) -> dict[str, object]:
+    python = python_of(tree)
+    figures: dict[str, object] = {"tree": str(tree), "name": name}
+    with tempfile.TemporaryDirectory(prefix="million-") as tmp:
+        db = Path(tmp) / "lib.sqlite"
+        env = {**os.environ, "GRADER_STUDIO_DB": str(db), "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(tree),
+               "COLUMNS": "160"}
+        made = child([python, "-c", BUILD, str(db), str(n)], tree, env)
+        if made.code:
+            raise SystemExit(f"{name}: building the dataset failed")
+        cli = [python, "-m", "studio"]
+        print(f"\n== {name}: {tree} ({n:,} samples; load {load()})", flush=True)
+
+        base = min((child([*cli, "graders", "list"], tree, env) for _ in range(3)), key=lambda c: c.wall)
+        figures["startup"] = base
+        print(f"`graders list` (start-up baseline): {base.wall:.3f} s wall, {base.cpu:.3f} s CPU, "
+              f"peak {base.rss_mb:.0f} MB", flush=True)
+
+        ran = child([*cli, "run", "exact", "big", "--json"], tree, env)
+        con = sqlite3.connect(db)
+        (run_id,) = con.execute("SELECT max(id) FROM runs").fetchone()
+        (stored, distinct) = con.execute("SELECT count(*), count(DISTINCT sample_idx) FROM results WHERE run_id = ?",
+                                         (run_id,)).fetchone()
+        (dataset_id,) = con.execute("SELECT dataset_id FROM runs WHERE id = ?", (run_id,)).fetchone()
+        con.close()
+        figures["run"] = ran
+        print(f"run: {ran.wall:.2f} s wall ({n / ran.wall:,.0f} samples/s; goal >= {RUN_GOAL:,}), "
+              f"{ran.cpu:.2f} s CPU ({ran.cpu / n * 1e6:.1f} us a sample), peak {ran.rss_mb:.0f} MB "
+              f"({ran.rss_mb / base.rss_mb:.2f}x start-up; goal < {TARGET_MB} MB); exit {ran.code}; "
+              f"{stored:,} stored, {distinct:,} distinct samples; load {load()}", flush=True)
+
+        failing = ("SELECT r.sample_idx, r.sample_id, r.status, r.score, r.error, r.rationale, s.input_text,"
+                   " s.completion, s.expected FROM results r LEFT JOIN samples s ON s.dataset_id = ?"
+                   " AND s.idx = r.sample_idx WHERE r.run_id = ? AND (r.status IN ('error', 'invalid')"
+                   " OR r.score < 0.5) ORDER BY r.sample_idx")
+        bare_failed = bare(db, failing, (dataset_id, run_id))
+        bare_page = bare(db, failing + " LIMIT 50", (dataset_id, run_id))
+        bare_tally = bare(db, "SELECT count(*), sum(score), sum(score * score), min(score), max(score),"
+                          " sum(duration_ms), count(CASE WHEN score < 0.5 THEN 1 END) FROM results WHERE run_id = ?",
+                          (run_id,))
+        bare_ids = bare(db, "SELECT id FROM results WHERE run_id = ? ORDER BY sample_idx", (run_id,))
+        print(f"bare sqlite3 (best of 3): every failing row with its texts {bare_failed * 1000:.0f} ms, "
+              f"the first 50 {bare_page * 1000:.1f} ms, one aggregate pass {bare_tally * 1000:.0f} ms, "
+              f"the grid's ids {bare_ids * 1000:.0f} ms", flush=True)
+        figures["bare"] = {"failed": bare_failed, "page": bare_page, "tally": bare_tally, "ids": bare_ids}
+
+        reads = {
+            "runs show --failed": [*cli, "runs", "show", str(run_id), "--failed"],
+            "runs report": [*cli, "runs", "report", str(run_id)],
+            "runs report --markdown --github": [*cli, "runs", "report", str(run_id), "--markdown",
+                                               str(Path(tmp) / "r.md"), "--github"],
+        }
+        for label, argv in reads.items():
+            got = child(argv, tree, env)
+            figures[label] = got
+            lines = got.out.count(b"\n")
+            print(f"{label}: {got.wall:.2f} s wall ({got.wall - base.wall:.2f} s beyond start-up; goal < "
+                  f"{READ_GOAL_S:.0f} s), {got.cpu:.2f} s CPU ({got.cpu / base.cpu:.1f}x start-up's), peak "
+                  f"{got.rss_mb:.0f} MB ({got.rss_mb / base.rss_mb:.2f}x start-up); exit {got.code}; "
+                  f"stdout {lines:,} lines, {len(got.out):,} bytes; load {load()}", flush=True)
+        grid = child([python, "-c", GRID, str(db), str(run_id), str(n)], tree, env)
+        figures["grid"] = grid
+        try:
+            inner = json.loads(grid.out.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            inner = {}
+        figures["grid_inner"] = inner
+        if inner:
+            print(f"grid opening: ids in the model {inner['rows'] * 1000:.0f} ms ({inner['rows'] / bare_ids:.2f}x "
+                  f"the bare id query), with the summary band {inner['summary'] * 1000:.0f} ms (goal < "
+                  f"{READ_GOAL_S:.0f} s), {inner['cpu_in_process']:.2f} s CPU in the window's process; "
+                  f"rows materialised {inner['materialised']}; child peak {grid.rss_mb:.0f} MB, "
+                  f"{grid.wall:.2f} s wall with imports; load {load()}", flush=True)
+        else:
+            print(f"grid opening: FAILED (exit {grid.code})", flush=True)
+    return figures
+
+
+def compare(before: dict[str, object], after: dict[str, object], n: int) -> None:
+    print(f"\n== before -> after, same run ({n:,} samples; load {load()})")
+    for key in ("run", "runs show --failed", "runs report", "runs report --markdown --github", "grid"):
+        b, a = before[key], after[key]
+        assert isinstance(b, Child) and isinstance(a, Child)
+        extra = ""
+        if key == "run":
+            extra = f"; {n / b.wall:,.0f} -> {n / a.wall:,.0f} samples/s"
+        if key == "grid":
+            bi, ai = before["grid_inner"], after["grid_inner"]
+            if isinstance(bi, dict) and isinstance(ai, dict) and bi and ai:
+                extra = f"; open with summary {bi['summary']:.2f} -> {ai['summary']:.2f} s"
+        print(f"{key}: wall {b.wall:.2f} -> {a.wall:.2f} s, CPU {b.cpu:.2f} -> {a.cpu:.2f} s, "
+              f"peak {b.rss_mb:.0f} -> {a.rss_mb:.0f} MB{extra}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--samples", type=int, default=1_000_000)
+    parser.add_argument("--base", type=Path, help="another checkout: the same scenario with its code first")
+    args = parser.parse_args()
+    print(f"machine: {os.cpu_count()} cores; load average {load()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+    before = scenario(args.base.resolve(), "before", args.samples) if args.base else None
+    after = scenario(HERE, "this tree", args.samples)
+    if before is not None:
+        compare(before, after, args.samples)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""The samples a run still has to grade, as the columns a text check reads: no JSON parsed.
+
+A built-in check without an extractor compares the sample's completion with its expected answer,
+both stored as columns of ``samples`` beside the sample's JSON (``datasets._sample_row``). Reading
+those two columns instead of parsing every sample's JSON into a ``Sample`` is most of a built-in
+run's reading cost (bench/profiles/issue38_*.txt). A sample without a completion (its answer is in
+its messages) comes with its JSON, so the caller can read it the long way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from sqlalchemy import Engine
+
+from .database import driver_connection
+
+#: (idx, sample id, completion, expected, the sample's JSON when it has no completion, else None)
+TextRow = tuple[int, str, "str | None", "str | None", "str | None"]
+
+_QUERY = ("SELECT idx, sample_id, completion, expected, CASE WHEN completion IS NULL THEN data END"
+          " FROM samples WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx")
+
+
+def iter_texts(engine: Engine, dataset_id: int, *, limit: int | None = None, skip: set[int] | None = None,
+               page: int = 5000) -> Iterator[TextRow]:
+    """The dataset's samples in order (the first ``limit``; those in ``skip`` left out), a page of
+    ``page`` at a time so memory stays bounded whatever the dataset's size."""
+    end = limit
+    cursor = 0
+    while end is None or cursor < end:
+        upper = cursor + page if end is None else min(cursor + page, end)
+        fairy = engine.raw_connection()
+        try:
+            rows = driver_connection(fairy).execute(_QUERY, (dataset_id, cursor, upper)).fetchall()
+        finally:
+            fairy.close()
+        if not rows:
+            return
+        if skip:
+            yield from (r for r in rows if r[0] not in skip)
+        else:
+            yield from rows
+        cursor = upper
