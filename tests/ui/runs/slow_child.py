@@ -11,16 +11,19 @@ import sys
 
 
 def slow_down() -> None:
+    """Every lane the built-in scorer grades through (samples, values, the text lane's column rows)
+    pauses a little a batch, so the run cannot outpace a cancel however fast the lanes become."""
     from studio.core.graders import builtin
 
-    original = builtin.BuiltinScorer.score_batch
+    def slowed(original):  # type: ignore[no-untyped-def]
+        async def slow(self, batch):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(0.02)
+            return await original(self, batch)
+        return slow
 
-    async def slow(self, batch):  # type: ignore[no-untyped-def]
-        await asyncio.sleep(0.02)
-        return await original(self, batch)
-
+    for lane in ("score_batch", "score_values", "score_texts"):
+        setattr(builtin.BuiltinScorer, lane, slowed(getattr(builtin.BuiltinScorer, lane)))
     builtin.BuiltinScorer.batch_size = 20  # type: ignore[misc]
-    builtin.BuiltinScorer.score_batch = slow  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
