@@ -28,6 +28,7 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
+from studio.core.store.run_graders import STORED_KEY, stored_tallies
 from studio.core.store.run_inputs import iter_texts
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scores_prefix
 
@@ -164,7 +165,10 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         if executor is not None:
             executor.close()
         ctx.close()
-    aggregates = library.runs.aggregates(run_id, options.pass_threshold)
+    # the run's one pass over its results at its end: every grader's tally (and the results rows',
+    # which the aggregates are read from), kept for a completed run's readers (run_graders STORED_KEY)
+    overall, stored = stored_tallies(library, run_id, options.pass_threshold)
+    aggregates = library.runs.aggregates(run_id, options.pass_threshold, tally=overall)
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":
@@ -177,6 +181,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             unfinished = library.runs.get(run_id).done < info.total
             if unfinished:
                 aggregates["stopped"] = ctx.budget.reason
+            else:
+                aggregates[STORED_KEY] = stored
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
@@ -185,6 +191,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
+    if status == "completed":  # only a completed run reads its stored tallies: any other may resume
+        aggregates[STORED_KEY] = stored
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
 
