@@ -38,6 +38,7 @@ from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
 from .streak import STREAK_LIMIT, FailureStreak
+from .usage import endpoint_rows
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -182,7 +183,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             if unfinished:
                 aggregates["stopped"] = ctx.budget.reason
             else:
-                aggregates[STORED_KEY] = stored
+                aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
@@ -192,9 +193,20 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
-        aggregates[STORED_KEY] = stored
+        aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
+
+
+def _with_usage(library: Library, run_id: int, stored: dict[str, Any]) -> dict[str, Any]:
+    """A completed run's stored tallies with each grader's tokens and calls per endpoint (what its
+    readers' ``usage.section_usage`` read once the run is complete, instead of a pass of their own)."""
+    row = library.runs.raw(run_id)
+    for entry in stored["graders"]:
+        counted = entry["tally"]
+        entry["usage"] = endpoint_rows(library, run_id, bool(row.suite), entry["slot"], entry["key"], row.dataset_id,
+                                       counted["prompt_tokens"] + counted["completion_tokens"])
+    return stored
 
 
 def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,

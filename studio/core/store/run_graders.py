@@ -346,11 +346,24 @@ def _stored(row: Any) -> dict[str, Any] | None:
 
 
 def _stored_grader(stored: dict[str, Any], grader: RunGrader) -> Tally | None:
+    entry = _entry(stored, grader.slot, grader.key)
+    if entry is None or entry.get("threshold") != grader.threshold:
+        return None
+    return Tally.model_validate(entry["tally"])
+
+
+def _entry(stored: dict[str, Any], slot: int, key: str) -> dict[str, Any] | None:
     for entry in stored.get("graders") or ():
-        if (isinstance(entry, dict) and entry.get("slot") == grader.slot and entry.get("key") == grader.key
-                and entry.get("threshold") == grader.threshold):
-            return Tally.model_validate(entry["tally"])
+        if isinstance(entry, dict) and entry.get("slot") == slot and entry.get("key") == key:
+            return entry
     return None
+
+
+def stored_entry(row: Any, slot: int, key: str) -> dict[str, Any] | None:
+    """A completed run's stored entry of the grader in ``slot`` (``row``: ``runs.raw``): its
+    "threshold", "tally" and, stored by the runner with it, its "usage" (engine/usage.py)."""
+    stored = _stored(row)
+    return None if stored is None else _entry(stored, slot, key)
 
 
 def _threshold(row: Any) -> float:

@@ -133,12 +133,18 @@ def _without_nul(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [tuple(v.replace("\x00", "\ufffd") if type(v) is str else v for v in row) for row in rows]
 
 
-def _figures(text: str | None) -> dict[str, Any]:
-    """A run's stored aggregates as ``RunInfo`` shows them: without its stored tallies
-    (run_graders ``STORED_KEY``), which are no figure of the run."""
-    aggregates = json.loads(text or "{}")
-    aggregates.pop(STORED_KEY, None)
-    return aggregates
+def _stored_counts(stored: Any) -> dict[str, int] | None:
+    """A completed run's results by status from its stored tallies (run_graders ``STORED_KEY``:
+    its ``results`` rows' tally, "overall"), None when it has none or they do not add up. A
+    completed run's results never change: counting a million of them on every read took a pass
+    over its status index. ``RunInfo.aggregates`` never shows the stored tallies: no figure."""
+    entry = stored.get("overall") if isinstance(stored, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("tally"), dict):
+        return None
+    tally = Tally.model_validate(entry["tally"])
+    if sum(tally.statuses.values()) != tally.total:
+        return None
+    return {status: count for status, count in tally.statuses.items() if count}
 
 
 def pid_alive(pid: int) -> bool:
@@ -474,16 +480,20 @@ class RunRepository:
         )
 
     def _info(self, conn: Connection, row: Any) -> RunInfo:
-        counts: dict[str, int] = dict(conn.execute(
-            select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
-        ).all())
+        aggregates = json.loads(row.aggregates or "{}")
+        stored = aggregates.pop(STORED_KEY, None)
+        counts = _stored_counts(stored) if row.status == "completed" else None
+        if counts is None:  # a run that may still change (or one stored before tallies were kept)
+            counts = dict(conn.execute(
+                select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
+            ).all())
         status = row.status
         if status == "running" and not self._being_graded(conn, row):
             status = "interrupted"  # its process died (killed, crashed): resume finishes it
         return RunInfo(
             id=row.id, grader_key=row.grader_key, grader_version=row.grader_version, dataset=row.dataset,
             status=status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
-            counts=counts, aggregates=_figures(row.aggregates),
+            counts=counts, aggregates=aggregates,
             settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
             suite=json.loads(row.suite) if row.suite else None,
         )
