@@ -24,27 +24,28 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import make_executor
 from studio.core.engine.planning import plan_of
 from studio.core.engine.request import Checked, RunRequest, conclude
 from studio.core.engine.runner import Progress, RunOptions, execute_run
-from studio.core.engine.sections import RunSections, load_run
-from studio.core.engine.summary import GraderSummary
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
-from studio.core.store.reports import iter_records, result_record, run_query, write_results
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .ci import json_fields, print_outcome, reports_of, request_of
-from .run_report import figures, summary
-from .run_show import cmd_show as show_run
-from .run_show import print_runs
 from .tables import Column, print_table
+
+if TYPE_CHECKING:
+    from studio.core.engine.sections import RunSections
+    from studio.core.engine.summary import GraderSummary
+
+# what a run prints once graded (the run's sections, its summary, the results' reports, ``runs
+# show``) is imported by the function printing it: not before a run's first judge call (issue 32)
 
 #: a suite run's rows: one per sample and grader, with the columns a run of one grader shows
 SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Column("RESULT", colour=True),
@@ -80,6 +81,10 @@ class ProgressBar:
 def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None = None) -> None:
     """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
     when the library (or the run's sections) is given, else the aggregates as stored."""
+    from studio.core.engine.sections import load_run
+
+    from .run_report import figures
+
     if run is None and library is not None:
         run = load_run(library, info.id)
     agg = figures(run) if run is not None else info.aggregates
@@ -219,6 +224,8 @@ def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
         if stream is not None:  # a bug still leaves its traceback on stderr
             stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
         raise
+    from .run_report import summary
+
     info = done.run.info
     code = done.verdict.exit_code
     if stream is not None:
@@ -266,7 +273,11 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
     """``runs show`` of a suite run: each grader's result per sample (``grader`` names it), judged by
     the pass rule at that grader's threshold, with the sample's input, output and expected (as a
     run of one grader shows them), and the sample's overall row."""
+    from studio.core.engine.sections import load_run
+    from studio.core.store.reports import iter_records, result_record, run_query
     from studio.core.store.run_graders import graders_with_results
+
+    from .run_report import summary
 
     per = graders_with_results(app.library, info.id)
     texts = {r["index"]: r for r in iter_records(app.library.engine, run_query(app.library, info.id))}
@@ -309,6 +320,9 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
+    from .run_report import summary
+    from .run_show import print_runs
+
     infos = app.library.runs.list(grader_key=args.grader)
     if args.json:
         app.print_json([summary(i) for i in infos])
@@ -318,6 +332,9 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
+    from .run_report import summary
+    from .run_show import cmd_show as show_run
+
     info = app.library.runs.get(args.run_id)
     if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
@@ -326,6 +343,8 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
 
 def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
+    from studio.core.store.reports import run_query, write_results
+
     query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
     try:
         if args.output:
@@ -354,6 +373,8 @@ def add_ci_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
     """The reports and verdict of an existing run, as ``run`` would have given them."""
+    from .run_report import summary
+
     info = app.library.runs.get(args.run_id)
     checked = RunRequest(resume=info.id, fail_under=list(args.fail_under or []), reports=reports_of(args)).check(
         app.library)

@@ -46,10 +46,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-try:  # the [re2] fast path: google-re2 is a dependency, but a platform without its wheel still works
-    import re2 as _re2
-except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
-    _re2 = None
+
+@functools.cache
+def _re2() -> Any:
+    """The [re2] fast path's module, imported on the first pattern compiled (not by every process
+    that imports this module: a judge run's start-up, issue 32); None where google-re2 is missing
+    (a dependency, but a platform without its wheel still works)."""
+    try:
+        import re2
+    except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
+        return None
+    return re2
+
 
 #: how long one match may run in the helper before it is stopped (seconds)
 DEADLINE_S = 2.0
@@ -210,16 +218,17 @@ def _to_re2(pattern: str) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _compile_re2(pattern: str, flags: int) -> Any:
-    if _re2 is None or flags & ~_RE2_FLAGS:
+    re2 = _re2()
+    if re2 is None or flags & ~_RE2_FLAGS:
         return None
     spelled = _to_re2(pattern)
     if spelled is None:
         return None
-    options = _re2.Options()
+    options = re2.Options()
     options.log_errors = False
     options.case_sensitive = not flags & re.IGNORECASE
     try:
-        return _re2.compile(spelled, options)
+        return re2.compile(spelled, options)
     except Exception:  # re2.error: a construct RE2 does not have (backreference, lookaround...)
         return None
 

@@ -30,6 +30,25 @@ except SystemExit:
     pass
 print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
+#: the same, and what is imported (and which models are built) when the first judge call connects:
+#: the first connection made from inside an event loop (the reachability check before is not)
+AT_FIRST_CALL = """
+import json, sys
+seen = {}
+def hook(event, args):
+    asyncio = sys.modules.get("asyncio")
+    if event == "socket.connect" and not seen and asyncio is not None and asyncio._get_running_loop() is not None:
+        from pydantic import BaseModel
+        def subclasses(cls):
+            for sub in cls.__subclasses__():
+                yield sub
+                yield from subclasses(sub)
+        seen["modules"] = sorted(name for name, module in sys.modules.items() if module is not None)
+        seen["built"] = sorted({m.__name__ for m in subclasses(BaseModel) if m.__pydantic_complete__})
+sys.addaudithook(hook)
+""" + CHILD + """
+print(json.dumps(seen), file=sys.stderr)
+"""
 HEAVY = ("sqlalchemy", "scipy", "numpy", "pydantic", "httpx", "aiohttp", "yaml", "ruamel", "PySide6")
 
 
@@ -63,10 +82,23 @@ def test_a_judge_run_imports_neither_the_window_nor_the_statistics_nor_the_other
     library.graders.create(definition_files.load(demo_dir() / "graders" / "qa-correctness-judge.grader.yaml"))
     with FakeJudgeServer() as server:
         add_endpoint(library, server, name="demo-scripted-judge")
-        done = subprocess.run([sys.executable, "-c", CHILD, "--db", str(db_path), "run", "qa-correctness-judge", "qa",
-                               "--limit", "1", "--no-cache"], capture_output=True, text=True, timeout=120)
+        done = subprocess.run([sys.executable, "-c", AT_FIRST_CALL, "--db", str(db_path), "run", "qa-correctness-judge",
+                               "qa", "--limit", "1", "--no-cache"], capture_output=True, text=True, timeout=120)
     assert "samples 1/1  ok 1" in done.stdout, done.stdout + done.stderr
-    modules = json.loads(done.stderr.strip().splitlines()[-1])
+    modules = json.loads(done.stderr.strip().splitlines()[-2])
+    at_call = json.loads(done.stderr.strip().splitlines()[-1])
+    # before the first call: nothing only the summary, the reports or ``runs show`` need, no RE2 (its
+    # first pattern imports it), no keyring macOS API looked for (ctypes' find_library runs ldconfig,
+    # gcc and ld), and no validator built for a model the call does not validate (defer_build)
+    assert not [m for m in at_call["modules"] if m.startswith((
+        "studio.core.engine.sections", "studio.core.engine.summary",
+        "studio.core.store.reports", "studio.core.store.results_query", "studio.core.spreadsheet",
+        "studio.cli.run_report", "studio.cli.run_show", "re2", "ctypes.util"))]
+    assert "studio.core.judges.http.transport" in at_call["modules"]
+    assert not set(at_call["built"]) & {"Component", "CompositeGrader", "GraderSummary", "Verdict", "GraderCheck",
+                                         "Label", "LabelInput", "LabelSet", "ChatResponse", "RenderedPrompt",
+                                         "SuiteRecord", "SuiteVersionRecord"}
+    assert {"BinaryJudge", "EndpointConfig"} <= set(at_call["built"])
     assert not [m for m in modules if m.split(".")[0] in ("scipy", "numpy", "PySide6", "shiboken6", "pyqtgraph")]
     left_out = ("studio.ui", "studio.core.platforms", "studio.core.sandbox", "studio.core.stats",
                 "studio.core.datasets", "studio.core.demo", "sqlalchemy.dialects.postgresql", "sqlalchemy.orm")

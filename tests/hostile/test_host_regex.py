@@ -144,7 +144,7 @@ def test_the_fast_path_answers_as_python_re() -> None:
 
 def test_the_fast_path_is_used_for_plain_text() -> None:
     """The linear engine takes the common case (no helper round trip): ASCII text without newlines."""
-    if saferegex._re2 is None:
+    if saferegex._re2() is None:
         pytest.fail("google-re2 is a dependency of the studio: pip install -e .")
     assert saferegex._re2_for(r"^\d+(\.\d+)?$", 0, "12.5") is not None
     assert saferegex._re2_for(r"\b(?:total|answer)\s*[:=]\s*(\d+)", 0, "answer: 12") is not None

@@ -30,7 +30,7 @@ class BudgetError(StudioError, ValueError):
 class Caps(BaseModel):
     """The caps a run was given (stored in its settings, so a resume keeps them unless raised)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     max_cost: Decimal | None = Field(default=None, ge=0)
     max_tokens: int | None = Field(default=None, ge=0)

@@ -42,7 +42,7 @@ class RequestRefused(StudioError):
 class Reports(BaseModel):
     """The report files and annotations asked for (``--junit``, ``--markdown``, ``--github``, ``--baseline``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     junit: Path | None = None
     markdown: Path | None = None
@@ -55,7 +55,7 @@ class RunRequest(RunSettings):
     dataset; or ``resume`` an existing run. Caps and the executor may change on a resume; the rest
     is the run's own from then on."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     grader: str | None = None
     graders: list[str] | None = None

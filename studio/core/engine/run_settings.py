@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 
 
 class RunSettings(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     version: int | None = None
     limit: int | None = Field(default=None, ge=1)
     concurrency: int | None = Field(default=None, ge=1)

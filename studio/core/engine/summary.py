@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from studio.core.store.run_graders import Tally
 
@@ -31,6 +31,8 @@ INTERVAL_METHOD = "normal approximation of the mean, 95%"
 
 class GraderSummary(BaseModel):
     """One grader's results in a run (or a suite's overall score), every figure a surface shows."""
+
+    model_config = ConfigDict(defer_build=True)
 
     key: str
     version: int

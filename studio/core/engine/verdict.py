@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
 
-from .sections import RunSections
+if TYPE_CHECKING:  # a run's sections (and their summary) are imported once it is graded, not before
+    from .sections import RunSections
 
 EXIT_PASS, EXIT_FAIL, EXIT_NOT_DONE = 0, 1, 2
 
@@ -34,6 +35,8 @@ class ThresholdError(StudioError, ValueError):
 
 
 class Thresholds(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     overall: float | None = None
     graders: dict[str, float] = Field(default_factory=dict)
 
@@ -81,6 +84,8 @@ def check_keys(thresholds: Thresholds, keys: Sequence[str], option: str = "--fai
 
 
 class GraderCheck(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     key: str
     version: int
     mean: float | None
@@ -90,6 +95,8 @@ class GraderCheck(BaseModel):
 
 class Verdict(BaseModel):
     """What ``--json`` shows under "verdict" (the first four fields kept from before suites)."""
+
+    model_config = ConfigDict(defer_build=True)
 
     passed: bool
     mean: float | None

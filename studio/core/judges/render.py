@@ -18,7 +18,7 @@ from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, Ju
 
 
 class RenderedCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     label: str
     messages: list[ChatMessage]
@@ -28,7 +28,7 @@ class RenderedCall(BaseModel):
 class RenderedPrompt(BaseModel):
     """Calls in the order the judge makes them; ``messages`` is the main judgement call."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     kind: str
     calls: list[RenderedCall]

@@ -39,9 +39,9 @@ class CompositeGrader(GraderBase):
     components: list[Component] = Field(min_length=1)
 
 
-Component.model_rebuild()
-CompositeGrader.model_rebuild()
-
+# no model_rebuild() here: both are defer_build, so pydantic builds them (resolving the forward
+# reference to GraderDefinition from this module) when a composite is first validated; a run of
+# another kind never builds them (issue 32: ~0.04 s CPU before a judge run's first call)
 GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 
 

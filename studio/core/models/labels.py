@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, model_validator
 
 DEFAULT_KEY = "human"
 Verdict = Literal["PASS", "FAIL", "NA"]
@@ -14,6 +14,8 @@ Verdict = Literal["PASS", "FAIL", "NA"]
 
 class LabelInput(BaseModel):
     """One label as given (a file line, a key press): a verdict or a score, or neither to clear."""
+
+    model_config = ConfigDict(defer_build=True)
 
     sample_id: str
     verdict: Verdict | None = None
@@ -31,6 +33,8 @@ class LabelInput(BaseModel):
 
 
 class Label(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     sample_id: str
     version: int
     verdict: Verdict | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
 
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
@@ -23,6 +23,8 @@ from .tables import datasets, label_sets, labels, samples
 
 
 class LabelSet(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     dataset: str
     key: str
     scale_min: float | None = None

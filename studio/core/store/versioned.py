@@ -32,7 +32,7 @@ D = TypeVar("D")
 class HeadRecord(BaseModel, Generic[D]):
     """A key's head row with its current definition (a grader's, a suite's)."""
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(defer_build=True, arbitrary_types_allowed=True)
 
     id: int
     key: str
@@ -54,6 +54,8 @@ class HeadRecord(BaseModel, Generic[D]):
 
 class VersionEntry(BaseModel, Generic[D]):
     """One immutable version of a key: what was done, why, and the definition it left."""
+
+    model_config = ConfigDict(defer_build=True)
 
     version: int
     action: str

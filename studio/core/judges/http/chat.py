@@ -11,7 +11,7 @@ Role = Literal["system", "user", "assistant"]
 
 
 class ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     role: Role
     content: str
@@ -20,7 +20,7 @@ class ChatMessage(BaseModel):
 class ChatRequest(BaseModel):
     """What a judge asks; adapters turn it into each provider's JSON (the cache key is that JSON)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     messages: list[ChatMessage]
     temperature: float | None = None
@@ -39,7 +39,7 @@ class ChatRequest(BaseModel):
 class TokenLogprob(BaseModel):
     """One generated token, its log-probability and the alternatives the server reported."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     token: str
     logprob: float
@@ -47,7 +47,7 @@ class TokenLogprob(BaseModel):
 
 
 class ChatResponse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(defer_build=True, extra="forbid")
 
     text: str
     logprobs: list[TokenLogprob] | None = None

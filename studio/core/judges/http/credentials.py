@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import sys
 from types import ModuleType
 
 from studio.core.errors import StudioError
@@ -35,7 +36,17 @@ class KeyringUnavailable(StudioError):
     pass
 
 
+#: keyring's macOS backend loads its Security API when keyring discovers its backends, through
+#: ctypes' ``find_library`` (ldconfig, gcc and ld run three times over: ~0.05 s of a judge run's
+#: start-up); off macOS that backend is never viable (its priority refuses before it reads the API)
+_MACOS_API = "keyring.backends.macOS.api"
+
+
 def _keyring() -> ModuleType:
+    if sys.platform != "darwin":
+        # the same backend is chosen: the macOS one still loads and refuses (platform.system() is
+        # not Darwin); only its API, which nothing here calls, is not looked for
+        sys.modules.setdefault(_MACOS_API, None)  # type: ignore[arg-type]
     import keyring
 
     return keyring
