@@ -88,12 +88,9 @@ def key_path(key: str) -> str:
 
 def rows_sql(suite: bool) -> str:
     """The per-sample rows of one grader, columns named as ``_COLUMNS``. Numbered parameters: a
-    suite run ?1 slot, ?2 JSON path of the key, ?3 run, ?4 dataset; a run of one grader ?1 run, and
-    its rows also carry ``row_id`` (the results row's id: the order the ``(run_id, score)`` index
-    keeps rows of equal score in, so "lowest scores first, ties as stored" is read off the index)."""
+    suite run ?1 slot, ?2 JSON path of the key, ?3 run, ?4 dataset; a run of one grader ?1 run."""
     if not suite:
-        return ("SELECT " + ", ".join(f"r.{c} AS {c}" for c in _COLUMNS) + ", r.id AS row_id"
-                " FROM results r WHERE r.run_id = ?1")
+        return "SELECT " + ", ".join(f"r.{c} AS {c}" for c in _COLUMNS) + " FROM results r WHERE r.run_id = ?1"
     return (
         "SELECT r.sample_idx AS sample_idx, r.sample_id AS sample_id, coalesce(g.status, 'ok') AS status,"
         " CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION) ELSE g.score END AS score,"
@@ -152,7 +149,7 @@ def grader_results(library: Any, run_id: int, key: str) -> list[dict[str, Any]]:
         definition = library.graders.version(key, next(s.grader_version for s in library.runs.slots(run_id)
                                                         if s.slot == slot)).definition
         metric = definition.metric.key
-    sql = f"SELECT {', '.join(_COLUMNS)} FROM ({rows_sql(_is_suite(row))}) AS src ORDER BY sample_idx"
+    sql = f"SELECT * FROM ({rows_sql(_is_suite(row))}) AS src ORDER BY sample_idx"
     with library.engine.connect() as conn:
         fetched = conn.exec_driver_sql(sql, _params(row, slot, key)).all()
     out = []

@@ -1,7 +1,7 @@
 """A run as the markdown a reviewer reads in a pull request (and ``$GITHUB_STEP_SUMMARY`` shows).
 
 Per grader: the mean with its 95% interval, the pass rate and the counts (the run's one summary,
-engine/summary.py, as every other surface shows them) and the five worst samples (ties as ``LOWEST_ORDER``)
+engine/summary.py, as every other surface shows them) and the five worst samples
 with their rationale's first line; with a baseline run of the same dataset, the change against it
 (samples that flipped up and down across the pass threshold, the mean difference with a paired
 bootstrap interval) and a line saying whether that change is clear. Numbers are the run's own,
@@ -25,11 +25,6 @@ from ..usage import Usage, format_usd
 from ..verdict import Verdict
 
 WORST = 5
-#: the order of the lowest scores: by score, ties as stored for a run of one grader (its results
-#: row's id, the order the (run_id, score) index keeps them in: at a million results, 142,857 tied
-#: zeros sorted by sample took 0.26 s of every report), by sample for a suite's grader (its scores
-#: are read from two tables, no index gives their order)
-LOWEST_ORDER = {False: "score ASC, row_id", True: "score ASC, sample_idx"}
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
@@ -115,7 +110,7 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
                    f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {found.threshold:g}) | "
                    f"{counts['ok']} | {counts['invalid']} | {counts['error']} | {counts['na']} |")
     for section in run.sections:
-        worst = list(section_rows(library, info.id, section, order=LOWEST_ORDER[section.suite], limit=WORST,
+        worst = list(section_rows(library, info.id, section, order="score ASC, sample_idx", limit=WORST,
                                   extra=f" AND status IN {SCORED_STATUSES!r} AND score IS NOT NULL"))
         out += ["", f"### {cell(section.label)}: the {len(worst)} lowest scores", ""]
         if worst:
