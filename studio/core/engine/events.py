@@ -13,7 +13,7 @@ from typing import Any
 
 from studio.core.errors import bug_report, is_user_error
 
-from .runner import Progress
+from .progress import Progress
 
 
 def encode(event: str, **fields: Any) -> str:

@@ -28,6 +28,7 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
+from studio.core.store.run_graders import STORED_KEY, stored_tallies
 from studio.core.store.run_inputs import iter_texts
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scores_prefix
 
@@ -37,6 +38,7 @@ from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
 from .streak import STREAK_LIMIT, FailureStreak
+from .usage import endpoint_rows
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -164,7 +166,10 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         if executor is not None:
             executor.close()
         ctx.close()
-    aggregates = library.runs.aggregates(run_id, options.pass_threshold)
+    # the run's one pass over its results at its end: every grader's tally (and the results rows',
+    # which the aggregates are read from), kept for a completed run's readers (run_graders STORED_KEY)
+    overall, stored = stored_tallies(library, run_id, options.pass_threshold)
+    aggregates = library.runs.aggregates(run_id, options.pass_threshold, tally=overall)
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":
@@ -177,6 +182,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             unfinished = library.runs.get(run_id).done < info.total
             if unfinished:
                 aggregates["stopped"] = ctx.budget.reason
+            else:
+                aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
@@ -185,8 +192,21 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
+    if status == "completed":  # only a completed run reads its stored tallies: any other may resume
+        aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
+
+
+def _with_usage(library: Library, run_id: int, stored: dict[str, Any]) -> dict[str, Any]:
+    """A completed run's stored tallies with each grader's tokens and calls per endpoint (what its
+    readers' ``usage.section_usage`` read once the run is complete, instead of a pass of their own)."""
+    row = library.runs.raw(run_id)
+    for entry in stored["graders"]:
+        counted = entry["tally"]
+        entry["usage"] = endpoint_rows(library, run_id, bool(row.suite), entry["slot"], entry["key"], row.dataset_id,
+                                       counted["prompt_tokens"] + counted["completion_tokens"])
+    return stored
 
 
 def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,

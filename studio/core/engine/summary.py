@@ -5,8 +5,9 @@ Why a module of its own: stdout, ``--json``, markdown, JUnit, GitHub annotations
 own they disagreed (two different 95% intervals for the same grader; a mean over one grader's rows
 printed next to a "metric" over the suite's overall rows). Every number a surface shows of a run is
 read from ``GraderSummary`` here, computed from the stored results (store/run_graders ``tally``,
-which counts with the pass rule's own SQL), so a stopped run, a resumed one and a finished one
-report the same numbers wherever they are read.
+which counts with the pass rule's own SQL; a completed run's tally is counted once at its end and
+stored, ``run_graders.STORED_KEY``), so a stopped run, a resumed one and a finished one report the
+same numbers wherever they are read.
 
 The interval is ``INTERVAL_METHOD``: the normal approximation of the mean of the scored results
 (status ok or invalid, the invalid as the 0 they were given), mean ± 1.96 · sd / √n, for n ≥ 2.

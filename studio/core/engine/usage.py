@@ -18,7 +18,7 @@ from typing import Any
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.errors import NotFound
-from studio.core.store.run_graders import grader_source
+from studio.core.store.run_graders import grader_source, stored_entry
 
 PER = 1_000_000  # prices are per million tokens
 
@@ -164,23 +164,43 @@ _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
 
 def section_usage(library: Library, run_id: int, section: Any) -> dict[str, Tally]:
     """The section's (engine/sections.py ``Section``) tokens and calls per endpoint name (rows
-    naming none: the section's own)."""
-    source, params = grader_source(run_id, section.suite, section.slot, section.key, section.dataset_id)
+    naming none: the section's own). A completed run's are read from its stored tallies (the
+    ``usage`` of its grader's entry, stored at its end: ``endpoint_rows``)."""
+    rows = stored_usage(library.runs.raw(run_id), section.slot, section.key)
+    if rows is None:
+        rows = endpoint_rows(library, run_id, section.suite, section.slot, section.key, section.dataset_id,
+                             section.summary.tokens)
     out: dict[str, Tally] = {}
-    with library.engine.connect() as conn:
-        if not section.summary.tokens and conn.exec_driver_sql(
-                f"SELECT 1 FROM ({source}) AS src WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
-                " LIMIT 1", params).first() is None:
-            return out  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
-        rows = [*conn.exec_driver_sql(_SINGLE.format(source=source), params),
-                *conn.exec_driver_sql(_COMPONENTS.format(source=source), params)]
-    for row in rows:
-        tally = Tally(int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0))
+    for endpoint, calls, prompt, completion, cached in rows:
+        tally = Tally(int(calls or 0), int(prompt or 0), int(completion or 0), int(cached or 0))
         if not (tally.calls or tally.tokens):
             continue
-        name = row.endpoint or section.endpoint or "(no endpoint)"
+        name = endpoint or section.endpoint or "(no endpoint)"
         out.setdefault(name, Tally()).add(tally)
     return out
+
+
+def endpoint_rows(library: Library, run_id: int, suite: bool, slot: int, key: str, dataset_id: int,
+                  tokens: int) -> list[list[Any]]:
+    """One grader's [endpoint named by its rows (None: none), calls, prompt, completion and cached
+    tokens] per endpoint, from its stored rows; ``tokens``: the tokens its tally counted."""
+    source, params = grader_source(run_id, suite, slot, key, dataset_id)
+    with library.engine.connect() as conn:
+        if not tokens and conn.exec_driver_sql(
+                f"SELECT 1 FROM ({source}) AS src WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
+                " LIMIT 1", params).first() is None:
+            return []  # no tokens and no judge calls (a builtin run of a million rows skips the JSON scan)
+        rows = [*conn.exec_driver_sql(_SINGLE.format(source=source), params),
+                *conn.exec_driver_sql(_COMPONENTS.format(source=source), params)]
+    return [[row.endpoint, int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0)] for row in rows]
+
+
+def stored_usage(row: Any, slot: int, key: str) -> list[list[Any]] | None:
+    """A completed run's stored ``endpoint_rows`` of grader ``key`` (``row``: ``runs.raw``), None
+    for any other run or one stored without them."""
+    entry = stored_entry(row, slot, key)
+    usage = None if entry is None else entry.get("usage")
+    return usage if isinstance(usage, list) else None
 
 
 def endpoint_configs(library: Library, names: Iterable[str]) -> dict[str, EndpointConfig | None]:

@@ -262,30 +262,108 @@ def suite_rows_sql(graders: Sequence[RunGrader]) -> str:
 
 
 def grader_tallies(library: Any, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
-    """``grader_tally`` of each of ``graders``; a suite run's in one pass over its rows (one
-    SELECT, each grader's sums side by side) instead of a pass a grader."""
+    """``grader_tally`` of each of ``graders``: a completed run's stored tallies (``stored_tallies``)
+    when each was stored at the grader's threshold, else computed (``computed_tallies``)."""
     row = _run_row(library, run_id)
+    stored = _stored(row)
+    if stored is not None:
+        found = [_stored_grader(stored, g) for g in graders]
+        if all(t is not None for t in found):
+            return [t for t in found if t is not None]
+    return computed_tallies(library, row, graders)
+
+
+def computed_tallies(library: Any, row: Any, graders: Sequence[RunGrader]) -> list[Tally]:
+    """Each of ``graders``' tally computed from the run's stored rows (``row``: ``runs.raw``); a
+    suite run's in one pass over its rows (one SELECT, each grader's sums side by side) instead of
+    a pass a grader."""
     if not _is_suite(row) or len(graders) < 2:
-        return [grader_tally(library, run_id, g) for g in graders]
+        return [tally(library, rows_sql(_is_suite(row)), _params(row, g.slot, g.key), g.threshold) for g in graders]
     parts = [_tally_parts(g.threshold, str(g.slot), present=True) for g in graders]
     with library.engine.connect() as conn:
         sql = ("SELECT " + ", ".join(outer for _, outer in parts) + " FROM (SELECT "
                + ", ".join(inner for inner, _ in parts) + f" FROM ({suite_rows_sql(graders)}) AS rows{_fence(conn)}) AS src")
-        values = conn.exec_driver_sql(sql, (run_id, run_id)).one()
+        values = conn.exec_driver_sql(sql, (row.id, row.id)).one()
     width = len(values) // len(graders)
     return [_tally_of(values[n * width:(n + 1) * width]) for n in range(len(graders))]
 
 
 def grader_tally(library: Any, run_id: int, grader: RunGrader) -> Tally:
     """One grader's tally at its own threshold (a run of one grader: its ``results`` rows)."""
-    row = _run_row(library, run_id)
-    return tally(library, rows_sql(_is_suite(row)), _params(row, grader.slot, grader.key), grader.threshold)
+    return grader_tallies(library, run_id, [grader])[0]
 
 
 def overall_tally(library: Any, run_id: int) -> Tally:
-    """A suite run's overall score over its sample rows, at the run's threshold."""
+    """A suite run's overall score over its sample rows, at the run's threshold (a completed run's
+    stored one when it was stored at that threshold)."""
     row = _run_row(library, run_id)
-    return tally(library, rows_sql(False), (row.id,), _threshold(row))
+    threshold = _threshold(row)
+    stored = _stored(row)
+    entry = None if stored is None else stored.get("overall")
+    if isinstance(entry, dict) and entry.get("threshold") == threshold:
+        return Tally.model_validate(entry["tally"])
+    return tally(library, rows_sql(False), (row.id,), threshold)
+
+
+# --- a completed run's tallies, stored once ---------------------------------------------------------
+#: the key of ``runs.aggregates`` (JSON) under which a completed run keeps its tallies. Why stored:
+#: a run of a million results took 4 s of CPU to add them up on every read (``runs show``, ``runs
+#: report``, the window's band), and a completed run's results never change (``runs.claim`` refuses
+#: a completed run; only a run being graded writes results). Only a run whose status is "completed"
+#: reads them (a stopped, cancelled, failed or interrupted run may be resumed: it computes), and
+#: each entry names the threshold it was counted at (a summary asked at another computes). A run's
+#: aggregates are rewritten whole at every end, so a resumed run stores fresh tallies at its new
+#: completion. ``store/runs.py`` keeps the key out of ``RunInfo.aggregates``: it is no figure.
+STORED_KEY = "tally"
+
+
+def stored_tallies(library: Any, run_id: int, threshold: float) -> tuple[Tally, dict[str, Any]]:
+    """At a run's end: (the tally of its ``results`` rows at ``threshold``, which its aggregates
+    are read from; the ``STORED_KEY`` entry: every grader's tally at its threshold and that one as
+    "overall"). Computed once: a run of one grader at its own threshold adds its rows up once."""
+    row = _run_row(library, run_id)
+    graders = run_graders(library, run_id)
+    tallies = computed_tallies(library, row, graders)
+    if not _is_suite(row) and len(graders) == 1 and graders[0].threshold == threshold:
+        overall = tallies[0]
+    else:
+        overall = tally(library, rows_sql(False), (row.id,), threshold)
+    entry = {"graders": [{"slot": g.slot, "key": g.key, "threshold": g.threshold, "tally": t.model_dump()}
+                         for g, t in zip(graders, tallies, strict=True)],
+             "overall": {"threshold": threshold, "tally": overall.model_dump()}}
+    return overall, entry
+
+
+def _stored(row: Any) -> dict[str, Any] | None:
+    """The run's stored tallies: only a completed run's (any other may still change)."""
+    if row.status != "completed":
+        return None
+    try:
+        stored = json.loads(row.aggregates or "{}").get(STORED_KEY)
+    except (ValueError, AttributeError):
+        return None
+    return stored if isinstance(stored, dict) else None
+
+
+def _stored_grader(stored: dict[str, Any], grader: RunGrader) -> Tally | None:
+    entry = _entry(stored, grader.slot, grader.key)
+    if entry is None or entry.get("threshold") != grader.threshold:
+        return None
+    return Tally.model_validate(entry["tally"])
+
+
+def _entry(stored: dict[str, Any], slot: int, key: str) -> dict[str, Any] | None:
+    for entry in stored.get("graders") or ():
+        if isinstance(entry, dict) and entry.get("slot") == slot and entry.get("key") == key:
+            return entry
+    return None
+
+
+def stored_entry(row: Any, slot: int, key: str) -> dict[str, Any] | None:
+    """A completed run's stored entry of the grader in ``slot`` (``row``: ``runs.raw``): its
+    "threshold", "tally" and, stored by the runner with it, its "usage" (engine/usage.py)."""
+    stored = _stored(row)
+    return None if stored is None else _entry(stored, slot, key)
 
 
 def _threshold(row: Any) -> float:

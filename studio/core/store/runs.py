@@ -20,6 +20,7 @@ from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
 from .panel_stats import panel_aggregates
+from .run_graders import STORED_KEY, Tally
 from .tables import datasets, graders, results, run_graders, runs
 
 RESULT_COLUMNS = (
@@ -130,6 +131,20 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
 
 def _without_nul(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     return [tuple(v.replace("\x00", "\ufffd") if type(v) is str else v for v in row) for row in rows]
+
+
+def _stored_counts(stored: Any) -> dict[str, int] | None:
+    """A completed run's results by status from its stored tallies (run_graders ``STORED_KEY``:
+    its ``results`` rows' tally, "overall"), None when it has none or they do not add up. A
+    completed run's results never change: counting a million of them on every read took a pass
+    over its status index. ``RunInfo.aggregates`` never shows the stored tallies: no figure."""
+    entry = stored.get("overall") if isinstance(stored, dict) else None
+    if not isinstance(entry, dict) or not isinstance(entry.get("tally"), dict):
+        return None
+    tally = Tally.model_validate(entry["tally"])
+    if sum(tally.statuses.values()) != tally.total:
+        return None
+    return {status: count for status, count in tally.statuses.items() if count}
 
 
 def pid_alive(pid: int) -> bool:
@@ -465,16 +480,20 @@ class RunRepository:
         )
 
     def _info(self, conn: Connection, row: Any) -> RunInfo:
-        counts: dict[str, int] = dict(conn.execute(
-            select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
-        ).all())
+        aggregates = json.loads(row.aggregates or "{}")
+        stored = aggregates.pop(STORED_KEY, None)
+        counts = _stored_counts(stored) if row.status == "completed" else None
+        if counts is None:  # a run that may still change (or one stored before tallies were kept)
+            counts = dict(conn.execute(
+                select(results.c.status, func.count()).where(results.c.run_id == row.id).group_by(results.c.status)
+            ).all())
         status = row.status
         if status == "running" and not self._being_graded(conn, row):
             status = "interrupted"  # its process died (killed, crashed): resume finishes it
         return RunInfo(
             id=row.id, grader_key=row.grader_key, grader_version=row.grader_version, dataset=row.dataset,
             status=status, endpoint=row.endpoint, total=row.total, done=sum(counts.values()),
-            counts=counts, aggregates=json.loads(row.aggregates or "{}"),
+            counts=counts, aggregates=aggregates,
             settings=json.loads(row.settings or "{}"), created_at=row.created_at, finished_at=row.finished_at,
             suite=json.loads(row.suite) if row.suite else None,
         )
@@ -518,10 +537,34 @@ class RunRepository:
         with self._engine.connect() as conn:
             return [result_dict(row) for row in conn.execute(query)]
 
-    def aggregates(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD) -> dict[str, Any]:
+    def aggregates(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD,
+                   tally: Tally | None = None) -> dict[str, Any]:
         """Mean over scored samples (invalid count as the 0 they were given; errors and skipped
         are left out, as an NA is), pass rate by the pass rule (models/pass_rule: pass / (pass +
-        fail)), per-metric means, latency and token totals."""
+        fail)), per-metric means, latency and token totals. ``tally``: the run's ``results`` rows
+        already added up at ``pass_threshold`` (run_graders ``stored_tallies``, at a run's end),
+        which every figure but the metrics and panels is read from instead of a pass of its own."""
+        if tally is not None and sum(tally.statuses.values()) == tally.total:
+            with self._engine.connect() as conn:
+                metrics = self._metrics(conn, run_id)
+                panels = panel_aggregates(conn, run_id)
+            graded = tally.decisions["pass"] + tally.decisions["fail"]
+            return {
+                "count": tally.total,
+                "mean": tally.score_sum / tally.n if tally.n else None,
+                "pass_rate": tally.decisions["pass"] / graded if graded else None,
+                "pass_threshold": pass_threshold,
+                "min": tally.score_min,
+                "max": tally.score_max,
+                "mean_duration_ms": tally.duration_ms / tally.total if tally.total else None,
+                "prompt_tokens": tally.prompt_tokens,
+                "completion_tokens": tally.completion_tokens,
+                "cached_tokens": tally.cached_tokens,
+                "cached": tally.cached,
+                "statuses": {k: v for k, v in tally.statuses.items() if v},
+                "metrics": metrics,
+                **panels,
+            }
         decision = decision_sql_text("status", "score", "details", pass_threshold)
         with self._engine.connect() as conn:
             row = conn.execute(text(
