@@ -16,6 +16,7 @@ from studio.core.models import BinaryJudge
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
+from studio.core.store.run_graders import STORED_KEY
 
 #: the usage each sample's answer reports, as raw JSON text (Python's json reads Infinity)
 USAGE = {
@@ -78,6 +79,11 @@ def test_a_stored_run_whose_tokens_overflow_sum_stays_readable(library: Library,
     with library.engine.begin() as conn:  # as an earlier studio stored them: 5e18 each
         conn.exec_driver_sql("UPDATE results SET prompt_tokens = 5000000000000000000,"
                              " details = json_object('endpoint', 'e') WHERE run_id = ?", (run.id,))
+        # an earlier studio stored no tally at a run's end: its runs are summed from their rows
+        (stored,) = conn.exec_driver_sql("SELECT aggregates FROM runs WHERE id = ?", (run.id,)).one()
+        aggregates = json.loads(stored)
+        assert aggregates.pop(STORED_KEY, None) is not None  # this studio stores one
+        conn.exec_driver_sql("UPDATE runs SET aggregates = ? WHERE id = ?", (json.dumps(aggregates), run.id))
     assert library.runs.aggregates(run.id)["prompt_tokens"] == 10**19
     library.engine.dispose()
     for args in (("runs", "show", str(run.id)), ("runs", "report", str(run.id))):
