@@ -18,8 +18,9 @@ from studio.core.models import Sample, SampleRow
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
-from .database import driver_connection, inserted_id, sqlite_connection, utcnow
+from .database import inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
+from .run_inputs import paged_samples
 from .tables import datasets, samples
 
 _INSERT_CHUNK = 2000
@@ -251,27 +252,9 @@ class DatasetRepository:
                  skip: set[int] | None = None, page: int = 5000) -> Iterator[tuple[int, str, str]]:
         """(idx, sample id, stored sample JSON) in order, unparsed: ``iter_indexed`` for graders that
         read the JSON themselves (a sandboxed function grader's worker)."""
-        end = None if limit is None else offset + limit
-        cursor = offset
         query = "SELECT idx, sample_id, data FROM samples WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx"
-        while True:
-            if end is not None and cursor >= end:
-                return
-            upper = cursor + page if end is None else min(cursor + page, end)
-            # the driver's own connection: its rows are the plain tuples handed on (no SQL layer
-            # Row per sample on a run's hot path)
-            fairy = self._engine.raw_connection()
-            try:
-                rows = driver_connection(fairy).execute(query, (dataset_id, cursor, upper)).fetchall()
-            finally:
-                fairy.close()
-            if not rows:
-                return
-            if skip:
-                yield from (r for r in rows if r[0] not in skip)
-            else:
-                yield from rows
-            cursor = upper
+        end = None if limit is None else offset + limit
+        return paged_samples(self._engine, query, dataset_id, offset=offset, end=end, skip=skip, page=page)
 
     def delete(self, name: str) -> None:
         record = self.get(name)

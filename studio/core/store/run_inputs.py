@@ -10,6 +10,7 @@ its messages) comes with its JSON, so the caller can read it the long way.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -26,13 +27,21 @@ def iter_texts(engine: Engine, dataset_id: int, *, limit: int | None = None, ski
                page: int = 5000) -> Iterator[TextRow]:
     """The dataset's samples in order (the first ``limit``; those in ``skip`` left out), a page of
     ``page`` at a time so memory stays bounded whatever the dataset's size."""
-    end = limit
-    cursor = 0
+    return paged_samples(engine, _QUERY, dataset_id, end=limit, skip=skip, page=page)
+
+
+def paged_samples(engine: Engine, query: str, dataset_id: int, *, offset: int = 0, end: int | None = None,
+                  skip: set[int] | None = None, page: int = 5000) -> Iterator[Any]:
+    """The rows ``query`` (parameters: the dataset, a page's first idx and its end; its first column
+    the sample's idx) gives from ``offset`` up to ``end``, a page at a time, those in ``skip`` left
+    out. Read through the driver's own connection: its rows are the plain tuples handed on (no SQL
+    layer Row per sample on a run's hot path)."""
+    cursor = offset
     while end is None or cursor < end:
         upper = cursor + page if end is None else min(cursor + page, end)
         fairy = engine.raw_connection()
         try:
-            rows = driver_connection(fairy).execute(_QUERY, (dataset_id, cursor, upper)).fetchall()
+            rows = driver_connection(fairy).execute(query, (dataset_id, cursor, upper)).fetchall()
         finally:
             fairy.close()
         if not rows:
