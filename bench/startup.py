@@ -190,19 +190,6 @@ def judge_library(env: dict[str, str], cwd: Path | None = None) -> Iterator[Firs
         server.wait()
 
 
-def best(argv: list[str], env: dict[str, str], repeat: int, cwd: Path | None = None) -> tuple[float, float]:
-    """Best wall time and best CPU time of ``repeat`` fresh processes (the start-up baselines of the
-    first-call row, read as that row is: the least the machine's other work added)."""
-    walls, cpus = [], []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        walls.append(time.perf_counter() - started)
-        cpus.append(usage.ru_utime + usage.ru_stime)
-    return min(walls), min(cpus)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -245,14 +232,14 @@ def main() -> int:
             rounds: dict[str, list[tuple[float, float]]] = {}
             for _ in range(args.repeat):
                 takes = {"first": lambda: ours.timed(JUDGE_RUN, env, 1),
-                         "list": lambda: best(listing_argv, env, 1),
-                         "version": lambda: best([sys.executable, "-m", "studio", "--version"], env, 1),
-                         "bare": lambda: best([sys.executable, "-c", "pass"], env, 1)}
+                         "list": lambda: timed(listing_argv, env, 1),
+                         "version": lambda: timed([sys.executable, "-m", "studio", "--version"], env, 1),
+                         "bare": lambda: timed([sys.executable, "-c", "pass"], env, 1)}
                 for label, code in FLOOR_CHILDREN.items():
-                    takes[label] = lambda code=code: best([sys.executable, "-c", code], env, 1)
+                    takes[label] = lambda code=code: timed([sys.executable, "-c", code], env, 1)
                 if theirs is not None:
                     takes["base first"] = lambda: theirs.timed(JUDGE_RUN, base_env, 1, base_cwd)
-                    takes["base list"] = lambda: best(listing_argv, base_env, 1, base_cwd)
+                    takes["base list"] = lambda: timed(listing_argv, base_env, 1, base_cwd)
                 for label, take in takes.items():
                     rounds.setdefault(label, []).append(take())
         bests = {label: (min(w for w, _ in got), min(c for _, c in got)) for label, got in rounds.items()}
