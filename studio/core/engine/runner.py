@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import gc
 import itertools
-import math
 import threading
 import time
 from collections import Counter
@@ -30,7 +29,7 @@ from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
 from studio.core.store.run_graders import STORED_KEY, stored_tallies
 from studio.core.store.run_inputs import iter_texts
-from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scores_prefix
+from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
 
 from .plan import RunPlan, assemble
 from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
@@ -344,17 +343,13 @@ class _Slots:
                                f"{len(batch)} samples")
         ms = (time.perf_counter() - began) * 1000 / len(batch)
         key = self.plan.metric_key(0)
-        prefix = scores_prefix(key)
-        isfinite = math.isfinite
 
         def other(row: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
             outcome = value if isinstance(value, Outcome) else Outcome.scored(value, {key: value})
             outcome.duration_ms = ms
             return outcome_values(run_id, row[0], row[1], outcome)
 
-        return [(run_id, row[0], row[1], "ok", value, prefix + repr(value) + "}", None, None, None, None, ms, 0, 0, 0, 0)
-                if type(value) is float and isfinite(value) else other(row, value)
-                for row, value in zip(batch, values, strict=True)]
+        return scored_rows(run_id, batch, values, key, ms, other)
 
     async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
                            partial: dict[int, dict[int, Outcome]],

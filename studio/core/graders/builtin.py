@@ -348,6 +348,9 @@ def text_check(grader: BuiltinGrader) -> TextCheck | None:
     return check
 
 
+_COMPLETION, _EXPECTED = operator.itemgetter(2), operator.itemgetter(3)  # of a text row (store/run_inputs.py)
+
+
 class BuiltinScorer(ScorerBase):
     batch_size = 1000
     parallel_batches = 1
@@ -371,9 +374,9 @@ class BuiltinScorer(ScorerBase):
         (``text_lane``); a sample without a completion is parsed from its JSON and scored whole."""
         check = self._check
         assert check is not None
-        subs = [row[2] for row in rows]
+        subs = list(map(_COMPLETION, rows))
         if None not in subs:
-            return check(subs, [row[3] for row in rows])
+            return check(subs, list(map(_EXPECTED, rows)))
         keep = [k for k, sub in enumerate(subs) if sub is not None]
         out: list[float | Outcome] = [
             0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(row[4]))
