@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from studio.core.models import Outcome, valid_number
-from studio.core.store.runs import ok_row, outcome_values, scores_prefix
+from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
 
 # status codes of a worker entry [index, status, value, ...]
 OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED = range(7)
@@ -213,6 +213,10 @@ def result_rows(
     the same way: ``Outcome.scored(v, {key: v})``); any other entry goes through ``to_outcome``, so
     the platforms' rules and the pydantic model stay the boundary for everything but the hot path.
     """
+    if set(map(type, entries)) == {float}:  # every sample a plain score: rows a batch at a time
+        return scored_rows(run_id, batch, cast(Sequence[float], entries), key, duration_ms,
+                           lambda row, value: outcome_values(run_id, row[0], row[1], to_outcome(
+                               [row[0], OK, value], contract, key, memory_mb, output_kib, duration_ms)))
     prefix = scores_prefix(key)
     rows: list[tuple[Any, ...]] = []
     append = rows.append

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from studio.core.models import MAX_SOURCE_BYTES, FunctionGrader
 
@@ -192,19 +192,20 @@ class GraderSession:
                 output_bytes=self.spec.output_kib * 1024,
             )
             if len(pending) == n and not whole:  # the first round: local indices are the batch's
-                for local, entry in reply.results.items():
-                    results[local] = entry
+                results = list(map(reply.results.get, range(n)))  # (wire.py: each index inside the batch)
             else:
                 for local, entry in reply.results.items():
                     if type(entry) is list:
                         entry[0] = pending[local]
                     results[pending[local]] = entry
             if reply.failure is None:
-                if reply.strays or reply.cpu_seconds > RECYCLE_CPU_SECONDS or any(
+                # (what the batch holds, told in C: a run's batch is all floats, no entry to look at)
+                kinds = set(map(type, results))
+                if reply.strays or reply.cpu_seconds > RECYCLE_CPU_SECONDS or (list in kinds and any(
                     type(graded := results[i]) is list and graded[1] == MEMORY for i in pending
-                ):
+                )):
                     self._drop_worker()
-                missing = [i for i in pending if results[i] is None]
+                missing = [i for i in pending if results[i] is None] if type(None) in kinds else []
                 for i in missing:
                     results[i] = [i, LIMIT, "the worker returned no result for this sample", "protocol"]
                 break
@@ -225,6 +226,8 @@ class GraderSession:
                 for entry in self._fan_out(payloads, pending, n, cancel, raw):
                     results[entry[0]] = entry
                 break
+        if type(None) not in map(type, results):  # (the usual batch: no sample left without its result)
+            return cast(list[list[Any] | float], results)
         return [r for r in results if r is not None]
 
     def _fan_out(self, payloads: list[Any], pending: list[int], n: int, cancel: threading.Event | None,

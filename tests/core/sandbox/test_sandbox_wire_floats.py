@@ -76,3 +76,39 @@ def test_rows_from_bare_floats_equal_the_rows_of_their_entries() -> None:
     raised = to_outcome([1, RAISED, "ValueError: x", "ValueError", 3], "adaptive", "em", 256, 64, 0.5)
     assert rows[1] == outcome_values(7, 11, "s1", raised)
     assert rows[3][3] == "invalid" and rows[3][4] == 0.0
+
+
+@pytest.mark.parametrize(("floats", "at", "seen"), [
+    ([1.0, 0.0, 0.5], 0, set()),  # all new, all finite: the whole-array path
+    ([1.0, 0.0, 0.5], 3, {0, 1, 2}),  # after another message: still new
+    ([1.0, -0.0, 1e308, 1e308], 1, set()),  # finite, but their sum overflows: sample by sample
+    ([1.0, math.inf, 0.5], 0, set()),  # a non-finite one: sample by sample
+    ([1.0, None, 0.5], 0, set()),  # a gap: sample by sample
+])
+def test_a_whole_array_is_checked_as_its_samples_would_be(floats: list[object], at: int, seen: set[int]) -> None:
+    """The array checked whole in C (every value a float, every index new, the sum finite) gives
+    what the sample-by-sample loop gives: the same results, the same samples seen."""
+    results: dict[int, object] = {}
+    after = set(seen)
+    count = wire.check_floats(floats, at, LIMITS, after, results)  # type: ignore[arg-type]
+    expected = {at + k: (v if math.isfinite(v) else [at + k, OK, v]) for k, v in enumerate(floats)
+                if isinstance(v, float)}
+    assert results == expected and count == len(expected)
+    assert after == seen | set(expected)
+    assert all(type(results[k]) is float for k in expected if math.isfinite(floats[k - at]))  # type: ignore[arg-type]
+
+
+def test_a_whole_array_claiming_a_sample_seen_before_is_refused() -> None:
+    with pytest.raises(wire.ProtocolError, match="two results"):
+        checked([1.0, 0.0, 1.0], 0, {2})
+
+
+def test_rows_of_an_all_float_batch_equal_their_one_at_a_time_rows() -> None:
+    """A batch of bare floats only (each distinct score's text made once) gives the rows each float
+    gives alone: the sign of a zero kept in its text, every value its own row."""
+    batch = [(20 + i, f"s{i}", "") for i in range(6)]
+    floats: list[list[object] | float] = [1.0, 0.0, -0.0, 0.25, 1.0, 1e-300]
+    rows = result_rows(floats, batch, 7, "adaptive", "em", 256, 64, 0.5)
+    prefix = scores_prefix("em")
+    assert rows == [ok_row(7, 20 + i, f"s{i}", prefix, v, 0.5) for i, v in enumerate(floats)]  # type: ignore[arg-type]
+    assert [r[5] for r in rows[1:3]] == ['{"em": 0.0}', '{"em": -0.0}']

@@ -108,3 +108,47 @@ def test_insert_new_rows_leaves_stored_samples_alone_on_both_paths(library: Libr
     assert library.runs.insert_new_rows(again) == 1
     rows = {r["sample_idx"]: (r["status"], r["score"]) for r in library.runs.results(run_id)}
     assert rows == {0: ("ok", 1.0), 1: ("error", None), 2: ("ok", 0.5)}
+
+
+def test_scored_rows_are_the_rows_each_value_gives_alone() -> None:
+    """``scored_rows`` makes each distinct score's text once a batch: the rows are still those of
+    each value alone, the sign of a zero kept, a bool or an Outcome never taken for a float."""
+    import math
+
+    from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
+
+    keyed = [(i, f"s{i}", "x", "y", None) for i in range(8)]
+    prefix = scores_prefix("exact")
+
+    def other(row: tuple[object, ...], value: object) -> tuple[object, ...]:
+        outcome = value if isinstance(value, Outcome) else Outcome.invalid(f"not a score: {value!r}", None)
+        return outcome_values(1, row[0], row[1], outcome)  # type: ignore[arg-type]
+
+    def alone(values: list[object]) -> list[tuple[object, ...]]:
+        return [ok_row(1, i, f"s{i}", prefix, v, 0.5) if type(v) is float and math.isfinite(v)
+                else other(keyed[i], v) for i, v in enumerate(values)]
+
+    for values in ([1.0, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0],  # the fast path: no check a row
+                   [1.0, 0.0, -0.0, 1.0, 0.0, 0.5, -0.0, 1.0],  # zeros: each keeps its sign
+                   [1.0, True, 0.5, 1, math.nan, math.inf, Outcome.failure("boom"), 1.0]):
+        rows = scored_rows(1, keyed, values, "exact", 0.5, other)
+        assert rows == alone(values), values
+        assert [type(r[4]) for r in rows] == [type(r[4]) for r in alone(values)]
+    zeros = scored_rows(1, keyed[:2], [0.0, -0.0], "exact", 0.5, other)
+    assert [r[5] for r in zeros] == ['{"exact": 0.0}', '{"exact": -0.0}']
+
+
+def test_a_none_binds_as_null_through_the_store_adapter(library: Library) -> None:
+    """The store registers an identity adapter for None (binding without sqlite3's failed adapter
+    lookups): a full row's Nones are stored as NULL, as before."""
+    import sqlite3
+
+    from studio.core.store.runs import outcome_values
+
+    assert sqlite3.connect(":memory:").execute("SELECT typeof(?), ? IS NULL", (None, None)).fetchone() == ("null", 1)
+    run_id = new_run(library, total=1)
+    library.runs.write_rows([outcome_values(run_id, 0, "q0", Outcome(status="error", error="boom"))])
+    with library.engine.connect() as conn:
+        stored = conn.exec_driver_sql("SELECT score IS NULL, rationale IS NULL, details IS NULL, raw IS NULL,"
+                                      " error FROM results WHERE run_id = ?", (run_id,)).one()
+    assert tuple(stored) == (True, True, True, True, "boom")
