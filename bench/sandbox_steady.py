@@ -8,6 +8,11 @@ function called in a plain in-process loop (no sandbox, nothing stored), whose m
 must equal.
 
 Target: >= 100,000 samples/s steady (issue 38; issue 25's was 50,000). Run: ``python bench/sandbox_steady.py [--samples N]``.
+
+``--base DIR [--rounds R]``: the same measurement of a checkout of another commit (its ``studio`` first
+on PYTHONPATH) and of this tree, each in a child process, alternated over R rounds (base first), then
+the best of each side: steady rate, the parent's CPU a sample in the steady window, the workers' CPU
+and the process tree's (CPU is far less load-sensitive than the rate on a shared machine).
 """
 
 from __future__ import annotations
@@ -125,8 +130,13 @@ def main() -> int:
     parser.add_argument("--drop-indexes", action="store_true",
                         help="diagnostic: drop the results table's four secondary indexes first, to see "
                              "what the run would do with a cheaper write (not a figure of the product)")
+    parser.add_argument("--base", type=Path, help="a checkout of the commit to compare with (before)")
+    parser.add_argument("--rounds", type=int, default=2, help="with --base: alternated rounds (best of each)")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # a child's figures, one line
     args = parser.parse_args()
     n = args.samples
+    if args.base is not None:
+        return alternated(args.base.resolve(), n, args.rounds)
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "lib.sqlite"
         build(db, n)
@@ -175,6 +185,38 @@ def main() -> int:
           f"{n / (cpu_s + workers_s) * (os.cpu_count() or 1):,.0f} samples/s on {os.cpu_count()} idle cores")
     ok = steady >= TARGET and info.done == n and mean is not None and abs(mean - plain_mean) < 1e-9
     print(f"target >= {TARGET:,}/s steady and the same mean: {'PASS' if ok else 'FAIL'}")
+    if args.json:
+        print(json.dumps({"steady": steady, "parent_steady_us": steady_cpu * 1e6, "parent_us": cpu_s / n * 1e6,
+                          "workers_us": workers_s / n * 1e6, "tree_us": (cpu_s + workers_s) / n * 1e6,
+                          "same_mean": mean is not None and abs(mean - plain_mean) < 1e-9, "done": info.done,
+                          "load": os.getloadavg()[0]}))
+    return 0 if ok else 1
+
+
+def alternated(base: Path, n: int, rounds: int) -> int:
+    """Base and this tree in child processes, alternated; the best figures of each."""
+    here = Path(__file__).resolve()
+    figures: dict[str, list[dict[str, Any]]] = {"base": [], "this": []}
+    for _ in range(rounds):
+        for side, path in (("base", base), ("this", here.parents[1])):
+            env = {**os.environ, "PYTHONPATH": str(path)}
+            out = subprocess.run([sys.executable, str(here), "--samples", str(n), "--json"], env=env, cwd=path,
+                                 capture_output=True, text=True, check=False)
+            lines = out.stdout.strip().splitlines()
+            if not lines or not lines[-1].startswith("{"):
+                print(f"[{side}] failed:\n{out.stdout}{out.stderr[-2000:]}")
+                return 1
+            figure = json.loads(lines[-1])
+            figures[side].append(figure)
+            print(f"[{side}] steady {figure['steady']:9,.0f} samples/s; CPU a sample: parent (steady) "
+                  f"{figure['parent_steady_us']:5.1f} us, workers {figure['workers_us']:5.1f} us, process tree "
+                  f"{figure['tree_us']:5.1f} us; same mean {figure['same_mean']}; load {figure['load']:.2f}", flush=True)
+    print(f"{n:,} samples, sandboxed exact-match function grader, base {base} vs this tree, best of {rounds}:")
+    for side, runs in figures.items():
+        print(f"[{side}] steady {max(f['steady'] for f in runs):9,.0f} samples/s; CPU a sample: parent (steady) "
+              f"{min(f['parent_steady_us'] for f in runs):5.1f} us, workers {min(f['workers_us'] for f in runs):5.1f} us, "
+              f"process tree {min(f['tree_us'] for f in runs):5.1f} us")
+    ok = all(f["same_mean"] and f["done"] == n for runs in figures.values() for f in runs)
     return 0 if ok else 1
 
 
