@@ -110,11 +110,21 @@ wait(lambda: view.summary is not None)
 app.processEvents()
 summary = time.perf_counter() - t
 cpu = time.process_time() - cpu0
+opened_mb = status_mb("VmHWM")
+sorts = []
+for key, descending in (("score", True), ("score", False), ("idx", False)):  # then each sort, in SQL
+    t = time.perf_counter()
+    view.sort_by(key, descending)
+    wait(lambda: (view.model.query.sort_key, view.model.query.descending) == (key, descending)
+         and not view.model.is_loading and view.model.rowCount() == n)
+    view.table.viewport().repaint()
+    sorts.append(time.perf_counter() - t)
 view.close()
 ctx.tasks.wait_idle()
 print(json.dumps({"imported": imported, "rows": rows, "summary": summary, "cpu_in_process": cpu,
                   "materialised": view.model.materialised_rows(), "bare_mb": bare_mb,
-                  "peak_mb": status_mb("VmHWM")}))
+                  "opened_mb": opened_mb, "sorts": sorts, "peak_mb": status_mb("VmHWM"),
+                  "rss_after_mb": status_mb("VmRSS")}))
 lib.close()
 os._exit(0)
 """
@@ -286,8 +296,10 @@ def grid_step(figures: dict[str, object], python: str, tree: Path, env: dict[str
         print(f"grid opening: ids in the model {inner['rows'] * 1000:.0f} ms ({inner['rows'] / bare_ids:.2f}x "
               f"the bare id query), with the summary band {inner['summary'] * 1000:.0f} ms (goal < "
               f"{READ_GOAL_S:.0f} s), {inner['cpu_in_process']:.2f} s CPU in the window's process; "
-              f"rows materialised {inner['materialised']}; child peak {grid.rss_mb:.0f} MB (goal < {TARGET_MB} MB; "
-              f"the bare window {inner.get('bare_mb', 0):.0f} MB, {grid.rss_mb / max(inner.get('bare_mb', 0), 1):.2f}x), "
+              f"rows materialised {inner['materialised']}; the bare window {inner.get('bare_mb', 0):.0f} MB, open "
+              f"{inner.get('opened_mb', 0):.0f} MB; then sorts by score desc, asc, # "
+              f"{', '.join(f'{x * 1000:.0f}' for x in inner.get('sorts', []))} ms, after them "
+              f"{inner.get('rss_after_mb', 0):.0f} MB; child peak {grid.rss_mb:.0f} MB (goal < {TARGET_MB} MB), "
               f"{grid.wall:.2f} s wall, {grid.cpu:.2f} s CPU with imports; load {load()}", flush=True)
     else:
         print(f"grid opening: FAILED (exit {grid.code})", flush=True)
@@ -306,8 +318,10 @@ def compare(before: dict[str, object], after: dict[str, object], n: int) -> None
         if key == "grid":
             bi, ai = before["grid_inner"], after["grid_inner"]
             if isinstance(bi, dict) and isinstance(ai, dict) and bi and ai:
-                extra = (f"; ids {bi['rows']:.2f} -> {ai['rows']:.2f} s, open with summary {bi['summary']:.2f} -> "
-                         f"{ai['summary']:.2f} s")
+                extra = (f" (with three sorts); ids {bi['rows']:.2f} -> {ai['rows']:.2f} s, open with summary "
+                         f"{bi['summary']:.2f} -> {ai['summary']:.2f} s, peak at the opening "
+                         f"{bi.get('opened_mb', 0):.0f} -> {ai.get('opened_mb', 0):.0f} MB, RSS after the sorts "
+                         f"{bi.get('rss_after_mb', 0):.0f} -> {ai.get('rss_after_mb', 0):.0f} MB")
         print(f"{key}: wall {b.wall:.2f} -> {a.wall:.2f} s, CPU {b.cpu:.2f} -> {a.cpu:.2f} s, "
               f"peak {b.rss_mb:.0f} -> {a.rss_mb:.0f} MB{extra}")
 
