@@ -62,6 +62,7 @@ VARIANTS: dict[str, dict[str, object]] = {
     "transactions of 10,000": {"batch": 10_000},
     "cache_size 16 MB": {"cache": -16_384},
     "cache_size 64 MB": {"cache": -65_536},
+    "wal_autocheckpoint 10,000 pages (default 1,000)": {"autocheckpoint": 10_000},
     "WITHOUT ROWID (run_id, sample_idx), 4 indexes": {"without_rowid": True},
     "WITHOUT ROWID, no secondary index": {"without_rowid": True, "keep": ()},
 }
@@ -80,7 +81,7 @@ def plain_rows(run_id: int, n: int) -> list[tuple[object, ...]]:
 
 def variant(tmp: Path, n: int, *, keep: tuple[str, ...] = tuple(SECONDARY), score3: bool = False,
             without_rowid: bool = False, statement: str = _INSERT_PLAIN, full: bool = False, adapter: bool = True,
-            batch: int = BATCH, cache: int | None = None) -> tuple[float, float]:
+            batch: int = BATCH, cache: int | None = None, autocheckpoint: int | None = None) -> tuple[float, float]:
     """(CPU, wall) seconds of writing ``n`` plain rows in one variant, on a fresh library file."""
     path = tmp / "variant.sqlite"
     for leftover in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
@@ -100,6 +101,8 @@ def variant(tmp: Path, n: int, *, keep: tuple[str, ...] = tuple(SECONDARY), scor
     con.execute("PRAGMA synchronous=NORMAL")
     if cache is not None:
         con.execute(f"PRAGMA cache_size={cache}")
+    if autocheckpoint is not None:
+        con.execute(f"PRAGMA wal_autocheckpoint={autocheckpoint}")
     rows = plain_rows(run_id, n)
     if full:
         statement = _INSERT_RESULT_VALUES
@@ -119,19 +122,21 @@ def variant(tmp: Path, n: int, *, keep: tuple[str, ...] = tuple(SECONDARY), scor
     return cpu, wall
 
 
-def variants(n: int, rounds: int) -> int:
+def variants(n: int, rounds: int, only: list[str] | None = None) -> int:
+    chosen = {label: options for label, options in VARIANTS.items()
+              if only is None or label == next(iter(VARIANTS)) or any(word in label for word in only)}
     best: dict[str, tuple[float, float]] = {}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(rounds):
-            for label, options in VARIANTS.items():
+            for label, options in chosen.items():
                 cpu, wall = variant(Path(tmp), n, **options)  # type: ignore[arg-type]
                 old = best.get(label)
                 best[label] = (min(cpu, old[0]), min(wall, old[1])) if old else (cpu, wall)
             loads.append(os.getloadavg()[0])
     print(f"{n:,} plain result rows a variant, best of {rounds} alternated rounds; load average "
           f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")
-    ref_cpu = best[next(iter(VARIANTS))][0]
+    ref_cpu = best[next(iter(chosen))][0]
     for label, (cpu, wall) in best.items():
         print(f"{label:<52} {cpu / n * 1e6:6.2f} us CPU a row ({cpu / ref_cpu:5.2f}x)  {wall / n * 1e6:6.2f} us wall")
     return 0
@@ -150,10 +155,12 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--variants", action="store_true", help="the insert's variants (see above)")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--only", nargs="*", help="with --variants: those whose label holds one of these words "
+                        "(and the first, the reference)")
     args = parser.parse_args()
     n = args.rows
     if args.variants:
-        return variants(n, args.rounds)
+        return variants(n, args.rounds, args.only)
     outcomes = [Outcome.scored(float(i % 2), {"score": float(i % 2)}, duration_ms=0.01) for i in range(n)]
     rows = [(i, f"s{i}", outcomes[i]) for i in range(n)]
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import builtins
 import json
 import math
@@ -205,19 +206,25 @@ def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, dur
             duration_ms, 0, 0, 0, 0)
 
 
+#: -0.0 as the bytes of a C double on this machine (``scored_rows``)
+_NEGATIVE_ZERO = array.array("d", [-0.0]).tobytes()
+
+
 def scored_rows(run_id: int, keyed: Sequence[tuple[Any, ...]], values: Sequence[Any], key: str, duration_ms: float,
                 other: Callable[[tuple[Any, ...], Any], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The rows of a batch's ``values`` (``keyed``: (idx, sample id, ...) per sample): a finite float
     becomes its ``ok_row`` (every sample sharing ``duration_ms``), anything else ``other(keyed row,
     value)``. A batch's scores are few distinct values (a check's 1.0 and 0.0), so each one's scores
     text is made once a batch, not a ``repr`` and two concatenations a sample (0.45 -> 0.22 us a
-    row, bench/profiles/issue38_writes2_run.txt). Zero is left out of that table: 0.0 and -0.0
-    are one key of a dict, and each keeps its own text."""
+    row, bench/profiles/issue38_writes2_run.txt). 0.0 and -0.0 are one key of a dict: zero is in
+    that table only when the batch's doubles hold no -0.0, so each keeps its own text."""
     prefix = scores_prefix(key)
     isfinite = math.isfinite
     floats = set(map(type, values)) == {float}  # (a bool equals a float key: told apart first)
     distinct = set(values) if floats else set()  # (an Outcome is not hashable)
     texts = {v: prefix + repr(v) + "}" for v in distinct if v and isfinite(v)}
+    if 0.0 in distinct and _NEGATIVE_ZERO not in array.array("d", values).tobytes():
+        texts[0.0] = prefix + "0.0}"  # no -0.0 in the batch (a match at any offset counts: never a miss)
     get = texts.get
     if floats and len(distinct) == len(texts):  # no check a row
         return [(run_id, row[0], row[1], "ok", value, get(value), None, None, None, None, duration_ms, 0, 0, 0, 0)

@@ -129,6 +129,7 @@ def test_scored_rows_are_the_rows_each_value_gives_alone() -> None:
                 else other(keyed[i], v) for i, v in enumerate(values)]
 
     for values in ([1.0, 1.0, 0.5, 1.0, 0.5, 1.0, 0.5, 1.0],  # the fast path: no check a row
+                   [1.0, 0.0, 0.0, 1.0, 0.0, 0.5, 0.0, 1.0],  # zeros, none negative: the fast path too
                    [1.0, 0.0, -0.0, 1.0, 0.0, 0.5, -0.0, 1.0],  # zeros: each keeps its sign
                    [1.0, True, 0.5, 1, math.nan, math.inf, Outcome.failure("boom"), 1.0]):
         rows = scored_rows(1, keyed, values, "exact", 0.5, other)
