@@ -65,6 +65,8 @@ MAX_DEPTH = 100
 #: line with no line break (a 2 GB file of one string) would be read whole into memory; a long
 #: conversation is a few hundred kB, and a sandboxed grader's worker takes a sample of up to 64 MB
 MAX_ROW_BYTES = 16 * 1024 * 1024
+#: the longest line that cannot be nested more than ``MAX_DEPTH`` deep (each bracket opened is closed)
+_SHALLOW = 2 * MAX_DEPTH + 1
 #: how much of a file is read at a time
 _BLOCK = 1 << 20
 
@@ -135,9 +137,10 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
             if not text.strip():
                 continue
             row = _careful_row(path, number, text)
-        # nesting is at most the number of brackets that open: count them first (C speed) and
-        # walk the row only when it could be too deep
-        elif count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
+        # nesting is at most the number of brackets that open, and a valid line closes each: a line
+        # of at most 2 * MAX_DEPTH + 1 characters cannot be too deep; a longer one has its brackets
+        # counted (C speed) and is walked only when it could be
+        elif len(text) > _SHALLOW and count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
             raise _nested(path, number)
         yield number, row
 
