@@ -241,7 +241,8 @@ def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     if (completion is not None and type(completion) is not str) or (expected is not None and type(expected) is not str):
         return None
     given_id = row.get("id")
-    sample_id = given_id if type(given_id) is str and given_id and _CONTROL.search(given_id) is None \
+    # a printable id has no control character (each is unprintable); any other takes _id's checks
+    sample_id = given_id if type(given_id) is str and given_id and given_id.isprintable() \
         else _id(default_id, given_id, metadata.get("id"))
     stored: dict[str, Any] = {"id": sample_id}
     if turns:
