@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+import orjson
 from pydantic import BaseModel
 
 from studio.core.errors import StudioError
@@ -142,7 +143,40 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
         # counted (C speed) and is walked only when it could be
         elif len(text) > _SHALLOW and count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
             raise _nested(path, number)
+        # only a \u escape can make a lone surrogate (a UTF-8 line holds none)
+        if "\\u" in text and _lone_surrogate(row):
+            raise DatasetError(str(path), number, _SURROGATE)
         yield number, row
+
+
+_SURROGATE = ("a string holds a lone surrogate (a \\ud800-\\udfff escape without its pair), which is not text; "
+              "write the character itself, or both halves of its pair")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a string (a key or a value) in ``value`` is not UTF-8-encodable: it holds half of a
+    surrogate pair alone, which JSON's \\u escapes allow and no text file, database or grader
+    can store. orjson's encoder tells in C when there is none (it refuses a surrogate, and only an
+    integer beyond 64 bits besides); otherwise the strings are walked."""
+    try:
+        orjson.dumps(value)
+        return False
+    except orjson.JSONEncodeError:
+        pass
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 def _nested(path: Path, number: int) -> DatasetError:
@@ -229,7 +263,7 @@ def _maybe_json(value: str | None) -> Any:
             decoded = loads_json(value)
         except (json.JSONDecodeError, TooManyDigits, RecursionError):
             return value
-        return value if _too_deep(decoded) else decoded
+        return value if _too_deep(decoded) or ("\\u" in value and _lone_surrogate(decoded)) else decoded
     return value
 
 
