@@ -41,11 +41,10 @@ from studio.core.store.run_graders import RunGrader, Tally
 #: (``grader_values``): both hold status, score, scores, details, duration and tokens at these places
 _IDX_RESULT, _IDX_GRADER = 1, 2
 _STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = 3, 4, 5, 7, 10
-_TOKENS = itemgetter(11, 12, 14)  # prompt, completion, cached tokens
+_TOKENS = (itemgetter(11), itemgetter(12), itemgetter(14))  # prompt, completion, cached tokens
 _CACHED = itemgetter(13)
-_STATUS_DETAILS = itemgetter(_STATUS, _DETAILS)
-_OK_BARE = {("ok", None)}
-_NO_TOKENS = {(0, 0, 0)}
+_OK = {"ok"}
+_NONE = {None}
 _STATUSES = ("ok", "error", "invalid", "skipped")
 #: token sums are stored as SQL sums of doubles: exact below this
 _EXACT_INT = 2 ** 53
@@ -93,26 +92,30 @@ class Sums:
                      score_max=self.score_max, prompt_tokens=self.tokens[0], completion_tokens=self.tokens[1],
                      cached_tokens=self.tokens[2], cached=self.cached, duration_ms=self.duration_ms)
 
-    def _scored(self, scores: list[float]) -> None:
+    def _scored(self, scores: Sequence[float]) -> float:
+        """Adds the scores up; returns their sum."""
+        total = sum(scores)
         self.n += len(scores)
-        self.score_sum += sum(scores)
+        self.score_sum += total
         self.score_sumsq += sum(map(mul, scores, scores))
         low, high = min(scores), max(scores)
         self.score_min = low if self.score_min is None else min(self.score_min, low)
         self.score_max = high if self.score_max is None else max(self.score_max, high)
+        return total
 
-    def add_plain(self, scores: list[float], threshold: float) -> None:
+    def add_plain(self, scores: Sequence[float], threshold: float) -> float:
         """Rows of status ok, no details, no tokens, no time, each with a finite float score: the
-        grader's rows a suite's plain scores stand for (``rows_sql(True)`` with no grader row)."""
+        grader's rows a suite's plain scores stand for (``rows_sql(True)`` with no grader row).
+        Returns the scores' sum."""
         if not scores:
-            return
+            return 0.0
         count = len(scores)
         passed = sum(map(threshold.__le__, scores))  # the rule's last two clauses: at or above, below
         self.total += count
         self.statuses["ok"] += count
         self.decisions["pass"] += passed
         self.decisions["fail"] += count - passed
-        self._scored(scores)
+        return self._scored(scores)
 
     def add_rows(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
         """Result rows (``outcome_values``) or per-grader rows (``grader_values``) at ``threshold``."""
@@ -120,7 +123,7 @@ class Sums:
             return
         scores = list(map(itemgetter(_SCORE), rows))
         kinds = set(map(type, scores))
-        if set(map(_STATUS_DETAILS, rows)) == _OK_BARE and kinds <= {float, type(None)}:
+        if bare(rows) and kinds <= {float, type(None)}:
             if kinds == {float} and all(map(math.isfinite, scores)):  # the usual batch: plain scores
                 self.add_plain(scores, threshold)  # floats, checked above
             elif kinds == {type(None)}:  # an ok result without a score: NA (a suite's rows of no overall)
@@ -139,13 +142,15 @@ class Sums:
         if set(map(type, durations)) - {float, int}:
             raise Untrusted("a duration that is not a number")
         self.duration_ms += sum(durations)
-        tokens = set(map(_TOKENS, rows))
-        if tokens != _NO_TOKENS:
-            for part, values in enumerate(zip(*map(_TOKENS, rows), strict=True)):
-                if set(map(type, values)) - {int}:
-                    raise Untrusted("a token count that is not an integer")
-                self.tokens[part] += sum(values)
-        self.cached += sum(map(_CACHED, rows))
+        for part, getter in enumerate(_TOKENS):
+            total = sum(map(getter, rows))
+            if type(total) is not int:
+                raise Untrusted("a token count that is not an integer")
+            self.tokens[part] += total
+        cached = sum(map(_CACHED, rows))
+        if type(cached) is not int:
+            raise Untrusted("a cached flag that is not 0 or 1")
+        self.cached += cached
 
     def _each(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
         """Row by row through the pass rule (a judge's verdicts, errors, NA, details)."""
@@ -178,6 +183,11 @@ class Sums:
         if scored:
             self._scored(scored)
         self._costs(rows)
+
+
+def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
+    """Every row is status ok without details (no verdict: the rule reads the score alone)."""
+    return set(map(itemgetter(_STATUS), rows)) == _OK and set(map(itemgetter(_DETAILS), rows)) == _NONE
 
 
 class Means:
@@ -261,8 +271,7 @@ class WrittenTallies:
                     self.orphans and any(row[_IDX_RESULT] in self.orphans for row in rows)):
                 for (_, key), sums, threshold, column in zip(self.slots, self.graders, self.thresholds, columns,
                                                              strict=True):
-                    sums.add_plain(list(column), threshold)
-                    self.means.add(key, sum(column), len(column))
+                    self.means.add(key, sums.add_plain(column, threshold), len(column))
             else:
                 self._suite_rows(rows, grader_rows)
         except Untrusted as exc:
@@ -274,14 +283,17 @@ class WrittenTallies:
         """A run of one grader: the mean of each key of the scored rows' ``scores`` (``json_each``).
         Plain rows (``ok_row``: ``{"key": repr(score)}``) are recognised by their text, not parsed."""
         first = rows[0][_SCORES] if rows else None
-        if type(first) is str and set(map(_STATUS_DETAILS, rows)) == _OK_BARE:
+        if type(first) is str and bare(rows):
             parsed = _scores_object(first)
             if len(parsed) == 1:
                 key = next(iter(parsed))
                 scores = list(map(itemgetter(_SCORE), rows))
                 if set(map(type, scores)) == {float}:
                     text = ("{" + json.dumps(key, ensure_ascii=False) + ": ").replace("%", "%%") + "%r}"
-                    if list(map(text.__mod__, scores)) == list(map(itemgetter(_SCORES), rows)):
+                    # each distinct score's text once (a check's scores are a few values): equal
+                    # floats of another text (0.0 and -0.0) only fail the comparison, then parsed
+                    texts = {score: text % score for score in set(scores)}
+                    if list(map(texts.__getitem__, scores)) == list(map(itemgetter(_SCORES), rows)):
                         self.means.add(key, sum(scores), len(scores))
                         return
         for row in rows:
