@@ -1,12 +1,15 @@
 """An endpoint that echoes the API key it was sent, in any cheap disguise (reversed, spaced, split,
-a zero-width space or full-width letters inside), gets it stored nowhere: not in ``results.raw``,
+a zero-width space or full-width letters inside, hex, base64 at any alignment), gets it stored nowhere: not in ``results.raw``,
 ``rationale``, ``details``, ``judge_cache.response`` nor an export; and fields of an answer the studio
 does not read are not stored at all."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import http.server
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +35,30 @@ def disguises(key: str) -> dict[str, str]:
         "zero-width": "\u200b".join(key),
         "full-width": "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key),
         "dotted upper": ".".join(key.upper()),
+        "hex": key.encode().hex(),
+        "HEX": key.encode().hex().upper(),
+        "base64": base64.b64encode(key.encode()).decode(),
+        "base64 basic auth": base64.b64encode(f"user:{key}".encode()).decode(),
+        "base64 url-safe, shifted": base64.urlsafe_b64encode(f"ab{key}?>".encode()).decode(),
+        "base64 in a sentence": base64.b64encode(f"my key is {key}, keep it".encode()).decode(),
     }
+
+
+def decoded_leaks(text: str) -> list[str]:
+    """Halves of KEY found by decoding ``text``'s hex and base64-looking runs at every offset
+    (the test's own decoder, not the studio's)."""
+    halves = (KEY[:HALF - 2].encode(), KEY[HALF:].encode())
+    found = []
+    for run in re.findall(r"[0-9A-Fa-f]{8,}", text):
+        for start in (0, 1):
+            body = run[start:len(run) - (len(run) - start) % 2]
+            found += [f"hex {run}" for h in halves if h in binascii.unhexlify(body)]
+    for run in re.findall(r"[A-Za-z0-9+/_-]{8,}", text):
+        for start in range(4):
+            body = run[start:]
+            body = body[:len(body) - len(body) % 4].replace("-", "+").replace("_", "/")
+            found += [f"base64 {run}" for h in halves if h in base64.b64decode(body)]
+    return found
 
 
 def leaked(text: str) -> list[str]:
@@ -49,7 +75,7 @@ def leaked(text: str) -> list[str]:
 def test_each_disguise_is_masked_and_the_words_around_it_stay(name: str) -> None:
     text = f"The verdict is PASS. Your key: {disguises(KEY)[name]}. The answer is correct."
     cleaned = redact_text(text, frozenset({KEY}))
-    assert leaked(cleaned) == [], (name, cleaned)
+    assert leaked(cleaned) == [] and decoded_leaks(cleaned) == [], (name, cleaned)
     assert cleaned.startswith("The verdict is PASS. Your key: ") and cleaned.endswith(". The answer is correct.")
 
 
@@ -103,8 +129,53 @@ def test_an_echoed_disguised_key_is_stored_nowhere(library: Library, db_path: Pa
         cached = [r[0] for r in conn.exec_driver_sql("SELECT response FROM judge_cache")]
     assert cached
     for text in [json.dumps(rows, default=str, ensure_ascii=False), *cached]:
-        assert leaked(text) == [], text
+        assert leaked(text) == [] and decoded_leaks(text) == [], text
         assert "kept-nowhere" not in text and "received_headers" not in text
     library.engine.dispose()
     stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).decode("utf-8", "replace")
-    assert leaked(stored) == []
+    assert leaked(stored) == [] and decoded_leaks(stored) == []
+
+
+def _every_piece_masked(text: str, key: str) -> str:
+    """The test's own masking of ``text``: every run of ``fragment_length`` letters of ``key``
+    (forwards or reversed) found by trying each piece of the key in turn, runs merged."""
+    from studio.core.judges.http.redaction import MASK, _skeleton, fragment_length
+
+    skeleton, places = _skeleton(text)
+    key = _skeleton(key)[0]
+    size = min(len(key), fragment_length(key))
+    covered = [False] * len(skeleton)
+    for variant in (key, key[::-1]):
+        for start in range(len(variant) - size + 1):
+            piece = variant[start:start + size]
+            at = skeleton.find(piece)
+            while at >= 0:
+                covered[at:at + size] = [True] * size
+                at = skeleton.find(piece, at + 1)
+    out, i = [], 0
+    n = 0
+    while n < len(skeleton):
+        if not covered[n]:
+            n += 1
+            continue
+        end = n
+        while end + 1 < len(skeleton) and covered[end + 1]:
+            end += 1
+        out.append(text[i:places[n]] + MASK)
+        i = places[end] + 1
+        n = end + 1
+    return "".join(out) + text[i:]
+
+
+def test_the_anchored_search_masks_exactly_what_trying_every_piece_masks() -> None:
+    """Keys and texts over a four-letter alphabet, so pieces of the key overlap, repeat and nearly
+    match everywhere: the studio's anchored search masks the same characters as the plain one."""
+    import random
+
+    rng = random.Random(38)
+    for _ in range(400):
+        key = "".join(rng.choices("abab01", k=rng.randint(8, 40)))
+        pieces = [key[rng.randint(0, len(key) // 2):][: rng.randint(4, len(key))] for _ in range(3)]
+        noise = ["".join(rng.choices("ab0 1.-", k=rng.randint(0, 30))) for _ in range(4)]
+        text = "".join(x for pair in zip(noise, [*pieces, key[::-1]], strict=True) for x in pair)
+        assert redact_text(text, frozenset({key})) == _every_piece_masked(text, key), (key, text)
