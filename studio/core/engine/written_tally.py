@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import chain
 from operator import itemgetter, mul
 from typing import Any
 
@@ -48,6 +49,35 @@ _NONE = {None}
 _STATUSES = ("ok", "error", "invalid", "skipped")
 #: token sums are stored as SQL sums of doubles: exact below this
 _EXACT_INT = 2 ** 53
+
+
+#: integers below this add up exactly as floats
+_EXACT_FLOAT_INT = 2.0 ** 53
+
+
+def exact_parts(values: Sequence[float]) -> tuple[float, ...]:
+    """``values``' sum as floats whose sum is it (to 2**-106 of it): whatever the batches a run's
+    rows came in, the total is the same (a run's mean does not depend on its lane's batch sizes)."""
+    total = math.fsum(values)
+    rest = math.fsum(chain(values, (-total,)))
+    return (total, rest) if rest else (total,)
+
+
+class Total:
+    """A running sum kept as a few floats (``exact_parts``), read correctly rounded."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[float] = []
+
+    def add(self, parts: Iterable[float]) -> None:
+        self.parts.extend(parts)
+        if len(self.parts) > 256:
+            self.parts = list(exact_parts(self.parts))
+
+    def value(self) -> float:
+        return math.fsum(self.parts)
 
 
 class Untrusted(Exception):
@@ -74,8 +104,8 @@ class Sums:
         self.statuses = dict.fromkeys(_STATUSES, 0)
         self.decisions = {"pass": 0, "fail": 0, "na": 0, "error": 0}
         self.n = 0
-        self.score_sum = 0.0
-        self.score_sumsq = 0.0
+        self.score_sum = Total()
+        self.score_sumsq = Total()
         self.score_min: float | None = None
         self.score_max: float | None = None
         self.tokens = [0, 0, 0]
@@ -87,28 +117,36 @@ class Sums:
     def tally(self) -> Tally:
         if max(self.tokens) >= _EXACT_INT:
             raise Untrusted("token sums beyond a double's exact integers")
+        if not all(map(math.isfinite, (self.score_sum.value(), self.score_sumsq.value(), self.duration_ms))):
+            raise Untrusted("sums beyond a double's range")
         return Tally(total=self.total, statuses=dict(self.statuses), decisions=dict(self.decisions), n=self.n,
-                     score_sum=self.score_sum, score_sumsq=self.score_sumsq, score_min=self.score_min,
+                     score_sum=self.score_sum.value(), score_sumsq=self.score_sumsq.value(),
+                     score_min=self.score_min,
                      score_max=self.score_max, prompt_tokens=self.tokens[0], completion_tokens=self.tokens[1],
                      cached_tokens=self.tokens[2], cached=self.cached, duration_ms=self.duration_ms)
 
-    def _scored(self, scores: Sequence[float]) -> float:
-        """Adds the scores up; returns their sum."""
-        total = sum(scores)
-        self.n += len(scores)
-        self.score_sum += total
-        self.score_sumsq += sum(map(mul, scores, scores))
+    def _scored(self, scores: Sequence[float]) -> tuple[float, ...]:
+        """Adds the scores up; returns their sum (``exact_parts``)."""
         low, high = min(scores), max(scores)
+        largest = max(-low, high)
+        if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
+            total: tuple[float, ...] = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
+            squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
+        else:
+            total, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
+        self.n += len(scores)
+        self.score_sum.add(total)
+        self.score_sumsq.add(squares)
         self.score_min = low if self.score_min is None else min(self.score_min, low)
         self.score_max = high if self.score_max is None else max(self.score_max, high)
         return total
 
-    def add_plain(self, scores: Sequence[float], threshold: float) -> float:
+    def add_plain(self, scores: Sequence[float], threshold: float) -> tuple[float, ...]:
         """Rows of status ok, no details, no tokens, no time, each with a finite float score: the
         grader's rows a suite's plain scores stand for (``rows_sql(True)`` with no grader row).
         Returns the scores' sum."""
         if not scores:
-            return 0.0
+            return ()
         count = len(scores)
         passed = sum(map(threshold.__le__, scores))  # the rule's last two clauses: at or above, below
         self.total += count
@@ -194,16 +232,17 @@ class Means:
     """The sums and counts behind ``runs.aggregates``' per-key means (its ``_metrics``)."""
 
     def __init__(self) -> None:
-        self.sums: dict[str, float] = {}
+        self.sums: dict[str, Total] = {}
         self.counts: dict[str, int] = {}
 
-    def add(self, key: str, total: float, count: int) -> None:
+    def add(self, key: str, parts: Iterable[float], count: int) -> None:
+        """``count`` values of ``key`` whose sum is ``parts``' (``exact_parts``)."""
         if count:
-            self.sums[key] = self.sums.get(key, 0.0) + total
+            self.sums.setdefault(key, Total()).add(parts)
             self.counts[key] = self.counts.get(key, 0) + count
 
     def means(self) -> dict[str, float]:
-        return {key: self.sums[key] / count for key, count in self.counts.items()}
+        return {key: self.sums[key].value() / count for key, count in self.counts.items()}
 
 
 def _scores_object(text: Any) -> dict[str, Any]:
@@ -294,13 +333,19 @@ class WrittenTallies:
                     # floats of another text (0.0 and -0.0) only fail the comparison, then parsed
                     texts = {score: text % score for score in set(scores)}
                     if list(map(texts.__getitem__, scores)) == list(map(itemgetter(_SCORES), rows)):
-                        self.means.add(key, sum(scores), len(scores))
+                        self.means.add(key, self._parts(scores), len(scores))
                         return
         for row in rows:
             if row[_STATUS] in SCORED_STATUSES and row[_SCORES] is not None:
                 for key, value in _scores_object(row[_SCORES]).items():
                     if value is not None:  # JSON null: no value to average (SQL's NULL)
-                        self.means.add(key, _number(value), 1)
+                        self.means.add(key, (_number(value),), 1)
+
+    @staticmethod
+    def _parts(scores: list[float]) -> tuple[float, ...]:
+        if all(map(float.is_integer, scores)) and max(map(abs, scores)) * len(scores) < _EXACT_FLOAT_INT:
+            return (sum(scores),)
+        return exact_parts(scores)
 
     def _suite_rows(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
         """A suite batch that is not all plain scores: each grader's own rows, and for every sample
@@ -325,7 +370,7 @@ class WrittenTallies:
                 value = scores.get(key)
                 number = None if value is None else _number(value)
                 if counted and number is not None:
-                    self.means.add(key, number, 1)
+                    self.means.add(key, (number,), 1)
                 if (slot, row[_IDX_RESULT]) not in written:
                     plain[n].append((None, None, None, "ok", number, None, None, None, None, None, 0.0, 0, 0, 0, 0))
         for n, own in enumerate(plain):
