@@ -1,8 +1,8 @@
 """The SQL behind the results grid and exports: which result ids match a filter, in what order, their rows.
 
 No Qt here: the window's grid and the streaming exports (``studio.core.store.reports``) share it.
-The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million) and asks for rows a page
-at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
+The grid holds only the ordered ids (an ``array('q')``: 8 MB for a million, parsed into it a slice
+at a time, never a list of a million ints) and asks for rows a page at a time; every sort and filter is a ``WHERE``/``ORDER BY`` that SQLite answers,
 from the ``(run_id, sample_idx)``, ``(run_id, score)`` and ``(run_id, status)`` indexes where it can.
 Ids are read through the raw sqlite3 cursor: a million SQLAlchemy ``Row`` objects would cost more
 than the query itself.
@@ -235,8 +235,31 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
             (text,) = cursor.execute(f"SELECT json_group_array(id) FROM ({sql}) AS q", params).fetchone()
         finally:
             cursor.close()
-    ids = array("q", json.loads(text))
+    ids = id_array(text)
     return IdSnapshot(query, ids, time.perf_counter() - start)
+
+
+#: characters of the id array parsed at a time: ~9,000 ids, their list ~0.4 MB (as fast as 256K slices,
+#: 1.2x faster than one json.loads of a million: 84 vs 102 ms CPU)
+ID_SLICE_CHARS = 1 << 16
+
+
+def id_array(text: str) -> array:
+    """A JSON array of integers (``[1,2,3]``) as an ``array('q')``, parsed a slice at a time.
+
+    ``json.loads`` of the whole text holds every id as a Python int in a list at once (a million:
+    ~40 MB beside the 8 MB array, the window's peak memory); a slice's list is freed before the
+    next, so the text and the array are all that a million ids cost, at the same speed."""
+    ids = array("q")
+    end = text.rfind("]")
+    pos = text.find("[") + 1
+    while 0 < pos < end:
+        cut = text.find(",", min(pos + ID_SLICE_CHARS, end), end)
+        if cut < 0:
+            cut = end
+        ids.fromlist(json.loads("[" + text[pos:cut] + "]"))
+        pos = cut + 1
+    return ids
 
 
 @dataclass(slots=True)

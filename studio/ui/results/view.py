@@ -35,7 +35,8 @@ GRID_SHARE = 0.55
 SUMMARY_INTERVAL_S = 0.5
 #: the detail pane's narrowest when the grid widens for a suite run's score columns
 DETAIL_MIN = 260
-HEADER_PAD = 30  # a header's margins and its sort indicator  # a streaming run's aggregates and histogram refresh at most twice a second
+HEADER_PAD = 30  # a header's margins and its sort indicator
+CELL_PAD = 14  # a cell's margins either side of its text  # a streaming run's aggregates and histogram refresh at most twice a second
 
 
 class ResultsView(QtWidgets.QWidget):
@@ -50,6 +51,7 @@ class ResultsView(QtWidgets.QWidget):
         self.ctx = ctx
         self.run_id: int | None = None
         self.dataset_id = 0
+        self._run_total = 0  # the run's samples: the widest index the # column shows
         self.live = False
         self.summary: RunSummary | None = None
         self._summary_busy = False
@@ -207,7 +209,9 @@ class ResultsView(QtWidgets.QWidget):
             self._show_empty("Choose a run to see its results.")
             return
         try:
-            self.dataset_id = self.ctx.library.runs.raw(run_id).dataset_id
+            raw = self.ctx.library.runs.raw(run_id)
+            self.dataset_id = raw.dataset_id
+            self._run_total = int(raw.total or 0)
         except Exception as exc:  # a run deleted under us, a locked file: say so, show nothing
             self.run_id = None
             self.model.set_query(None)
@@ -343,6 +347,7 @@ class ResultsView(QtWidgets.QWidget):
     def _on_loaded(self, count: int) -> None:
         self._update_count()
         if count:
+            self._fit_index_column(count)
             self.grid_stack.setCurrentWidget(self.table)
         elif self._filtered():
             self._show_empty("No results match this filter.")
@@ -350,6 +355,16 @@ class ResultsView(QtWidgets.QWidget):
             self._show_empty("No results yet: they appear here as the run writes them.")
         else:
             self._show_empty("This run has no results.")
+
+    def _fit_index_column(self, count: int) -> None:
+        """Widen the # column to the run's largest index (a million-sample run's showed "99…"); never
+        narrower than the analyst made it."""
+        widest = str(max(count, self._run_total, 1) - 1)
+        column = COLUMN_INDEX["idx"]
+        header = self.table.horizontalHeader()
+        need = self.table.fontMetrics().horizontalAdvance(widest) + CELL_PAD
+        if header.sectionSize(column) < need:
+            header.resizeSection(column, need)
 
     def _on_reset(self) -> None:
         if self._shown_result is not None:

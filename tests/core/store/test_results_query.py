@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import tracemalloc
+
+import pytest
+
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.store import Library
 from studio.core.store.results_query import (
     ResultFilter,
     ResultQuery,
     histogram,
+    id_array,
     load_ids,
     load_result,
     load_rows,
@@ -50,3 +56,32 @@ def test_one_result_in_full_and_the_histogram(library: Library) -> None:
     assert load_result(library.engine, query.dataset_id, 10_000) is None
     counts, low, high = histogram(library.engine, query.run_id, bins=4)
     assert sum(counts) == 5 and (low, high) == (0.0, 1.0)  # the error has no score: not a zero
+
+
+@pytest.mark.parametrize("slice_chars", [1, 7, 4096, 1 << 18])
+def test_the_id_array_is_parsed_a_slice_at_a_time_whatever_the_cut(monkeypatch: pytest.MonkeyPatch,
+                                                                     slice_chars: int) -> None:
+    import studio.core.store.results_query as results_query
+    monkeypatch.setattr(results_query, "ID_SLICE_CHARS", slice_chars)
+    ids = [7, -3, 10**15, 0, *range(1_000, 1_300), 2**63 - 1]
+    for text in (json.dumps(ids), json.dumps(ids, separators=(",", ":")), "[" + " , ".join(map(str, ids)) + " ]"):
+        assert id_array(text).tolist() == ids
+    assert id_array("[]").tolist() == [] and id_array("[ ]").tolist() == [] and id_array("[5]").tolist() == [5]
+
+
+def test_a_big_id_array_costs_the_array_not_a_list_of_every_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A million ids as Python ints in one list is ~40 MB beside the 8 MB array: the window's peak."""
+    import studio.core.store.results_query as results_query
+    monkeypatch.setattr(results_query, "ID_SLICE_CHARS", 4096)
+    n = 200_000
+    text = json.dumps(list(range(10**6, 10**6 + n)), separators=(",", ":"))
+    tracemalloc.start()
+    try:
+        ids = id_array(text)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(ids) == n and ids[0] == 10**6 and ids[-1] == 10**6 + n - 1
+    # the array (8 bytes an id, over-allocated as it grows) and one slice; a list of every id
+    # would add 8 bytes of pointer and 32 of int an id
+    assert peak < 2 * 8 * n

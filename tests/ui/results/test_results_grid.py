@@ -70,6 +70,9 @@ def test_million_rows_open_lazily_and_sort_in_sql(qtbot, big_ctx, big_library) -
     view.table.viewport().repaint()
     assert view.model.materialised_rows() <= CACHE_ROWS
     assert view.model.data(view.model.index(N - 1, COLUMN_INDEX["idx"])) == str(N - 1)
+    # the # column has the room for the last index (it read "99…" at a million)
+    idx_width = view.table.horizontalHeader().sectionSize(COLUMN_INDEX["idx"])
+    assert idx_width >= view.table.fontMetrics().horizontalAdvance(str(N - 1)) + 6  # and the cell's margins
 
     # sort by score, descending: the order comes from SQL (the (run_id, score) index)
     with qtbot.waitSignal(view.model.loaded, timeout=WAIT_MS):
