@@ -21,9 +21,12 @@ before. What stays out of reach of that check: a row replaced by another writer,
 count, while this process holds the run (``runs.claim`` refuses any other grader of a running run,
 and nothing else writes a run's results).
 
-Floats: SQL adds a column in its scan order, this in write order; sums (score, squares, durations,
-per-key means) may differ in their last bits (equal to a relative 1e-12, tests/core/engine/
-test_written_tally.py); counts, minima, maxima and token sums are exact.
+Floats: SQL adds a column up in its scan order, one row after another; the scores, their squares
+and the per-key means are added here as exact parts (``exact_parts``: ``math.fsum`` and its
+remainder), so they do not depend on the batches the rows came in (two lanes writing the same rows
+give the same mean); the time graded is a plain sum. Against SQL's they may differ in their last
+bits: equal to a relative 1e-12 (tests/core/engine/test_written_tally.py); counts, minima, maxima
+and token sums are exact.
 """
 
 from __future__ import annotations
