@@ -4,13 +4,17 @@ Measured in child processes (wall time, CPU time = user + sys, and peak RSS from
 accounting of each child), alternated round by round, best of ``--rounds``:
 
 1. the floor: a bare script that ``json.loads`` every line and inserts the line with ``sqlite3``
-   ``executemany`` in one transaction (no shapes, no validation)
+   ``executemany`` in one transaction (no shapes, no validation); and the same with ``orjson.loads``
+   (the JSON library the import writes its stored text with), so the ratio is to the best floor
 2. the import as a user runs it, CLI start-up included, into a library made just before by
    ``grader-studio datasets list`` (untimed: making a library is the same cost whatever the file):
    rows/s and peak RSS; then a one-row import into the same library, the start-up alone, so the
    rows' own rate is shown too ((rows) / (import - start-up))
-3. with ``--base DIR``: the same from another checkout (its own ``.venv``), e.g. the base commit of
-   an issue, so "before" and "after" are measured in the same run under the same load
+3. with ``--base DIR`` (once or more): the same from another checkout (its own ``.venv``), e.g. the
+   base commit of an issue, so "before" and "after" are measured in the same run under the same load
+
+Every studio tree timed is byte-compiled first and its children run without
+``PYTHONDONTWRITEBYTECODE`` (an installed studio has its bytecode; see ``bench/startup.py``).
 
 Targets (issue 38): >= 100,000 rows/s and < 150 MB peak. Run:
 ``python bench/import_rows.py [--rows 300000] [--rounds 3] [--base ../base]``; ``--rows 1000000`` for
@@ -35,10 +39,14 @@ FLOOR = """
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[2])
 db.execute("CREATE TABLE s (idx INTEGER, sample_id TEXT, data TEXT)")
+loads = json.loads
+if sys.argv[3:] == ["orjson"]:
+    import orjson
+    loads = orjson.loads
 with open(sys.argv[1], encoding="utf-8") as fh, db:
     chunk = []
     for n, line in enumerate(fh):
-        row = json.loads(line)
+        row = loads(line)
         chunk.append((n, row["id"], line))
         if len(chunk) >= 5000:
             db.executemany("INSERT INTO s VALUES (?, ?, ?)", chunk)
@@ -74,14 +82,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=300_000, help="rows in the file (1000000: the earlier figure)")
     parser.add_argument("--rounds", type=int, default=3, help="alternated rounds; the best of each is reported")
-    parser.add_argument("--base", help="a checkout with its own .venv to measure alongside (the 'before')")
+    parser.add_argument("--base", action="append", default=[],
+                        help="a checkout with its own .venv to measure alongside (the 'before'); may be repeated")
     args = parser.parse_args()
     n = args.rows
     here = str(Path(__file__).resolve().parent.parent)
     contenders: list[tuple[str, str, str]] = [("grader-studio import", sys.executable, here)]
-    if args.base:
-        base = Path(args.base).resolve()
+    for given in args.base:
+        base = Path(given).resolve()
         contenders.append((f"base {base.name} import", str(base / ".venv" / "bin" / "python"), str(base)))
+    for _, python, tree in contenders:
+        subprocess.run([python, "-m", "compileall", "-q", str(Path(tree) / "studio")], check=True,
+                       stdout=subprocess.DEVNULL)
+    compiled_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     best: dict[str, tuple[float, float, float]] = {}
     loads: list[float] = []
 
@@ -97,18 +110,20 @@ def main() -> int:
         print(f"{n:,} JSONL rows (Adaptive shape), {data.stat().st_size / 1e6:.0f} MB; "
               f"machine: {os.cpu_count()} cores", flush=True)
         for r in range(args.rounds):
-            order = [("floor (json + sqlite3)", sys.executable, here)] + contenders
+            order = [("floor (json + sqlite3)", sys.executable, here),
+                     ("floor (orjson + sqlite3)", sys.executable, here)] + contenders
             if r % 2:
-                order = order[:1] + order[1:][::-1]
+                order = order[:2] + order[2:][::-1]
             for label, python, cwd in order:
                 for stale in Path(tmp).glob("*.sqlite*"):
                     stale.unlink()
                 load = os.getloadavg()[0]
                 loads.append(load)
                 if label.startswith("floor"):
-                    got = timed_child([python, "-c", FLOOR, str(data), str(Path(tmp) / "floor.sqlite")])
+                    got = timed_child([python, "-c", FLOOR, str(data), str(Path(tmp) / "floor.sqlite"),
+                                       *(["orjson"] if "orjson" in label else [])])
                 else:
-                    env = {**os.environ, "GRADER_STUDIO_DB": str(Path(tmp) / "lib.sqlite")}
+                    env = {**compiled_env, "GRADER_STUDIO_DB": str(Path(tmp) / "lib.sqlite")}
                     cli = [python, "-m", "studio", "datasets"]
                     timed_child([*cli, "list"], env=env, cwd=cwd)
                     got = timed_child([*cli, "import", str(data), "--name", "big"], env=env, cwd=cwd)
@@ -122,11 +137,11 @@ def main() -> int:
                 keep(label, got)
     print(f"best of {args.rounds} (load average {min(loads):.2f}-{max(loads):.2f}, now {os.getloadavg()[0]:.2f}; "
           "other work slows every row: CPU time is the steadier figure)")
-    floor_wall, floor_cpu, _ = best["floor (json + sqlite3)"]
+    floor_wall, floor_cpu, _ = best["floor (orjson + sqlite3)"]
     for label, (wall, cpu, mb) in best.items():
         if label.endswith("start-up"):
             continue
-        ratio = "" if label.startswith("floor") else f"  {wall / floor_wall:4.2f}x wall, {cpu / floor_cpu:4.2f}x CPU the floor's"
+        ratio = "" if label.startswith("floor") else f"  {wall / floor_wall:4.2f}x wall, {cpu / floor_cpu:4.2f}x CPU the orjson floor's"
         print(f"{label:<28} {wall:6.2f} s wall {cpu:6.2f} s CPU  {n / wall:9,.0f} rows/s "
               f"({n / cpu:9,.0f}/CPU s)  peak {mb:5.0f} MB{ratio}")
         if f"{label} start-up" in best:

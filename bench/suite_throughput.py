@@ -9,11 +9,13 @@ run starts from a copy of the same freshly built library. The runs alternate ``-
 the best of each is kept, so a burst of load from the other users of a shared machine hits all
 alike; the machine's load average is printed with the figures. ``--base DIR``: the same runs of a
 checkout of another commit (its ``studio`` package first on PYTHONPATH) in the same rounds, for
-before/after figures.
+before/after figures; ``--base`` may be given more than once (e.g. the issue's base and the session's
+start), each reported under its directory's name. Every tree timed is byte-compiled first (this
+machine sets PYTHONDONTWRITEBYTECODE: an uncompiled tree would compile every module in every run).
 
 Targets (issue 38): the suite within 1.3x the single grader's time (one pass over the samples, the
 scoring the only extra); peak memory flat (about the single run's).
-Run: ``python bench/suite_throughput.py [--samples N] [--rounds R] [--base DIR]``.
+Run: ``python bench/suite_throughput.py [--samples N] [--rounds R] [--base DIR [--base DIR2]]``.
 """
 
 from __future__ import annotations
@@ -105,11 +107,16 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--with-f1", action="store_true", help="token_f1 in place of ends_with")
-    parser.add_argument("--base", type=Path, help="a checkout of the commit to compare with (before)")
+    parser.add_argument("--base", type=Path, action="append", default=[],
+                        help="a checkout of a commit to compare with (before); may be repeated")
     args = parser.parse_args()
     graders = [*GRADERS[:3], F1, GRADERS[4]] if args.with_f1 else GRADERS
     print("suite: " + ", ".join(g.function for g in graders))
-    versions = {"this": None} if args.base is None else {"base": args.base.resolve(), "this": None}
+    versions: dict[str, Path | None] = {base.resolve().name: base.resolve() for base in args.base}
+    versions["this"] = None
+    for tree in (Path(__file__).resolve().parents[1], *args.base):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "studio")], check=True,
+                       stdout=subprocess.DEVNULL)
     times: dict[str, dict[str, list[tuple[float, float, float]]]] = {v: {"one": [], "suite": []} for v in versions}
     with tempfile.TemporaryDirectory() as tmp:
         clean = Path(tmp) / "clean.sqlite"
@@ -135,13 +142,14 @@ def main() -> int:
     print(f"samples {args.samples:,}, rounds {args.rounds}, load average {load_before:.1f} -> {load_after:.1f} "
           f"({os.cpu_count()} CPUs)")
     for version in versions:
-        report(version if args.base is None or version == "base" else "this", args.samples,
-               times[version]["one"], times[version]["suite"])
-    if args.base is not None:
+        report(version, args.samples, times[version]["one"], times[version]["suite"])
+    for base in versions:
+        if base == "this":
+            continue
         for target in ("one", "suite"):
-            before, after = min(r[1] for r in times["base"][target]), min(r[1] for r in times["this"][target])
-            wall_b, wall_a = min(times["base"][target])[0], min(times["this"][target])[0]
-            print(f"{target}: before -> after: wall {wall_b:.2f} -> {wall_a:.2f} s, CPU {before:.2f} -> {after:.2f} s")
+            before, after = min(r[1] for r in times[base][target]), min(r[1] for r in times["this"][target])
+            wall_b, wall_a = min(times[base][target])[0], min(times["this"][target])[0]
+            print(f"{target}: {base} -> this: wall {wall_b:.2f} -> {wall_a:.2f} s, CPU {before:.2f} -> {after:.2f} s")
     print(f"rows written by the suite: {rows:,} sample rows, {extra:,} per-grader rows")
     return 0
 

@@ -8,8 +8,9 @@ import json
 import json.scanner
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+import orjson
 from pydantic import BaseModel
 
 from studio.core.errors import StudioError
@@ -65,6 +66,8 @@ MAX_DEPTH = 100
 #: line with no line break (a 2 GB file of one string) would be read whole into memory; a long
 #: conversation is a few hundred kB, and a sandboxed grader's worker takes a sample of up to 64 MB
 MAX_ROW_BYTES = 16 * 1024 * 1024
+#: the longest line that cannot be nested more than ``MAX_DEPTH`` deep (each bracket opened is closed)
+_SHALLOW = 2 * MAX_DEPTH + 1
 #: how much of a file is read at a time
 _BLOCK = 1 << 20
 
@@ -135,11 +138,45 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
             if not text.strip():
                 continue
             row = _careful_row(path, number, text)
-        # nesting is at most the number of brackets that open: count them first (C speed) and
-        # walk the row only when it could be too deep
-        elif count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
+        # nesting is at most the number of brackets that open, and a valid line closes each: a line
+        # of at most 2 * MAX_DEPTH + 1 characters cannot be too deep; a longer one has its brackets
+        # counted (C speed) and is walked only when it could be
+        elif len(text) > _SHALLOW and count(text, "[") + count(text, "{") > MAX_DEPTH and _too_deep(row):
             raise _nested(path, number)
+        # only a \u escape can make a lone surrogate (a UTF-8 line holds none)
+        if "\\u" in text and _lone_surrogate(row):
+            raise DatasetError(str(path), number, _SURROGATE)
         yield number, row
+
+
+_SURROGATE = ("a string holds a lone surrogate (a \\ud800-\\udfff escape without its pair), which is not text; "
+              "write the character itself, or both halves of its pair")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a string (a key or a value) in ``value`` is not UTF-8-encodable: it holds half of a
+    surrogate pair alone, which JSON's \\u escapes allow and no text file, database or grader
+    can store. orjson's encoder tells in C when there is none (it refuses a surrogate, and only an
+    integer beyond 64 bits besides); otherwise the strings are walked."""
+    try:
+        orjson.dumps(value)
+        return False
+    except orjson.JSONEncodeError:
+        pass
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif type(item) is dict:
+            stack.extend(item)
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+    return False
 
 
 def _nested(path: Path, number: int) -> DatasetError:
@@ -172,26 +209,51 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
 
 def _line_at(path: Path, offset: int) -> int | None:
     """Line of the first byte that is not UTF-8 (the decoder's offset is within its buffer)."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                return number
+    for number, raw in _lines(path):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return number
     return None
+
+
+class _CappedLines:
+    """The text file's lines (split as iterating it splits them), none longer than ``MAX_ROW_BYTES``:
+    a longer one is refused with its number once that much of it is read, not read whole. (The
+    bound is on characters here, each at least a byte: at most that many are held.) ``number`` is
+    the last line's, for an error the csv module raises on it."""
+
+    def __init__(self, handle: TextIO, path: Path) -> None:
+        self.handle, self.path, self.number = handle, path, 0
+
+    def __iter__(self) -> Iterator[str]:
+        readline = self.handle.readline
+        while line := readline(_CAPPED):
+            self.number += 1
+            if len(line) > MAX_ROW_BYTES and len(line.rstrip("\r\n")) > MAX_ROW_BYTES:
+                raise _too_long(self.path, self.number)
+            yield line
+
+
+#: a line's longest read: ``MAX_ROW_BYTES`` and its line break ("\r\n"), one more to know it is longer
+_CAPPED = MAX_ROW_BYTES + 3
 
 
 def _csv_rows_utf8(path: Path) -> Iterator[tuple[int, Any]]:
     with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if not reader.fieldnames:
-            raise DatasetError(str(path), 1, "the CSV file has no header row")
-        for row in reader:
-            if None in row:
-                raise DatasetError(str(path), reader.line_num, "more values than header columns")
-            # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
-            # an explicit "" stays a value
-            yield reader.line_num, {k: (None if v == "" else _maybe_json(v)) for k, v in row.items()}
+        lines = _CappedLines(handle, path)
+        reader = csv.DictReader(lines)
+        try:
+            if not reader.fieldnames:
+                raise DatasetError(str(path), 1, "the CSV file has no header row")
+            for row in reader:
+                if None in row:
+                    raise DatasetError(str(path), reader.line_num, "more values than header columns")
+                # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
+                # an explicit "" stays a value
+                yield reader.line_num, {k: (None if v == "" else _maybe_json(v)) for k, v in row.items()}
+        except csv.Error as exc:  # a cell over csv's field size limit (128 kB), a quote left open at the end...
+            raise DatasetError(str(path), max(lines.number, 1), f"not valid CSV ({exc})") from None
 
 
 def _maybe_json(value: str | None) -> Any:
@@ -201,7 +263,7 @@ def _maybe_json(value: str | None) -> Any:
             decoded = loads_json(value)
         except (json.JSONDecodeError, TooManyDigits, RecursionError):
             return value
-        return value if _too_deep(decoded) else decoded
+        return value if _too_deep(decoded) or ("\\u" in value and _lone_surrogate(decoded)) else decoded
     return value
 
 
@@ -217,7 +279,11 @@ class DatasetStream:
     """A file's samples one at a time, checked as they come: iterating raises ``DatasetError`` at the
     first bad line, so a consumer that stores them in one transaction (``DatasetRepository.create``)
     keeps all or nothing while holding only a chunk in memory. ``format`` is known on creation
-    (the first row is read then)."""
+    (the first row is read then).
+
+    Sample ids must be unique in a dataset. Iterating checks that in memory (a dict of every id);
+    a consumer that stores the samples can take the check over in bounded memory instead
+    (``leave_ids_to_store``: ``DatasetRepository.create`` asks the database once the rows are in)."""
 
     def __init__(self, path: str | Path, fmt: str | None = None, limit: int | None = None) -> None:
         self.path = Path(path)
@@ -237,20 +303,40 @@ class DatasetStream:
             fmt = detect_format(row)
         self.format: str = fmt
         self.count = 0
+        self._ids_in_memory = True
 
     def __iter__(self) -> Iterator[Sample]:
         return self._each(row_to_sample)
 
-    def rows(self) -> Iterator[SampleRow]:
+    def rows(self) -> StoredRows:
         """The samples in the library's stored form (``DatasetRepository.create`` takes them): a
         plain row is checked by type and never becomes a ``Sample`` (an import's hot path); the same
         errors as iterating, naming the same lines."""
-        return self._each(row_to_stored)
+        return StoredRows(self)
+
+    def leave_ids_to_store(self) -> Callable[[str, int, int], DatasetError]:
+        """Stop checking sample ids in memory (call it before iterating): the caller finds the first
+        repeated id itself (the row, counted from 0, where an id comes a second time, and where it
+        came first) and raises what the returned function makes of it, the error iterating would
+        have raised at that row."""
+        self._ids_in_memory = False
+        return self.duplicate
+
+    def duplicate(self, sample_id: str, first: int, again: int) -> DatasetError:
+        """The error for ``sample_id`` at row ``again`` (counted from 0), first at row ``first``:
+        the rows' line numbers are found by reading the file again up to there (an error path)."""
+        lines: dict[int, int] = {}
+        for n, (number, _) in enumerate(read_rows(self.path)):
+            if n in (first, again):
+                lines[n] = number
+            if n >= again:
+                break
+        return _duplicate(str(self.path), lines.get(again), sample_id, lines.get(first))
 
     def _each(self, convert: Any) -> Iterator[Any]:
         path, fmt, limit = str(self.path), self.format, self.limit
         seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
-        first_line = seen.setdefault
+        first_line = seen.setdefault if self._ids_in_memory else None
         rows = self._rows
         first, self._first = self._first, None
         if first is None:
@@ -262,12 +348,30 @@ class DatasetStream:
                 sample = convert(row, fmt, str(count))
             except RowError as exc:
                 raise DatasetError(path, number, f"{exc} (format {fmt})") from None
-            if (line := first_line(sample.id, number)) != number:
-                raise DatasetError(path, number, f"duplicate sample id {sample.id!r} (first on line {line})")
+            if first_line is not None and (line := first_line(sample.id, number)) != number:
+                raise _duplicate(path, number, sample.id, line)
             self.count = count
             yield sample
             if limit is not None and count >= limit:
                 return
+
+
+class StoredRows:
+    """``DatasetStream.rows()``: iterable once, in the stored form; ``leave_ids_to_store`` as the
+    stream's."""
+
+    def __init__(self, stream: DatasetStream) -> None:
+        self.stream = stream
+
+    def __iter__(self) -> Iterator[SampleRow]:
+        return self.stream._each(row_to_stored)
+
+    def leave_ids_to_store(self) -> Callable[[str, int, int], DatasetError]:
+        return self.stream.leave_ids_to_store()
+
+
+def _duplicate(path: str, line: int | None, sample_id: str, first_line: int | None) -> DatasetError:
+    return DatasetError(path, line, f"duplicate sample id {sample_id!r} (first on line {first_line})")
 
 
 def read_dataset(path: str | Path, fmt: str | None = None, limit: int | None = None) -> ParsedDataset:

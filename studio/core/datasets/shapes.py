@@ -14,11 +14,11 @@ The original row is kept in ``Sample.fields`` so a platform's grader sees its ow
 from __future__ import annotations
 
 import json
-import json.encoder
 import re
 from collections.abc import Callable
 from typing import Any, Literal
 
+import orjson
 from pydantic import ValidationError
 
 from studio.core.models import Sample, SampleRow, Turn
@@ -208,61 +208,26 @@ def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
         raise RowError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
-_PLAIN_TURN = frozenset({"role", "content"})
-
-
-def _not_json(value: Any) -> Any:
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
-
-def _compact_encoder() -> Callable[[Any], str]:
-    """Compact, non-ASCII kept, NaN refused (ValueError): what pydantic's JSON of a plain sample
-    looks like. The C encoder is made once (``JSONEncoder.encode`` makes one a call)."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C accelerator (another Python)
-        return json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-    encode = make({}, _not_json, json.encoder.encode_basestring, None, ":", ",", False, False, False)
-    join = "".join
-    return lambda value: join(encode(value, 0))
-
-
-_compact = _compact_encoder()
-#: a string as JSON (quoted, escaped, non-ASCII kept): the C encoder's own string writer
-_quote: Callable[[str], str] = json.encoder.encode_basestring
-
-
-def _json(value: Any, depth: int = 0) -> str:
-    """``_compact(value)``, the same text: strings, and objects a few levels deep, are written here
-    (Python 3.11's C encoder costs ~28,000 instructions for a short sample, its set-up and a list
-    of items for every object, a dozen strings written costing ~5,000), anything else by it."""
-    if type(value) is str:
-        return _quote(value)
-    if type(value) is dict and depth < 4:
-        try:
-            return "{" + ",".join([_quote(k) + ":" + _json(v, depth + 1) for k, v in value.items()]) + "}"
-        except TypeError:  # a key that is not a string (never in a parsed file): the C encoder's way
-            return _compact(value)
-    return _compact(value)
-
-
 def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     """``_adaptive`` for a row with nothing to check but types: every message {role, content} of
     strings, a text completion and expected, an object metadata. None for anything else, which
-    then takes the full path (pydantic, and the same error sentences). The stored JSON is written
-    as ``Sample.model_dump_json(exclude_defaults=True)`` writes it, without making the Sample."""
+    then takes the full path (pydantic, and the same error sentences). The stored JSON is the text
+    ``Sample.model_dump_json(exclude_defaults=True)`` writes, byte for byte (orjson writes strings and
+    numbers as pydantic does, NaN and infinities as null), without making the Sample: the row's own
+    objects (metadata, the other fields) are written by orjson's C code, not walked in Python."""
     messages = row.get("messages")
     if type(messages) is not list:
         return None
-    turns: list[str] = []  # each message's JSON, in Sample's own order, defaults left out
+    turns: list[dict[str, str]] = []  # Turn's fields in its own order, defaults left out
     input_text = None
     for m in messages:
-        if type(m) is not dict or not m.keys() <= _PLAIN_TURN:
+        if type(m) is not dict:
             return None
         role, content = m.get("role"), m.get("content", "")
-        if type(role) is not str or type(content) is not str:
+        # keys {role} or {role, content} (a role is a string, so it is there), both strings
+        if type(role) is not str or type(content) is not str or len(m) != 1 + ("content" in m):
             return None
-        # an empty content is Turn's default
-        turns.append(f'{{"role":{_quote(role)},"content":{_quote(content)}}}' if content else f'{{"role":{_quote(role)}}}')
+        turns.append({"role": role, "content": content} if content else {"role": role})  # "" is Turn's default
         if role == "user":
             input_text = content
     completion = row.get("completion")
@@ -276,30 +241,35 @@ def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     if (completion is not None and type(completion) is not str) or (expected is not None and type(expected) is not str):
         return None
     given_id = row.get("id")
-    sample_id = given_id if type(given_id) is str and given_id and _CONTROL.search(given_id) is None \
+    # a printable id has no control character (each is unprintable); any other takes _id's checks
+    sample_id = given_id if type(given_id) is str and given_id and given_id.isprintable() \
         else _id(default_id, given_id, metadata.get("id"))
-    parts = ['{"id":', _quote(sample_id)]
+    stored: dict[str, Any] = {"id": sample_id}
     if turns:
-        parts += (',"messages":[', ",".join(turns), "]")
+        stored["messages"] = turns
     if completion is not None:
-        parts += (',"completion":', _quote(completion))
+        stored["completion"] = completion
     if expected is not None:
-        parts += (',"expected":', _quote(expected))
-    try:
-        meta = _json(metadata) if metadata else None
-        if meta is not None:
-            parts += (',"metadata":', meta)
-        # fields: the row less messages and completion; the metadata written once
-        fields = [_quote(k) + ":" + (meta if v is metadata and meta is not None else _json(v))
-                  for k, v in row.items() if k != "messages" and k != "completion"]
-    except ValueError:  # NaN or infinity somewhere: pydantic writes those its own way
-        return None
+        stored["expected"] = expected
+    if metadata:
+        stored["metadata"] = metadata
+    fields = row.copy()  # the row less messages and completion, in its order
+    del fields["messages"]
+    fields.pop("completion", None)
     if fields:
-        parts += (',"fields":{', ",".join(fields), "}")
-    parts.append("}")
+        stored["fields"] = fields
+    try:
+        data = _dumps(stored).decode()
+    except orjson.JSONEncodeError:  # an integer beyond 64 bits: pydantic writes it
+        return None
     if input_text is None:  # no user turn: the last turn's (``turns`` is a prefix of ``messages``)
         input_text = messages[len(turns) - 1].get("content", "") if turns else ""
-    return SampleRow(sample_id, input_text, completion, expected, "".join(parts))
+    return _new_tuple(SampleRow, (sample_id, input_text, completion, expected, data))
+
+
+_dumps = orjson.dumps
+#: ``SampleRow(...)`` without the Python frame of a NamedTuple's ``__new__``
+_new_tuple = tuple.__new__
 
 
 _PLAIN: dict[str, Callable[[dict[str, Any], str], SampleRow | None]] = {"adaptive": _plain_adaptive}

@@ -27,7 +27,13 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
-from studio.core.store.run_graders import STORED_KEY, stored_tallies
+from studio.core.store.run_graders import (
+    STORED_KEY,
+    run_graders,
+    stored_form,
+    stored_tallies,
+    written_counts,
+)
 from studio.core.store.run_inputs import iter_texts
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
 
@@ -38,6 +44,7 @@ from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
 from .streak import STREAK_LIMIT, FailureStreak
 from .usage import endpoint_rows
+from .written_tally import Untrusted, WrittenTallies
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -75,6 +82,9 @@ class RunOptions(RunSettings):
 
 
 ProgressCallback = Callable[[Progress], None]
+#: a graded batch on its way to the writer: its sample rows, a suite's per-grader rows, and a suite
+#: batch of plain scores' floats by slot (``plan.plain_rows``'s columns; None for any other batch)
+_Graded = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], "list[Any] | None"]
 
 
 def start_run(library: Library, grader_key: str | None, dataset_name: str, options: RunOptions | None = None) -> RunInfo:
@@ -153,8 +163,11 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
 
             executor = make_executor(options.executor, options.ray_address)
         grade = executor.grade_fn(plan, _grade)  # the engine's own loop, or a cluster's
+        # the tallies of the rows written, kept by the engine's own loop of a fresh run (a resumed
+        # run's rows are not all its own; a cluster's driver writes its own way): written_tally.py
+        kept = WrittenTallies(plan) if grade is _grade and not already else None
         metrics = asyncio.run(grade(library, run_id, plan, ctx, pending, info.total, already,
-                                    on_progress, cancel, streak))
+                                    on_progress, cancel, streak, **({"kept": kept} if kept is not None else {})))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -165,10 +178,9 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         if executor is not None:
             executor.close()
         ctx.close()
-    # the run's one pass over its results at its end: every grader's tally (and the results rows',
-    # which the aggregates are read from), kept for a completed run's readers (run_graders STORED_KEY)
-    overall, stored = stored_tallies(library, run_id, options.pass_threshold)
-    aggregates = library.runs.aggregates(run_id, options.pass_threshold, tally=overall)
+    # every grader's tally (and the results rows', which the aggregates are read from), kept for a
+    # completed run's readers (run_graders STORED_KEY): as written, or the run's one pass over its results
+    overall, stored, aggregates, kept = _end_tallies(library, run_id, options.pass_threshold, kept)
     if metrics:
         aggregates["batch_metrics"] = metrics
     if executor is not None and executor.name != "local":
@@ -182,7 +194,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             if unfinished:
                 aggregates["stopped"] = ctx.budget.reason
             else:
-                aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
+                aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
@@ -192,19 +204,46 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
-        aggregates[STORED_KEY] = _with_usage(library, run_id, stored)
+        aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
     library.runs.set_status(run_id, status, aggregates=aggregates)
     return library.runs.get(run_id)
 
 
-def _with_usage(library: Library, run_id: int, stored: dict[str, Any]) -> dict[str, Any]:
+def _end_tallies(library: Library, run_id: int, threshold: float,
+                 kept: WrittenTallies | None) -> tuple[Any, dict[str, Any], dict[str, Any], WrittenTallies | None]:
+    """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's aggregates, the kept
+    tallies they were read from or None): from the tallies the writer kept when they are the stored
+    rows' (``WrittenTallies.usable``), else computed from the stored rows."""
+    if kept is not None and kept.untrusted is None:
+        graders = run_graders(library, run_id)
+        if kept.usable(graders, threshold, written_counts(library, run_id)):
+            try:
+                tallies, overall = kept.tallies()
+            except Untrusted as exc:
+                kept.distrust(str(exc))
+            else:
+                stored = stored_form(graders, tallies, overall, threshold)
+                aggregates = library.runs.aggregates(run_id, threshold, tally=overall, metrics=kept.metrics(),
+                                                     panels=kept.panels())
+                return overall, stored, aggregates, kept
+    overall, stored = stored_tallies(library, run_id, threshold)
+    return overall, stored, library.runs.aggregates(run_id, threshold, tally=overall), None
+
+
+def _with_usage(library: Library, run_id: int, stored: dict[str, Any], kept: WrittenTallies | None) -> dict[str, Any]:
     """A completed run's stored tallies with each grader's tokens and calls per endpoint (what its
-    readers' ``usage.section_usage`` read once the run is complete, instead of a pass of their own)."""
+    readers' ``usage.section_usage`` read once the run is complete, instead of a pass of their own).
+    A grader that spent no token and whose rows, as written, name no endpoint has none (the probe
+    of ``endpoint_rows`` would find none: a built-in run's rows are not read again)."""
     row = library.runs.raw(run_id)
     for entry in stored["graders"]:
         counted = entry["tally"]
+        tokens = counted["prompt_tokens"] + counted["completion_tokens"]
+        if kept is not None and not tokens and kept.names_no_endpoint(entry["slot"]):
+            entry["usage"] = []
+            continue
         entry["usage"] = endpoint_rows(library, run_id, bool(row.suite), entry["slot"], entry["key"], row.dataset_id,
-                                       counted["prompt_tokens"] + counted["completion_tokens"])
+                                       tokens)
     return stored
 
 
@@ -310,10 +349,10 @@ class _Slots:
                 await scorer.aclose()
 
     async def grade(self, run_id: int, batch: list[Any], partial: dict[int, dict[int, Outcome]],
-                    cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The batch's sample rows and per-grader rows."""
+                    cancel: threading.Event) -> _Graded:
+        """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats)."""
         if self.single:
-            return await self._grade_one(run_id, batch), []
+            return await self._grade_one(run_id, batch), [], None
         return await self._grade_suite(run_id, batch, partial, cancel)
 
     async def _grade_one(self, run_id: int, batch: list[Any]) -> list[tuple[Any, ...]]:
@@ -352,8 +391,7 @@ class _Slots:
         return scored_rows(run_id, batch, values, key, ms, other)
 
     async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
-                           partial: dict[int, dict[int, Outcome]],
-                           cancel: threading.Event) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event) -> _Graded:
         parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
 
         async def one(slot: int) -> tuple[int, list[int], list[Any]]:
@@ -378,45 +416,51 @@ class _Slots:
 
         graded = await asyncio.gather(*(one(p.slot) for p in self.plan.graders))
         if all(len(wanted) == len(batch) for _, wanted, _ in graded):  # no sample had graders done before
-            rows = self.plan.plain_rows(run_id, batch, [outcomes for _, _, outcomes in graded])
+            columns = [outcomes for _, _, outcomes in graded]
+            rows = self.plan.plain_rows(run_id, batch, columns)
             if rows is not None:
-                return rows, []
-        return assemble(self.plan, run_id, batch, graded, partial, cancel.is_set())
+                return rows, [], columns  # the floats the rows' scores were written from (WrittenTallies)
+        return (*assemble(self.plan, run_id, batch, graded, partial, cancel.is_set()), None)
 
 
 async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
                  pending: Callable[[bool | str], Iterator[Any]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event,
-                 streak: FailureStreak | None = None) -> dict[str, float]:
+                 streak: FailureStreak | None = None, *, kept: WrittenTallies | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
-    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane; every suite)."""
+    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane; every suite).
+    ``kept``: adds up the rows as they are written (engine/written_tally.py)."""
     slots = await _Slots.open(plan, ctx)
     partial = library.runs.partial(run_id) if plan.suite else {}
+    if kept is not None and (already or partial):
+        kept.distrust("the run had results before this process graded it")
     start = time.perf_counter()
     counts: Counter[str] = Counter()
     status_of = itemgetter(ROW_STATUS)
     done = already
     n_workers = slots.parallel
     # batches of result rows (``outcome_values`` form, and a suite's per-grader rows) on their way to the store
-    outbox: asyncio.Queue[tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]] | None] = \
-        asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
+    outbox: asyncio.Queue[_Graded | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
 
     async def writer() -> None:
         nonlocal done
         buffer: list[tuple[Any, ...]] = []
         grader_buffer: list[tuple[Any, ...]] = []
+        written: list[_Graded] = []  # the batches in the buffers, for ``kept`` once they are written
         last = time.perf_counter()
         finished = False
         while not finished:
             try:
                 item = await asyncio.wait_for(outbox.get(), timeout=FLUSH_SECONDS)
             except TimeoutError:
-                item = ([], [])
+                item = ([], [], None)
             if item is None:
                 finished = True
             else:
                 buffer.extend(item[0])
                 grader_buffer.extend(item[1])
+                if kept is not None and (item[0] or item[1]):
+                    written.append(item)
             if (buffer or grader_buffer) and (finished or len(buffer) + len(grader_buffer) >= FLUSH_ROWS
                                               or time.perf_counter() - last >= FLUSH_SECONDS):
                 rows, buffer = buffer, []
@@ -428,6 +472,10 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                 else:
                     library.runs.write_rows(rows)
                 last = time.perf_counter()
+                if kept is not None:
+                    for batch_rows, batch_grader_rows, columns in written:
+                        kept.add(batch_rows, batch_grader_rows, columns)
+                    written.clear()
                 counts.update(map(status_of, rows))
                 if streak is not None and not streak.over:
                     for row in rows:
@@ -449,7 +497,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
             if batch is None:
                 return
             began = time.perf_counter()
-            rows, grader_rows = await slots.grade(run_id, batch, partial, cancel)
+            rows, grader_rows, columns = await slots.grade(run_id, batch, partial, cancel)
             feeder.observe(len(batch), time.perf_counter() - began)
             if slots.single:
                 if len(rows) != len(batch):
@@ -458,7 +506,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                 if cancel.is_set():
                     # a batch cut short by cancel: keep only what really graded
                     rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
-            await outbox.put((rows, grader_rows))
+            await outbox.put((rows, grader_rows, columns))
 
     # the run's time on regex matches stopped at their deadline is bounded (saferegex.TimeoutBudget):
     # the tasks made below inherit it, a suite's slots each charge their own grader's share

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import gc
 import json
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -13,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, field_validator
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError
 
 from studio.core.models import Sample, SampleRow
 from studio.core.near_names import did_you_mean
@@ -74,21 +76,45 @@ def _insert_samples(execute: Callable[[list[tuple[object, ...]]], object], datas
                     items: Iterable[Sample | SampleRow]) -> int:
     """Insert ``items`` as samples 0, 1, ... of the dataset, ``_INSERT_CHUNK`` rows to a call of
     ``execute`` (``_INSERT_SAMPLE``'s executemany); ``items`` may be a stream (``DatasetStream``)
-    that raises mid-way: the caller's transaction then rolls back what was inserted. Returns the
-    count of samples."""
+    that raises mid-way: the rows it gave before are inserted then (the caller's transaction rolls
+    them back, after looking at them: ``_first_duplicate``). Returns the count of samples."""
     count = 0
     chunk: list[tuple[object, ...]] = []
-    for sample in items:
-        # a SampleRow is already in stored form (DatasetStream.rows): the import's hot path
-        chunk.append((dataset_id, count, *sample) if type(sample) is SampleRow or isinstance(sample, SampleRow)
-                     else _sample_row(dataset_id, count, sample))
-        count += 1
-        if len(chunk) >= _INSERT_CHUNK:
+    try:
+        for sample in items:
+            # a SampleRow is already in stored form (DatasetStream.rows): the import's hot path
+            chunk.append((dataset_id, count, *sample) if type(sample) is SampleRow or isinstance(sample, SampleRow)
+                         else _sample_row(dataset_id, count, sample))
+            count += 1
+            if len(chunk) >= _INSERT_CHUNK:
+                full, chunk = chunk, []
+                execute(full)
+    finally:
+        if chunk:
             execute(chunk)
-            chunk = []
-    if chunk:
-        execute(chunk)
     return count
+
+
+#: is any sample id of a dataset there twice? (one sort of the dataset's ids, in the database's
+#: bounded memory: an import does not keep every id in Python to find out)
+_ANY_DUPLICATE = ("SELECT sample_id FROM samples WHERE dataset_id = ? GROUP BY sample_id HAVING COUNT(*) > 1 "
+                  "LIMIT 1")
+#: the first sample (by idx) whose id an earlier one has, and that earlier one's idx
+_FIRST_DUPLICATE = (
+    "SELECT sample_id, first_idx, idx FROM ("
+    " SELECT sample_id, idx, MIN(idx) OVER (PARTITION BY sample_id) AS first_idx,"
+    " ROW_NUMBER() OVER (PARTITION BY sample_id ORDER BY idx) AS nth"
+    " FROM samples WHERE dataset_id = ?) AS ranked"
+    " WHERE nth = 2 ORDER BY idx LIMIT 1"
+)
+
+
+def _first_duplicate(conn: Connection, dataset_id: int) -> tuple[str, int, int] | None:
+    """(sample id, idx it came first, idx it came again) of the first repeated id, or None."""
+    if conn.exec_driver_sql(_ANY_DUPLICATE, (dataset_id,)).first() is None:
+        return None
+    row = conn.exec_driver_sql(_FIRST_DUPLICATE, (dataset_id,)).one()
+    return str(row[0]), int(row[1]), int(row[2])
 
 
 class DatasetRepository:
@@ -97,7 +123,13 @@ class DatasetRepository:
 
     def create(self, name: str, items: Iterable[Sample | SampleRow], *, format: str = "adaptive",
                source: str = "", replace: bool = False) -> DatasetRecord:
-        """Store all samples or none; ``replace`` swaps a live dataset of the same name."""
+        """Store all samples or none; ``replace`` swaps a live dataset of the same name. ``items``
+        that can leave their sample ids' check to the store (``DatasetStream``'s
+        ``leave_ids_to_store``) have it done by the database once they are in (or when they raise:
+        a repeated id before a bad line is the error, as it would be met first), in bounded memory
+        whatever their number."""
+        leave = getattr(items, "leave_ids_to_store", None)
+        duplicate: Callable[[str, int, int], Exception] | None = leave() if leave is not None else None
         with self._engine.connect() as conn:
             sqlite = conn.dialect.name == "sqlite"
             # on SQLite the rows go to the driver's own cursor (executemany without the SQL layer),
@@ -109,11 +141,18 @@ class DatasetRepository:
             try:
                 with conn.begin(), _collector_paused():
                     dataset_id = self._claim(conn, name, format, source, replace)
-                    if raw is not None:
-                        cursor = raw.cursor()
-                        count = _insert_samples(partial(cursor.executemany, _INSERT_SAMPLE), dataset_id, items)
-                    else:
-                        count = _insert_samples(partial(conn.exec_driver_sql, _INSERT_SAMPLE), dataset_id, items)
+                    execute = (partial(raw.cursor().executemany, _INSERT_SAMPLE) if raw is not None
+                               else partial(conn.exec_driver_sql, _INSERT_SAMPLE))
+                    try:
+                        count = _insert_samples(execute, dataset_id, items)
+                    except (DBAPIError, sqlite3.Error):  # the database's own: nothing more to ask it
+                        raise
+                    except Exception:  # the items' own error (a bad line): a repeated id before it comes first
+                        if duplicate is not None and (found := _first_duplicate(conn, dataset_id)) is not None:
+                            raise duplicate(*found) from None
+                        raise
+                    if duplicate is not None and (found := _first_duplicate(conn, dataset_id)) is not None:
+                        raise duplicate(*found)
                     conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(sample_count=count))
             finally:
                 if raw is not None:

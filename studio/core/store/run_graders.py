@@ -328,10 +328,28 @@ def stored_tallies(library: Any, run_id: int, threshold: float) -> tuple[Tally, 
         overall = tallies[0]
     else:
         overall = tally(library, rows_sql(False), (row.id,), threshold)
-    entry = {"graders": [{"slot": g.slot, "key": g.key, "threshold": g.threshold, "tally": t.model_dump()}
-                         for g, t in zip(graders, tallies, strict=True)],
-             "overall": {"threshold": threshold, "tally": overall.model_dump()}}
-    return overall, entry
+    return overall, stored_form(graders, tallies, overall, threshold)
+
+
+def stored_form(graders: Sequence[RunGrader], tallies: Sequence[Tally], overall: Tally,
+                threshold: float) -> dict[str, Any]:
+    """The ``STORED_KEY`` entry of ``graders``' tallies and the ``results`` rows' at ``threshold``
+    (computed here, or kept by the run's writer: engine/written_tally.py)."""
+    return {"graders": [{"slot": g.slot, "key": g.key, "threshold": g.threshold, "tally": t.model_dump()}
+                        for g, t in zip(graders, tallies, strict=True)],
+            "overall": {"threshold": threshold, "tally": overall.model_dump()}}
+
+
+def written_counts(library: Any, run_id: int) -> tuple[int, int, int, int]:
+    """The run's stored rows, counted from their keys' indexes (no row read): ``results`` rows and
+    the sum of their sample indices, then ``grader_results``'. What engine/written_tally.py checks
+    its tallies against: a row added, removed or written twice changes them."""
+    with library.engine.connect() as conn:
+        rows, idx = conn.exec_driver_sql(
+            "SELECT count(*), sum(sample_idx) FROM results WHERE run_id = ?", (run_id,)).one()
+        grader_rows, grader_idx = conn.exec_driver_sql(
+            "SELECT count(*), sum(sample_idx) FROM grader_results WHERE run_id = ?", (run_id,)).one()
+    return int(rows), int(idx or 0), int(grader_rows), int(grader_idx or 0)
 
 
 def _stored(row: Any) -> dict[str, Any] | None:

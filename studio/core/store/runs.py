@@ -576,16 +576,20 @@ class RunRepository:
             return [result_dict(row) for row in conn.execute(query)]
 
     def aggregates(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-                   tally: Tally | None = None) -> dict[str, Any]:
+                   tally: Tally | None = None, metrics: dict[str, float] | None = None,
+                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
         """Mean over scored samples (invalid count as the 0 they were given; errors and skipped
         are left out, as an NA is), pass rate by the pass rule (models/pass_rule: pass / (pass +
         fail)), per-metric means, latency and token totals. ``tally``: the run's ``results`` rows
         already added up at ``pass_threshold`` (run_graders ``stored_tallies``, at a run's end),
-        which every figure but the metrics and panels is read from instead of a pass of its own."""
+        which every figure but the metrics and panels is read from instead of a pass of its own;
+        with it, ``metrics`` and ``panels`` already added up (engine/written_tally.py) are used as given."""
         if tally is not None and sum(tally.statuses.values()) == tally.total:
             with self._engine.connect() as conn:
-                metrics = self._metrics(conn, run_id)
-                panels = panel_aggregates(conn, run_id)
+                if metrics is None:
+                    metrics = self._metrics(conn, run_id)
+                if panels is None:
+                    panels = panel_aggregates(conn, run_id)
             graded = tally.decisions["pass"] + tally.decisions["fail"]
             return {
                 "count": tally.total,

@@ -37,7 +37,11 @@ class CheckedFile:
 
 
 def check_file(path: Path, fmt: str | None) -> CheckedFile:
+    """Every line read and checked, in memory that does not grow with the file: repeated sample
+    ids are left to the import, where the database finds them and names both lines (keeping every
+    id here would hold a million-row file's ids in the window)."""
     stream = DatasetStream(path, fmt)
+    stream.leave_ids_to_store()
     for _ in stream:
         pass
     return CheckedFile(stream.format, stream.count)
@@ -230,7 +234,7 @@ class ImportPanel(QtWidgets.QWidget):
 
     def _on_import_failed(self, exc: BaseException) -> None:
         self._busy = False
-        message = describe_error(exc)
+        message = error_text(exc)  # a repeated id found by the store names its line as the check's do
         if "already exists" in message:
             self.replace.setVisible(True)
         self._say(f"✗ {message}", colour=status_hex("error"))

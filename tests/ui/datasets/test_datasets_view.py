@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -90,6 +91,24 @@ def test_broken_line_is_named_and_nothing_imported(qtbot, app_ctx, tmp_path: Pat
     assert checked.args == [False]
     assert "Line 2" in importer.status.text() and importer.preview.rowCount() == 0
     assert app_ctx.library.datasets.list() == []
+
+
+def test_a_repeated_id_is_named_by_the_import_and_nothing_is_kept(qtbot, app_ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The whole-file check holds no id per line (a million-row file); the import that follows
+    finds the repeat in the database and names both lines, keeping nothing."""
+    rows = adaptive_rows(30)
+    rows[24]["id"] = "q7"
+    path = write_jsonl(tmp_path / "twice.jsonl", rows)
+    view = make_view(qtbot, app_ctx)
+    with qtbot.waitSignal(view.importer.checked, timeout=WAIT_MS) as checked:
+        importer = view.open_import(path)
+    assert checked.args == [True]
+    qtbot.mouseClick(importer.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "duplicate" in importer.status.text(), timeout=WAIT_MS)
+    status = html.unescape(importer.status.text())
+    assert "Line 25: duplicate" in status and "'q7'" in status and "first on line 8" in status, status
+    assert "Traceback" not in status
+    assert [d.name for d in app_ctx.library.datasets.list()] == []
 
 
 def test_format_picker_rereads_the_file(qtbot, app_ctx, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

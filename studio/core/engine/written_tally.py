@@ -1,0 +1,419 @@
+"""The tallies of the rows this process wrote, added up as it writes them: a second copy of a run's
+end-of-run tally, kept for speed.
+
+Why: at a run's end every grader's ``Tally`` (store/run_graders) used to be computed in SQL from the
+stored rows, each row's pass-rule CASE and nineteen sums a grader, ~3 us a grader a row in SQLite's
+VM, plus the rows' tally, the per-key means of ``runs.aggregates`` and the usage probe: a third of a
+million-sample built-in run's CPU and most of a suite's extra over one grader
+(bench/profiles/issue38_suite_after_tally.txt). The runner's writer holds every row it writes while
+the row's values are still Python values, so it adds them up there: a batch of plain scores (status
+ok, no details, no verdict) in C-level passes (``sum(map(threshold.__le__, scores))``...), any other
+row through ``pass_rule.decide`` (the one rule, never a copy of it).
+
+Why it can be trusted: it is used only when this process wrote every row of the run exactly once,
+and checked before it is: a fresh run (nothing stored before it started: no resume), graded by this
+process's own loop (not the Ray driver's), every value one the store keeps as the Python value it was
+(finite numbers, JSON details, bounded token sums), and at the end the run's stored rows, counted
+from their indexes, are the ones written here (``run_graders.written_counts``: count and sum of
+sample indices of ``results`` and of ``grader_results``): a sample written twice (replaced), a row
+written by anyone else, or one removed, changes them. Otherwise the run's end computes in SQL as
+before. What stays out of reach of that check: a row replaced by another writer, same sample, same
+count, while this process holds the run (``runs.claim`` refuses any other grader of a running run,
+and nothing else writes a run's results).
+
+Floats: SQL adds a column up in its scan order, one row after another; the scores, their squares
+and the per-key means are added here as exact parts (``exact_parts``: ``math.fsum`` and its
+remainder), so they do not depend on the batches the rows came in (two lanes writing the same rows
+give the same mean); the time graded is a plain sum. Against SQL's they may differ in their last
+bits: equal to a relative 1e-12 (tests/core/engine/test_written_tally.py); counts, minima, maxima
+and token sums are exact.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from itertools import chain
+from operator import itemgetter, mul
+from typing import Any
+
+from studio.core.models.pass_rule import SCORED_STATUSES, decide
+from studio.core.store.run_graders import RunGrader, Tally
+
+#: the columns of a result row (store/runs ``outcome_values``) and of a suite's per-grader row
+#: (``grader_values``): both hold status, score, scores, details, duration and tokens at these places
+_IDX_RESULT, _IDX_GRADER = 1, 2
+_STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = 3, 4, 5, 7, 10
+_TOKENS = (itemgetter(11), itemgetter(12), itemgetter(14))  # prompt, completion, cached tokens
+_CACHED = itemgetter(13)
+_OK = {"ok"}
+_NONE = {None}
+_STATUSES = ("ok", "error", "invalid", "skipped")
+#: token sums are stored as SQL sums of doubles: exact below this
+_EXACT_INT = 2 ** 53
+
+
+#: integers below this add up exactly as floats
+_EXACT_FLOAT_INT = 2.0 ** 53
+
+
+def exact_parts(values: Sequence[float]) -> tuple[float, ...]:
+    """``values``' sum as floats whose sum is it (to 2**-106 of it): whatever the batches a run's
+    rows came in, the total is the same (a run's mean does not depend on its lane's batch sizes)."""
+    total = math.fsum(values)
+    rest = math.fsum(chain(values, (-total,)))
+    return (total, rest) if rest else (total,)
+
+
+class Total:
+    """A running sum kept as a few floats (``exact_parts``), read correctly rounded."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[float] = []
+
+    def add(self, parts: Iterable[float]) -> None:
+        self.parts.extend(parts)
+        if len(self.parts) > 256:
+            self.parts = list(exact_parts(self.parts))
+
+    def value(self) -> float:
+        return math.fsum(self.parts)
+
+
+class Untrusted(Exception):
+    """A value the store may not hold as the Python value it is (the SQL tally would differ)."""
+
+
+def _number(value: Any) -> float:
+    if type(value) is not float and type(value) is not int:
+        raise Untrusted(f"a score of type {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise Untrusted("a score that is not finite")  # SQLite stores NaN as NULL, PostgreSQL as NaN
+    return number
+
+
+class Sums:
+    """One tally being added up (the fields of ``run_graders.Tally``)."""
+
+    __slots__ = ("total", "statuses", "decisions", "n", "score_sum", "score_sumsq", "score_min", "score_max",
+                 "tokens", "cached", "duration_ms", "endpoint")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.statuses = dict.fromkeys(_STATUSES, 0)
+        self.decisions = {"pass": 0, "fail": 0, "na": 0, "error": 0}
+        self.n = 0
+        self.score_sum = Total()
+        self.score_sumsq = Total()
+        self.score_min: float | None = None
+        self.score_max: float | None = None
+        self.tokens = [0, 0, 0]
+        self.cached = 0
+        self.duration_ms = 0.0
+        #: a row's details name an endpoint (the usage probe of ``usage.endpoint_rows`` would find it)
+        self.endpoint = False
+
+    def tally(self) -> Tally:
+        if max(self.tokens) >= _EXACT_INT:
+            raise Untrusted("token sums beyond a double's exact integers")
+        if not all(map(math.isfinite, (self.score_sum.value(), self.score_sumsq.value(), self.duration_ms))):
+            raise Untrusted("sums beyond a double's range")
+        return Tally(total=self.total, statuses=dict(self.statuses), decisions=dict(self.decisions), n=self.n,
+                     score_sum=self.score_sum.value(), score_sumsq=self.score_sumsq.value(),
+                     score_min=self.score_min,
+                     score_max=self.score_max, prompt_tokens=self.tokens[0], completion_tokens=self.tokens[1],
+                     cached_tokens=self.tokens[2], cached=self.cached, duration_ms=self.duration_ms)
+
+    def _scored(self, scores: Sequence[float]) -> tuple[float, ...]:
+        """Adds the scores up; returns their sum (``exact_parts``)."""
+        low, high = min(scores), max(scores)
+        largest = max(-low, high)
+        if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
+            total: tuple[float, ...] = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
+            squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
+        else:
+            total, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
+        self.n += len(scores)
+        self.score_sum.add(total)
+        self.score_sumsq.add(squares)
+        self.score_min = low if self.score_min is None else min(self.score_min, low)
+        self.score_max = high if self.score_max is None else max(self.score_max, high)
+        return total
+
+    def add_plain(self, scores: Sequence[float], threshold: float) -> tuple[float, ...]:
+        """Rows of status ok, no details, no tokens, no time, each with a finite float score: the
+        grader's rows a suite's plain scores stand for (``rows_sql(True)`` with no grader row).
+        Returns the scores' sum."""
+        if not scores:
+            return ()
+        count = len(scores)
+        passed = sum(map(threshold.__le__, scores))  # the rule's last two clauses: at or above, below
+        self.total += count
+        self.statuses["ok"] += count
+        self.decisions["pass"] += passed
+        self.decisions["fail"] += count - passed
+        return self._scored(scores)
+
+    def add_rows(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
+        """Result rows (``outcome_values``) or per-grader rows (``grader_values``) at ``threshold``."""
+        if not rows:
+            return
+        scores = list(map(itemgetter(_SCORE), rows))
+        kinds = set(map(type, scores))
+        if bare(rows) and kinds <= {float, type(None)}:
+            if kinds == {float} and all(map(math.isfinite, scores)):  # the usual batch: plain scores
+                self.add_plain(scores, threshold)  # floats, checked above
+            elif kinds == {type(None)}:  # an ok result without a score: NA (a suite's rows of no overall)
+                self.total += len(rows)
+                self.statuses["ok"] += len(rows)
+                self.decisions["na"] += len(rows)
+            else:
+                self._each(rows, threshold)
+                return
+            self._costs(rows)
+            return
+        self._each(rows, threshold)
+
+    def _costs(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        durations = list(map(itemgetter(_DURATION), rows))
+        if set(map(type, durations)) - {float, int}:
+            raise Untrusted("a duration that is not a number")
+        self.duration_ms += sum(durations)
+        for part, getter in enumerate(_TOKENS):
+            total = sum(map(getter, rows))
+            if type(total) is not int:
+                raise Untrusted("a token count that is not an integer")
+            self.tokens[part] += total
+        cached = sum(map(_CACHED, rows))
+        if type(cached) is not int:
+            raise Untrusted("a cached flag that is not 0 or 1")
+        self.cached += cached
+
+    def _each(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
+        """Row by row through the pass rule (a judge's verdicts, errors, NA, details)."""
+        scored: list[float] = []
+        statuses, decisions = self.statuses, self.decisions
+        for row in rows:
+            status, score, details = row[_STATUS], row[_SCORE], row[_DETAILS]
+            if type(status) is not str:
+                raise Untrusted("a status that is not text")
+            if score is not None:
+                score = _number(score)
+            verdict = None
+            if details is not None:
+                if type(details) is not str:
+                    raise Untrusted("details that are not JSON text")
+                try:
+                    parsed = json.loads(details)
+                except ValueError:
+                    raise Untrusted("details that are not JSON") from None
+                if isinstance(parsed, dict):
+                    verdict = parsed.get("verdict")
+                if '"endpoint"' in details:
+                    self.endpoint = True
+            decisions[decide(status, score, verdict, threshold)] += 1
+            if status in statuses:
+                statuses[status] += 1
+            if score is not None and status in SCORED_STATUSES:
+                scored.append(score)
+        self.total += len(rows)
+        if scored:
+            self._scored(scored)
+        self._costs(rows)
+
+
+def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
+    """Every row is status ok without details (no verdict: the rule reads the score alone)."""
+    return set(map(itemgetter(_STATUS), rows)) == _OK and set(map(itemgetter(_DETAILS), rows)) == _NONE
+
+
+class Means:
+    """The sums and counts behind ``runs.aggregates``' per-key means (its ``_metrics``)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, Total] = {}
+        self.counts: dict[str, int] = {}
+
+    def add(self, key: str, parts: Iterable[float], count: int) -> None:
+        """``count`` values of ``key`` whose sum is ``parts``' (``exact_parts``)."""
+        if count:
+            self.sums.setdefault(key, Total()).add(parts)
+            self.counts[key] = self.counts.get(key, 0) + count
+
+    def means(self) -> dict[str, float]:
+        return {key: self.sums[key].value() / count for key, count in self.counts.items()}
+
+
+def _scores_object(text: Any) -> dict[str, Any]:
+    if type(text) is not str:
+        raise Untrusted("scores that are not JSON text")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        raise Untrusted("scores that are not JSON") from None
+    if not isinstance(parsed, dict):
+        raise Untrusted("scores that are not a JSON object")
+    return parsed
+
+
+class WrittenTallies:
+    """Every tally a run's end stores, added up from the rows the writer writes (``add``), and the
+    counts that say at the end whether they are the stored rows' (``counts``)."""
+
+    def __init__(self, plan: Any) -> None:
+        self.suite = bool(plan.suite)
+        self.slots = [(p.slot, p.key) for p in plan.graders]
+        self.thresholds = [float(plan.threshold(p)) for p in plan.graders]
+        self.threshold = float(plan.pass_threshold)
+        self.graders = [Sums() for _ in plan.graders]
+        #: the ``results`` rows' tally at the run's threshold (a run of one grader at its own: the same)
+        self.overall = self.graders[0] if not self.suite and self.thresholds[0] == self.threshold else Sums()
+        self.means = Means()
+        #: a ``results`` row with details (pairwise and jury panels are read from them)
+        self.details = False
+        #: a suite's samples with per-grader rows written before their sample row (a batch cut short):
+        #: sample index -> those slots (their sample row, if it comes, has no plain score of them)
+        self.orphans: dict[int, set[int]] = {}
+        #: rows written: ``results`` count and sum of sample indices, then ``grader_results``'
+        self.counts = [0, 0, 0, 0]
+        #: why it cannot be used (None: it can)
+        self.untrusted: str | None = None
+        if any('"' in key or "\\" in key for _, key in self.slots):
+            self.untrusted = "a grader key the SQL's JSON paths do not name as written"
+
+    def distrust(self, reason: str) -> None:
+        if self.untrusted is None:
+            self.untrusted = reason
+
+    def add(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]],
+            columns: Sequence[Sequence[float]] | None = None) -> None:
+        """One write's rows: ``rows`` in ``outcome_values`` form, a suite's ``grader_rows`` in
+        ``grader_values`` form; ``columns``: a suite batch of plain scores (``plan.plain_rows``),
+        each grader's floats in slot order, that ``rows``' ``scores`` were written from."""
+        if self.untrusted is not None:
+            return
+        counts = self.counts
+        counts[0] += len(rows)
+        counts[1] += sum(map(itemgetter(_IDX_RESULT), rows))
+        counts[2] += len(grader_rows)
+        counts[3] += sum(map(itemgetter(_IDX_GRADER), grader_rows))
+        try:
+            self.overall.add_rows(rows, self.threshold)
+            if rows and not self.details and any(map(itemgetter(_DETAILS), rows)):
+                self.details = True
+            if not self.suite:
+                if self.overall is not self.graders[0]:
+                    self.graders[0].add_rows(rows, self.thresholds[0])
+                self._means_one(rows)
+            elif columns is not None and not grader_rows and not (
+                    self.orphans and any(row[_IDX_RESULT] in self.orphans for row in rows)):
+                for (_, key), sums, threshold, column in zip(self.slots, self.graders, self.thresholds, columns,
+                                                             strict=True):
+                    self.means.add(key, sums.add_plain(column, threshold), len(column))
+            else:
+                self._suite_rows(rows, grader_rows)
+        except Untrusted as exc:
+            self.distrust(str(exc))
+        except Exception as exc:  # a value of a kind not foreseen here: never the run's failure
+            self.distrust(f"{type(exc).__name__}: {exc}")
+
+    def _means_one(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """A run of one grader: the mean of each key of the scored rows' ``scores`` (``json_each``).
+        Plain rows (``ok_row``: ``{"key": repr(score)}``) are recognised by their text, not parsed."""
+        first = rows[0][_SCORES] if rows else None
+        if type(first) is str and bare(rows):
+            parsed = _scores_object(first)
+            if len(parsed) == 1:
+                key = next(iter(parsed))
+                scores = list(map(itemgetter(_SCORE), rows))
+                if set(map(type, scores)) == {float}:
+                    text = ("{" + json.dumps(key, ensure_ascii=False) + ": ").replace("%", "%%") + "%r}"
+                    # each distinct score's text once (a check's scores are a few values): equal
+                    # floats of another text (0.0 and -0.0) only fail the comparison, then parsed
+                    texts = {score: text % score for score in set(scores)}
+                    if list(map(texts.__getitem__, scores)) == list(map(itemgetter(_SCORES), rows)):
+                        self.means.add(key, self._parts(scores), len(scores))
+                        return
+        for row in rows:
+            if row[_STATUS] in SCORED_STATUSES and row[_SCORES] is not None:
+                for key, value in _scores_object(row[_SCORES]).items():
+                    if value is not None:  # JSON null: no value to average (SQL's NULL)
+                        self.means.add(key, (_number(value),), 1)
+
+    @staticmethod
+    def _parts(scores: list[float]) -> tuple[float, ...]:
+        if all(map(float.is_integer, scores)) and max(map(abs, scores)) * len(scores) < _EXACT_FLOAT_INT:
+            return (sum(scores),)
+        return exact_parts(scores)
+
+    def _suite_rows(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
+        """A suite batch that is not all plain scores: each grader's own rows, and for every sample
+        row the graders without one, the plain score its ``scores`` holds (``rows_sql(True)``)."""
+        by_slot: dict[int, list[tuple[Any, ...]]] = {}
+        for row in grader_rows:
+            by_slot.setdefault(row[1], []).append(row)
+        position = {slot: n for n, (slot, _) in enumerate(self.slots)}
+        for slot, own in by_slot.items():
+            if slot not in position:
+                raise Untrusted(f"a row of slot {slot}, not one of the run's")
+            n = position[slot]
+            self.graders[n].add_rows(own, self.thresholds[n])
+        written = {(row[1], row[2]) for row in grader_rows}
+        plain: list[list[tuple[Any, ...]]] = [[] for _ in self.slots]
+        for row in rows:
+            for slot in self.orphans.pop(row[_IDX_RESULT], ()):
+                written.add((slot, row[_IDX_RESULT]))
+            scores = _scores_object(row[_SCORES]) if row[_SCORES] is not None else {}
+            counted = row[_STATUS] in SCORED_STATUSES
+            for n, (slot, key) in enumerate(self.slots):
+                value = scores.get(key)
+                number = None if value is None else _number(value)
+                if counted and number is not None:
+                    self.means.add(key, (number,), 1)
+                if (slot, row[_IDX_RESULT]) not in written:
+                    plain[n].append((None, None, None, "ok", number, None, None, None, None, None, 0.0, 0, 0, 0, 0))
+        for n, own in enumerate(plain):
+            self.graders[n].add_rows(own, self.thresholds[n])
+        if grader_rows:  # grader rows whose sample row is not in this write
+            have = set(map(itemgetter(_IDX_RESULT), rows))
+            for slot, idx in written:
+                if idx not in have:
+                    self.orphans.setdefault(idx, set()).add(slot)
+
+    # -- at the run's end ------------------------------------------------------------------------
+    def usable(self, graders: Sequence[RunGrader], threshold: float, stored_counts: Sequence[int]) -> bool:
+        """Whether these tallies are the stored rows' (``stored_counts``: ``run_graders.written_counts``)
+        for ``graders`` (``run_graders.run_graders``) at the run's ``threshold``."""
+        if self.untrusted is not None:
+            return False
+        if [(g.slot, g.key) for g in graders] != self.slots or [float(g.threshold) for g in graders] != self.thresholds:
+            self.distrust("the run's graders or thresholds are not the plan's")
+        elif float(threshold) != self.threshold:
+            self.distrust("asked at another threshold")
+        elif list(stored_counts) != self.counts:
+            self.distrust(f"stored rows {list(stored_counts)} are not the rows written {self.counts}")
+        return self.untrusted is None
+
+    def tallies(self) -> tuple[list[Tally], Tally]:
+        """(each grader's tally in slot order, the ``results`` rows' tally); raises ``Untrusted``."""
+        return [s.tally() for s in self.graders], self.overall.tally()
+
+    def metrics(self) -> dict[str, float]:
+        """``runs.aggregates``' per-key means: a suite's by its graders' keys only (``_metrics``)."""
+        means = self.means.means()
+        if self.suite:
+            return {key: means[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in means}
+        return means
+
+    def panels(self) -> dict[str, Any] | None:
+        """``runs.aggregates``' panels: none when no ``results`` row has details; else None (read them)."""
+        return None if self.details else {}
+
+    def names_no_endpoint(self, slot: int) -> bool:
+        """No row of the grader in ``slot`` has details naming an endpoint (its usage probe finds none)."""
+        n = [s for s, _ in self.slots].index(slot)
+        return not self.graders[n].endpoint
