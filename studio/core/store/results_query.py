@@ -203,8 +203,10 @@ class ResultQuery:
         expr = SORT_SQL.get(self.sort_key, SORT_SQL["idx"])
         if self.sort_key == "idx":
             return f"r.sample_idx {direction}"
-        return f"{expr} {direction}, r.sample_idx {direction}" if self.sort_key not in INDEXED_SORTS \
-            else f"{expr} {direction}, r.id {direction}"
+        # ties in sample order where the sort's index holds the sample index (the score's, revision
+        # 0003), else in row order, which an index holds as its last column: no sort of the ties
+        tie = "r.sample_idx" if self.sort_key not in INDEXED_SORTS or self.sort_key == "score" else "r.id"
+        return f"{expr} {direction}, {tie} {direction}"
 
     def select(self, columns: str) -> tuple[str, list[Any]]:
         """``SELECT columns`` of the matching results in grid order."""
