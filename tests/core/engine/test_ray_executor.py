@@ -116,7 +116,10 @@ def test_demo_graders_score_the_same_on_the_cluster(cluster: Any, library: Libra
     assert "Ray cluster at" in report["where"]
     assert per_sample(library, remote.id) == per_sample(library, local.id)
     assert len(per_sample(library, remote.id)) == library.datasets.get(dataset).sample_count
-    assert remote.aggregates["mean"] == local.aggregates["mean"]
+    # the scores are equal sample by sample (above); the means are added up in different orders:
+    # the local run's as it wrote its rows (exact sums, engine/written_tally.py), the cluster's in
+    # SQL at its end: equal to the last bits a float sum's order moves
+    assert remote.aggregates["mean"] == pytest.approx(local.aggregates["mean"], rel=1e-12)
 
 
 def test_a_cancelled_cluster_run_keeps_what_it_graded_and_resumes(cluster: Any, library: Library,
