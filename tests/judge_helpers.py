@@ -55,3 +55,18 @@ def served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def cancelled_after(library: Library, run_id: int, done: int) -> Any:
+    """Grade run ``run_id`` until ``done`` samples are stored, then cancel it (as the window's
+    Cancel does); the run as it was left."""
+    from studio.core.engine.progress import Progress
+    from studio.core.engine.runner import execute_run
+
+    cancel = threading.Event()
+
+    def on_progress(progress: Progress) -> None:
+        if progress.done >= done:
+            cancel.set()
+
+    return execute_run(library, run_id, on_progress=on_progress, cancel=cancel)

@@ -205,12 +205,7 @@ class Sums:
                 score = _number(score)
             verdict = None
             if details is not None:
-                if type(details) is not str:
-                    raise Untrusted("details that are not JSON text")
-                try:
-                    parsed = json.loads(details)
-                except ValueError:
-                    raise Untrusted("details that are not JSON") from None
+                parsed = _json_text(details, "details")
                 if isinstance(parsed, dict):
                     verdict = parsed.get("verdict")
                 if '"endpoint"' in details:
@@ -248,13 +243,18 @@ class Means:
         return {key: self.sums[key].value() / count for key, count in self.counts.items()}
 
 
-def _scores_object(text: Any) -> dict[str, Any]:
+def _json_text(text: Any, what: str) -> Any:
+    """A stored column's JSON text, decoded; anything else distrusts the kept tally."""
     if type(text) is not str:
-        raise Untrusted("scores that are not JSON text")
+        raise Untrusted(f"{what} that are not JSON text")
     try:
-        parsed = json.loads(text)
+        return json.loads(text)
     except ValueError:
-        raise Untrusted("scores that are not JSON") from None
+        raise Untrusted(f"{what} that are not JSON") from None
+
+
+def _scores_object(text: Any) -> dict[str, Any]:
+    parsed = _json_text(text, "scores")
     if not isinstance(parsed, dict):
         raise Untrusted("scores that are not a JSON object")
     return parsed

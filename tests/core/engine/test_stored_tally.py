@@ -7,13 +7,12 @@ asked at another threshold computes; and only a completed run reads them. On SQL
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 import pytest
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, cancelled_after, qa
 
-from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
+from studio.core.engine.runner import RunOptions, execute_run, run_grader, start_run
 from studio.core.engine.sections import load_run
 from studio.core.models import BinaryJudge, BuiltinGrader, FunctionGrader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
@@ -120,13 +119,7 @@ def test_a_resumed_run_stores_what_a_run_in_one_go_stores(lib: Library, fake_jud
     lib.datasets.create("geo-big", dataset(200))
     whole = run_grader(lib, "geo-suite", "geo-big", RunOptions(use_cache=False))
     run = start_run(lib, "geo-suite", "geo-big", RunOptions(use_cache=False, concurrency=2))
-    cancel = threading.Event()
-
-    def on_progress(progress: Progress) -> None:
-        if progress.done >= 4:
-            cancel.set()
-
-    first = execute_run(lib, run.id, on_progress=on_progress, cancel=cancel)
+    first = cancelled_after(lib, run.id, 4)
     assert first.status == "cancelled" and 0 < first.done < 200
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates)  # only a completed run keeps one
     final = execute_run(lib, run.id)

@@ -9,14 +9,13 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, cancelled_after, qa
 
-from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
+from studio.core.engine.runner import RunOptions, execute_run, run_grader, start_run
 from studio.core.engine.sections import load_run
 from studio.core.models import (
     BinaryJudge,
@@ -139,13 +138,7 @@ def test_cancel_then_resume_grades_each_sample_and_grader_once(lib: Library, fak
     lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean", graders=[
         SuiteMember(grader="exact"), SuiteMember(grader="capital")]))
     run = start_run(lib, "geo-suite", "geo-big", RunOptions(use_cache=False, concurrency=2))
-    cancel = threading.Event()
-
-    def on_progress(progress: Progress) -> None:
-        if progress.done >= 4:
-            cancel.set()
-
-    first = execute_run(lib, run.id, on_progress=on_progress, cancel=cancel)
+    first = cancelled_after(lib, run.id, 4)
     assert first.status == "cancelled" and 0 < first.done < 200
     asked_before = fake_judge.requests["/v1/chat/completions"]
     judged = {r["sample_idx"] for r in grader_results(lib, run.id, "capital")}

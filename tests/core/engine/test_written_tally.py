@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, cancelled_after, qa
 
 from studio.core.engine import runner
 from studio.core.engine.plan import RunPlan, assemble
@@ -311,13 +310,7 @@ def test_a_resumed_run_computes_its_tallies(lib: Library, paths: list[int], fake
     lib.datasets.create("geo-big", [qa(f"s{i}", "Capital of France?", ["Paris", "Lyon"][i % 2], "Paris")
                                     for i in range(200)])
     run = start_run(lib, "geo-suite", "geo-big", RunOptions(use_cache=False, concurrency=2))
-    cancel = threading.Event()
-
-    def on_progress(progress: Progress) -> None:
-        if progress.done >= 4:
-            cancel.set()
-
-    first = execute_run(lib, run.id, on_progress=on_progress, cancel=cancel)
+    first = cancelled_after(lib, run.id, 4)
     assert first.status == "cancelled" and 0 < first.done < 200
     # a cancelled run keeps no tallies; its aggregates, kept, are the computed ones
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates) and paths == []
