@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from studio.core.models import Outcome, valid_number
 from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
@@ -213,25 +213,19 @@ def result_rows(
     the same way: ``Outcome.scored(v, {key: v})``); any other entry goes through ``to_outcome``, so
     the platforms' rules and the pydantic model stay the boundary for everything but the hot path.
     """
-    if set(map(type, entries)) == {float}:  # every sample a plain score: rows a batch at a time
-        return scored_rows(run_id, batch, cast(Sequence[float], entries), key, duration_ms,
-                           lambda row, value: outcome_values(run_id, row[0], row[1], to_outcome(
-                               [row[0], OK, value], contract, key, memory_mb, output_kib, duration_ms)))
     prefix = scores_prefix(key)
-    rows: list[tuple[Any, ...]] = []
-    append = rows.append
-    for (idx, sample_id, _), entry in zip(batch, entries, strict=True):
+
+    def other(row: tuple[Any, ...], entry: Any) -> tuple[Any, ...]:
+        # what scored_rows does not take whole: a non-finite float (wire.check_floats hands over
+        # none) and every entry; an entry of one finite float, nothing printed, is still a plain row
         if type(entry) is float:
-            if entry - entry == 0.0:  # finite (wire.check_floats hands over no other)
-                append(ok_row(run_id, idx, sample_id, prefix, entry, duration_ms))
-                continue
-            entry = [idx, OK, entry]
-        assert type(entry) is list
+            entry = [row[0], OK, entry]
         if len(entry) == 3 and entry[1] == OK:
             value = entry[2]
             if type(value) is float and value - value == 0.0:  # finite: inf - inf and nan - nan are nan
-                append(ok_row(run_id, idx, sample_id, prefix, value, duration_ms))
-                continue
-        outcome = to_outcome(entry, contract, key, memory_mb, output_kib, duration_ms)
-        append(outcome_values(run_id, idx, sample_id, outcome))
-    return rows
+                return ok_row(run_id, row[0], row[1], prefix, value, duration_ms)
+        return outcome_values(run_id, row[0], row[1],
+                              to_outcome(entry, contract, key, memory_mb, output_kib, duration_ms))
+
+    # a batch of plain scores (the usual one) is made a batch at a time, its texts once a score
+    return scored_rows(run_id, batch, entries, key, duration_ms, other)
