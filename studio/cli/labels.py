@@ -1,4 +1,8 @@
-"""``grader-studio labels import|export|list``: human labels of a dataset's samples."""
+"""``grader-studio labels import|export|list|history``: human labels of a dataset's samples.
+
+``import`` never replaces another person's current label unless ``--replace`` says so: without it,
+a file that would is refused whole (exit 2) with the samples named (the store's rule,
+``LabelRepository.put_many``, which the window's label bar goes through too)."""
 
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ def _scale(text: str) -> tuple[float, float]:
 
 
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.store.labels import ReplaceRefused
+
     library = app.library
     known = library.labels.sample_ids(args.dataset)
     items = read_labels(args.file, known)
@@ -29,7 +35,10 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         items = [i if i.labeler else i.model_copy(update={"labeler": args.labeler}) for i in items]
     if args.scale:
         library.labels.set_scale(args.dataset, args.key, *args.scale)
-    written = library.labels.put_many(args.dataset, items, args.key)
+    try:
+        written = library.labels.put_many(args.dataset, items, args.key, replace=args.replace)
+    except ReplaceRefused as refused:
+        raise CliError(f"{refused}; add --replace to replace them", 2) from None
     info = library.labels.info(args.dataset, args.key)
     if args.json:
         app.print_json({"dataset": args.dataset, "key": args.key, "read": len(items), "versions_written": written,
@@ -93,12 +102,16 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
 def register(sub: Any) -> None:
     labels = sub.add_parser("labels", help=COMMAND_HELP["labels"])
     lsub = labels.add_subparsers(dest="action", metavar="ACTION", required=True)
-    p = lsub.add_parser("import", help="add labels from JSONL or CSV (all or nothing)")
+    p = lsub.add_parser("import", help="add labels from JSONL or CSV (all or nothing; another person's "
+                                    "label is replaced only with --replace)")
     p.add_argument("file")
     p.add_argument("--dataset", required=True)
     p.add_argument("--key", default=DEFAULT_KEY, help=f"label set (default {DEFAULT_KEY})")
     p.add_argument("--labeler", help="who labelled, for lines that do not say")
     p.add_argument("--scale", type=_scale, help="the scores' scale, e.g. 1-5")
+    p.add_argument("--replace", action="store_true",
+                   help="replace labels that another person gave (without it, a file that would is refused, "
+                        "exit 2); the replaced versions stay in each sample's history")
     add_json_flag(p)
     p.set_defaults(func=cmd_import)
     p = lsub.add_parser("export", help="write the current labels as JSONL or CSV")

@@ -67,7 +67,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.grader_stack.addWidget(self.empty)
         self.grader_stack.addWidget(self.page)
         self.datasets_view = DatasetsView(ctx)
-        self.run_panel = RunPanel(ctx)
+        self.run_panel = RunPanel(ctx, messages=self.messages)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.grader_stack, "Grader")

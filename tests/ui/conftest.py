@@ -84,6 +84,7 @@ class FakeMessages:
         self.file: str | None = None
         self.edits_answer = "save"
         self.asked: list[str] = []
+        self.questions: list[tuple[str, str]] = []  # each confirm's title and text
 
     def error(self, title: str, error: BaseException | str) -> None:
         from studio.ui.messages import describe_error
@@ -95,6 +96,7 @@ class FakeMessages:
 
     def confirm(self, title: str, text: str, action: str = "OK") -> bool:
         self.asked.append(title)
+        self.questions.append((title, text))
         return self.confirm_answer
 
     def ask_unsaved(self, name: str) -> str:

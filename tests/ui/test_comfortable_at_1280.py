@@ -149,7 +149,7 @@ def test_the_run_page_keeps_twelve_rows_beside_the_detail(qtbot: Any, demo_windo
     qtbot.waitUntil(lambda: view.report is not None and bool(view.report["disagreements"]), timeout=30_000)
     first = view.report["disagreements"][0]  # a note longer than the page is wide
     ctx.library.labels.put("qa", LabelInput(sample_id=first["sample_id"], verdict=first["human"],
-                                            note="A long note. " * 30), "human")
+                                            note="A long note. " * 30), "human", replace=True)  # a demo reviewer's
     view.report = None
     view.compute()
     qtbot.waitUntil(lambda: view.report is not None, timeout=30_000)

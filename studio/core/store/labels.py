@@ -4,11 +4,19 @@ Labels belong to a dataset's samples (by sample id), not to a run, so one label 
 grader version and every run on that dataset. A set has a key (``human`` by default). Each change
 appends a version (the database refuses edits and deletes); the current label of a sample is its
 newest version, and a version with neither verdict nor score clears it (the history stays).
+
+``put_many`` is the one writer, and the one place that keeps a person's label from being replaced
+unseen (issue 43): a write that would replace (or clear) the current label of someone else needs
+``replace=True``, the consent the window asks for and the CLI's ``--replace`` gives; a write that says
+which version it was shown (``expected``) is refused when the sample's label changed since. Either
+refusal is a ``ReplaceRefused`` naming each sample, and nothing of the batch is written. A replaced
+label is never lost: it stays in the history as the version before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
@@ -20,6 +28,56 @@ from .authors import current_user
 from .database import inserted_id, utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, label_sets, labels, samples
+
+
+@dataclass(frozen=True)
+class Refused:
+    """One sample a write would have replaced without consent: the version stored now (None: never
+    labelled) and, for a write that said what it was shown, that version's number (0: unlabelled)."""
+
+    sample_id: str
+    current: Label | None
+    expected: int | None = None
+
+    @property
+    def changed(self) -> bool:
+        """The label is no longer the one the writer was shown (someone changed it since)."""
+        return self.expected is not None and self.expected != (self.current.version if self.current else 0)
+
+    def describe(self) -> str:
+        now = _describe(self.current)
+        if self.changed:
+            return f"{self.sample_id!r} (changed since v{self.expected} was shown: now {now})"
+        return f"{self.sample_id!r} ({now})"
+
+
+def _describe(label: Label | None) -> str:
+    if label is None:
+        return "unlabelled"
+    value = "cleared" if label.cleared else label.verdict or f"{label.score:g}"
+    return f"{label.labeler or 'an unnamed labeller'}'s {value}, v{label.version}"
+
+
+class ReplaceRefused(Conflict):
+    """A label write refused, all of it: it would replace another person's label without consent, or
+    a label changed since the writer was shown it. ``refused`` names each sample."""
+
+    exit_code = 2
+    SHOWN = 5
+
+    def __init__(self, dataset: str, key: str, refused: list[Refused]) -> None:
+        self.dataset, self.key, self.refused = dataset, key, refused
+        changed = [r for r in refused if r.changed]
+        others = [r for r in refused if not r.changed]
+        parts = []
+        for group, what in ((others, "another person's label"), (changed, "a label changed since it was shown")):
+            if group:
+                named = ", ".join(r.describe() for r in group[:self.SHOWN])
+                more = f" and {len(group) - self.SHOWN} more" if len(group) > self.SHOWN else ""
+                parts.append(f"{len(group)} {'sample has' if len(group) == 1 else 'samples have'} {what} "
+                             f"under {key!r} on {dataset}: {named}{more}")
+        super().__init__("; ".join(parts) + ". Nothing was written: replacing a label must be asked for "
+                         "(the replaced version stays in the sample's history)")
 
 
 class LabelSet(BaseModel):
@@ -99,9 +157,15 @@ class LabelRepository:
             return list(conn.execute(select(samples.c.sample_id).where(
                 samples.c.dataset_id == dataset_id).order_by(samples.c.idx)).scalars())
 
-    def put_many(self, dataset: str, items: Iterable[LabelInput], key: str = DEFAULT_KEY) -> int:
+    def put_many(self, dataset: str, items: Iterable[LabelInput], key: str = DEFAULT_KEY, *,
+                 replace: bool = False, expected: Mapping[str, int] | None = None) -> int:
         """Append a version for each label in one transaction (all or nothing); an unchanged label
-        adds no version. Returns how many versions were written."""
+        adds no version. Returns how many versions were written.
+
+        ``replace``: consent to replace (or clear) labels by someone other than the item's labeller;
+        without it such a batch is refused. ``expected``: sample id -> the label version the writer
+        was shown (0: unlabelled); a sample whose label has another version now is refused, consent or
+        not (the consent was given for what was shown). Refusals raise ``ReplaceRefused``."""
         items = list(items)
         labeler = current_user()
         with self._engine.begin() as conn:
@@ -116,6 +180,7 @@ class LabelRepository:
             latest = self._latest(conn, set_id)
             now = utcnow()
             rows = []
+            refused: list[Refused] = []
             for item in items:
                 previous = latest.get(item.sample_id)
                 if previous is not None and (previous.verdict, previous.score, previous.note) == (
@@ -123,17 +188,29 @@ class LabelRepository:
                     continue
                 if previous is None and item.verdict is None and item.score is None:
                     continue  # clearing what was never labelled
+                author = item.labeler or labeler
+                seen = None if expected is None else expected.get(item.sample_id)
+                stale = seen is not None and seen != (previous.version if previous else 0)
+                someone_elses = previous is not None and not previous.cleared and previous.labeler != author
+                if stale or (someone_elses and not replace):
+                    refused.append(Refused(item.sample_id, previous, seen))
+                    continue
                 version = (previous.version if previous else 0) + 1
                 rows.append({"label_set_id": set_id, "sample_id": item.sample_id, "version": version,
                              "verdict": item.verdict, "score": item.score, "note": item.note,
-                             "labeler": item.labeler or labeler, "created_at": now})
+                             "labeler": author, "created_at": now})
                 latest[item.sample_id] = Label(**{**rows[-1], "created_at": now})
+            if refused:
+                raise ReplaceRefused(dataset, key, refused)
             if rows:
                 conn.execute(insert(labels), rows)
         return len(rows)
 
-    def put(self, dataset: str, item: LabelInput, key: str = DEFAULT_KEY) -> Label | None:
-        self.put_many(dataset, [item], key)
+    def put(self, dataset: str, item: LabelInput, key: str = DEFAULT_KEY, *, replace: bool = False,
+            expected: int | None = None) -> Label | None:
+        """One sample's label (``put_many``'s rules); ``expected`` is the version shown (0: unlabelled)."""
+        self.put_many(dataset, [item], key, replace=replace,
+                      expected=None if expected is None else {item.sample_id: expected})
         return self.current(dataset, key).get(item.sample_id)
 
     def _latest(self, conn: Connection, set_id: int | None) -> dict[str, Label]:

@@ -5,18 +5,29 @@ the note field is saved with the label (Return saves it alone). After a key the 
 next row, so a hundred samples are a hundred key presses, with the thread and the judge's
 rationale in the detail pane beside these controls. Labels belong to the dataset's samples (the
 label set ``human`` unless another is picked), so they carry over to every run on that dataset.
+
+A label names what it labels (issue 43). The bar shows the run, the sample and the label set a key
+press writes to (a ``LabelTarget``, read from the result the detail pane shows, never from a row
+number), and it is emptied the moment that sample stops being the one shown: another run (a new one
+started, another picked, none), the selection cleared or moved, the rows reloaded, sorted or
+filtered without it. A key press writes only when the target is still what the grid and the detail
+pane show, and the store's write carries the version the bar showed: a label by someone else, or
+one changed since it was shown, is replaced only after a question (``LabelRepository.put_many``
+refuses it otherwise, the same rule the CLI's ``labels import --replace`` meets). Correcting
+one's own label asks nothing. The analyst is ``current_user()``, the name every other write records.
 """
 
 from __future__ import annotations
 
-import getpass
+from dataclasses import dataclass
 from typing import Any, Protocol
 
-from studio.core.models.labels import DEFAULT_KEY, LabelInput
+from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
+from studio.core.store.authors import current_user
+from studio.core.store.labels import ReplaceRefused
 
-from ..messages import describe_error
-from ..plain import esc
-from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from ..messages import Messages, describe_error
+from ..qt import QtCore, QtGui, QtWidgets, Signal
 from .columns import COLUMN_INDEX
 
 
@@ -30,36 +41,59 @@ class LabelHost(Protocol):
     table: Any
     run_id: int | None
     result_selected: Any
+    shown_result: dict[str, Any] | None
 
     def select_row(self, row: int) -> None: ...
 
 KEYS = {"P": "PASS", "F": "FAIL", "N": "NA"}
+NOTHING = "Select a result to label it"
 
 
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no login name (a container): the label is still the human's
-        return ""
+@dataclass(frozen=True)
+class LabelTarget:
+    """The sample the bar shows and a key press labels, and its label as shown (the newest version,
+    a cleared one included; None: never labelled)."""
+
+    run_id: int
+    result_id: int
+    dataset: str
+    sample_id: str
+    key: str
+    seen: Label | None
+
+    @property
+    def where(self) -> tuple[int, int, str, str, str]:
+        return self.run_id, self.result_id, self.dataset, self.sample_id, self.key
+
+    @property
+    def version(self) -> int:
+        return self.seen.version if self.seen is not None else 0
+
+
+def label_text(label: Label | None) -> str:
+    """A label as the bar and its questions say it: "FAIL (v1, ben)"."""
+    if label is None or label.cleared:
+        return "unlabelled"
+    value = label.verdict or f"{label.score:g}"
+    return f"{value} (v{label.version}, {label.labeler or 'an unnamed labeller'})"
 
 
 class Labeler(QtWidgets.QFrame):
     labelled = Signal(str, object)  # sample id, Label | None
 
-    def __init__(self, view: LabelHost) -> None:
+    def __init__(self, view: LabelHost, messages: Messages | None = None) -> None:
         super().__init__(view)  # type: ignore[arg-type]  # the view is a QWidget
         self.view = view
         self.ctx = view.ctx
+        self.messages = messages or Messages(self)
         self.dataset: str | None = None
-        self.sample_id: str | None = None
-        self.labeler = _user()
+        self.target: LabelTarget | None = None
         self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.key = QtWidgets.QComboBox()
         self.key.setEditable(True)
         self.key.addItem(DEFAULT_KEY)
         self.key.setToolTip("Label set: labels belong to the dataset's samples, under this key")
-        self.current = QtWidgets.QLabel("Select a result to label it")
-        self.current.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
+        self.current = QtWidgets.QLabel(NOTHING)
         self.current.setWordWrap(True)  # a long sample id wraps; it is never cut
         self.buttons = {}
         for key, verdict in KEYS.items():
@@ -88,8 +122,12 @@ class Labeler(QtWidgets.QFrame):
         layout.addWidget(self.note, 1)
         layout.addWidget(self.next_button)
         self._shortcuts()
-        view.result_selected.connect(self._on_result)
-        self.key.currentTextChanged.connect(lambda _text: self.set_run(self.view.run_id))
+        # what the bar labels follows what is shown: each of these may change it (``_follow``)
+        view.result_selected.connect(self._follow)
+        view.table.selectionModel().currentRowChanged.connect(self._follow)
+        for signal in (view.model.modelReset, view.model.layoutChanged, view.model.rowsRemoved):
+            signal.connect(self._follow)
+        self.key.currentTextChanged.connect(self._on_key)
         self.setEnabled(False)
 
     def _shortcuts(self) -> None:
@@ -107,8 +145,10 @@ class Labeler(QtWidgets.QFrame):
         return self.key.currentText().strip() or DEFAULT_KEY
 
     def set_run(self, run_id: int | None) -> None:
-        """The run's dataset and label set: the grid's Label column and label filters read them."""
+        """The run's dataset and label set: the grid's Label column and label filters read them.
+        Whatever the bar showed is gone: nothing is labelled until a sample of this run is shown."""
         self.dataset = None
+        self._set_target(None)
         self.view.filters.label_set_id = None
         self.view.filters.repeat_runs = ()
         if run_id is None:
@@ -124,7 +164,7 @@ class Labeler(QtWidgets.QFrame):
             self.view.filters.pass_threshold = run.pass_threshold
             self.view.filters.label_set_id = self.ctx.library.labels.set_id(run.dataset, self.label_key())
         except Exception as exc:
-            self.current.setText(esc(describe_error(exc)))
+            self.current.setText(describe_error(exc))
             return
         self.key.blockSignals(True)
         for key in keys:
@@ -136,28 +176,56 @@ class Labeler(QtWidgets.QFrame):
                 self.view.filters.label_set_id, self.view.filters.repeat_runs):
             self.view.model.set_filter(self.view.filters.value())
 
-    def _on_result(self, result_id: int) -> None:
-        row = self.view.model.row_of(result_id)
-        sample_id = self.view.model.data(self.view.model.index(row, COLUMN_INDEX["sample_id"])) \
-            if row is not None else None
-        self.sample_id = sample_id
-        self.setEnabled(sample_id is not None and self.dataset is not None)
-        self._show()
+    def _on_key(self, _text: str) -> None:
+        """Another label set: the grid's Label column reads it, the bar shows the sample's label there."""
+        self.set_run(self.view.run_id)
+        self._follow()
 
-    def _show(self) -> None:
-        if self.sample_id is None or self.dataset is None:
-            self.current.setText("Select a result to label it")
+    def _where(self) -> tuple[int, int, str, str, str] | None:
+        """Run, result, dataset, sample and label set of the sample shown now: the result the detail
+        pane shows, when it is the grid's current row and belongs to the view's run; else None."""
+        view = self.view
+        shown, index = view.shown_result, view.table.currentIndex()
+        if shown is None or view.run_id is None or self.dataset is None or not index.isValid():
+            return None
+        if shown.get("run_id") != view.run_id or view.model.result_id(index.row()) != shown.get("id"):
+            return None
+        return view.run_id, int(shown["id"]), self.dataset, str(shown["sample_id"]), self.label_key()
+
+    def _follow(self, *_: object) -> None:
+        """The sample shown may have changed: keep the target while it is the same, else take the one
+        shown now (its label read again), or none."""
+        where = self._where()
+        if self.target is not None and self.target.where == where:
             return
-        history = self.ctx.library.labels.history(self.dataset, self.sample_id, self.label_key())
-        if not history or history[-1].cleared:
-            self.current.setText(f"<b>{esc(self.sample_id)}</b>: unlabelled")
-            self.note.setText("")
-            return
-        label = history[-1]
-        value = label.verdict or f"{label.score:g}"
-        by = f", {label.labeler}" if label.labeler else ""
-        self.current.setText(f"<b>{esc(self.sample_id)}</b>: <b>{esc(value)}</b> (v{label.version}{esc(by)})")
-        self.note.setText(label.note)
+        self._set_target(None if where is None else self._read(*where))
+
+    def _read(self, run_id: int, result_id: int, dataset: str, sample_id: str, key: str) -> LabelTarget | None:
+        try:
+            history = self.ctx.library.labels.history(dataset, sample_id, key)
+        except Exception as exc:
+            self.current.setText(describe_error(exc))
+            return None
+        return LabelTarget(run_id, result_id, dataset, sample_id, key, history[-1] if history else None)
+
+    def _set_target(self, target: LabelTarget | None, note: str = "") -> None:
+        self.target = target
+        self.setEnabled(target is not None)
+        self._show(note)
+
+    def _show(self, note: str = "") -> None:
+        target = self.target
+        if target is None:
+            run = self.view.run_id
+            text = NOTHING if run is None else f"Run #{run}: {NOTHING[0].lower()}{NOTHING[1:]}"
+        else:
+            text = f"Run #{target.run_id} · {target.sample_id} · {target.key}: {label_text(target.seen)}"
+            if target.seen is not None and not target.seen.cleared:
+                self.note.setText(target.seen.note)
+            else:
+                self.note.setText("")
+        self.current.setText(f"{text}  — {note}" if note else text)
+        self.current.setToolTip(text)
 
     # -- labelling ---------------------------------------------------------------------------------
     def set_verdict(self, verdict: str) -> None:
@@ -167,30 +235,60 @@ class Labeler(QtWidgets.QFrame):
         self._put(score=score)
 
     def save_note(self) -> None:
-        history = self.ctx.library.labels.history(self.dataset, self.sample_id, self.label_key()) \
-            if self.sample_id and self.dataset else []
-        if history and not history[-1].cleared:
-            self._put(verdict=history[-1].verdict, score=history[-1].score, advance=False)
-        else:
-            self.current.setText(f"<b>{esc(self.sample_id)}</b>: give a label first (P, F, N or a digit)")
+        target = self.target
+        if target is not None and target.seen is not None and not target.seen.cleared:
+            self._put(verdict=target.seen.verdict, score=target.seen.score, advance=False)
+        elif target is not None:
+            self._show("give a label first (P, F, N or a digit)")
 
     def _put(self, verdict: str | None = None, score: float | None = None, advance: bool = True) -> None:
-        if self.sample_id is None or self.dataset is None:
+        target = self.target
+        if target is None or self._where() != target.where:  # the sample shown is not the bar's
+            self._follow()
+            self._show("nothing labelled: select the sample to label")
             return
-        item = LabelInput(sample_id=self.sample_id, verdict=verdict, score=score,
-                          note=self.note.text().strip(), labeler=self.labeler)
-        try:
-            label = self.ctx.library.labels.put(self.dataset, item, self.label_key())
-        except Exception as exc:
-            self.current.setText(esc(describe_error(exc)))
-            return
+        item = LabelInput(sample_id=target.sample_id, verdict=verdict, score=score,
+                          note=self.note.text().strip(), labeler=current_user())
+        replace, expected = False, target.version
+        while True:
+            try:
+                label = self.ctx.library.labels.put(target.dataset, item, target.key,
+                                                    replace=replace, expected=expected)
+                break
+            except ReplaceRefused as refused:
+                stored = refused.refused[0].current
+                if not self._consent(target, item, stored, refused.refused[0].changed) \
+                        or self._where() != target.where:
+                    self._set_target(self._read(*target.where), "not labelled: the label stays as it is")
+                    return
+                replace, expected = True, stored.version if stored is not None else 0
+            except Exception as exc:
+                self._show(describe_error(exc))
+                return
         if self.view.filters.label_set_id is None:
             self.set_run(self.view.run_id)
         self.view.model.forget_rows()
-        self.labelled.emit(self.sample_id, label)
-        self._show()
+        self.labelled.emit(target.sample_id, label)
+        self._set_target(self._read(*target.where))
         if advance:
             self._move(lambda row: True)
+
+    def _consent(self, target: LabelTarget, item: LabelInput, stored: Label | None, changed: bool) -> bool:
+        """Ask before replacing another person's label, or one changed since the bar showed it."""
+        new = "no label (cleared)" if item.verdict is None and item.score is None else \
+            item.verdict or f"{item.score:g}"
+        place = f"Run #{target.run_id} · sample {target.sample_id} · label set {target.key}"
+        if changed:
+            title = "Label changed since shown"
+            why = (f"This label changed since it was shown (you saw {label_text(target.seen)}): "
+                   f"it is now {label_text(stored)}.")
+        else:
+            title = "Replace another person's label?"
+            who = stored.labeler if stored is not None and stored.labeler else "an unnamed labeller"
+            why = f"This sample is labelled {label_text(stored)} by {who}."
+        text = (f"{place}\n\n{why}\n\nReplace it with your {new}"
+                f"{' and note' if item.note else ''}? The replaced version stays in the sample's history.")
+        return self.messages.confirm(title, text, "Replace")
 
     def next_unlabelled(self) -> None:
         column = COLUMN_INDEX["label"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from studio.core.store.reports import export_csv
 from studio.core.store.results_query import (
@@ -15,7 +16,7 @@ from studio.core.store.results_query import (
 )
 
 from ..context import AppContext
-from ..messages import describe_error
+from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grid import SuiteGrid
 from .ci_reports import ReportButton, run_figures
@@ -46,7 +47,8 @@ class ResultsView(QtWidgets.QWidget):
     exported = Signal(str, int)       # path, rows written
     result_selected = Signal(int)     # result id shown in the detail pane
 
-    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None,
+                 messages: Messages | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.run_id: int | None = None
@@ -59,6 +61,7 @@ class ResultsView(QtWidgets.QWidget):
         self._summary_again = False
         self._summary_at = 0.0
         self._shown_result: int | None = None
+        self.shown_result: dict[str, Any] | None = None  # the result the detail pane shows (its run, its sample)
 
         self.model = ResultsModel(ctx, self)
         self.summary_bar = SummaryBar()
@@ -117,7 +120,7 @@ class ResultsView(QtWidgets.QWidget):
         layout.addWidget(self.summary_bar)
         layout.addLayout(bar)
         layout.addWidget(self.splitter, 1)
-        self.labeler = Labeler(self)  # human labels by keyboard, beside the thread and rationale
+        self.labeler = Labeler(self, messages)  # human labels by keyboard, beside the thread and rationale
         self.columns = ColumnChooser(self)  # which columns show (ui/results/column_chooser.py)
         self.columns.apply()
         self._grid_want = 0  # the width a suite run's score columns need (fit_grid_to)
@@ -202,7 +205,9 @@ class ResultsView(QtWidgets.QWidget):
         self.summary = None
         self.detail.clear()
         self._shown_result = None
+        self.shown_result = None
         if run_id is None:
+            self.labeler.set_run(None)
             self.model.set_query(None)
             self.summary_bar.clear()
             self.export_button.setEnabled(False)
@@ -214,6 +219,7 @@ class ResultsView(QtWidgets.QWidget):
             self._run_total = int(raw.total or 0)
         except Exception as exc:  # a run deleted under us, a locked file: say so, show nothing
             self.run_id = None
+            self.labeler.set_run(None)
             self.model.set_query(None)
             self.summary_bar.clear(describe_error(exc))
             return
@@ -387,11 +393,14 @@ class ResultsView(QtWidgets.QWidget):
         if rid is None or rid == self._shown_result:
             return
         self._shown_result = rid
+        self.shown_result = None
         try:
             result = load_result(self.ctx.library.engine, self.dataset_id, rid)
         except Exception as exc:
             self.detail.clear(describe_error(exc))
+            self.result_selected.emit(rid)  # the label bar lets go of the sample it showed
             return
+        self.shown_result = result
         self.detail.set_result(result)
         self.result_selected.emit(rid)
 

@@ -21,7 +21,7 @@ from studio.core.models import RunInfo
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
-from ..messages import describe_error
+from ..messages import Messages, describe_error
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
 from ..results.view import ResultsView
@@ -67,7 +67,8 @@ class RunPanel(QtWidgets.QWidget):
     run_started = Signal(int)
     run_finished = Signal(object)  # RunInfo, or None when the run failed
 
-    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None,
+                 messages: Messages | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.worker: RunWorker | None = None
@@ -131,7 +132,7 @@ class RunPanel(QtWidgets.QWidget):
         self.resume_button = QtWidgets.QPushButton("Resume")
         self.resume_button.setToolTip("Grade the samples an interrupted or cancelled run has not graded yet")
         self.resume_button.setEnabled(False)
-        self.results = ResultsView(ctx)
+        self.results = ResultsView(ctx, messages=messages)  # asks before a label replaces another's
 
         self._build_layout()
         self.results.model.loaded.connect(self._sync_bar)
