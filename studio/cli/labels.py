@@ -38,7 +38,8 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     try:
         written = library.labels.put_many(args.dataset, items, args.key, replace=args.replace)
     except ReplaceRefused as refused:
-        raise CliError(f"{refused}; add --replace to replace them", 2) from None
+        them = "it" if len(refused.refused) == 1 else "them"
+        raise CliError(f"{refused}; give --replace to replace {them}", 2) from None
     info = library.labels.info(args.dataset, args.key)
     if args.json:
         app.print_json({"dataset": args.dataset, "key": args.key, "read": len(items), "versions_written": written,

@@ -75,7 +75,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabs.addTab(self.datasets_view, "Datasets")
         self.tabs.addTab(self.run_panel, "Run && results")
         # built when first opened: their plots and statistics are not needed for the first paint
-        self.agreement_tab = LazyTab(lambda: self._with_samples(_agreement_page(ctx)))
+        self.agreement_tab = LazyTab(lambda: self._with_samples(_agreement_page(ctx, self.messages)))
         self.compare_tab = LazyTab(lambda: self._with_samples(_compare_page(ctx)))
         self.tabs.addTab(self.agreement_tab, "Agreement")
         self.tabs.addTab(self.compare_tab, "Compare")
@@ -576,11 +576,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.ctx.close()
 
 
-def _agreement_page(ctx: AppContext) -> Any:
+def _agreement_page(ctx: AppContext, messages: Messages) -> Any:
     """The agreement page, its module (pyqtgraph, numpy) imported on first use."""
     from .agreement import AgreementView
 
-    return AgreementView(ctx)
+    return AgreementView(ctx, messages=messages)
 
 
 def _compare_page(ctx: AppContext) -> Any:

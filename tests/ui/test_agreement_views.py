@@ -60,3 +60,32 @@ def test_compare_view_with_previous_run(qtbot, ctx) -> None:  # type: ignore[no-
     qtbot.waitUntil(lambda: view.report is not None, timeout=20_000)
     assert view.report["n_common"] == 8 and len(view.report["flips"]) == 2
     assert view.table.rowCount() == 2 and "raises κ" in view.summary.text()
+
+
+@pytest.mark.parametrize("answer", [False, True])
+def test_importing_over_another_reviewers_labels_is_asked_first(qtbot, ctx, messages, tmp_path,  # type: ignore[no-untyped-def]
+                                                               monkeypatch, answer: bool) -> None:
+    """Issue 43: a labels file that would replace ben's labels is imported only once agreed to."""
+    import json
+
+    monkeypatch.setenv("GRADER_STUDIO_USER", "me")
+    run_id = _run(ctx.library, [1.0] * 8)
+    ctx.library.labels.put_many("d", [LabelInput(sample_id="s0", verdict="FAIL", labeler="ben")], key="second")
+    view = AgreementView(ctx)
+    view.messages = messages
+    qtbot.addWidget(view)
+    view.reload()
+    view.show_run(run_id)
+    view.key.setEditText("second")
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps({"sample_id": f"s{i}", "label": "PASS"}) + "\n" for i in range(3)))
+    messages.confirm_answer = answer
+    view.import_labels(str(path))
+    qtbot.waitUntil(lambda: len(messages.questions) == 1, timeout=20_000)
+    assert "'s0' (ben's FAIL, v1)" in messages.questions[0][1]
+    expected = {"s0": "PASS", "s1": "PASS", "s2": "PASS"} if answer else {"s0": "FAIL"}
+    qtbot.waitUntil(lambda: {s: lab.verdict for s, lab in ctx.library.labels.current("d", "second").items()}
+                    == expected, timeout=20_000)
+    assert [h.labeler for h in ctx.library.labels.history("d", "s0", "second")] == (["ben", "me"] if answer else ["ben"])
+    if not answer:
+        assert view.summary.text().startswith("Nothing imported")

@@ -76,7 +76,7 @@ class ReplaceRefused(Conflict):
                 more = f" and {len(group) - self.SHOWN} more" if len(group) > self.SHOWN else ""
                 parts.append(f"{len(group)} {'sample has' if len(group) == 1 else 'samples have'} {what} "
                              f"under {key!r} on {dataset}: {named}{more}")
-        super().__init__("; ".join(parts) + ". Nothing was written: replacing a label must be asked for "
+        super().__init__("; ".join(parts) + ". Nothing was written: replacing a label needs consent "
                          "(the replaced version stays in the sample's history)")
 
 

@@ -19,8 +19,8 @@ from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
-from ..messages import describe_error
-from ..plain import short
+from ..messages import Messages, describe_error
+from ..plain import esc, short
 from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
@@ -77,9 +77,11 @@ class AgreementView(QtWidgets.QWidget):
     reported = Signal(object)        # the agreement report dict
     aligned = Signal(object)         # the align report dict
 
-    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
+    def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None,
+                 messages: Messages | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.messages = messages or Messages(self)
         self.report: dict[str, Any] | None = None
         self.run = ElidedCombo(20)  # "#12 · a long grader name on a dataset": elided in the middle
         self.key = QtWidgets.QComboBox()
@@ -201,8 +203,10 @@ class AgreementView(QtWidgets.QWidget):
         if path:
             self.import_labels(path)
 
-    def import_labels(self, path: str) -> None:
-        """Add the labels in ``path`` to the chosen run's dataset (all or nothing), then recompute."""
+    def import_labels(self, path: str, *, replace: bool = False) -> None:
+        """Add the labels in ``path`` to the chosen run's dataset (all or nothing), then recompute. A
+        file that would replace other people's labels is imported only once that is asked and agreed
+        (``replace``: agreed; the store refuses it otherwise, as the CLI does without --replace)."""
         run_id = self.run.currentData()
         if run_id is None:
             return
@@ -214,15 +218,28 @@ class AgreementView(QtWidgets.QWidget):
 
             dataset = library.runs.get(run_id).dataset
             items = read_labels(path, library.labels.sample_ids(dataset))
-            return library.labels.put_many(dataset, items, key)
+            return library.labels.put_many(dataset, items, key, replace=replace)
 
         def done(written: int) -> None:
             with contextlib.suppress(RuntimeError):
                 self.summary.setText(f"Imported {written} label versions from {path}.")
                 self.compute()
 
+        def failed(exc: BaseException) -> None:
+            from studio.core.store.labels import ReplaceRefused
+
+            if not isinstance(exc, ReplaceRefused) or replace:
+                self._failed(exc)
+                return
+            with contextlib.suppress(RuntimeError):
+                if self.messages.confirm("Replace other people's labels?",
+                                         f"{path}\n\n{exc}.\n\nImport the file and replace them?", "Replace"):
+                    self.import_labels(path, replace=True)
+                else:
+                    self.summary.setText(esc(f"Nothing imported from {path}: {exc}."))  # a rich-text label
+
         self.summary.setText(f"Importing labels from {path}…")
-        self.ctx.tasks.run(work, done, self._failed)
+        self.ctx.tasks.run(work, done, failed)
 
     # -- choices -----------------------------------------------------------------------------------
     def reload(self) -> None:

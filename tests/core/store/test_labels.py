@@ -13,6 +13,7 @@ from studio.core.datasets.readers import DatasetError
 from studio.core.models import Sample
 from studio.core.models.labels import LabelInput
 from studio.core.store import Library, NotFound
+from studio.core.store.labels import ReplaceRefused
 
 
 @pytest.fixture
@@ -23,14 +24,60 @@ def lib(library: Library) -> Library:
 
 def test_a_changed_label_keeps_its_old_version(lib: Library) -> None:
     lib.labels.put("qa", LabelInput(sample_id="q1", verdict="PASS", labeler="ana"))
-    lib.labels.put("qa", LabelInput(sample_id="q1", verdict="FAIL", note="wrong unit", labeler="ben"))
+    lib.labels.put("qa", LabelInput(sample_id="q1", verdict="FAIL", note="wrong unit", labeler="ben"), replace=True)
     assert lib.labels.current("qa")["q1"].verdict == "FAIL"
     history = lib.labels.history("qa", "q1")
     assert [(h.version, h.verdict, h.labeler) for h in history] == [(1, "PASS", "ana"), (2, "FAIL", "ben")]
     # the same label again adds no version; clearing adds one and hides the label
     assert lib.labels.put_many("qa", [LabelInput(sample_id="q1", verdict="FAIL", note="wrong unit")]) == 0
-    lib.labels.put("qa", LabelInput(sample_id="q1"))
+    lib.labels.put("qa", LabelInput(sample_id="q1"), replace=True)
     assert "q1" not in lib.labels.current("qa") and len(lib.labels.history("qa", "q1")) == 3
+
+
+def test_another_persons_label_is_replaced_only_with_consent(lib: Library) -> None:
+    """Issue 43: replacing (or clearing, or re-noting) someone else's current label needs replace=True;
+    refused, the whole batch writes nothing and names each sample; the replaced version stays."""
+    lib.labels.put_many("qa", [LabelInput(sample_id="q0", verdict="FAIL", labeler="ben"),
+                               LabelInput(sample_id="q1", verdict="PASS", labeler="ana")])
+    for attempt in ([LabelInput(sample_id="q0", verdict="PASS", labeler="me")],
+                    [LabelInput(sample_id="q0", labeler="me")],  # clearing it
+                    [LabelInput(sample_id="q0", verdict="FAIL", note="agreed", labeler="me")],  # a note on it
+                    [LabelInput(sample_id="q2", verdict="PASS", labeler="me"),  # the batch: all or nothing
+                     LabelInput(sample_id="q1", verdict="FAIL", labeler="me")]):
+        with pytest.raises(ReplaceRefused) as refused:
+            lib.labels.put_many("qa", attempt)
+        assert refused.value.exit_code == 2 and "nothing was written" in str(refused.value).lower()
+    assert [r.sample_id for r in refused.value.refused] == ["q1"] and "ana's PASS, v1" in str(refused.value)
+    assert set(lib.labels.current("qa")) == {"q0", "q1"}
+    assert [len(lib.labels.history("qa", s)) for s in ("q0", "q1", "q2")] == [1, 1, 0]
+    # the same label again is no replacement; one's own label is corrected without consent
+    assert lib.labels.put_many("qa", [LabelInput(sample_id="q0", verdict="FAIL", labeler="me")]) == 0
+    assert lib.labels.put_many("qa", [LabelInput(sample_id="q0", verdict="PASS", labeler="ben")]) == 1
+    # with consent: replaced, and ben's two versions kept before it
+    assert lib.labels.put_many("qa", [LabelInput(sample_id="q0", verdict="NA", labeler="me")], replace=True) == 1
+    assert [(h.verdict, h.labeler) for h in lib.labels.history("qa", "q0")] == [
+        ("FAIL", "ben"), ("PASS", "ben"), ("NA", "me")]
+    # a cleared label is nobody's: labelling the sample again asks nothing
+    lib.labels.put("qa", LabelInput(sample_id="q1", labeler="ana"))
+    assert lib.labels.put("qa", LabelInput(sample_id="q1", verdict="FAIL", labeler="me")).labeler == "me"
+
+
+def test_a_label_changed_since_it_was_shown_is_refused(lib: Library) -> None:
+    """``expected``: the version the writer was shown (0: none). Another version now refuses the
+    write even with replace=True (the consent was for what was shown)."""
+    assert lib.labels.put("qa", LabelInput(sample_id="q3", verdict="PASS", labeler="me"), expected=0).version == 1
+    lib.labels.put("qa", LabelInput(sample_id="q3", verdict="FAIL", labeler="ana"), replace=True)  # meanwhile
+    for replace in (False, True):
+        with pytest.raises(ReplaceRefused) as refused:
+            lib.labels.put("qa", LabelInput(sample_id="q3", verdict="NA", labeler="me"), expected=1, replace=replace)
+        assert refused.value.refused[0].changed and refused.value.refused[0].current.labeler == "ana"
+        assert "changed since v1 was shown" in str(refused.value)
+    with pytest.raises(ReplaceRefused):  # shown as unlabelled, labelled since
+        lib.labels.put("qa", LabelInput(sample_id="q3", verdict="NA", labeler="me"), expected=0)
+    assert [h.verdict for h in lib.labels.history("qa", "q3")] == ["PASS", "FAIL"]
+    # shown the version that is stored, and consenting: written
+    assert lib.labels.put("qa", LabelInput(sample_id="q3", verdict="NA", labeler="me"),
+                          expected=2, replace=True).version == 3
 
 
 def test_label_sets_are_separate_and_belong_to_the_dataset(lib: Library) -> None:

@@ -17,6 +17,7 @@ from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Conflict, Library, Locked, StaleVersion
 from studio.core.store.copy import copy_library
 from studio.core.store.database import stored_revision
+from studio.core.store.labels import ReplaceRefused
 from studio.core.store.schema import HEAD_REVISION, SCHEMA_VERSION
 from studio.core.store.tables import metadata
 
@@ -105,7 +106,9 @@ def test_two_reviewers_labels_are_both_kept_and_attributed(library: Library, mon
     as_user(monkeypatch, "alice")
     library.labels.put("qa", LabelInput(sample_id="q0", verdict="PASS"))
     as_user(monkeypatch, "bob")
-    library.labels.put("qa", LabelInput(sample_id="q0", verdict="FAIL"))
+    with pytest.raises(ReplaceRefused, match="alice's PASS"):  # never over alice's unasked (issue 43)
+        library.labels.put("qa", LabelInput(sample_id="q0", verdict="FAIL"))
+    library.labels.put("qa", LabelInput(sample_id="q0", verdict="FAIL"), replace=True)
     history = library.labels.history("qa", "q0")
     assert [(h.verdict, h.labeler) for h in history] == [("PASS", "alice"), ("FAIL", "bob")]
 

@@ -224,3 +224,43 @@ def test_a_label_changed_since_it_was_shown_is_asked_first(qtbot: Any, view: Res
     assert len(messages.questions) == 1 and "ana" in messages.questions[0][1]
     history = [(h.verdict, h.labeler) for h in library.labels.history("d", "s4")]
     assert history == ([("FAIL", "ana"), ("PASS", "me")] if answer else [("FAIL", "ana")])
+
+
+def test_the_demo_reviewers_label_survives_a_stale_click_in_the_window(qtbot: Any, window: Any, ctx: Any,
+                                                                      messages: Any) -> None:
+    """What the new user did: the demo, the Run page, ben's qa-002 selected, another run picked in the
+    runs list, PASS clicked. Nothing is written; picked again and clicked, it is asked and declined;
+    the agreement report is the same throughout."""
+    from studio.core.demo import build_demo
+    from studio.core.engine.agreement import agreement
+    from studio.core.engine.runner import run_grader
+    from studio.ui.main_window import TAB_RUN
+
+    build_demo(ctx.library)
+    first = run_grader(ctx.library, "qa-token-f1", "qa", RunOptions()).id
+    second = run_grader(ctx.library, "qa-exact-builtin", "qa", RunOptions()).id
+    before = ctx.library.labels.history("qa", "qa-002")
+    assert [(h.verdict, h.labeler) for h in before] == [("FAIL", "ben")]
+    report = agreement(ctx.library, first)
+    ctx.runs_changed.emit()
+    window.tabs.setCurrentIndex(TAB_RUN)
+    panel, results = window.run_panel, window.run_panel.results
+    panel.open_run(first)
+    qtbot.waitUntil(lambda: not results.model.is_loading and results.model.rowCount() == 60, timeout=30_000)
+    results.select_row(1)
+    assert "qa-002" in results.labeler.current.text() and "ben" in results.labeler.current.text()
+    qtbot.waitUntil(lambda: panel.runs.row_of(second) is not None, timeout=30_000)
+    panel.runs_view.selectRow(panel.runs.row_of(second))  # another run picked
+    assert results.run_id == second
+    results.labeler.buttons["PASS"].click()
+    qtbot.waitUntil(lambda: not results.model.is_loading and results.model.rowCount() == 60, timeout=30_000)
+    results.labeler.buttons["PASS"].click()
+    assert ctx.library.labels.history("qa", "qa-002") == before and messages.asked == []
+    # the same sample, shown in this run: the bar names run, sample and ben; the click asks first
+    messages.confirm_answer = False
+    results.select_row(1)
+    assert f"#{second} · qa-002 · human: FAIL (v1, ben)" in results.labeler.current.text()
+    results.labeler.buttons["PASS"].click()
+    assert messages.asked == ["Replace another person's label?"]
+    assert ctx.library.labels.history("qa", "qa-002") == before
+    assert agreement(ctx.library, first) == report
