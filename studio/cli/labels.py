@@ -80,7 +80,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
         return 0
     print(f"label sets on {args.dataset}: {', '.join(keys) or 'none'}")
     print(f"{args.key}: {info.labelled} labelled  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
-    rows = [[label.sample_id, label.verdict or f"{label.score:g}", f"v{label.version}", label.labeler,
+    rows = [[label.sample_id, label.value, f"v{label.version}", label.labeler,
              label.note.replace("\n", " ")[:60]] for label in current.values()]
     app.print_table(rows, ["SAMPLE", "LABEL", "VERSION", "LABELER", "NOTE"])
     return 0
@@ -93,7 +93,7 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json([{**label_record(label), "created_at": label.created_at.isoformat()} for label in versions])
         return 0
-    rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.verdict or f"{label.score:g}",
+    rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.value,
              label.labeler, label.created_at.strftime("%Y-%m-%d %H:%M"), label.note.replace("\n", " ")[:60]]
             for label in versions]
     app.print_table(rows, ["VERSION", "LABEL", "LABELER", "CREATED (UTC)", "NOTE"])

@@ -32,6 +32,13 @@ class LabelInput(BaseModel):
         return self
 
 
+def label_value(verdict: str | None, score: float | None) -> str:
+    """A label as people read it: its verdict, its score ("4", "2.5"), or "cleared"."""
+    if verdict is None and score is None:
+        return "cleared"
+    return verdict or f"{score:g}"
+
+
 class Label(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
@@ -46,3 +53,7 @@ class Label(BaseModel):
     @property
     def cleared(self) -> bool:
         return self.verdict is None and self.score is None
+
+    @property
+    def value(self) -> str:
+        return label_value(self.verdict, self.score)

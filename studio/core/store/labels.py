@@ -54,8 +54,7 @@ class Refused:
 def _describe(label: Label | None) -> str:
     if label is None:
         return "unlabelled"
-    value = "cleared" if label.cleared else label.verdict or f"{label.score:g}"
-    return f"{label.labeler or 'an unnamed labeller'}'s {value}, v{label.version}"
+    return f"{label.labeler or 'an unnamed labeller'}'s {label.value}, v{label.version}"
 
 
 class ReplaceRefused(Conflict):

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
+from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput, label_value
 from studio.core.store.authors import current_user
 from studio.core.store.labels import ReplaceRefused
 
@@ -74,8 +74,7 @@ def label_text(label: Label | None) -> str:
     """A label as the bar and its questions say it: "FAIL (v1, ben)"."""
     if label is None or label.cleared:
         return "unlabelled"
-    value = label.verdict or f"{label.score:g}"
-    return f"{value} (v{label.version}, {label.labeler or 'an unnamed labeller'})"
+    return f"{label.value} (v{label.version}, {label.labeler or 'an unnamed labeller'})"
 
 
 class Labeler(QtWidgets.QFrame):
@@ -195,10 +194,13 @@ class Labeler(QtWidgets.QFrame):
     def _follow(self, *_: object) -> None:
         """The sample shown may have changed: keep the target while it is the same, else take the one
         shown now (its label read again), or none."""
+        if self.target is None or self.target.where != self._where():
+            self._reread()
+
+    def _reread(self, note: str = "") -> None:
+        """Take the sample shown now and read its label again (after a write or a question)."""
         where = self._where()
-        if self.target is not None and self.target.where == where:
-            return
-        self._set_target(None if where is None else self._read(*where))
+        self._set_target(None if where is None else self._read(*where), note)
 
     def _read(self, run_id: int, result_id: int, dataset: str, sample_id: str, key: str) -> LabelTarget | None:
         try:
@@ -244,8 +246,7 @@ class Labeler(QtWidgets.QFrame):
     def _put(self, verdict: str | None = None, score: float | None = None, advance: bool = True) -> None:
         target = self.target
         if target is None or self._where() != target.where:  # the sample shown is not the bar's
-            self._follow()
-            self._show("nothing labelled: select the sample to label")
+            self._reread("nothing labelled: select the sample to label")
             return
         item = LabelInput(sample_id=target.sample_id, verdict=verdict, score=score,
                           note=self.note.text().strip(), labeler=current_user())
@@ -257,9 +258,11 @@ class Labeler(QtWidgets.QFrame):
                 break
             except ReplaceRefused as refused:
                 stored = refused.refused[0].current
-                if not self._consent(target, item, stored, refused.refused[0].changed) \
-                        or self._where() != target.where:
-                    self._set_target(self._read(*target.where), "not labelled: the label stays as it is")
+                if not self._consent(target, item, stored, refused.refused[0].changed):
+                    self._reread("not labelled: the label stays as it is")
+                    return
+                if self._where() != target.where:  # the sample shown changed while the question was up
+                    self._reread("nothing labelled: select the sample to label")
                     return
                 replace, expected = True, stored.version if stored is not None else 0
             except Exception as exc:
@@ -269,14 +272,13 @@ class Labeler(QtWidgets.QFrame):
             self.set_run(self.view.run_id)
         self.view.model.forget_rows()
         self.labelled.emit(target.sample_id, label)
-        self._set_target(self._read(*target.where))
+        self._reread()
         if advance:
             self._move(lambda row: True)
 
     def _consent(self, target: LabelTarget, item: LabelInput, stored: Label | None, changed: bool) -> bool:
         """Ask before replacing another person's label, or one changed since the bar showed it."""
-        new = "no label (cleared)" if item.verdict is None and item.score is None else \
-            item.verdict or f"{item.score:g}"
+        new = label_value(item.verdict, item.score)
         place = f"Run #{target.run_id} · sample {target.sample_id} · label set {target.key}"
         if changed:
             title = "Label changed since shown"

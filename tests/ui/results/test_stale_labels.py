@@ -173,6 +173,15 @@ def test_a_moved_selection_labels_the_new_sample_only(qtbot: Any, view: ResultsV
     assert library.labels.current("d")["s4"].labeler == "me" and messages.asked == []
 
 
+def test_another_label_set_is_named_and_labelled_there(qtbot: Any, view: ResultsView, messages: Any) -> None:
+    view.labeler.key.setEditText("second")
+    assert f"#{view.run_id} · s2 · second: unlabelled" in view.labeler.current.text()
+    qtbot.keyClick(view.table, Key.Key_P)
+    library = view.ctx.library
+    assert library.labels.current("d", "second")["s2"].labeler == "me" and messages.asked == []
+    _bens_label_stands(library)
+
+
 @pytest.mark.parametrize("answer", [False, True])
 def test_replacing_another_reviewers_label_is_asked_first(qtbot: Any, view: ResultsView, messages: Any,
                                                           answer: bool) -> None:
@@ -264,3 +273,21 @@ def test_the_demo_reviewers_label_survives_a_stale_click_in_the_window(qtbot: An
     assert messages.asked == ["Replace another person's label?"]
     assert ctx.library.labels.history("qa", "qa-002") == before
     assert agreement(ctx.library, first) == report
+
+
+def test_a_yes_given_after_the_sample_went_away_writes_nothing(qtbot: Any, view: ResultsView, messages: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question is modal, but the grid is not frozen under it (a live run's rows, a reset): a
+    yes given once the sample is no longer shown labels nothing."""
+    def agree_after_the_selection_moved(title: str, text: str, action: str = "OK") -> bool:
+        messages.asked.append(title)
+        view.select_row(4)
+        return True
+
+    monkeypatch.setattr(messages, "confirm", agree_after_the_selection_moved)
+    qtbot.keyClick(view.table, Key.Key_P)
+    assert messages.asked == ["Replace another person's label?"]
+    library = view.ctx.library
+    _bens_label_stands(library)
+    assert set(library.labels.current("d")) == {"s2"}
+    assert "s4" in view.labeler.current.text() and "nothing labelled" in view.labeler.current.text()
