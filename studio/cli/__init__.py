@@ -119,11 +119,11 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     app = CliApp(db=args.db)
-    if args.command is None:
-        from studio.ui import launch
-
-        return launch(app.db_path())
     try:
+        if args.command is None:
+            from studio.ui import launch
+
+            return launch(app.db_path())
         return int(args.func(args, app) or 0)
     except StudioError as exc:  # every sentence a person can act on, from any command: printed here once
         print(f"error: {exc}", file=sys.stderr)
@@ -141,7 +141,7 @@ def _main(argv: list[str]) -> int:
         if isinstance(exc, DBAPIError):  # the file itself: locked by another program, not a database, disk full
             text = str(exc.orig).strip()
             reason = text.splitlines()[0] if text else type(exc.orig).__name__
-            print(f"error: the library {app.where()} could not be used: {reason}", file=sys.stderr)
+            print(f"error: the library {app.where()} could not be used: {app.masked(reason)}", file=sys.stderr)
             return 1
         print(f"error: {bug_report(exc)}", file=sys.stderr)
         return EXIT_BUG

@@ -13,8 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.pool import ConnectionPoolEntry
+
+from studio.core.urls import UrlProblem, mask_secrets, parse_server_url, url_secrets
 
 from .errors import LibraryUnreachable
 from .location import display
@@ -117,15 +119,25 @@ def _numeric_loader() -> type:
     return NumberLoader
 
 
-def sqlalchemy_url(url: str) -> str:
-    scheme, rest = url.split("://", 1)
-    return "postgresql+psycopg://" + rest if scheme.lower() in ("postgresql", "postgres") else url
+def sqlalchemy_url(url: str) -> URL:
+    """The URL SQLAlchemy connects to, built from the studio's own reading of ``url``
+    (``studio.core.urls.parse_server_url``): SQLAlchemy's parser and urllib disagree on a raw ``@``
+    in a password, and what is shown must mask exactly what is sent."""
+    parts = parse_server_url(url)
+    query: dict[str, str | tuple[str, ...]] = {}
+    for key, value in parts.query:
+        previous = query.get(key)
+        query[key] = value if previous is None else (*((previous,) if isinstance(previous, str) else previous), value)
+    return URL.create("postgresql+psycopg", username=parts.username, password=parts.password, host=parts.host,
+                      port=parts.port, database=parts.database, query=query)
 
 
 def create_server_engine(url: str) -> Engine:
     """An engine on ``url``, checked by connecting once: a bad URL, a missing driver or a server
-    that is down or refuses us is one sentence (``LibraryUnreachable``), and nothing is created."""
+    that is down or refuses us is one sentence (``LibraryUnreachable``), and nothing is created.
+    Every sentence shows the URL masked, and the driver's own text with the URL's secrets masked."""
     where = display(url)
+    secrets = url_secrets(url)
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -133,11 +145,16 @@ def create_server_engine(url: str) -> Engine:
             f"cannot open {where}: PostgreSQL libraries need the postgres extra "
             "(pip install 'grader-studio[postgres]')") from None
     try:
-        engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True, connect_args={
+        target = sqlalchemy_url(url)
+    except UrlProblem as exc:
+        raise LibraryUnreachable(str(exc)) from None
+    try:
+        engine = create_engine(target, pool_pre_ping=True, connect_args={
             "cursor_factory": _cursor_class(), "connect_timeout": 10, "application_name": "grader-studio"})
-    except Exception as exc:  # noqa: BLE001 (SQLAlchemy's URL parser: ValueError, ArgumentError)
+    except Exception as exc:  # noqa: BLE001 (SQLAlchemy's argument checks: ValueError, ArgumentError)
         raise LibraryUnreachable(f"{where} is not a PostgreSQL URL the studio can read "
-                                 f"(postgresql://USER@HOST:PORT/DATABASE): {_first_line(exc)}") from None
+                                 f"(postgresql://USER@HOST:PORT/DATABASE): "
+                                 f"{mask_secrets(_first_line(exc), secrets)}") from None
     loader = _numeric_loader()
 
     @event.listens_for(engine, "connect")
@@ -148,7 +165,8 @@ def create_server_engine(url: str) -> Engine:
             pass
     except Exception as exc:  # noqa: BLE001 (psycopg.OperationalError and what SQLAlchemy wraps it in)
         engine.dispose()
-        raise LibraryUnreachable(f"cannot reach the library at {where}: {_reason(exc)}") from None
+        raise LibraryUnreachable(f"cannot reach the library at {where}: "
+                                 f"{mask_secrets(_reason(exc), secrets)}") from None
     return engine
 
 
