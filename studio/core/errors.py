@@ -74,4 +74,12 @@ def masked_argv(argv: list[str]) -> str:
     (``--db postgresql://u:PASSWORD@h/db``, ``--db=...``), the rest as typed."""
     from studio.core.urls import is_url, mask_urls, masked
 
-    return " ".join(masked(arg) if is_url(arg) else mask_urls(arg) for arg in argv)
+    def one(arg: str) -> str:
+        if is_url(arg):
+            return masked(arg)
+        option, equals, value = arg.partition("=")
+        if equals and option.startswith("-") and is_url(value):
+            return f"{option}={masked(value)}"
+        return mask_urls(arg)
+
+    return " ".join(one(arg) for arg in argv)

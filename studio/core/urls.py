@@ -28,8 +28,9 @@ ACCEPTED = "a library file's path, or postgresql://USER@HOST:PORT/DATABASE"
 MASK = "***"
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-#: a URL inside free text (an exception's message, a traceback, a command line): scheme:// to a blank
-_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]*")
+#: a URL inside free text (an exception's message, a traceback): scheme:// to the next blank (a
+#: quote or bracket may be part of a password typed raw, so it does not end the URL)
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*")
 #: query keys whose values are secrets (``password``, ``sslpassword``, ``PassWord``, a token ...)
 _SECRET_KEY = re.compile(r"pass|secret|token|key", re.IGNORECASE)
 

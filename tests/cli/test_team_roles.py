@@ -82,7 +82,6 @@ def one_sentence(done: subprocess.CompletedProcess[str]) -> str:
     assert done.returncode == 2, (done.stdout, done.stderr)
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in done.stderr, done.stderr
-    print(lines[0])
     return lines[0]
 
 
