@@ -69,9 +69,9 @@ class CliApp:
 
     def masked(self, text: str) -> str:
         """``text`` (a driver's message) with the library URL's secrets masked, as ``where`` shows it."""
-        from studio.core.urls import mask_secrets, url_secrets
+        from studio.core.urls import scrub
 
-        return mask_secrets(text, url_secrets(self.db_path()))
+        return scrub(text, self.db_path())
 
     @property
     def library(self) -> Library:

@@ -188,6 +188,12 @@ def mask_secrets(text: str, secrets: tuple[str, ...] | list[str]) -> str:
     return text
 
 
+def scrub(text: str, location: object) -> str:
+    """``text`` (a driver's or an exception's message about ``location``) as a person may read it:
+    ``mask_secrets`` with the location's own secrets."""
+    return mask_secrets(text, url_secrets(location))
+
+
 def mask_urls(text: str) -> str:
     """``text`` with every URL in it shown as ``masked`` shows it (bug reports, command lines)."""
     return _URL_IN_TEXT.sub(lambda m: masked(m.group()), text)

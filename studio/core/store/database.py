@@ -15,6 +15,7 @@ from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
 from .errors import LibraryError, LibraryUnreachable
 from .location import Location, display, is_server_url
+from .postgres import first_line
 from .schema import HEAD_REVISION, REVISIONS, SCHEMA_VERSION
 
 ALEMBIC_DIR = Path(__file__).with_name("revisions")
@@ -102,10 +103,10 @@ def open_engine(location: Location) -> Engine:
         engine.dispose()
         if not is_server_url(location):
             raise
-        from studio.core.urls import mask_secrets, url_secrets
+        from studio.core.urls import scrub
 
         raise LibraryUnreachable(f"cannot open the library at {display(location)}: "
-                                 f"{mask_secrets(_server_line(exc), url_secrets(location))}") from None
+                                 f"{scrub(first_line(exc), location)}") from None
     except BaseException:
         engine.dispose()
         raise
@@ -176,7 +177,7 @@ def migrate(conn: Connection) -> bool:
             raise
         raise NotPermitted(
             f"the database role {role!r} may not read the library at {_where(conn)} (the server said: "
-            f"{_server_line(exc)}): the library's owner grants the analysts' group role its privileges "
+            f"{first_line(exc)}): the library's owner grants the analysts' group role its privileges "
             "(the GRANT statements in docs/team.md, 'Setting it up') and makes this role a member") from None
     if revision is not None and revision not in REVISIONS:
         raise SchemaTooNew(f"the library at {_where(conn)} was written by a newer Grader "
@@ -198,7 +199,7 @@ def migrate(conn: Connection) -> bool:
         what = "its tables created" if revision is None else f"an upgrade of its schema ({revision} to {HEAD_REVISION})"
         raise NotPermitted(
             f"the library at {_where(conn)} needs {what} for this release, which the database role "
-            f"{role!r} may not make (the server said: {_server_line(exc)}): the owner role {owner!r} "
+            f"{role!r} may not make (the server said: {first_line(exc)}): the owner role {owner!r} "
             f"makes it by opening the library once with this release (`grader-studio --db "
             f"postgresql://{owner}@HOST:PORT/DATABASE library info`), then everyone can open it "
             "(docs/team.md)") from None
@@ -223,8 +224,3 @@ def _where(conn: Connection) -> str:
     if url.get_backend_name() == "sqlite":
         return url.database or ":memory:"
     return display(url.set(drivername="postgresql").render_as_string(hide_password=True))
-
-
-def _server_line(exc: DBAPIError) -> str:
-    text = str(exc.orig).strip()
-    return (text.splitlines()[0] if text else type(exc.orig).__name__).rstrip(".")

@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.pool import ConnectionPoolEntry
 
-from studio.core.urls import UrlProblem, mask_secrets, parse_server_url, url_secrets
+from studio.core.urls import UrlProblem, parse_server_url, scrub
 
 from .errors import LibraryUnreachable
 from .location import display
@@ -137,7 +137,6 @@ def create_server_engine(url: str) -> Engine:
     that is down or refuses us is one sentence (``LibraryUnreachable``), and nothing is created.
     Every sentence shows the URL masked, and the driver's own text with the URL's secrets masked."""
     where = display(url)
-    secrets = url_secrets(url)
     try:
         import psycopg  # noqa: F401
     except ImportError:
@@ -154,7 +153,7 @@ def create_server_engine(url: str) -> Engine:
     except Exception as exc:  # noqa: BLE001 (SQLAlchemy's argument checks: ValueError, ArgumentError)
         raise LibraryUnreachable(f"{where} is not a PostgreSQL URL the studio can read "
                                  f"(postgresql://USER@HOST:PORT/DATABASE): "
-                                 f"{mask_secrets(_first_line(exc), secrets)}") from None
+                                 f"{scrub(first_line(exc), url)}") from None
     loader = _numeric_loader()
 
     @event.listens_for(engine, "connect")
@@ -166,11 +165,12 @@ def create_server_engine(url: str) -> Engine:
     except Exception as exc:  # noqa: BLE001 (psycopg.OperationalError and what SQLAlchemy wraps it in)
         engine.dispose()
         raise LibraryUnreachable(f"cannot reach the library at {where}: "
-                                 f"{mask_secrets(_reason(exc), secrets)}") from None
+                                 f"{scrub(_reason(exc), url)}") from None
     return engine
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """A driver error's first line (what the server said), without its final period."""
     text = str(getattr(exc, "orig", None) or exc).strip()
     return text.splitlines()[0].rstrip(".") if text else type(exc).__name__
 
