@@ -161,3 +161,21 @@ def test_a_grading_child_never_sees_the_password(tmp_path: Path, secret_urls: di
         scores = [r["score"] for r in lib.runs.results(summary["id"])]
     assert scores == [1.0, 1.0, 1.0]
     hidden(done.stdout + done.stderr)
+
+
+def test_the_live_view_connects_with_a_password_that_needs_quoting(pg_url: str) -> None:
+    """The window's watcher opens its own connection: with the engine's arguments, so a password
+    with a blank, a '%' or an '@' reaches libpq as typed (a URL rebuilt from them did not parse)."""
+    from studio.core.models import BuiltinGrader
+    from studio.core.store.watch import LibraryWatcher
+
+    tail = pg_url.removeprefix("postgresql://postgres@")
+    url = f"postgresql://postgres:{ENCODED}%20and%25%2B@{tail}"  # "s3cr@t:pw/x and%+"
+    with Library.open(url) as lib:
+        watcher = LibraryWatcher(lib)
+        try:
+            with Library.open(pg_url) as other:
+                other.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+            assert "graders" in watcher.changes()
+        finally:
+            watcher.close()
