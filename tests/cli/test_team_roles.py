@@ -177,3 +177,23 @@ def test_a_role_without_the_grants_is_told_what_to_grant(team: PgServer) -> None
         team.admin("DROP ROLE carol")
     assert "the database role 'carol' may not read the library" in refused
     assert "permission denied for table alembic_version" in refused and "GRANT" in refused
+
+
+def test_opening_needs_only_read_access_a_reviewer_with_select_reads_and_is_refused_writes(team: PgServer,
+                                                                                           tmp_path: Path) -> None:
+    ok(as_role(team, "studio_owner", "library", "info"))
+    exact = definition_files.save(BuiltinGrader(key="exact", function="exact_match"), tmp_path / "e.grader.yaml")
+    ok(as_role(team, "alice", "graders", "create", str(exact)))
+    team.admin("CREATE ROLE rita LOGIN")
+    try:
+        admin_run(team, DATABASE, ["GRANT USAGE ON SCHEMA public TO rita",
+                                   "GRANT SELECT ON ALL TABLES IN SCHEMA public TO rita"])
+        listed = json.loads(ok(as_role(team, "rita", "graders", "list", "--json")))
+        assert [g["key"] for g in listed] == ["exact"]
+        again = definition_files.save(BuiltinGrader(key="mine", function="contains"), tmp_path / "m.grader.yaml")
+        write = as_role(team, "rita", "graders", "create", str(again))
+        assert write.returncode == 1 and "permission denied for table" in write.stderr
+        assert "Traceback" not in write.stderr and len(write.stderr.strip().splitlines()) == 1
+    finally:
+        admin_run(team, DATABASE, ["DROP OWNED BY rita"])
+        team.admin("DROP ROLE rita")
