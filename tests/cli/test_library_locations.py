@@ -81,6 +81,14 @@ def test_odd_server_urls_are_a_sentence_never_a_bug(tmp_path: Path, value: str) 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_library_folder_that_cannot_be_made_is_a_sentence(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    line = refused(studio(tmp_path, "library", "info", db=str(blocker / "sub" / "lib.sqlite")))
+    assert line.startswith(f"error: cannot create the library's folder {blocker / 'sub'}: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 @pytest.fixture
 def secret_urls(pg_server: PgServer, pg_url: str) -> dict[str, str]:
     """The test database, named with a password in each form a user may type it (this test server

@@ -121,7 +121,11 @@ def _sqlite_engine(path: Path | str) -> Engine:
     """
     url = "sqlite://" if str(path) == ":memory:" else f"sqlite:///{Path(path)}"
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a folder that cannot be made (no such parent, read-only, a file in the way)
+            raise LibraryUnreachable(f"cannot create the library's folder {Path(path).parent}: "
+                                     f"{exc.strerror or type(exc).__name__}") from None
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
     @event.listens_for(engine, "connect")
