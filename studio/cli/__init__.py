@@ -15,7 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from studio import __version__
 from studio.core.errors import StudioError, bug_report
@@ -74,6 +74,13 @@ class CommandParser(argparse.ArgumentParser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with any URL it quotes back masked (a library URL put in the
+        wrong place carries its password: docs/security.md)."""
+        from studio.core.urls import mask_urls
+
+        super().error(mask_urls(message))
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

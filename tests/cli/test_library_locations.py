@@ -81,6 +81,15 @@ def test_odd_server_urls_are_a_sentence_never_a_bug(tmp_path: Path, value: str) 
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_url_in_the_wrong_place_is_quoted_back_masked(tmp_path: Path) -> None:
+    url = f"postgresql://alice:{ENCODED}@127.0.0.1/team?password={ENCODED}"
+    for args in (("graders", "list", url), (url,), ("library", "info", f"--db={url}")):
+        done = studio(tmp_path, *args)
+        assert done.returncode == 2 and "usage:" in done.stderr and "Traceback" not in done.stderr, done.stderr
+        hidden(done.stdout + done.stderr)
+    assert "postgresql://alice@127.0.0.1/team?password=***" in studio(tmp_path, "graders", "list", url).stderr
+
+
 def test_a_library_folder_that_cannot_be_made_is_a_sentence(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
