@@ -16,11 +16,12 @@ USER_ENV = "GRADER_STUDIO_USER"
 _server_role: str | None = None
 
 
-def use_server_role(role: str | None) -> None:
-    """The role a server library connected as (None once it is closed): the author when
-    ``GRADER_STUDIO_USER`` is unset."""
+def use_server_role(role: str | None, *, closing: str | None = None) -> None:
+    """The role a server library connected as: the author when ``GRADER_STUDIO_USER`` is unset.
+    ``closing``: the role of a library being closed, forgotten unless another library's replaced it."""
     global _server_role
-    _server_role = role
+    if closing is None or _server_role == closing:
+        _server_role = role
 
 
 def current_user() -> str:

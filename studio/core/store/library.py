@@ -70,7 +70,7 @@ class Library:
 
     def close(self) -> None:
         if self.role is not None:
-            use_server_role(None)
+            use_server_role(None, closing=self.role)
         self.engine.dispose()
 
     def __enter__(self) -> Library:
