@@ -15,7 +15,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from studio import __version__
 from studio.core.errors import StudioError, bug_report
@@ -75,6 +75,13 @@ class CommandParser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
 
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with any URL it quotes back masked (a library URL put in the
+        wrong place carries its password: docs/security.md)."""
+        from studio.core.urls import mask_urls
+
+        super().error(mask_urls(message))
+
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser = CommandParser(
@@ -119,11 +126,11 @@ def _main(argv: list[str]) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     app = CliApp(db=args.db)
-    if args.command is None:
-        from studio.ui import launch
-
-        return launch(app.db_path())
     try:
+        if args.command is None:
+            from studio.ui import launch
+
+            return launch(app.db_path())
         return int(args.func(args, app) or 0)
     except StudioError as exc:  # every sentence a person can act on, from any command: printed here once
         print(f"error: {exc}", file=sys.stderr)
@@ -141,7 +148,7 @@ def _main(argv: list[str]) -> int:
         if isinstance(exc, DBAPIError):  # the file itself: locked by another program, not a database, disk full
             text = str(exc.orig).strip()
             reason = text.splitlines()[0] if text else type(exc.orig).__name__
-            print(f"error: the library {app.where()} could not be used: {reason}", file=sys.stderr)
+            print(f"error: the library {app.where()} could not be used: {app.masked(reason)}", file=sys.stderr)
             return 1
         print(f"error: {bug_report(exc)}", file=sys.stderr)
         return EXIT_BUG

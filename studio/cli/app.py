@@ -67,6 +67,12 @@ class CliApp:
 
         return display(self.db_path())
 
+    def masked(self, text: str) -> str:
+        """``text`` (a driver's message) with the library URL's secrets masked, as ``where`` shows it."""
+        from studio.core.urls import scrub
+
+        return scrub(text, self.db_path())
+
     @property
     def library(self) -> Library:
         if self._library is None:

@@ -40,10 +40,13 @@ def lean_list(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     db, flags = parsed
-    from studio.core.store.location import is_server_url, resolve_db_path
+    from studio.core.store.location import BadLocation, is_server_url, resolve_db_path
     from studio.core.store.schema import SCHEMA_VERSION
 
-    path = resolve_db_path(db)
+    try:
+        path = resolve_db_path(db)
+    except BadLocation:
+        return None  # the full path refuses it in its sentence
     if is_server_url(path) or not path.is_file():  # type: ignore[union-attr]
         return None  # the full path creates the library
     where = ("WHERE g.deleted_at IS NOT NULL" if "--trash" in flags

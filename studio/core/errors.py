@@ -49,18 +49,37 @@ def bug_report(exc: BaseException) -> str:
 
     from studio import __version__
     from studio.core.safe_files import write_text
+    from studio.core.urls import mask_urls
 
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    # a library URL may carry a password: every URL in the report (the command line, a message,
+    # the traceback's lines) is masked, and the file is its owner's alone (docs/security.md)
+    text = mask_urls("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     name = f"grader-studio-bug-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.txt"
     where = Path(tempfile.gettempdir()) / name
     try:
-        write_text(where, f"grader-studio {__version__}\n{' '.join(sys.argv)}\n\n{text}")
+        write_text(where, f"grader-studio {__version__}\n{masked_argv(sys.argv)}\n\n{text}", mode=0o600)
     except OSError:
         sys.stderr.write(text)  # nowhere to write it: the traceback itself is the report
         sentence = f"Grader Studio hit a bug ({type(exc).__name__}); the traceback is above"
     else:
-        sentence = (f"Grader Studio hit a bug ({type(exc).__name__}: {str(exc).strip()[:200]}); please report it "
+        sentence = (f"Grader Studio hit a bug ({type(exc).__name__}: {mask_urls(str(exc).strip())[:200]}); please report it "
                     f"with the traceback in {where}")
     with contextlib.suppress(AttributeError):  # an exception type without a __dict__
         exc.__bug_report__ = sentence  # type: ignore[attr-defined]
     return sentence
+
+
+def masked_argv(argv: list[str]) -> str:
+    """A command line as a bug report keeps it: every argument that is or holds a URL masked
+    (``--db postgresql://u:PASSWORD@h/db``, ``--db=...``), the rest as typed."""
+    from studio.core.urls import is_url, mask_urls, masked
+
+    def one(arg: str) -> str:
+        if is_url(arg):
+            return masked(arg)
+        option, equals, value = arg.partition("=")
+        if equals and option.startswith("-") and is_url(value):
+            return f"{option}={masked(value)}"
+        return mask_urls(arg)
+
+    return " ".join(one(arg) for arg in argv)

@@ -46,25 +46,26 @@ def _refuse_link(path: Path) -> None:
         raise UnsafeTarget(path, "it is a folder")
 
 
-def _temp_beside(path: Path) -> tuple[Path, int]:
-    """A new file next to ``path`` that nobody else created (O_EXCL) and that is not a link."""
+def _temp_beside(path: Path, mode: int = 0o666) -> tuple[Path, int]:
+    """A new file next to ``path`` that nobody else created (O_EXCL) and that is not a link
+    (``mode`` before the umask: 0o600 for a file only its owner may read)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY
     for _ in range(100):
         temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
         try:
-            return temp, os.open(temp, flags, 0o666)
+            return temp, os.open(temp, flags, mode)
         except FileExistsError:
             continue
     raise FileExistsError(f"cannot create a temporary file beside {path}")
 
 
 @contextlib.contextmanager
-def open_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
+def open_binary(path: str | Path, *, mode: int = 0o666) -> Iterator[io.BufferedWriter]:
     """A binary file that becomes ``path`` when the block ends without an error (else nothing is
     left behind)."""
     path = Path(path)
     _refuse_link(path)
-    temp, fd = _temp_beside(path)
+    temp, fd = _temp_beside(path, mode)
     try:
         with os.fdopen(fd, "wb") as handle:
             yield handle
@@ -77,9 +78,9 @@ def open_binary(path: str | Path) -> Iterator[io.BufferedWriter]:
 
 
 @contextlib.contextmanager
-def open_text(path: str | Path, *, newline: str | None = None) -> Iterator[TextIO]:
+def open_text(path: str | Path, *, newline: str | None = None, mode: int = 0o666) -> Iterator[TextIO]:
     """UTF-8 text written as ``open_binary`` writes bytes (``newline=""`` for the csv module)."""
-    with open_binary(path) as raw:
+    with open_binary(path, mode=mode) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline=newline)
         yield text
         text.flush()
@@ -92,8 +93,8 @@ def write_bytes(path: str | Path, data: bytes) -> Path:
     return Path(path)
 
 
-def write_text(path: str | Path, text: str) -> Path:
-    with open_text(path) as handle:
+def write_text(path: str | Path, text: str, *, mode: int = 0o666) -> Path:
+    with open_text(path, mode=mode) as handle:
         handle.write(text)
     return Path(path)
 

@@ -55,8 +55,10 @@ def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
         library = Library.open(db_path)
     except Exception as exc:  # unreadable file, newer schema, disk full: a sentence, then exit
         from studio.core.store.location import display
+        from studio.core.urls import scrub
 
-        QtWidgets.QMessageBox.critical(None, "Cannot open the library", f"{display(db_path)}\n\n{exc}")
+        QtWidgets.QMessageBox.critical(None, "Cannot open the library",
+                                       f"{display(db_path)}\n\n{scrub(str(exc), db_path)}")
         return 1
     ctx = AppContext(library, db_path)
     apply_theme(app, str(ctx.settings.value("ui/theme", "light")))

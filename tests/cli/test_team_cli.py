@@ -119,7 +119,7 @@ def test_a_down_server_or_a_bad_url_is_one_sentence_exit_2_and_nothing_created(
     line = _refused(_in(tmp_path, down, "graders", "list"))
     assert "cannot reach the library at postgresql://alice@127.0.0.1:" in line and "s3cret" not in line
     bad = _refused(_in(tmp_path, "postgresql://alice@127.0.0.1:notaport/team", "graders", "list"))
-    assert "is not a PostgreSQL URL" in bad
+    assert bad == "error: cannot read the library URL postgresql://…: the port must be a number from 1 to 65535"
     missing = _refused(_in(tmp_path, pg_server.url("no_such_library"), "graders", "list"))
     assert 'database "no_such_library" does not exist' in missing
     assert list(tmp_path.iterdir()) == []  # no file named after the URL, nothing else

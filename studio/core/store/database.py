@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
-from .errors import LibraryError
+from .errors import LibraryError, LibraryUnreachable
 from .location import Location, display, is_server_url
+from .postgres import first_line
 from .schema import HEAD_REVISION, REVISIONS, SCHEMA_VERSION
 
 ALEMBIC_DIR = Path(__file__).with_name("revisions")
@@ -24,6 +26,21 @@ _MIGRATION_LOCK = 0x67726164  # "grad"
 
 class SchemaTooNew(LibraryError):
     pass
+
+
+class NotPermitted(LibraryError):
+    """The server refused the database role what opening the library needs (reading its schema
+    version, or upgrading it): a sentence naming what is needed and who can do it (docs/team.md)."""
+
+    exit_code = 2
+
+
+#: SQLSTATE of "permission denied" / "must be owner of" (PostgreSQL's insufficient_privilege)
+_INSUFFICIENT_PRIVILEGE = "42501"
+
+
+def _refused_privilege(exc: BaseException) -> bool:
+    return getattr(getattr(exc, "orig", None), "sqlstate", None) == _INSUFFICIENT_PRIVILEGE
 
 
 def utcnow() -> datetime:
@@ -82,6 +99,14 @@ def open_engine(location: Location) -> Engine:
     try:
         with engine.begin() as conn:
             migrate(conn)
+    except DBAPIError as exc:
+        engine.dispose()
+        if not is_server_url(location):
+            raise
+        from studio.core.urls import scrub
+
+        raise LibraryUnreachable(f"cannot open the library at {display(location)}: "
+                                 f"{scrub(first_line(exc), location)}") from None
     except BaseException:
         engine.dispose()
         raise
@@ -96,7 +121,11 @@ def _sqlite_engine(path: Path | str) -> Engine:
     """
     url = "sqlite://" if str(path) == ":memory:" else f"sqlite:///{Path(path)}"
     if str(path) != ":memory:":
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a folder that cannot be made (no such parent, read-only, a file in the way)
+            raise LibraryUnreachable(f"cannot create the library's folder {Path(path).parent}: "
+                                     f"{exc.strerror or type(exc).__name__}") from None
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
     @event.listens_for(engine, "connect")
@@ -131,7 +160,8 @@ def stored_revision(conn: Connection) -> str | None:
 
 def migrate(conn: Connection) -> bool:
     """Bring the library to this release's schema inside the caller's transaction; True when a
-    revision ran. A library already there costs one or two reads (no Alembic import)."""
+    revision ran. A library already there costs one or two reads (no Alembic import): on a server
+    an analyst's role needs only to read ``alembic_version``; an upgrade is the owner role's."""
     sqlite = conn.dialect.name == "sqlite"
     if sqlite:
         version = int(conn.exec_driver_sql("PRAGMA user_version").scalar() or 0)
@@ -141,11 +171,20 @@ def migrate(conn: Connection) -> bool:
                 f"this one knows up to {SCHEMA_VERSION}); upgrade to open it")
         if version == SCHEMA_VERSION:
             return False
-    else:
-        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
-    revision = stored_revision(conn)
+    role = ""
+    if not sqlite:  # the role asked in the same round trip: a refusal below names it
+        role = str(conn.exec_driver_sql(f"SELECT current_user, pg_advisory_xact_lock({_MIGRATION_LOCK})").scalar())
+    try:
+        revision = stored_revision(conn)
+    except DBAPIError as exc:
+        if not _refused_privilege(exc):
+            raise
+        raise NotPermitted(
+            f"the database role {role!r} may not read the library at {_where(conn)} (the server said: "
+            f"{first_line(exc)}): the library's owner grants the analysts' group role its privileges "
+            "(the GRANT statements in docs/team.md, 'Setting it up') and makes this role a member") from None
     if revision is not None and revision not in REVISIONS:
-        raise SchemaTooNew(f"the library at {display(str(conn.engine.url))} was written by a newer Grader "
+        raise SchemaTooNew(f"the library at {_where(conn)} was written by a newer Grader "
                            f"Studio (schema {revision}); upgrade to open it")
     if revision == HEAD_REVISION:
         return False
@@ -155,5 +194,37 @@ def migrate(conn: Connection) -> bool:
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))
     config.attributes["connection"] = conn
-    command.upgrade(config, "head")
+    owner = None if sqlite else _owner(conn, revision)
+    try:
+        command.upgrade(config, "head")
+    except DBAPIError as exc:
+        if sqlite or not _refused_privilege(exc):
+            raise
+        what = "its tables created" if revision is None else f"an upgrade of its schema ({revision} to {HEAD_REVISION})"
+        raise NotPermitted(
+            f"the library at {_where(conn)} needs {what} for this release, which the database role "
+            f"{role!r} may not make (the server said: {first_line(exc)}): the owner role {owner!r} "
+            f"makes it by opening the library once with this release (`grader-studio --db "
+            f"postgresql://{owner}@HOST:PORT/DATABASE library info`), then everyone can open it "
+            "(docs/team.md)") from None
     return True
+
+
+def _owner(conn: Connection, revision: str | None) -> str:
+    """Who may migrate a server library: the owner of its tables (``alembic_version``), or of the
+    database while it has none. Read from the catalog, which every role may read."""
+    if revision is not None:
+        found = conn.exec_driver_sql(
+            "SELECT pg_get_userbyid(c.relowner) FROM pg_class c WHERE c.oid = to_regclass('alembic_version')").scalar()
+        if found:
+            return str(found)
+    return str(conn.exec_driver_sql(
+        "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = current_database()").scalar())
+
+
+def _where(conn: Connection) -> str:
+    """The library as a person named it: the file, or the URL (as postgresql://, masked)."""
+    url = conn.engine.url
+    if url.get_backend_name() == "sqlite":
+        return url.database or ":memory:"
+    return display(url.set(drivername="postgresql").render_as_string(hide_password=True))

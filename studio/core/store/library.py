@@ -10,13 +10,14 @@ from pathlib import Path
 
 from sqlalchemy import Engine
 
+from .authors import use_server_role
 from .database import open_engine
 from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
 from .judge_cache import JudgeCacheRepository
 from .labels import LabelRepository
-from .location import Location, display, is_server_url
+from .location import Location, checked, display, is_server_url
 from .runs import RunRepository
 from .suites import SuiteRepository
 
@@ -28,6 +29,8 @@ class Library:
         self.path = path
         #: the server URL as given (it may hold a password: pass it on, never show it; ``where``)
         self.url = url
+        #: the database role a server library connected as (the author of its writes: authors.py)
+        self.role: str | None = None
         self.graders = GraderRepository(engine)
         self.suites = SuiteRepository(engine, self.graders)
         self.datasets = DatasetRepository(engine)
@@ -39,9 +42,16 @@ class Library:
     @classmethod
     def open(cls, location: Location) -> Library:
         """Open (and migrate) a library file, creating it when new, or a server's database (which
-        must exist: the studio never creates databases or roles)."""
+        must exist: the studio never creates databases or roles). A string that is a URL the
+        studio does not read is refused (``BadLocation``), never created as a file."""
+        if isinstance(location, str):
+            location = checked(location)
         if is_server_url(location):
-            return cls(open_engine(location), None, str(location))
+            library = cls(open_engine(location), None, str(location))
+            with library.engine.connect() as conn:
+                library.role = str(conn.exec_driver_sql("SELECT current_user").scalar())
+            use_server_role(library.role)
+            return library
         return cls(open_engine(location), None if str(location) == ":memory:" else Path(location))
 
     @property
@@ -59,6 +69,8 @@ class Library:
         return self.url is not None
 
     def close(self) -> None:
+        if self.role is not None:
+            use_server_role(None, closing=self.role)
         self.engine.dispose()
 
     def __enter__(self) -> Library:

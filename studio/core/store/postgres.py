@@ -13,8 +13,10 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.pool import ConnectionPoolEntry
+
+from studio.core.urls import UrlProblem, parse_server_url, scrub
 
 from .errors import LibraryUnreachable
 from .location import display
@@ -117,14 +119,23 @@ def _numeric_loader() -> type:
     return NumberLoader
 
 
-def sqlalchemy_url(url: str) -> str:
-    scheme, rest = url.split("://", 1)
-    return "postgresql+psycopg://" + rest if scheme.lower() in ("postgresql", "postgres") else url
+def sqlalchemy_url(url: str) -> URL:
+    """The URL SQLAlchemy connects to, built from the studio's own reading of ``url``
+    (``studio.core.urls.parse_server_url``): SQLAlchemy's parser and urllib disagree on a raw ``@``
+    in a password, and what is shown must mask exactly what is sent."""
+    parts = parse_server_url(url)
+    query: dict[str, str | tuple[str, ...]] = {}
+    for key, value in parts.query:
+        previous = query.get(key)
+        query[key] = value if previous is None else (*((previous,) if isinstance(previous, str) else previous), value)
+    return URL.create("postgresql+psycopg", username=parts.username, password=parts.password, host=parts.host,
+                      port=parts.port, database=parts.database, query=query)
 
 
 def create_server_engine(url: str) -> Engine:
     """An engine on ``url``, checked by connecting once: a bad URL, a missing driver or a server
-    that is down or refuses us is one sentence (``LibraryUnreachable``), and nothing is created."""
+    that is down or refuses us is one sentence (``LibraryUnreachable``), and nothing is created.
+    Every sentence shows the URL masked, and the driver's own text with the URL's secrets masked."""
     where = display(url)
     try:
         import psycopg  # noqa: F401
@@ -133,11 +144,16 @@ def create_server_engine(url: str) -> Engine:
             f"cannot open {where}: PostgreSQL libraries need the postgres extra "
             "(pip install 'grader-studio[postgres]')") from None
     try:
-        engine = create_engine(sqlalchemy_url(url), pool_pre_ping=True, connect_args={
+        target = sqlalchemy_url(url)
+    except UrlProblem as exc:
+        raise LibraryUnreachable(str(exc)) from None
+    try:
+        engine = create_engine(target, pool_pre_ping=True, connect_args={
             "cursor_factory": _cursor_class(), "connect_timeout": 10, "application_name": "grader-studio"})
-    except Exception as exc:  # noqa: BLE001 (SQLAlchemy's URL parser: ValueError, ArgumentError)
+    except Exception as exc:  # noqa: BLE001 (SQLAlchemy's argument checks: ValueError, ArgumentError)
         raise LibraryUnreachable(f"{where} is not a PostgreSQL URL the studio can read "
-                                 f"(postgresql://USER@HOST:PORT/DATABASE): {_first_line(exc)}") from None
+                                 f"(postgresql://USER@HOST:PORT/DATABASE): "
+                                 f"{scrub(first_line(exc), url)}") from None
     loader = _numeric_loader()
 
     @event.listens_for(engine, "connect")
@@ -148,11 +164,13 @@ def create_server_engine(url: str) -> Engine:
             pass
     except Exception as exc:  # noqa: BLE001 (psycopg.OperationalError and what SQLAlchemy wraps it in)
         engine.dispose()
-        raise LibraryUnreachable(f"cannot reach the library at {where}: {_reason(exc)}") from None
+        raise LibraryUnreachable(f"cannot reach the library at {where}: "
+                                 f"{scrub(_reason(exc), url)}") from None
     return engine
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """A driver error's first line (what the server said), without its final period."""
     text = str(getattr(exc, "orig", None) or exc).strip()
     return text.splitlines()[0].rstrip(".") if text else type(exc).__name__
 

@@ -54,10 +54,11 @@ class LibraryWatcher:
         if library.is_server:
             import psycopg
 
-            # the engine's URL (psycopg's dialect named) as libpq reads it; the password stays in memory
-            url = library.engine.url.render_as_string(hide_password=False)
-            self._conn = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://", 1),
-                                         autocommit=True, connect_timeout=10)
+            # the engine's own connection arguments (host, user, password ... as keywords, so a
+            # password with a blank or a '%' reaches libpq as it is); the password stays in memory
+            engine = library.engine
+            _args, params = engine.dialect.create_connect_args(engine.url)
+            self._conn = psycopg.connect(**{**params, "autocommit": True, "connect_timeout": 10})
             self._conn.execute(f"LISTEN {CHANNEL}")
         elif library.path is not None:
             self._conn = sqlite3.connect(f"{library.path.resolve().as_uri()}?mode=ro", uri=True,

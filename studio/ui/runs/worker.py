@@ -104,7 +104,7 @@ class RunWorker(QObject):
         from studio.core.store.location import ENV_VAR, is_server_url
 
         if is_server_url(self.db_path):
-            environment = QtCore.QProcessEnvironment.systemEnvironment()
+            environment = self.process.processEnvironment()  # PYTHONPATH and the rest as set above
             environment.insert(ENV_VAR, str(self.db_path))
             self.process.setProcessEnvironment(environment)
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
