@@ -475,6 +475,25 @@ class RunRepository:
             out.setdefault(row[0], {})[row[1]] = grader_row_outcome(row[2:])
         return out
 
+    def errored(self, run_id: int) -> dict[int, dict[int, Outcome]]:
+        """The samples whose result is an error (``run --resume --retry-errors`` grades them again):
+        sample index -> {slot: Outcome} of a suite's graders that did not err on it (kept, not asked
+        again); a run of one grader has none."""
+        out: dict[int, dict[int, Outcome]] = {}
+        with self._engine.connect() as conn:
+            for idx in conn.execute(select(results.c.sample_idx).where(
+                    results.c.run_id == run_id, results.c.status == "error")).scalars():
+                out[idx] = {}
+            if not out:
+                return out
+            rows = conn.exec_driver_sql(
+                "SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS) + " FROM grader_results g"
+                " JOIN results r ON r.run_id = g.run_id AND r.sample_idx = g.sample_idx"
+                " WHERE g.run_id = ? AND r.status = 'error' AND g.status <> 'error'", (run_id,)).all()
+        for row in rows:
+            out[row[0]][row[1]] = grader_row_outcome(row[2:])
+        return out
+
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
             return set(conn.execute(select(results.c.sample_idx).where(results.c.run_id == run_id)).scalars())
@@ -491,15 +510,16 @@ class RunRepository:
         if status != "running":
             self._release_run_lock(run_id)
 
-    def claim(self, run_id: int) -> None:
+    def claim(self, run_id: int, reopen: bool = False) -> None:
         """Mark the run as being graded by this process; refuse one another live process grades
-        (on PostgreSQL, a process on any machine: the run's advisory lock, not a process id)."""
+        (on PostgreSQL, a process on any machine: the run's advisory lock, not a process id), and a
+        completed one unless ``reopen`` (its errors are graded again)."""
         server = self._engine.dialect.name != "sqlite"
         with self._engine.begin() as conn:
             row = conn.execute(select(runs.c.status, runs.c.owner_pid).where(runs.c.id == run_id)).first()
             if row is None:
                 raise NotFound(f"no run with id {run_id}")
-            if row.status == "completed":
+            if row.status == "completed" and not reopen:
                 raise Conflict(f"run {run_id} is already complete")
             if server and not self._hold_run_lock(run_id):
                 raise Conflict(f"run {run_id} is being graded by another process (on this machine or another); "

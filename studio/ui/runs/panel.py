@@ -428,12 +428,12 @@ class RunPanel(QtWidgets.QWidget):
         key, dataset = self.grader.currentData(), self.dataset.currentData()
         several = one_off_keys(key)
         ray = self.where.currentData() == "ray"
-        return RunRequest(grader=None if several is not None else key, graders=several,
-                          overall="mean" if several is not None else None, dataset=dataset,
-                          version=self.version.currentData(), limit=self.limit.value() or None,
-                          concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
-                          executor="ray" if ray else "local",
-                          ray_address=(self.ray_address.text().strip() or None) if ray else None)
+        return RunRequest.asked(grader=None if several is not None else key, graders=several,
+                                 overall="mean" if several is not None else None, dataset=dataset,
+                                 version=self.version.currentData(), limit=self.limit.value() or None,
+                                 concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
+                                 executor="ray" if ray else "local",
+                                 ray_address=(self.ray_address.text().strip() or None) if ray else None)
 
     def run_options(self) -> RunOptions:
         """The engine's options of the run the pickers describe (a Ray run's child process reads
