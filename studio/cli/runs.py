@@ -56,9 +56,9 @@ SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Co
 class ProgressBar:
     """One redrawn line on a terminal's stderr; silent when stderr is not a terminal."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = sys.stderr if stream is None else stream  # read when made: not the stderr of whoever imported this first
+        self.enabled = self.stream.isatty()
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
