@@ -18,6 +18,7 @@ from studio.core.store.suites import InvalidSuite
 
 from .plan import PlannedGrader, RunPlan
 from .preflight import check_run_configuration
+from .run_settings import RequestRefused
 
 ONE_OFF_KEY = "graders"  # the key a ``run --graders a,b,c`` suite is checked under (never stored)
 
@@ -118,8 +119,6 @@ def run_total(dataset: Any, options: Any) -> int:
         total = len({i for i in options.samples if 0 <= i < count})
     if total > 0:
         return total
-    from .request import RequestRefused
-
     if count == 0:
         raise RequestRefused(f"dataset {dataset.name!r} has no samples: there is nothing to grade "
                              "(import rows into it, or pick another dataset); no run was recorded")

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from studio.core.errors import StudioError
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
 
-from .run_settings import RunSettings
+from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
@@ -32,12 +31,6 @@ if TYPE_CHECKING:
     from .sections import RunSections
     from .usage import Usage
     from .verdict import Thresholds, Verdict
-
-
-class RequestRefused(StudioError):
-    """A request the engine will not start: one sentence, and the run could not be done (exit 2)."""
-
-    exit_code = 2
 
 
 class Reports(BaseModel):
