@@ -203,8 +203,9 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     from studio.core.engine.generate import GenerationSettings
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    from .ci import parse_caps
+    from .ci import parse_caps, request_of
 
+    request_of(args)  # the run's own arguments (--limit, --concurrency, --pass-threshold), before generating
     if args.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
     positional = "grader" if args.graders is not None else "dataset"

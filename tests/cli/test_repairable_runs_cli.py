@@ -100,7 +100,7 @@ def test_retry_errors_regrades_a_completed_runs_errors(judged: Path, fake_judge,
 ])
 def test_bad_run_arguments_are_a_sentence_and_exit_2(judged: Path, capsys, args: tuple[str, ...],  # type: ignore[no-untyped-def]
                                                       said: str) -> None:
-    for extra in ((), ("--dry-run",), ("--repeat", "2")):  # every face of `run` reads the one request
+    for extra in ((), ("--dry-run",), ("--repeat", "2"), ("--generate-with", "fake")):  # every face of `run`: one request
         assert cli(judged, "run", "judge", "geo", *args, *extra) == 2, extra
         err = capsys.readouterr().err
         assert f"error: {said}" in err and "bug" not in err, extra
@@ -165,6 +165,11 @@ def test_the_other_schemes_proxy_variable_is_named_when_a_direct_connection_fail
     said = str(caught.value)
     assert "cannot resolve the host 'judge.invalid'" in said
     assert "HTTPS_PROXY is set, but it applies to https:// URLs only" in said and "set HTTP_PROXY too" in said
+    with Library.open(db_path) as lib:
+        lib.endpoints.save(config.model_copy(update={"max_retries": 0}))
+    assert cli(db_path, "endpoints", "test", "plain") == 1  # the call itself says it too
+    err = capsys.readouterr().err
+    assert "cannot resolve the host 'judge.invalid'" in err and "HTTPS_PROXY is set, but it applies" in err
     monkeypatch.delenv("HTTPS_PROXY")
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")
     secure = config.model_copy(update={"base_url": "https://judge.invalid/v1"})
@@ -175,3 +180,17 @@ def test_the_other_schemes_proxy_variable_is_named_when_a_direct_connection_fail
     with pytest.raises(EndpointUnreachable) as plain:
         check_reachable(config)
     assert "PROXY" not in str(plain.value)  # no proxy variable at all: no hint
+
+
+def test_a_run_stored_with_a_threshold_that_is_not_finite_is_a_sentence_not_a_bug(db_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Runs started before the request refused ``--pass-threshold inf`` are still in libraries."""
+    from studio.core.models import BuiltinGrader
+
+    with Library.open(db_path) as lib:
+        grader = lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+        data = lib.datasets.create("d", [qa("s0", "q", "a", "a")])
+        run = lib.runs.create(grader.id, 1, data.id, 1, settings={"pass_threshold": float("inf")})
+    for args in (("runs", "show", str(run.id), "--failed"), ("runs", "show", str(run.id))):
+        code = cli(db_path, *args)
+        err = capsys.readouterr().err
+        assert code == 1 and "a pass threshold must be a finite number, not inf" in err, (args, err)
