@@ -219,6 +219,15 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
+    errored = (aggregates.get("statuses") or {}).get("error", 0)
+    refused = library.runs.refused_errors(run_id) if status == "completed" and errored else 0
+    if refused:  # samples a refused key never let grade (written so by older versions): not complete
+        reason = (f"{refused} sample(s) hold an error from a refused key or proxy credentials (HTTP 401, "
+                  f"403 or 407), so they were never graded: once the key is fixed, `grader-studio run "
+                  f"--resume {run_id} --retry-errors` grades them")
+        aggregates["stopped"] = reason
+        library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=reason)
+        return library.runs.get(run_id)
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
         aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
     library.runs.set_status(run_id, status, aggregates=aggregates)

@@ -494,6 +494,17 @@ class RunRepository:
             out[row[0]][row[1]] = grader_row_outcome(row[2:])
         return out
 
+    def refused_errors(self, run_id: int) -> int:
+        """How many of the run's results are errors from a refused key or proxy credentials (HTTP
+        401, 403 or 407, as the judge client words them, before and since such a refusal stopped
+        runs instead): those samples were never graded, so a resume does not call the run complete
+        while it holds them (``run --resume --retry-errors`` grades them)."""
+        error = results.c.error
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.count()).where(
+                results.c.run_id == run_id, results.c.status == "error",
+                error.like("%HTTP 401%") | error.like("%HTTP 403%") | error.like("%HTTP 407%"))).scalar_one())
+
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
             return set(conn.execute(select(results.c.sample_idx).where(results.c.run_id == run_id)).scalars())

@@ -176,3 +176,22 @@ def test_run_arguments_are_checked_once_with_a_sentence(lib: Library, fields: di
     assert str(caught.value) == said or str(caught.value).startswith(said)
     assert caught.value.exit_code == 2
     assert lib.runs.list() == []
+
+
+def test_a_resume_never_completes_a_run_holding_the_errors_of_a_refused_key(
+        lib: Library, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run written by an older version: every sample stored as the endpoint's 401. Resuming it once
+    the key is fixed grades nothing new and must not call it complete; --retry-errors grades them."""
+    from studio.core.models import Outcome
+
+    monkeypatch.setenv(KEY_VAR, "right-key")
+    run = start_run(lib, "judge", "geo", RunOptions(use_cache=False, limit=10))
+    refused = Outcome.failure("fake: HTTP 401 from fake: Incorrect API key provided.")
+    lib.runs.write_results(run.id, [(i, f"s{i}", refused) for i in range(8)])
+    lib.runs.set_status(run.id, "failed")
+    resumed = execute_run(lib, run.id)
+    assert resumed.status == "stopped" and resumed.done == 10 and resumed.counts == {"ok": 2, "error": 8}
+    assert "8 sample(s) hold an error from a refused key" in resumed.aggregates["stopped"]
+    assert f"run --resume {run.id} --retry-errors" in resumed.aggregates["stopped"]
+    retried = execute_run(lib, run.id, retry_errors=True)
+    assert retried.status == "completed" and retried.counts == {"ok": 10}
