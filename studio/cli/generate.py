@@ -81,8 +81,9 @@ def settings_from(args: argparse.Namespace, source: str | None, endpoint: str | 
     try:
         settings = GenerationSettings(**given)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CliError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}", code=2) from None
+        from studio.core.engine.request import option_problem  # the run request's own wording
+
+        raise CliError(option_problem(exc), code=2) from None
     if args.resume:  # an empty source or endpoint was not given: not a difference to refuse
         settings.model_fields_set.difference_update({f for f in ("source", "endpoint") if not given[f]})
     return settings

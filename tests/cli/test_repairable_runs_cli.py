@@ -194,3 +194,10 @@ def test_a_run_stored_with_a_threshold_that_is_not_finite_is_a_sentence_not_a_bu
         code = cli(db_path, *args)
         err = capsys.readouterr().err
         assert code == 1 and "a pass threshold must be a finite number, not inf" in err, (args, err)
+
+
+def test_generate_words_its_bad_arguments_as_the_run_request_does(db_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    for args, said in ((("--limit", "-3"), "--limit must be more than 0, not -3"),
+                       (("--samples", "0"), "--samples must be 1 or more, not 0")):
+        assert cli(db_path, "generate", "d", "--endpoint", "e", "--name", "n", *args) == 2
+        assert f"error: {said}" in capsys.readouterr().err
