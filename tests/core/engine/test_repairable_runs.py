@@ -142,9 +142,16 @@ def test_retry_errors_in_a_suite_asks_only_the_grader_that_erred(lib: Library, f
 
 def test_an_unset_key_variable_is_said_before_any_call_or_run(lib: Library, fake_judge,  # type: ignore[no-untyped-def]
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from studio.core.models import parse_grader
+
     monkeypatch.delenv(KEY_VAR)
     lib.suites.create(SuiteDefinition(key="geo-suite", graders=[SuiteMember(grader="judge")]))
-    for target in ("judge", "geo-suite"):
+    # a jury outlives a juror whose server is down, not one whose key was never set
+    add_endpoint(lib, fake_judge, name="open")  # (this one needs no key)
+    lib.graders.create(parse_grader({"kind": "jury", "key": "panel", "jurors": [
+        {"name": name, "grader": {"kind": "binary_judge", "key": f"j-{name}", "endpoint": endpoint,
+                                  "criteria": "c"}} for name, endpoint in (("a", "open"), ("b", "open"), ("c", "fake"))]}))
+    for target in ("judge", "geo-suite", "panel"):
         with pytest.raises(KeyNotSet) as caught:
             RunRequest.asked(grader=target, dataset="geo").start(lib)
         said = str(caught.value)
