@@ -465,33 +465,32 @@ class RunRepository:
     def partial(self, run_id: int) -> dict[int, dict[int, Outcome]]:
         """A suite run's samples some graders finished and others not (a kill, a cancel): sample
         index -> {slot: Outcome}, so a resume grades only the missing graders and nothing twice."""
-        out: dict[int, dict[int, Outcome]] = {}
-        with self._engine.connect() as conn:
-            rows = conn.exec_driver_sql(
-                "SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS) + " FROM grader_results g"
-                " WHERE g.run_id = ? AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = g.run_id"
-                " AND r.sample_idx = g.sample_idx)", (run_id,)).all()
-        for row in rows:
-            out.setdefault(row[0], {})[row[1]] = grader_row_outcome(row[2:])
-        return out
+        return self._grader_outcomes(
+            {}, run_id, "WHERE g.run_id = ? AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = g.run_id"
+            " AND r.sample_idx = g.sample_idx)")
 
     def errored(self, run_id: int) -> dict[int, dict[int, Outcome]]:
         """The samples whose result is an error (``run --resume --retry-errors`` grades them again):
         sample index -> {slot: Outcome} of a suite's graders that did not err on it (kept, not asked
         again); a run of one grader has none."""
-        out: dict[int, dict[int, Outcome]] = {}
         with self._engine.connect() as conn:
-            for idx in conn.execute(select(results.c.sample_idx).where(
-                    results.c.run_id == run_id, results.c.status == "error")).scalars():
-                out[idx] = {}
-            if not out:
-                return out
-            rows = conn.exec_driver_sql(
-                "SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS) + " FROM grader_results g"
-                " JOIN results r ON r.run_id = g.run_id AND r.sample_idx = g.sample_idx"
-                " WHERE g.run_id = ? AND r.status = 'error' AND g.status <> 'error'", (run_id,)).all()
+            out: dict[int, dict[int, Outcome]] = {idx: {} for idx in conn.execute(select(results.c.sample_idx).where(
+                results.c.run_id == run_id, results.c.status == "error")).scalars()}
+        if not out:
+            return out
+        return self._grader_outcomes(
+            out, run_id, "JOIN results r ON r.run_id = g.run_id AND r.sample_idx = g.sample_idx"
+            " WHERE g.run_id = ? AND r.status = 'error' AND g.status <> 'error'")
+
+    def _grader_outcomes(self, out: dict[int, dict[int, Outcome]], run_id: int,
+                         where: str) -> dict[int, dict[int, Outcome]]:
+        """``out`` with the Outcome of each ``grader_results`` row ``where`` selects (alias g), by
+        sample index and slot."""
+        with self._engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS)
+                                        + " FROM grader_results g " + where, (run_id,)).all()
         for row in rows:
-            out[row[0]][row[1]] = grader_row_outcome(row[2:])
+            out.setdefault(row[0], {})[row[1]] = grader_row_outcome(row[2:])
         return out
 
     def refused_errors(self, run_id: int) -> int:
