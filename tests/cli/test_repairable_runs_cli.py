@@ -54,7 +54,7 @@ def runs_of(db_path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict]:  #
 
 
 def test_a_wrong_key_stops_the_run_says_to_fix_the_key_and_resume_completes_it(
-        judged: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+        judged: Path, fake_judge, capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     assert cli(judged, "run", "judge", "geo", "--no-cache") == 2
     out, err = capsys.readouterr()
     assert "run 1: stopped" in out and "samples 0/60" in out
@@ -63,6 +63,14 @@ def test_a_wrong_key_stops_the_run_says_to_fix_the_key_and_resume_completes_it(
     assert "wrong-key" not in out + err
     assert cli(judged, "run", "--resume", "1", "--json") == 2  # still wrong: stopped again, nothing lost
     assert json.loads(capsys.readouterr().out)["status"] == "stopped"
+    monkeypatch.delenv(KEY_VAR)  # a resume says an unset variable before its first call, too
+    calls = fake_judge.requests["/v1/chat/completions"]
+    assert cli(judged, "run", "--resume", "1") == 2
+    err = capsys.readouterr().err
+    assert f"{KEY_VAR}, which is not set" in err and "run 1 was not resumed and nothing was graded" in err
+    assert fake_judge.requests["/v1/chat/completions"] == calls
+    assert cli(judged, "runs", "report", "1") == 2  # reading the run calls nothing: no key needed
+    assert "the run ended stopped" in capsys.readouterr().err
 
     monkeypatch.setenv(KEY_VAR, "right-key")
     assert cli(judged, "run", "--resume", "1", "--json") == 0

@@ -52,26 +52,32 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
 
 
 def check_run_configuration(library: Library, definition: GraderDefinition, endpoint: str | None) -> None:
-    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint.
+    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint,
+    or an endpoint's key variable is not set (``check_keys``).
 
     A jury is the one grader built to outlive a judge that is down: its run is refused only when
     fewer jurors than its quorum could answer (the others are marked per sample, as at run time)."""
+    configs = check_keys(library, definition, endpoint)
     if isinstance(definition, JuryGrader):
         _check_jury(library, definition, endpoint)
         return
-    wanted = list(_needs_endpoint(definition))
-    if not wanted:
-        return
-    configs = {}
-    for name in wanted:
+    for config in configs:
+        check_reachable(config)
+
+
+def check_keys(library: Library, definition: GraderDefinition, endpoint: str | None,
+               then: str = "the run was not started and nothing was recorded") -> list[EndpointConfig]:
+    """The endpoints the grader calls (a jury's and a composite's parts included); ``KeyNotSet``
+    (a sentence ending in ``then``) when one takes its key from a variable that is not set."""
+    configs: dict[str, EndpointConfig] = {}
+    for name in _needs_endpoint(definition):
         config = library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: sentences
         configs[config.name] = config
     for config in configs.values():
         problem = unset_key_variable(config)
         if problem is not None:
-            raise KeyNotSet(f"{problem}; the run was not started and nothing was recorded")
-    for config in configs.values():
-        check_reachable(config)
+            raise KeyNotSet(f"{problem}; {then}")
+    return list(configs.values())
 
 
 def _check_jury(library: Library, jury: JuryGrader, endpoint: str | None) -> None:

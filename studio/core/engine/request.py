@@ -158,6 +158,7 @@ class RunRequest(RunSettings):
         caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
+
         return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
                        executor=executor)
 
@@ -170,6 +171,7 @@ class RunRequest(RunSettings):
         checked = checked or self.check(library)
         if self.resume is None:
             return start_run(library, self.grader, str(self.dataset), self.options())
+        self._check_keys(library)
         changes: dict[str, Any] = {}
         if self.executor is not None or self.ray_address is not None:
             changes.update(executor=checked.executor, ray_address=self.ray_address)
@@ -180,6 +182,19 @@ class RunRequest(RunSettings):
         if changes:
             return library.runs.update_settings(self.resume, changes)
         return library.runs.get(self.resume)
+
+
+    def _check_keys(self, library: Library) -> None:
+        """A resumed run's endpoints' key variables, before its first call (a new run's are checked
+        as it is recorded, ``start_run``); ``runs report`` reads a run and calls nothing."""
+        from studio.core.store.run_graders import run_graders
+
+        from .preflight import check_keys
+
+        endpoint = library.runs.get(int(self.resume or 0)).settings.get("endpoint")
+        for grader in run_graders(library, int(self.resume or 0)):
+            check_keys(library, library.graders.version(grader.key, grader.version).definition, endpoint,
+                       f"run {self.resume} was not resumed and nothing was graded")
 
 
 @dataclass
