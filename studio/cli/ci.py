@@ -45,12 +45,13 @@ def request_of(args: argparse.Namespace) -> RunRequest:
     grader, dataset = args.grader, args.dataset
     if graders is not None and dataset is None:  # run --graders a,b,c DATASET: the one positional
         grader, dataset = None, grader
-    return RunRequest(grader=grader, graders=graders, dataset=dataset, resume=args.resume, version=args.version,
-                      limit=args.limit, concurrency=args.concurrency, endpoint=args.endpoint,
-                      use_cache=not args.no_cache, pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                      executor=args.executor, ray_address=args.ray_address, max_cost=money_of(args),
-                      max_tokens=tokens_of(args), fail_under=list(args.fail_under or []),
-                      reports=reports_of(args), **overall_of(args.overall))
+    return RunRequest.asked(grader=grader, graders=graders, dataset=dataset, resume=args.resume,
+                             retry_errors=bool(getattr(args, "retry_errors", False)), version=args.version,
+                             limit=args.limit, concurrency=args.concurrency, endpoint=args.endpoint,
+                             use_cache=not args.no_cache, pass_threshold=args.pass_threshold, keep_going=args.keep_going,
+                             executor=args.executor, ray_address=args.ray_address, max_cost=money_of(args),
+                             max_tokens=tokens_of(args), fail_under=list(args.fail_under or []),
+                             reports=reports_of(args), **overall_of(args.overall))
 
 
 def overall_of(rule: str | None) -> dict[str, str | None]:

@@ -81,8 +81,9 @@ def settings_from(args: argparse.Namespace, source: str | None, endpoint: str | 
     try:
         settings = GenerationSettings(**given)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise CliError(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}", code=2) from None
+        from studio.core.engine.request import option_problem  # the run request's own wording
+
+        raise CliError(option_problem(exc), code=2) from None
     if args.resume:  # an empty source or endpoint was not given: not a difference to refuse
         settings.model_fields_set.difference_update({f for f in ("source", "endpoint") if not given[f]})
     return settings
@@ -203,8 +204,9 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     from studio.core.engine.generate import GenerationSettings
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    from .ci import parse_caps
+    from .ci import parse_caps, request_of
 
+    request_of(args)  # the run's own arguments (--limit, --concurrency, --pass-threshold), before generating
     if args.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
     positional = "grader" if args.graders is not None else "dataset"

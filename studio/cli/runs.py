@@ -56,9 +56,9 @@ SUITE_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("GRADER"), Co
 class ProgressBar:
     """One redrawn line on a terminal's stderr; silent when stderr is not a terminal."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.enabled = stream.isatty()
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = sys.stderr if stream is None else stream  # read when made: not the stderr of whoever imported this first
+        self.enabled = self.stream.isatty()
 
     def __call__(self, progress: Progress) -> None:
         if not self.enabled:
@@ -172,7 +172,7 @@ def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | Non
 
 
 def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
-             watch_stdin: bool = False, keep_going: bool | None = None) -> RunInfo:
+             watch_stdin: bool = False, keep_going: bool | None = None, retry_errors: bool = False) -> RunInfo:
     executor, where = _executor_for(app, run_id, quiet or stream is not None)
     cancel = threading.Event()
     if watch_stdin:
@@ -192,7 +192,7 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             extra = {} if where is None else {"where": where}
             stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid(), **extra)
         return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going,
-                           executor=executor)
+                           executor=executor, retry_errors=retry_errors)
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
@@ -255,7 +255,7 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
     checked = request.check(app.library)
     info = request.start(app.library, checked)
     _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
-             keep_going=args.keep_going or None)
+             keep_going=args.keep_going or None, retry_errors=request.retry_errors)
     return Started(info.id, checked)
 
 
@@ -406,6 +406,8 @@ def register(sub: Any) -> None:
     p.add_argument("--max-cost", metavar="USD", help="stop starting judge calls once the run has spent this much")
     p.add_argument("--max-tokens", type=int, metavar="N", help="stop starting judge calls after N tokens")
     p.add_argument("--resume", type=int, metavar="RUN_ID", help="finish an interrupted run")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="with --resume: grade the samples whose result is an error again (a completed run's too)")
     p.add_argument("--repeat", type=int, metavar="N",
                    help="grade each sample N times (cache bypassed) and report the judge's self-agreement")
     p.add_argument("--executor", choices=("local", "ray"),

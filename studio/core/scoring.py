@@ -42,6 +42,16 @@ class GradingContext:
     #: ``run --dry-run``'s recorder (engine/dry_run.py): a judge call the cache cannot answer goes
     #: to its ``answer(client, path, payload)`` instead of the network
     dry_run: Any = None
+    #: why the run stops before it is done because no call could succeed (an endpoint refused its
+    #: key, a proxy its credentials): set once by ``halt``
+    halted: str | None = None
+
+    def halt(self, reason: str) -> None:
+        """Stop the run: no sample is started from now on, and those in flight that fail are left
+        ungraded (the engine drops their errors), so ``resume`` grades them once the cause is fixed."""
+        if self.halted is None:
+            self.halted = reason
+        self.cancel.set()
 
     def model_bridge(self, endpoint: str | None = None) -> Any:
         """The run's one model bridge, made on first request and shared by every grader in the run.

@@ -49,6 +49,9 @@ class FakeServerBase:
         self.in_flight = 0
         self.max_in_flight = 0
         self.last_authorization: str | None = None
+        #: the key every request must carry (``Authorization: Bearer KEY`` or ``x-api-key: KEY``),
+        #: else it is answered 401 as OpenAI does; None: any request is served
+        self.required_key: str | None = None
         self._fault_counts: Counter[str] = Counter()
         self._injected: list[tuple[str, float | None]] = []
         self._lock = threading.Lock()
@@ -228,6 +231,10 @@ class FakeServerBase:
         with self._lock:
             self.requests[path] += 1
             self.last_authorization = headers.get("authorization") or headers.get("x-api-key")
+        if self.required_key is not None and self.last_authorization not in (
+                self.required_key, f"Bearer {self.required_key}"):
+            return json_reply(401, {"error": {"message": "Incorrect API key provided.",
+                                              "type": "invalid_request_error", "code": "invalid_api_key"}})
         body: Any = None
         if raw is not None:
             try:

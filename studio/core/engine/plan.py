@@ -196,15 +196,18 @@ class RunPlan:
 
 def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
              graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Any]],
-             cancelled: bool) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+             cancelled: bool, stopped: bool = False) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """A suite batch's rows from each slot's outcomes (``graded``: slot, batch positions, outcomes),
     merged with the graders a sample had before (``partial``, updated in place). Shared by the local
-    engine and the Ray driver. An outcome cut short by cancel is dropped: nobody graded it."""
+    engine and the Ray driver. An outcome cut short by cancel is dropped: nobody graded it; so is
+    every error once the run ``stopped`` because samples cannot be graded (runner.py): a resume
+    asks that grader again, and the sample keeps the other graders' grades."""
     have: list[dict[int, Any]] = [dict(partial[row[0]]) if row[0] in partial else {} for row in batch]
     fresh: list[list[int]] = [[] for _ in batch]
     for slot, positions, outcomes in graded:
         for k, outcome in zip(positions, outcomes, strict=True):
-            if cancelled and isinstance(outcome, Outcome) and outcome.error == "cancelled":
+            if isinstance(outcome, Outcome) and ((cancelled and outcome.error == "cancelled")
+                                                 or (stopped and outcome.status == "error")):
                 continue
             have[k][slot] = outcome
             fresh[k].append(slot)

@@ -18,6 +18,7 @@ from studio.core.store.suites import InvalidSuite
 
 from .plan import PlannedGrader, RunPlan
 from .preflight import check_run_configuration
+from .run_settings import RequestRefused
 
 ONE_OFF_KEY = "graders"  # the key a ``run --graders a,b,c`` suite is checked under (never stored)
 
@@ -100,14 +101,29 @@ def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str
     composite = None
     if suite.overall == "composite" and suite.overall_grader:
         composite = library.graders.get(suite.overall_grader).definition.model_dump(mode="json")
-    total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
-    if options.samples is not None:
-        total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
+    total = run_total(dataset, options)
     plan = {"key": suite.key if saved else None, "version": suite_version, "overall": suite.overall,
             "overall_grader": suite.overall_grader, "composite": composite, "graders": suite.grader_keys()}
     assert first is not None
     return library.runs.create(first[0], first[1], dataset.id, total, endpoint=options.endpoint,
                                settings=options.model_dump(mode="json", exclude_none=True), slots=slots, suite=plan)
+
+
+def run_total(dataset: Any, options: Any) -> int:
+    """How many samples a new run grades (the dataset's, at most ``limit``, or the ``samples`` asked
+    for that it has); a run that would grade none is refused before it is recorded (``runs list``
+    would show a run "completed" with nothing graded, and CI would read it as a pass)."""
+    count = dataset.sample_count
+    total = count if options.limit is None else min(options.limit, count)
+    if options.samples is not None:
+        total = len({i for i in options.samples if 0 <= i < count})
+    if total > 0:
+        return total
+    if count == 0:
+        raise RequestRefused(f"dataset {dataset.name!r} has no samples: there is nothing to grade "
+                             "(import rows into it, or pick another dataset); no run was recorded")
+    raise RequestRefused(f"none of the samples asked for is in dataset {dataset.name!r} "
+                         f"({count} samples): there is nothing to grade; no run was recorded")
 
 
 def plan_of(library: Library, info: RunInfo, pass_threshold: float) -> RunPlan:

@@ -15,7 +15,8 @@ import socket
 from collections.abc import Iterator
 from urllib.parse import urlsplit
 
-from studio.core.judges.http.proxies import ProxyError, proxy_for
+from studio.core.judges.http.credentials import unset_key_variable
+from studio.core.judges.http.proxies import ProxyError, proxy_for, scheme_hint
 from studio.core.models import CompositeGrader, GraderDefinition, JudgeBase, JuryGrader
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library, LibraryError
@@ -26,6 +27,13 @@ CONNECT_SECONDS = 5.0
 
 class EndpointUnreachable(LibraryError):
     """The run's judge endpoint does not accept connections: the run could not be done (exit 2)."""
+
+
+class KeyNotSet(LibraryError):
+    """An endpoint the run calls takes its key from a variable that is not set: said before the
+    first call, instead of sending no key and reporting every sample's 401 (exit 2)."""
+
+    exit_code = 2
 
 
 def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
@@ -44,22 +52,32 @@ def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
 
 
 def check_run_configuration(library: Library, definition: GraderDefinition, endpoint: str | None) -> None:
-    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint.
+    """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint,
+    or an endpoint's key variable is not set (``check_keys``).
 
     A jury is the one grader built to outlive a judge that is down: its run is refused only when
     fewer jurors than its quorum could answer (the others are marked per sample, as at run time)."""
+    configs = check_keys(library, definition, endpoint)
     if isinstance(definition, JuryGrader):
         _check_jury(library, definition, endpoint)
         return
-    wanted = list(_needs_endpoint(definition))
-    if not wanted:
-        return
-    configs = {}
-    for name in wanted:
+    for config in configs:
+        check_reachable(config)
+
+
+def check_keys(library: Library, definition: GraderDefinition, endpoint: str | None,
+               then: str = "the run was not started and nothing was recorded") -> list[EndpointConfig]:
+    """The endpoints the grader calls (a jury's and a composite's parts included); ``KeyNotSet``
+    (a sentence ending in ``then``) when one takes its key from a variable that is not set."""
+    configs: dict[str, EndpointConfig] = {}
+    for name in _needs_endpoint(definition):
         config = library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: sentences
         configs[config.name] = config
     for config in configs.values():
-        check_reachable(config)
+        problem = unset_key_variable(config)
+        if problem is not None:
+            raise KeyNotSet(f"{problem}; {then}")
+    return list(configs.values())
 
 
 def _check_jury(library: Library, jury: JuryGrader, endpoint: str | None) -> None:
@@ -109,7 +127,8 @@ def check_reachable(config: EndpointConfig) -> None:
     reason = _connect(host, port, config)
     if reason is None:
         return
-    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}; "
+    hint = scheme_hint(config.url_for("chat/completions"), config.proxy)
+    raise EndpointUnreachable(f"endpoint {config.name!r} at {shown} is unreachable: {reason}{hint}; "
                               "the run was not started and nothing was recorded")
 
 
@@ -124,6 +143,8 @@ def unreachable(config: EndpointConfig, seconds: float = CONNECT_SECONDS) -> tup
     reason = _connect(host, port, config, seconds)
     if reason is None:
         return None
+    if proxy is None:
+        reason += scheme_hint(config.url_for("chat/completions"), config.proxy)
     return (f"its proxy {shown}" if proxy is not None else shown), reason
 
 

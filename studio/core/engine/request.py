@@ -16,12 +16,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from studio.core.errors import StudioError
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
 
-from .run_settings import RunSettings
+from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
@@ -31,12 +31,6 @@ if TYPE_CHECKING:
     from .sections import RunSections
     from .usage import Usage
     from .verdict import Thresholds, Verdict
-
-
-class RequestRefused(StudioError):
-    """A request the engine will not start: one sentence, and the run could not be done (exit 2)."""
-
-    exit_code = 2
 
 
 class Reports(BaseModel):
@@ -64,6 +58,10 @@ class RunRequest(RunSettings):
     overall_grader: str | None = None
     dataset: str | None = None
     resume: int | None = None
+    #: with ``resume``: grade the samples whose result is an error again (``--retry-errors``)
+    retry_errors: bool = False
+    #: finite: it is the line every result is judged against (and is written into SQL)
+    pass_threshold: float = Field(default=DEFAULT_PASS_THRESHOLD, allow_inf_nan=False)
     #: None: this machine for a new run, the run's own for a resume
     executor: Literal["local", "ray"] | None = None
     ray_address: str | None = None
@@ -73,9 +71,21 @@ class RunRequest(RunSettings):
     fail_under: list[str] = Field(default_factory=list)
     reports: Reports = Field(default_factory=Reports)
 
+    @classmethod
+    def asked(cls, **fields: Any) -> RunRequest:
+        """The request from what the CLI or the window was given: a value out of its range (a limit
+        or concurrency under 1, a threshold that is not a finite number) is refused with a sentence
+        naming the option, as every other refusal (exit 2), never a traceback."""
+        try:
+            return cls(**fields)
+        except ValidationError as exc:
+            raise RequestRefused(option_problem(exc)) from None
+
     # -- what the request asks -------------------------------------------------------------------
     def shape_problem(self) -> str | None:
         """What is wrong with the request's shape (before the library is read), or None."""
+        if self.retry_errors and self.resume is None:
+            return "--retry-errors goes with --resume RUN_ID (it grades a run's errored samples again)"
         if self.resume is not None:
             if self.grader or self.dataset or self.graders:
                 return "--resume takes a run id alone"
@@ -113,7 +123,7 @@ class RunRequest(RunSettings):
         """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
         the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
         from .budget import Caps
-        from .planning import targets
+        from .planning import run_total, targets
         from .reports import check_report_path
         from .verdict import check_keys, parse_thresholds
 
@@ -123,6 +133,8 @@ class RunRequest(RunSettings):
         previous = None
         if self.resume is not None:
             previous = library.runs.get(self.resume)
+            if self.retry_errors and previous.status == "completed" and not previous.counts.get("error"):
+                raise RequestRefused(f"run {self.resume} is already complete and has no errored samples to retry")
             from studio.core.store.run_graders import run_graders
 
             graded = [(g.key, g.version) for g in run_graders(library, self.resume)]
@@ -132,6 +144,7 @@ class RunRequest(RunSettings):
             graded = targets(library, self.grader, self.version, self.graders)
             dataset = str(self.dataset)
             endpoint = self.endpoint
+            run_total(library.datasets.get(dataset), self.options())  # a run of nothing is refused
         thresholds = parse_thresholds(self.fail_under)
         check_keys(thresholds, [key for key, _ in graded])
         junit = check_report_path(self.reports.junit, "--junit") if self.reports.junit else None
@@ -145,6 +158,7 @@ class RunRequest(RunSettings):
         caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
+
         return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
                        executor=executor)
 
@@ -157,6 +171,7 @@ class RunRequest(RunSettings):
         checked = checked or self.check(library)
         if self.resume is None:
             return start_run(library, self.grader, str(self.dataset), self.options())
+        self._check_keys(library)
         changes: dict[str, Any] = {}
         if self.executor is not None or self.ray_address is not None:
             changes.update(executor=checked.executor, ray_address=self.ray_address)
@@ -167,6 +182,19 @@ class RunRequest(RunSettings):
         if changes:
             return library.runs.update_settings(self.resume, changes)
         return library.runs.get(self.resume)
+
+
+    def _check_keys(self, library: Library) -> None:
+        """A resumed run's endpoints' key variables, before its first call (a new run's are checked
+        as it is recorded, ``start_run``); ``runs report`` reads a run and calls nothing."""
+        from studio.core.store.run_graders import run_graders
+
+        from .preflight import check_keys
+
+        endpoint = library.runs.get(int(self.resume or 0)).settings.get("endpoint")
+        for grader in run_graders(library, int(self.resume or 0)):
+            check_keys(library, library.graders.version(grader.key, grader.version).definition, endpoint,
+                       f"run {self.resume} was not resumed and nothing was graded")
 
 
 @dataclass
@@ -224,6 +252,28 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
             real.write(line.replace("\r", "%0D").replace("\n", "%0A") + "\n")
         real.flush()
     return Finished(run=run, verdict=verdict, usage=usage)
+
+
+def option_problem(exc: ValidationError) -> str:
+    """The first invalid value as the option a person typed: ``--limit must be 1 or more, not 0``."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first.get("loc", ()) if not isinstance(part, int)]
+    option = "--" + (loc[-1] if loc else "value").replace("_", "-")
+    ctx = first.get("ctx") or {}
+    kind = first.get("type", "")
+    given = first.get("input")
+    if kind == "greater_than_equal":
+        said = f"must be {ctx.get('ge')} or more"
+    elif kind == "greater_than":
+        said = f"must be more than {ctx.get('gt')}"
+    elif kind == "less_than_equal":
+        said = f"must be {ctx.get('le')} or less"
+    elif kind == "finite_number":
+        said = "must be a finite number"
+    else:
+        said = str(first.get("msg", "is not valid")).removeprefix("Value error, ").lower()
+        return f"{option}: {said}" + ("" if isinstance(given, dict | list) else f" (not {given!r})")
+    return f"{option} {said}, not {given!r}"
 
 
 def _baseline(library: Library, run_id: int, dataset: str) -> RunSections:

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.errors import StudioError
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+
+
+class RequestRefused(StudioError):
+    """A request the engine will not start: one sentence, and the run could not be done (exit 2).
+    (Here, below the planning that refuses a run of nothing, so that planning need not import the
+    request; ``engine.request`` is where callers import it from.)"""
+
+    exit_code = 2
 
 
 class RunSettings(BaseModel):

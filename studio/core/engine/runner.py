@@ -38,7 +38,7 @@ from studio.core.store.run_inputs import iter_texts
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
 
 from .plan import RunPlan, assemble
-from .planning import one_off_suite, plan_of, record_suite_run, unknown_target
+from .planning import one_off_suite, plan_of, record_suite_run, run_total, unknown_target
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
@@ -109,9 +109,7 @@ def start_run(library: Library, grader_key: str | None, dataset_name: str, optio
     definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
     dataset = library.datasets.get(dataset_name)
     check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
-    total = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
-    if options.samples is not None:
-        total = len({i for i in options.samples if 0 <= i < dataset.sample_count})
+    total = run_total(dataset, options)
     return library.runs.create(
         record.id, version, dataset.id, total, endpoint=options.endpoint,
         settings=options.model_dump(mode="json", exclude_none=True),
@@ -120,17 +118,25 @@ def start_run(library: Library, grader_key: str | None, dataset_name: str, optio
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,
                 cancel: threading.Event | None = None, keep_going: bool | None = None,
-                executor: Executor | None = None) -> RunInfo:
+                executor: Executor | None = None, retry_errors: bool = False) -> RunInfo:
     """Grade every sample of the run not yet graded; returns the run as stored at the end.
     ``keep_going`` overrides the run's own setting (a resume may ask to grade everything);
-    ``executor`` says where (default: the one the run's settings name, this machine unless ``ray``)."""
+    ``executor`` says where (default: the one the run's settings name, this machine unless ``ray``);
+    ``retry_errors`` grades the samples whose result is an error again (``run --resume N
+    --retry-errors``: their rows are replaced as they are written), a completed run's too."""
     cancel = cancel or threading.Event()
-    library.runs.claim(run_id)  # refuses a completed run, or one another live process is grading
+    # refuses a completed run (unless its errors are retried), or one another live process is grading
+    library.runs.claim(run_id, reopen=retry_errors)
     info = library.runs.get(run_id)
     options = RunOptions.model_validate(info.settings)
     plan = plan_of(library, info, options.pass_threshold)
     dataset = library.datasets.get(info.dataset)
     done = library.runs.done_indices(run_id)
+    stored_before = bool(done)
+    retried: dict[int, dict[int, Outcome]] = {}
+    if retry_errors:
+        retried = library.runs.errored(run_id)
+        done -= set(retried)
     already = len(done)
     limit: int | None = info.total
     if options.samples is not None:  # a subset: everything else is skipped, as if already graded
@@ -165,9 +171,12 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         grade = executor.grade_fn(plan, _grade)  # the engine's own loop, or a cluster's
         # the tallies of the rows written, kept by the engine's own loop of a fresh run (a resumed
         # run's rows are not all its own; a cluster's driver writes its own way): written_tally.py
-        kept = WrittenTallies(plan) if grade is _grade and not already else None
+        kept = WrittenTallies(plan) if grade is _grade and not stored_before else None
+        extra: dict[str, Any] = {"kept": kept} if kept is not None else {}
+        if retried:
+            extra["retried"] = retried
         metrics = asyncio.run(grade(library, run_id, plan, ctx, pending, info.total, already,
-                                    on_progress, cancel, streak, **({"kept": kept} if kept is not None else {})))
+                                    on_progress, cancel, streak, **extra))
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
@@ -186,6 +195,13 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     if executor is not None and executor.name != "local":
         aggregates["executor"] = executor.report()
     stopped = streak.stopped if streak is not None else None
+    if ctx.halted is not None:  # no call could succeed: the samples not graded wait for a resume
+        left = info.total - library.runs.get(run_id).done
+        reason = (f"{ctx.halted}; the run stopped with {left} sample(s) not graded, kept for "
+                  f"`grader-studio run --resume {run_id}` once that is fixed")
+        aggregates["stopped"] = reason
+        library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=reason)
+        return library.runs.get(run_id)
     if ctx.budget is not None:
         aggregates["budget"] = ctx.budget.to_json()
         if ctx.budget.stopped and not stopped:  # the cap set ``cancel``, not the user
@@ -203,6 +219,15 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
     status = "cancelled" if cancel.is_set() else "completed"
+    errored = (aggregates.get("statuses") or {}).get("error", 0)
+    refused = library.runs.refused_errors(run_id) if status == "completed" and errored else 0
+    if refused:  # samples a refused key never let grade (written so by older versions): not complete
+        reason = (f"{refused} sample(s) hold an error from a refused key or proxy credentials (HTTP 401, "
+                  f"403 or 407), so they were never graded: once the key is fixed, `grader-studio run "
+                  f"--resume {run_id} --retry-errors` grades them")
+        aggregates["stopped"] = reason
+        library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=reason)
+        return library.runs.get(run_id)
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
         aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
     library.runs.set_status(run_id, status, aggregates=aggregates)
@@ -349,11 +374,13 @@ class _Slots:
                 await scorer.aclose()
 
     async def grade(self, run_id: int, batch: list[Any], partial: dict[int, dict[int, Outcome]],
-                    cancel: threading.Event) -> _Graded:
-        """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats)."""
-        if self.single:
+                    cancel: threading.Event, stopping: Callable[[], bool] = bool) -> _Graded:
+        """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats).
+        ``stopping()``: the run stopped because samples cannot be graded (a key refused, the first
+        ones all failing alike): a sample that failed since is left ungraded, for the resume."""
+        if self.single:  # (the engine's loop drops those rows once it has counted them)
             return await self._grade_one(run_id, batch), [], None
-        return await self._grade_suite(run_id, batch, partial, cancel)
+        return await self._grade_suite(run_id, batch, partial, cancel, stopping)
 
     async def _grade_one(self, run_id: int, batch: list[Any]) -> list[tuple[Any, ...]]:
         scorer = self.scorers[0]
@@ -391,7 +418,8 @@ class _Slots:
         return scored_rows(run_id, batch, values, key, ms, other)
 
     async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
-                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event) -> _Graded:
+                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+                           stopping: Callable[[], bool] = bool) -> _Graded:
         parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
 
         async def one(slot: int) -> tuple[int, list[int], list[Any]]:
@@ -420,18 +448,23 @@ class _Slots:
             rows = self.plan.plain_rows(run_id, batch, columns)
             if rows is not None:
                 return rows, [], columns  # the floats the rows' scores were written from (WrittenTallies)
-        return (*assemble(self.plan, run_id, batch, graded, partial, cancel.is_set()), None)
+        # a grader's error after the run stopped is dropped: the sample keeps the other graders' grades
+        return (*assemble(self.plan, run_id, batch, graded, partial, cancel.is_set(), stopping()), None)
 
 
 async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
                  pending: Callable[[bool | str], Iterator[Any]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event,
-                 streak: FailureStreak | None = None, *, kept: WrittenTallies | None = None) -> dict[str, float]:
+                 streak: FailureStreak | None = None, *, kept: WrittenTallies | None = None,
+                 retried: dict[int, dict[int, Outcome]] | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
     JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane; every suite).
-    ``kept``: adds up the rows as they are written (engine/written_tally.py)."""
+    ``kept``: adds up the rows as they are written (engine/written_tally.py). ``retried``: the
+    errored samples graded again, with a suite's graders that did not err (those are kept)."""
     slots = await _Slots.open(plan, ctx)
     partial = library.runs.partial(run_id) if plan.suite else {}
+    if plan.suite and retried:
+        partial.update({idx: dict(kept_slots) for idx, kept_slots in retried.items() if kept_slots})
     if kept is not None and (already or partial):
         kept.distrust("the run had results before this process graded it")
     start = time.perf_counter()
@@ -486,6 +519,9 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
                                          Written(rows), in_flight=slots.in_flight()))
 
+    def stopping() -> bool:
+        return ctx.halted is not None or (streak is not None and streak.stopped is not None)
+
     feeder = _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
                      minimum=slots.min_batch, first=slots.first_batch)
     feed_lock = asyncio.Lock()
@@ -497,13 +533,15 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
             if batch is None:
                 return
             began = time.perf_counter()
-            rows, grader_rows, columns = await slots.grade(run_id, batch, partial, cancel)
+            rows, grader_rows, columns = await slots.grade(run_id, batch, partial, cancel, stopping)
             feeder.observe(len(batch), time.perf_counter() - began)
             if slots.single:
                 if len(rows) != len(batch):
                     raise RuntimeError(f"{type(slots.scorers[0]).__name__} returned {len(rows)} results for "
                                        f"{len(batch)} samples")
-                if cancel.is_set():
+                if stopping():  # see ``_Slots.grade``: a failure since the run stopped is not a grade
+                    rows = [row for row in rows if row[ROW_STATUS] != "error"]
+                elif cancel.is_set():
                     # a batch cut short by cancel: keep only what really graded
                     rows = [row for row in rows if row[ROW_ERROR] != "cancelled"]
             await outbox.put((rows, grader_rows, columns))

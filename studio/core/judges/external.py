@@ -82,7 +82,7 @@ class ExternalScorer(ScorerBase):
             timeout=grader.timeout_seconds,
             max_concurrency=ctx.concurrency or 16,
         )
-        self.client = JudgeClient(config, api_key=api_key, cancel=ctx.cancel)
+        self.client = JudgeClient(config, api_key=api_key, cancel=ctx.cancel, halt=ctx.halt)
         self.batch_size = 32 if grader.batch else max(16, 2 * config.max_concurrency)
         self.parallel_batches = 4 if grader.batch else 2
         self.io_bound = True  # waits on the reward server: fixed batches, the client bounds calls

@@ -51,6 +51,7 @@ def open_client(
         cancel=ctx.cancel,
         budget=ctx.budget,
         dry_run=ctx.dry_run,
+        halt=ctx.halt,
     )
 
 

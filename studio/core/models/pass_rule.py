@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
+from studio.core.errors import StudioError
+
 if TYPE_CHECKING:  # SQLAlchemy is imported when SQL is asked for (start-up stays light)
     from sqlalchemy.sql.elements import ColumnElement
 
@@ -71,11 +73,17 @@ RULE: tuple[Clause, ...] = (
 OTHERWISE: Decision = "error"
 
 
+class ThresholdNotFinite(StudioError, ValueError):
+    """A pass threshold that is not a finite number: nothing can be judged against it. A new run
+    refuses one (engine/request.py); a run stored with one before says so instead of crashing."""
+
+
 def check_threshold(threshold: float) -> float:
     """A threshold as a finite float (it is written into SQL as a literal)."""
     value = float(threshold)
     if not math.isfinite(value):
-        raise ValueError(f"a pass threshold must be a finite number, not {threshold!r}")
+        raise ThresholdNotFinite(f"a pass threshold must be a finite number, not {threshold!r} (a run "
+                                 "started with one cannot be judged: start it again with --pass-threshold)")
     return value
 
 

@@ -465,15 +465,44 @@ class RunRepository:
     def partial(self, run_id: int) -> dict[int, dict[int, Outcome]]:
         """A suite run's samples some graders finished and others not (a kill, a cancel): sample
         index -> {slot: Outcome}, so a resume grades only the missing graders and nothing twice."""
-        out: dict[int, dict[int, Outcome]] = {}
+        return self._grader_outcomes(
+            {}, run_id, "WHERE g.run_id = ? AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = g.run_id"
+            " AND r.sample_idx = g.sample_idx)")
+
+    def errored(self, run_id: int) -> dict[int, dict[int, Outcome]]:
+        """The samples whose result is an error (``run --resume --retry-errors`` grades them again):
+        sample index -> {slot: Outcome} of a suite's graders that did not err on it (kept, not asked
+        again); a run of one grader has none."""
         with self._engine.connect() as conn:
-            rows = conn.exec_driver_sql(
-                "SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS) + " FROM grader_results g"
-                " WHERE g.run_id = ? AND NOT EXISTS (SELECT 1 FROM results r WHERE r.run_id = g.run_id"
-                " AND r.sample_idx = g.sample_idx)", (run_id,)).all()
+            out: dict[int, dict[int, Outcome]] = {idx: {} for idx in conn.execute(select(results.c.sample_idx).where(
+                results.c.run_id == run_id, results.c.status == "error")).scalars()}
+        if not out:
+            return out
+        return self._grader_outcomes(
+            out, run_id, "JOIN results r ON r.run_id = g.run_id AND r.sample_idx = g.sample_idx"
+            " WHERE g.run_id = ? AND r.status = 'error' AND g.status <> 'error'")
+
+    def _grader_outcomes(self, out: dict[int, dict[int, Outcome]], run_id: int,
+                         where: str) -> dict[int, dict[int, Outcome]]:
+        """``out`` with the Outcome of each ``grader_results`` row ``where`` selects (alias g), by
+        sample index and slot."""
+        with self._engine.connect() as conn:
+            rows = conn.exec_driver_sql("SELECT g.sample_idx, g.slot, g." + ", g.".join(GRADER_COLUMNS)
+                                        + " FROM grader_results g " + where, (run_id,)).all()
         for row in rows:
             out.setdefault(row[0], {})[row[1]] = grader_row_outcome(row[2:])
         return out
+
+    def refused_errors(self, run_id: int) -> int:
+        """How many of the run's results are errors from a refused key or proxy credentials (HTTP
+        401, 403 or 407, as the judge client words them, before and since such a refusal stopped
+        runs instead): those samples were never graded, so a resume does not call the run complete
+        while it holds them (``run --resume --retry-errors`` grades them)."""
+        error = results.c.error
+        with self._engine.connect() as conn:
+            return int(conn.execute(select(func.count()).where(
+                results.c.run_id == run_id, results.c.status == "error",
+                error.like("%HTTP 401%") | error.like("%HTTP 403%") | error.like("%HTTP 407%"))).scalar_one())
 
     def done_indices(self, run_id: int) -> set[int]:
         with self._engine.connect() as conn:
@@ -491,15 +520,16 @@ class RunRepository:
         if status != "running":
             self._release_run_lock(run_id)
 
-    def claim(self, run_id: int) -> None:
+    def claim(self, run_id: int, reopen: bool = False) -> None:
         """Mark the run as being graded by this process; refuse one another live process grades
-        (on PostgreSQL, a process on any machine: the run's advisory lock, not a process id)."""
+        (on PostgreSQL, a process on any machine: the run's advisory lock, not a process id), and a
+        completed one unless ``reopen`` (its errors are graded again)."""
         server = self._engine.dialect.name != "sqlite"
         with self._engine.begin() as conn:
             row = conn.execute(select(runs.c.status, runs.c.owner_pid).where(runs.c.id == run_id)).first()
             if row is None:
                 raise NotFound(f"no run with id {run_id}")
-            if row.status == "completed":
+            if row.status == "completed" and not reopen:
                 raise Conflict(f"run {run_id} is already complete")
             if server and not self._hold_run_lock(run_id):
                 raise Conflict(f"run {run_id} is being graded by another process (on this machine or another); "

@@ -132,6 +132,10 @@ class RunPanel(QtWidgets.QWidget):
         self.resume_button = QtWidgets.QPushButton("Resume")
         self.resume_button.setToolTip("Grade the samples an interrupted or cancelled run has not graded yet")
         self.resume_button.setEnabled(False)
+        self.retry_button = QtWidgets.QPushButton("Retry errors")
+        self.retry_button.setToolTip("Grade the selected run's errored samples again (a key or a server fixed "
+                                     "since), replacing their errors; then finish what it has not graded")
+        self.retry_button.setEnabled(False)
         self.results = ResultsView(ctx, messages=messages)  # asks before a label replaces another's
 
         self._build_layout()
@@ -145,6 +149,7 @@ class RunPanel(QtWidgets.QWidget):
         self.start_button.clicked.connect(self.start)
         self.cancel_button.clicked.connect(self.cancel)
         self.resume_button.clicked.connect(self._resume_selected)
+        self.retry_button.clicked.connect(self._retry_selected)
         self.runs_view.selectionModel().currentRowChanged.connect(self._on_run_selected)
         self.runs.loaded.connect(self._on_runs_loaded)
         ctx.graders_changed.connect(self.reload_choices)
@@ -219,6 +224,7 @@ class RunPanel(QtWidgets.QWidget):
         side.addWidget(title)
         side.addWidget(self.runs_view, 1)
         side.addWidget(self.resume_button)
+        side.addWidget(self.retry_button)
         self.history.setMinimumWidth(160)
         self.splitter = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(self.history)
@@ -429,12 +435,12 @@ class RunPanel(QtWidgets.QWidget):
         key, dataset = self.grader.currentData(), self.dataset.currentData()
         several = one_off_keys(key)
         ray = self.where.currentData() == "ray"
-        return RunRequest(grader=None if several is not None else key, graders=several,
-                          overall="mean" if several is not None else None, dataset=dataset,
-                          version=self.version.currentData(), limit=self.limit.value() or None,
-                          concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
-                          executor="ray" if ray else "local",
-                          ray_address=(self.ray_address.text().strip() or None) if ray else None)
+        return RunRequest.asked(grader=None if several is not None else key, graders=several,
+                                 overall="mean" if several is not None else None, dataset=dataset,
+                                 version=self.version.currentData(), limit=self.limit.value() or None,
+                                 concurrency=self.concurrency.value() or None, endpoint=self.endpoint.currentData(),
+                                 executor="ray" if ray else "local",
+                                 ray_address=(self.ray_address.text().strip() or None) if ray else None)
 
     def run_options(self) -> RunOptions:
         """The engine's options of the run the pickers describe (a Ray run's child process reads
@@ -444,8 +450,9 @@ class RunPanel(QtWidgets.QWidget):
     def _on_where_changed(self, _index: int) -> None:
         self._update_buttons()
 
-    def resume(self, run_id: int) -> bool:
-        """Grade what an interrupted or cancelled run has not graded yet."""
+    def resume(self, run_id: int, retry_errors: bool = False) -> bool:
+        """Grade what an interrupted, cancelled or stopped run has not graded yet; ``retry_errors``:
+        its errored samples too (``run --resume --retry-errors``), a completed run's included."""
         if self.is_running():
             return False
         try:
@@ -453,10 +460,14 @@ class RunPanel(QtWidgets.QWidget):
         except Exception as exc:
             self._say(describe_error(exc), error=True)
             return False
-        if not resumable(info):
+        if retry_errors and not info.counts.get("error"):
+            self._say(f"Run {run_id} has no errored samples to retry.", error=True)
+            return False
+        if not retry_errors and not resumable(info):
             self._say(f"Run {run_id} is already complete.", error=True)
             return False
-        self._launch(run_id, info.total, done=info.done)
+        errors = info.counts.get("error", 0) if retry_errors else 0
+        self._launch(run_id, info.total, done=info.done - errors, retry_errors=retry_errors)
         return True
 
     def cancel(self) -> None:
@@ -478,9 +489,10 @@ class RunPanel(QtWidgets.QWidget):
             if not worker.wait(msecs):
                 worker.kill()
 
-    def _launch(self, run_id: int, total: int, done: int = 0) -> None:
+    def _launch(self, run_id: int, total: int, done: int = 0, retry_errors: bool = False) -> None:
         allow = str(self.ctx.settings.value("sandbox/allow_unsandboxed", "false")).lower() == "true"
-        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path, allow_unsandboxed=allow)
+        worker = RunWorker(self.ctx.library, run_id, self, db_path=self.ctx.db_path, allow_unsandboxed=allow,
+                           retry_errors=retry_errors)
         worker.warning.connect(self._on_warning)
         worker.progress.connect(self._on_progress)
         worker.completed.connect(self._on_completed)
@@ -543,6 +555,9 @@ class RunPanel(QtWidgets.QWidget):
         failed = info.counts.get("error", 0) + info.counts.get("invalid", 0)
         if failed:
             text += f" · {failed:,} failed"
+        stopped = info.aggregates.get("stopped")
+        if stopped:  # why (a key refused, a budget reached): what to fix before resuming
+            text += f" · {stopped}"
         self._bar_done = info.done
         self._sync_bar()
         self.progress_label.setText(f"{info.done:,} / {info.total:,} · {info.status}")
@@ -606,6 +621,11 @@ class RunPanel(QtWidgets.QWidget):
         if info is not None:
             self.resume(info.id)
 
+    def _retry_selected(self) -> None:
+        info = self._selected_run()
+        if info is not None:
+            self.resume(info.id, retry_errors=True)
+
     # -- state -------------------------------------------------------------------------------------------
     def _update_buttons(self) -> None:
         running = self.is_running()
@@ -617,6 +637,7 @@ class RunPanel(QtWidgets.QWidget):
         self.ray_address.setEnabled(not running and self.where.currentData() == "ray")
         info = self._selected_run()
         self.resume_button.setEnabled(not running and info is not None and resumable(info))
+        self.retry_button.setEnabled(not running and info is not None and bool(info.counts.get("error")))
         if not running and self.grader.count() == 0:
             self._say("Create a grader in the library to run it here.")
         elif not running and self.dataset.count() == 0:

@@ -65,9 +65,12 @@ class RunWorker(QObject):
     warning = Signal(str)        # a sentence the user must see (degraded sandbox isolation)
 
     def __init__(self, library: Library, run_id: int, parent: QObject | None = None,
-                 db_path: Path | str | None = None, allow_unsandboxed: bool = False) -> None:
+                 db_path: Path | str | None = None, allow_unsandboxed: bool = False,
+                 retry_errors: bool = False) -> None:
         super().__init__(parent)
         self.allow_unsandboxed = allow_unsandboxed
+        #: grade the run's errored samples again too (``run --resume --retry-errors``)
+        self.retry_errors = retry_errors
         self.library = library
         self.run_id = run_id
         self.db_path = db_path if db_path is not None else library.path
@@ -109,7 +112,8 @@ class RunWorker(QObject):
             self.process.setProcessEnvironment(environment)
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
                                         "--cancel-on-stdin-eof",
-                                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else [])])
+                                        *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
+                                        *(["--retry-errors"] if self.retry_errors else [])])
 
     def cancel(self) -> None:
         """Ask the run to stop, keeping what is graded; idempotent."""

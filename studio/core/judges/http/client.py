@@ -13,16 +13,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from studio.core.models.endpoints import EndpointConfig
 
 from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body
 from .chat import ChatRequest, ChatResponse
-from .credentials import redact_logs, remember_secret, scrub
-from .errors import EndpointCallError, JudgeError
+from .credentials import key_refused, redact_logs, remember_secret, scrub
+from .errors import CredentialsRefused, EndpointCallError, JudgeError
 from .limits import MAX_RETRY_AFTER, RateLimiter, backoff_delay, parse_retry_after
+from .proxies import proxy_refused
 from .redaction import redact_answer, redact_value
 from .rejections import body_excerpt, request_rejected
 from .transport import (
@@ -58,6 +59,7 @@ class JudgeClient:
         cancel: threading.Event | None = None,
         budget: Any = None,
         dry_run: Any = None,
+        halt: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
         self.model = model or config.model
@@ -71,6 +73,9 @@ class JudgeClient:
         self.budget = budget
         #: ``run --dry-run``: answers what the cache cannot, without a network call (engine/dry_run.py)
         self.dry_run = dry_run
+        #: a run's ``GradingContext.halt``: told once the endpoint refuses the key or a proxy its
+        #: credentials (``CredentialsRefused``), so the run stops instead of failing every sample
+        self.halt = halt
         self._api_key = api_key
         if api_key:
             remember_secret(api_key)
@@ -120,6 +125,7 @@ class JudgeClient:
             )
         if 300 <= reply.status < 400:
             raise redirected(self.config.name, f"GET /{path}", reply.status, reply.headers, 1)
+        self._check_credentials(reply.status, reply.text, self.config.url_for(path, self.model))
         if reply.status >= 400:
             raise EndpointCallError(
                 f"HTTP {reply.status} from {self.config.name} for GET /{path}: "
@@ -191,6 +197,8 @@ class JudgeClient:
             async with self._pool.slot() as transport:
                 if self._limiter is not None:
                     await self._limiter.acquire()
+                if self.cancel.is_set():  # cancelled (or the run halted) while this call waited for a slot
+                    raise EndpointCallError("cancelled", attempts=attempt)
                 if self.budget is not None and not self.budget.admit():
                     # the run reached its spend cap: no further call goes out (holding a slot, so a
                     # call merely queued for one was never admitted)
@@ -207,6 +215,8 @@ class JudgeClient:
                     problem = f"timed out after {self.timeout:g} s"
                 except BodyTooLarge as exc:
                     problem = str(exc)
+                except CredentialsRefused as exc:  # a proxy's 407 to a CONNECT: asking again cannot help
+                    self._refused(exc, attempt + 1)
                 except CONNECTION_ERRORS as exc:
                     # a sentence (refused, unknown host, untrusted certificate, the proxy's answer)
                     said = exc if isinstance(exc, JudgeError) else describe(exc, url)
@@ -215,6 +225,7 @@ class JudgeClient:
                     status = last_status = reply.status
                     if 300 <= status < 400:
                         raise redirected(self.config.name, "POST", status, reply.headers, attempt + 1)
+                    self._check_credentials(status, reply.text, url, attempt + 1)
                     if status >= 400 and (
                         request_rejected(status, reply.text)
                         or status not in RETRYABLE_STATUS and status < 500
@@ -275,6 +286,28 @@ class JudgeClient:
             attempts=attempts,
             status=last_status,
         )
+
+    def _check_credentials(self, status: int, text: str, url: str, attempts: int = 1) -> None:
+        """Where an answer is read: a 401/403 is the endpoint refusing the key, a 407 (to a
+        plain-http request through a proxy) the proxy refusing its credentials."""
+        if status in (401, 403):
+            said = key_refused(self.config, status, body_excerpt(text))
+        elif status == 407:
+            proxy = self._pool.route(url)[0]
+            if proxy is None:  # a server answering 407 itself: still a refusal of the credentials
+                said = f"{self.config.name} answered HTTP 407 (proxy credentials wanted): {body_excerpt(text)}"
+            else:
+                said = proxy_refused(proxy, status, body_excerpt(text))
+        else:
+            return
+        self._refused(CredentialsRefused(said, status=status, attempts=attempts), attempts)
+
+    def _refused(self, exc: CredentialsRefused, attempts: int) -> NoReturn:
+        """Stop the run (when there is one to stop) and fail this call with the refusal."""
+        exc.attempts = attempts
+        if self.halt is not None:
+            self.halt(str(exc))
+        raise exc
 
     async def _sleep(self, seconds: float) -> None:
         """Sleep in short slices so a cancel stops the wait promptly."""

@@ -81,6 +81,36 @@ def resolve_api_key(config: EndpointConfig) -> str | None:
     return key
 
 
+def unset_key_variable(config: EndpointConfig) -> str | None:
+    """The sentence for an endpoint whose key variable is not set (and no key is in the keyring for
+    it): said before its first call, instead of sending no key and reporting the server's 401."""
+    if not config.api_key_env or os.environ.get(config.api_key_env) or get_keyring_key(config.name):
+        return None
+    return (f"endpoint {config.name!r} takes its API key from the environment variable "
+            f"{config.api_key_env}, which is not set: set {config.api_key_env} to the key (or store it in "
+            f"the keyring with `grader-studio endpoints add {config.name} --replace ... --api-key-stdin`)")
+
+
+def key_refused(config: EndpointConfig, status: int, said: str) -> str:
+    """What a 401/403 from an endpoint means and what to fix: the key (where it came from, or
+    that none was sent), never the grader."""
+    if get_keyring_key(config.name):
+        where = f"the key stored in the keyring for {config.name!r}"
+        fix = "store the right key (`endpoints add ... --replace --api-key-stdin`)"
+    elif config.api_key_env and os.environ.get(config.api_key_env):
+        where = f"the key in {config.api_key_env}"
+        fix = f"set {config.api_key_env} to a valid key"
+    elif config.api_key_env:
+        where = f"no key ({config.api_key_env} is not set)"
+        fix = f"set {config.api_key_env} to the key"
+    else:
+        where = "no key (the endpoint names none)"
+        fix = "give the endpoint a key (`endpoints add ... --replace --api-key-env VAR` or --api-key-stdin)"
+    refused = "refused" if status == 401 else "denied access to"
+    return (f"endpoint {config.name!r} {refused} {where} (HTTP {status}: {said}): {fix} "
+            "(the grader is not at fault)")
+
+
 def remember_secret(secret: str) -> None:
     """Register a secret so the log filter scrubs it wherever it appears."""
     if len(secret) >= 4:

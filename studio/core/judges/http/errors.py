@@ -33,5 +33,15 @@ class EndpointCallError(JudgeError):
         self.rejected = rejected
 
 
+class CredentialsRefused(EndpointCallError):
+    """The endpoint refused the key (HTTP 401/403), or a proxy its credentials (407): every call of
+    the run would be refused the same way, so this is not one sample's error. A run stops at the
+    first one (``GradingContext.halt``) and keeps the samples not yet graded for ``--resume``; the
+    sentence names what to fix (the key or the proxy's credentials, never the grader)."""
+
+    def __init__(self, message: str, status: int, attempts: int = 1) -> None:
+        super().__init__(message, attempts=attempts, status=status, rejected=True)
+
+
 class ResponseFormatError(JudgeError):
     """The judge answered, but not in the format its prompt asked for."""

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.client import JudgeClient
-from studio.core.judges.http.credentials import resolve_api_key
+from studio.core.judges.http.credentials import resolve_api_key, unset_key_variable
 from studio.core.models.endpoints import EndpointConfig
 
 from .errors import EndpointCallError
@@ -72,6 +72,10 @@ def _route(config: EndpointConfig) -> str:
 
 
 async def _probe(config: EndpointConfig, api_key: str | None) -> ProbeResult:
+    if not api_key:
+        missing = unset_key_variable(config)  # said before a call is sent without a key
+        if missing is not None:
+            raise EndpointCallError(missing)
     api_key = api_key or resolve_api_key(config)
     notes: list[str] = []
     client = JudgeClient(config, api_key=api_key, max_retries=1)

@@ -150,6 +150,47 @@ def proxy_for(
     return None
 
 
+def proxy_refused(proxy: Proxy, status: int, reason: str = "") -> str:
+    """A proxy's 407: it wants credentials (or refused those given). The endpoint was never reached,
+    so the sentence names the proxy and where its credentials go, not the endpoint's key."""
+    said = f"HTTP {status}" + (f" {reason}" if reason else "")
+    if proxy.username is not None:
+        fix = f"check the user and password in {proxy.source}"
+    elif proxy.source == "the endpoint's proxy":
+        fix = ("the library never stores proxy credentials: drop the endpoint's own proxy and give the "
+               "proxy as http://USER:PASSWORD@HOST:PORT in HTTPS_PROXY (https endpoints) or HTTP_PROXY (http)")
+    else:
+        fix = f"give them in {proxy.source} as http://USER:PASSWORD@HOST:PORT"
+    return (f"the proxy {proxy.url} ({proxy.source}) refused the request for lack of valid proxy "
+            f"credentials ({said}): {fix}; the endpoint itself was not reached")
+
+
+def scheme_hint(url: str, endpoint_proxy: str | None = None,
+                environ: Mapping[str, str] | None = None) -> str:
+    """Why a direct connection was tried although a proxy variable is set: it is the other scheme's
+    (HTTPS_PROXY covers https:// URLs only, HTTP_PROXY http:// ones). '' when that is not the case."""
+    environ = os.environ if environ is None else environ
+    try:
+        if proxy_for(url, endpoint_proxy, environ) is not None:
+            return ""
+    except ProxyError:
+        return ""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    exceptions = _env(environ, "no_proxy")
+    if endpoint_proxy or _loopback(host) or (exceptions is not None and bypassed(host, exceptions[0])):
+        return ""
+    scheme = parts.scheme.lower()
+    other = "http" if scheme == "https" else "https"
+    found = _env(environ, f"{other}_proxy")
+    if found is None:
+        return ""
+    wanted = f"{scheme.upper()}_PROXY"
+    return (f" ({found[1]} is set, but it applies to {other}:// URLs only; this endpoint is {scheme}://, "
+            f"which goes through {wanted}: set {wanted} too, or add the proxy to the endpoint with "
+            "`endpoints add ... --proxy URL`)")
+
+
 def describe_route(url: str, endpoint_proxy: str | None = None) -> str:
     """One line for the Test button and ``endpoints test``: how a call to ``url`` travels."""
     try:

@@ -47,8 +47,8 @@ from yarl import URL
 from studio import __version__
 
 from .credentials import remember_secret, scrub
-from .errors import JudgeError
-from .proxies import Proxy, proxy_for
+from .errors import CredentialsRefused, JudgeError
+from .proxies import Proxy, proxy_for, proxy_refused, scheme_hint
 from .tls import TrustStoreError, ssl_context
 
 #: the most of one answer kept in memory (after decompression); past it the call is retried
@@ -192,7 +192,7 @@ class EndpointPool:
         self._free = asyncio.Semaphore(self.concurrency)
         self._slot = _Slot(self)
         self._session: aiohttp.ClientSession | None = None
-        self._routes: dict[str, tuple[str | None, dict[str, str] | None, bool, URL]] = {}
+        self._routes: dict[str, tuple[Proxy | None, dict[str, str] | None, bool, URL]] = {}
         self._closed = False
 
     def slot(self) -> _Slot:
@@ -225,8 +225,8 @@ class EndpointPool:
         )
         return self._session
 
-    def route(self, url: str) -> tuple[str | None, dict[str, str] | None, bool, URL]:
-        """(proxy URL, the proxy's credentials as a header, whether that header goes on the
+    def route(self, url: str) -> tuple[Proxy | None, dict[str, str] | None, bool, URL]:
+        """(the proxy, the proxy's credentials as a header, whether that header goes on the
         request itself, the parsed URL) for ``url``; the environment is read once a pool, and
         each URL parsed once. An https request's credentials go on the CONNECT only: inside the
         tunnel they would reach the judge."""
@@ -242,7 +242,7 @@ class EndpointPool:
             if len(self._routes) > 64:
                 self._routes.clear()
             plain = url[:5].lower() == "http:"
-            found = self._routes[url] = (proxy.url if proxy else None, auth, plain, URL(url))
+            found = self._routes[url] = (proxy, auth, plain, URL(url))
         return found
 
     async def send(
@@ -261,7 +261,8 @@ class EndpointPool:
             if "\r" in value or "\n" in value or "\0" in value:
                 # the value may be a key: name the header, never print the value
                 raise HTTPProtocolError(f"request header {name[:40]!r} holds a line break; not sent")
-        proxy, auth, on_request, target = self.route(url)
+        route, auth, on_request, target = self.route(url)
+        proxy = route.url if route is not None else None
         if auth is not None and on_request:
             headers = {**headers, **auth}
         for _ in range(2):
@@ -284,12 +285,13 @@ class EndpointPool:
                     response.close()
             except aiohttp.ConnectionTimeoutError:
                 via = f" through the proxy {proxy}" if proxy else ""
+                hint = scheme_hint(url) if route is None else ""
                 raise ConnectionFailed(f"no connection to {_where(url)}{via} within "
-                                       f"{self.connect_timeout:g} s (is the address right?)") from None
+                                       f"{self.connect_timeout:g} s (is the address right?){hint}") from None
             except (BodyTooLarge, JudgeError, TimeoutError, asyncio.CancelledError):
                 raise
             except (aiohttp.ClientError, OSError, ValueError) as exc:
-                raise describe(exc, url, proxy) from exc
+                raise describe(exc, url, route) from exc
         raise RemoteClosed(f"{_where(url)} answered twice with its previous answer; not trusted")
 
     async def aclose(self) -> None:
@@ -371,15 +373,28 @@ def _where(url: str) -> str:
     return f"{f'[{host}]' if ':' in host else host}:{port}"
 
 
-def describe(exc: BaseException, url: str, proxy: str | None = None) -> JudgeError:
-    """One sentence for a failure to reach ``url`` (through ``proxy``); never an errno."""
+def describe(exc: BaseException, url: str, route: Proxy | None = None) -> JudgeError:
+    """One sentence for a failure to reach ``url`` (through the proxy ``route``); never an errno.
+    A proxy's 407 is ``CredentialsRefused`` (no call of the run would get through); a failed direct
+    connection while only the other scheme's proxy variable is set says so (``scheme_hint``)."""
     where = _where(url)
+    proxy = route.url if route is not None else None
     via = f" through the proxy {proxy}" if proxy else ""
     if isinstance(exc, aiohttp.ClientHttpProxyError):
+        if exc.status == 407 and route is not None:
+            return CredentialsRefused(proxy_refused(route, exc.status, exc.message or ""), status=407)
         reason = f"HTTP {exc.status}" + (f" {exc.message}" if exc.message else "")
-        hint = (" (the proxy wants credentials: put them in the proxy URL of HTTPS_PROXY, "
-                "http://USER:PASSWORD@HOST:PORT)" if exc.status == 407 else "")
-        return ConnectionFailed(f"the proxy {proxy} refused to reach {where}: {reason}{hint}")
+        return ConnectionFailed(f"the proxy {proxy} refused to reach {where}: {reason}")
+    said = _direct(exc, url, where, proxy, via)
+    if route is None and isinstance(said, ConnectionFailed) and not isinstance(said, RemoteClosed):
+        hint = scheme_hint(url)
+        if hint:
+            return ConnectionFailed(f"{said}{hint}")
+    return said
+
+
+def _direct(exc: BaseException, url: str, where: str, proxy: str | None, via: str) -> JudgeError:
+    """``describe`` of a failure other than a proxy's answer."""
     if isinstance(exc, aiohttp.ClientProxyConnectionError):
         return ConnectionFailed(f"cannot connect to the proxy {proxy}: {_os_reason(exc.os_error)}")
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
