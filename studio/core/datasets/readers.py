@@ -209,7 +209,8 @@ def _careful_row(path: Path, number: int, line: str) -> Any:
         if "\x00" in text:  # the character itself, which JSON refuses (as a control character)
             raise DatasetError(str(path), number, nul(f"at column {text.index(chr(0)) + 1}")) from None
         where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
-        raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
+        # json's messages that end in "at" ("Unterminated string starting at") say where after it
+        raise DatasetError(str(path), number, f"not valid JSON ({exc.msg.removesuffix(' at')} {where})") from None
     except TooManyDigits as exc:
         raise DatasetError(str(path), number, str(exc)) from None
     except RecursionError:
