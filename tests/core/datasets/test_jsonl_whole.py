@@ -100,3 +100,19 @@ def test_a_bom_and_crlf_lines_read(tmp_path: Path) -> None:
     with pytest.raises(DatasetError) as caught:
         read_dataset(later)
     assert caught.value.line == 2
+
+
+@pytest.mark.parametrize("choices", ['["text"]', "[1]", '[{"message": "text"}]', '[{"message": ["a"]}]'])
+def test_an_openai_row_whose_choices_are_not_objects_names_its_line(tmp_path: Path, choices: str) -> None:
+    """It ended in a traceback (AttributeError), exit 70, and a bug report in the window."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"item": {"question": "q"}, "sample": {"output_text": "a"}}\n'
+                    f'{{"item": {{"question": "q"}}, "sample": {{"choices": {choices}}}}}\n', encoding="utf-8")
+    for read in (lambda: read_dataset(path), lambda: list(DatasetStream(path).rows())):
+        with pytest.raises(DatasetError) as caught:
+            read()
+        assert caught.value.line == 2 and "'sample.choices' must be a list of" in caught.value.message
+    good = tmp_path / "good.jsonl"
+    good.write_text('{"item": {"question": "q"}, "sample": {"choices": [{"message": {"content": "hi"}}]}}\n'
+                    '{"item": {"question": "q"}, "sample": {"choices": [{}]}}\n', encoding="utf-8")
+    assert [s.completion for s in read_dataset(good).samples] == ["hi", None]
