@@ -151,7 +151,7 @@ def jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
         if "\\u" in text and _lone_surrogate(row):
             raise DatasetError(str(path), number, _SURROGATE)
         # only a \u0000 escape can make a NUL (the JSON reader refuses the character itself)
-        if "\\u0000" in text and _holds_nul(row):
+        if "\\u0000" in text and holds_nul(row):
             raise DatasetError(str(path), number, nul("in a string (written \\u0000)"))
         yield number, row
 
@@ -192,7 +192,7 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(item)
 
 
-def _holds_nul(value: Any) -> bool:
+def holds_nul(value: Any) -> bool:
     """Whether a string (a key or a value) in ``value`` holds a NUL character."""
     return any("\x00" in text for text in _strings(value))
 
@@ -255,7 +255,7 @@ def _maybe_json(value: str | None) -> Any:
         except (json.JSONDecodeError, TooManyDigits, RecursionError):
             return value
         # JSON no row could hold stays the cell's text: too deep, a lone surrogate, a NUL (\u0000)
-        unstorable = "\\u" in value and (_lone_surrogate(decoded) or _holds_nul(decoded))
+        unstorable = "\\u" in value and (_lone_surrogate(decoded) or holds_nul(decoded))
         return value if unstorable or _too_deep(decoded) else decoded
     return value
 

@@ -189,7 +189,28 @@ class Platform(ABC):
         refused with a sentence rather than the key being given to one of them, or to none. The file
         is read as it is (``import_`` without the key), so the key changes nothing else: not a name
         derived from it, nor whether an exported adapter is recognised as the source it wraps."""
-        return with_key(self.import_(path), key, path)
+        result = with_key(self.import_(path), key, path)
+        refuse_nul(result, path)
+        return result
+
+
+#: how a NUL is written in the files graders are imported from: itself, JSON's and YAML's and Python's escapes
+_NUL_SPELLINGS = ("\x00", "\\u0000", "\\x00", "\\0")
+
+
+def refuse_nul(result: ImportResult, path: Path) -> None:
+    """Refuse a grader holding a NUL character (a name, a prompt, a source), with the line of the file
+    it is written on: PostgreSQL's text holds none, so the library would refuse it on one database
+    and not the other, after the graders before it were created."""
+    from studio.core.datasets.csv_records import nul
+    from studio.core.datasets.readers import holds_nul
+
+    for grader in result.graders:
+        if holds_nul(dump_grader(grader)):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found = [at for at in (text.find(s) for s in _NUL_SPELLINGS) if at >= 0]
+            where = f"{path}:{text.count(chr(10), 0, min(found)) + 1}" if found else str(path)
+            raise PlatformError(f"{where}: grader {grader.key!r} holds {nul('in its text')}")
 
 
 def with_key(result: ImportResult, key: str | None, path: Path) -> ImportResult:

@@ -168,3 +168,18 @@ def test_a_key_that_is_not_a_key_is_refused(tmp_path: Path) -> None:
     path.write_text("from inspect_ai.scorer import includes\n\nSCORER = includes()\n", encoding="utf-8")
     with pytest.raises(KeyRefused, match="'Not A Key!' is not a grader key"):
         get_platform("inspect").import_file(path, key="Not A Key!")
+
+
+def test_a_nul_in_a_grader_is_refused_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text('name: s\ndataset: d.jsonl\ntarget:\n  kind: letta_code\ngraders:\n  fine:\n    kind: tool\n'
+                    '    function: contains\n  bad:\n    kind: tool\n    function: contains\n'
+                    '    display_name: "bad\\0name"\n', encoding="utf-8")
+    with pytest.raises(PlatformError) as caught:
+        get_platform("letta").import_file(path)
+    assert str(caught.value).startswith(f"{path}:12: grader 'bad' holds a NUL character (\\x00)"), caught.value
+    # the six characters \u0000 in a grader's text (here, code) are text, not a NUL
+    source = tmp_path / "g.adaptive.py"
+    source.write_text('async def grade(thread):\n    return float("\\\\u0000" in "")\n', encoding="utf-8")
+    [grader] = get_platform("adaptive").import_file(source).graders
+    assert "\\u0000" in grader.source and "\x00" not in grader.source
