@@ -205,3 +205,19 @@ def test_a_lost_quote_is_refused_within_the_record_it_is_in(table: tuple[list[st
     with pytest.raises(CsvRefused) as caught:
         list(csv_records(io.StringIO(text[:cut] + text[cut + 1:], newline=""), 1 << 20))
     assert first <= caught.value.line <= last, (text, cut, caught.value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(tables(), st.sampled_from(["\n", "\r\n"]), st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL]),
+       st.data())
+def test_a_quote_added_anywhere_is_refused(table: tuple[list[str], list[list[str]]], terminator: str, quoting: int,
+                                           data: st.DataObject) -> None:
+    """Every quote of CSV comes in a pair (a quoted value's two, a doubled one inside it): one more,
+    wherever it lands, leaves a quote open or out of place, and the file is refused, never read as
+    other rows."""
+    header, rows = table
+    assume(readable(header, rows, terminator, quoting))
+    text = written(header, rows, terminator, quoting)
+    at = data.draw(st.integers(0, len(text)))
+    with pytest.raises(CsvRefused):
+        list(csv_records(io.StringIO(text[:at] + '"' + text[at:], newline=""), 1 << 20))
