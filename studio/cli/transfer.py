@@ -167,7 +167,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     platform = get_platform(args.source) if args.source else detect_platform(path)
     if not platform.imports:
         raise CliError(f"{platform.label} has no grader file format to import from")
-    result = platform.import_(path, key=args.key)
+    result = platform.import_file(path, key=args.key)
     for entry in result.skipped:
         print(f"not imported: {entry.sentence()}", file=sys.stderr)
     for line in result.warnings:

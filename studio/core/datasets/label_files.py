@@ -7,7 +7,7 @@ A line has ``sample_id`` and either ``label`` (PASS/FAIL/NA, or true/false, case
 
 from __future__ import annotations
 
-import csv
+import itertools
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -19,31 +19,26 @@ from pydantic import ValidationError
 from studio.core.models.labels import Label, LabelInput
 from studio.core.spreadsheet import CsvDictWriter
 
-from .readers import DatasetError, TooManyDigits, loads_json
+from .readers import DatasetError, csv_rows, jsonl_rows
 
 _VERDICTS = {"pass": "PASS", "fail": "FAIL", "na": "NA", "n/a": "NA", "true": "PASS", "false": "FAIL"}
 FIELDS = ("sample_id", "label", "score", "note", "labeler", "version", "created_at")
 
 
 def _rows(path: Path) -> Iterator[tuple[int, Any]]:
-    if path.suffix.lower() == ".csv":
-        with path.open(encoding="utf-8", newline="") as handle:
-            reader = csv.DictReader(handle)
-            if not reader.fieldnames or "sample_id" not in reader.fieldnames:
-                raise DatasetError(str(path), 1, "the CSV header needs a sample_id column")
-            for row in reader:
-                yield reader.line_num, {k: v for k, v in row.items() if k and v not in (None, "")}
+    """The file's rows by the datasets' own readers (a broken CSV record or JSON line is refused with
+    its line, never half-read); CSV cells stay text, an empty one is absent."""
+    if path.suffix.lower() != ".csv":
+        yield from jsonl_rows(path)
         return
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, loads_json(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-            except TooManyDigits as exc:
-                raise DatasetError(str(path), number, str(exc)) from None
+    rows = csv_rows(path)
+    first = next(rows, None)
+    if first is None:
+        return
+    if "sample_id" not in first[1]:
+        raise DatasetError(str(path), 1, "the CSV header needs a sample_id column")
+    for number, row in itertools.chain((first,), rows):
+        yield number, {k: v for k, v in row.items() if k and v is not None}
 
 
 def _label(row: Any) -> LabelInput:

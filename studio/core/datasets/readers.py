@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import json.scanner
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import orjson
 from pydantic import BaseModel
@@ -16,6 +15,7 @@ from pydantic import BaseModel
 from studio.core.errors import StudioError
 from studio.core.models import Sample, SampleRow
 
+from .csv_records import CsvRefused, csv_records, nul
 from .shapes import FORMATS, RowError, detect_format, row_to_sample, row_to_stored
 
 
@@ -119,7 +119,9 @@ def _too_long(path: Path, number: int) -> DatasetError:
                         "(a row of a dataset is at most that long); is it one JSON value per line?")
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+def jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line, value) for each JSON line of a file, blank lines skipped; ``DatasetError`` names the first
+    line that is not one storable JSON value (not UTF-8, not JSON, too long or deep, a lone surrogate, a NUL)."""
     scan, count = _SCAN, str.count
     for number, raw in _lines(path):
         try:
@@ -127,6 +129,8 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
         except UnicodeDecodeError as exc:
             raise DatasetError(str(path), number, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
                                f"{len(raw[: exc.start].decode('utf-8', 'replace')) + 1}); save the file as UTF-8") from None
+        if number == 1 and text.startswith("\ufeff"):  # a UTF-8 BOM (Windows editors write one)
+            text = text[1:]
         # the common line: one JSON object from its first character to its last, read by the C
         # scanner straight away; anything else (blank, padded, broken, a huge number, too deep)
         # takes the careful path below, which also words the error
@@ -146,6 +150,9 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
         # only a \u escape can make a lone surrogate (a UTF-8 line holds none)
         if "\\u" in text and _lone_surrogate(row):
             raise DatasetError(str(path), number, _SURROGATE)
+        # only a \u0000 escape can make a NUL (the JSON reader refuses the character itself)
+        if "\\u0000" in text and holds_nul(row):
+            raise DatasetError(str(path), number, nul("in a string (written \\u0000)"))
         yield number, row
 
 
@@ -163,20 +170,31 @@ def _lone_surrogate(value: Any) -> bool:
         return False
     except orjson.JSONEncodeError:
         pass
+    for text in _strings(value):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+    return False
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in ``value``, keys included; iterative (a hostile row cannot exhaust the stack)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if type(item) is str:
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
+            yield item
         elif type(item) is dict:
             stack.extend(item)
             stack.extend(item.values())
         elif type(item) is list:
             stack.extend(item)
-    return False
+
+
+def holds_nul(value: Any) -> bool:
+    """Whether a string (a key or a value) in ``value`` holds a NUL character."""
+    return any("\x00" in text for text in _strings(value))
 
 
 def _nested(path: Path, number: int) -> DatasetError:
@@ -188,8 +206,11 @@ def _careful_row(path: Path, number: int, line: str) -> Any:
     try:
         row = loads_json(text)
     except json.JSONDecodeError as exc:
+        if "\x00" in text:  # the character itself, which JSON refuses (as a control character)
+            raise DatasetError(str(path), number, nul(f"at column {text.index(chr(0)) + 1}")) from None
         where = "at the end of the line" if exc.pos >= len(text) else f"at column {exc.pos + 1}"
-        raise DatasetError(str(path), number, f"not valid JSON ({exc.msg} {where})") from None
+        # json's messages that end in "at" ("Unterminated string starting at") say where after it
+        raise DatasetError(str(path), number, f"not valid JSON ({exc.msg.removesuffix(' at')} {where})") from None
     except TooManyDigits as exc:
         raise DatasetError(str(path), number, str(exc)) from None
     except RecursionError:
@@ -199,15 +220,24 @@ def _careful_row(path: Path, number: int, line: str) -> Any:
     return row
 
 
-def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
+def csv_rows(path: Path, cell: Callable[[str], Any] = str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(the line a record starts on, {column: ``cell(value)``}) for each record of a CSV file, read by
+    the one strict reader (``csv_records``: a quote left open, a ragged row, a stray quote are refused,
+    never half-read); an empty value is None. A UTF-8 BOM (a spreadsheet's "CSV UTF-8") is not part of
+    the first column's name."""
     try:
-        yield from _csv_rows_utf8(path)
-    except UnicodeDecodeError as exc:
-        line = _line_at(path, exc.start)
-        raise DatasetError(str(path), line, "not UTF-8 text; save the file as UTF-8") from None
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            for number, record in csv_records(handle, MAX_ROW_BYTES):
+                # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
+                # an explicit "" stays a value
+                yield number, {k: (None if v == "" else cell(v)) for k, v in record.items()}
+    except CsvRefused as exc:
+        raise DatasetError(str(path), exc.line, exc.message) from None
+    except UnicodeDecodeError:
+        raise DatasetError(str(path), _line_at(path), "not UTF-8 text; save the file as UTF-8") from None
 
 
-def _line_at(path: Path, offset: int) -> int | None:
+def _line_at(path: Path) -> int | None:
     """Line of the first byte that is not UTF-8 (the decoder's offset is within its buffer)."""
     for number, raw in _lines(path):
         try:
@@ -217,45 +247,6 @@ def _line_at(path: Path, offset: int) -> int | None:
     return None
 
 
-class _CappedLines:
-    """The text file's lines (split as iterating it splits them), none longer than ``MAX_ROW_BYTES``:
-    a longer one is refused with its number once that much of it is read, not read whole. (The
-    bound is on characters here, each at least a byte: at most that many are held.) ``number`` is
-    the last line's, for an error the csv module raises on it."""
-
-    def __init__(self, handle: TextIO, path: Path) -> None:
-        self.handle, self.path, self.number = handle, path, 0
-
-    def __iter__(self) -> Iterator[str]:
-        readline = self.handle.readline
-        while line := readline(_CAPPED):
-            self.number += 1
-            if len(line) > MAX_ROW_BYTES and len(line.rstrip("\r\n")) > MAX_ROW_BYTES:
-                raise _too_long(self.path, self.number)
-            yield line
-
-
-#: a line's longest read: ``MAX_ROW_BYTES`` and its line break ("\r\n"), one more to know it is longer
-_CAPPED = MAX_ROW_BYTES + 3
-
-
-def _csv_rows_utf8(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        lines = _CappedLines(handle, path)
-        reader = csv.DictReader(lines)
-        try:
-            if not reader.fieldnames:
-                raise DatasetError(str(path), 1, "the CSV file has no header row")
-            for row in reader:
-                if None in row:
-                    raise DatasetError(str(path), reader.line_num, "more values than header columns")
-                # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
-                # an explicit "" stays a value
-                yield reader.line_num, {k: (None if v == "" else _maybe_json(v)) for k, v in row.items()}
-        except csv.Error as exc:  # a cell over csv's field size limit (128 kB), a quote left open at the end...
-            raise DatasetError(str(path), max(lines.number, 1), f"not valid CSV ({exc})") from None
-
-
 def _maybe_json(value: str | None) -> Any:
     """CSV cells holding JSON objects/lists (messages, metadata) are decoded."""
     if value and value[:1] in "[{":
@@ -263,15 +254,17 @@ def _maybe_json(value: str | None) -> Any:
             decoded = loads_json(value)
         except (json.JSONDecodeError, TooManyDigits, RecursionError):
             return value
-        return value if _too_deep(decoded) or ("\\u" in value and _lone_surrogate(decoded)) else decoded
+        # JSON no row could hold stays the cell's text: too deep, a lone surrogate, a NUL (\u0000)
+        unstorable = "\\u" in value and (_lone_surrogate(decoded) or holds_nul(decoded))
+        return value if unstorable or _too_deep(decoded) else decoded
     return value
 
 
 def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
     if path.suffix.lower() == ".csv":
-        return _csv_rows(path)
+        return csv_rows(path, _maybe_json)
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-        return _jsonl_rows(path)
+        return jsonl_rows(path)
     raise DatasetError(str(path), None, "unsupported file type: use .jsonl or .csv")
 
 

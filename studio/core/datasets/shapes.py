@@ -144,7 +144,11 @@ def _openai(row: dict[str, Any], default_id: str) -> Sample:
         raise RowError("'sample' must be an object")
     completion = sample.get("output_text")
     if completion is None and isinstance(sample.get("choices"), list) and sample["choices"]:
-        completion = (sample["choices"][0].get("message") or {}).get("content")
+        first = sample["choices"][0]
+        message = first.get("message") if isinstance(first, dict) else first
+        if message is not None and not isinstance(message, dict):
+            raise RowError("'sample.choices' must be a list of {message: {content}} objects")
+        completion = (message or {}).get("content")
     return Sample(
         id=_id(default_id, row.get("id"), item.get("id")),
         messages=_turns(_first(item, ("messages",)) or _first(item, INPUT_KEYS)),

@@ -13,15 +13,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from studio.core.errors import StudioError
 from studio.core.kinds import Carry, GraderKind, UnknownKind, get_kind
-from studio.core.models import GraderDefinition
+from studio.core.models import GraderDefinition, dump_grader, parse_grader
 
 
 class PlatformError(StudioError):
     """A file that is not this platform's format, or a grader it cannot express: one readable line."""
+
+
+class KeyRefused(PlatformError):
+    """``import --key`` that cannot name what the file holds (several graders, not a key): the
+    command was asked for something the file does not allow, a usage error (exit 2)."""
+
+    exit_code = 2
 
 
 class Support(BaseModel):
@@ -174,3 +181,51 @@ class Platform(ABC):
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
         """Read graders from ``path``; ``key`` names the grader when the file holds no key."""
         raise PlatformError(f"{self.label} has no grader file format to import from")
+
+    def import_file(self, path: Path, key: str | None = None) -> ImportResult:
+        """``import_``, and ``key`` (``import --key``) kept the same way on every platform: it is the
+        key of the one grader the file holds, whether the file named it or not (a definition an
+        export carried, an Inspect scorer, a HUD module included); a file of several entries is
+        refused with a sentence rather than the key being given to one of them, or to none. The file
+        is read as it is (``import_`` without the key), so the key changes nothing else: not a name
+        derived from it, nor whether an exported adapter is recognised as the source it wraps."""
+        result = with_key(self.import_(path), key, path)
+        refuse_nul(result, path)
+        return result
+
+
+#: how a NUL is written in the files graders are imported from: itself, JSON's and YAML's and Python's escapes
+_NUL_SPELLINGS = ("\x00", "\\u0000", "\\x00", "\\0")
+
+
+def refuse_nul(result: ImportResult, path: Path) -> None:
+    """Refuse a grader holding a NUL character (a name, a prompt, a source), with the line of the file
+    it is written on: PostgreSQL's text holds none, so the library would refuse it on one database
+    and not the other, after the graders before it were created."""
+    from studio.core.datasets.csv_records import nul
+    from studio.core.datasets.readers import holds_nul
+
+    for grader in result.graders:
+        if holds_nul(dump_grader(grader)):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            found = [at for at in (text.find(s) for s in _NUL_SPELLINGS) if at >= 0]
+            where = f"{path}:{text.count(chr(10), 0, min(found)) + 1}" if found else str(path)
+            raise PlatformError(f"{where}: grader {grader.key!r} holds {nul('in its text')}")
+
+
+def with_key(result: ImportResult, key: str | None, path: Path) -> ImportResult:
+    """``result`` with its one grader keyed ``key`` (see ``Platform.import_file``)."""
+    if key is None:
+        return result
+    entries = [g.key for g in result.graders] + [s.where for s in result.skipped]
+    if len(entries) != 1:
+        raise KeyRefused(f"the key {key!r} names one grader, but {path.name} holds {len(entries)} "
+                            f"({', '.join(entries)}); import it without a key")
+    if not result.graders or result.graders[0].key == key:
+        return result
+    try:
+        grader = parse_grader({**dump_grader(result.graders[0]), "key": key})
+    except ValidationError:
+        raise KeyRefused(f"{key!r} is not a grader key (at most 128 lowercase letters, digits, '-', '_' and '.', "
+                         "starting with a letter or digit)") from None
+    return result.model_copy(update={"graders": [grader]})

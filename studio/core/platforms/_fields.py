@@ -89,18 +89,27 @@ def slug(text: str, fallback: str = "imported") -> str:
 
 
 def read_text(path: Path) -> str:
+    """A platform file's text; one that is not UTF-8 is refused with the line of its first bad byte."""
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PlatformError(f"cannot read {path}: {exc}") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PlatformError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise PlatformError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x}); save it as UTF-8") from None
 
 
 def read_json(path: Path) -> Any:
+    """A platform's JSON file, whole: a syntax error (a file cut short among them) names its line."""
     text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise PlatformError(f"{path} is not valid JSON: {exc}") from exc
+        # json's messages that end in "at" ("Unterminated string starting at") say where after it
+        raise PlatformError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg.removesuffix(' at')} at column "
+                            f"{exc.colno})") from None
     except ValueError:  # an integer past Python's digit limit (sys.get_int_max_str_digits())
         found = re.search(rf"\d{{{sys.get_int_max_str_digits() + 1},}}", text)
         line = text.count("\n", 0, found.start()) + 1 if found else None
@@ -171,11 +180,24 @@ def dump_yaml(data: Any) -> str:
 
 def load_yaml_text(text: str, origin: str) -> Any:
     """A platform config through the studio's one YAML reader: anchors shared by a config are fine,
-    as long as what their aliases repeat stays bounded (``studio/core/yaml_text.py``)."""
+    as long as what their aliases repeat stays bounded (``studio/core/yaml_text.py``); one cut short
+    is refused (``refuse_cut``)."""
     try:
-        return read_yaml(text, origin, aliases=True)
+        data = read_yaml(text, origin, aliases=True)
     except YamlRefused as exc:
         raise PlatformError(str(exc)) from None
+    refuse_cut(text, origin)
+    return data
+
+
+def refuse_cut(text: str, origin: str) -> None:
+    """Refuse a YAML or Python text that ends in the middle of a line. Cut short after a whole entry,
+    inside a block of text or a comment, either still parses: the missing line break at its end is
+    the sign left. Every file an export, a YAML writer or an editor's formatter writes ends with one
+    (JSON needs no such check: a JSON text cut short does not parse)."""
+    if text and not text.endswith(("\n", "\r")):
+        raise PlatformError(f"{origin}:{text.count(chr(10)) + 1}: the file ends in the middle of a line, as a file "
+                            "cut short does; if it is whole, end its last line with a line break")
 
 
 def peek_yaml(path: Path) -> Any:

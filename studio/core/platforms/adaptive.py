@@ -34,6 +34,7 @@ from ._fields import (
     slug,
     unexported,
 )
+from ._syntax import parse_python
 
 LABEL = "Adaptive"
 
@@ -236,6 +237,7 @@ class AdaptivePlatform(Platform):
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
         if path.suffix.lower() == ".py":
             source = read_text(path)
+            parse_python(source, path)  # a syntax error (a file cut short) is named by its line
             if not has_async_grade(source):
                 raise PlatformError(f"{path.name} has no top-level async def grade(thread)")
             grader = FunctionGrader(key=key or slug(path.stem.removesuffix(".adaptive")), source=source)

@@ -25,6 +25,7 @@ from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._carried import carried, with_definitions
 from ._fields import docstring, inspect_options, judge_model, read_text, unexported
 from ._jury import hud_composite
+from ._syntax import parse_python
 from .openai import plain_extractor
 
 LABEL = "HUD"
@@ -188,8 +189,10 @@ class HudPlatform(Platform):
         return bool(definitions)
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        definitions, why = carried(read_text(path), self.name)
+        text = read_text(path)
+        definitions, why = carried(text, self.name)
         if not definitions:
+            parse_python(text, path)  # a module cut short is named by the line it breaks on
             raise PlatformError(f"{path.name}: HUD graders are Python code the studio does not read; only a module "
                                 f"Grader Studio exported, unchanged, imports back ({why or 'this one has no definition'})")
         return ImportResult(graders=definitions)

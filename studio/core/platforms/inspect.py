@@ -35,6 +35,7 @@ from ._fields import docstring, inspect_options, read_text, slug, unexported
 from ._judge_prompts import portable, portable_or_reason
 from ._jury import INSPECT_REDUCERS, inspect_problem
 from ._losses import skip
+from ._syntax import parse_python
 from .openai import plain_extractor
 
 LABEL = "Inspect AI"
@@ -233,10 +234,7 @@ class InspectPlatform(Platform):
         definitions, why = carried(text, self.name)
         if definitions:
             return ImportResult(graders=definitions)
-        try:
-            tree = ast.parse(text, filename=path.name)
-        except SyntaxError as exc:
-            raise PlatformError(f"{path.name} line {exc.lineno}: not valid Python ({exc.msg})") from None
+        tree = parse_python(text, path)
         result = ImportResult()
         seen: set[str] = set()
         custom = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and any(

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from ._base import Platform, PlatformError
+from ._syntax import refuse_unreadable
 
 
 @cache
@@ -38,6 +39,7 @@ def detect_platform(path: Path) -> Platform:
     """The platform whose importer recognises ``path``; refuses when none or several do."""
     matches = [p for p in platforms().values() if p.imports and p.detect(path)]
     if not matches:
+        refuse_unreadable(path)
         raise PlatformError(
             f"cannot tell which platform {path.name} is from; pass --from "
             f"({', '.join(p.name for p in platforms().values() if p.imports)})"

@@ -190,7 +190,7 @@ class GraderActions(QObject):
             platform = detect_platform(Path(path))
             if not platform.imports:
                 raise StudioError(f"{platform.label} has no grader file format to import from")
-            return platform, platform.import_(Path(path))
+            return platform, platform.import_file(Path(path))  # what the CLI reads: a NUL, a cut file refused
 
         found = self._call("Cannot import", read)
         if found is None:
