@@ -171,7 +171,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
-                                error=f"{type(exc).__name__}: {exc}")
+                                error=f"{type(exc).__name__}: {exc}", only_from=("running",))
         raise
     finally:
         gc.unfreeze()
@@ -202,10 +202,13 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         aggregates["stopped"] = stopped
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
-    status = "cancelled" if cancel.is_set() else "completed"
+    # a cancel that came once every sample was graded (the window quitting as the run ends) stops
+    # nothing: the run is complete, and is never stored as cancelled
+    status = "cancelled" if cancel.is_set() and library.runs.get(run_id).done < info.total else "completed"
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
         aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
-    library.runs.set_status(run_id, status, aggregates=aggregates)
+    library.runs.set_status(run_id, status, aggregates=aggregates,
+                            only_from=("running",) if status == "cancelled" else None)
     return library.runs.get(run_id)
 
 

@@ -191,9 +191,10 @@ class JudgeClient:
             async with self._pool.slot() as transport:
                 if self._limiter is not None:
                     await self._limiter.acquire()
-                if self.budget is not None and not self.budget.admit():
-                    # the run reached its spend cap: no further call goes out (holding a slot, so a
-                    # call merely queued for one was never admitted)
+                if self.cancel.is_set() or (self.budget is not None and not self.budget.admit()):
+                    # cancelled, or the run reached its spend cap: no further call goes out (checked
+                    # holding a slot, so a call merely queued for one when the cancel came is never
+                    # sent: at concurrency 1 a cancel waited for every queued call, one by one)
                     raise EndpointCallError("cancelled", attempts=attempt)
                 sent = time.perf_counter()
                 queued += sent - waiting
