@@ -153,3 +153,50 @@ def test_the_runs_list_collapses_and_comes_back(qtbot: Any, demo_window: Any) ->
     QtWidgets.QApplication.processEvents()
     assert not panel.runs_view.isVisible() and panel.results.width() == grid_before
     window.tabs.setCurrentIndex(TAB_GRADER)
+
+
+def test_a_five_thousand_character_error_never_widens_the_window(qtbot: Any, window: Any, ctx: Any,
+                                                                  monkeypatch: Any) -> None:
+    """An error is one long line more often than not (a server's body, a path, a token): where the
+    window states one, it wraps or elides, and the window's minimum width stays within 1280
+    (the results' status line asked for the whole line: the window grew to 33,000 px)."""
+    from studio.core.errors import StudioError
+    from studio.core.models import Sample
+    from studio.ui.main_window import TAB_DATASETS
+
+    long_error = "HTTP 401 from https://api.example.test/v1/chat/completions: " + "x" * 2500 + " " + "y " * 1250
+    assert len(long_error) > 5000
+
+    def settled_width() -> int:
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        return int(window.minimumSizeHint().width())
+
+    window.resize(1280, 800)
+    window.tabs.setCurrentIndex(TAB_RUN)
+    results = window.run_panel.results
+    results.model.failed.emit(long_error)  # a query of the grid failed
+    assert settled_width() <= 1280
+    assert long_error in results.status_line.toolTip()  # the whole text is one hover away
+    window.run_panel._say(long_error, error=True)  # a run that failed says why
+    assert settled_width() <= 1280
+    results.summary_bar.clear(long_error)  # the run's summary could not be read
+    results.detail.clear(long_error)  # nor its result
+    assert settled_width() <= 1280
+
+    ctx.library.datasets.create("d", [Sample(id="s0", completion="a")])
+    ctx.datasets_changed.emit()
+    window.tabs.setCurrentIndex(TAB_DATASETS)
+    view = window.datasets_view
+    qtbot.waitUntil(lambda: view.datasets.row_of("d") is not None)
+    view.select_dataset("d")
+
+    def refuse(name: str) -> None:
+        raise StudioError(long_error)
+
+    monkeypatch.setattr(ctx.library.datasets, "delete", refuse)
+    monkeypatch.setattr(QtWidgets.QMessageBox, "question",
+                        lambda *a, **k: QtWidgets.QMessageBox.StandardButton.Yes)
+    view.delete_selected()
+    assert "HTTP 401 from" in view.header.text() and "x" * 50 in view.header.text()  # said, and wrapped
+    assert settled_width() <= 1280

@@ -8,7 +8,7 @@ from typing import Any
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import RunSummary
 
-from ..plain import short
+from ..plain import breakable, short
 from ..qt import Qt, QtWidgets
 from .ci_reports import figures_html
 from .histogram import ScoreHistogram
@@ -109,7 +109,7 @@ class SummaryBar(QtWidgets.QFrame):
         self._layout.insertWidget(1, widget, 0, Qt.AlignmentFlag.AlignTop)
 
     def clear(self, message: str = "Choose a run to see its results.") -> None:
-        self.text.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")
+        self.text.setText(f"<span style='color:#8a8f98'>{html.escape(breakable(message))}</span>")
         self.histogram.set_data([], 0.0, 1.0)
 
     def set_summary(self, summary: RunSummary) -> None:
