@@ -200,3 +200,50 @@ def test_a_five_thousand_character_error_never_widens_the_window(qtbot: Any, win
     view.delete_selected()
     assert "HTTP 401 from" in view.header.text() and "x" * 50 in view.header.text()  # said, and wrapped
     assert settled_width() <= 1280
+
+
+def _rows_in_view(table: QtWidgets.QTableView) -> int:
+    """Rows the grid shows whole (a row cut by its bottom edge is not read)."""
+    height = table.viewport().height()
+    return sum(1 for row in range(table.model().rowCount())
+               if table.rowViewportPosition(row) >= 0
+               and table.rowViewportPosition(row) + table.rowHeight(row) <= height)
+
+
+@pytest.mark.parametrize("runs_list", [False, True])
+def test_a_suite_run_shows_a_dozen_rows_beside_the_detail_pane_at_1280(qtbot: Any, demo_window: Any, ctx: Any,
+                                                                       runs_list: bool) -> None:
+    """A suite's summary states each grader's line; at 1280x800 it stays a band (it scrolls within
+    itself past a few lines), and the grid keeps a dozen rows and more in view (the summary took 45%
+    of the height: 6-9 rows)."""
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    from studio.core.models import BuiltinGrader
+
+    keys = ["qa-exact-builtin", "qa-token-f1", "qa-contains-expected", "no-refusal", "ascii-printable",
+            "arithmetic-numeric"]  # the demo's built-in checks: no endpoint, no sandbox
+    for n, function in enumerate(["contains", "exact_match", "token_f1", "contains", "exact_match", "token_f1"]):
+        key = f"answer-check-{n}-{function.replace('_', '-')}-after-normalising-case"  # keys as teams name them
+        ctx.library.graders.create(BuiltinGrader(key=key, function=function))
+        keys.append(key)
+    ctx.library.suites.create(SuiteDefinition(key="qa-suite", name="QA checks", overall="mean",
+                                              graders=[SuiteMember(grader=k) for k in keys]))
+    run = run_grader(ctx.library, "qa-suite", "qa", RunOptions())
+    ctx.runs_changed.emit()
+    window = demo_window
+    window.tabs.setCurrentIndex(TAB_RUN)
+    panel = window.run_panel
+    panel.history_button.setChecked(runs_list)
+    panel.options_button.setChecked(runs_list)  # and the run's options unfolded: the least room there is
+    panel.open_run(run.id)
+    results = panel.results
+    qtbot.waitUntil(lambda: results.summary is not None and results.model.rowCount() == 60
+                    and not results.model.is_loading)
+    results.select_row(0)
+    _settle(qtbot, window, (1280, 800))
+    qtbot.waitUntil(lambda: "qa-exact-builtin v1: mean" in results.summary_bar.text.text())
+    assert results.detail.isVisible() and results.detail.width() >= 200
+    shown = _rows_in_view(results.table)
+    assert shown >= 12, f"{shown} rows in view; the summary band is {results.summary_bar.height()} px tall"
+    panel.history_button.setChecked(False)
+    panel.options_button.setChecked(False)
