@@ -216,9 +216,8 @@ def test_a_suite_run_shows_a_dozen_rows_beside_the_detail_pane_at_1280(qtbot: An
     """A suite's summary states each grader's line; at 1280x800 it stays a band (it scrolls within
     itself past a few lines), and the grid keeps a dozen rows and more in view (the summary took 45%
     of the height: 6-9 rows)."""
-    from studio.core.models.suite import SuiteDefinition, SuiteMember
-
     from studio.core.models import BuiltinGrader
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
 
     keys = ["qa-exact-builtin", "qa-token-f1", "qa-contains-expected", "no-refusal", "ascii-printable",
             "arithmetic-numeric"]  # the demo's built-in checks: no endpoint, no sandbox
