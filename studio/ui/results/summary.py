@@ -104,6 +104,7 @@ class _Figures(QtWidgets.QScrollArea):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
         self.viewport().setAutoFillBackground(False)  # the band's own background shows through
         label.setAutoFillBackground(False)
+        self._cap: tuple[str, int] | None = None  # (the font, the height of BAND_LINES lines in it)
 
     def fit(self) -> None:
         """Take the text's height at the width shown, at most ``BAND_LINES`` lines."""
@@ -111,10 +112,21 @@ class _Figures(QtWidgets.QScrollArea):
         wanted = label.heightForWidth(max(1, self.viewport().width()))
         if wanted <= 0:
             wanted = label.sizeHint().height()
-        cap = self.fontMetrics().lineSpacing() * BAND_LINES
-        height = min(wanted, cap) + 2 * self.frameWidth()
+        height = min(wanted, self._lines_height(label)) + 2 * self.frameWidth()
         if height != self.height() or self.maximumHeight() != height:
             self.setFixedHeight(height)
+
+    def _lines_height(self, label: QtWidgets.QLabel) -> int:
+        """The height ``BAND_LINES`` whole lines take in ``label`` (its rich text's own line height,
+        which is not the font's line spacing): the band never ends on half a line."""
+        key = label.font().key()
+        if self._cap is None or self._cap[0] != key:
+            probe = QtWidgets.QLabel()
+            probe.setFont(label.font())
+            probe.setTextFormat(Qt.TextFormat.RichText)
+            probe.setText("<br>".join(["<b>Ag</b> 0"] * BAND_LINES))
+            self._cap = (key, probe.sizeHint().height())
+        return self._cap[1]
 
     def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
