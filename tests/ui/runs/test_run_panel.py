@@ -146,7 +146,7 @@ def test_a_slow_judge_at_concurrency_1_moves_the_progress_sample_by_sample(qtbot
     handed a judge batches of 16 and wrote each batch whole: "0 / N · starting…" for 16 calls)."""
     from studio.core.demo.fake_server import FakeJudgeServer
 
-    server = FakeJudgeServer(latency_ms=800).start()
+    server = FakeJudgeServer(latency_ms=1500).start()  # each answer long enough to be seen
     try:
         lib: Library = app_ctx.library
         add_fake_endpoint(lib, server)
