@@ -149,8 +149,11 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
     """The window keeps our stdin open while it lives: EOF means it is gone, so stop grading."""
 
     def watch() -> None:
+        # the file descriptor itself, not sys.stdin's buffered reader: this daemon thread is still
+        # blocked in its read when the run ends, and a reader's lock held at interpreter shutdown
+        # is a fatal error (the child aborted, SIGABRT and a core dump, after every window run)
         with contextlib.suppress(OSError, ValueError):
-            while sys.stdin.buffer.read(4096):
+            while os.read(sys.stdin.fileno(), 4096):
                 pass
         cancel.set()
 

@@ -109,6 +109,12 @@ class ScorerBase:
     #: the first batch's size while the scorer's speed is unknown (None: the engine's default); later
     #: batches are sized by time
     first_batch: int | None = None
+    #: true when ``score_batch`` grades each sample on its own, overlapped (a judge's calls): the
+    #: engine then hands such an I/O-bound scorer one sample per call, ``batch_size`` x
+    #: ``parallel_batches`` calls at once, so each result is written and shown as it comes back
+    #: (a batch of 16 at concurrency 1 moved the window's progress every 16 samples); the writer
+    #: still coalesces what arrives into one write and one progress event per ~0.1 s
+    per_sample: bool = False
 
     def calls_in_flight(self) -> int | None:
         """Calls waiting on a server right now (shown in the progress), or None when not applicable."""

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from .intervals import wilson
+
 BOOTSTRAP_RESAMPLES = 2000
 DEFAULT_SEED = 20261123
 
@@ -290,14 +292,12 @@ def krippendorff_alpha_interval(units: Sequence[Sequence[float | None]]) -> Stat
 
 # --- judges' bias probes and juries ----------------------------------------------------------------
 def proportion(successes: int, n: int) -> Stat:
-    """A share with its Wilson 95% score interval (sound near 0 and 1, where a normal one is not)."""
-    if n <= 0:
+    """A share with its Wilson 95% score interval (sound near 0 and 1, where a normal one is not;
+    core/intervals.py, the one the run summary's 0/1 means use too)."""
+    ci = wilson(successes, n)
+    if ci is None:
         return Stat(None, "no samples")
-    z = 1.959963984540054
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return Stat(p, ci=(max(0.0, centre - half), min(1.0, centre + half)), extra={"n": n})
+    return Stat(successes / n, ci=ci, extra={"n": n})
 
 
 def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Any:

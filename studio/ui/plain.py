@@ -16,12 +16,29 @@ the user does not control, so the rule is by class, not by call site:
 from __future__ import annotations
 
 import html
+import re
 
 from .qt import QObject, Qt, QtCore, QtGui, QtWidgets
 
 _EVENT = QtCore.QEvent.Type
 #: a widget (or item view) whose tooltips are already escaped rich text sets this property to True
 RICH_TOOLTIP = "studioRichToolTip"
+
+
+#: U+200B ZERO WIDTH SPACE: an invisible place where a word-wrapped label may break a line
+BREAK = "\u200b"
+#: the longest run of characters without a place to break that a wrapped label is shown
+LONG_WORD = 60
+_LONG_RUN = re.compile(rf"\S{{{LONG_WORD}}}(?=\S)")
+
+
+def breakable(text: str) -> str:
+    """``text`` with an invisible break opportunity every ``LONG_WORD`` characters inside any longer
+    unbroken run (a URL, a token, a server's one-line body). Why: a word-wrapped ``QLabel`` breaks
+    lines only at spaces and asks for its longest word as its minimum width, so a 2,500-character
+    error without a space made the window 18,000 px wide. For labels that show an error or a
+    message built around one; the text stays the same to read."""
+    return _LONG_RUN.sub(lambda m: m.group(0) + BREAK, text)
 
 
 def esc(text: object) -> str:

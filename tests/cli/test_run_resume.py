@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from studio.core.models import FunctionGrader, Sample, Turn
+from studio.core.models import BuiltinGrader, FunctionGrader, Sample, Turn
 from studio.core.store import Library
 
 SLOW = """import time
@@ -80,3 +80,26 @@ def test_a_run_whose_window_is_gone_stops(db_path: Path, cli) -> None:  # type: 
     proc.wait(timeout=60)
     info = json.loads(cli("runs", "list", "--json").stdout)[0]
     assert info["status"] == "cancelled" and 0 < info["done"] < 2000
+
+
+def test_a_window_run_ends_cleanly_while_the_window_still_holds_its_stdin(db_path: Path) -> None:
+    """The child's stdin watcher is still reading when the run ends; its reader must not be a
+    buffered one, whose lock at interpreter shutdown is a fatal error (the child died of SIGABRT,
+    with a core dump, after every run the window started)."""
+    with Library.open(db_path) as lib:
+        lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+        lib.datasets.create("d", [Sample(id=f"s{i}", completion="0", expected="0") for i in range(20)])
+    env = {**os.environ, "GRADER_STUDIO_DB": str(db_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "studio", "run", "exact", "d", "--progress-jsonl",
+                             "--cancel-on-stdin-eof"], env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    try:  # stdin stays open until the child has exited, as the window keeps it
+        out = proc.stdout.read()  # to its end: the child closed it by exiting
+        proc.wait(timeout=60)
+        err = proc.stderr.read()
+    finally:
+        proc.stdin.close()
+    assert b'"event": "summary"' in out
+    assert b"Fatal Python error" not in err, err.decode(errors="replace")
+    assert proc.returncode == 0

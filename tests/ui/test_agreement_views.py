@@ -89,3 +89,40 @@ def test_importing_over_another_reviewers_labels_is_asked_first(qtbot, ctx, mess
     assert [h.labeler for h in ctx.library.labels.history("d", "s0", "second")] == (["ben", "me"] if answer else ["ben"])
     if not answer:
         assert view.summary.text().startswith("Nothing imported")
+
+
+def test_compare_a_suite_without_an_overall_score_shows_what_the_cli_prints(qtbot, ctx, cli) -> None:  # type: ignore[no-untyped-def]
+    """A suite without an overall rule has no "Overall score": the tab starts on the first grader
+    both runs have and states the n and Δ ``runs compare`` prints for it (one core function)."""
+    import re
+
+    from studio.core.engine.runner import run_grader
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    lib = ctx.library
+    lib.graders.create(BuiltinGrader(key="has", function="contains"))
+    lib.datasets.create("answers", [Sample(id=f"a{i}", completion="Paris, France" if i % 3 else "Paris",
+                                           expected="Paris") for i in range(12)])
+    lib.suites.create(SuiteDefinition(key="both", graders=[SuiteMember(grader="g"), SuiteMember(grader="has")]))
+    first = run_grader(lib, "both", "answers").id
+    lib.graders.save(BuiltinGrader(key="g", function="contains"))  # v2: the suite follows it
+    second = run_grader(lib, "both", "answers").id
+
+    view = CompareView(ctx)
+    qtbot.addWidget(view)
+    view.show()
+    view.compare_runs(first, second)
+    qtbot.waitUntil(lambda: view.report is not None, timeout=20_000)
+    offered = [view.grader.itemText(i) for i in range(view.grader.count())]
+    assert "Overall score" not in offered and offered == ["g", "has"]
+    assert view.report["grader"] == "g"
+
+    shown = view.summary.text()
+    printed = cli("runs", "compare", str(first), str(second))
+    assert printed.returncode == 0, printed.stderr
+    block = printed.stdout.split("grader has:")[0]
+    n = re.search(r"n_common (\d+)", block)
+    delta = re.search(r"delta (-?\d+\.\d+)", block)
+    assert n and delta, printed.stdout
+    assert int(n.group(1)) == 12 and float(delta.group(1)) != 0.0
+    assert f"n_common {n.group(1)} ·" in shown and f"Δ {delta.group(1)}" in shown, shown

@@ -153,3 +153,96 @@ def test_the_runs_list_collapses_and_comes_back(qtbot: Any, demo_window: Any) ->
     QtWidgets.QApplication.processEvents()
     assert not panel.runs_view.isVisible() and panel.results.width() == grid_before
     window.tabs.setCurrentIndex(TAB_GRADER)
+
+
+def test_a_five_thousand_character_error_never_widens_the_window(qtbot: Any, window: Any, ctx: Any,
+                                                                  monkeypatch: Any) -> None:
+    """An error is one long line more often than not (a server's body, a path, a token): where the
+    window states one, it wraps or elides, and the window's minimum width stays within 1280
+    (the results' status line asked for the whole line: the window grew to 33,000 px)."""
+    from studio.core.errors import StudioError
+    from studio.core.models import Sample
+    from studio.ui.main_window import TAB_DATASETS
+
+    long_error = "HTTP 401 from https://api.example.test/v1/chat/completions: " + "x" * 2500 + " " + "y " * 1250
+    assert len(long_error) > 5000
+
+    def settled_width() -> int:
+        for _ in range(3):
+            QtWidgets.QApplication.processEvents()
+        return int(window.minimumSizeHint().width())
+
+    window.resize(1280, 800)
+    window.tabs.setCurrentIndex(TAB_RUN)
+    results = window.run_panel.results
+    results.model.failed.emit(long_error)  # a query of the grid failed
+    assert settled_width() <= 1280
+    assert long_error in results.status_line.toolTip()  # the whole text is one hover away
+    window.run_panel._say(long_error, error=True)  # a run that failed says why
+    assert settled_width() <= 1280
+    results.summary_bar.clear(long_error)  # the run's summary could not be read
+    results.detail.clear(long_error)  # nor its result
+    assert settled_width() <= 1280
+
+    ctx.library.datasets.create("d", [Sample(id="s0", completion="a")])
+    ctx.datasets_changed.emit()
+    window.tabs.setCurrentIndex(TAB_DATASETS)
+    view = window.datasets_view
+    qtbot.waitUntil(lambda: view.datasets.row_of("d") is not None)
+    view.select_dataset("d")
+
+    def refuse(name: str) -> None:
+        raise StudioError(long_error)
+
+    monkeypatch.setattr(ctx.library.datasets, "delete", refuse)
+    monkeypatch.setattr(QtWidgets.QMessageBox, "question",
+                        lambda *a, **k: QtWidgets.QMessageBox.StandardButton.Yes)
+    view.delete_selected()
+    assert "HTTP 401 from" in view.header.text() and "x" * 50 in view.header.text()  # said, and wrapped
+    assert settled_width() <= 1280
+
+
+def _rows_in_view(table: QtWidgets.QTableView) -> int:
+    """Rows the grid shows whole (a row cut by its bottom edge is not read)."""
+    height = table.viewport().height()
+    return sum(1 for row in range(table.model().rowCount())
+               if table.rowViewportPosition(row) >= 0
+               and table.rowViewportPosition(row) + table.rowHeight(row) <= height)
+
+
+@pytest.mark.parametrize("runs_list", [False, True])
+def test_a_suite_run_shows_a_dozen_rows_beside_the_detail_pane_at_1280(qtbot: Any, demo_window: Any, ctx: Any,
+                                                                       runs_list: bool) -> None:
+    """A suite's summary states each grader's line; at 1280x800 it stays a band (it scrolls within
+    itself past a few lines), and the grid keeps a dozen rows and more in view (the summary took 45%
+    of the height: 6-9 rows)."""
+    from studio.core.models import BuiltinGrader
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    keys = ["qa-exact-builtin", "qa-token-f1", "qa-contains-expected", "no-refusal", "ascii-printable",
+            "arithmetic-numeric"]  # the demo's built-in checks: no endpoint, no sandbox
+    for n, function in enumerate(["contains", "exact_match", "token_f1", "contains", "exact_match", "token_f1"]):
+        key = f"answer-check-{n}-{function.replace('_', '-')}-after-normalising-case"  # keys as teams name them
+        ctx.library.graders.create(BuiltinGrader(key=key, function=function))
+        keys.append(key)
+    ctx.library.suites.create(SuiteDefinition(key="qa-suite", name="QA checks", overall="mean",
+                                              graders=[SuiteMember(grader=k) for k in keys]))
+    run = run_grader(ctx.library, "qa-suite", "qa", RunOptions())
+    ctx.runs_changed.emit()
+    window = demo_window
+    window.tabs.setCurrentIndex(TAB_RUN)
+    panel = window.run_panel
+    panel.history_button.setChecked(runs_list)
+    panel.options_button.setChecked(runs_list)  # and the run's options unfolded: the least room there is
+    panel.open_run(run.id)
+    results = panel.results
+    qtbot.waitUntil(lambda: results.summary is not None and results.model.rowCount() == 60
+                    and not results.model.is_loading)
+    results.select_row(0)
+    _settle(qtbot, window, (1280, 800))
+    qtbot.waitUntil(lambda: "qa-exact-builtin v1: mean" in results.summary_bar.text.text())
+    assert results.detail.isVisible() and results.detail.width() >= 200
+    shown = _rows_in_view(results.table)
+    assert shown >= 12, f"{shown} rows in view; the summary band is {results.summary_bar.height()} px tall"
+    panel.history_button.setChecked(False)
+    panel.options_button.setChecked(False)

@@ -180,7 +180,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     except BaseException as exc:
         library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
                                 aggregates=library.runs.aggregates(run_id, options.pass_threshold),
-                                error=f"{type(exc).__name__}: {exc}")
+                                error=f"{type(exc).__name__}: {exc}", only_from=("running",))
         raise
     finally:
         gc.unfreeze()
@@ -218,7 +218,9 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         aggregates["stopped"] = stopped
         library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
         return library.runs.get(run_id)
-    status = "cancelled" if cancel.is_set() else "completed"
+    # a cancel that came once every sample was graded (the window quitting as the run ends) stops
+    # nothing: the run is complete, and is never stored as cancelled
+    status = "cancelled" if cancel.is_set() and library.runs.get(run_id).done < info.total else "completed"
     errored = (aggregates.get("statuses") or {}).get("error", 0)
     refused = library.runs.refused_errors(run_id) if status == "completed" and errored else 0
     if refused:  # samples a refused key never let grade (written so by older versions): not complete
@@ -230,7 +232,8 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
         return library.runs.get(run_id)
     if status == "completed":  # only a completed run reads its stored tallies: any other may resume
         aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
-    library.runs.set_status(run_id, status, aggregates=aggregates)
+    library.runs.set_status(run_id, status, aggregates=aggregates,
+                            only_from=("running",) if status == "cancelled" else None)
     return library.runs.get(run_id)
 
 
@@ -343,6 +346,12 @@ class _Slots:
         self.min_batch = max(getattr(sc, "min_batch", 1) for sc in self.scorers)
         firsts = [f for sc in self.scorers if (f := getattr(sc, "first_batch", None)) is not None]
         self.first_batch = min(firsts) if firsts else None
+        #: every scorer that waits on a server grades sample by sample (ScorerBase.per_sample): hand
+        #: out one sample a call, as many calls at once as the batches held, so results (and the
+        #: progress) come back one by one; the other scorers of a suite then grade one sample a call
+        #: too (microseconds, beside a server's answer)
+        self.one_by_one = self.io_bound and self.batch_size is not None and all(
+            getattr(sc, "per_sample", False) for sc in self.scorers if getattr(sc, "io_bound", False))
 
     @classmethod
     async def open(cls, plan: RunPlan, ctx: GradingContext) -> _Slots:
@@ -471,7 +480,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     counts: Counter[str] = Counter()
     status_of = itemgetter(ROW_STATUS)
     done = already
-    n_workers = slots.parallel
+    n_workers = slots.parallel * (slots.batch_size or 1) if slots.one_by_one else slots.parallel
     # batches of result rows (``outcome_values`` form, and a suite's per-grader rows) on their way to the store
     outbox: asyncio.Queue[_Graded | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
 
@@ -522,8 +531,9 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     def stopping() -> bool:
         return ctx.halted is not None or (streak is not None and streak.stopped is not None)
 
-    feeder = _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
-                     minimum=slots.min_batch, first=slots.first_batch)
+    feeder = (_Feeder(pending(slots.raw), 1, adaptive=False) if slots.one_by_one else
+              _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
+                      minimum=slots.min_batch, first=slots.first_batch))
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:

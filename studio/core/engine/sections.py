@@ -20,6 +20,7 @@ from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import (
+    RunGrader,
     grader_source,
     grader_tallies,
     overall_tally,
@@ -85,15 +86,12 @@ class RunSections:
     @property
     def rule(self) -> str | None:
         """A suite's overall rule (mean, all-pass, composite), None for no rule or one grader."""
-        if not self.suite:
-            return None
-        rule = str((self.info.suite or {}).get("overall") or "none")
-        return None if rule == "none" else rule
+        return self.info.overall_rule
 
     @property
     def has_overall_score(self) -> bool:
         """A run of one grader (its mean) or a suite with an overall rule."""
-        return not self.suite or self.overall is not None
+        return self.info.has_overall_score
 
     @property
     def headline(self) -> GraderSummary | None:
@@ -147,14 +145,16 @@ def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: Run
     sections = []
     graders = run_graders(library, run_id)
     for grader, tallied in zip(graders, grader_tallies(library, run_id, graders), strict=True):
-        found = summarize(grader.key, grader.version, grader.threshold, tallied, weight=grader.weight)
+        found = summarize(grader.key, grader.version, grader.threshold, tallied, weight=grader.weight,
+                          bounds=grader.score_range)
         sections.append(Section(key=grader.key, version=grader.version, pass_threshold=grader.threshold,
                                 summary=found,
                                 endpoint=info.endpoint or _grader_endpoint(library, grader.key, grader.version),
                                 suite=suite, slot=grader.slot, dataset_id=dataset_id))
     overall = None
-    if suite and str((info.suite or {}).get("overall") or "none") != "none":
-        overall = summarize("overall", info.grader_version, info.pass_threshold, overall_tally(library, run_id))
+    if suite and info.overall_rule is not None:
+        overall = summarize("overall", info.grader_version, info.pass_threshold, overall_tally(library, run_id),
+                            bounds=overall_bounds(info.overall_rule, graders))
     run = RunSections(info=info, sections=sections, overall=overall)
     if not with_cost:
         return run
@@ -162,6 +162,19 @@ def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: Run
     costed = [replace(s, summary=add_cost(s.summary, _usd(usage.grader_cost.get(s.key)))) for s in sections]
     return replace(run, sections=costed, overall=None if overall is None else add_cost(overall, _usd(usage.cost)),
                    usage=usage)
+
+
+def overall_bounds(rule: str, graders: list[RunGrader]) -> tuple[float, float] | None:
+    """The range a suite's overall score can take, which its interval stays in: 0/1 for all-pass;
+    for the weighted mean of graders that all declare a range (and weigh ≥ 0), the hull of their
+    ranges; else None (a composite's own rule: its interval still stays in [0, 1] when every overall
+    score is 0 or 1, core/intervals.py)."""
+    if rule == "all-pass":
+        return 0.0, 1.0
+    ranges = [g.score_range for g in graders]
+    if rule != "mean" or not ranges or any(r is None for r in ranges) or any(g.weight < 0 for g in graders):
+        return None
+    return min(r[0] for r in ranges if r), max(r[1] for r in ranges if r)
 
 
 def _usd(cost: Fraction | None) -> str | None:

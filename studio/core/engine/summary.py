@@ -9,24 +9,25 @@ which counts with the pass rule's own SQL; a completed run's tally is counted on
 stored, ``run_graders.STORED_KEY``), so a stopped run, a resumed one and a finished one report the
 same numbers wherever they are read.
 
-The interval is ``INTERVAL_METHOD``: the normal approximation of the mean of the scored results
-(status ok or invalid, the invalid as the 0 they were given), mean ± 1.96 · sd / √n, for n ≥ 2.
+The interval is the 95% interval of the mean of the scored results (status ok or invalid, the
+invalid as the 0 they were given) that stays in the grader's score range (core/intervals.py: Wilson
+for two-valued scores such as 0/1, else Student's t clipped to the range); ``interval_method`` names
+the one used.
 The pass rate is pass / (pass + fail) by the pass rule (models/pass_rule); NA and errors are left
 out of both (their counts are kept).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from studio.core import intervals
 from studio.core.store.run_graders import Tally
 
-#: the normal quantile of a two-sided 95% interval
-Z95 = 1.959963984540054
-INTERVAL_METHOD = "normal approximation of the mean, 95%"
+#: what a summary without an interval (no scored result) says of its method
+INTERVAL_METHOD = intervals.T_PLAIN
 
 
 class GraderSummary(BaseModel):
@@ -92,25 +93,25 @@ class GraderSummary(BaseModel):
         return f"[{low:.4f}, {high:.4f}]" if style == "brackets" else f"{low:.4f} to {high:.4f}"
 
 
-def mean_interval(n: int, total: float, sumsq: float) -> tuple[float, float] | None:
-    """``INTERVAL_METHOD`` from the count, sum and sum of squares of the scores (None below 2)."""
-    if n < 2:
-        return None
-    mean = total / n
-    variance = max(0.0, (sumsq - n * mean * mean) / (n - 1))
-    half = Z95 * math.sqrt(variance / n)
-    return mean - half, mean + half
+def mean_interval(tally: Tally, bounds: tuple[float, float] | None = None) -> intervals.Interval | None:
+    """The tally's mean's 95% interval within ``bounds`` (the grader's score range; None: unbounded)."""
+    return intervals.mean_interval(tally.n, tally.score_sum, tally.score_sumsq, bounds,
+                                   observed=(tally.score_min, tally.score_max))
 
 
 def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
-              cost: str | None = None) -> GraderSummary:
-    """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py)."""
+              cost: str | None = None, bounds: tuple[float, float] | None = None) -> GraderSummary:
+    """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py);
+    ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
+    interval stays in."""
     mean = tally.score_sum / tally.n if tally.n else None
+    interval = mean_interval(tally, bounds)
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
     statuses = tally.statuses
     return GraderSummary(
         key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, mean=mean,
-        mean_ci=mean_interval(tally.n, tally.score_sum, tally.score_sumsq),
+        mean_ci=None if interval is None else interval.pair(),
+        interval_method=INTERVAL_METHOD if interval is None else interval.method,
         pass_rate=tally.decisions.get("pass", 0) / graded if graded else None,
         score_min=tally.score_min, score_max=tally.score_max,
         counts={"ok": statuses.get("ok", 0), "error": statuses.get("error", 0),

@@ -63,6 +63,8 @@ class PanelScorer(ScorerBase):
         self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
         self.parallel_batches = min(s.parallel_batches for s in self.scorers)
         self.io_bound = any(getattr(s, "io_bound", False) for s in self.scorers)
+        #: a panel of per-sample parts grades each sample on its own too (a jury of judges)
+        self.per_sample = all(getattr(s, "per_sample", False) for s in self.scorers)
 
     def calls_in_flight(self) -> int | None:
         counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]

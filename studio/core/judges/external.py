@@ -86,6 +86,7 @@ class ExternalScorer(ScorerBase):
         self.batch_size = 32 if grader.batch else max(16, 2 * config.max_concurrency)
         self.parallel_batches = 4 if grader.batch else 2
         self.io_bound = True  # waits on the reward server: fixed batches, the client bounds calls
+        self.per_sample = not grader.batch  # one request a sample, unless the server takes batches
 
     def calls_in_flight(self) -> int | None:
         return self.client.in_flight

@@ -69,6 +69,7 @@ class JudgeScorer(ScorerBase):
         self.batch_size = max(16, 2 * client.config.max_concurrency)
         self.parallel_batches = 4
         self.io_bound = True
+        self.per_sample = True  # score_batch is one call per sample (ScorerBase.per_sample)
 
     def calls_in_flight(self) -> int | None:
         return self.client.in_flight

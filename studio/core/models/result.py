@@ -95,6 +95,21 @@ class RunInfo(BaseModel):
     suite: dict[str, Any] | None = None
 
     @property
+    def overall_rule(self) -> str | None:
+        """A suite run's overall rule (mean, all-pass, composite); None for a suite without one
+        (it has no one score) and for a run of one grader (its one score is its grader's)."""
+        if self.suite is None:
+            return None
+        rule = str(self.suite.get("overall") or "none")
+        return None if rule == "none" else rule
+
+    @property
+    def has_overall_score(self) -> bool:
+        """A run of one grader (its mean) or a suite with an overall rule: what a surface may offer
+        as "the run's score" (a suite without a rule has only its graders' scores)."""
+        return self.suite is None or self.overall_rule is not None
+
+    @property
     def pass_threshold(self) -> float:
         """The score at or above which a sample passed (``pass_rule.run_threshold``: the settings'
         first, then the aggregates', else the default). The one place every report reads it."""

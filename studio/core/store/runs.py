@@ -509,16 +509,23 @@ class RunRepository:
             return set(conn.execute(select(results.c.sample_idx).where(results.c.run_id == run_id)).scalars())
 
     def set_status(self, run_id: int, status: str, *, aggregates: dict[str, Any] | None = None,
-                   error: str | None = None) -> None:
+                   error: str | None = None, only_from: tuple[str, ...] | None = None) -> bool:
+        """Store the run's status (and aggregates, error); ``only_from``: only when its stored status
+        is one of these, in the same statement (a run that completed meanwhile is never marked
+        cancelled). False when the guard left the run as it was."""
         values: dict[str, Any] = {"status": status, "error": error}
         if aggregates is not None:
             values["aggregates"] = json.dumps(aggregates)
         values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed", "stopped") else None
         values["owner_pid"] = os.getpid() if status == "running" else None
+        statement = update(runs).where(runs.c.id == run_id)
+        if only_from is not None:
+            statement = statement.where(runs.c.status.in_(only_from))
         with self._engine.begin() as conn:
-            conn.execute(update(runs).where(runs.c.id == run_id).values(**values))
+            changed = conn.execute(statement.values(**values)).rowcount > 0
         if status != "running":
             self._release_run_lock(run_id)
+        return changed or only_from is None
 
     def claim(self, run_id: int, reopen: bool = False) -> None:
         """Mark the run as being graded by this process; refuse one another live process grades

@@ -14,7 +14,7 @@ from typing import Any
 from ..context import AppContext
 from ..eliding import ElidedCombo
 from ..messages import describe_error
-from ..plain import short
+from ..plain import breakable, short
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
 from .view import fmt
@@ -61,7 +61,7 @@ class CompareView(QtWidgets.QWidget):
         try:
             runs = self.ctx.library.runs.list(limit=500)
         except Exception as exc:
-            self.summary.setText(describe_error(exc))
+            self.summary.setText(html.escape(breakable(describe_error(exc))))
             return
         for combo, keep in zip((self.run_a, self.run_b), chosen, strict=True):
             combo.blockSignals(True)
@@ -109,7 +109,7 @@ class CompareView(QtWidgets.QWidget):
 
     def _failed(self, exc: BaseException) -> None:
         with contextlib.suppress(RuntimeError):
-            self.summary.setText(html.escape(describe_error(exc)))
+            self.summary.setText(html.escape(breakable(describe_error(exc))))
 
     def _show(self, report: dict[str, Any]) -> None:
         try:

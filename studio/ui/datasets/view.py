@@ -8,7 +8,7 @@ from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
 from ..messages import describe_error
-from ..plain import esc, rich_label
+from ..plain import breakable, esc, rich_label
 from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from ..results.thread_view import ThreadView
 from .generate import GenerateDialog, provenance_text
@@ -66,6 +66,7 @@ class DatasetsView(QtWidgets.QWidget):
         self.thread = ThreadView(empty="Select a sample to read it as a conversation.")
         self.header = QtWidgets.QLabel()
         self.header.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
+        self.header.setWordWrap(True)  # a long name or error wraps; it never widens the window
         self.provenance = QtWidgets.QLabel()  # a generated dataset's source, endpoint, model, cost
         self.provenance.setTextFormat(Qt.TextFormat.PlainText)
         self.provenance.setWordWrap(True)
@@ -175,7 +176,7 @@ class DatasetsView(QtWidgets.QWidget):
         try:
             self.ctx.library.datasets.delete(record.name)
         except Exception as exc:
-            self.header.setText(describe_error(exc))
+            self.header.setText(esc(breakable(describe_error(exc))))
             return
         self.ctx.datasets_changed.emit()
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from studio.core.models import Sample, Turn
 
+from ..plain import breakable
 from ..qt import Qt, QtGui, QtWidgets
 from ..suites.detail import suite_has_judgement, suite_html
 from .status import status_hex
@@ -168,7 +169,7 @@ class DetailPane(QtWidgets.QWidget):
 
     def clear(self, message: str = "Select a result to see its thread, rationale and raw payload.") -> None:
         self.result = None
-        self.header.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")
+        self.header.setText(f"<span style='color:#8a8f98'>{html.escape(breakable(message))}</span>")
         self.thread.clear_thread()
         self.judge.setHtml(empty_html("Select a result to see the judge's rationale."))
         self.raw.setPlainText("")

@@ -8,8 +8,8 @@ from typing import Any
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import RunSummary
 
-from ..plain import short
-from ..qt import Qt, QtWidgets
+from ..plain import breakable, short
+from ..qt import Qt, QtGui, QtWidgets
 from .ci_reports import figures_html
 from .histogram import ScoreHistogram
 from .status import STATUS_ORDER, status_hex
@@ -85,22 +85,70 @@ def grader_html(found: Any) -> str:
             + f" &nbsp; n {found.n:,}")
 
 
+#: the most lines of figures the band shows at once; more (a suite's line per grader) scroll within it
+BAND_LINES = 6
+
+
+class _Figures(QtWidgets.QScrollArea):
+    """The band's text, as tall as it needs up to ``BAND_LINES`` lines, scrolling within itself past
+    that. Why: a suite run states a line per grader, and the band grew with them until it took 45% of
+    the height at 1280x800 (6-9 result rows in view, where a dozen and more belong beside the detail
+    pane)."""
+
+    def __init__(self, label: QtWidgets.QLabel) -> None:
+        super().__init__()
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(False)  # the band's own background shows through
+        label.setAutoFillBackground(False)
+        self._cap: tuple[str, int] | None = None  # (the font, the height of BAND_LINES lines in it)
+
+    def fit(self) -> None:
+        """Take the text's height at the width shown, at most ``BAND_LINES`` lines."""
+        label = self.widget()
+        wanted = label.heightForWidth(max(1, self.viewport().width()))
+        if wanted <= 0:
+            wanted = label.sizeHint().height()
+        height = min(wanted, self._lines_height(label)) + 2 * self.frameWidth()
+        if height != self.height() or self.maximumHeight() != height:
+            self.setFixedHeight(height)
+
+    def _lines_height(self, label: QtWidgets.QLabel) -> int:
+        """The height ``BAND_LINES`` whole lines take in ``label`` (its rich text's own line height,
+        which is not the font's line spacing): the band never ends on half a line."""
+        key = label.font().key()
+        if self._cap is None or self._cap[0] != key:
+            probe = QtWidgets.QLabel()
+            probe.setFont(label.font())
+            probe.setTextFormat(Qt.TextFormat.RichText)
+            probe.setText("<br>".join(["<b>Ag</b> 0"] * BAND_LINES))
+            self._cap = (key, probe.sizeHint().height())
+        return self._cap[1]
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self.fit()
+
+
 class SummaryBar(QtWidgets.QFrame):
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.text = QtWidgets.QLabel()
         self.text.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
-        self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.text.setWordWrap(True)
         self.text.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.figures = _Figures(self.text)
         self.histogram = ScoreHistogram()
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         self.histogram.setMaximumWidth(300)  # the aggregates' text gets the width; the bars need little
-        layout.addWidget(self.text, 1)
-        layout.addWidget(self.histogram)
+        layout.addWidget(self.figures, 1, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self.histogram, 0, Qt.AlignmentFlag.AlignTop)
         self._layout = layout
         self.clear()
 
@@ -109,9 +157,11 @@ class SummaryBar(QtWidgets.QFrame):
         self._layout.insertWidget(1, widget, 0, Qt.AlignmentFlag.AlignTop)
 
     def clear(self, message: str = "Choose a run to see its results.") -> None:
-        self.text.setText(f"<span style='color:#8a8f98'>{html.escape(message)}</span>")
+        self.text.setText(f"<span style='color:#8a8f98'>{html.escape(breakable(message))}</span>")
+        self.figures.fit()
         self.histogram.set_data([], 0.0, 1.0)
 
     def set_summary(self, summary: RunSummary) -> None:
         self.text.setText(aggregates_html(summary))
+        self.figures.fit()
         self.histogram.set_data(summary.bins, summary.low, summary.high)

@@ -16,6 +16,7 @@ from studio.core.store.results_query import (
 )
 
 from ..context import AppContext
+from ..eliding import ElidedLabel
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grid import SuiteGrid
@@ -81,7 +82,10 @@ class ResultsView(QtWidgets.QWidget):
         self.grid_stack.addWidget(self.table)
         self.grid_stack.addWidget(self.empty)
         self.detail = DetailPane()
-        self.status_line = QtWidgets.QLabel()
+        # one line that elides, the whole text in its tooltip: an export's or a query's error can be
+        # thousands of characters on one line, and a plain label asked for all of them as its minimum
+        # width (the window grew to 33,000 px)
+        self.status_line = ElidedLabel()
         self.status_line.setStyleSheet("color: #8a8f98")
 
         bar = QtWidgets.QHBoxLayout()

@@ -22,6 +22,7 @@ from studio.core.models import RunInfo
 from ..context import AppContext
 from ..eliding import ElidedCombo
 from ..messages import Messages, describe_error
+from ..plain import breakable
 from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
 from ..results.status import status_hex
 from ..results.view import ResultsView
@@ -667,7 +668,9 @@ class RunPanel(QtWidgets.QWidget):
 
     def _say(self, text: str, error: bool = False) -> None:
         colour = status_hex("error") if error else "#5b6170"
-        html_text = f"<span style='color:{colour}'>{html.escape(text)}</span>"
+        # breakable: a failed run's sentence can hold a server's one-line body (it wraps, never widens)
+        html_text = f"<span style='color:{colour}'>{html.escape(breakable(text))}</span>"
         if self.isolation_warning and text != self.isolation_warning:
-            html_text += f"<br><span style='color:{status_hex('error')}'>{html.escape(self.isolation_warning)}</span>"
+            html_text += (f"<br><span style='color:{status_hex('error')}'>"
+                          f"{html.escape(breakable(self.isolation_warning))}</span>")
         self.message.setText(html_text)

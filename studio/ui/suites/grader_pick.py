@@ -1,7 +1,11 @@
 """The Agreement and Compare tabs' grader picker for suite runs: the overall score or one grader.
 
 Hidden unless a chosen run is a suite run; lists the graders every chosen run has (Compare needs
-the grader in both runs). ``currentData()`` is the grader key, or None for the run's own rows.
+the grader in both runs), and "Overall score" only when every chosen run has one (a suite without
+an overall rule has no one score: its sample rows carry none, so "Overall score" compared nothing
+and showed "n_common 0"). It starts on the overall score when there is one, else on the first
+shared grader: the first grader ``compare`` prints for such runs (cli/agreement.py).
+``currentData()`` is the grader key, or None for the run's own rows.
 """
 
 from __future__ import annotations
@@ -31,14 +35,16 @@ class GraderPick(ElidedCombo):
         try:
             infos = [library.runs.get(r) for r in runs]
             suite = any(i.suite is not None for i in infos)
+            overall = all(i.has_overall_score for i in infos)
             common: list[str] | None = None
             for run_id in runs:
                 keys = [s.grader_key for s in library.runs.slots(run_id)]
                 common = keys if common is None else [k for k in common if k in keys]
         except Exception:  # a run deleted under us: the report says so
-            suite, common = False, []
+            suite, common, overall = False, [], False
         if suite:
-            self.addItem("Overall score", None)
+            if overall:
+                self.addItem("Overall score", None)
             for key in common or []:
                 self.addItem(key, key)
             index = self.findData(keep)

@@ -83,3 +83,27 @@ def test_progress_reports_written_outcomes(lib: Library) -> None:
     written: list[int] = []
     run_grader(lib, "exact", "math", on_progress=lambda p: written.extend(i for i, _ in p.written))
     assert sorted(written) == list(range(5000))
+
+
+def test_a_cancel_after_the_last_sample_leaves_the_run_completed(lib: Library) -> None:
+    """The window quitting ("Cancel run and quit") as the run ends: every sample is graded, so the
+    run is complete, never "cancelled" (and no later run could resume it: there is nothing left)."""
+    cancel = threading.Event()
+
+    def cancel_at_the_end(progress: Progress) -> None:
+        if progress.done == progress.total:
+            cancel.set()
+
+    run = run_grader(lib, "exact", "math", on_progress=cancel_at_the_end, cancel=cancel)
+    assert cancel.is_set() and run.done == run.total
+    assert run.status == "completed" and lib.runs.get(run.id).status == "completed"
+
+
+def test_a_guarded_status_change_leaves_a_completed_run_as_it_is(lib: Library) -> None:
+    run = run_grader(lib, "exact", "math")
+    assert not lib.runs.set_status(run.id, "cancelled", only_from=("running",))
+    assert lib.runs.get(run.id).status == "completed"
+    started = start_run(lib, "exact", "math")
+    lib.runs.claim(started.id)
+    assert lib.runs.set_status(started.id, "cancelled", only_from=("running",))
+    assert lib.runs.get(started.id).status == "cancelled"

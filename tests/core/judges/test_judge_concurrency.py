@@ -61,3 +61,32 @@ def test_the_progress_stream_reports_calls_in_flight(lib: Library, db_path, caps
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     progress = [e for e in events if e.get("event") == "progress" and not e["finished"]]
     assert progress and all(0 <= e["in_flight"] <= 6 for e in progress)
+
+
+def test_a_cancel_sends_no_call_that_was_only_queued(library: Library) -> None:
+    """At concurrency 1 every other sample's call waits for the one slot; a cancel lets the call in
+    flight finish (its answer is paid for and stored) and sends none of the queued ones (they went
+    out one by one for the engine's 2 s grace: "Cancel run and quit" took 5 s)."""
+    import threading
+
+    server = FakeJudgeServer(latency_ms=250).start()
+    try:
+        add_endpoint(library, server, max_concurrency=1)
+        library.datasets.create("qa", [qa(f"s{i}", f"Question {i}?", f"Answer {i}") for i in range(60)])
+        library.graders.create(BinaryJudge(key="binary", criteria="Is it right?", endpoint="fake"))
+        cancel = threading.Event()
+        at_cancel: list[int] = []
+
+        def stop_after_first(progress: Progress) -> None:
+            if progress.done and not cancel.is_set():
+                at_cancel.append(progress.done)
+                cancel.set()
+
+        run = run_grader(library, "binary", "qa", RunOptions(concurrency=1, use_cache=False),
+                         on_progress=stop_after_first, cancel=cancel)
+        assert run.status == "cancelled" and at_cancel
+        sent = server.requests["/v1/chat/completions"]
+        assert sent <= at_cancel[0] + 1  # the answers written, and at most the one call in flight
+        assert run.done == sent  # that one's answer is kept
+    finally:
+        server.stop()

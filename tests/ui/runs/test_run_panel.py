@@ -141,6 +141,32 @@ def test_binary_judge_run_shows_rationale_in_the_detail_pane(qtbot, app_ctx, fak
     assert results.model.data(results.model.index(1, COLUMN_INDEX["score"])) == "0.000"
 
 
+def test_a_slow_judge_at_concurrency_1_moves_the_progress_sample_by_sample(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    """One call at a time, each slow: the label says 1 / N once the first answer is in (the engine
+    handed a judge batches of 16 and wrote each batch whole: "0 / N · starting…" for 16 calls)."""
+    from studio.core.demo.fake_server import FakeJudgeServer
+
+    server = FakeJudgeServer(latency_ms=1500).start()  # each answer long enough to be seen
+    try:
+        lib: Library = app_ctx.library
+        add_fake_endpoint(lib, server)
+        app_ctx.endpoints_changed.emit()
+        lib.graders.create(BinaryJudge(key="correct", criteria="The answer is correct.", endpoint="fake"))
+        lib.datasets.create("qa", [Sample(id=f"q{i}", messages=[Turn(role="user", content=f"Capital #{i}?")],
+                                          completion="Paris", expected="Paris") for i in range(40)])
+        panel = make_panel(qtbot, app_ctx)
+        app_ctx.graders_changed.emit()
+        panel.select(grader="correct", dataset="qa", endpoint="fake")
+        panel.concurrency.setValue(1)
+        run_id = panel.start()
+        assert run_id is not None
+        qtbot.waitUntil(lambda: panel.progress_label.text().startswith("1 / 40"), timeout=WAIT_MS)
+        with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS):
+            panel.cancel()
+    finally:
+        server.stop()
+
+
 def test_criteria_judge_verdicts_table(qtbot, app_ctx, fake_judge) -> None:  # type: ignore[no-untyped-def]
     lib: Library = app_ctx.library
     add_fake_endpoint(lib, fake_judge)
