@@ -49,12 +49,23 @@ def _warm_imports() -> None:
         import studio.core.judges.render  # noqa: F401
 
 
+#: the application's display name: run_app sets it as Qt's ``applicationDisplayName``
+APP_NAME = "Grader Studio"
+
+
+def window_title(library: str, grader: str = "", dirty: bool = False) -> str:
+    """"● name — library — Grader Studio": the app's name once, last. Qt's window systems append
+    ``applicationDisplayName`` to a title that does not already end with it (QPlatformWindow::
+    formatWindowTitle), so a title that named the app anywhere else showed it twice."""
+    return f"{'● ' if dirty else ''}{grader + ' — ' if grader else ''}{library} — {APP_NAME}"
+
+
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, ctx: AppContext, messages: Messages | None = None, *, check_sandbox: bool = True) -> None:
         super().__init__()
         install_guard()  # every label and tooltip in the window shows data as plain text (studio.ui.plain)
         self.ctx = ctx
-        self.setWindowTitle(f"Grader Studio — {short_name(ctx.db_path)}")
+        self.setWindowTitle(window_title(short_name(ctx.db_path)))
         self.messages = messages or Messages(self)
         if self.messages.parent is None:
             self.messages.parent = self
@@ -304,7 +315,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
-        self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {short_name(self.ctx.db_path)}")
+        self.setWindowTitle(window_title(short_name(self.ctx.db_path), name, dirty))
 
     def _after_first_paint(self) -> None:
         self._check_sandbox()

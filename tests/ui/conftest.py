@@ -84,6 +84,7 @@ class FakeMessages:
         self.file: str | None = None
         self.edits_answer = "save"
         self.asked: list[str] = []
+        self.confirm_texts: list[str] = []
 
     def error(self, title: str, error: BaseException | str) -> None:
         from studio.ui.messages import describe_error
@@ -93,8 +94,9 @@ class FakeMessages:
     def info(self, title: str, text: str) -> None:
         self.infos.append((title, text))
 
-    def confirm(self, title: str, text: str, action: str = "OK") -> bool:
+    def confirm(self, title: str, text: str, action: str = "OK", *, safe_default: bool = False) -> bool:
         self.asked.append(title)
+        self.confirm_texts.append(text)
         return self.confirm_answer
 
     def ask_unsaved(self, name: str) -> str:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from .common import GraderBase
+from .common import GraderBase, is_stored
 from .thread import Turn
 
 
@@ -54,6 +55,30 @@ class Subrange(BaseModel):
     expectation: str
 
 
+def subrange_problems(score_range: tuple[int, int], subranges: Sequence[tuple[int, int]]) -> list[str]:
+    """What is wrong with subranges (min, max) over ``score_range``: a subrange that runs backwards
+    ("10 to 5" in the judge's prompt) or leaves the score range. The model's validator and the
+    designer's live check both ask this."""
+    low, high = score_range
+    problems = []
+    for n, (lo, hi) in enumerate(subranges):
+        where = f"subrange_expectations[{n}] (subrange {n + 1})"
+        if lo > hi:
+            problems.append(f"{where}: its min {lo} is above its max {hi}; a subrange runs from min up to max")
+        elif lo < low or hi > high:
+            problems.append(f"{where}: {lo} to {hi} is outside the score range {low} to {high}")
+    return problems
+
+
+def subrange_gaps(score_range: tuple[int, int], subranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Scores of ``score_range`` that no subrange (min, max) covers."""
+    covered: set[int] = set()
+    for lo, hi in subranges:
+        covered.update(range(lo, hi + 1))
+    low, high = score_range
+    return [s for s in range(low, high + 1) if s not in covered]
+
+
 class RangeJudge(JudgeBase):
     kind: Literal["range_judge"] = "range_judge"
     criteria: str
@@ -64,22 +89,24 @@ class RangeJudge(JudgeBase):
     normalize: bool = True
 
     @model_validator(mode="after")
-    def _check_range(self) -> RangeJudge:
+    def _check_range(self, info: ValidationInfo) -> RangeJudge:
         low, high = self.score_range
         if low >= high:
             raise ValueError(f"score_range must have min < max, got {low}..{high}")
         for shot in self.shots:
             if not low <= shot.score <= high:
                 raise ValueError(f"shot score {shot.score} is outside the range {low}..{high}")
+        problems = self.problems()
+        if problems and not is_stored(info.context):  # a stored one opens, shown invalid (common.STORED)
+            raise ValueError("; ".join(problems))
         return self
+
+    def problems(self) -> list[str]:
+        return subrange_problems(self.score_range, [(s.min, s.max) for s in self.subrange_expectations])
 
     def subrange_gaps(self) -> list[int]:
         """Scores of the range that no subrange expectation describes (the designer warns on them)."""
-        covered: set[int] = set()
-        for sub in self.subrange_expectations:
-            covered.update(range(sub.min, sub.max + 1))
-        low, high = self.score_range
-        return [s for s in range(low, high + 1) if s not in covered]
+        return subrange_gaps(self.score_range, [(s.min, s.max) for s in self.subrange_expectations])
 
 
 class RubricJudge(JudgeBase):
