@@ -318,12 +318,6 @@ class _Slots:
         self.min_batch = max(getattr(sc, "min_batch", 1) for sc in self.scorers)
         firsts = [f for sc in self.scorers if (f := getattr(sc, "first_batch", None)) is not None]
         self.first_batch = min(firsts) if firsts else None
-        #: every scorer that waits on a server grades sample by sample (ScorerBase.per_sample): hand
-        #: out one sample a call, as many calls at once as the batches held, so results (and the
-        #: progress) come back one by one; the other scorers of a suite then grade one sample a call
-        #: too (microseconds, beside a server's answer)
-        self.one_by_one = self.io_bound and self.batch_size is not None and all(
-            getattr(sc, "per_sample", False) for sc in self.scorers if getattr(sc, "io_bound", False))
 
     @classmethod
     async def open(cls, plan: RunPlan, ctx: GradingContext) -> _Slots:
@@ -444,7 +438,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     counts: Counter[str] = Counter()
     status_of = itemgetter(ROW_STATUS)
     done = already
-    n_workers = slots.parallel * (slots.batch_size or 1) if slots.one_by_one else slots.parallel
+    n_workers = slots.parallel
     # batches of result rows (``outcome_values`` form, and a suite's per-grader rows) on their way to the store
     outbox: asyncio.Queue[_Graded | None] = asyncio.Queue(OUTBOX_PER_WORKER * n_workers)
 
@@ -492,9 +486,8 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                     on_progress(Progress(run_id, done, total, dict(counts), time.perf_counter() - start,
                                          Written(rows), in_flight=slots.in_flight()))
 
-    feeder = (_Feeder(pending(slots.raw), 1, adaptive=False) if slots.one_by_one else
-              _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
-                      minimum=slots.min_batch, first=slots.first_batch))
+    feeder = _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
+                     minimum=slots.min_batch, first=slots.first_batch)
     feed_lock = asyncio.Lock()
 
     async def grade_worker() -> None:
