@@ -49,6 +49,9 @@ def _warm_imports() -> None:
         import studio.core.judges.render  # noqa: F401
 
 
+#: the library sidebar's width on a first start (px): at 1280x800 a grader's name of about 35 characters
+#: is read whole beside its icon, and the editor keeps 980 px; a longer one loses its middle
+SIDEBAR_WIDTH = 300
 #: the application's display name: run_app sets it as Qt's ``applicationDisplayName``
 APP_NAME = "Grader Studio"
 
@@ -101,12 +104,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 0)  # the sidebar keeps its width whatever the page shows
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([270, 1010])
+        self.splitter.setSizes([SIDEBAR_WIDTH, 1280 - SIDEBAR_WIDTH])
         self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
         # the sidebar keeps the width the user gave it: a page with other minimum sizes (the editor
         # empty, a locked banner, a wide designer) must not push it around
-        self._sidebar_width = max(270, self.library.minimumSizeHint().width())
+        self._sidebar_width = max(SIDEBAR_WIDTH, self.library.minimumSizeHint().width())
         self.splitter.splitterMoved.connect(lambda pos, _index: setattr(self, "_sidebar_width", pos))
         self.library.installEventFilter(self)
 
