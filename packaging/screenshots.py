@@ -151,6 +151,15 @@ def main(argv: list[str] | None = None) -> int:
         window.page.body.sections.setCurrentIndex(1)  # Subranges
         window.page.body.refresh_preview()
         shoot("03e-range-judge-subranges")
+        # 3g. a subrange typed backwards (5 to 4): the designer names it, Save refuses it
+        subranges = window.page.body.subranges
+        kept = subranges.rows()
+        subranges.set_rows([*kept[:-1], [5, 4, kept[-1][2]]])
+        subranges.changed.emit()
+        shoot("03g-range-judge-backwards-subrange")
+        subranges.set_rows(kept)
+        subranges.changed.emit()
+        window.page.discard()
         window.page.body.sections.setCurrentIndex(0)
         window.page.set_bottom_collapsed(False)
 
@@ -299,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
                 "name": f"Short answer (unit conversions, rounding to two places) {tail}"}))
         ctx.graders_changed.emit()
         window.open_grader("short-answer-4")
+        window.library.search.setText("short answer")  # the five together
         shoot("22-library-similar-names")
+        window.library.search.clear()
 
         # 11. dark theme
         window.set_theme("dark")

@@ -278,13 +278,24 @@ class GraderPage(QtWidgets.QWidget):
             self.checks.show_checks([Check(name="definition", status="failed", message=describe_error(exc))])
             return
         edits, ticket = self._edits, self._ticket
+        # a bound method of the page, not a closure: Qt drops the answer of a page already destroyed
+        self.ctx.tasks.run(lambda: (edits, ticket, quick_checks(definition)), self._quick_checked)
 
-        def done(checks: list[Check]) -> None:
-            if edits == self._edits and ticket == self._ticket and self.body is not None:
-                self.checks.show_checks(checks)
-                self.body.show_checks(checks)
+    def _quick_checked(self, found: tuple[int, int, list[Check]]) -> None:
+        edits, ticket, checks = found
+        if edits == self._edits and ticket == self._ticket and self.body is not None:
+            self.checks.show_checks(checks)
+            self.body.show_checks(checks)
 
-        self.ctx.tasks.run(lambda: quick_checks(definition), done, lambda _exc: None)
+    def hideEvent(self, event: Any) -> None:  # noqa: N802
+        """No re-check of a page nobody sees (another tab, a closed window): it waits for the page."""
+        self._recheck.stop()
+        super().hideEvent(event)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self.checks.stale and not self.read_only:
+            self._recheck.start()
 
     def _set_dirty(self, dirty: bool) -> None:
         self._dirty = dirty
