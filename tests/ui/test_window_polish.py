@@ -146,3 +146,14 @@ def test_five_names_that_differ_at_the_end_stay_distinguishable(qtbot: Any, wind
         assert shown[name].startswith("Short")
     index = next(i for i in rows if i.data(RECORD_ROLE).definition.name == names[0])
     assert index.data(0x03).splitlines()[0] == names[0], "the tooltip has the name whole"  # ToolTipRole
+
+
+def test_diff_lines_are_copied_as_text(qtbot: Any) -> None:
+    from studio.ui.library.versions import DiffView
+
+    view = DiffView()
+    qtbot.addWidget(view)
+    view.show_diff("a", "one\ntwo\nthree\n", "b", "one\n2\nthree\n")
+    view.table.setRangeSelected(QtWidgets.QTableWidgetSelectionRange(1, 1, 2, 1), True)
+    view.copy()
+    assert QtWidgets.QApplication.clipboard().text() == "2\nthree"

@@ -392,6 +392,7 @@ class GraderPage(QtWidgets.QWidget):
             self.checks.show_checks(checks)
             if edits != self._edits:  # typed while the sandbox ran: these are for the text before
                 self.checks.mark_stale()
+                self._recheck.start()  # and the text as it is now gets its quick checks
                 return
             self.body.show_checks(checks)
             self.status.emit(self.checks.summary.text())

@@ -54,8 +54,10 @@ class DiffView(QtWidgets.QWidget):
         table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         table.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
         table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
-        table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # lines are selected one side at a time and copied as text (Ctrl+C), as from a text pane
+        table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ContiguousSelection)
+        QtGui.QShortcut(QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Copy), table, self.copy,
+                        context=Qt.ShortcutContext.WidgetShortcut)
         table.setShowGrid(False)
         grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -64,6 +66,14 @@ class DiffView(QtWidgets.QWidget):
         grid.addWidget(table, 1, 0, 1, 2)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)
+
+    def copy(self) -> None:
+        """The selected lines to the clipboard: row by row, the two sides apart by a tab."""
+        cells = sorted((i.row(), i.column()) for i in self.table.selectedIndexes())
+        rows: dict[int, list[str]] = {}
+        for row, column in cells:
+            rows.setdefault(row, []).append(self.table.item(row, column).text())
+        QtWidgets.QApplication.clipboard().setText("\n".join("\t".join(parts) for parts in rows.values()))
 
     def text(self, side: int) -> str:
         """One side's lines as shown (0: left, 1: right); an added or removed row is empty there."""
