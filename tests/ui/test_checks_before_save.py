@@ -94,7 +94,7 @@ def test_the_designer_refuses_a_backwards_subrange_with_its_field_named(qtbot: A
     body.subranges.set_rows([[1, 4, "bad"], [10, 5, "good"]])
     body.subranges.changed.emit()
     footer = body.subranges.footer
-    assert footer.objectName() == "error" and "subrange_expectations[1]" in footer.text()
+    assert footer.objectName() == "error" and "subrange 2 runs backwards" in footer.text()
     assert "min 10 is above its max 5" in footer.text()
     assert not window.page.save()
     assert "min 10 is above its max 5" in messages.errors[-1][1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from .common import GraderBase, is_stored
 from .thread import Turn
@@ -56,17 +56,17 @@ class Subrange(BaseModel):
 
 
 def subrange_problems(score_range: tuple[int, int], subranges: Sequence[tuple[int, int]]) -> list[str]:
-    """What is wrong with subranges (min, max) over ``score_range``: a subrange that runs backwards
-    ("10 to 5" in the judge's prompt) or leaves the score range. The model's validator and the
-    designer's live check both ask this."""
+    """What is wrong with subranges (min, max) over ``score_range``, one "subrange N: ..." each: a
+    subrange that runs backwards ("10 to 5" in the judge's prompt) or leaves the score range. The
+    model's validator (field ``subrange_expectations``) and the designer's live check both ask this."""
     low, high = score_range
     problems = []
-    for n, (lo, hi) in enumerate(subranges):
-        where = f"subrange_expectations[{n}] (subrange {n + 1})"
+    for n, (lo, hi) in enumerate(subranges, 1):
         if lo > hi:
-            problems.append(f"{where}: its min {lo} is above its max {hi}; a subrange runs from min up to max")
+            problems.append(f"subrange {n} runs backwards: its min {lo} is above its max {hi} "
+                            "(a subrange runs from its min up to its max)")
         elif lo < low or hi > high:
-            problems.append(f"{where}: {lo} to {hi} is outside the score range {low} to {high}")
+            problems.append(f"subrange {n} ({lo} to {hi}) is outside the score range {low} to {high}")
     return problems
 
 
@@ -89,20 +89,31 @@ class RangeJudge(JudgeBase):
     normalize: bool = True
 
     @model_validator(mode="after")
-    def _check_range(self, info: ValidationInfo) -> RangeJudge:
+    def _check_range(self) -> RangeJudge:
         low, high = self.score_range
         if low >= high:
             raise ValueError(f"score_range must have min < max, got {low}..{high}")
         for shot in self.shots:
             if not low <= shot.score <= high:
                 raise ValueError(f"shot score {shot.score} is outside the range {low}..{high}")
-        problems = self.problems()
-        if problems and not is_stored(info.context):  # a stored one opens, shown invalid (common.STORED)
-            raise ValueError("; ".join(problems))
         return self
 
+    @field_validator("subrange_expectations")
+    @classmethod
+    def _check_subranges(cls, value: list[Subrange], info: ValidationInfo) -> list[Subrange]:
+        """Refused here (the field named, a file's error on its line); a stored row from before the
+        rule loads and says so through ``problems()`` (common.STORED)."""
+        score_range = info.data.get("score_range")
+        if is_stored(info.context) or score_range is None or score_range[0] >= score_range[1]:
+            return value  # an invalid score range is the model validator's sentence
+        problems = subrange_problems(score_range, [(s.min, s.max) for s in value])
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
     def problems(self) -> list[str]:
-        return subrange_problems(self.score_range, [(s.min, s.max) for s in self.subrange_expectations])
+        pairs = [(s.min, s.max) for s in self.subrange_expectations]
+        return [f"subrange_expectations: {p}" for p in subrange_problems(self.score_range, pairs)]
 
     def subrange_gaps(self) -> list[int]:
         """Scores of the range that no subrange expectation describes (the designer warns on them)."""

@@ -26,17 +26,18 @@ def _judge(*subranges: tuple[Any, Any], score_range: tuple[int, int] = (1, 10)) 
 
 
 @pytest.mark.parametrize(("subranges", "words"), [
-    ([(1, 4), (10, 5)], ["subrange_expectations[1]", "min 10 is above its max 5"]),
-    ([(0, 3)], ["subrange_expectations[0]", "0 to 3 is outside the score range 1 to 10"]),
-    ([(8, 11)], ["subrange_expectations[0]", "outside the score range 1 to 10"]),
-    ([(-3, -7)], ["subrange_expectations[0]", "min -3 is above its max -7"]),
+    ([(1, 4), (10, 5)], ["subrange 2 runs backwards", "min 10 is above its max 5"]),
+    ([(0, 3)], ["subrange 1 (0 to 3) is outside the score range 1 to 10"]),
+    ([(1, 7), (8, 11)], ["subrange 2 (8 to 11) is outside the score range 1 to 10"]),
+    ([(-3, -7)], ["subrange 1 runs backwards", "min -3 is above its max -7"]),
 ])
 def test_a_backwards_or_outside_subrange_is_refused_with_its_field_named(subranges: list[tuple[int, int]],
                                                                          words: list[str]) -> None:
     with pytest.raises(ValidationError) as raised:
         parse_grader(_judge(*subranges))
-    text = str(raised.value)
-    assert all(word in text for word in words), text
+    (error,) = raised.value.errors()
+    assert error["loc"] == ("subrange_expectations",), error  # the field is named where it is refused
+    assert all(word in error["msg"] for word in words), error["msg"]
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, 2.5, "five"])
@@ -60,6 +61,7 @@ def test_a_file_with_a_backwards_subrange_is_refused_on_import(tmp_path: Path) -
     with pytest.raises(DefinitionError) as raised:
         load(path)
     assert "min 10 is above its max 5" in str(raised.value)
+    assert raised.value.problems[0][:2] == (5, "subrange_expectations"), "the error is on the field's line"
 
 
 def test_a_stored_row_from_before_the_rule_opens_marked_invalid(tmp_path: Path) -> None:
@@ -78,7 +80,7 @@ def test_a_stored_row_from_before_the_rule_opens_marked_invalid(tmp_path: Path) 
             support = platform.can_export(record.definition)
             assert not support.ok
         sample = Sample(id="s", messages=[Turn(role="user", content="q")], completion="a")
-        with pytest.raises(JudgeError, match="subrange_expectations\\[0\\]"):
+        with pytest.raises(JudgeError, match="subrange_expectations: subrange 1 runs backwards"):
             judge_variables(record.definition, sample, [])  # type: ignore[arg-type]
     finally:
         library.close()
