@@ -151,6 +151,15 @@ def main(argv: list[str] | None = None) -> int:
         window.page.body.sections.setCurrentIndex(1)  # Subranges
         window.page.body.refresh_preview()
         shoot("03e-range-judge-subranges")
+        # 3g. a subrange typed backwards (5 to 4): the designer names it, Save refuses it
+        subranges = window.page.body.subranges
+        kept = subranges.rows()
+        subranges.set_rows([*kept[:-1], [5, 4, kept[-1][2]]])
+        subranges.changed.emit()
+        shoot("03g-range-judge-backwards-subrange")
+        subranges.set_rows(kept)
+        subranges.changed.emit()
+        window.page.discard()
         window.page.body.sections.setCurrentIndex(0)
         window.page.set_bottom_collapsed(False)
 
@@ -232,11 +241,13 @@ def main(argv: list[str] | None = None) -> int:
         shoot("19-suite-agreement")
         window.tabs.setCurrentIndex(TAB_GRADER)
 
-        # 8. dialogs
+        # 8. dialogs (a long line that differs wraps in its row, both sides aligned)
         window.open_grader("qa-exact-match")
         ctx.library.graders.save(ctx.library.graders.get("qa-exact-match").definition.model_copy(
-            update={"description": "Exact match after lower-casing and removing articles and punctuation."}),
-            message="shorter description")
+            update={"description": "Exact match after lower-casing and removing articles and punctuation; "
+                                   "a trailing full stop, surrounding quotes and repeated spaces are ignored too, "
+                                   "so 'The Eiffel Tower.' matches 'eiffel tower'."}),
+            message="a longer description")
         ctx.graders_changed.emit()
         dialog = window.actions.show_versions("qa-exact-match")
         if dialog is not None:
@@ -259,6 +270,47 @@ def main(argv: list[str] | None = None) -> int:
         settings_dialog = window.settings()
         shoot("10-settings", settings_dialog)
         settings_dialog.close()
+
+        # 20. Ctrl+S on a syntax error: the quick checks fail, the user is asked before a version is made
+        window.open_grader("qa-exact-match")
+        editor = window.page.body.editor
+        editor.setPlainText(editor.toPlainText().replace("return 1.0", "return 1.0 +", 1))
+        wait(app, 3, lambda: any(c.status == "failed" for c in window.page.checks.checks))
+
+        def answer_save_question() -> None:
+            box = QtWidgets.QApplication.activeModalWidget()
+            if box is None:
+                QtCore.QTimer.singleShot(100, answer_save_question)
+                return
+            wait(app, 0.3)
+            save_png(box.grab(), out / "20b-save-with-a-failing-check.png")
+            shots.append(out / "20b-save-with-a-failing-check.png")
+            box.reject()  # Cancel: the text stays in the editor, unsaved
+
+        QtCore.QTimer.singleShot(300, answer_save_question)
+        window.page.save()
+        shoot("20-editor-checks-follow-the-text")
+        window.page.discard()
+
+        # 21. Generate outputs: a dataset name that does not exist yet, resumed here when unfinished
+        window.tabs.setCurrentIndex(TAB_DATASETS)
+        generate_dialog = window.datasets_view.open_generate()
+        shoot("21-generate-dialog", generate_dialog)
+        generate_dialog.close()
+        window.tabs.setCurrentIndex(TAB_GRADER)
+
+        # 22. five graders whose names differ only at the end: the sidebar elides their middle
+        from studio.core.models import parse_grader
+
+        for n, tail in enumerate(("strict", "lenient", "v2", "v3", "final")):
+            ctx.library.graders.create(parse_grader({
+                "kind": "builtin", "key": f"short-answer-{n}", "function": "exact_match",
+                "name": f"Short answer (unit conversions, rounding to two places) {tail}"}))
+        ctx.graders_changed.emit()
+        window.open_grader("short-answer-4")
+        window.library.search.setText("short answer")  # the five together
+        shoot("22-library-similar-names")
+        window.library.search.clear()
 
         # 11. dark theme
         window.set_theme("dark")

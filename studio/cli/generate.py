@@ -124,11 +124,21 @@ def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, 
             signal.signal(signal.SIGINT, previous)
 
 
+def reason(result: GenerationResult) -> str:
+    """The engine's reason, with this face's way to resume an unfinished generation (the window
+    offers its own Resume button instead)."""
+    if result.status == "complete" or not result.reason or "resume" in result.reason:  # a budget's says how
+        return result.reason
+    import shlex
+
+    return f"{result.reason}; resume with `grader-studio generate --name {shlex.quote(result.dataset)} --resume`"
+
+
 def result_json(result: GenerationResult) -> dict[str, Any]:
     from studio.core.engine.usage import exact_decimal
 
     return {"dataset": result.dataset, "status": result.status, "planned": result.planned,
-            "stored": result.stored, "generated": result.generated, "reason": result.reason,
+            "stored": result.stored, "generated": result.generated, "reason": reason(result),
             "calls": result.tally.calls, "prompt_tokens": result.tally.prompt_tokens,
             "completion_tokens": result.tally.completion_tokens,
             "cost_usd": None if result.cost is None else exact_decimal(result.cost),
@@ -144,7 +154,7 @@ def result_line(result: GenerationResult) -> str:
             f"(from {p.get('source_dataset')} by {p.get('endpoint')}, model {p.get('model')}); "
             f"{result.tally.calls} calls, {result.tally.tokens:,} tokens{cost}")
     if result.reason:
-        text += f"\n{result.reason}"
+        text += f"\n{reason(result)}"
     if result.errors:
         text += "\nfailed calls, e.g.: " + "; ".join(result.errors[:3])
     return text
@@ -201,7 +211,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     import io
     import json
 
-    from studio.core.engine.generate import GenerationSettings
+    from studio.core.engine.generate import GenerationSettings, output_name
     from studio.core.engine.usage import exact_decimal, format_usd
 
     from .ci import parse_caps, request_of
@@ -213,7 +223,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     source = getattr(args, positional)
     if not source:
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
-    name = args.generate_name or f"{source}-{endpoint}"
+    name = args.generate_name or output_name(source, endpoint)
     caps = parse_caps(args)
     # --limit N grades the first N samples: only those are generated
     settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)

@@ -20,16 +20,26 @@ from studio.core.models import (
     RangeJudge,
 )
 from studio.core.sandbox.node import check_javascript
-from studio.core.sandbox.validation import Check, validate
+from studio.core.sandbox.validation import NOT_RUN, Check, validate
 
-__all__ = ["Check", "check_definition"]
+__all__ = ["NOT_RUN", "Check", "check_definition", "quick_checks"]
 
 
-def check_definition(definition: GraderDefinition) -> list[Check]:
-    checks = [Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
+def quick_checks(definition: GraderDefinition) -> list[Check]:
+    """``check_definition`` without the checks that execute the grader (the sandbox, Node): what the
+    editor checks before a save becomes a version and after each pause in typing. One set of rules:
+    these are the same checks Validate shows, not a second copy of them."""
+    return check_definition(definition, execute=False)
+
+
+def check_definition(definition: GraderDefinition, *, execute: bool = True) -> list[Check]:
+    problems = definition.problems()  # a stored definition from before a rule (models/common.STORED)
+    checks = [Check(name="definition", status="failed", message=problem) for problem in problems] or [
+        Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
     if isinstance(definition, FunctionGrader):
-        checks.extend(validate(definition.source, definition.contract))
-    elif isinstance(definition, JavascriptGrader):
+        checks.extend(validate(definition.source, definition.contract, function_name=definition.function_name,
+                               execute=execute))
+    elif isinstance(definition, JavascriptGrader) and execute:
         checks.extend(check_javascript(definition.source, definition.form, definition.function_name, definition.origin))
     elif isinstance(definition, RangeJudge):
         gaps = definition.subrange_gaps()
@@ -56,7 +66,7 @@ def check_definition(definition: GraderDefinition) -> list[Check]:
             checks.append(Check(name="weights", status="failed",
                                 message="a weighted composite needs at least one positive weight"))
         for component in definition.components:
-            for sub in check_definition(component.grader):
+            for sub in check_definition(component.grader, execute=execute):
                 if sub.name != "definition":
                     checks.append(sub.model_copy(update={"name": f"{component.label}: {sub.name}"}))
     return checks

@@ -41,3 +41,13 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not found:
         return ""
     return "; did you mean " + " or ".join(repr(f) for f in found) + "?"
+
+
+def first_free(base: str, taken: Iterable[str], joiner: str = "-") -> str:
+    """``base`` if no name in ``taken`` has it, else the first of base-2, base-3, … free: the one rule
+    for a name the studio proposes (a generated dataset, a duplicated grader's key), so a proposal is
+    never a name that exists."""
+    used = set(taken)
+    if base not in used:
+        return base
+    return next(name for n in range(2, len(used) + 3) if (name := f"{base}{joiner}{n}") not in used)

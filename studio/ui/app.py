@@ -39,14 +39,14 @@ def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
     from studio.core.store import Library
 
     from .context import AppContext
-    from .main_window import MainWindow
+    from .main_window import APP_NAME, MainWindow
     from .theme import apply_theme
 
     QtCore.QCoreApplication.setOrganizationName("grader-studio")
     QtCore.QCoreApplication.setApplicationName("grader-studio")
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv)
     assert isinstance(app, QtWidgets.QApplication)
-    app.setApplicationDisplayName("Grader Studio")
+    app.setApplicationDisplayName(APP_NAME)  # Qt appends it to every window title
     font = app.font()
     if font.pointSizeF() < 10:
         font.setPointSizeF(10)

@@ -49,12 +49,27 @@ def _warm_imports() -> None:
         import studio.core.judges.render  # noqa: F401
 
 
+#: the library sidebar's width on a first start (px): at 1280x800 a grader's name of about 30 characters
+#: is read whole beside its icon (a longer one loses its middle, not its end); the pages keep 1010 px,
+#: which a suite run's grid of ten graders needs (tests/ui/walk_window_states.py: 300 cut its last column)
+SIDEBAR_WIDTH = 270
+#: the application's display name: run_app sets it as Qt's ``applicationDisplayName``
+APP_NAME = "Grader Studio"
+
+
+def window_title(library: str, grader: str = "", dirty: bool = False) -> str:
+    """"● name — library — Grader Studio": the app's name once, last. Qt's window systems append
+    ``applicationDisplayName`` to a title that does not already end with it (QPlatformWindow::
+    formatWindowTitle), so a title that named the app anywhere else showed it twice."""
+    return f"{'● ' if dirty else ''}{grader + ' — ' if grader else ''}{library} — {APP_NAME}"
+
+
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, ctx: AppContext, messages: Messages | None = None, *, check_sandbox: bool = True) -> None:
         super().__init__()
         install_guard()  # every label and tooltip in the window shows data as plain text (studio.ui.plain)
         self.ctx = ctx
-        self.setWindowTitle(f"Grader Studio — {short_name(ctx.db_path)}")
+        self.setWindowTitle(window_title(short_name(ctx.db_path)))
         self.messages = messages or Messages(self)
         if self.messages.parent is None:
             self.messages.parent = self
@@ -90,12 +105,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.splitter.addWidget(self.tabs)
         self.splitter.setStretchFactor(0, 0)  # the sidebar keeps its width whatever the page shows
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([270, 1010])
+        self.splitter.setSizes([SIDEBAR_WIDTH, 1280 - SIDEBAR_WIDTH])
         self.splitter.setChildrenCollapsible(False)
         self.setCentralWidget(self.splitter)
         # the sidebar keeps the width the user gave it: a page with other minimum sizes (the editor
         # empty, a locked banner, a wide designer) must not push it around
-        self._sidebar_width = max(270, self.library.minimumSizeHint().width())
+        self._sidebar_width = max(SIDEBAR_WIDTH, self.library.minimumSizeHint().width())
         self.splitter.splitterMoved.connect(lambda pos, _index: setattr(self, "_sidebar_width", pos))
         self.library.installEventFilter(self)
 
@@ -304,7 +319,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _dirty_changed(self, dirty: bool) -> None:
         name = self.page.record.definition.display_name if self.page.record else ""
-        self.setWindowTitle(f"{'● ' if dirty else ''}{name + ' — ' if name else ''}Grader Studio — {short_name(self.ctx.db_path)}")
+        self.setWindowTitle(window_title(short_name(self.ctx.db_path), name, dirty))
 
     def _after_first_paint(self) -> None:
         self._check_sandbox()

@@ -55,11 +55,12 @@ class Messages:
         message_box(QtWidgets.QMessageBox.Icon.Information, title, text, QtWidgets.QMessageBox.StandardButton.Ok,
                     self.parent).exec()
 
-    def confirm(self, title: str, text: str, action: str = "OK") -> bool:
+    def confirm(self, title: str, text: str, action: str = "OK", *, safe_default: bool = False) -> bool:
+        """``safe_default``: Enter answers Cancel (a question after Ctrl+S must not be typed through)."""
         box = message_box(QtWidgets.QMessageBox.Icon.Question, title, text,
                           QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
         ok = box.addButton(action, QtWidgets.QMessageBox.ButtonRole.AcceptRole)
-        box.setDefaultButton(ok)
+        box.setDefaultButton(box.button(QtWidgets.QMessageBox.StandardButton.Cancel) if safe_default else ok)
         box.exec()
         return box.clickedButton() is ok
 

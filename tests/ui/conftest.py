@@ -94,7 +94,7 @@ class FakeMessages:
     def info(self, title: str, text: str) -> None:
         self.infos.append((title, text))
 
-    def confirm(self, title: str, text: str, action: str = "OK") -> bool:
+    def confirm(self, title: str, text: str, action: str = "OK", *, safe_default: bool = False) -> bool:
         self.asked.append(title)
         self.questions.append((title, text))
         return self.confirm_answer

@@ -126,7 +126,7 @@ def test_versions_dialog_diff_and_restore(qtbot: Any, window: Any, ctx: Any) -> 
     dialog.list.setCurrentItem(dialog.list.topLevelItem(1))  # v1
     assert dialog.selected_version() == 1
     assert "differ" in dialog.summary.text()
-    assert "Renamed" in dialog.diff.right.toPlainText() and "Renamed" not in dialog.diff.left.toPlainText()
+    assert "Renamed" in dialog.diff.text(1) and "Renamed" not in dialog.diff.text(0)
     dialog.restore.click()
     record = ctx.library.graders.get("exact")
     assert record.current_version == 3 and record.definition.name == ""

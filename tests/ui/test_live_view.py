@@ -113,8 +113,8 @@ def test_a_stale_save_is_refused_with_both_side_by_side_and_nothing_lost(
     assert not window.page.save()
     assert messages.asked[-1] == "Cannot save: a newer version is stored"
     diff = window.actions.diff_view
-    assert diff.left_title.text() == "v2 by bob (stored)" and "0.75" in diff.left.toPlainText()
-    assert diff.right_title.text().startswith("Your edits (from v1") and "0.25" in diff.right.toPlainText()
+    assert diff.left_title.text() == "v2 by bob (stored)" and "0.75" in diff.text(0)
+    assert diff.right_title.text().startswith("Your edits (from v1") and "0.25" in diff.text(1)
     window.actions.stale_dialog.close()
     assert [v.author for v in window.ctx.library.graders.versions("mine")][-1] == "bob"
     assert window.page.is_dirty() and "0.25" in window.page.body.editor.toPlainText()

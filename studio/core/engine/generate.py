@@ -42,6 +42,7 @@ from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import EndpointCallError
 from studio.core.models import Sample, SampleRow
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.near_names import first_free
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
 from studio.core.store.endpoints import EndpointRepository
@@ -260,6 +261,17 @@ def estimate(library: Library, settings: GenerationSettings, *, name: str | None
     return GenerationEstimate(calls=len(jobs), already_stored=planned - len(jobs), prompt_tokens=prompt,
                               max_completion_tokens=bound * len(jobs), token_method=counter.method,
                               config=config)
+
+
+def output_name(source: str, endpoint: str) -> str:
+    """SOURCE-ENDPOINT: the dataset a generation writes when not named (``run --generate-with``)."""
+    return f"{source}-{endpoint}"
+
+
+def proposed_name(library: Library, source: str, endpoint: str) -> str:
+    """``output_name``, or the first free variant of it (``near_names.first_free``) when a live dataset
+    has it: what the window proposes for a new generation, never a name that exists."""
+    return first_free(output_name(source, endpoint), (d.name for d in library.datasets.list()))
 
 
 def resumed_settings(library: Library, name: str, given: GenerationSettings | None) -> GenerationSettings:
@@ -507,10 +519,10 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         elif budget is not None and budget.stopped:
             status, reason = "stopped", budget.reason.removeprefix("stopped: ")
         elif cancel.is_set() or interrupted:
-            status, reason = "cancelled", "cancelled; resume with `generate --resume` to finish"
+            status, reason = "cancelled", "cancelled; the answers so far are kept"
         elif stored < planned:
             status = "stopped"
-            reason = f"{planned - stored} call(s) failed; resume with `generate --resume` to retry them"
+            reason = f"{planned - stored} call(s) failed"  # each face says how to resume
         else:
             status, reason = "complete", ""
         provenance.update(_usage_fields(state), status=status, finished_at=_stamp(), stored=stored)

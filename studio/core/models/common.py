@@ -12,6 +12,16 @@ LOCAL: dict[str, Any] = {"local": True}
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 
+#: the validation context of a definition read back from the library (``parse_grader(..., stored=True)``):
+#: a rule added after a release stored a definition is reported by ``problems()`` there, not raised,
+#: so an older library still opens and shows the grader as invalid instead of failing to load
+STORED: dict[str, Any] = {"stored": True}
+
+
+def is_stored(context: Any) -> bool:
+    """Whether a validator runs on a definition read back from the library (see ``STORED``)."""
+    return isinstance(context, dict) and bool(context.get("stored"))
+
 ExtractorKind = Literal[
     "last_assistant",
     "first_assistant",
@@ -67,3 +77,9 @@ class GraderBase(BaseModel):
     @property
     def display_name(self) -> str:
         return self.name or self.key
+
+    def problems(self) -> list[str]:
+        """Rules the definition breaks, each a sentence naming its field: a new definition that
+        breaks one is refused by its validator; one read from the library (``STORED``) keeps it, is
+        shown invalid (the Checks, the designer) and is neither exported nor sent to a judge."""
+        return []

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .common import GraderBase
+from .common import STORED, GraderBase
 from .panels import JuryGrader
 from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
 
@@ -73,9 +73,10 @@ def _pointed(schema: Any) -> Any:
     return schema
 
 
-def parse_grader(data: object) -> GraderDefinition:
-    """Validate a plain dict (from YAML/JSON/DB) into the right definition class."""
-    return GRADER_ADAPTER.validate_python(data)
+def parse_grader(data: object, *, stored: bool = False) -> GraderDefinition:
+    """Validate a plain dict (from YAML/JSON/DB) into the right definition class. ``stored``: read
+    back from the library, where a rule newer than the row is reported by ``problems()``, not raised."""
+    return GRADER_ADAPTER.validate_python(data, context=STORED if stored else None)
 
 
 def dump_grader(grader: GraderBase) -> dict[str, Any]:

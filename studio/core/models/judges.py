@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from .common import GraderBase
+from .common import GraderBase, is_stored
 from .thread import Turn
 
 
@@ -54,6 +55,30 @@ class Subrange(BaseModel):
     expectation: str
 
 
+def subrange_problems(score_range: tuple[int, int], subranges: Sequence[tuple[int, int]]) -> list[str]:
+    """What is wrong with subranges (min, max) over ``score_range``, one "subrange N: ..." each: a
+    subrange that runs backwards ("10 to 5" in the judge's prompt) or leaves the score range. The
+    model's validator (field ``subrange_expectations``) and the designer's live check both ask this."""
+    low, high = score_range
+    problems = []
+    for n, (lo, hi) in enumerate(subranges, 1):
+        if lo > hi:
+            problems.append(f"subrange {n} runs backwards: its min {lo} is above its max {hi} "
+                            "(a subrange runs from its min up to its max)")
+        elif lo < low or hi > high:
+            problems.append(f"subrange {n} ({lo} to {hi}) is outside the score range {low} to {high}")
+    return problems
+
+
+def subrange_gaps(score_range: tuple[int, int], subranges: Sequence[tuple[int, int]]) -> list[int]:
+    """Scores of ``score_range`` that no subrange (min, max) covers."""
+    covered: set[int] = set()
+    for lo, hi in subranges:
+        covered.update(range(lo, hi + 1))
+    low, high = score_range
+    return [s for s in range(low, high + 1) if s not in covered]
+
+
 class RangeJudge(JudgeBase):
     kind: Literal["range_judge"] = "range_judge"
     criteria: str
@@ -73,13 +98,26 @@ class RangeJudge(JudgeBase):
                 raise ValueError(f"shot score {shot.score} is outside the range {low}..{high}")
         return self
 
+    @field_validator("subrange_expectations")
+    @classmethod
+    def _check_subranges(cls, value: list[Subrange], info: ValidationInfo) -> list[Subrange]:
+        """Refused here (the field named, a file's error on its line); a stored row from before the
+        rule loads and says so through ``problems()`` (common.STORED)."""
+        score_range = info.data.get("score_range")
+        if is_stored(info.context) or score_range is None or score_range[0] >= score_range[1]:
+            return value  # an invalid score range is the model validator's sentence
+        problems = subrange_problems(score_range, [(s.min, s.max) for s in value])
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
+
+    def problems(self) -> list[str]:
+        pairs = [(s.min, s.max) for s in self.subrange_expectations]
+        return [f"subrange_expectations: {p}" for p in subrange_problems(self.score_range, pairs)]
+
     def subrange_gaps(self) -> list[int]:
         """Scores of the range that no subrange expectation describes (the designer warns on them)."""
-        covered: set[int] = set()
-        for sub in self.subrange_expectations:
-            covered.update(range(sub.min, sub.max + 1))
-        low, high = self.score_range
-        return [s for s in range(low, high + 1) if s not in covered]
+        return subrange_gaps(self.score_range, [(s.min, s.max) for s in self.subrange_expectations])
 
 
 class RubricJudge(JudgeBase):

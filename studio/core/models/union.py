@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import Annotated, Any
 
-from pydantic import PlainValidator, SerializeAsAny, WithJsonSchema
+from pydantic import PlainValidator, SerializeAsAny, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
 
 from .common import GraderBase
@@ -36,8 +36,9 @@ def model_for(kind: object) -> type[GraderBase]:
         raise PydanticCustomError("union_tag_invalid", str(exc)) from None
 
 
-def _validate(value: Any) -> GraderBase:
-    """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model."""
+def _validate(value: Any, info: ValidationInfo) -> GraderBase:
+    """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model
+    (with the caller's context: a definition read from the library, ``common.STORED``, nested ones too)."""
     if isinstance(value, GraderBase) and "kind" in type(value).model_fields:
         return value
     if not isinstance(value, dict):
@@ -46,7 +47,7 @@ def _validate(value: Any) -> GraderBase:
         raise PydanticCustomError(
             "union_tag_not_found", "a grader definition needs a kind (one of {kinds})",
             {"kinds": ", ".join(_registry().kinds())})
-    return model_for(value["kind"]).model_validate(value)
+    return model_for(value["kind"]).model_validate(value, context=info.context)
 
 
 #: any grader definition; it serialises as its own kind's model (``SerializeAsAny``)

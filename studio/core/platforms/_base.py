@@ -128,6 +128,8 @@ class Platform(ABC):
         carry = self.carry(kind)
         if not carry.exports:
             return Support.no(self.refusal(kind, carry))
+        if problems := grader.problems():  # a stored definition from before a rule: not exported as is
+            return Support.no(f"the definition is not valid: {'; '.join(problems)}")
         return self._can_export(grader)
 
     def carry(self, kind: GraderKind) -> Carry:

@@ -155,6 +155,10 @@ def _static_checks(source: str, contract: str, function_name: str | None) -> tup
     return checks, signature.status != "failed"
 
 
+#: why a sandbox check is ``skipped`` in a quick check (``execute=False``)
+NOT_RUN = "not run yet: Validate runs it in the sandbox"
+
+
 def validate(
     source: str,
     contract: Contract,
@@ -163,13 +167,17 @@ def validate(
     timeout_seconds: float = 10.0,
     memory_mb: int = 512,
     pool: WorkerPool | None = None,
+    execute: bool = True,
 ) -> list[Check]:
-    """Every check in order; after the first failure the rest are ``skipped``."""
+    """Every check in order; after the first failure the rest are ``skipped``. ``execute=False``:
+    only the checks that run nothing (size, syntax, structure, signature), quick enough for a save
+    and for every pause in typing; the sandbox's are then ``skipped`` as not run yet."""
     checks, ok = _static_checks(source, contract, function_name)
-    if ok:
+    if ok and execute:
         checks += _sandbox_checks(source, contract, function_name, timeout_seconds, memory_mb, pool)
     done = {c.name for c in checks}
-    checks += [Check(name=n, status="skipped", message="skipped: an earlier check failed") for n in CHECK_NAMES if n not in done]
+    why = NOT_RUN if ok and not execute else "skipped: an earlier check failed"
+    checks += [Check(name=n, status="skipped", message=why) for n in CHECK_NAMES if n not in done]
     return checks
 
 

@@ -182,7 +182,7 @@ class DatasetRepository:
         with self._engine.begin() as conn:
             row = conn.execute(select(datasets).where(datasets.c.name == name)).first()
             if row is not None and row.deleted_at is None:
-                raise Conflict(f"a dataset named {name!r} already exists (use another name, or --resume it)")
+                raise Conflict(f"a dataset named {name!r} already exists (use another name, or resume it)")
             values = dict(format=format, source=source, sample_count=0, created_at=utcnow(),
                           deleted_at=None, provenance=json.dumps(provenance), author=current_user())
             if row is not None:  # a trashed dataset of that name gives its name up

@@ -31,6 +31,9 @@ def _serialise(definition: GraderDefinition) -> str:
 
 
 class GraderRepository:
+    """Definitions are read back with ``stored=True``: a row an older release wrote that breaks a newer
+    rule loads (its ``problems()`` say what) instead of making the whole library unreadable."""
+
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         #: the versioning pattern suites share (store/versioned.py)
@@ -43,7 +46,7 @@ class GraderRepository:
 
     def _record(self, conn: Connection, row: Row) -> GraderRecord:
         text = self._v.text(conn, row.id, row.current_version)
-        return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text or "{}")))
+        return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text or "{}"), stored=True))
 
     def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[GraderRecord]:
         """One query, each grader joined with its current version (the sidebar refreshes often)."""
@@ -63,7 +66,7 @@ class GraderRepository:
         for row in rows:
             fields = row._asdict()
             text = fields.pop("definition")
-            records.append(GraderRecord(**fields, definition=parse_grader(json.loads(text))))
+            records.append(GraderRecord(**fields, definition=parse_grader(json.loads(text), stored=True)))
         return records
 
     def get(self, key: str, *, include_deleted: bool = False) -> GraderRecord:
@@ -74,7 +77,7 @@ class GraderRepository:
         return [
             VersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
                           author=r.author,
-                          definition=parse_grader(json.loads(r.definition)))
+                          definition=parse_grader(json.loads(r.definition), stored=True))
             for r in self._v.version_rows(key)
         ]
 
@@ -116,7 +119,7 @@ class GraderRepository:
         the version the edit began from: a head moved since (another analyst saved) is refused."""
         text = _serialise(definition)
         self._v.save(definition.key, definition, text, message,
-                     same=lambda stored: _serialise(parse_grader(json.loads(stored))) == text,
+                     same=lambda stored: _serialise(parse_grader(json.loads(stored), stored=True)) == text,
                      base_version=base_version)
         return self.get(definition.key)
 

@@ -108,13 +108,18 @@ class GenerateDialog(QtWidgets.QDialog):
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.generate_button = QtWidgets.QPushButton("Generate")
         self.generate_button.setDefault(True)
+        # an unfinished generation (cancelled, stopped, calls failed) continues here: the CLI's --resume
+        self.resume_button = QtWidgets.QPushButton("Resume")
+        self.resume_button.setToolTip("Continue the unfinished generation into the dataset named above, as it "
+                                      "was started: only the answers not stored yet are asked for")
+        self.resume_button.hide()
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop starting calls; the answers already generated are kept")
         self.cancel_button.setEnabled(False)
         self.close_button = QtWidgets.QPushButton("Close")
         buttons = QtWidgets.QHBoxLayout()
         buttons.addStretch(1)
-        for button in (self.generate_button, self.cancel_button, self.close_button):
+        for button in (self.resume_button, self.generate_button, self.cancel_button, self.close_button):
             buttons.addWidget(button)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(form)
@@ -123,6 +128,8 @@ class GenerateDialog(QtWidgets.QDialog):
         layout.addLayout(buttons)
 
         self.generate_button.clicked.connect(self.start)
+        self.resume_button.clicked.connect(self.resume)
+        self.name.textChanged.connect(self._offer_resume)
         self.cancel_button.clicked.connect(self.cancel)
         self.close_button.clicked.connect(self.reject)
         self.source.currentTextChanged.connect(self._suggest)
@@ -134,24 +141,47 @@ class GenerateDialog(QtWidgets.QDialog):
                                 "(or `grader-studio endpoints add`).")
 
     def _suggest(self) -> None:
-        """The endpoint's model as a placeholder, and SOURCE-ENDPOINT as the new dataset's name."""
+        """The endpoint's model as a placeholder, and SOURCE-ENDPOINT (or its first free variant) as
+        the new dataset's name."""
+        from studio.core.engine.generate import proposed_name
         from studio.core.store.errors import NotFound
 
         try:
             self.model.setPlaceholderText(f"the endpoint's: {self.ctx.library.endpoints.get(self.endpoint.currentText()).model}")
         except NotFound:
             self.model.setPlaceholderText("")
-        if not self.name.isModified():
-            self.name.setText(f"{self.source.currentText()}-{self.endpoint.currentText()}")
+        if not self.name.isModified():  # never a name that exists: Generate would be refused
+            self.name.setText(proposed_name(self.ctx.library, self.source.currentText(), self.endpoint.currentText()))
 
     @property
     def running(self) -> bool:
         return self.cancel_event is not None
 
+    def _unfinished(self, name: str) -> bool:
+        """Whether ``name`` is a generated dataset whose generation did not complete."""
+        from studio.core.store.errors import NotFound
+
+        try:
+            provenance = self.ctx.library.datasets.get(name).provenance or {}
+        except NotFound:
+            return False
+        return provenance.get("kind") == "generated" and provenance.get("status") != "complete"
+
+    def _offer_resume(self, *_: object) -> None:
+        self.resume_button.setVisible(not self.running and self._unfinished(self.name.text().strip()))
+
+    def resume(self) -> None:
+        """Continue the generation of the dataset named, with the settings it was started with."""
+        name = self.name.text().strip()
+        if not self._unfinished(name):
+            self.status.setText(f"“{name}” is not an unfinished generation: there is nothing to resume.")
+            return
+        self._launch(name, None, resume=True)
+
     def start(self) -> None:
         from pydantic import ValidationError
 
-        from studio.core.engine.generate import GenerationSettings, generate
+        from studio.core.engine.generate import GenerationSettings
 
         try:
             settings = GenerationSettings(
@@ -165,17 +195,22 @@ class GenerateDialog(QtWidgets.QDialog):
         if not name:
             self.status.setText("Name the new dataset.")
             return
+        self._launch(name, settings)
+
+    def _launch(self, name: str, settings: Any, resume: bool = False) -> None:
+        from studio.core.engine.generate import generate
+
         cancel = self.cancel_event = threading.Event()
         relay = self.relay
         library = self.ctx.library
         for widget in (self.source, self.endpoint, self.model, self.system, self.limit, self.name,
-                       self.generate_button, self.close_button):
+                       self.generate_button, self.resume_button, self.close_button):
             widget.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status.setText("Generating…")
+        self.status.setText("Resuming…" if resume else "Generating…")
 
         def work() -> Any:
-            return generate(library, name, settings, cancel=cancel, on_progress=relay.progressed.emit)
+            return generate(library, name, settings, resume=resume, cancel=cancel, on_progress=relay.progressed.emit)
 
         self.ctx.tasks.run(work, self._on_done, self._on_error)
 
@@ -195,8 +230,9 @@ class GenerateDialog(QtWidgets.QDialog):
         self.cancel_event = None
         self.cancel_button.setEnabled(False)
         for widget in (self.source, self.endpoint, self.model, self.system, self.limit, self.name,
-                       self.generate_button, self.close_button):
+                       self.generate_button, self.resume_button, self.close_button):
             widget.setEnabled(True)
+        self._offer_resume()
 
     def _on_done(self, result: Any) -> None:
         from studio.core.engine.usage import format_usd
@@ -209,7 +245,11 @@ class GenerateDialog(QtWidgets.QDialog):
         text = (f"Generation {result.status}: {result.stored:,} of {result.planned:,} answers in "
                 f"“{result.dataset}” ({result.tally.calls:,} calls, {result.tally.tokens:,} tokens{cost}).")
         if result.reason:
-            text += f" {result.reason}"
+            text += f" {result.reason[:1].upper()}{result.reason[1:]}."
+        if result.status != "complete":
+            text += " Press Resume to finish it (only the missing answers are asked for)."
+        elif not self.name.isModified():
+            self._suggest()  # the name is taken now: the next generation gets a free one
         if result.errors:
             text += f" Failed calls, e.g.: {result.errors[0]}"
         self.status.setText(text)

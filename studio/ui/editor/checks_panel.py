@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from studio.core.checks import Check
+from studio.core.checks import NOT_RUN, Check
 
 from ..qt import Qt, QtGui, QtWidgets, Signal
 
@@ -44,6 +44,8 @@ class ChecksPanel(QtWidgets.QWidget):
         self.button.clicked.connect(lambda: self.validate_requested.emit())
         self.tree.itemActivated.connect(self._activated)
         self.checks: list[Check] = []
+        #: the rows are for a text edited since they ran (shown greyed, the summary says so)
+        self.stale = False
 
     def set_running(self) -> None:
         self.button.setEnabled(False)
@@ -51,12 +53,26 @@ class ChecksPanel(QtWidgets.QWidget):
 
     def set_error(self, text: str) -> None:
         self.button.setEnabled(True)
+        self._set_stale(False)
         self.checks = []
         self.tree.clear()
         self.summary.setText(text)
 
+    def mark_stale(self) -> None:
+        """The text changed since these checks ran: grey them and say so (the editor checks again
+        after a pause in typing); never a green tick for code that is no longer there."""
+        if self.stale or not self.checks:
+            return
+        self._set_stale(True)
+        self.summary.setText("Out of date: the text changed since these checks ran. Checking again…")
+
+    def _set_stale(self, stale: bool) -> None:
+        self.stale = stale
+        self.tree.setEnabled(not stale)  # greyed rows: still readable, clearly not current
+
     def show_checks(self, checks: list[Check]) -> None:
         self.button.setEnabled(True)
+        self._set_stale(False)
         self.checks = list(checks)
         self.tree.clear()
         for check in checks:
@@ -73,12 +89,14 @@ class ChecksPanel(QtWidgets.QWidget):
         failed = sum(c.status == "failed" for c in checks)
         warnings = sum(c.status == "warning" for c in checks)
         passed = sum(c.status == "passed" for c in checks)
+        not_run = sum(c.status == "skipped" and c.message == NOT_RUN for c in checks)
+        rest = f" {not_run} not run yet: Validate runs them in the sandbox." if not_run else ""
         if failed:
             self.summary.setText(f"{failed} check(s) failed, {warnings} warning(s), {passed} passed.")
         elif warnings:
-            self.summary.setText(f"Valid, with {warnings} warning(s); {passed} passed.")
+            self.summary.setText(f"Valid, with {warnings} warning(s); {passed} passed.{rest}")
         else:
-            self.summary.setText(f"All {passed} checks passed.")
+            self.summary.setText(f"{passed} passed.{rest}" if rest else f"All {passed} checks passed.")
 
     def _activated(self, item: QtWidgets.QTreeWidgetItem, _column: int) -> None:
         line = item.data(0, Qt.ItemDataRole.UserRole)

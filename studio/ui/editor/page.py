@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from studio.core.checks import Check, check_definition
+from studio.core.checks import Check, check_definition, quick_checks
 from studio.core.graders.registry import kind_labels
 from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
@@ -22,7 +22,7 @@ from ..eliding import ElidedLabel
 from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
-from ..qt import Qt, QtWidgets, Signal
+from ..qt import Qt, QTimer, QtWidgets, Signal
 from .bodies import make_body
 from .body import DefinitionBody
 from .checks_panel import ChecksPanel
@@ -30,6 +30,8 @@ from .try_panel import TryPanel, grade_one
 
 BOTTOM_KEY = "editor/bottom_collapsed"
 QWIDGETSIZE_MAX = (1 << 24) - 1
+#: how long typing pauses before the quick checks run again (they run nothing: ast, a regex, the model)
+RECHECK_MS = 600
 LOCKED_TEXT = "This grader is locked: it opens read-only and cannot be saved or deleted."
 TRASHED_TEXT = "This grader is in the Trash: it is shown read-only. Restore it to edit, run or export it."
 
@@ -53,6 +55,12 @@ class GraderPage(QtWidgets.QWidget):
         self.body: DefinitionBody | None = None
         self._dirty = False
         self._ticket = 0
+        #: edits since the grader opened: checks that ran on an older text are shown out of date
+        self._edits = 0
+        self._recheck = QTimer(self)
+        self._recheck.setSingleShot(True)
+        self._recheck.setInterval(RECHECK_MS)
+        self._recheck.timeout.connect(self._quick_check)
 
         self.banner = QtWidgets.QFrame()
         self.banner.setObjectName("lockBanner")
@@ -194,6 +202,7 @@ class GraderPage(QtWidgets.QWidget):
         preview = getattr(self.body, "preview", None)
         if preview is not None:
             preview.picker.prefer(record.definition.tags, record.kind)
+        self._recheck.stop()
         self.checks.set_error("Not validated yet. Press Validate (Ctrl+Enter).")
         self.try_panel.set_error("Pick a sample and press Try.")
         self.report_card.set_grader(record.key, record.definition)
@@ -252,6 +261,41 @@ class GraderPage(QtWidgets.QWidget):
     def _changed(self) -> None:
         if not self._dirty:
             self._set_dirty(True)
+        # the checks shown were for a text no longer there: say so at once, check again after a pause
+        self._edits += 1
+        self.checks.mark_stale()
+        if not self.read_only:
+            self._recheck.start()
+
+    def _quick_check(self) -> None:
+        """The checks that run nothing, on the text as it is now, off the GUI thread (a sandbox run
+        waits for Validate). A result for a text edited since is dropped: the next pause brings its own."""
+        if self.body is None:
+            return
+        try:
+            definition = self.body.definition()
+        except Exception as exc:
+            self.checks.show_checks([Check(name="definition", status="failed", message=describe_error(exc))])
+            return
+        edits, ticket = self._edits, self._ticket
+        # a bound method of the page, not a closure: Qt drops the answer of a page already destroyed
+        self.ctx.tasks.run(lambda: (edits, ticket, quick_checks(definition)), self._quick_checked)
+
+    def _quick_checked(self, found: tuple[int, int, list[Check]]) -> None:
+        edits, ticket, checks = found
+        if edits == self._edits and ticket == self._ticket and self.body is not None:
+            self.checks.show_checks(checks)
+            self.body.show_checks(checks)
+
+    def hideEvent(self, event: Any) -> None:  # noqa: N802
+        """No re-check of a page nobody sees (another tab, a closed window): it waits for the page."""
+        self._recheck.stop()
+        super().hideEvent(event)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802
+        super().showEvent(event)
+        if self.checks.stale and not self.read_only:
+            self._recheck.start()
 
     def _set_dirty(self, dirty: bool) -> None:
         self._dirty = dirty
@@ -288,7 +332,10 @@ class GraderPage(QtWidgets.QWidget):
         except Exception as exc:
             self.actions.messages.error("Cannot save", exc)
             return False
-        record = self.actions.save(definition, base_version=self.base_version)
+        message = self._failing_checks_note(definition)
+        if message is None:
+            return False  # the user keeps editing: the text stays, unsaved
+        record = self.actions.save(definition, message, base_version=self.base_version)
         if record is None:
             return False  # refused (a stale version keeps the edits here, unsaved)
         self.record = record
@@ -296,6 +343,30 @@ class GraderPage(QtWidgets.QWidget):
         self._set_dirty(False)
         self._apply_record()
         return True
+
+    def _failing_checks_note(self, definition: GraderDefinition) -> str | None:
+        """Before edits become a version: the quick checks (Validate's own, without the sandbox). A
+        failure is shown and the user asked; saving anyway is allowed (nothing typed is lost) and the
+        version's message records it. Returns the version's message, or None to keep editing."""
+        checks = quick_checks(definition)
+        failed = [c for c in checks if c.status == "failed"]
+        if not failed:
+            return ""
+        self.checks.show_checks(checks)
+        self.body.show_checks(checks)  # type: ignore[union-attr]
+        self.bottom.setCurrentWidget(self.checks)
+        self.set_bottom_collapsed(False)
+        where = "; ".join(f"{c.name}{f' (line {c.line})' if c.line else ''}: {c.message}" for c in failed)
+        version = (self.record.current_version + 1) if self.record else 1
+        if not self.actions.messages.confirm(
+                "Save with a failing check?",
+                f"{where}.\n\nSave anyway as v{version}? A run of this version will fail until it is fixed. "
+                "Cancel keeps your text in the editor, unsaved.", "Save anyway", safe_default=True):
+            if failed[0].line:
+                self._go_to_line(failed[0].line)
+            self.status.emit(f"Not saved: {where}.")
+            return None
+        return f"saved with a failing check: {where}"
 
     def validate(self) -> None:
         if self.body is None:
@@ -310,7 +381,8 @@ class GraderPage(QtWidgets.QWidget):
             self.status.emit("The definition is not valid.")
             return
         self._ticket += 1
-        ticket = self._ticket
+        ticket, edits = self._ticket, self._edits
+        self._recheck.stop()  # Validate checks this text, sandbox included
         self.checks.set_running()
         self.status.emit("Validating…")
 
@@ -318,6 +390,10 @@ class GraderPage(QtWidgets.QWidget):
             if ticket != self._ticket or self.body is None:
                 return
             self.checks.show_checks(checks)
+            if edits != self._edits:  # typed while the sandbox ran: these are for the text before
+                self.checks.mark_stale()
+                self._recheck.start()  # and the text as it is now gets its quick checks
+                return
             self.body.show_checks(checks)
             self.status.emit(self.checks.summary.text())
 

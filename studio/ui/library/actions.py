@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from studio.core.errors import StudioError
 from studio.core.models import GraderDefinition, parse_grader
 from studio.core.models.definition import dump_grader
+from studio.core.near_names import first_free
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext
@@ -75,8 +76,7 @@ class GraderActions(QObject):
         if record is None:
             return None
         taken = {r.key for r in self.ctx.library.graders.list(include_deleted=True)}
-        new_key = next(f"{key}-copy{'' if n == 1 else n}" for n in range(1, 1000)
-                       if f"{key}-copy{'' if n == 1 else n}" not in taken)
+        new_key = first_free(f"{key}-copy", taken, joiner="")
         new_key = self.messages.ask_text("Duplicate grader", "Key of the copy:", new_key)
         if not new_key:
             return None

@@ -33,6 +33,9 @@ class LibraryPanel(QtWidgets.QWidget):
         self.tree.setHeaderHidden(True)
         self.tree.setUniformRowHeights(True)
         self.tree.setIconSize(QtCore.QSize(16, 16))
+        # names that differ only at the end ("Short answer (units) 1" … "5") stay told apart: a name
+        # too long for the sidebar loses its middle, not its end; its tooltip has it whole (issue 43)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         # Ctrl/Shift-click selects several graders (for a suite); the current one is the one opened
         self.tree.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)

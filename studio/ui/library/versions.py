@@ -33,41 +33,73 @@ def side_by_side(old: str, new: str) -> list[tuple[str, str, str]]:
 
 
 class DiffView(QtWidgets.QWidget):
+    """Two aligned columns, one table row per diff row: a long line wraps inside its row (issue 43:
+    a conflict's one differing line was cut at the pane's edge), and the other side's row grows with
+    it, so the sides stay aligned without a sideways scroll."""
+
     def __init__(self, parent: QtWidgets.QWidget | None = None, dark: bool = False) -> None:
         super().__init__(parent)
         self.colors = _DARK if dark else _COLORS
         self.left_title, self.right_title = QtWidgets.QLabel(), QtWidgets.QLabel()
-        self.left, self.right = QtWidgets.QPlainTextEdit(), QtWidgets.QPlainTextEdit()
+        for title in (self.left_title, self.right_title):
+            title.setWordWrap(True)
+        self.table = table = QtWidgets.QTableWidget(0, 2)
+        table.setFont(monospace_font())
+        table.setWordWrap(True)  # item views wrap at a word boundary, else anywhere: a long token too
+        table.setTextElideMode(Qt.TextElideMode.ElideNone)
+        table.horizontalHeader().hide()
+        table.verticalHeader().hide()
+        table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
+        table.verticalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        table.setVerticalScrollMode(QtWidgets.QAbstractItemView.ScrollMode.ScrollPerPixel)
+        table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        # lines are selected one side at a time and copied as text (Ctrl+C), as from a text pane
+        table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.ContiguousSelection)
+        QtGui.QShortcut(QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Copy), table, self.copy,
+                        context=Qt.ShortcutContext.WidgetShortcut)
+        table.setShowGrid(False)
         grid = QtWidgets.QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
-        for col, (title, view) in enumerate(((self.left_title, self.left), (self.right_title, self.right))):
-            view.setReadOnly(True)
-            view.setFont(monospace_font())
-            view.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
-            grid.addWidget(title, 0, col)
-            grid.addWidget(view, 1, col)
-        self.left.verticalScrollBar().valueChanged.connect(self.right.verticalScrollBar().setValue)
-        self.right.verticalScrollBar().valueChanged.connect(self.left.verticalScrollBar().setValue)
+        grid.addWidget(self.left_title, 0, 0)
+        grid.addWidget(self.right_title, 0, 1)
+        grid.addWidget(table, 1, 0, 1, 2)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+
+    def copy(self) -> None:
+        """The selected lines to the clipboard: row by row, the two sides apart by a tab."""
+        cells = sorted((i.row(), i.column()) for i in self.table.selectedIndexes())
+        rows: dict[int, list[str]] = {}
+        for row, column in cells:
+            rows.setdefault(row, []).append(self.table.item(row, column).text())
+        QtWidgets.QApplication.clipboard().setText("\n".join("\t".join(parts) for parts in rows.values()))
+
+    def text(self, side: int) -> str:
+        """One side's lines as shown (0: left, 1: right); an added or removed row is empty there."""
+        return "\n".join(self.table.item(n, side).text() for n in range(self.table.rowCount()))
 
     def show_diff(self, old_title: str, old: str, new_title: str, new: str) -> int:
-        """Fill both panes; returns the number of differing rows."""
+        """Fill both columns; returns the number of differing rows."""
         self.left_title.setText(old_title)
         self.right_title.setText(new_title)
         rows = side_by_side(old, new)
-        self.left.setPlainText("\n".join(r[0] for r in rows))
-        self.right.setPlainText("\n".join(r[1] for r in rows))
-        for view, side in ((self.left, 0), (self.right, 1)):
-            selections = []
-            for n, row in enumerate(rows):
-                tag = row[2]
-                if tag == "equal" or (tag == "added" and side == 0) or (tag == "removed" and side == 1):
-                    continue
-                sel = QtWidgets.QTextEdit.ExtraSelection()
-                sel.format.setBackground(QtGui.QColor(self.colors[tag]))
-                sel.format.setProperty(QtGui.QTextFormat.Property.FullWidthSelection, True)
-                sel.cursor = QtGui.QTextCursor(view.document().findBlockByNumber(n))
-                selections.append(sel)
-            view.setExtraSelections(selections)
+        table = self.table
+        table.setUpdatesEnabled(False)
+        try:
+            table.setRowCount(0)
+            table.setRowCount(len(rows))
+            for n, (left, right, tag) in enumerate(rows):
+                for side, text in ((0, left), (1, right)):
+                    item = QtWidgets.QTableWidgetItem(text)  # plain text, never markup
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+                    shaded = tag != "equal" and not (tag == "added" and side == 0) \
+                        and not (tag == "removed" and side == 1)
+                    if shaded:
+                        item.setBackground(QtGui.QBrush(QtGui.QColor(self.colors[tag])))
+                    table.setItem(n, side, item)
+        finally:
+            table.setUpdatesEnabled(True)
         return sum(1 for r in rows if r[2] != "equal")
 
 

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from studio.core.graders.registry import make_scorer
-from studio.core.models import GRADER_ADAPTER, Outcome, Sample
+from studio.core.models import Outcome, Sample, parse_grader
 from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
 from studio.core.scoring import GradingContext, Scorer
@@ -38,7 +38,8 @@ class BlockGrader:
     def __init__(self, definition_json: str, cpus: int, sandbox: dict[str, Any] | None = None) -> None:
         loaded = json.loads(definition_json)
         self.suite = isinstance(loaded, list)
-        self.definitions = [GRADER_ADAPTER.validate_python(d) for d in (loaded if self.suite else [loaded])]
+        # the library's definitions, read as the store reads them (a row from before a rule still loads)
+        self.definitions = [parse_grader(d, stored=True) for d in (loaded if self.suite else [loaded])]
         self.definition = self.definitions[0]
         self.cpus = max(1, int(cpus))
         self.cancel_event = threading.Event()

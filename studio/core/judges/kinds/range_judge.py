@@ -21,7 +21,7 @@ from studio.core.judges.http.chat import (
     system,
     user,
 )
-from studio.core.judges.http.errors import EndpointCallError, ResponseFormatError
+from studio.core.judges.http.errors import EndpointCallError, JudgeError, ResponseFormatError
 from studio.core.judges.parsing import parse_int_score, parse_numbered_list
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_handlebars, render_template
@@ -74,6 +74,8 @@ def steps_text(steps: list[str]) -> str:
 def judge_variables(
     judge: RangeJudge, sample: Sample, steps: list[str], completion: str | None = None
 ) -> dict[str, Any]:
+    if problems := judge.problems():  # a stored judge from before the rule: never "10 to 5" in a prompt
+        raise JudgeError(f"the range judge is not valid: {'; '.join(problems)}")
     low, high = judge.score_range
     variables = sample_variables(judge, sample, completion)
     variables.update(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import subrange_gaps, subrange_problems
+
 from ...judges.lists import StepsEditor, TableEditor
 from ...qt import QtWidgets
 from .judge import EXAMPLES_HINT, JudgeBody, _messages, _user_text
@@ -41,16 +43,20 @@ class RangeJudgeBody(JudgeBody):
             signal.connect(self._update_coverage)
 
     def _update_coverage(self, *_: object) -> None:
+        """The model's own rules, live: a subrange that runs backwards or leaves the range is an
+        error (Save refuses it with the same sentence), a score no subrange covers a warning."""
         low, high = self.low.value(), self.high.value()
-        covered: set[int] = set()
-        for row in self.subranges.rows():
-            if isinstance(row[0], int) and isinstance(row[1], int):
-                covered.update(range(row[0], row[1] + 1))
-        gaps = [s for s in range(low, high + 1) if s not in covered]
+        pairs = [(row[0], row[1]) for row in self.subranges.rows()
+                 if isinstance(row[0], int) and isinstance(row[1], int)]
+        problems = subrange_problems((low, high), pairs) if low < high else []
+        gaps = subrange_gaps((low, high), pairs)
         label = self.subranges.footer
         if not self.subranges.rows():
             label.setText("No subranges: optional, but they make scores consistent.")
             label.setObjectName("hint")
+        elif problems:
+            label.setText("Not valid: " + "; ".join(problems))
+            label.setObjectName("error")
         elif gaps:
             label.setText(f"Not covered: {', '.join(map(str, gaps))}")
             label.setObjectName("warning")
