@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
+from . import file_guard
 from .errors import LibraryError
 from .location import Location, display, is_server_url
 from .schema import HEAD_REVISION, REVISIONS, SCHEMA_VERSION
@@ -113,6 +114,8 @@ def _sqlite_engine(path: Path | str) -> Engine:
     def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
+    if str(path) != ":memory:":
+        file_guard.track_engine(engine, path)  # nothing else in this process opens the file
     return engine
 
 

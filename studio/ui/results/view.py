@@ -15,6 +15,7 @@ from studio.core.store.results_query import (
 )
 
 from ..context import AppContext
+from ..file_dialogs import save_file
 from ..messages import describe_error
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grid import SuiteGrid
@@ -276,7 +277,7 @@ class ResultsView(QtWidgets.QWidget):
     def _choose_export(self) -> None:
         if self.run_id is None:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+        path = save_file(
             self, "Export results", f"run-{self.run_id}.csv", "CSV files (*.csv)")
         if path:
             self.export_to(path)

@@ -1,0 +1,128 @@
+"""The library file is opened only through its connection, so a file dialog in the library's folder
+cannot corrupt it (issue 43, docs/architecture.md "One connection to the library file").
+
+What a user saw: the window open on a library, Datasets ▸ Import's dialog shown in the library's
+folder. Qt's dialog guessed each file's type by reading it, opening and closing the library, its
+``-wal`` and ``-shm`` inside the window's process; on POSIX a close drops every lock the process
+holds on the file (SQLite's "How To Corrupt" §2.2). The next CLI write saw no other user, deleted
+the ``-wal``/``-shm`` the window still had open, and from then on the window's writes went to a
+deleted file: lost. Each round here replays that sequence for real (the menu's dialog, loaded on
+the library's folder; a CLI child writing; the window reading and writing; a CLI child reading) and
+checks both see each other's writes and the file is whole.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studio.core.models import BuiltinGrader
+from studio.ui.main_window import TAB_DATASETS
+from studio.ui.qt import QTimer, QtWidgets
+from tests.conftest import run_cli
+
+ROWS = '{"input": "What is 2 + 2?", "target": "4"}\n'
+
+
+def _import_action(win: Any) -> Any:
+    menu = next(a.menu() for a in win.menuBar().actions() if a.text() == "Data&sets")
+    return next(a for a in menu.actions() if a.text().startswith("&Import"))
+
+
+def _types_known(model: QtWidgets.QFileSystemModel, folder: Path) -> bool:
+    """Every file of ``folder`` has been through the dialog's file-type look-up (what read them)."""
+    names = {p.name for p in folder.iterdir()}
+    root = model.index(str(folder))
+    seen = {model.fileName(model.index(row, 0, root)): model.type(model.index(row, 0, root))
+            for row in range(model.rowCount(root))}
+    return names <= seen.keys() and all(seen.values())
+
+
+def _show_import_dialog(qtbot: Any, win: Any, folder: Path) -> list[str]:
+    """Datasets ▸ Import…: the real dialog, left open until it has listed and typed every file of the
+    library's folder (All files shown, as a user looking for their file might), then cancelled.
+    Returns the names the dialog showed."""
+    shown: list[str] = []
+
+    def look_then_cancel() -> None:
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        assert isinstance(dialog, QtWidgets.QFileDialog)
+        assert Path(dialog.directory().absolutePath()).resolve() == folder.resolve()
+        dialog.selectNameFilter("All files (*)")
+        model = dialog.findChild(QtWidgets.QFileSystemModel)
+        assert model is not None
+        qtbot.waitUntil(lambda: _types_known(model, folder), timeout=20_000)
+        view = dialog.findChild(QtWidgets.QListView, "listView")
+        root = view.rootIndex()
+        shown.extend(view.model().index(row, 0, root).data() for row in range(view.model().rowCount(root)))
+        dialog.reject()
+
+    QTimer.singleShot(0, look_then_cancel)
+    _import_action(win).trigger()
+    return shown
+
+
+def _cli_json(db: Path, *args: str) -> Any:
+    result = run_cli(*args, "--json", db=db)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _one_round(qtbot: Any, win: Any, db: Path, data: Path, n: int) -> None:
+    library = win.ctx.library
+    shown = _show_import_dialog(qtbot, win, db.parent)
+    assert "data.jsonl" in shown
+
+    # another process writes while the window is open
+    result = run_cli("datasets", "import", str(data), "--name", f"from-cli-{n}", db=db)
+    assert result.returncode == 0, result.stderr
+
+    # the window reads it: its live view (data_version) and its own connection
+    assert "datasets" in win.live.look()
+    assert win.datasets_view.datasets.row_of(f"from-cli-{n}") is not None
+    assert f"from-cli-{n}" in {d.name for d in library.datasets.list()}
+    # and writes; the other process reads that
+    library.graders.create(BuiltinGrader(key=f"from-window-{n}", function="exact_match"))
+    assert f"from-window-{n}" in {g["key"] for g in _cli_json(db, "graders", "list")}
+    assert {f"from-cli-{i}" for i in range(n + 1)} <= {d["name"] for d in _cli_json(db, "datasets", "list")}
+    with library.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"
+    assert not {db.name, f"{db.name}-wal", f"{db.name}-shm"} & set(shown), shown  # the library's files hidden
+
+
+def _check_after_quit(db: Path, rounds: int) -> None:
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        datasets = {row[0] for row in conn.execute("SELECT name FROM datasets")}
+        graders = {row[0] for row in conn.execute("SELECT key FROM graders")}
+    conn.close()
+    assert datasets == {f"from-cli-{n}" for n in range(rounds)}
+    assert graders == {f"from-window-{n}" for n in range(rounds)}
+
+
+def _rounds(qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rounds: int) -> None:
+    db = Path(window.ctx.db_path)
+    monkeypatch.chdir(db.parent)  # the README's first command: the library in the current folder
+    data = db.parent / "data.jsonl"
+    data.write_text(ROWS, encoding="utf-8")
+    window.tabs.setCurrentIndex(TAB_DATASETS)
+    for n in range(rounds):
+        _one_round(qtbot, window, db, data, n)
+    window.close()
+    window.ctx.close()
+    _check_after_quit(db, rounds)
+
+
+def test_import_dialog_in_the_library_folder_leaves_the_library_whole(
+        qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rounds(qtbot, window, tmp_path, monkeypatch, rounds=3)
+
+
+@pytest.mark.slow
+def test_import_dialog_in_the_library_folder_a_hundred_times(
+        qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rounds(qtbot, window, tmp_path, monkeypatch, rounds=100)
