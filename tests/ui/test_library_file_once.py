@@ -22,8 +22,8 @@ import pytest
 
 from studio.core.models import BuiltinGrader
 from studio.ui.main_window import TAB_DATASETS
-from studio.ui.qt import QTimer, QtWidgets
 from tests.conftest import run_cli
+from tests.ui.file_dialog_driver import when_loaded
 
 ROWS = '{"input": "What is 2 + 2?", "target": "4"}\n'
 
@@ -33,35 +33,11 @@ def _import_action(win: Any) -> Any:
     return next(a for a in menu.actions() if a.text().startswith("&Import"))
 
 
-def _types_known(model: QtWidgets.QFileSystemModel, folder: Path) -> bool:
-    """Every file of ``folder`` has been through the dialog's file-type look-up (what read them)."""
-    names = {p.name for p in folder.iterdir()}
-    root = model.index(str(folder))
-    seen = {model.fileName(model.index(row, 0, root)): model.type(model.index(row, 0, root))
-            for row in range(model.rowCount(root))}
-    return names <= seen.keys() and all(seen.values())
-
-
 def _show_import_dialog(qtbot: Any, win: Any, folder: Path) -> list[str]:
-    """Datasets ▸ Import…: the real dialog, left open until it has listed and typed every file of the
-    library's folder (All files shown, as a user looking for their file might), then cancelled.
-    Returns the names the dialog showed."""
-    shown: list[str] = []
-
-    def look_then_cancel() -> None:
-        dialog = QtWidgets.QApplication.activeModalWidget()
-        assert isinstance(dialog, QtWidgets.QFileDialog)
-        assert Path(dialog.directory().absolutePath()).resolve() == folder.resolve()
-        dialog.selectNameFilter("All files (*)")
-        model = dialog.findChild(QtWidgets.QFileSystemModel)
-        assert model is not None
-        qtbot.waitUntil(lambda: _types_known(model, folder), timeout=20_000)
-        view = dialog.findChild(QtWidgets.QListView, "listView")
-        root = view.rootIndex()
-        shown.extend(view.model().index(row, 0, root).data() for row in range(view.model().rowCount(root)))
-        dialog.reject()
-
-    QTimer.singleShot(0, look_then_cancel)
+    """Datasets ▸ Import…: the real dialog, in the library's folder, left open until every file there
+    has been listed and looked up (All files shown, as a user looking for their file might), then
+    cancelled. Returns the names it showed."""
+    shown = when_loaded(qtbot, folder, lambda dialog: dialog.reject())
     _import_action(win).trigger()
     return shown
 
