@@ -102,3 +102,17 @@ def test_import_dialog_in_the_library_folder_leaves_the_library_whole(
 def test_import_dialog_in_the_library_folder_a_hundred_times(
         qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _rounds(qtbot, window, tmp_path, monkeypatch, rounds=100)
+
+
+def test_the_library_dropped_on_the_importer_is_refused_unread(window: Any, tmp_path: Path) -> None:
+    """A link to the library named like a dataset, dropped on Datasets ▸ Import: the preview says it
+    is the library's file instead of reading it (a read would unlock the library)."""
+    db = Path(window.ctx.db_path)
+    link = tmp_path / "rows.jsonl"
+    link.symlink_to(db)
+    importer = window.datasets_view.open_import(link)
+    status = importer.status.text()
+    assert "is a file of the library open here" in status and str(link) in status, status
+    assert not importer.import_button.isEnabled()
+    with window.ctx.library.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA integrity_check").scalar_one() == "ok"

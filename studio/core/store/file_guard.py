@@ -48,7 +48,8 @@ class LibraryFileInUse(LibraryError):
         self.path = path
 
 
-_lock = threading.Lock()
+#: re-entrant: a collected engine's finalizer may run (in a garbage collection) while a thread holds it
+_lock = threading.RLock()
 #: real path of a library file -> its SQLite connections open in this process
 _counts: dict[str, int] = {}
 #: read without the lock by the audit hook: rebuilt whole on every change, never mutated

@@ -66,10 +66,10 @@ class LibraryWatcher:
             self._conn.execute(f"LISTEN {CHANNEL}")
         elif library.path is not None:
             # a SQLite connection of its own, never a read of the file (file_guard)
-            self._conn = sqlite3.connect(f"{library.path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
-            file_guard.hold(library.path)
-            self._released = weakref.finalize(self, file_guard.release, library.path)
+            path = library.path.resolve()
+            self._conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            file_guard.hold(path)
+            self._released = weakref.finalize(self, file_guard.release, path)
             self._version = self._data_version()
             self._signatures = self._read_signatures()
 
