@@ -31,10 +31,12 @@ from .errors import LibraryError
 #: the files SQLite keeps beside a library (WAL mode's log and shared index; a rollback journal)
 SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
 
-#: the audited operations that would open (and then close), replace, remove or truncate a file, and
-#: which of their arguments are paths
-_EVENTS: dict[str, tuple[int, ...]] = {"open": (0,), "os.rename": (0, 1), "os.remove": (0,),
-                                       "os.truncate": (0,)}
+#: the audited operations that would open (and then close), replace, remove or truncate a file: which
+#: of their arguments are paths, each with the argument holding the folder it is relative to (None:
+#: the current folder; ``os.open`` does not pass its ``dir_fd`` on, ``shutil.rmtree`` opens only
+#: folders that way and removes files with ``os.remove``'s)
+_EVENTS: dict[str, tuple[tuple[int, int | None], ...]] = {
+    "open": ((0, None),), "os.rename": ((0, 2), (1, 3)), "os.remove": ((0, 1),), "os.truncate": ((0, None),)}
 
 
 class LibraryFileInUse(LibraryError):
@@ -136,9 +138,17 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     where = _EVENTS.get(event)
     if where is None or not _names:
         return
-    for i in where:
-        if i < len(args) and isinstance(args[i], (str, bytes, os.PathLike)):
-            refuse(args[i])
+    for at, folder_at in where:
+        path = args[at] if at < len(args) else None
+        if not isinstance(path, (str, bytes, os.PathLike)):
+            continue  # a descriptor: its file was opened already
+        dir_fd = args[folder_at] if folder_at is not None and folder_at < len(args) else None
+        if isinstance(dir_fd, int) and dir_fd >= 0 and not os.path.isabs(os.fsdecode(os.fspath(path))):
+            try:  # a name inside an open folder (shutil.rmtree's), not in the current one
+                path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), os.fsdecode(os.fspath(path)))
+            except OSError:
+                continue  # where it is cannot be told here (no /proc): not the library's files to judge
+        refuse(path)
 
 
 def track_engine(engine: Any, path: str | os.PathLike[str]) -> None:

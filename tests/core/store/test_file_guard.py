@@ -103,3 +103,24 @@ def test_the_cli_refuses_to_write_over_its_own_library(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         assert [row[0] for row in conn.execute("SELECT key FROM graders")] == ["kept"]
     conn.close()
+
+
+def test_files_of_the_same_names_elsewhere_are_ordinary_files(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Named like the library but in another folder (relative to the current folder, or removed by
+    ``shutil.rmtree`` by name inside an open folder): read, replaced and removed as any file."""
+    library = Library.open(tmp_path / "lib.sqlite")
+    library.datasets.list()
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    for name in ("lib.sqlite", "lib.sqlite-wal", "lib.sqlite-shm"):
+        (other / name).write_text("someone else's")
+        assert (other / name).read_text() == "someone else's" and not is_library_file(other / name)
+    os.replace(other / "lib.sqlite-shm", other / "lib.sqlite-wal")
+    shutil.rmtree(other)
+    assert not other.exists()
+    with pytest.raises(LibraryFileInUse):
+        shutil.rmtree(tmp_path)  # the library's own, removed by name inside its open folder
+    assert is_library_file("lib.sqlite") and [d.name for d in library.datasets.list()] == []
+    library.close()
