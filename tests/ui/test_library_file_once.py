@@ -80,7 +80,7 @@ def _check_after_quit(db: Path, rounds: int) -> None:
     assert graders == {f"from-window-{n}" for n in range(rounds)}
 
 
-def _rounds(qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rounds: int) -> None:
+def _rounds(qtbot: Any, window: Any, monkeypatch: pytest.MonkeyPatch, rounds: int) -> None:
     db = Path(window.ctx.db_path)
     monkeypatch.chdir(db.parent)  # the README's first command: the library in the current folder
     data = db.parent / "data.jsonl"
@@ -94,14 +94,14 @@ def _rounds(qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def test_import_dialog_in_the_library_folder_leaves_the_library_whole(
-        qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _rounds(qtbot, window, tmp_path, monkeypatch, rounds=3)
+        qtbot: Any, window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rounds(qtbot, window, monkeypatch, rounds=3)
 
 
 @pytest.mark.slow
 def test_import_dialog_in_the_library_folder_a_hundred_times(
-        qtbot: Any, window: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _rounds(qtbot, window, tmp_path, monkeypatch, rounds=100)
+        qtbot: Any, window: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    _rounds(qtbot, window, monkeypatch, rounds=100)
 
 
 def test_the_library_dropped_on_the_importer_is_refused_unread(window: Any, tmp_path: Path) -> None:
