@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from studio.core.demo.fake_server import FakeJudgeServer
@@ -13,6 +16,15 @@ from studio.core.models import Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
+
+
+def library_bytes(db_path: Path) -> bytes:
+    """Every byte of a library file and the files beside it (``-wal``, ``-shm``), read by a child
+    process: this one may have the library open, and reading it here would drop its locks
+    (studio/core/store/file_guard.py refuses it)."""
+    read = ("import pathlib, sys; p = pathlib.Path(sys.argv[1]); "
+            "sys.stdout.buffer.write(b''.join(f.read_bytes() for f in sorted(p.parent.glob(p.name + '*'))))")
+    return subprocess.run([sys.executable, "-c", read, str(db_path)], capture_output=True, check=True).stdout
 
 
 def add_endpoint(

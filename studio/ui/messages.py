@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from studio.core.errors import bug_report, is_user_error
 
+from . import file_dialogs
 from .plain import message_box
 from .qt import QtWidgets
 
@@ -87,16 +88,11 @@ class Messages:
         return {save: "save", saved: "saved"}.get(box.clickedButton(), "cancel")  # type: ignore[return-value]
 
     def choose_file(self, title: str, filters: str = "") -> str | None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.parent, title, "", filters)
-        return path or None
+        return file_dialogs.open_file(self.parent, title, "", filters)
 
     def choose_new_file(self, title: str, filters: str = "") -> str | None:
         """A file to open or create (the library file)."""
-        dialog = QtWidgets.QFileDialog(self.parent, title, "", filters)
-        dialog.setFileMode(QtWidgets.QFileDialog.FileMode.AnyFile)
-        dialog.setOption(QtWidgets.QFileDialog.Option.DontConfirmOverwrite, True)
-        dialog.setAcceptMode(QtWidgets.QFileDialog.AcceptMode.AcceptOpen)
-        return dialog.selectedFiles()[0] if dialog.exec() and dialog.selectedFiles() else None
+        return file_dialogs.open_or_new_file(self.parent, title, filters)
 
     def ask_text(self, title: str, label: str, text: str = "") -> str | None:
         value, ok = QtWidgets.QInputDialog.getText(self.parent, title, label, text=text)
@@ -107,5 +103,4 @@ class Messages:
         return number if ok else None
 
     def choose_directory(self, title: str) -> str | None:
-        path = QtWidgets.QFileDialog.getExistingDirectory(self.parent, title)
-        return path or None
+        return file_dialogs.existing_directory(self.parent, title)

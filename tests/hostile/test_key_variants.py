@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from judge_helpers import qa, served
+from judge_helpers import library_bytes, qa, served
 
 from studio.core.engine.runner import RunOptions, run_grader
 from studio.core.judges.http.redaction import keep_needed, redact_text
@@ -132,7 +132,7 @@ def test_an_echoed_disguised_key_is_stored_nowhere(library: Library, db_path: Pa
         assert leaked(text) == [] and decoded_leaks(text) == [], text
         assert "kept-nowhere" not in text and "received_headers" not in text
     library.engine.dispose()
-    stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*")).decode("utf-8", "replace")
+    stored = library_bytes(db_path).decode("utf-8", "replace")
     assert leaked(stored) == [] and decoded_leaks(stored) == []
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
+from . import file_guard
 from .errors import LibraryError, LibraryUnreachable
 from .location import Location, display, is_server_url
 from .postgres import first_line
@@ -142,6 +143,8 @@ def _sqlite_engine(path: Path | str) -> Engine:
     def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
+    if str(path) != ":memory:":
+        file_guard.track_engine(engine, path)  # nothing else in this process opens the file
     return engine
 
 

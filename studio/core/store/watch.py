@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import weakref
+from collections.abc import Callable
 from typing import Any
+
+from . import file_guard
 
 #: a list of the window -> the tables whose changes it shows
 LISTS: dict[str, tuple[str, ...]] = {
@@ -51,6 +55,7 @@ class LibraryWatcher:
         self._conn: Any = None
         self._version: int | None = None
         self._signatures: dict[str, Any] = {}
+        self._released: Callable[[], object] | None = None
         if library.is_server:
             import psycopg
 
@@ -61,8 +66,11 @@ class LibraryWatcher:
             self._conn = psycopg.connect(**{**params, "autocommit": True, "connect_timeout": 10})
             self._conn.execute(f"LISTEN {CHANNEL}")
         elif library.path is not None:
-            self._conn = sqlite3.connect(f"{library.path.resolve().as_uri()}?mode=ro", uri=True,
-                                         check_same_thread=False)
+            # a SQLite connection of its own, never a read of the file (file_guard)
+            path = library.path.resolve()
+            self._conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            file_guard.hold(path)
+            self._released = weakref.finalize(self, file_guard.release, path)
             self._version = self._data_version()
             self._signatures = self._read_signatures()
 
@@ -95,3 +103,5 @@ class LibraryWatcher:
             with contextlib.suppress(Exception):
                 self._conn.close()
             self._conn = None
+            if self._released is not None:
+                self._released()

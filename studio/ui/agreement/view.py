@@ -19,6 +19,7 @@ from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
+from ..file_dialogs import open_file
 from ..messages import Messages, describe_error
 from ..plain import esc, short
 from ..plots import pg
@@ -199,7 +200,7 @@ class AgreementView(QtWidgets.QWidget):
             self.open_sample.emit(run_id, "")
 
     def ask_import(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Import labels", "", "Labels (*.jsonl *.csv);;All files (*)")
+        path = open_file(self, "Import labels", "", "Labels (*.jsonl *.csv);;All files (*)")
         if path:
             self.import_labels(path)
 

@@ -16,6 +16,7 @@ from studio.core.datasets import FORMATS, DatasetError, DatasetStream, ParsedDat
 from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
+from ..file_dialogs import open_file
 from ..messages import describe_error
 from ..plain import rich_label
 from ..qt import Qt, QtWidgets, Signal
@@ -126,7 +127,7 @@ class ImportPanel(QtWidgets.QWidget):
 
     # -- choosing ---------------------------------------------------------------------------------------
     def choose_file(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+        path = open_file(
             self, "Import dataset", str(self.path.parent) if self.path else "",
             "Datasets (*.jsonl *.ndjson *.json *.csv);;All files (*)")
         if path:

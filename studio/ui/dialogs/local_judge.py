@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context import AppContext
+from ..file_dialogs import open_file
 from ..messages import describe_error
 from ..qt import QtWidgets, Signal
 
@@ -60,7 +61,7 @@ class LocalJudgeOffer(QtWidgets.QGroupBox):
             app.aboutToQuit.connect(stop_local_judges)
 
     def _browse(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Model file", "", "GGUF models (*.gguf)")
+        path = open_file(self, "Model file", "", "GGUF models (*.gguf)")
         if path:
             self.model.setText(path)
 

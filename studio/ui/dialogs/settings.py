@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 from ..context import AppContext
+from ..file_dialogs import open_file
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 
@@ -202,7 +203,7 @@ class EndpointsPage(QtWidgets.QWidget):
         return EndpointConfig.model_validate(base)
 
     def _pick_ca_bundle(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+        path = open_file(
             self, "CA bundle (PEM)", "", "Certificates (*.pem *.crt *.cer);;All files (*)")
         if path:
             self.ca_bundle.setText(path)

@@ -14,6 +14,7 @@ from typing import Any
 from studio.core import safe_files
 
 from ..context import AppContext
+from ..file_dialogs import save_file
 from ..messages import describe_error
 from ..qt import QtGui, QtWidgets, Signal
 
@@ -102,7 +103,7 @@ class ReportButton(QtWidgets.QToolButton):
         if self.run_id is None:
             return
         suffix, label = (".xml", "JUnit XML (*.xml)") if kind == "junit" else (".md", "Markdown (*.md)")
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save report", f"run-{self.run_id}{suffix}", label)
+        path = save_file(self, "Save report", f"run-{self.run_id}{suffix}", label)
         if path:
             self.save(kind, path)
 

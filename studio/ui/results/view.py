@@ -17,6 +17,7 @@ from studio.core.store.results_query import (
 
 from ..context import AppContext
 from ..eliding import ElidedLabel
+from ..file_dialogs import save_file
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grid import SuiteGrid
@@ -286,7 +287,7 @@ class ResultsView(QtWidgets.QWidget):
     def _choose_export(self) -> None:
         if self.run_id is None:
             return
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+        path = save_file(
             self, "Export results", f"run-{self.run_id}.csv", "CSV files (*.csv)")
         if path:
             self.export_to(path)

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_helpers import qa
+from judge_helpers import library_bytes, qa
 from net_servers import (
     JudgeLog,
     ProxyLog,
@@ -104,7 +104,7 @@ def test_a_judge_reached_only_through_a_forward_proxy_from_the_environment(
         assert f"route: through the proxy http://127.0.0.1:{proxy.port} from HTTP_PROXY " \
                "(with credentials)" in out
         assert secret not in out
-    stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    stored = library_bytes(db_path)
     assert secret.encode() not in stored
 
 
@@ -180,7 +180,7 @@ def test_a_proxy_url_with_credentials_is_never_stored(db_path, capsys) -> None:
                  "--model", "m", "--proxy", "http://me:pa55word@proxy.corp:3128"])
     captured = capsys.readouterr()
     assert code != 0 and "never stores" in captured.err and "pa55word" not in captured.err
-    stored = b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
+    stored = library_bytes(db_path)
     assert b"pa55word" not in stored
 
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import json
 import tracemalloc
-from pathlib import Path
 
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, library_bytes, qa
 
 from studio.cli import main
 from studio.core.engine.runner import RunOptions, run_grader
@@ -21,9 +20,6 @@ AWS_SECRET = "aws-SECRET-do-not-send-4b7e1c90"
 USER_KEY = "sk-user-bound-REWARD-93ad01f2"
 JUDGE_KEY = "sk-judge-ECHOED-0c7d5e2a19"
 
-
-def library_bytes(db_path: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
 
 
 # --- 7. a grader file cannot choose a secret ---------------------------------------------------------

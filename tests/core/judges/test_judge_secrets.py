@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, library_bytes, qa
 
 from studio.cli import main
 from studio.core.judges.http.credentials import KEYRING_SERVICE, resolve_api_key, set_keyring_key
@@ -15,9 +14,6 @@ from studio.core.models import BinaryJudge, RangeJudge
 KEYRING_KEY = "sk-test-KEYRING-5f2c9a71d3"
 ENV_KEY = "sk-test-ENV-8b41e07c66"
 
-
-def library_bytes(db_path: Path) -> bytes:
-    return b"".join(p.read_bytes() for p in db_path.parent.glob(db_path.name + "*"))
 
 
 def test_keys_are_sent_but_never_stored_or_logged(
