@@ -131,11 +131,13 @@ def test_the_docs_set_up_lets_two_analysts_work_together_each_under_their_role(t
     second = json.loads(ok(as_role(team, "bob", "run", "exact", "qa", "--json")))
     assert second["status"] == "completed" and second["id"] != first["id"]
 
-    # both label the same sample: both versions kept, each with its labeler
+    # both label the same sample: bob's replaces alice's only with --replace (issue 43), and both
+    # versions are kept, each with its labeler
     for role, verdict in (("alice", "PASS"), ("bob", "FAIL")):
         labels = tmp_path / f"{role}.jsonl"
         labels.write_text(json.dumps({"sample_id": "q1", "label": verdict}) + "\n")
-        ok(as_role(team, role, "labels", "import", str(labels), "--dataset", "qa"))
+        replace = ["--replace"] if role == "bob" else []
+        ok(as_role(team, role, "labels", "import", str(labels), "--dataset", "qa", *replace))
     history = json.loads(ok(as_role(team, "alice", "labels", "history", "q1", "--dataset", "qa", "--json")))
     entries = history["versions"] if isinstance(history, dict) else history
     assert [(e["labeler"], e["label"]) for e in entries] == [("alice", "PASS"), ("bob", "FAIL")]
