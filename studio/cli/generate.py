@@ -17,6 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from studio.core.safe_files import read_regular_text
+
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ def _system_text(value: str | None) -> str | None:
         return value
     path = Path(value[1:]).expanduser()
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read the system prompt file {str(path)!r} ({exc.__class__.__name__})", code=2) from None
 
@@ -284,7 +286,7 @@ def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | 
     from studio.core.engine.usage import format_usd
 
     p = result.provenance
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = safe_files.read_regular_text(path) if path.exists() else ""
     section = (f"\n## Outputs generated\n\n"
                f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
                f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
@@ -307,7 +309,7 @@ def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | 
 
     if not path.exists():
         return
-    root = ET.fromstring(path.read_text(encoding="utf-8"))
+    root = ET.fromstring(safe_files.read_regular_text(path))
     p = result.provenance
     values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
               ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),

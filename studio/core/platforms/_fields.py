@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
+from studio.core.safe_files import read_regular_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from ._base import ImportResult, PlatformError
@@ -90,7 +91,7 @@ def slug(text: str, fallback: str = "imported") -> str:
 
 def read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_text(path)  # a FIFO or a device would never end
     except (OSError, UnicodeDecodeError) as exc:
         raise PlatformError(f"cannot read {path}: {exc}") from exc
 
@@ -113,7 +114,7 @@ def peek_json(path: Path) -> Any:
     if path.suffix.lower() != ".json":
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
 
