@@ -283,13 +283,14 @@ def _total(generation: Fraction | None, judging: Fraction | None) -> str:
 def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
     """The run's Markdown report gains where its outputs came from and what making them cost."""
     from studio.core import safe_files
+    from studio.core.engine.reports.markdown import cell
     from studio.core.engine.usage import format_usd
 
     p = result.provenance
     text = safe_files.read_regular_text(path) if path.exists() else ""
     section = (f"\n## Outputs generated\n\n"
-               f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
-               f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
+               f"Dataset {cell(result.dataset)}: {result.stored} answers from endpoint {cell(p.get('endpoint'))} "
+               f"(model {cell(p.get('model'))}) to the inputs of {cell(p.get('source_dataset'))}.\n\n"
                f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
                f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
                f"| judging | | | {format_usd(judging)} |\n")
