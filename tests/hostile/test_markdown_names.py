@@ -108,7 +108,7 @@ def test_the_generation_section_escapes_the_names_it_states(tmp_path: Path, monk
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     report = tmp_path / "summary.md"
     result = GenerationResult(
-        dataset="out`](javascript:alert(1))", status="completed", planned=1, stored=1, generated=1, errors=[],
+        dataset="out`](javascript:alert(1))", status="complete", planned=1, stored=1, generated=1, errors=[],
         tally=Tally(calls=1), cost=None,
         provenance={"endpoint": "e<script>x</script>", "model": "m`x`|y", "source_dataset": "src\n## z"})
     _markdown_section(report, result, None)
