@@ -172,6 +172,7 @@ def cmd_generate(args: argparse.Namespace, app: CliApp) -> int:
 def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings | None) -> int:
     from studio.core.engine.generate import estimate
     from studio.core.engine.usage import exact_decimal, format_usd
+    from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
 
     found = estimate(app.library, settings, name=args.name, resume=args.resume)  # type: ignore[arg-type]
     costs = found.cost_range()
@@ -179,6 +180,7 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
         app.print_json({"calls": found.calls, "already_stored": found.already_stored,
                         "prompt_tokens": found.prompt_tokens, "max_completion_tokens": found.max_completion_tokens,
                         "token_count": found.token_method, "endpoint": found.config.name,
+                        "reports_usage": reports_usage(found.config),
                         "cost_usd": None if costs is None else {"low": exact_decimal(costs[0]),
                                                                  "high": exact_decimal(costs[1])}})
         return 0
@@ -188,6 +190,8 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
           f"completion tokens: at most {found.max_completion_tokens:,}")
     print("cost: " + ("unknown (the endpoint has no prices)" if costs is None
                       else f"{format_usd(costs[0])} to {format_usd(costs[1])}"))
+    if not reports_usage(found.config):
+        print(f"endpoint {found.config.name} {NO_USAGE_NOTE}")
     return 0
 
 
