@@ -185,7 +185,9 @@ def peek_yaml(path: Path) -> Any:
     if path.suffix.lower() not in {".yaml", ".yml"}:
         return None
     try:
-        return read_yaml(path.read_text(encoding="utf-8"), path.name, aliases=True)
+        return read_yaml(read_regular_text(path), path.name, aliases=True)
+    except (OSError, UnicodeDecodeError):  # unreadable, or not a file: detection never raises
+        return None
     except YamlRefused as exc:
         if exc.reason.startswith("not valid YAML"):
             return None
