@@ -186,14 +186,12 @@ def peek_yaml(path: Path) -> Any:
         return None
     try:
         return read_yaml(read_regular_text(path), path.name, aliases=True)
-    except (OSError, UnicodeDecodeError):  # unreadable, or not a file: detection never raises
+    except (OSError, UnicodeDecodeError):  # unreadable, or not a file (open_regular): detection never raises
         return None
     except YamlRefused as exc:
         if exc.reason.startswith("not valid YAML"):
             return None
         raise PlatformError(str(exc)) from None
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def dump_json(data: Any) -> str:
