@@ -146,10 +146,12 @@ def _main(argv: list[str]) -> int:
         from sqlalchemy.exc import DBAPIError
 
         if isinstance(exc, DBAPIError):  # the file itself: locked by another program, not a database, disk full
+            from studio.core.store.database import damaged
+
             text = str(exc.orig).strip()
             reason = text.splitlines()[0] if text else type(exc.orig).__name__
             print(f"error: the library {app.where()} could not be used: {app.masked(reason)}", file=sys.stderr)
-            return 1
+            return 2 if damaged(exc) else 1  # a damaged or cut file is bad input; locked or full, try again
         print(f"error: {bug_report(exc)}", file=sys.stderr)
         return EXIT_BUG
     finally:

@@ -17,6 +17,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from studio.core.safe_files import read_regular_text
+
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ def _system_text(value: str | None) -> str | None:
         return value
     path = Path(value[1:]).expanduser()
     try:
-        return path.read_text(encoding="utf-8")
+        return read_regular_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read the system prompt file {str(path)!r} ({exc.__class__.__name__})", code=2) from None
 
@@ -180,6 +182,7 @@ def cmd_generate(args: argparse.Namespace, app: CliApp) -> int:
 def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings | None) -> int:
     from studio.core.engine.generate import estimate
     from studio.core.engine.usage import exact_decimal, format_usd
+    from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
 
     found = estimate(app.library, settings, name=args.name, resume=args.resume)  # type: ignore[arg-type]
     costs = found.cost_range()
@@ -187,6 +190,7 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
         app.print_json({"calls": found.calls, "already_stored": found.already_stored,
                         "prompt_tokens": found.prompt_tokens, "max_completion_tokens": found.max_completion_tokens,
                         "token_count": found.token_method, "endpoint": found.config.name,
+                        "reports_usage": reports_usage(found.config),
                         "cost_usd": None if costs is None else {"low": exact_decimal(costs[0]),
                                                                  "high": exact_decimal(costs[1])}})
         return 0
@@ -196,6 +200,8 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
           f"completion tokens: at most {found.max_completion_tokens:,}")
     print("cost: " + ("unknown (the endpoint has no prices)" if costs is None
                       else f"{format_usd(costs[0])} to {format_usd(costs[1])}"))
+    if not reports_usage(found.config):
+        print(f"endpoint {found.config.name} {NO_USAGE_NOTE}")
     return 0
 
 
@@ -291,13 +297,14 @@ def _total(generation: Fraction | None, judging: Fraction | None) -> str:
 def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
     """The run's Markdown report gains where its outputs came from and what making them cost."""
     from studio.core import safe_files
+    from studio.core.engine.reports.markdown import cell
     from studio.core.engine.usage import format_usd
 
     p = result.provenance
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = safe_files.read_regular_text(path) if path.exists() else ""
     section = (f"\n## Outputs generated\n\n"
-               f"Dataset `{result.dataset}`: {result.stored} answers from `{p.get('endpoint')}` "
-               f"(model `{p.get('model')}`) to the inputs of `{p.get('source_dataset')}`.\n\n"
+               f"Dataset {cell(result.dataset)}: {result.stored} answers from endpoint {cell(p.get('endpoint'))} "
+               f"(model {cell(p.get('model'))}) to the inputs of {cell(p.get('source_dataset'))}.\n\n"
                f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
                f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
                f"| judging | | | {format_usd(judging)} |\n")
@@ -317,7 +324,7 @@ def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | 
 
     if not path.exists():
         return
-    root = ET.fromstring(path.read_text(encoding="utf-8"))
+    root = ET.fromstring(safe_files.read_regular_text(path))
     p = result.provenance
     values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
               ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),

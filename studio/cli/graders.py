@@ -11,6 +11,7 @@ from typing import Any
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
+from studio.core.safe_files import read_regular
 from studio.core.store.graders import GraderRecord
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
@@ -41,11 +42,11 @@ def _function_grader_file(file: Path, key: str | None) -> FunctionGrader:
     from studio.core.sandbox.validation import detect_contract
 
     try:
-        source = file.read_bytes().decode("utf-8")
+        source = read_regular(file).decode("utf-8")  # never a FIFO or a device: it would never end
     except OSError as exc:
         raise CliError(f"{file}: cannot read the file: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
-        line = file.read_bytes()[: exc.start].count(b"\n") + 1
+        line = read_regular(file)[: exc.start].count(b"\n") + 1
         raise GraderFileError(f"{file}:{line}: not UTF-8 text (byte {exc.object[exc.start]:#04x}) on line "
                               f"{line}; save it as UTF-8", line=line) from None
     try:

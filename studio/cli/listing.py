@@ -10,6 +10,7 @@ file to create or migrate, a file sqlite cannot read) returns None and the full 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -64,17 +65,33 @@ def lean_list(argv: Sequence[str]) -> int | None:
     from .app import CliApp
 
     if "--json" in flags:
-        CliApp.print_json([_record(row) for row in rows])
+        try:
+            records = [_record(row) for row in rows]
+        except _BadTime as bad:  # a row another program (or a teammate's tool) wrote: a sentence, exit 2
+            print(f"error: the library {path} holds grader {bad.key!r} with an unreadable time "
+                  f"{bad.value!r}: it was not written by Grader Studio", file=sys.stderr)
+            return 2
+        CliApp.print_json(records)
     else:
         CliApp.print_table([table_row(key, kind, version, bool(locked), deleted is not None, name)
                             for key, kind, name, locked, deleted, version, _ in rows], TABLE_HEADERS)
     return 0
 
 
+class _BadTime(ValueError):
+    def __init__(self, key: Any, value: Any) -> None:
+        super().__init__(f"{key!r}: {value!r}")
+        self.key, self.value = key, value
+
+
 def _record(row: tuple[Any, ...]) -> dict[str, Any]:
     """``graders.record_dict`` of one row (the stored DATETIME text read as the library reads it)."""
     key, kind, name, locked, deleted, version, updated = row
-    return grader_fields(key, kind, name, version, bool(locked), deleted is not None, datetime.fromisoformat(updated))
+    try:
+        when = datetime.fromisoformat(updated)
+    except (TypeError, ValueError):
+        raise _BadTime(key, updated) from None
+    return grader_fields(key, kind, name, version, bool(locked), deleted is not None, when)
 
 
 # One listing format for both paths (this lean one and ``graders list`` through the library).

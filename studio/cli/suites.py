@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
-from studio.core.safe_files import write_text
+from studio.core.safe_files import read_regular_text, write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
@@ -242,7 +241,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.suite_files import import_suite
 
     try:
-        text = Path(args.file).read_text(encoding="utf-8")
+        text = read_regular_text(args.file)  # never a FIFO or a device: it would never end
     except OSError as exc:
         raise CliError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     record = import_suite(app.library, text, source=args.file, key=args.key)

@@ -21,7 +21,7 @@ from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fields import export_endpoints
 from studio.core.platforms._judge_prompts import export_model
 from studio.core.platforms._roundtrip import measure
-from studio.core.safe_files import write_text, write_tree
+from studio.core.safe_files import file_problem, write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
 
@@ -162,8 +162,8 @@ PARTIAL = 3
 
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     path = Path(args.path)
-    if not path.is_file():
-        raise CliError(f"{path}: no such file")
+    if (problem := file_problem(path)) is not None:  # a FIFO or a device would never end
+        raise CliError(f"{path}: {problem}")
     platform = get_platform(args.source) if args.source else detect_platform(path)
     if not platform.imports:
         raise CliError(f"{platform.label} has no grader file format to import from")

@@ -17,7 +17,7 @@ import secrets
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
@@ -129,3 +129,96 @@ def write_tree(root: str | Path, files: Mapping[str, str]) -> list[Path]:
         folder = make_dirs(root, relative.parent)
         written.append(write_text(folder / relative.name, text))
     return written
+
+
+# --- reading a file a user named -------------------------------------------------------------------
+# A CA bundle, a dataset, a grader or labels file is named by a person (or a teammate's library row):
+# a FIFO there would block the open (and every read) forever, a character device such as /dev/zero
+# or /dev/urandom never ends, a folder or a socket cannot be read at all. Every such read goes through
+# ``open_regular``: the open itself cannot block (O_NONBLOCK: a FIFO with no writer opens at once),
+# and what was opened is checked (fstat, not the name: nothing can be swapped in between) to be a
+# regular file before a byte is read.
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+class NotAFile(OSError):
+    """A path a user named that is not a regular file (a FIFO, a device, a folder, a socket):
+    ``str()`` is the sentence to show."""
+
+    def __init__(self, path: str | Path, what: str) -> None:
+        super().__init__(f"{path} is {what}, not a regular file: name a file to read")
+        self.filename = str(path)
+        self.strerror = f"it is {what}, not a regular file"
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def describe(mode: int) -> str:
+    """What a non-regular file is, in a few words for a sentence."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def file_problem(path: str | Path) -> str | None:
+    """Why ``path`` cannot be read as a file, in words for a sentence (None: a regular file). Only
+    looks (stat never blocks); the read itself still goes through ``open_regular``."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else f"it is {describe(mode)}, not a regular file"
+
+
+def _regular_fd(path: str | Path) -> int:
+    name = os.fspath(path)
+    mode = os.stat(name).st_mode  # a socket cannot be opened at all (ENXIO): say what it is first
+    if not stat.S_ISREG(mode):
+        raise NotAFile(name, describe(mode))
+    fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
+    try:
+        mode = os.fstat(fd).st_mode  # what was opened, not what the name pointed at a moment ago
+        if not stat.S_ISREG(mode):
+            raise NotAFile(name, describe(mode))
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_regular(path: str | Path, *, buffering: int = -1) -> BinaryIO:
+    """``path`` opened for reading in binary, if it is a regular file (else ``NotAFile``; the usual
+    ``OSError`` when it is missing or unreadable)."""
+    return os.fdopen(_regular_fd(path), "rb", buffering=buffering)
+
+
+def open_regular_text(path: str | Path, *, newline: str | None = None, encoding: str = "utf-8") -> TextIO:
+    """``open_regular`` as text (``newline=""`` for the csv module, ``encoding="utf-8-sig"`` to drop a BOM)."""
+    return os.fdopen(_regular_fd(path), "r", encoding=encoding, newline=newline)
+
+
+def read_regular(path: str | Path) -> bytes:
+    """The bytes of a regular file (``open_regular``'s refusals)."""
+    with open_regular(path) as handle:
+        return handle.read()
+
+
+def read_regular_text(path: str | Path) -> str:
+    """The UTF-8 text of a regular file (``open_regular``'s refusals; ``UnicodeDecodeError``)."""
+    with open_regular_text(path) as handle:
+        return handle.read()

@@ -72,8 +72,9 @@ def test_a_run_whose_window_is_gone_stops(db_path: Path, cli) -> None:  # type: 
                              "--cancel-on-stdin-eof"], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout is not None and proc.stdin is not None
-    for line in proc.stdout:
-        if json.loads(line)["event"] == "progress":
+    for line in proc.stdout:  # the first progress says grading began; wait for results written
+        event = json.loads(line)
+        if event["event"] == "progress" and event["done"] > 0:
             break
     proc.stdin.close()  # what the OS does when the window's process dies
     proc.stdout.read()

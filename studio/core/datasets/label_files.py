@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from studio.core.models.labels import Label, LabelInput
+from studio.core.safe_files import file_problem
 from studio.core.spreadsheet import CsvDictWriter
 
 from .readers import DatasetError, csv_rows, jsonl_rows
@@ -73,8 +74,8 @@ def read_labels(path: Path | str, known_ids: Iterable[str] | None = None) -> lis
     """Every label of the file, or a ``DatasetError`` naming the first bad line (an unknown sample
     id or a sample labelled twice included)."""
     path = Path(path)
-    if not path.exists():
-        raise DatasetError(str(path), None, "no such file")
+    if (problem := file_problem(path)) is not None:  # a FIFO or a device would never end
+        raise DatasetError(str(path), None, problem)
     known = None if known_ids is None else set(known_ids)
     seen: dict[str, int] = {}
     out = []

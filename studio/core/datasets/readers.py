@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from studio.core.errors import StudioError
 from studio.core.models import Sample, SampleRow
+from studio.core.safe_files import file_problem, open_regular, open_regular_text
 
 from .csv_records import CsvRefused, csv_records, nul
 from .shapes import FORMATS, RowError, detect_format, row_to_sample, row_to_stored
@@ -91,7 +92,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     number = 0
     partial: list[bytes] = []  # the pieces of a line that runs on past the blocks read so far
     held = 0
-    with path.open("rb", buffering=0) as handle:
+    with open_regular(path, buffering=0) as handle:
         while block := handle.read(_BLOCK):
             lines = block.split(b"\n")
             last = lines.pop()  # the start of the next line (b"" when the block ends with a line break)
@@ -226,7 +227,7 @@ def csv_rows(path: Path, cell: Callable[[str], Any] = str) -> Iterator[tuple[int
     never half-read); an empty value is None. A UTF-8 BOM (a spreadsheet's "CSV UTF-8") is not part of
     the first column's name."""
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
+        with open_regular_text(path, encoding="utf-8-sig", newline="") as handle:
             for number, record in csv_records(handle, MAX_ROW_BYTES):
                 # an empty cell is no value (as pandas, and so Letta's CSV loader, reads it); in JSONL
                 # an explicit "" stays a value
@@ -282,8 +283,8 @@ class DatasetStream:
         self.path = Path(path)
         if fmt is not None and fmt not in FORMATS:
             raise DatasetError(str(self.path), None, f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
-        if not self.path.is_file():
-            raise DatasetError(str(self.path), None, "no such file")
+        if (problem := file_problem(self.path)) is not None:  # a FIFO or a device would never end
+            raise DatasetError(str(self.path), None, problem)
         self.limit = limit
         self._rows = read_rows(self.path)
         self._first = next(self._rows, None)

@@ -41,6 +41,8 @@ class LocalServerHabits:
     unbounded_seconds: float | None = None
     #: answer JSON nested one level deeper ({"response": {...}}) unless the schema is pinned
     nests_json: bool = False
+    #: False: answers carry no ``usage`` block (some OpenAI-compatible servers and gateways)
+    usage: bool = True
 
     def refusal(self, body: dict[str, Any]) -> Reply | None:
         if body.get("logprobs") and not self.logprobs:

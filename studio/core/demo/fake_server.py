@@ -157,7 +157,7 @@ class FakeJudgeServer(FakeServerBase):
         prompt_tokens, cached_tokens = self._prompt_usage(body.get("model"), messages)
         completion_tokens = max(1, len(answer.text.split()))
         self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
-        return {
+        return self._usage_habit({
             "id": f"chatcmpl-fake-{self._next_id()}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -177,7 +177,13 @@ class FakeJudgeServer(FakeServerBase):
                 "total_tokens": prompt_tokens + completion_tokens,
                 "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
-        }
+        })
+
+    def _usage_habit(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The answer as sent: without its ``usage`` block for a server that reports none."""
+        if not self.habits.usage:
+            reply.pop("usage", None)
+        return reply
 
     def _count_usage(self, prompt: int, completion: int, cached: int) -> None:
         with self._lock:
@@ -216,7 +222,7 @@ class FakeJudgeServer(FakeServerBase):
         prompt_tokens, cached_tokens = self._prompt_usage(None, messages)
         completion_tokens = max(1, len(answer.text.split()))
         self._count_usage(prompt_tokens, completion_tokens, cached_tokens)
-        return {
+        return self._usage_habit({
             "id": f"msg_fake_{self._next_id()}",
             "type": "message",
             "role": "assistant",
@@ -229,7 +235,7 @@ class FakeJudgeServer(FakeServerBase):
                 "cache_read_input_tokens": cached_tokens,
                 "output_tokens": completion_tokens,
             },
-        }
+        })
 
     def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
         inputs = body.get("input")

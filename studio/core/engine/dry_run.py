@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.scorer import make_scorer as make_judge_scorer
 from studio.core.judges.tokens import counter_for
@@ -91,7 +92,9 @@ class GraderEstimate:
             "endpoints": {name: {"calls": e.calls * self.repeats, "cache_hits": e.cache_hits,
                                  "prompt_tokens": e.prompt_tokens * self.repeats,
                                  "max_completion_tokens": e.max_completion_tokens * self.repeats,
-                                 "tokenizer": e.method} for name, e in self.endpoints.items()},
+                                 "tokenizer": e.method,
+                                 "reports_usage": e.config is not None and reports_usage(e.config)}
+                          for name, e in self.endpoints.items()},
             "notes": self.notes,
         }
 
@@ -103,8 +106,10 @@ class GraderEstimate:
                + f", {self.cache_hits:,} answered by the cache",
                f"  prompt tokens {self.prompt_tokens:,}, completion tokens at most {self.max_completion_tokens:,},"
                f" cost {money}"]
-        out += [f"  endpoint {name}: {e.calls * self.repeats:,} calls, counted with {e.method}"
-                for name, e in self.endpoints.items()]
+        for name, e in self.endpoints.items():
+            out.append(f"  endpoint {name}: {e.calls * self.repeats:,} calls, counted with {e.method}")
+            if e.config is not None and not reports_usage(e.config):
+                out.append(f"  endpoint {name} {NO_USAGE_NOTE}")
         out += [f"  note: {n}" for n in self.notes]
         return out
 

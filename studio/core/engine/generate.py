@@ -26,6 +26,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -52,8 +53,6 @@ from .usage import Tally, cost_of, cost_range, exact_decimal
 
 #: a generation stops after this many failed calls in a row: the endpoint is not answering
 FAILURE_STREAK = 10
-#: how long the writer lets answers gather before committing them (seconds)
-BATCH_WAIT = 0.1
 #: the first failures kept in the provenance, to say what went wrong
 KEPT_ERRORS = 5
 #: the roles a chat API takes as they are; other turns (a document, a tool result) go as user turns
@@ -304,34 +303,34 @@ def resumed_settings(library: Library, name: str, given: GenerationSettings | No
 
 class _Writer:
     """Commits answers as they arrive, on its own thread: whatever has arrived by the time the
-    previous commit ends goes in the next one, with the provenance so far."""
+    previous commit ends goes in the next one, with the provenance so far. ``put`` returns a future
+    done once the answer is committed: a worker waits for it before anything else (its next call),
+    so a generation killed at any moment has stored every answer but those still being committed,
+    and ``--resume`` repeats no call whose answer was stored."""
 
     def __init__(self, library: Library, dataset_id: int, provenance: Callable[[], dict[str, Any]]) -> None:
         self._library = library
         self._dataset_id = dataset_id
         self._provenance = provenance
-        self._queue: queue.SimpleQueue[SampleRow | None] = queue.SimpleQueue()
-        self._closing = threading.Event()
+        self._queue: queue.SimpleQueue[tuple[SampleRow, Future[None]] | None] = queue.SimpleQueue()
         self.stored = 0
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="generate-writer", daemon=True)
         self._thread.start()
 
-    def put(self, sample: SampleRow) -> None:
+    def put(self, sample: SampleRow) -> Future[None]:
         if self.error is not None:
             raise self.error
-        self._queue.put(sample)
+        done: Future[None] = Future()
+        self._queue.put((sample, done))
+        return done
 
     def _loop(self) -> None:
         closing = False
         while not closing:
-            batch: list[SampleRow] = []
+            batch: list[tuple[SampleRow, Future[None]]] = []
             item = self._queue.get()
-            if item is not None:
-                # let the answers arriving with this one join its commit: one commit per batch,
-                # and the event loop is not interrupted by this thread once per answer
-                self._closing.wait(BATCH_WAIT)
-            while True:
+            while True:  # no wait for more: the answers that came during the last commit join this one
                 if item is None:
                     closing = True
                 else:
@@ -340,15 +339,22 @@ class _Writer:
                     item = self._queue.get_nowait()
                 except queue.Empty:
                     break
-            if batch and self.error is None:
+            if not batch:
+                continue
+            if self.error is None:
                 try:
                     provenance = {**self._provenance(), "stored": self.stored + len(batch)}
-                    self.stored = self._library.datasets.append(self._dataset_id, batch, provenance)
-                except BaseException as exc:  # reported by put() and close(): a full disk, a lock
+                    self.stored = self._library.datasets.append(self._dataset_id, [row for row, _ in batch],
+                                                                provenance)
+                except BaseException as exc:  # reported by put(), close() and the futures: a full disk, a lock
                     self.error = exc
+            for _, done in batch:
+                if self.error is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(self.error)
 
     def close(self) -> None:
-        self._closing.set()
         self._queue.put(None)
         self._thread.join()
         if self.error is not None:
@@ -493,7 +499,8 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
                 state.answered(response)
                 # the stored form is made here, not on the writer's thread: that thread then holds
                 # the GIL only briefly, and the event loop's sends never queue behind it
-                writer.put(SampleRow.of(_answer(job, response, settings)))
+                # stored before anything else: this worker's next call waits for the commit
+                await asyncio.wrap_future(writer.put(SampleRow.of(_answer(job, response, settings))))
                 report()
 
         try:

@@ -535,6 +535,8 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
               _Feeder(pending(slots.raw), slots.batch_size, adaptive=not slots.io_bound,
                       minimum=slots.min_batch, first=slots.first_batch))
     feed_lock = asyncio.Lock()
+    if on_progress is not None:  # the graders are ready: grading starts (the window's start-up bound ends here)
+        on_progress(Progress(run_id, done, total, {}, 0.0, [], in_flight=slots.in_flight()))
 
     async def grade_worker() -> None:
         while not cancel.is_set():

@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.errors import StudioError
-from studio.core.safe_files import write_text
+from studio.core.safe_files import read_regular, read_regular_text, write_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from .common import GraderBase
@@ -152,11 +152,11 @@ def _plain(value: Any) -> Any:
 def load(path: str | Path) -> GraderDefinition:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)  # a FIFO or a device named as a grader file would never end
     except OSError as exc:
         raise DefinitionError(str(path), [(None, "", f"cannot read the file: {exc.strerror}")]) from None
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        line = read_regular(path)[: exc.start].count(b"\n") + 1
         raise DefinitionError(str(path), [(line, "", "not UTF-8 text (save the file as UTF-8)")]) from None
     return loads(text, str(path))
 

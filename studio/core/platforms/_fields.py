@@ -16,6 +16,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
+from studio.core.safe_files import read_regular, read_regular_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from ._base import ImportResult, PlatformError
@@ -91,7 +92,7 @@ def slug(text: str, fallback: str = "imported") -> str:
 def read_text(path: Path) -> str:
     """A platform file's text; one that is not UTF-8 is refused with the line of its first bad byte."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)  # a FIFO or a device would never end
     except OSError as exc:
         raise PlatformError(f"cannot read {path}: {exc.strerror}") from None
     try:
@@ -122,7 +123,7 @@ def peek_json(path: Path) -> Any:
     if path.suffix.lower() != ".json":
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_regular_text(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError):
         return None
 
@@ -206,13 +207,13 @@ def peek_yaml(path: Path) -> Any:
     if path.suffix.lower() not in {".yaml", ".yml"}:
         return None
     try:
-        return read_yaml(path.read_text(encoding="utf-8"), path.name, aliases=True)
+        return read_yaml(read_regular_text(path), path.name, aliases=True)
+    except (OSError, UnicodeDecodeError):  # unreadable, or not a file (open_regular): detection never raises
+        return None
     except YamlRefused as exc:
         if exc.reason.startswith("not valid YAML"):
             return None
         raise PlatformError(str(exc)) from None
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def dump_json(data: Any) -> str:

@@ -21,6 +21,7 @@ from studio.core.models import (
     PrebuiltJudge,
     Turn,
 )
+from studio.core.safe_files import read_regular_text
 
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._carried import carried_for
@@ -224,7 +225,7 @@ class AdaptivePlatform(Platform):
     def detect(self, path: Path) -> bool:
         if path.suffix.lower() == ".py":
             try:
-                text = path.read_text(encoding="utf-8")
+                text = read_regular_text(path)
             except (OSError, UnicodeDecodeError):
                 return False
             return has_async_grade(text) and carried_for(text) in (None, self.name)  # not a HUD export

@@ -19,6 +19,7 @@ from studio.core.models import (
     GraderDefinition,
     JuryGrader,
 )
+from studio.core.safe_files import read_regular_text
 
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
@@ -183,7 +184,7 @@ class HudPlatform(Platform):
         if path.suffix != ".py":
             return False
         try:
-            definitions, _ = carried(path.read_text(encoding="utf-8"), self.name)
+            definitions, _ = carried(read_regular_text(path), self.name)
         except (OSError, UnicodeDecodeError):
             return False
         return bool(definitions)

@@ -25,6 +25,7 @@ from studio.core.models import (
     RangeJudge,
     RubricJudge,
 )
+from studio.core.safe_files import read_regular_text
 from studio.core.sandbox.launch import GUEST_DIR
 
 from . import _inspect_judge as inspect_judge
@@ -148,7 +149,7 @@ def _letter_judge(name: str, values: dict[str, object], key: str, folder: Path) 
         raise PlatformError("template must be a literal string")
     beside = folder / template
     if len(template) < 255 and "\n" not in template and beside.is_file():
-        template = beside.read_text(encoding="utf-8")  # Inspect reads a template given as a file path
+        template = read_regular_text(beside)  # Inspect reads a template given as a file path
     for field in ("instructions", "grade_pattern"):
         if values[field] is not None and not isinstance(values[field], str):
             raise PlatformError(f"{field} must be a literal string")
@@ -222,7 +223,7 @@ class InspectPlatform(Platform):
         if path.suffix != ".py":
             return False
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_regular_text(path)
         except (OSError, UnicodeDecodeError):
             return False
         return "inspect_ai" in text

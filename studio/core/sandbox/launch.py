@@ -361,10 +361,12 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
         drop = [_tool("setpriv"), f"--reuid={settings.uid}", f"--regid={settings.gid}",
                 "--clear-groups", "--no-new-privs", "--"]
     if mode == "bubblewrap":
-        argv = _bwrap_prefix(settings, probe=True)
-        for name, value in env.items():
-            argv += ["--setenv", name, value]
-        return LaunchPlan(argv + drop + limits + command, env={}, mode=mode, drops_uid=bool(drop))
+        # the sample's values reach the command through bwrap's own environment, never its command
+        # line: /proc/PID/cmdline is readable by every user of the host (and argv is length-capped).
+        # The environment handed to bwrap is exactly ``env`` (the caller passes it, nothing is
+        # inherited), so dropping --clearenv lets only these variables through, under the fixed ones.
+        argv = [arg for arg in _bwrap_prefix(settings, probe=True) if arg != "--clearenv"]
+        return LaunchPlan(argv + drop + limits + command, env=dict(env), mode=mode, drops_uid=bool(drop))
     if mode == "namespaces":
         base = {"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
         return LaunchPlan(_namespaces_argv(drop + limits + command, settings), env=base | env, cwd="/",

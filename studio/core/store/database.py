@@ -3,6 +3,7 @@ the Alembic migrations applied on open (in one transaction, or not at all)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -13,8 +14,10 @@ from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
+from studio.core.safe_files import file_problem
+
 from . import file_guard
-from .errors import LibraryError, LibraryUnreachable
+from .errors import LibraryError, LibraryUnreachable, NotALibrary
 from .location import Location, display, is_server_url
 from .postgres import first_line
 from .schema import HEAD_REVISION, REVISIONS, SCHEMA_VERSION
@@ -103,6 +106,9 @@ def open_engine(location: Location) -> Engine:
     except DBAPIError as exc:
         engine.dispose()
         if not is_server_url(location):
+            if damaged(exc):
+                raise NotALibrary(f"{location} is not a Grader Studio library: {first_line(exc)} (choose "
+                                  "another file, or restore it from a backup)") from None
             raise
         from studio.core.urls import scrub
 
@@ -121,6 +127,9 @@ def _sqlite_engine(path: Path | str) -> Engine:
     ourselves, so a migration and its ``user_version`` bump commit together or not at all.
     """
     url = "sqlite://" if str(path) == ":memory:" else f"sqlite:///{Path(path)}"
+    if str(path) != ":memory:" and os.path.lexists(path) and (problem := file_problem(path)) is not None:
+        # a folder, a FIFO (SQLite's open would wait on it forever), a device: only looked at (stat)
+        raise NotALibrary(f"the library {path} cannot be used: {problem}")
     if str(path) != ":memory:":
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -133,6 +142,8 @@ def _sqlite_engine(path: Path | str) -> Engine:
     def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
+        if str(path) != ":memory:":
+            _refuse_foreign(cursor, path)
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA foreign_keys=ON")
@@ -211,6 +222,24 @@ def migrate(conn: Connection) -> bool:
             f"postgresql://{owner}@HOST:PORT/DATABASE library info`), then everyone can open it "
             "(docs/team.md)") from None
     return True
+
+
+def damaged(exc: DBAPIError) -> bool:
+    """SQLite's "file is not a database" and "database disk image is malformed" (a cut or damaged
+    file): a ``DatabaseError`` of its own, not an ``OperationalError`` (locked, full, read-only)."""
+    return type(exc.orig) is sqlite3.DatabaseError
+
+
+def _refuse_foreign(cursor: Any, path: Path | str) -> None:
+    """A SQLite file with tables but none of ours is another program's database: the studio's
+    tables are never added to it (a library from before Alembic has ``graders``). Asked on the
+    connection's first use, before anything (WAL mode included) writes to the file."""
+    tables = [str(name) for (name,) in cursor.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+    if tables and "graders" not in tables:
+        shown = ", ".join(tables[:5]) + (f" and {len(tables) - 5} more" if len(tables) > 5 else "")
+        raise NotALibrary(f"{path} is another program's SQLite database (its tables: {shown}), not a "
+                          "Grader Studio library: nothing was changed; name a new file or a library")
 
 
 def _owner(conn: Connection, revision: str | None) -> str:

@@ -31,6 +31,14 @@ class LibraryUnreachable(LibraryError):
     exit_code = 2
 
 
+class NotALibrary(LibraryError):
+    """The library file is something else: a folder or a device, not a SQLite file, a damaged or cut
+    one, or another program's database (which the studio must not add its tables to). Nothing was
+    changed (the CLI exits 2)."""
+
+    exit_code = 2
+
+
 class StaleVersion(Conflict):
     """A save based on a version that is no longer the stored head (another analyst saved since)."""
 

@@ -42,6 +42,11 @@ _SIGNATURES: dict[str, str] = {
 
 CHANNEL = "grader_studio"
 
+#: notifications read in one look at most: anyone who may connect can NOTIFY the channel, and a
+#: flood must not hold the window's thread; the rest wait in the connection for the next looks
+#: (each look coalesces what it read into the names of the lists to refresh, once each)
+MAX_NOTIFIES_A_LOOK = 500
+
 
 def _lists_of(tables: set[str]) -> set[str]:
     return {name for name, owned in LISTS.items() if tables.intersection(owned)}
@@ -87,7 +92,8 @@ class LibraryWatcher:
         if self._conn is None:
             return set()
         if self._library.is_server:
-            tables = {note.payload for note in self._conn.notifies(timeout=0)}
+            # a payload that is no table of ours (garbage, another program's) names no list: ignored
+            tables = {note.payload for note in self._conn.notifies(timeout=0, stop_after=MAX_NOTIFIES_A_LOOK)}
             return _lists_of(tables)
         version = self._data_version()
         if version == self._version:

@@ -13,6 +13,12 @@ them to the shared library file (SQLite in WAL mode: one writer, many readers).
 only sent once the child has said "started" (its handler is in place by then); a cancel asked
 earlier waits for that line. On Windows, where there is no SIGINT to send, it terminates the child.
 A child that dies without a summary is reported by ``failed`` with its last error or stderr lines.
+
+Start-up is bounded: a child that has not begun grading (its first progress line, sent once its graders
+are ready) within ``STARTUP_SECONDS`` — stuck opening a file or the library, joining a cluster, starting a
+sandbox or a local server that never answers — is killed and reported. A run whose child failed before
+grading anything ends "failed" with the sentence (never left "running" or "pending"), unless another
+live process is grading it.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from ..qt import QObject, QtCore, Signal
 CHILD_NICENESS = 10  # the grading child's nice value (Unix): the window stays first for the CPU
 STDERR_TAIL_LINES = 12
 STDERR_TAIL_BYTES = 64_000  # what is kept of the child's stderr (a traceback fits easily)
+#: the longest a child may take to begin grading (a local llama.cpp judge alone may take 180 s to load)
+STARTUP_SECONDS = 300.0
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder holding ``studio``
 
@@ -84,6 +92,12 @@ class RunWorker(QObject):
         self._stdout = bytearray()
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
+        #: set when the start-up bound ran out and the child was killed for it
+        self.startup_expired = False
+        self.startup_seconds = STARTUP_SECONDS
+        self._startup = QtCore.QTimer(self)
+        self._startup.setSingleShot(True)
+        self._startup.timeout.connect(self._on_startup_timeout)
 
         self.process = QtCore.QProcess(self)
         self.process.setProcessChannelMode(QtCore.QProcess.ProcessChannelMode.SeparateChannels)
@@ -110,6 +124,7 @@ class RunWorker(QObject):
             environment = self.process.processEnvironment()  # PYTHONPATH and the rest as set above
             environment.insert(ENV_VAR, str(self.db_path))
             self.process.setProcessEnvironment(environment)
+        self._startup.start(max(1, int(self.startup_seconds * 1000)))
         self.process.start(program, [*args, "run", "--resume", str(self.run_id), "--progress-jsonl",
                                         "--cancel-on-stdin-eof",
                                         *(["--allow-unsandboxed"] if self.allow_unsandboxed else []),
@@ -184,6 +199,7 @@ class RunWorker(QObject):
             return  # not ours (a library printing to stdout): ignored
         kind = event.get("event")
         if kind == "progress":
+            self._startup.stop()  # grading has begun
             progress = events.progress_from(event)
             self.last_progress = progress
             self.progress.emit(progress)
@@ -222,14 +238,23 @@ class RunWorker(QObject):
             return
         self._report_failure(self._failure_text(exit_code, exit_status))
 
+    def _on_startup_timeout(self) -> None:
+        if self.last_progress is None and self._summary is None and self.is_running():
+            self.startup_expired = True
+            self.process.kill()  # finished() follows, and reports it
+
     def _on_error(self, error: QtCore.QProcess.ProcessError) -> None:
         if error == QtCore.QProcess.ProcessError.FailedToStart:  # no finished() follows this one
             self._report_failure(f"the grading process could not start ({self.process.errorString()})")
 
     def _failure_text(self, exit_code: int, exit_status: QtCore.QProcess.ExitStatus) -> str:
+        tail = self.stderr_tail()
+        if self.startup_expired:
+            head = (f"the run did not start grading within {self.startup_seconds:g} s (stuck opening a file, the "
+                    "library, a sandbox or a judge's server), so its process was stopped")
+            return f"{head}:\n{tail}" if tail else head + "."
         if self._error is not None:
             return describe_child_error(self._error)
-        tail = self.stderr_tail()
         if exit_status == QtCore.QProcess.ExitStatus.CrashExit:
             head = "the grading process stopped unexpectedly"
             if self._interrupt_sent and os.name == "nt":
@@ -239,6 +264,19 @@ class RunWorker(QObject):
         return f"{head}:\n{tail}" if tail else head + "."
 
     def _report_failure(self, message: str) -> None:
+        self._startup.stop()
         if not self._reported:
             self._reported = True
+            if self.last_progress is None:
+                self._conclude_unstarted(message)
             self.failed.emit(message)
+
+    def _conclude_unstarted(self, message: str) -> None:
+        """The run never began grading in this child: its row ends "failed" with why (a run another
+        live process grades, or one already concluded, is left as it is)."""
+        try:
+            info = self.library.runs.get(self.run_id)
+            if info.status in ("pending", "interrupted"):  # "running" here: another live process has it
+                self.library.runs.set_status(self.run_id, "failed", error=message)
+        except Exception:  # noqa: BLE001 - the library itself failing: the sentence is still shown
+            pass

@@ -130,7 +130,8 @@ def test_a_child_killed_mid_run_fails_and_the_run_stays_resumable(qtbot, app_ctx
     panel = math_panel(qtbot, app_ctx, monkeypatch, 3000, slow_child_command)
     run_id = panel.start()
     qtbot.waitUntil(lambda: panel.worker is not None and panel.worker.child_pid is not None
-                    and panel.worker.last_progress is not None, timeout=WAIT_MS)
+                    and panel.worker.last_progress is not None and panel.worker.last_progress.done > 0,
+                    timeout=WAIT_MS)  # the first progress says grading began; wait for results written
     with qtbot.waitSignal(panel.run_finished, timeout=WAIT_MS) as finished:
         os.kill(panel.worker.child_pid, 9)
     assert finished.args[0] is None

@@ -26,11 +26,16 @@ from ..verdict import Verdict
 
 WORST = 5
 
-_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
+#: every character that can start markup in GitHub-flavoured markdown (emphasis, code, links and
+#: images, raw HTML and entities, tables, headings, strikethrough, math): each is escaped with a backslash
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>|#!&~$])")
 
 
 def cell(text: Any) -> str:
-    """Text safe inside a table cell: markdown's special characters escaped, one line."""
+    """Any name a person or an endpoint chose (a dataset, a grader, an endpoint, a model, a suite, a
+    sample id, a rationale) as plain text in markdown: one line, every special character escaped, so
+    it can sit in a table cell, a heading or a sentence and never become a link, HTML, a code span
+    or a new cell. The one escape of every markdown the studio writes."""
     return _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
 
 
@@ -149,7 +154,7 @@ def _suite_words(run: RunSections) -> str:
     graders = len(run.sections)
     if run.overall is None:
         return f" by a suite of {graders} graders with no overall rule (no overall score)"
-    return f" by a suite of {graders} graders, overall score ({run.rule}) {_fmt(run.overall_mean)}"
+    return f" by a suite of {graders} graders, overall score ({cell(run.rule)}) {_fmt(run.overall_mean)}"
 
 
 def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:

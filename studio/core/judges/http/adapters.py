@@ -75,6 +75,7 @@ class OpenAIAdapter:
             prompt_tokens=_count(usage, "prompt_tokens"),
             completion_tokens=_count(usage, "completion_tokens"),
             cached_tokens=_count(details, "cached_tokens"),
+            usage_reported=_reported(usage, "prompt_tokens", "completion_tokens"),
             raw=body,
         )
 
@@ -82,6 +83,13 @@ class OpenAIAdapter:
 #: more tokens than any model's context holds (the largest are a few million): a usage count above
 #: it is not a count but a broken or hostile server, and storing it would overflow SQLite's integers
 MAX_REPORTED_TOKENS = 100_000_000
+
+
+def _reported(block: Any, prompt: str, completion: str) -> bool:
+    """Did the answer count its tokens? Both counts, as numbers: a server that leaves either out
+    reports nothing a spend cap can trust."""
+    return isinstance(block, dict) and all(
+        isinstance(block.get(k), (int, float)) and not isinstance(block.get(k), bool) for k in (prompt, completion))
 
 
 def _count(block: Any, key: str) -> int:
@@ -171,8 +179,29 @@ class AnthropicAdapter:
             prompt_tokens=_count(usage, "input_tokens") + read + written,
             completion_tokens=_count(usage, "output_tokens"),
             cached_tokens=read,
+            usage_reported=_reported(usage, "input_tokens", "output_tokens"),
             raw=body,
         )
+
+
+#: the hosts of the providers' own APIs, whose every answer counts its tokens
+_COUNTING_HOSTS = ("api.openai.com", "api.anthropic.com", ".openai.azure.com")
+
+NO_USAGE_NOTE = ("may answer without token counts (an OpenAI-compatible server or gateway): with --max-cost "
+                 "each such answer is charged at its worst case, the prompt counted here and the answer at "
+                 "max_tokens, so the cap holds and the cost shown is an upper bound")
+
+
+def reports_usage(config: EndpointConfig) -> bool:
+    """Does every answer of this endpoint count its tokens? Known only for the providers' own APIs
+    (OpenAI, Azure OpenAI, Anthropic); any other server (vLLM, Ollama, llama.cpp, a gateway) may
+    leave ``usage`` out, and a dry run, which calls nothing, cannot tell: it says so
+    (``NO_USAGE_NOTE``). A real call without usage is charged at its worst case under a cap
+    (``client.worst_case_tokens``)."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(config.base_url).hostname or "").lower()
+    return any(host == h or (h.startswith(".") and host.endswith(h)) for h in _COUNTING_HOSTS)
 
 
 def answer_budget(config: EndpointConfig, request: ChatRequest, default: int = DEFAULT_TOKENS) -> int:

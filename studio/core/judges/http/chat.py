@@ -56,6 +56,9 @@ class ChatResponse(BaseModel):
     #: of ``prompt_tokens``, those the endpoint served from its prompt cache (billed cheaper)
     cached_tokens: int = 0
     cached: bool = False
+    #: False: the answer carried no token counts (a server that omits ``usage``); under a spend cap
+    #: the client charges such a call at its worst case (``worst_case_tokens``)
+    usage_reported: bool = True
     attempts: int = 1
     latency_ms: float = 0.0
     queue_ms: float = 0.0  # waiting for a connection slot (and the rate limit), not the server

@@ -43,6 +43,30 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 
 MAX_TIMEOUT_RETRIES = 1
 
 
+def worst_case_tokens(config: EndpointConfig, model: str, body: bytes) -> tuple[int, int]:
+    """What a call whose answer reported no usage is charged under a spend cap: its prompt counted
+    here (``judges/tokens.py``: the model's BPE, else 4 characters a token) and its answer at the
+    request's ``max_tokens`` (every call carries one: ``adapters.answer_budget``). An upper bound for
+    the answer, an estimate for the prompt: the tokens recorded for the call are these."""
+    from studio.core.judges.tokens import counter_for
+
+    payload = json.loads(body)
+    messages = [m for m in payload.get("messages") or [] if isinstance(m, dict)]
+    system = payload.get("system")  # Anthropic's system prompt is beside the messages
+    if system:
+        messages = [{"role": "system", "content": system}, *messages]
+    flat = [{"role": m.get("role"), "content": _text_of(m.get("content"))} for m in messages]
+    completion = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
+    return counter_for(model, config.kind).count_messages(flat), int(completion)
+
+
+def _text_of(content: Any) -> str:
+    """A message's text: a string, or the text of its content blocks."""
+    if isinstance(content, list):
+        return "".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+    return "" if content is None else str(content)
+
+
 class JudgeClient:
     """Talks to one endpoint; created per run (per event loop) and closed with ``aclose``."""
 
@@ -258,6 +282,11 @@ class JudgeClient:
                                 }
                             )
                             if self.budget is not None:
+                                if not response.usage_reported:  # the cap still holds: charged at its worst
+                                    prompt, completion = worst_case_tokens(self.config, self.model, body)
+                                    response = response.model_copy(update={
+                                        "prompt_tokens": prompt, "completion_tokens": completion,
+                                        "cached_tokens": 0})
                                 self.budget.spend(self.config, response.prompt_tokens,
                                                   response.completion_tokens, response.cached_tokens)
                             return answer, response, attempt + 1, text

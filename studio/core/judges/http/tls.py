@@ -16,6 +16,8 @@ from pathlib import Path
 
 import certifi
 
+from studio.core.safe_files import NotAFile, read_regular
+
 from .errors import JudgeError
 
 
@@ -63,11 +65,19 @@ def _build(
 
 
 def _load(context: ssl.SSLContext, cafile: str | None, capath: str | None, what: str) -> None:
+    """The bundle is read here, through ``open_regular`` (a FIFO or a device named as a bundle would
+    hang OpenSSL's own open forever), and handed over as text; a folder of hashed certificates is
+    OpenSSL's to read, so it must be a folder."""
     for path in (cafile, capath):
         if path and not Path(path).exists():
             raise TrustStoreError(f"{what} names {path!r}, which does not exist")
+    if capath and not Path(capath).is_dir():
+        raise TrustStoreError(f"{what} names {capath!r} as a folder of certificates, which is not a folder")
     try:
-        context.load_verify_locations(cafile=cafile, capath=capath)
+        cadata = read_regular(cafile).decode("ascii", errors="replace") if cafile else None
+        context.load_verify_locations(capath=capath, cadata=cadata)
+    except NotAFile as exc:
+        raise TrustStoreError(f"{what}: {exc}") from None
     except (ssl.SSLError, OSError, ValueError) as exc:
         raise TrustStoreError(
             f"{what} ({cafile or capath}) could not be read as PEM certificates ({exc})"
