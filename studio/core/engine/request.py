@@ -145,6 +145,7 @@ class RunRequest(RunSettings):
         caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
+        _check_approvals(library, graded, endpoint)
         return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
                        executor=executor)
 
@@ -246,6 +247,24 @@ def _check_executor(name: str) -> None:
 
     if name == "ray" and not ray_available():
         raise ExecutorError(RAY_HINT)
+
+
+def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: str | None) -> None:
+    """Before a run exists: every endpoint its judges would send the user's key to is one the user
+    approved (store/endpoint_trust.py), so a refused run is one sentence (and the window's dialog),
+    not a run of failed samples. The judges' own client checks again as it opens."""
+    from studio.core.judges.http.credentials import resolve_api_key
+    from studio.core.store.errors import LibraryError
+
+    from .dry_run import endpoints_of
+
+    for key, version in graded:
+        try:
+            configs = endpoints_of(library, library.graders.version(key, version).definition, endpoint)
+        except LibraryError:  # no endpoint, or a broken row: the run's judges say it
+            continue
+        for config in configs:
+            resolve_api_key(config)  # raises when the key may not go there
 
 
 def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:

@@ -72,7 +72,7 @@ def _route(config: EndpointConfig) -> str:
 
 
 async def _probe(config: EndpointConfig, api_key: str | None) -> ProbeResult:
-    api_key = api_key or resolve_api_key(config)
+    api_key = resolve_api_key(config, typed=api_key)
     notes: list[str] = []
     client = JudgeClient(config, api_key=api_key, max_retries=1)
     try:
