@@ -20,7 +20,7 @@ from studio.core.judges.http.probe import apply_probe, probe_endpoint
 from studio.core.judges.http.proxies import describe_route
 from studio.core.judges.http.tls import TrustStoreError, ssl_context
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.store.endpoint_trust import key_variable_problem, pending
+from studio.core.store.endpoint_trust import key_variable_problem, pending, plain, shown_url
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
@@ -167,7 +167,7 @@ def cmd_trust(args: argparse.Namespace, app: CliApp) -> int:
     config = repo.get(args.name)
     held = pending(config)
     if held is None:
-        print(f"endpoint {config.name}: approved; your key may be sent to {config.base_url}")
+        print(f"endpoint {config.name}: approved; your key may be sent to {plain(shown_url(config.base_url))}")
         return 0
     head = ("was never approved here; it" if held.changes is None else "changed since you approved it:")
     print(f"endpoint {config.name} {head} was last written {held.who()}")

@@ -140,12 +140,19 @@ def destination(config: EndpointConfig) -> dict[str, str | None]:
     }
 
 
+def plain(text: str, limit: int = 200) -> str:
+    """A teammate's text (an author, a URL, a path) fit for one line of a sentence: no control or
+    invisible character reaches a terminal or a dialog as itself, and no line is endless."""
+    out = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return out if len(out) <= limit else out[:limit] + "…"
+
+
 def _shown(field: str, value: str | None) -> str:
     if field in ("base_url", "proxy"):
-        return shown_url(value)
+        return plain(shown_url(value))
     if field == "api_key_env":
-        return f"${value}" if value else "none"
-    return value if value else "none"
+        return f"${plain(value)}" if value else "none"
+    return plain(value) if value else "none"
 
 
 # --- the key variables a user allows ------------------------------------------------------------
@@ -270,7 +277,7 @@ class Pending:
 
     def who(self) -> str:
         when = f" on {self.at.strftime('%Y-%m-%d %H:%M')} UTC" if self.at else ""
-        return f"by {self.author or 'an unknown author'}{when}"
+        return f"by {plain(self.author, 80) or 'an unknown author'}{when}"
 
     def lines(self) -> list[str]:
         """One line per setting the user is asked to approve."""

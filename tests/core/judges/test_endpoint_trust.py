@@ -238,3 +238,24 @@ def test_a_teammates_unreadable_row_is_a_sentence(
     said = capsys.readouterr().err
     assert "endpoint 'judge' in the library is not valid" in said and "bob" in said
     assert "hunter2" not in said and "Traceback" not in said
+
+
+def test_a_generation_sends_no_key_to_a_teammates_url_and_the_sentence_is_one_plain_line(
+    library: Library, db_path: Path | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from studio.core.engine.generate import GenerationSettings, generate
+
+    theirs = JudgeLog()
+    with ThreadServer(naming_judge(theirs)) as second:
+        add_as_alice(db_path, "http://127.0.0.1:9/v1")
+        monkeypatch.setenv(USER_ENV, "bob\x1b]0;pwned\x07\nalice")
+        repo = EndpointRepository.of(library)
+        repo.save(repo.get("judge").model_copy(update={"base_url": f"http://127.0.0.1:{second.port}/v1"}))
+        monkeypatch.setenv(USER_ENV, "alice")
+        library.datasets.create("src", [qa("s1", "q", "a")])
+        with pytest.raises(EndpointNotApproved) as refused:
+            generate(library, "gen", GenerationSettings(source="src", endpoint="judge"))
+        said = str(refused.value)
+        assert "by bob\\x1b]0;pwned\\x07\\nalice on " in said
+        assert all(ch.isprintable() for ch in said)
+    assert theirs.requests == []
