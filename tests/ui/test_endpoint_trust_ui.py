@@ -106,3 +106,23 @@ def test_a_run_asks_before_sending_the_key_and_cancel_starts_nothing(
         qtbot.waitUntil(lambda: not panel.is_running(), timeout=60_000)
         assert ctx.library.runs.results(run_id)[0]["status"] == "ok"
         assert [h["authorization"] for _, h in theirs.requests] == [f"Bearer {KEY}"]
+
+
+def test_a_teammates_unreadable_endpoint_row_is_a_sentence_on_the_page(qtbot: Any, window: Any, ctx: Any) -> None:
+    import json
+
+    from sqlalchemy import update
+
+    from studio.core.store.tables import endpoints
+
+    assert main(["--db", str(ctx.db_path), "endpoints", "add", "judge", "--base-url", "http://127.0.0.1:9/v1",
+                 "--model", "judge"]) == 0
+    with ctx.library.engine.begin() as conn:
+        conn.execute(update(endpoints).values(config=json.dumps({"name": "judge", "base_url": "ftp://x"}),
+                                              updated_by="bob"))
+    dialog = window.settings()
+    qtbot.addWidget(dialog)
+    page = dialog.endpoints
+    page.reload(select="judge")
+    assert "endpoint 'judge' in the library is not valid" in page.result.text()
+    assert "remove it with `grader-studio endpoints remove judge`" in page.result.text()

@@ -132,8 +132,8 @@ class EndpointsPage(QtWidgets.QWidget):
 
     def reload(self, select: str | None = None) -> None:
         self.list.clear()
-        for config in self.repo.list():
-            self.list.addItem(config.name)
+        for name in self.repo.names():  # names only: a teammate's unreadable row is said when shown
+            self.list.addItem(name)
         items = self.list.findItems(select, Qt.MatchFlag.MatchExactly) if select else []
         if items:
             self.list.setCurrentItem(items[0])
@@ -155,9 +155,12 @@ class EndpointsPage(QtWidgets.QWidget):
     def _show(self, name: str) -> None:
         if not name:
             return
+        from studio.core.errors import StudioError
+
         try:
             config = self.repo.get(name)
-        except Exception:
+        except StudioError as exc:  # a row that does not read: say why (remove or replace it)
+            self.result.setText(describe_error(exc))
             return
         self.name.setText(config.name)
         self.kind.setCurrentText(config.kind)
