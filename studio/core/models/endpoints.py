@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
@@ -36,6 +36,17 @@ def deployment_problem(name: str) -> str | None:
         return None
     return (f"the Azure deployment name {name!r} is not one: a deployment is 1 to 64 letters, digits, "
             "'-', '_' or '.' (and not '.' or '..'), since it is a segment of the URL path")
+
+
+def _no_login(parts: SplitResult, what: str, instead: str) -> None:
+    """Every URL an endpoint stores: no login in it (the library is no place for a secret, and a
+    teammate can read it), and a port that is a number."""
+    if "@" in parts.netloc:
+        raise ValueError(f"the {what} holds credentials, which the library never stores: {instead}")
+    try:
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError:
+        raise ValueError(f"the {what}'s port is not a number") from None
 
 
 @dataclass(frozen=True)
@@ -121,17 +132,11 @@ class EndpointConfig(BaseModel):
     @classmethod
     def _check_url(cls, value: str) -> str:
         value = value.strip().rstrip("/")
+        parts = urlsplit(value)
+        _no_login(parts, "base URL", "give the URL without USER:PASSWORD@ and the key with "
+                                     "--api-key-env or --api-key-stdin (the keyring)")
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"base URL must start with http:// or https://, got {value!r}")
-        parts = urlsplit(value)
-        if "@" in parts.netloc:
-            raise ValueError("the base URL holds credentials, which the library never stores: give "
-                             "the URL without USER:PASSWORD@ and the key with --api-key-env or "
-                             "--api-key-stdin (the keyring)")
-        try:
-            parts.port  # noqa: B018 (reading it checks it)
-        except ValueError:
-            raise ValueError("the base URL's port is not a number") from None
         if not parts.hostname:
             raise ValueError(f"the base URL names no host, got {value!r}")
         if "#" in value:
@@ -147,14 +152,9 @@ class EndpointConfig(BaseModel):
         parts = urlsplit(value if "://" in value else f"http://{value}")
         if parts.scheme.lower() not in ("http", "https"):
             raise ValueError(f"the proxy must be an http:// or https:// URL, got a {parts.scheme}:// one")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError("the proxy URL holds credentials, which the library never stores: give "
-                             "the proxy without them here and put http://USER:PASSWORD@HOST:PORT in "
-                             "HTTPS_PROXY (or HTTP_PROXY) in the environment instead")
-        try:
-            parts.port  # noqa: B018 (reading it checks it)
-        except ValueError:
-            raise ValueError("the proxy's port is not a number") from None
+        _no_login(parts, "proxy URL", "give the proxy without them here and put "
+                                      "http://USER:PASSWORD@HOST:PORT in HTTPS_PROXY (or HTTP_PROXY) in "
+                                      "the environment instead")
         if not parts.hostname or parts.path not in ("", "/") or parts.query:
             raise ValueError(f"the proxy must be a URL like http://HOST:PORT, got {value!r}")
         return f"{parts.scheme.lower()}://{parts.netloc}"

@@ -91,7 +91,7 @@ def test_a_judges_model_cannot_move_an_azure_call_off_its_deployment(
 
 
 @pytest.mark.parametrize("url", ["https://alice:hunter2@api.example/v1", "https://hunter2@api.example/v1",
-                                 "http://:hunter2@127.0.0.1:8080/v1"])
+                                 "http://:hunter2@127.0.0.1:8080/v1", "ftp://alice:hunter2@api.example/v1"])
 def test_a_base_url_with_credentials_is_refused_like_a_proxys(
     url: str, db_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
