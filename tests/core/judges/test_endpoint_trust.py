@@ -259,3 +259,22 @@ def test_a_generation_sends_no_key_to_a_teammates_url_and_the_sentence_is_one_pl
         assert "by bob\\x1b]0;pwned\\x07\\nalice on " in said
         assert all(ch.isprintable() for ch in said)
     assert theirs.requests == []
+
+
+def test_a_run_that_calls_no_judge_is_not_held_by_an_unapproved_endpoint(
+    library: Library, db_path: Path | str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from studio.core.models import BuiltinGrader, Component, CompositeGrader
+
+    add_as_alice(db_path, "http://127.0.0.1:9/v1")
+    as_bob(monkeypatch, library, base_url="http://127.0.0.1:10/v1")
+    library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    library.graders.create(CompositeGrader(key="mixed", components=[
+        Component(grader=BuiltinGrader(key="e2", function="exact_match")),
+        Component(grader=BinaryJudge(key="inner", criteria="c", endpoint="judge"))]))
+    library.datasets.create("d", [qa("s1", "q", "a", "a")])
+    capsys.readouterr()
+    assert main(["--db", str(db_path), "run", "exact", "d", "--json"]) == 0
+    # a judge inside a composite is checked before the run exists, like a judge alone
+    assert main(["--db", str(db_path), "run", "mixed", "d"]) == 2
+    assert "its base URL was changed" in capsys.readouterr().err
