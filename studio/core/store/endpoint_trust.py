@@ -306,7 +306,10 @@ def pending(config: EndpointConfig) -> Pending | None:
     now = destination(config)
     if approved is None:
         if not origin.shared and origin.updated_by == current_user():
-            approve(config, origin.library)
+            # approved by the rule itself; recorded so a later change is compared against it (a
+            # config directory that cannot be written only loses that record)
+            with contextlib.suppress(StudioError):
+                approve(config, origin.library)
             return None
         return Pending(config, origin.library, None, origin.updated_by, origin.updated_at)
     changes = tuple(Change(field, approved.get(field), value) for field, value in now.items()
