@@ -22,6 +22,14 @@ from studio.core.store import Library  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def endpoint_approvals(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's own endpoint approvals file (store/endpoint_trust.py), never the user's."""
+    folder = tmp_path_factory.mktemp("config")
+    monkeypatch.setenv("GRADER_STUDIO_CONFIG_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "library.sqlite"

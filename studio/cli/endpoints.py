@@ -20,6 +20,7 @@ from studio.core.judges.http.probe import apply_probe, probe_endpoint
 from studio.core.judges.http.proxies import describe_route
 from studio.core.judges.http.tls import TrustStoreError, ssl_context
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.store.endpoint_trust import key_variable_problem, pending, plain, shown_url
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
@@ -81,6 +82,8 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise CliError(f"invalid endpoint: {problems}") from None
+    if config.api_key_env and (problem := key_variable_problem(config.api_key_env)):
+        raise CliError(f"--api-key-env: {problem}", code=2)
     if args.api_key_stdin:
         # a terminal gets a prompt that does not echo; a pipe is read as is
         key = getpass.getpass("API key: ") if sys.stdin.isatty() else sys.stdin.readline().strip()
@@ -88,6 +91,7 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
             raise CliError("--api-key-stdin: no key on standard input")
         set_keyring_key(config.name, key)
     repo.save(config)
+    repo.approve(config)  # the user's own settings: their key may go there
     prices = ("" if config.price_input is None and config.price_output is None else
               f", USD per 1M tokens: {config.price_input} in, {config.price_output} out"
               + ("" if config.price_cached_input is None else f", {config.price_cached_input} cached in"))
@@ -117,10 +121,19 @@ def _say_if_unreachable(config: EndpointConfig) -> None:
               f"server is up, check it with `grader-studio endpoints test {config.name}`", file=sys.stderr)
 
 
+def approval(config: EndpointConfig) -> str:
+    """Whether this user's key may go to ``config`` (``endpoints trust`` approves it)."""
+    held = pending(config)
+    if held is None:
+        return "approved"
+    return "not approved" if held.changes is None else "changed since approved"
+
+
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     configs = app.library.endpoints.list()
     if args.json:
-        app.print_json([{**c.model_dump(mode="json"), "api_key": key_source(c)} for c in configs])
+        app.print_json([{**c.model_dump(mode="json"), "api_key": key_source(c), "approval": approval(c)}
+                        for c in configs])
         return 0
     if not configs:
         print(
@@ -137,13 +150,41 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
             c.max_concurrency,
             logprobs[c.supports_logprobs],
             key_source(c),
+            approval(c),
             c.label,
         ]
         for c in configs
     ]
     app.print_table(
-        rows, ["name", "kind", "base url", "model", "concurrency", "logprobs", "key", "label"]
+        rows, ["name", "kind", "base url", "model", "concurrency", "logprobs", "key", "approval", "label"]
     )
+    return 0
+
+
+def cmd_trust(args: argparse.Namespace, app: CliApp) -> int:
+    """Show what changed in a (shared) endpoint since this user approved it, and approve it."""
+    repo = app.library.endpoints
+    config = repo.get(args.name)
+    held = pending(config)
+    if held is None:
+        print(f"endpoint {config.name}: approved; your key may be sent to {plain(shown_url(config.base_url))}")
+        return 0
+    head = ("was never approved here; it" if held.changes is None else "changed since you approved it:")
+    print(f"endpoint {config.name} {head} was last written {held.who()}")
+    for line in held.lines():
+        print(f"  {line}")
+    if config.api_key_env and (problem := key_variable_problem(config.api_key_env)):
+        print(f"note: {problem}", file=sys.stderr)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise CliError(f"approve with `grader-studio endpoints trust {config.name} --yes` "
+                           "(standard input is not a terminal to ask on)", code=2)
+        answer = input(f"Send your key for {config.name} there? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("not approved; nothing changed")
+            return 1
+    repo.approve(config)
+    print(f"approved: your key for {config.name} may be sent as above")
     return 0
 
 
@@ -214,6 +255,11 @@ def register(sub: Any) -> None:
     p = commands.add_parser("list", help="list endpoints")
     add_json_flag(p)
     p.set_defaults(func=cmd_list)
+
+    p = commands.add_parser("trust", help="approve sending your key to an endpoint a teammate set or changed")
+    p.add_argument("name")
+    p.add_argument("--yes", action="store_true", help="approve without asking")
+    p.set_defaults(func=cmd_trust)
 
     p = commands.add_parser("remove", help="remove an endpoint (and its keyring entry)")
     p.add_argument("name")

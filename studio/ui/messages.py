@@ -8,7 +8,7 @@ problems, unreachable endpoints ...) is shown as it is; anything else, a bare ``
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -86,6 +86,13 @@ class Messages:
         box.setDefaultButton(save)
         box.exec()
         return {save: "save", saved: "saved"}.get(box.clickedButton(), "cancel")  # type: ignore[return-value]
+
+    def approve_endpoint(self, held: Any) -> bool:
+        """Where a run or a Test would send the key to an endpoint not approved here: the changes,
+        who made them, Approve or Cancel (dialogs/endpoint_trust.py)."""
+        from .dialogs.endpoint_trust import ApproveEndpointDialog
+
+        return bool(ApproveEndpointDialog(held, self.parent).exec())
 
     def choose_file(self, title: str, filters: str = "") -> str | None:
         return file_dialogs.open_file(self.parent, title, "", filters)

@@ -116,9 +116,9 @@ def echoing() -> Iterator[str]:
 
 def test_an_echoed_disguised_key_is_stored_nowhere(library: Library, db_path: Path, echoing: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ECHO_KEY", KEY)
+    monkeypatch.setenv("ECHO_API_KEY", KEY)
     EndpointRepository.of(library).save(EndpointConfig(name="echo", base_url=echoing, model="m",
-                                                       api_key_env="ECHO_KEY", retry_backoff=0.01))
+                                                       api_key_env="ECHO_API_KEY", retry_backoff=0.01))
     library.graders.create(BinaryJudge(key="j", criteria="c", endpoint="echo"))
     library.datasets.create("d", [qa("s1", "q", "a"), qa("s2", "q2", "b")])
     run = run_grader(library, "j", "d", RunOptions(concurrency=2))

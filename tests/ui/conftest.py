@@ -85,6 +85,8 @@ class FakeMessages:
         self.edits_answer = "save"
         self.asked: list[str] = []
         self.questions: list[tuple[str, str]] = []  # each confirm's title and text
+        self.approve_answer = False
+        self.approvals: list[Any] = []  # the Pending each approval dialog was shown
 
     def error(self, title: str, error: BaseException | str) -> None:
         from studio.ui.messages import describe_error
@@ -118,6 +120,10 @@ class FakeMessages:
 
     def choose_file(self, title: str, filters: str = "") -> str | None:
         return self.file
+
+    def approve_endpoint(self, held: Any) -> bool:
+        self.approvals.append(held)
+        return self.approve_answer
 
     def choose_new_file(self, title: str, filters: str = "") -> str | None:
         return self.file

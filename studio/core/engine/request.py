@@ -11,6 +11,7 @@ The CLI only parses arguments into the request and prints what comes back.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -158,7 +159,7 @@ class RunRequest(RunSettings):
         caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
-
+        _check_approvals(library, graded, endpoint)
         return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
                        executor=executor)
 
@@ -296,6 +297,42 @@ def _check_executor(name: str) -> None:
 
     if name == "ray" and not ray_available():
         raise ExecutorError(RAY_HINT)
+
+
+def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: str | None) -> None:
+    """Before a run exists: every endpoint its judges would send the user's key to is one the user
+    approved (store/endpoint_trust.py), so a refused run is one sentence (and the window's dialog),
+    not a run of failed samples. The judges' own client checks again as it opens."""
+    from studio.core.judges.http.credentials import resolve_api_key
+    from studio.core.store.errors import LibraryError
+
+    checked: set[str] = set()
+    for key, version in graded:
+        for named in _judge_endpoints(library.graders.version(key, version).definition):
+            try:
+                config = library.endpoints.resolve(endpoint, named)
+            except LibraryError:  # no endpoint, or a broken row: the run's judges say it
+                continue
+            if config.name not in checked:
+                checked.add(config.name)
+                resolve_api_key(config)  # raises when the key may not go there
+
+
+def _judge_endpoints(definition: Any) -> Iterator[str | None]:
+    """The endpoint each prompt judge in a grader names (None: the run's, or the library's only
+    one): the grader itself, a composite's components, a jury's jurors. Read from the models alone,
+    so a run's start imports no other kind (tests/cli/test_startup_imports.py)."""
+    from studio.core.models import CompositeGrader, JudgeBase
+    from studio.core.models.panels import JuryGrader
+
+    if isinstance(definition, CompositeGrader):
+        for component in definition.components:
+            yield from _judge_endpoints(component.grader)
+    elif isinstance(definition, JuryGrader):
+        for juror in definition.jurors:
+            yield from _judge_endpoints(juror.grader)
+    elif isinstance(definition, JudgeBase):
+        yield definition.endpoint
 
 
 def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import Engine
 
+from studio.core.errors import StudioError
 from studio.core.models import ExternalEndpoint, GraderDefinition
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.endpoints import EndpointRepository
@@ -66,7 +67,10 @@ def reward_key(
     """(key to send, None) or (None, the sentence a sample fails with)."""
     bound = bound_endpoint(library, grader.url) if library is not None else None
     if bound is not None:
-        key = resolve_api_key(bound)
+        try:
+            key = resolve_api_key(bound)
+        except StudioError as exc:  # not approved here, or a variable the user does not allow
+            return None, f"grader {grader.key!r}: {exc}"
         if key or not grader.api_key_env:
             return key, None
         return None, (

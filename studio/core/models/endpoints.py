@@ -7,11 +7,14 @@ logged as it is.
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Literal
-from urllib.parse import quote, urlsplit
+from urllib.parse import SplitResult, quote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 #: how a server takes an exact JSON schema (found by the endpoint probe; see judges/http/structured.py)
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
@@ -21,6 +24,43 @@ StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "
 EndpointKind = Literal["openai", "anthropic", "azure"]
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+#: an Azure deployment name as Azure allows it (letters, digits, ``-``, ``_``, ``.``), never ``.``
+#: or ``..`` alone: it is a segment of the URL path, so a name must not be able to leave it
+_DEPLOYMENT = re.compile(r"^(?!\.{1,2}$)[A-Za-z0-9_.-]{1,64}$")
+
+
+def deployment_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an Azure deployment (it would change the URL's path), or None."""
+    if _DEPLOYMENT.match(name):
+        return None
+    return (f"the Azure deployment name {name!r} is not one: a deployment is 1 to 64 letters, digits, "
+            "'-', '_' or '.' (and not '.' or '..'), since it is a segment of the URL path")
+
+
+def _no_login(parts: SplitResult, what: str, instead: str) -> None:
+    """Every URL an endpoint stores: no login in it (the library is no place for a secret, and a
+    teammate can read it), and a port that is a number."""
+    if "@" in parts.netloc:
+        raise ValueError(f"the {what} holds credentials, which the library never stores: {instead}")
+    try:
+        parts.port  # noqa: B018 (reading it checks it)
+    except ValueError:
+        raise ValueError(f"the {what}'s port is not a number") from None
+
+
+@dataclass(frozen=True)
+class EndpointOrigin:
+    """Where a config was read from: a library row (a teammate's data, on a shared library), not the
+    user's own input. The key is sent to such a config only once the user approved where it goes
+    (store/endpoint_trust.py); a config built in this process from the user's input has none."""
+
+    #: the library's identity (its file, or its server and database; never a password)
+    library: str
+    #: a shared (PostgreSQL) library, where another analyst can write rows
+    shared: bool
+    updated_by: str
+    updated_at: datetime | None
 
 
 class EndpointConfig(BaseModel):
@@ -62,6 +102,26 @@ class EndpointConfig(BaseModel):
     price_cached_input: Decimal | None = Field(
         default=None, ge=0, description="USD per 1M cached prompt tokens (None: the input price)"
     )
+    #: set by the library's repository on what it reads (kept by ``model_copy``); never stored
+    _origin: EndpointOrigin | None = PrivateAttr(default=None)
+
+    @property
+    def origin(self) -> EndpointOrigin | None:
+        return self._origin
+
+    def from_library(self, origin: EndpointOrigin) -> EndpointConfig:
+        """This config marked as read from a library row (see ``EndpointOrigin``)."""
+        self._origin = origin
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Equal settings are equal configs, wherever each was read from (pydantic would compare
+        the origin too)."""
+        if not isinstance(other, EndpointConfig):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def cached_input_price(self) -> Decimal | None:
@@ -72,8 +132,15 @@ class EndpointConfig(BaseModel):
     @classmethod
     def _check_url(cls, value: str) -> str:
         value = value.strip().rstrip("/")
+        parts = urlsplit(value)
+        _no_login(parts, "base URL", "give the URL without USER:PASSWORD@ and the key with "
+                                     "--api-key-env or --api-key-stdin (the keyring)")
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"base URL must start with http:// or https://, got {value!r}")
+        if not parts.hostname:
+            raise ValueError(f"the base URL names no host, got {value!r}")
+        if "#" in value:
+            raise ValueError("the base URL cannot hold a '#' fragment")
         return value
 
     @field_validator("proxy")
@@ -85,14 +152,9 @@ class EndpointConfig(BaseModel):
         parts = urlsplit(value if "://" in value else f"http://{value}")
         if parts.scheme.lower() not in ("http", "https"):
             raise ValueError(f"the proxy must be an http:// or https:// URL, got a {parts.scheme}:// one")
-        if parts.username is not None or parts.password is not None:
-            raise ValueError("the proxy URL holds credentials, which the library never stores: give "
-                             "the proxy without them here and put http://USER:PASSWORD@HOST:PORT in "
-                             "HTTPS_PROXY (or HTTP_PROXY) in the environment instead")
-        try:
-            parts.port  # noqa: B018 (reading it checks it)
-        except ValueError:
-            raise ValueError("the proxy's port is not a number") from None
+        _no_login(parts, "proxy URL", "give the proxy without them here and put "
+                                      "http://USER:PASSWORD@HOST:PORT in HTTPS_PROXY (or HTTP_PROXY) in "
+                                      "the environment instead")
         if not parts.hostname or parts.path not in ("", "/") or parts.query:
             raise ValueError(f"the proxy must be a URL like http://HOST:PORT, got {value!r}")
         return f"{parts.scheme.lower()}://{parts.netloc}"
@@ -103,6 +165,8 @@ class EndpointConfig(BaseModel):
             raise ValueError("an azure endpoint needs its api_version (e.g. --api-version 2024-10-21)")
         if self.kind != "azure" and self.api_version:
             raise ValueError("api_version is for azure endpoints only")
+        if self.kind == "azure" and (problem := deployment_problem(self.model)):
+            raise ValueError(problem)
         return self
 
     def url_for(self, path: str, model: str | None = None) -> str:
@@ -110,6 +174,8 @@ class EndpointConfig(BaseModel):
         deployment's (``model``, else the endpoint's) with its api-version."""
         if self.kind == "azure":
             root = self.base_url.removesuffix("/openai")
+            if problem := deployment_problem(model or self.model):
+                raise ValueError(problem)  # JudgeClient refuses it first, with a sentence
             deployment = quote(model or self.model, safe="")
             return (f"{root}/openai/deployments/{deployment}/{path.lstrip('/')}"
                     f"?api-version={self.api_version}")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import Engine, delete, insert, select, update
 
-from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.endpoints import EndpointConfig, EndpointOrigin
+from studio.core.store import endpoint_trust
 from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
-from studio.core.store.errors import EndpointNotFound, NoEndpoint
+from studio.core.store.errors import EndpointNotFound, LibraryError, NoEndpoint
 from studio.core.store.holder import HasEngine
 from studio.core.store.tables import endpoints as endpoints_table
 
@@ -29,9 +32,42 @@ def delete_keyring_key(name: str) -> None:
         keyring.delete_password(KEYRING_SERVICE, name)
 
 
+class InvalidEndpointRow(LibraryError):
+    """A stored endpoint row that is not a valid endpoint (written by another version or by hand)."""
+
+    exit_code = 2
+
+
+_COLUMNS = (endpoints_table.c.name, endpoints_table.c.config, endpoints_table.c.updated_by,
+            endpoints_table.c.updated_at)
+
+
 class EndpointRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        #: the library's name in the user's endpoint approvals (store/endpoint_trust.py)
+        self.identity, self._shared = endpoint_trust.library_identity(engine)
+
+    def _read(self, row: Any) -> EndpointConfig:
+        """A row as a config marked with where it came from; a row that is not a valid endpoint
+        (a teammate can write anything into it) is a sentence, never a traceback."""
+        try:
+            config = EndpointConfig.model_validate_json(row.config)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}"
+                                 for e in exc.errors()[:3])
+            raise InvalidEndpointRow(
+                f"endpoint {row.name!r} in the library is not valid ({problems}); last written by "
+                f"{row.updated_by or 'an unknown author'}: replace it with `grader-studio endpoints add "
+                f"{row.name} --replace ...` or remove it with `grader-studio endpoints remove {row.name}`"
+            ) from None
+        return config.from_library(EndpointOrigin(self.identity, self._shared, row.updated_by or "",
+                                                  row.updated_at))
+
+    def approve(self, config: EndpointConfig) -> None:
+        """This user approves where ``config`` sends their key (they added or edited it here, or
+        said so: ``endpoints trust``)."""
+        endpoint_trust.approve(config, self.identity)
 
     @classmethod
     def of(cls, library: HasEngine | Engine) -> EndpointRepository:
@@ -41,22 +77,19 @@ class EndpointRepository:
 
     def list(self) -> list[EndpointConfig]:
         with self._engine.connect() as conn:
-            rows = conn.execute(
-                select(endpoints_table.c.config).order_by(endpoints_table.c.name)
-            ).all()
-        return [EndpointConfig.model_validate_json(row.config) for row in rows]
+            rows = conn.execute(select(*_COLUMNS).order_by(endpoints_table.c.name)).all()
+        return [self._read(row) for row in rows]
 
     def names(self) -> builtins.list[str]:
-        return [config.name for config in self.list()]
+        with self._engine.connect() as conn:
+            return list(conn.execute(select(endpoints_table.c.name).order_by(endpoints_table.c.name)).scalars())
 
     def get(self, name: str) -> EndpointConfig:
         with self._engine.connect() as conn:
-            row = conn.execute(
-                select(endpoints_table.c.config).where(endpoints_table.c.name == name)
-            ).first()
+            row = conn.execute(select(*_COLUMNS).where(endpoints_table.c.name == name)).first()
         if row is None:
             raise EndpointNotFound(name, self.names())
-        return EndpointConfig.model_validate_json(row.config)
+        return self._read(row)
 
     def save(self, config: EndpointConfig) -> None:
         """Insert or replace; the stored JSON is the config itself, which holds no secret."""
@@ -91,6 +124,7 @@ class EndpointRepository:
         if not deleted:
             raise EndpointNotFound(name, self.names())
         delete_keyring_key(name)
+        endpoint_trust.forget(name, self.identity)
 
     def resolve(self, *preferred: str | None) -> EndpointConfig:
         """The first named endpoint of ``preferred``; else the library's only endpoint."""

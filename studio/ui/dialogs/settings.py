@@ -133,8 +133,8 @@ class EndpointsPage(QtWidgets.QWidget):
 
     def reload(self, select: str | None = None) -> None:
         self.list.clear()
-        for config in self.repo.list():
-            self.list.addItem(config.name)
+        for name in self.repo.names():  # names only: a teammate's unreadable row is said when shown
+            self.list.addItem(name)
         items = self.list.findItems(select, Qt.MatchFlag.MatchExactly) if select else []
         if items:
             self.list.setCurrentItem(items[0])
@@ -156,9 +156,12 @@ class EndpointsPage(QtWidgets.QWidget):
     def _show(self, name: str) -> None:
         if not name:
             return
+        from studio.core.errors import StudioError
+
         try:
             config = self.repo.get(name)
-        except Exception:
+        except StudioError as exc:  # a row that does not read: say why (remove or replace it)
+            self.result.setText(describe_error(exc))
             return
         self.name.setText(config.name)
         self.kind.setCurrentText(config.kind)
@@ -220,7 +223,10 @@ class EndpointsPage(QtWidgets.QWidget):
                 from studio.core.judges.http.credentials import set_keyring_key
 
                 set_keyring_key(config.name, key)
+            approve = self._approves(config)
             self.repo.save(config)
+            if approve:
+                self.repo.approve(config)
         except Exception as exc:
             self.messages.error("Cannot save the endpoint", exc)
             return False
@@ -230,6 +236,36 @@ class EndpointsPage(QtWidgets.QWidget):
         self.ctx.endpoints_changed.emit()
         self.changed.emit()
         return True
+
+    def _stored(self, name: str) -> Any:
+        """The library's row of ``name`` (None: a new endpoint, or a row that does not read)."""
+        from studio.core.errors import StudioError
+
+        try:
+            return self.repo.get(name) if name in self.repo.names() else None
+        except StudioError:
+            return None
+
+    def _approves(self, config: Any) -> bool:
+        """Saving approves what the user typed (their own settings), but not a teammate's change
+        the user merely saved over without touching where the key goes: that one still asks."""
+        from studio.core.store.endpoint_trust import destination, pending
+
+        stored = self._stored(config.name)
+        if stored is None or pending(stored) is None:
+            return True
+        return destination(stored) != destination(config)
+
+    def _as_stored(self, config: Any) -> Any:
+        """The form's config, marked as the library's row when it sends the key where the row does
+        (so a Test of a teammate's endpoint asks first, as a run does); a destination the user
+        typed is their own."""
+        from studio.core.store.endpoint_trust import destination
+
+        stored = self._stored(config.name)
+        if stored is not None and stored.origin is not None and destination(stored) == destination(config):
+            return config.from_library(stored.origin)
+        return config
 
     def _remove(self) -> None:
         item = self.list.currentItem()
@@ -245,7 +281,7 @@ class EndpointsPage(QtWidgets.QWidget):
 
     def test(self) -> None:
         try:
-            config = self.config()
+            config = self._as_stored(self.config())
         except Exception as exc:
             self.result.setText(describe_error(exc))
             return
@@ -263,8 +299,14 @@ class EndpointsPage(QtWidgets.QWidget):
             self.result.setToolTip(text)
 
         def failed(exc: BaseException) -> None:
+            from studio.core.store.endpoint_trust import EndpointNotApproved
+
+            from .endpoint_trust import ask_and_approve
+
             self.test_button.setEnabled(True)
             self.result.setText(f"✗ {describe_error(exc)}")
+            if isinstance(exc, EndpointNotApproved) and ask_and_approve(self.messages.approve_endpoint, exc.pending):
+                self.test()  # approved: now the key may go there
 
         self.ctx.tasks.run(lambda: probe(config, key, self.repo), done, failed)
 

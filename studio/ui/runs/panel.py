@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Callable
+from typing import Any
 
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.request import RunRequest
@@ -79,6 +80,9 @@ class RunPanel(QtWidgets.QWidget):
         self._pending: Progress | None = None
         #: asked before a run of grader ``key`` starts (the window: save unsaved edits, or use the saved one)
         self.confirm_grader: Callable[[str], bool] = lambda key: True
+        #: asked where the run would send the user's key to an endpoint they have not approved
+        #: (the window: the approval dialog, dialogs/endpoint_trust.py); no answer is no
+        self.approve_endpoint: Callable[[Any], bool] = lambda held: False
 
         # a long name elides in the middle, whole in the tooltip and the popup: the run row fits 1280
         # px beside the sidebar (issue 35)
@@ -416,6 +420,12 @@ class RunPanel(QtWidgets.QWidget):
         try:  # the same run request the CLI's ``run`` builds, checked and recorded by the engine
             info = self.run_request().start(self.ctx.library)
         except Exception as exc:
+            from studio.core.store.endpoint_trust import EndpointNotApproved
+
+            from ..dialogs.endpoint_trust import ask_and_approve
+
+            if isinstance(exc, EndpointNotApproved) and ask_and_approve(self.approve_endpoint, exc.pending):
+                return self.start()  # approved: ask again (the next endpoint, or the run)
             self._say(describe_error(exc), error=True)
             return None
         self._launch(info.id, info.total)

@@ -191,7 +191,7 @@ def test_an_azure_endpoint_calls_its_deployment_with_the_api_key_header(
     library, db_path, monkeypatch, capsys
 ) -> None:
     key = "azure-KEY-5d1f0c"
-    monkeypatch.setenv("AZURE_KEY", key)
+    monkeypatch.setenv("AZURE_OPENAI_API_KEY", key)
     log = JudgeLog()
 
     def check(line: str, headers: dict[str, str]) -> str | None:
@@ -206,7 +206,7 @@ def test_an_azure_endpoint_calls_its_deployment_with_the_api_key_header(
         base = f"http://127.0.0.1:{azure.port}"
         assert main(["--db", str(db_path), "endpoints", "add", "judge", "--kind", "azure",
                      "--base-url", base, "--model", "grader-gpt4o", "--api-version", "2024-10-21",
-                     "--api-key-env", "AZURE_KEY"]) == 0
+                     "--api-key-env", "AZURE_OPENAI_API_KEY"]) == 0
         assert main(["--db", str(db_path), "endpoints", "test", "judge"]) == 0
         out = capsys.readouterr().out
         assert "route: direct connection (no proxy)" in out

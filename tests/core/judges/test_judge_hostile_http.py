@@ -46,10 +46,10 @@ def test_the_key_comes_from_the_endpoint_the_user_bound_to_that_url(
     library, reward_server, fake_judge, score, monkeypatch
 ) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", AWS_SECRET)
-    monkeypatch.setenv("REWARD_KEY", USER_KEY)
-    monkeypatch.setenv("JUDGE_KEY", JUDGE_KEY)
+    monkeypatch.setenv("REWARD_API_KEY", USER_KEY)
+    monkeypatch.setenv("JUDGE_API_KEY", JUDGE_KEY)
     # a key bound to another server is never sent to the grader's URL
-    add_endpoint(library, fake_judge, name="judge", api_key_env="JUDGE_KEY")
+    add_endpoint(library, fake_judge, name="judge", api_key_env="JUDGE_API_KEY")
     grader = ExternalEndpoint(
         key="rs",
         url=f"{reward_server.url}/",
@@ -60,7 +60,7 @@ def test_the_key_comes_from_the_endpoint_the_user_bound_to_that_url(
     assert refused.status == "error" and reward_server.requests["/score"] == 0
 
     # the user binds their own variable to the reward server's URL: that key, and only it, goes
-    library_endpoint = add_endpoint(library, fake_judge, name="reward", api_key_env="REWARD_KEY")
+    library_endpoint = add_endpoint(library, fake_judge, name="reward", api_key_env="REWARD_API_KEY")
     from studio.core.store.endpoints import EndpointRepository
 
     EndpointRepository.of(library).save(
@@ -106,8 +106,8 @@ def test_importing_a_grader_that_names_a_secret_asks_to_bind_one(
 def test_an_echoed_key_is_stored_and_exported_nowhere(
     library, db_path, fake_judge, monkeypatch, tmp_path
 ) -> None:
-    monkeypatch.setenv("JUDGE_KEY", JUDGE_KEY)
-    add_endpoint(library, fake_judge, name="fake", api_key_env="JUDGE_KEY")
+    monkeypatch.setenv("JUDGE_API_KEY", JUDGE_KEY)
+    add_endpoint(library, fake_judge, name="fake", api_key_env="JUDGE_API_KEY")
     # the server puts the key it received in a 200 answer, plain and JSON-escaped
     escaped = "".join(f"\\u{ord(ch):04x}" for ch in JUDGE_KEY)
     fake_judge.add_rule(

@@ -20,10 +20,10 @@ def test_keys_are_sent_but_never_stored_or_logged(
     library, db_path, fake_judge, score, memory_keyring, monkeypatch, caplog, capsys
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    monkeypatch.setenv("JUDGE_KEY", ENV_KEY)
+    monkeypatch.setenv("JUDGE_API_KEY", ENV_KEY)
     add_endpoint(library, fake_judge, name="kr")
     set_keyring_key("kr", KEYRING_KEY)
-    add_endpoint(library, fake_judge, name="env", api_key_env="JUDGE_KEY")
+    add_endpoint(library, fake_judge, name="env", api_key_env="JUDGE_API_KEY")
     judge = BinaryJudge(key="b", criteria="c", endpoint="kr")
 
     outcomes = score(judge, [qa("s", "q", "a [[fault:500x1]]", "a")])
@@ -38,7 +38,7 @@ def test_keys_are_sent_but_never_stored_or_logged(
 
     assert main(["--db", str(db_path), "endpoints", "list", "--json"]) == 0
     exported = capsys.readouterr().out
-    assert json.loads(exported)[0]["api_key"] in {"keyring", "env JUDGE_KEY (set)"}
+    assert json.loads(exported)[0]["api_key"] in {"keyring", "env JUDGE_API_KEY (set)"}
 
     library.engine.dispose()  # let SQLite write everything back to the file
     stored = library_bytes(db_path)
@@ -55,10 +55,10 @@ def test_keyring_wins_over_env_and_cli_stores_stdin_key(
 ) -> None:
     import io
 
-    monkeypatch.setenv("JUDGE_KEY", ENV_KEY)
+    monkeypatch.setenv("JUDGE_API_KEY", ENV_KEY)
     monkeypatch.setattr("sys.stdin", io.StringIO(KEYRING_KEY + "\n"))
     args = ["--db", str(db_path), "endpoints", "add", "k", "--base-url", fake_judge.base_url]
-    assert main([*args, "--model", "m", "--api-key-env", "JUDGE_KEY", "--api-key-stdin"]) == 0
+    assert main([*args, "--model", "m", "--api-key-env", "JUDGE_API_KEY", "--api-key-stdin"]) == 0
     assert memory_keyring.store[(KEYRING_SERVICE, "k")] == KEYRING_KEY
     from studio.core.store.endpoints import EndpointRepository
 

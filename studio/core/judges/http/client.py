@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.endpoints import EndpointConfig, deployment_problem
 
 from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body
@@ -24,7 +24,7 @@ from .credentials import key_refused, redact_logs, remember_secret, scrub
 from .errors import CredentialsRefused, EndpointCallError, JudgeError
 from .limits import MAX_RETRY_AFTER, RateLimiter, backoff_delay, parse_retry_after
 from .proxies import proxy_refused
-from .redaction import redact_answer, redact_value
+from .redaction import redact_answer, redact_text, redact_value
 from .rejections import body_excerpt, request_rejected
 from .transport import (
     CONNECTION_ERRORS,
@@ -87,6 +87,9 @@ class JudgeClient:
     ) -> None:
         self.config = config
         self.model = model or config.model
+        if config.kind == "azure" and (problem := deployment_problem(self.model)):
+            # a judge's model names the deployment: it is never allowed to change the URL's path
+            raise JudgeError(f"endpoint {config.name}: {problem}")
         self.adapter = adapter_for(config)
         self.cache = cache
         self.read_cache = use_cache  # --no-cache: ask again, but keep the fresh answer
@@ -244,7 +247,7 @@ class JudgeClient:
                 except CONNECTION_ERRORS as exc:
                     # a sentence (refused, unknown host, untrusted certificate, the proxy's answer)
                     said = exc if isinstance(exc, JudgeError) else describe(exc, url)
-                    problem = scrub(str(said)) or exc.__class__.__name__
+                    problem = scrub(redact_text(str(said))) or exc.__class__.__name__
                 else:
                     status = last_status = reply.status
                     if 300 <= status < 400:
@@ -291,7 +294,7 @@ class JudgeClient:
                                                   response.completion_tokens, response.cached_tokens)
                             return answer, response, attempt + 1, text
                         except (ValueError, MalformedResponse) as exc:
-                            problem = f"malformed response ({scrub(str(exc))[:200]})"
+                            problem = f"malformed response ({scrub(redact_text(str(exc)))[:200]})"
                 finally:
                     self.in_flight -= 1
             if attempt >= self.max_retries:

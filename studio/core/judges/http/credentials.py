@@ -14,6 +14,7 @@ from types import ModuleType
 
 from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.store.endpoint_trust import check_approved, check_key_variable
 from studio.core.store.endpoints import KEYRING_SERVICE
 
 _KNOWN_SECRETS: set[str] = set()
@@ -71,13 +72,22 @@ def set_keyring_key(name: str, key: str) -> None:
     remember_secret(key)
 
 
-def resolve_api_key(config: EndpointConfig) -> str | None:
-    """Keyring first (a key the user typed in), then the environment variable the config names."""
-    key = get_keyring_key(config.name)
+def resolve_api_key(config: EndpointConfig, typed: str | None = None) -> str | None:
+    """``typed`` (a key typed into the window, not stored yet), else the keyring's (a key the user
+    stored), then the environment variable the config names.
+
+    The one gate every key passes (a run's judges, a probe, generation, a jury, the window): for a
+    config read from a library, the variable must be one the user allows and the destination one
+    they approved (store/endpoint_trust.py), else a ``StudioError`` says why and nothing is sent.
+    Called once per client, before the first call."""
+    key = typed or get_keyring_key(config.name)
     if not key and config.api_key_env:
+        if config.origin is not None:
+            check_key_variable(config)
         key = os.environ.get(config.api_key_env) or None
     if key:
         remember_secret(key)
+        check_approved(config)
     return key
 
 

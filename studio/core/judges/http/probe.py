@@ -76,7 +76,7 @@ async def _probe(config: EndpointConfig, api_key: str | None) -> ProbeResult:
         missing = unset_key_variable(config)  # said before a call is sent without a key
         if missing is not None:
             raise EndpointCallError(missing)
-    api_key = api_key or resolve_api_key(config)
+    api_key = resolve_api_key(config, typed=api_key)
     notes: list[str] = []
     client = JudgeClient(config, api_key=api_key, max_retries=1)
     try:

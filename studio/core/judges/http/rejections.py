@@ -12,6 +12,7 @@ import json
 import re
 
 from .credentials import scrub
+from .redaction import redact_text
 
 EXCERPT_CHARS = 300
 
@@ -36,7 +37,7 @@ def body_excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
             error = error.get("message", error)
         if error is not None:
             message = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
-    message = " ".join(scrub(message).split())
+    message = " ".join(scrub(redact_text(message)).split())
     return message[:limit] + ("..." if len(message) > limit else "")
 
 
