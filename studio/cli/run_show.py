@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.models import RunInfo
+from studio.core.models.outside import printable_json
 from studio.core.store.reports import iter_records, result_record, run_query
 from studio.core.store.results_query import (
     ResultFilter,
@@ -86,7 +87,7 @@ def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, 
     """``{"run": head, "results": [...]}`` as ``print_json`` writes it (indent 2), one record at a
     time: a million results cost one record's memory, not a million dicts and their text."""
     def dumps(value: Any, indent: str) -> str:
-        return json.dumps(value, indent=2, default=str, ensure_ascii=False).replace("\n", "\n" + indent)
+        return printable_json(json.dumps(value, indent=2, default=str, ensure_ascii=False)).replace("\n", "\n" + indent)
 
     out.write('{\n  "run": ' + dumps(head, "  ") + ',\n  "results": [')
     wrote = False

@@ -8,7 +8,6 @@ response cache. A final failure raises ``EndpointCallError`` for the caller's sa
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -16,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.outside import decode_outside, loads_outside
 
 from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body
@@ -126,7 +126,7 @@ class JudgeClient:
                 f"{body_excerpt(reply.text)}",
                 status=reply.status,
             )
-        return redact_value(json.loads(reply.content))
+        return redact_value(loads_outside(reply.content))
 
     async def _cached_call(
         self,
@@ -237,7 +237,7 @@ class JudgeClient:
                     else:
                         try:
                             text = reply.text
-                            answer = json.loads(text)
+                            answer, text = decode_outside(text)  # the one boundary of an answer
                             answer, text = redact_answer(answer, text)
                             response = parse(answer).model_copy(
                                 update={
