@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import shlex
+from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
 
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.outside import printable
 from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
 from studio.core.store.errors import EndpointNotFound, NoEndpoint
@@ -40,23 +44,32 @@ class EndpointRepository:
         return cls(engine)
 
     def list(self) -> list[EndpointConfig]:
+        """The endpoints that validate (a broken row is left out: ``listing`` shows it)."""
+        return [entry for entry in self.listing() if isinstance(entry, EndpointConfig)]
+
+    def listing(self) -> builtins.list[EndpointConfig | BrokenRow]:
+        """Every stored endpoint by name, each validated on read: a row that does not validate (a
+        teammate's write, a hand edit) is a ``BrokenRow`` naming it, and the others still list."""
         with self._engine.connect() as conn:
-            rows = conn.execute(
-                select(endpoints_table.c.config).order_by(endpoints_table.c.name)
-            ).all()
-        return [EndpointConfig.model_validate_json(row.config) for row in rows]
+            rows = conn.execute(select(*_COLUMNS).order_by(endpoints_table.c.name)).all()
+        return [_read(row) for row in rows]
+
+    def broken(self) -> builtins.list[BrokenRow]:
+        return [entry for entry in self.listing() if isinstance(entry, BrokenRow)]
 
     def names(self) -> builtins.list[str]:
         return [config.name for config in self.list()]
 
     def get(self, name: str) -> EndpointConfig:
+        """The endpoint ``name``; a ``BrokenRowError`` (a sentence) when its stored row is broken."""
         with self._engine.connect() as conn:
-            row = conn.execute(
-                select(endpoints_table.c.config).where(endpoints_table.c.name == name)
-            ).first()
+            row = conn.execute(select(*_COLUMNS).where(endpoints_table.c.name == name)).first()
         if row is None:
             raise EndpointNotFound(name, self.names())
-        return EndpointConfig.model_validate_json(row.config)
+        entry = _read(row)
+        if isinstance(entry, BrokenRow):
+            raise BrokenRowError(entry)
+        return entry
 
     def save(self, config: EndpointConfig) -> None:
         """Insert or replace; the stored JSON is the config itself, which holds no secret."""
@@ -108,6 +121,23 @@ class EndpointRepository:
             "this judge names no endpoint and the library has several "
             f"({', '.join(c.name for c in configs)}); choose one with --endpoint"
         )
+
+
+_COLUMNS = (endpoints_table.c.name, endpoints_table.c.config, endpoints_table.c.updated_by)
+
+
+def _read(row: Any) -> EndpointConfig | BrokenRow:
+    """A stored endpoint row validated: its config, or what is broken about it. The stored name
+    must be the config's own (the key every run and judge names it by)."""
+    try:
+        config = EndpointConfig.model_validate_json(row.config)
+        if config.name != row.name:
+            raise ValueError(f"its config names it {config.name!r}")
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        return BrokenRow("endpoint", str(row.name), str(row.updated_by or ""), reason_of(exc),
+                         f"delete it with `grader-studio endpoints remove {shlex.quote(printable(str(row.name)))}` (or"
+                         " Delete in Settings > Endpoints), or replace it with `grader-studio endpoints add`")
+    return config
 
 
 def demo_endpoint_config(name: str, port: int, host: str = "127.0.0.1") -> EndpointConfig:

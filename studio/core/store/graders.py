@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import builtins
 import json
+import shlex
+from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
+from studio.core.models.outside import loads_outside, printable
 
 from .errors import NotFound
 from .tables import grader_versions, graders
@@ -30,6 +34,52 @@ def _serialise(definition: GraderDefinition) -> str:
     return json.dumps(dump_grader(definition), sort_keys=True, ensure_ascii=False)
 
 
+def _repair(key: str) -> str:
+    word = shlex.quote(printable(key))
+    return (f"restore a good version with `grader-studio graders restore {word} --version N` (`graders versions"
+            f" {word}` lists them) or save a new one, or delete the grader with `grader-studio graders delete {word}`"
+            " (in the window: the sidebar's Delete)")
+
+
+def _definition(key: str, version: Any, author: Any, text: Any) -> GraderDefinition:
+    """A stored definition validated on read; a ``BrokenRowError`` naming the version and its author."""
+    try:
+        return parse_grader(loads_outside(text if isinstance(text, str) else "null"))
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        raise BrokenRowError(BrokenRow("grader version", f"{key} v{version}", str(author or ""), reason_of(exc),
+                                       _repair(key))) from None
+
+
+def _validated(fields: dict[str, Any], text: Any, author: Any) -> GraderRecord | BrokenRow:
+    """A grader's head row and current definition validated: its record, or what is broken."""
+    try:
+        return GraderRecord(**fields, definition=_definition(fields["key"], fields["current_version"], author, text))
+    except BrokenRowError as exc:
+        return exc.row
+    except ValueError as exc:  # the head row itself (a time that is no time, a kind that is no text)
+        return BrokenRow("grader", str(fields.get("key")), str(author or ""), reason_of(exc),
+                         _repair(str(fields.get("key"))))
+
+
+def _same(stored: str, text: str) -> bool:
+    """Whether the stored head ``stored`` is the definition ``text`` (a broken head is not: saving
+    over it is how it is repaired)."""
+    try:
+        return _serialise(parse_grader(loads_outside(stored))) == text
+    except (ValueError, TypeError):
+        return False
+
+
+def _version(key: str, row: Row) -> VersionRecord:
+    definition = _definition(key, row.version, row.author, row.definition)
+    try:
+        return VersionRecord(version=row.version, action=row.action, message=row.message, created_at=row.created_at,
+                             author=row.author, definition=definition)
+    except ValueError as exc:
+        raise BrokenRowError(BrokenRow("grader version", f"{key} v{row.version}", str(row.author or ""),
+                                       reason_of(exc), _repair(key))) from None
+
+
 class GraderRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -42,15 +92,27 @@ class GraderRepository:
         return self._v.row(conn, key)
 
     def _record(self, conn: Connection, row: Row) -> GraderRecord:
-        text = self._v.text(conn, row.id, row.current_version)
-        return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text or "{}")))
+        version = conn.execute(select(grader_versions.c.definition, grader_versions.c.author).where(
+            grader_versions.c.grader_id == row.id, grader_versions.c.version == row.current_version)).first()
+        entry = _validated(row._asdict(), version.definition if version else None, version.author if version else "")
+        if isinstance(entry, BrokenRow):
+            raise BrokenRowError(entry)
+        return entry
 
     def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[GraderRecord]:
-        """One query, each grader joined with its current version (the sidebar refreshes often)."""
+        """The graders whose current version validates (``listing`` shows the others as broken)."""
+        return [entry for entry in self.listing(include_deleted=include_deleted, deleted_only=deleted_only)
+                if isinstance(entry, GraderRecord)]
+
+    def listing(self, *, include_deleted: bool = False,
+                deleted_only: bool = False) -> builtins.list[GraderRecord | BrokenRow]:
+        """One query, each grader joined with its current version (the sidebar refreshes often),
+        each validated on read: a grader whose stored row or definition does not validate (a
+        teammate's write) is a ``BrokenRow`` naming it, and the others still list."""
         query = (
-            select(graders, grader_versions.c.definition)
+            select(graders, grader_versions.c.definition, grader_versions.c.author)
             .join(grader_versions, (grader_versions.c.grader_id == graders.c.id)
-                  & (grader_versions.c.version == graders.c.current_version))
+                  & (grader_versions.c.version == graders.c.current_version), isouter=True)
             .order_by(graders.c.kind, graders.c.key)
         )
         if deleted_only:
@@ -59,29 +121,30 @@ class GraderRepository:
             query = query.where(graders.c.deleted_at.is_(None))
         with self._engine.connect() as conn:
             rows = conn.execute(query).all()
-        records = []
+        records: builtins.list[GraderRecord | BrokenRow] = []
         for row in rows:
             fields = row._asdict()
-            text = fields.pop("definition")
-            records.append(GraderRecord(**fields, definition=parse_grader(json.loads(text))))
+            text, author = fields.pop("definition"), fields.pop("author")
+            records.append(_validated(fields, text, author))
         return records
+
+    def broken(self) -> builtins.list[BrokenRow]:
+        return [entry for entry in self.listing() if isinstance(entry, BrokenRow)]
 
     def get(self, key: str, *, include_deleted: bool = False) -> GraderRecord:
         with self._engine.connect() as conn:
             return self._record(conn, self._v.get_row(conn, key, include_deleted))
 
     def versions(self, key: str) -> builtins.list[VersionRecord]:
-        return [
-            VersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
-                          author=r.author,
-                          definition=parse_grader(json.loads(r.definition)))
-            for r in self._v.version_rows(key)
-        ]
+        """Every version of ``key``; a ``BrokenRowError`` naming the first that does not validate."""
+        return [_version(key, r) for r in self._v.version_rows(key)]
 
     def version(self, key: str, number: int) -> VersionRecord:
-        for record in self.versions(key):
-            if record.version == number:
-                return record
+        """Version ``number`` of ``key`` (only that one is read: a broken other version does not
+        stop ``graders restore KEY --version N`` of a good one)."""
+        for row in self._v.version_rows(key):
+            if row.version == number:
+                return _version(key, row)
         raise NotFound(f"grader {key!r} has no version {number}")
 
     def diff(self, key: str, old: int, new: int) -> str:
@@ -116,7 +179,7 @@ class GraderRepository:
         the version the edit began from: a head moved since (another analyst saved) is refused."""
         text = _serialise(definition)
         self._v.save(definition.key, definition, text, message,
-                     same=lambda stored: _serialise(parse_grader(json.loads(stored))) == text,
+                     same=lambda stored: _same(stored, text),
                      base_version=base_version)
         return self.get(definition.key)
 
