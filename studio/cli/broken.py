@@ -12,7 +12,7 @@ from studio.core.models.broken import BrokenRow
 
 
 def broken_json(row: BrokenRow) -> dict[str, Any]:
-    return {"name": row.ident, "broken": True, "what": row.what, "author": row.author, "reason": row.reason,
+    return {"name": row.ident, "key": row.handle, "broken": True, "what": row.what, "author": row.author, "reason": row.reason,
             "repair": row.repair}
 
 

@@ -32,6 +32,12 @@ class BrokenRow:
     reason: str
     #: how to delete or repair it (a command, or the window's action)
     repair: str
+    #: what a delete takes to remove it (a grader version's grader key), when not ``ident``
+    key: str = ""
+
+    @property
+    def handle(self) -> str:
+        return self.key or self.ident
 
     def sentence(self) -> str:
         by = f" (written by {printable(self.author)})" if self.author else ""

@@ -47,7 +47,7 @@ def _definition(key: str, version: Any, author: Any, text: Any) -> GraderDefinit
         return parse_grader(loads_outside(text if isinstance(text, str) else "null"))
     except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
         raise BrokenRowError(BrokenRow("grader version", f"{key} v{version}", str(author or ""), reason_of(exc),
-                                       _repair(key))) from None
+                                       _repair(key), key)) from None
 
 
 def _validated(fields: dict[str, Any], text: Any, author: Any) -> GraderRecord | BrokenRow:
@@ -77,7 +77,7 @@ def _version(key: str, row: Row) -> VersionRecord:
                              author=row.author, definition=definition)
     except ValueError as exc:
         raise BrokenRowError(BrokenRow("grader version", f"{key} v{row.version}", str(row.author or ""),
-                                       reason_of(exc), _repair(key))) from None
+                                       reason_of(exc), _repair(key), key)) from None
 
 
 class GraderRepository:

@@ -251,7 +251,7 @@ class EndpointsPage(QtWidgets.QWidget):
         if item is None or not self.messages.confirm("Remove endpoint", f"Remove endpoint “{item.text()}” and its stored key?", "Remove"):
             return
         try:
-            self.repo.remove(self.broken[item.text()].ident if item.text() in self.broken else item.text())
+            self.repo.remove(self.broken[item.text()].handle if item.text() in self.broken else item.text())
         except Exception as exc:
             self.messages.error("Cannot remove the endpoint", exc)
             return

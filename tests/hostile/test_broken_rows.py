@@ -1,0 +1,123 @@
+"""Rows a teammate writes straight into a shared library that do not validate (tests/hostile_rows.py),
+on SQLite and PostgreSQL: every listing keeps working and names each broken row with its author and a
+way to repair it, using one is a sentence (exit 2), deleting or repairing it works, and ``library
+copy`` carries the library over. Never a traceback (exit 70)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hostile_rows import AUTHOR, BAD_ENDPOINTS, BAD_GRADERS, break_rows, break_times
+
+from studio.core.models.broken import BrokenRow, BrokenRowError
+from studio.core.store import Library
+
+
+@pytest.fixture
+def db_path(any_db: Path | str) -> Path | str:
+    return any_db
+
+
+def _no_bug(result) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode != 70 and "Traceback" not in result.stderr and "hit a bug" not in result.stderr, \
+        result.stderr
+
+
+def test_the_store_lists_broken_rows_apart(library: Library) -> None:
+    break_rows(library)
+    endpoints = library.endpoints.listing()
+    broken = {e.ident: e for e in endpoints if isinstance(e, BrokenRow)}
+    assert set(broken) == set(BAD_ENDPOINTS)
+    assert all(b.author == AUTHOR and b.reason for b in broken.values())
+    assert [c.name for c in library.endpoints.list()] == ["good"]
+    with pytest.raises(BrokenRowError, match="bad-url"):
+        library.endpoints.get("bad-url")
+    graders = {e.handle: e for e in library.graders.listing() if isinstance(e, BrokenRow)}
+    assert set(graders) == set(BAD_GRADERS)
+    assert {g.ident for g in graders.values()} == {f"{k} v2" for k in BAD_GRADERS}
+    assert [g.key for g in library.graders.list()] == ["good"]
+    with pytest.raises(BrokenRowError, match="bad-function v2"):
+        library.graders.get("bad-function")
+    assert library.graders.version("bad-function", 1).version == 1  # a good version still reads
+
+
+def test_the_cli_names_broken_rows_and_repairs_them(library: Library, cli) -> None:  # type: ignore[no-untyped-def]
+    break_rows(library)
+    library.engine.dispose()
+    listed = cli("endpoints", "list")
+    _no_bug(listed)
+    assert listed.returncode == 0 and "good" in listed.stdout
+    for name in BAD_ENDPOINTS:
+        assert name in listed.stdout and f"“{name}” (written by {AUTHOR})" in listed.stderr
+    assert "\x1b" not in listed.stdout + listed.stderr
+    records = json.loads(cli("endpoints", "list", "--json").stdout)
+    assert {r["name"] for r in records if r.get("broken")} == set(BAD_ENDPOINTS)
+
+    used = cli("endpoints", "test", "bad-url")
+    _no_bug(used)
+    assert used.returncode == 2 and "bad-url" in used.stderr and "endpoints remove" in used.stderr
+    for name in BAD_ENDPOINTS:
+        removed = cli("endpoints", "remove", name)
+        _no_bug(removed)
+        assert removed.returncode == 0
+    assert json.loads(cli("endpoints", "list", "--json").stdout)[0]["name"] == "good"
+
+    graders = cli("graders", "list", "--json")
+    _no_bug(graders)
+    assert {r["key"] for r in json.loads(graders.stdout)} >= set(BAD_GRADERS) | {"good"}
+    for key in BAD_GRADERS:
+        shown = cli("graders", "show", key)
+        _no_bug(shown)
+        assert shown.returncode == 2 and f"{key} v2" in shown.stderr and AUTHOR in shown.stderr
+        versions = cli("graders", "versions", key)
+        _no_bug(versions)
+    restored = cli("graders", "restore", "bad-function", "--version", "1")
+    _no_bug(restored)
+    assert restored.returncode == 0 and cli("graders", "show", "bad-function").returncode == 0
+    deleted = cli("graders", "delete", "unknown-kind")
+    _no_bug(deleted)
+    assert deleted.returncode == 0
+
+
+def test_library_copy_carries_a_library_with_broken_rows(library: Library, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    break_rows(library)
+    if library.engine.dialect.name == "sqlite":
+        break_times(library)
+    source = str(library.engine.url) if library.engine.dialect.name != "sqlite" else library.engine.url.database
+    library.engine.dispose()
+    target = tmp_path / "copy.sqlite"
+    copied = cli("library", "copy", str(source), str(target))
+    _no_bug(copied)
+    assert copied.returncode == 0, copied.stderr
+    again = Library.open(target)
+    try:
+        assert {e.ident for e in again.endpoints.broken()} == set(BAD_ENDPOINTS)  # carried, still named broken
+        assert {g.handle for g in again.graders.broken()} == set(BAD_GRADERS)
+        if library.engine.dialect.name == "sqlite":  # carried with the copy's time, and said so
+            assert "graders row" in copied.stderr and "created_at is not a time" in copied.stderr
+            assert [g.key for g in again.graders.list()] == ["good", "timeless"]
+            # the not-json definition's NUL: stored as U+FFFD, and the copy said so
+            assert "grader_versions row" in copied.stderr and "NUL" in copied.stderr
+        else:
+            assert [g.key for g in again.graders.list()] == ["good"]
+    finally:
+        again.close()
+
+
+def test_times_that_are_no_times_show_the_grader_broken(db_path: Path | str, cli) -> None:  # type: ignore[no-untyped-def]
+    if not isinstance(db_path, Path):
+        pytest.skip("PostgreSQL's timestamp type refuses a time that is no time when it is written")
+    library = Library.open(db_path)
+    try:
+        break_rows(library)
+        break_times(library)
+        broken = {e.handle: e for e in library.graders.listing() if isinstance(e, BrokenRow)}
+        assert "timeless" in broken and "created_at" in broken["timeless"].reason
+    finally:
+        library.close()
+    for args in (("graders", "show", "timeless"), ("graders", "versions", "timeless"), ("runs", "list")):
+        result = cli(*args)
+        _no_bug(result)
+    assert cli("graders", "delete", "timeless").returncode == 0
