@@ -116,3 +116,47 @@ def test_what_is_stored_reads_back_identically_on_both_backends(library: Library
         extracted = conn.execute(text("SELECT json_extract(response, '$') FROM judge_cache WHERE key = 'j'")).scalar_one()
     assert back == stored
     assert extracted is None or isinstance(extracted, (str, int, float))
+
+
+@given(rationale=hostile_text, error=hostile_text, details=hostile_json, raw=hostile_json)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_outcome_writes_and_reads_back_on_both_backends(library: Library, rationale: str, error: str,
+                                                            details: object, raw: object) -> None:
+    """The run writer's entry (``outcome_values``): a grader's or judge's outcome holding anything is
+    written on both backends, and its row reads back as what the boundary made of it."""
+    from studio.core.models import BuiltinGrader, Outcome
+    from studio.core.models.thread import Sample
+    from studio.core.store.runs import outcome_values, row_outcome
+
+    if not library.graders.list():
+        library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+        library.datasets.create("d", [Sample(id="s", messages=[], completion="a")])
+    grader, dataset = library.graders.get("g"), library.datasets.get("d")
+    run = library.runs.create(grader.id, grader.current_version, dataset.id, 1)
+    outcome = Outcome(status="invalid", score=0.0, rationale=rationale, error=error,
+                      details={"x": details}, raw=raw)
+    row = outcome_values(run.id, 0, "s", outcome)
+    library.runs.write_rows([row])
+    (stored,) = library.runs.results(run.id)
+    assert stored["rationale"] == storable_text(rationale) and stored["error"] == storable_text(error)
+    assert stored["details"] == json.loads(json_text({"x": details}))
+    assert row_outcome(row).rationale == stored["rationale"]
+
+
+@given(hostile_text)
+def test_every_cli_line_shows_controls_visibly(value: str) -> None:
+    """The CLI's entry (``output.CommandGuard``, every line printed): no control character but the
+    studio's own colours, TAB, line feeds and its own carriage returns reaches the terminal."""
+    import io
+
+    from studio.cli.output import CommandGuard
+
+    out = io.StringIO()
+    guard = CommandGuard(out)
+    guard.write(f"result: {value}\n")
+    guard.close_guard()
+    written = out.getvalue()
+    assert not (_CONTROLS - {"\r"}) & set(written.replace("\x1b[31m", "").replace("\x1b[0m", "")
+                                           .replace("\x1b[1m", "").replace("\x1b[90m", "")
+                                           .replace("\x1b[32m", "").replace("\x1b[33m", "").replace("\x1b[34m", ""))
+    assert "\r" not in written
