@@ -16,6 +16,7 @@ import json
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
@@ -45,12 +46,17 @@ RUN_COLUMNS = (Column("RUN", right=True), Column("STATUS", colour=True), Column(
                Column("CREATED"))
 
 
+def when(moment: datetime | None) -> str:
+    """A stored time as a listing shows it; None (a time the library could not read): "?"."""
+    return "?" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
+
+
 def list_rows(infos: list[RunInfo]) -> list[list[Any]]:
     rows = []
     for i in infos:
         mean = i.aggregates.get("mean")
         rows.append([i.id, i.status, i.label, i.dataset, f"{i.done}/{i.total}",
-                     "" if mean is None else f"{mean:.4f}", i.created_at.strftime("%Y-%m-%d %H:%M")])
+                     "" if mean is None else f"{mean:.4f}", when(i.created_at)])
     return rows
 
 

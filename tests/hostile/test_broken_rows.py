@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 from hostile_rows import AUTHOR, BAD_ENDPOINTS, BAD_GRADERS, break_rows, break_times
+from sqlalchemy import text
 
+from studio.core.engine.runner import run_grader
 from studio.core.models.broken import BrokenRow, BrokenRowError
+from studio.core.models.thread import Sample
 from studio.core.store import Library
 
 
@@ -117,8 +120,20 @@ def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
         break_times(library)
         broken = {e.handle: e for e in library.graders.listing() if isinstance(e, BrokenRow)}
         assert "timeless" in broken and "created_at" in broken["timeless"].reason
+        library.datasets.create("d", [Sample(id="s", messages=[], completion="a", expected="a")])
+        run = run_grader(library, "good", "d")
+        with library.engine.begin() as conn:  # a run and a dataset whose times are no times
+            conn.execute(text("UPDATE runs SET created_at = 'never', finished_at = 'later'"))
+            conn.execute(text("UPDATE datasets SET created_at = 'long ago'"))
+        assert library.runs.get(run.id).created_at is None  # unknown, not a ValueError
     finally:
         library.close()
-    for args in (("graders", "show", "timeless"), ("graders", "versions", "timeless"), ("runs", "list")):
+    for args in (("graders", "show", "timeless"), ("graders", "versions", "timeless")):
         _no_bug(run_cli(*args, db=db))
+    for args in (("runs", "list"), ("runs", "show", str(run.id)), ("runs", "report", str(run.id)),
+                 ("datasets", "list"), ("runs", "list", "--json")):
+        shown = run_cli(*args, db=db)
+        _no_bug(shown)
+        assert shown.returncode == 0, (args, shown.stderr)
+    assert "?" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
     assert run_cli("graders", "delete", "timeless", db=db).returncode == 0
