@@ -122,3 +122,28 @@ def test_hostile_answers_are_stored_shown_and_resumed(library: Library, hostile:
     by_id = {r["sample_id"]: r for r in shown["results"]}
     assert by_id["escapes"]["rationale"] == rows["escapes"]["rationale"]  # --json keeps the value exactly
     assert "␛]0;owned" in cli("runs", "show", str(run.id), "--sample", "escapes").stdout
+
+
+def test_generate_stores_every_hostile_answer(library: Library, hostile: str, cli) -> None:  # type: ignore[no-untyped-def]
+    """The model under test answering the same way: every answer that arrived is stored (none lost
+    to a later one in its batch), ``datasets show`` prints it with its controls visible."""
+    _library(library, hostile)
+    library.engine.dispose()
+    done = cli("generate", "d", "--endpoint", "hostile", "--name", "out", "--json")
+    _no_traceback(done)
+    result = json.loads(done.stdout)
+    assert result["stored"] == len(ANSWERS) - 1, result  # all but the body nested too deep to decode
+    shown = cli("datasets", "show", "out", "--limit", "100", "--json")
+    _no_traceback(shown)
+    samples = {s["id"].split("#")[0]: s for s in json.loads(shown.stdout)["samples"]}
+    completions = {k: v["completion"] for k, v in samples.items()}
+    assert any(c == "PASS before\ufffdafter" for c in completions.values()), completions
+    assert any(c == "PASS lone \ufffd in the content" for c in completions.values()), completions
+    printed = cli("datasets", "show", "out", "--limit", "100")
+    _no_traceback(printed)
+    assert "\x1b" not in printed.stdout and "\x9b" not in printed.stdout and "\x00" not in printed.stdout
+
+
+def _no_traceback(result) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode in (0, 1), result.stderr
+    assert "Traceback" not in result.stderr and "hit a bug" not in result.stderr, result.stderr
