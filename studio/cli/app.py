@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import StudioError
-from studio.core.models.outside import printable_json
+from studio.core.outside import printable_json
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from studio.core.models.outside import printable
+from studio.core.outside import printable
 
 _BLANKS = " \t\f\v"
 #: a line break, the next line's leading blanks, then ``::``

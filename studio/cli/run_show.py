@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.models import RunInfo
-from studio.core.models.outside import printable_json
+from studio.core.outside import printable_json
 from studio.core.store.reports import iter_records, result_record, run_query
 from studio.core.store.results_query import (
     ResultFilter,

@@ -1,6 +1,6 @@
 """A judge that answers with NUL, lone surrogates, JSON ten thousand deep and terminal escape
 sequences (a real HTTP endpoint on 127.0.0.1), on SQLite and PostgreSQL: no answer fails the run,
-each is stored as the boundary makes it (studio/core/models/outside.py), ``runs show`` prints it with
+each is stored as the boundary makes it (studio/core/outside.py), ``runs show`` prints it with
 its controls made visible and ``run --resume`` finishes the run. No traceback anywhere."""
 
 from __future__ import annotations

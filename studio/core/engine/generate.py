@@ -42,7 +42,7 @@ from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import EndpointCallError
 from studio.core.models import Sample, SampleRow
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.models.outside import storable_text
+from studio.core.outside import storable_text
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
 from studio.core.store.endpoints import EndpointRepository

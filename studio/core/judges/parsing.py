@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from studio.core.models.outside import loads_outside
+from studio.core.outside import loads_outside
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 

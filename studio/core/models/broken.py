@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from studio.core.errors import StudioError
-
-from .outside import printable
+from studio.core.outside import printable
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, func, insert, select, text
 
-from studio.core.models.outside import json_text, loads_outside, printable, storable_text
+from studio.core.outside import json_text, loads_outside, printable, storable_text
 
 from .database import utcnow
 from .errors import Conflict

@@ -11,7 +11,7 @@ from sqlalchemy import Engine, delete, insert, select, update
 
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.models.outside import printable
+from studio.core.outside import printable
 from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
 from studio.core.store.errors import EndpointNotFound, NoEndpoint

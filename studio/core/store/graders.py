@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
-from studio.core.models.outside import loads_outside, printable
+from studio.core.outside import loads_outside, printable
 
 from .errors import NotFound
 from .tables import grader_versions, graders

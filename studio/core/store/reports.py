@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from sqlalchemy import Engine
 
-from studio.core.models.outside import printable_json
+from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library

@@ -15,8 +15,8 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
-from studio.core.models.outside import json_text, storable_text
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
+from studio.core.outside import json_text, storable_text
 
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow

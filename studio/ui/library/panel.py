@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from studio.core.graders.registry import kind_labels
 from studio.core.models.broken import BrokenRow
-from studio.core.models.outside import printable
+from studio.core.outside import printable
 from studio.core.store.graders import GraderRecord
 
 from ..context import AppContext

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from studio.core.models.outside import json_text, loads_outside
+from studio.core.outside import json_text, loads_outside
 from studio.core.store.judge_cache import JudgeCacheRepository
 
 MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)

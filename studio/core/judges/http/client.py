@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from studio.core.models.endpoints import EndpointConfig
-from studio.core.models.outside import decode_outside, loads_outside
+from studio.core.outside import decode_outside, loads_outside
 
 from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body

@@ -1,4 +1,4 @@
-"""The boundary of outside values (studio/core/models/outside.py): whatever text or JSON arrives, what
+"""The boundary of outside values (studio/core/outside.py): whatever text or JSON arrives, what
 is stored is the same on SQLite and PostgreSQL and reads back as stored; what is printed obeys no
 escape sequence."""
 
@@ -12,7 +12,7 @@ from hostile_text import ESCAPES, hostile_json, hostile_text, nested, nested_tex
 from hypothesis import HealthCheck, given, settings
 from sqlalchemy import text
 
-from studio.core.models.outside import (
+from studio.core.outside import (
     MAX_DEPTH,
     decode_outside,
     json_text,
