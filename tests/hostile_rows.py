@@ -10,6 +10,7 @@ from sqlalchemy import text
 
 from studio.core.models import BuiltinGrader
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
 
@@ -29,10 +30,22 @@ BAD_GRADERS = {
 }
 
 
+#: a suite whose current version (v2) names no graders at all
+BAD_SUITE = "bad-suite"
+
+
 def break_rows(library: Library) -> None:
-    """A library with one good endpoint and grader, and the broken rows above written by SQL."""
+    """A library with one good endpoint, grader and suite, and the broken rows above written by SQL."""
     EndpointRepository.of(library).save(EndpointConfig(name="good", base_url="http://127.0.0.1:9/v1", model="m"))
     library.graders.create(BuiltinGrader(key="good", function="exact_match"))
+    for key in ("good-suite", BAD_SUITE):
+        library.suites.create(SuiteDefinition(key=key, graders=[SuiteMember(grader="good")]))
+    with library.engine.begin() as conn:
+        suite_id = conn.execute(text("SELECT id FROM suites WHERE key = :k"), {"k": BAD_SUITE}).scalar_one()
+        conn.execute(text("INSERT INTO suite_versions (suite_id, version, action, definition, message, created_at,"
+                          " author) VALUES (:s, 2, 'save', :d, '', CURRENT_TIMESTAMP, :a)"),
+                     {"s": suite_id, "d": json.dumps({"key": BAD_SUITE, "graders": []}), "a": AUTHOR})
+        conn.execute(text("UPDATE suites SET current_version = 2 WHERE id = :s"), {"s": suite_id})
     for key in BAD_GRADERS:
         library.graders.create(BuiltinGrader(key=key, function="exact_match"))
     with library.engine.begin() as conn:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_rows import AUTHOR, BAD_ENDPOINTS, BAD_GRADERS, break_rows, break_times
+from hostile_rows import AUTHOR, BAD_ENDPOINTS, BAD_GRADERS, BAD_SUITE, break_rows, break_times
 from sqlalchemy import text
 
 from studio.core.engine.runner import run_grader
@@ -44,6 +44,12 @@ def test_the_store_lists_broken_rows_apart(library: Library) -> None:
     with pytest.raises(BrokenRowError, match="bad-function v2"):
         library.graders.get("bad-function")
     assert library.graders.version("bad-function", 1).version == 1  # a good version still reads
+    suites = library.suites.listing()
+    assert [s.key for s in suites if not isinstance(s, BrokenRow)] == ["good-suite"]
+    assert [(s.ident, s.handle, s.author) for s in suites if isinstance(s, BrokenRow)] == [
+        (f"{BAD_SUITE} v2", BAD_SUITE, AUTHOR)]
+    with pytest.raises(BrokenRowError, match=f"{BAD_SUITE} v2"):
+        library.suites.get(BAD_SUITE)
 
 
 def test_the_cli_names_broken_rows_and_repairs_them(library: Library, cli) -> None:  # type: ignore[no-untyped-def]
@@ -82,6 +88,16 @@ def test_the_cli_names_broken_rows_and_repairs_them(library: Library, cli) -> No
     deleted = cli("graders", "delete", "unknown-kind")
     _no_bug(deleted)
     assert deleted.returncode == 0
+
+    suites = cli("suites", "list")
+    _no_bug(suites)
+    assert suites.returncode == 0 and "good-suite" in suites.stdout and BAD_SUITE in suites.stdout
+    assert f"“{BAD_SUITE} v2” (written by {AUTHOR})" in suites.stderr
+    shown = cli("suites", "show", BAD_SUITE)
+    _no_bug(shown)
+    assert shown.returncode == 2 and f"{BAD_SUITE} v2" in shown.stderr
+    assert cli("suites", "restore", BAD_SUITE, "--version", "1").returncode == 0
+    assert cli("suites", "show", BAD_SUITE).returncode == 0
 
 
 def test_library_copy_carries_a_library_with_broken_rows(library: Library, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

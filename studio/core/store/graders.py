@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import builtins
 import json
-import shlex
-from typing import Any
 
 from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
-from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
-from studio.core.outside import loads_outside, printable
+from studio.core.models.broken import BrokenRow, BrokenRowError
+from studio.core.outside import loads_outside
 
 from .errors import NotFound
 from .tables import grader_versions, graders
-from .versioned import HeadRecord, Versioned, VersionEntry
+from .versioned import HeadRecord, Validated, Versioned, VersionEntry
 
 
 class GraderRecord(HeadRecord[GraderDefinition]):
@@ -34,50 +32,8 @@ def _serialise(definition: GraderDefinition) -> str:
     return json.dumps(dump_grader(definition), sort_keys=True, ensure_ascii=False)
 
 
-def _repair(key: str) -> str:
-    word = shlex.quote(printable(key))
-    return (f"restore a good version with `grader-studio graders restore {word} --version N` (`graders versions"
-            f" {word}` lists them) or save a new one, or delete the grader with `grader-studio graders delete {word}`"
-            " (in the window: the sidebar's Delete)")
-
-
-def _definition(key: str, version: Any, author: Any, text: Any) -> GraderDefinition:
-    """A stored definition validated on read; a ``BrokenRowError`` naming the version and its author."""
-    try:
-        return parse_grader(loads_outside(text if isinstance(text, str) else "null"))
-    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
-        raise BrokenRowError(BrokenRow("grader version", f"{key} v{version}", str(author or ""), reason_of(exc),
-                                       _repair(key), key)) from None
-
-
-def _validated(fields: dict[str, Any], text: Any, author: Any) -> GraderRecord | BrokenRow:
-    """A grader's head row and current definition validated: its record, or what is broken."""
-    try:
-        return GraderRecord(**fields, definition=_definition(fields["key"], fields["current_version"], author, text))
-    except BrokenRowError as exc:
-        return exc.row
-    except ValueError as exc:  # the head row itself (a time that is no time, a kind that is no text)
-        return BrokenRow("grader", str(fields.get("key")), str(author or ""), reason_of(exc),
-                         _repair(str(fields.get("key"))))
-
-
-def _same(stored: str, text: str) -> bool:
-    """Whether the stored head ``stored`` is the definition ``text`` (a broken head is not: saving
-    over it is how it is repaired)."""
-    try:
-        return _serialise(parse_grader(loads_outside(stored))) == text
-    except (ValueError, TypeError):
-        return False
-
-
-def _version(key: str, row: Row) -> VersionRecord:
-    definition = _definition(key, row.version, row.author, row.definition)
-    try:
-        return VersionRecord(version=row.version, action=row.action, message=row.message, created_at=row.created_at,
-                             author=row.author, definition=definition)
-    except ValueError as exc:
-        raise BrokenRowError(BrokenRow("grader version", f"{key} v{row.version}", str(row.author or ""),
-                                       reason_of(exc), _repair(key), key)) from None
+#: the grader's stored rows read as outside values (store/versioned.py ``Validated``)
+_READ: Validated[GraderDefinition] = Validated("grader", "graders", lambda text: parse_grader(loads_outside(text)))
 
 
 class GraderRepository:
@@ -94,7 +50,8 @@ class GraderRepository:
     def _record(self, conn: Connection, row: Row) -> GraderRecord:
         version = conn.execute(select(grader_versions.c.definition, grader_versions.c.author).where(
             grader_versions.c.grader_id == row.id, grader_versions.c.version == row.current_version)).first()
-        entry = _validated(row._asdict(), version.definition if version else None, version.author if version else "")
+        entry = _READ.head(GraderRecord, row._asdict(), version.definition if version else None,
+                            version.author if version else "")
         if isinstance(entry, BrokenRow):
             raise BrokenRowError(entry)
         return entry
@@ -125,7 +82,7 @@ class GraderRepository:
         for row in rows:
             fields = row._asdict()
             text, author = fields.pop("definition"), fields.pop("author")
-            records.append(_validated(fields, text, author))
+            records.append(_READ.head(GraderRecord, fields, text, author))
         return records
 
     def broken(self) -> builtins.list[BrokenRow]:
@@ -137,14 +94,14 @@ class GraderRepository:
 
     def versions(self, key: str) -> builtins.list[VersionRecord]:
         """Every version of ``key``; a ``BrokenRowError`` naming the first that does not validate."""
-        return [_version(key, r) for r in self._v.version_rows(key)]
+        return [_READ.version(VersionRecord, key, r) for r in self._v.version_rows(key)]
 
     def version(self, key: str, number: int) -> VersionRecord:
         """Version ``number`` of ``key`` (only that one is read: a broken other version does not
         stop ``graders restore KEY --version N`` of a good one)."""
         for row in self._v.version_rows(key):
             if row.version == number:
-                return _version(key, row)
+                return _READ.version(VersionRecord, key, row)
         raise NotFound(f"grader {key!r} has no version {number}")
 
     def diff(self, key: str, old: int, new: int) -> str:
@@ -179,7 +136,7 @@ class GraderRepository:
         the version the edit began from: a head moved since (another analyst saved) is refused."""
         text = _serialise(definition)
         self._v.save(definition.key, definition, text, message,
-                     same=lambda stored: _same(stored, text),
+                     same=lambda stored: _READ.same(_serialise, stored, text),
                      base_version=base_version)
         return self.get(definition.key)
 
