@@ -70,3 +70,15 @@ def break_times(library: Library) -> None:
     with library.engine.begin() as conn:
         conn.execute(text("UPDATE graders SET updated_at = 'yesterday', created_at = 'a while ago'"
                           " WHERE key = 'timeless'"))
+
+
+def break_run(library: Library) -> int:
+    """A finished run of the good grader whose stored settings and aggregates are not JSON; its id."""
+    from studio.core.engine.runner import run_grader
+    from studio.core.models.thread import Sample
+
+    library.datasets.create("for-runs", [Sample(id="s", messages=[], completion="a", expected="a")])
+    run = run_grader(library, "good", "for-runs")
+    with library.engine.begin() as conn:
+        conn.execute(text("UPDATE runs SET settings = 'not json', aggregates = '[1' WHERE id = :r"), {"r": run.id})
+    return run.id

@@ -9,7 +9,15 @@ import json
 from pathlib import Path
 
 import pytest
-from hostile_rows import AUTHOR, BAD_ENDPOINTS, BAD_GRADERS, BAD_SUITE, break_rows, break_times
+from hostile_rows import (
+    AUTHOR,
+    BAD_ENDPOINTS,
+    BAD_GRADERS,
+    BAD_SUITE,
+    break_rows,
+    break_run,
+    break_times,
+)
 from sqlalchemy import text
 
 from studio.core.engine.runner import run_grader
@@ -54,7 +62,14 @@ def test_the_store_lists_broken_rows_apart(library: Library) -> None:
 
 def test_the_cli_names_broken_rows_and_repairs_them(library: Library, cli) -> None:  # type: ignore[no-untyped-def]
     break_rows(library)
+    run_id = break_run(library)
     library.engine.dispose()
+    runs = cli("runs", "list")
+    _no_bug(runs)
+    assert runs.returncode == 0 and f"the run “{run_id}”" in runs.stderr
+    shown_run = cli("runs", "show", str(run_id))
+    _no_bug(shown_run)
+    assert shown_run.returncode == 2 and "is broken" in shown_run.stderr
     listed = cli("endpoints", "list")
     _no_bug(listed)
     assert listed.returncode == 0 and "good" in listed.stdout

@@ -15,6 +15,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
 from studio.core.outside import json_text, storable_text
 
@@ -513,6 +514,18 @@ class RunRepository:
         )
 
     def _info(self, conn: Connection, row: Any) -> RunInfo:
+        """A run's stored row validated on read; a ``BrokenRowError`` naming it when it does not
+        validate (a teammate's or a hand edit's settings or aggregates that are not JSON, a status
+        this studio does not know)."""
+        try:
+            return self._parsed_info(conn, row)
+        except (ValueError, TypeError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise BrokenRowError(BrokenRow(
+                "run", str(row.id), str(getattr(row, "author", "") or ""), reason_of(exc),
+                "its results are kept; grade again with a new run, and ask the library's owner to repair"
+                f" or delete run {row.id}'s row (docs/team.md)")) from None
+
+    def _parsed_info(self, conn: Connection, row: Any) -> RunInfo:
         aggregates = json.loads(row.aggregates or "{}")
         stored = aggregates.pop(STORED_KEY, None)
         counts = _stored_counts(stored) if row.status == "completed" else None
@@ -553,11 +566,23 @@ class RunRepository:
         return row
 
     def list(self, *, grader_key: str | None = None, limit: int = 200) -> list[RunInfo]:
+        """The latest runs (of ``grader_key`` alone: a suite run is listed without a grader filter)
+        whose stored rows validate."""
+        return [entry for entry in self.listing(grader_key=grader_key, limit=limit) if isinstance(entry, RunInfo)]
+
+    def listing(self, *, grader_key: str | None = None, limit: int = 200) -> builtins.list[RunInfo | BrokenRow]:
+        """``list`` with each run whose stored row does not validate as a ``BrokenRow`` naming it."""
         query = self._select().order_by(runs.c.id.desc()).limit(limit)
-        if grader_key:  # the runs of that grader alone (a suite run is listed without a grader filter)
+        if grader_key:
             query = query.where(graders.c.key == grader_key, runs.c.suite.is_(None))
+        out: builtins.list[RunInfo | BrokenRow] = []
         with self._engine.connect() as conn:
-            return [self._info(conn, row) for row in conn.execute(query).all()]
+            for row in conn.execute(query).all():
+                try:
+                    out.append(self._info(conn, row))
+                except BrokenRowError as exc:
+                    out.append(exc.row)
+        return out
 
     def results(self, run_id: int, *, failed_only: bool = False, offset: int = 0,
                 limit: int | None = None) -> builtins.list[dict[str, Any]]:
