@@ -168,3 +168,33 @@ def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
         assert shown.returncode == 0, (args, shown.stderr)
     assert "?" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
     assert run_cli("graders", "delete", "timeless", db=db).returncode == 0
+
+
+def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_url: str) -> None:
+    """SQLite's TEXT holds NUL, PostgreSQL's cannot (nor ``\\u0000`` in JSON its functions read): a
+    library written by an earlier studio or by hand copies over with U+FFFD in their place, each
+    change named, and the copy's run reads back."""
+    from tests.conftest import run_cli
+
+    db = tmp_path / "nul.sqlite"
+    library = Library.open(db)
+    try:
+        break_rows(library)
+        run_id = break_run(library)
+        with library.engine.begin() as conn:  # a result row as a judge's reply left it before the boundary
+            conn.execute(text("UPDATE runs SET settings = '{}', aggregates = '{}' WHERE id = :r"), {"r": run_id})
+            conn.execute(text("UPDATE results SET rationale = :t, details = :d WHERE run_id = :r"),
+                         {"t": "before\x00after", "d": '{"note": "x\\u0000y"}', "r": run_id})
+    finally:
+        library.close()
+    copied = run_cli("library", "copy", str(db), pg_url)
+    _no_bug(copied)
+    assert copied.returncode == 0, copied.stderr
+    assert "results row" in copied.stderr and "rationale held characters" in copied.stderr
+    target = Library.open(pg_url)
+    try:
+        (row,) = target.runs.results(run_id)
+        assert row["rationale"] == "before\ufffdafter" and row["details"] == {"note": "x\ufffdy"}
+    finally:
+        target.close()
+    _no_bug(run_cli("runs", "show", str(run_id), env={"GRADER_STUDIO_DB": pg_url}))
