@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import StudioError
+from studio.core.outside import printable_json
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library
@@ -88,8 +89,8 @@ class CliApp:
 
     @staticmethod
     def print_json(data: Any) -> None:
-        json.dump(data, sys.stdout, indent=2, default=str, ensure_ascii=False)
-        sys.stdout.write("\n")
+        # (raw controls escaped, so the guard has nothing to make visible: the values stay exact)
+        sys.stdout.write(printable_json(json.dumps(data, indent=2, default=str, ensure_ascii=False)) + "\n")
 
     @staticmethod
     def print_table(rows: list[list[Any]], headers: list[str]) -> None:

@@ -19,10 +19,12 @@ from studio.core.judges.http.credentials import (
 from studio.core.judges.http.probe import apply_probe, probe_endpoint
 from studio.core.judges.http.proxies import describe_route
 from studio.core.judges.http.tls import TrustStoreError, ssl_context
+from studio.core.models.broken import BrokenRow
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store.endpoint_trust import key_variable_problem, pending, plain, shown_url
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .broken import broken_json, say_broken
 
 
 def key_source(config: EndpointConfig) -> str:
@@ -130,12 +132,14 @@ def approval(config: EndpointConfig) -> str:
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
-    configs = app.library.endpoints.list()
+    entries = app.library.endpoints.listing()
+    configs = [e for e in entries if isinstance(e, EndpointConfig)]
+    broken = [e for e in entries if isinstance(e, BrokenRow)]
     if args.json:
         app.print_json([{**c.model_dump(mode="json"), "api_key": key_source(c), "approval": approval(c)}
-                        for c in configs])
+                        for c in configs] + [broken_json(b) for b in broken])
         return 0
-    if not configs:
+    if not entries:
         print(
             "no endpoints; add one with `grader-studio endpoints add NAME --base-url URL --model MODEL`"
         )
@@ -154,10 +158,11 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
             c.label,
         ]
         for c in configs
-    ]
+    ] + [[b.ident, "BROKEN", "", "", "", "", "", b.reason] for b in broken]
     app.print_table(
         rows, ["name", "kind", "base url", "model", "concurrency", "logprobs", "key", "approval", "label"]
     )
+    say_broken(broken)
     return 0
 
 

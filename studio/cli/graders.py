@@ -11,10 +11,12 @@ from typing import Any
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
+from studio.core.models.broken import BrokenRow
 from studio.core.safe_files import read_regular
 from studio.core.store.graders import GraderRecord
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .broken import broken_json, say_broken
 from .listing import TABLE_HEADERS, grader_fields, table_row
 
 
@@ -74,12 +76,15 @@ def record_dict(record: GraderRecord) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
-    records = app.library.graders.list(include_deleted=args.all, deleted_only=args.trash)
+    entries = app.library.graders.listing(include_deleted=args.all, deleted_only=args.trash)
+    records = [e for e in entries if not isinstance(e, BrokenRow)]
+    broken = [e for e in entries if isinstance(e, BrokenRow)]
     if args.json:
-        app.print_json([record_dict(r) for r in records])
+        app.print_json([record_dict(r) for r in records] + [broken_json(b) for b in broken])
     else:
-        app.print_table([table_row(r.key, r.kind, r.current_version, r.locked, r.deleted, r.name) for r in records],
-                        TABLE_HEADERS)
+        app.print_table([table_row(r.key, r.kind, r.current_version, r.locked, r.deleted, r.name) for r in records]
+                        + [[b.ident, "BROKEN", "", "", "", b.reason] for b in broken], TABLE_HEADERS)
+        say_broken(broken)
     return 0
 
 

@@ -4,6 +4,7 @@ which one is in use). A team's shared library: docs/team.md."""
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from .app import COMMAND_HELP, CliApp, CliError
@@ -21,6 +22,8 @@ def cmd_copy(args: argparse.Namespace, app: CliApp) -> int:
         raise CliError("the source and the destination are the same library", 2)
     with Library.open(source_at) as source, Library.open(target_at) as target:
         report = copy_library(source, target)
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"copied {report.sentence()} from {display(source_at)} to {display(target_at)}")
     return 0
 

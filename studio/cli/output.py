@@ -19,14 +19,39 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
+from studio.core.outside import printable
+
 _BLANKS = " \t\f\v"
 #: a line break, the next line's leading blanks, then ``::``
 _COMMAND_AFTER_BREAK = re.compile(r"([\r\n][ \t\f\v]*)::")
 
 
+#: the studio's own colours (``tables.paint``: SGR only), the one escape sequence let through; an
+#: answer holding one changes a colour at most (no cursor, title, clipboard or link sequence)
+_OWN_COLOUR = re.compile(r"\x1b\[(?:0|1|3[1-4]|90)m")
+#: a carriage return the studio writes itself: at the start of a write (a progress line redrawn)
+#: or before a line feed; any other one would let a sample overwrite what was printed before it
+_STRAY_CR = re.compile(r"(?<!^)\r(?!\n)")
+
+
+def _visible(text: str) -> str:
+    """``text`` with every control character made visible (``outside.printable``) but the
+    studio's own colours, TAB, line feeds and its own carriage returns."""
+    if "\r" in text:
+        text = _STRAY_CR.sub("\u240d", text)
+    if "\x1b" not in text:
+        return printable(text, carriage_returns=True)
+    pieces = _OWN_COLOUR.split(text)
+    out = [printable(pieces[0], carriage_returns=True)]
+    for colour, piece in zip(_OWN_COLOUR.findall(text), pieces[1:], strict=True):
+        out += [colour, printable(piece, carriage_returns=True)]
+    return "".join(out)
+
+
 def _defuse(text: str, at_line_start: bool) -> str:
-    """``text`` written so the runner reads no command in any line of it; ``at_line_start``: its
-    first character begins a line."""
+    """``text`` written so the runner reads no command in any line of it and a terminal obeys no
+    escape sequence from it; ``at_line_start``: its first character begins a line."""
+    text = _visible(text)
     if at_line_start and (text.startswith("::") or (text[:1] in _BLANKS and text.lstrip(_BLANKS).startswith("::"))):
         body = text.lstrip(_BLANKS)
         text = text[:len(text) - len(body)] + "\\" + body

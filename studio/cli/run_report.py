@@ -37,7 +37,7 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
         "done": info.done,
         "counts": info.counts,
         "aggregates": aggregates,
-        "created_at": info.created_at.isoformat(),
+        "created_at": None if info.created_at is None else info.created_at.isoformat(),
         "finished_at": info.finished_at.isoformat() if info.finished_at else None,
         # pairwise judges and juries: their own numbers, computed from the stored results
         **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},

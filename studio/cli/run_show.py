@@ -16,10 +16,12 @@ import json
 import sys
 import textwrap
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.models import RunInfo
+from studio.core.outside import printable_json
 from studio.core.store.reports import iter_records, result_record, run_query
 from studio.core.store.results_query import (
     ResultFilter,
@@ -44,12 +46,17 @@ RUN_COLUMNS = (Column("RUN", right=True), Column("STATUS", colour=True), Column(
                Column("CREATED"))
 
 
+def when(moment: datetime | None) -> str:
+    """A stored time as a listing shows it; None (a time the library could not read): "?"."""
+    return "?" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
+
+
 def list_rows(infos: list[RunInfo]) -> list[list[Any]]:
     rows = []
     for i in infos:
         mean = i.aggregates.get("mean")
         rows.append([i.id, i.status, i.label, i.dataset, f"{i.done}/{i.total}",
-                     "" if mean is None else f"{mean:.4f}", i.created_at.strftime("%Y-%m-%d %H:%M")])
+                     "" if mean is None else f"{mean:.4f}", when(i.created_at)])
     return rows
 
 
@@ -86,7 +93,7 @@ def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, 
     """``{"run": head, "results": [...]}`` as ``print_json`` writes it (indent 2), one record at a
     time: a million results cost one record's memory, not a million dicts and their text."""
     def dumps(value: Any, indent: str) -> str:
-        return json.dumps(value, indent=2, default=str, ensure_ascii=False).replace("\n", "\n" + indent)
+        return printable_json(json.dumps(value, indent=2, default=str, ensure_ascii=False)).replace("\n", "\n" + indent)
 
     out.write('{\n  "run": ' + dumps(head, "  ") + ',\n  "results": [')
     wrote = False

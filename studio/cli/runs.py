@@ -33,10 +33,12 @@ from studio.core.engine.request import Checked, RunRequest, conclude
 from studio.core.engine.runner import Progress, RunOptions, execute_run
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.models import RunInfo
+from studio.core.models.broken import BrokenRow
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .broken import broken_json, say_broken
 from .ci import json_fields, print_outcome, reports_of, request_of
 from .tables import Column, print_table
 
@@ -326,11 +328,14 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     from .run_report import summary
     from .run_show import print_runs
 
-    infos = app.library.runs.list(grader_key=args.grader)
+    entries = app.library.runs.listing(grader_key=args.grader)
+    infos = [e for e in entries if not isinstance(e, BrokenRow)]
+    broken = [e for e in entries if isinstance(e, BrokenRow)]
     if args.json:
-        app.print_json([summary(i) for i in infos])
+        app.print_json([summary(i) for i in infos] + [broken_json(b) for b in broken])
         return 0
     print_runs(infos)
+    say_broken(broken)
     return 0
 
 

@@ -15,11 +15,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.models.broken import BrokenRow
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
 from studio.core.safe_files import read_regular_text, write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .broken import broken_json, say_broken
 
 
 def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, float]:
@@ -97,13 +99,17 @@ def _record_json(record: Any) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
-    records = app.library.suites.list(deleted_only=args.trash, include_deleted=args.all)
+    entries = app.library.suites.listing(deleted_only=args.trash, include_deleted=args.all)
+    records = [e for e in entries if not isinstance(e, BrokenRow)]
+    broken = [e for e in entries if isinstance(e, BrokenRow)]
     if args.json:
-        app.print_json([_record_json(r) for r in records])
+        app.print_json([_record_json(r) for r in records] + [broken_json(b) for b in broken])
         return 0
     app.print_table([[r.key, f"v{r.current_version}", "yes" if r.locked else "", "yes" if r.deleted else "",
-                      r.definition.overall, ", ".join(r.definition.grader_keys())] for r in records],
+                      r.definition.overall, ", ".join(r.definition.grader_keys())] for r in records]
+                    + [[b.ident, "BROKEN", "", "", "", b.reason] for b in broken],
                     ["KEY", "VERSION", "LOCKED", "TRASH", "OVERALL", "GRADERS"])
+    say_broken(broken)
     return 0
 
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from studio.core.outside import printable
+
 GAP = "  "
 MIN_FLEX = 6  # a long-text column cut narrower than this says nothing
 ELLIPSIS = "…"
@@ -67,8 +69,9 @@ def width_of(text: str) -> int:
 
 
 def one_line(text: Any) -> str:
-    """A cell is one line: newlines and runs of blanks collapse to one space."""
-    return " ".join(("" if text is None else str(text)).split())
+    """A cell is one line: newlines and runs of blanks collapse to one space, and control
+    characters are made visible here (``outside.printable``), before the cell's width is measured."""
+    return printable(" ".join(("" if text is None else str(text)).split()))
 
 
 def cut(text: str, width: int) -> str:

@@ -57,9 +57,10 @@ def test_help_and_version_import_no_command_module(flag: str) -> None:
     done = subprocess.run([sys.executable, "-c", CHILD, flag], capture_output=True, text=True, timeout=60)
     modules = json.loads(done.stderr.strip().splitlines()[-1])
     ours = [m for m in modules if m == "studio" or m.startswith("studio.")]
-    # output: the guard every printed line passes (no workflow command smuggled in: docs/security.md)
+    # output: the guard every printed line passes (no workflow command smuggled in, no escape
+    # sequence obeyed: docs/security.md), and outside, the stdlib-only boundary it shows text through
     assert ours == ["studio", "studio.cli", "studio.cli.app", "studio.cli.listing", "studio.cli.output",
-                    "studio.core", "studio.core.errors"]
+                    "studio.core", "studio.core.errors", "studio.core.outside"]
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
     assert "run a grader or a suite" in done.stdout or flag == "--version"
 

@@ -44,6 +44,7 @@ from studio.core.judges.http.errors import EndpointCallError
 from studio.core.models import Sample, SampleRow
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.near_names import first_free
+from studio.core.outside import storable_text
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
 from studio.core.store.endpoints import EndpointRepository
@@ -550,5 +551,5 @@ def _answer(job: Job, response: ChatResponse, settings: GenerationSettings) -> S
     fields = {k: v for k, v in source.fields.items() if not (source.completion and v == source.completion)}
     # every part is a validated value already (the source sample, the parsed answer): no re-validation
     return Sample.model_construct(id=_stored_id(source, job.repeat, settings.samples), messages=source.messages,
-                                  completion=response.text, expected=source.expected, metadata=metadata,
+                                  completion=storable_text(response.text), expected=source.expected, metadata=metadata,
                                   fields=fields)

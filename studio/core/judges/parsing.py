@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from studio.core.outside import loads_outside
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -47,7 +48,7 @@ def _first_json(text: str, opener: str, closer: str, kind: type) -> Any:
     for candidate in _candidates(text):
         for blob in [candidate.strip(), *_balanced(candidate, opener, closer)]:
             try:
-                value = json.loads(blob)
+                value = loads_outside(blob)  # bounded: a judge's answer may nest ten thousand deep
             except ValueError:
                 continue
             if isinstance(value, kind):

@@ -88,7 +88,8 @@ class RunInfo(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     aggregates: dict[str, Any] = Field(default_factory=dict)
     settings: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime
+    #: None: the library holds a time that is no time (a hand edit of a SQLite file): unknown
+    created_at: datetime | None
     finished_at: datetime | None = None
     #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
     #: "overall_grader", "graders": [keys]}; None for a run of one grader

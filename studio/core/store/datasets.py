@@ -35,7 +35,8 @@ class DatasetRecord(BaseModel):
     source: str
     sample_count: int
     deleted_at: datetime | None
-    created_at: datetime
+    #: None: the library holds a time that is no time (a hand edit of a SQLite file): unknown
+    created_at: datetime | None
     #: where a generated dataset's completions came from (engine/generate.py); None when imported
     provenance: dict[str, Any] | None = None
 

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import shlex
 from typing import Any
 
-from pydantic import ValidationError
 from sqlalchemy import Engine, delete, insert, select, update
 
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.endpoints import EndpointConfig, EndpointOrigin
+from studio.core.outside import printable
 from studio.core.store import endpoint_trust
 from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
-from studio.core.store.errors import EndpointNotFound, LibraryError, NoEndpoint
+from studio.core.store.errors import EndpointNotFound, NoEndpoint
 from studio.core.store.holder import HasEngine
 from studio.core.store.tables import endpoints as endpoints_table
 
@@ -32,12 +34,6 @@ def delete_keyring_key(name: str) -> None:
         keyring.delete_password(KEYRING_SERVICE, name)
 
 
-class InvalidEndpointRow(LibraryError):
-    """A stored endpoint row that is not a valid endpoint (written by another version or by hand)."""
-
-    exit_code = 2
-
-
 _COLUMNS = (endpoints_table.c.name, endpoints_table.c.config, endpoints_table.c.updated_by,
             endpoints_table.c.updated_at)
 
@@ -48,19 +44,20 @@ class EndpointRepository:
         #: the library's name in the user's endpoint approvals (store/endpoint_trust.py)
         self.identity, self._shared = endpoint_trust.library_identity(engine)
 
-    def _read(self, row: Any) -> EndpointConfig:
-        """A row as a config marked with where it came from; a row that is not a valid endpoint
-        (a teammate can write anything into it) is a sentence, never a traceback."""
+    def _read(self, row: Any) -> EndpointConfig | BrokenRow:
+        """A stored row validated on read, as a config marked with where it came from (whose
+        change this user must approve before a key goes to it); a row that does not validate (a
+        teammate can write anything into it) is a ``BrokenRow`` naming it, never a traceback. The
+        stored name must be the config's own (the key every run and judge names it by)."""
         try:
             config = EndpointConfig.model_validate_json(row.config)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}"
-                                 for e in exc.errors()[:3])
-            raise InvalidEndpointRow(
-                f"endpoint {row.name!r} in the library is not valid ({problems}); last written by "
-                f"{row.updated_by or 'an unknown author'}: replace it with `grader-studio endpoints add "
-                f"{row.name} --replace ...` or remove it with `grader-studio endpoints remove {row.name}`"
-            ) from None
+            if config.name != row.name:
+                raise ValueError(f"its config names it {config.name!r}")
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            return BrokenRow("endpoint", str(row.name), str(row.updated_by or ""), reason_of(exc),
+                             f"delete it with `grader-studio endpoints remove {shlex.quote(printable(str(row.name)))}`"
+                             " (or Delete in Settings > Endpoints), or replace it with `grader-studio endpoints add "
+                             "NAME --replace ...`")
         return config.from_library(EndpointOrigin(self.identity, self._shared, row.updated_by or "",
                                                   row.updated_at))
 
@@ -76,20 +73,33 @@ class EndpointRepository:
         return cls(engine)
 
     def list(self) -> list[EndpointConfig]:
+        """The endpoints that validate (a broken row is left out: ``listing`` shows it)."""
+        return [entry for entry in self.listing() if isinstance(entry, EndpointConfig)]
+
+    def listing(self) -> builtins.list[EndpointConfig | BrokenRow]:
+        """Every stored endpoint by name, each validated on read: a row that does not validate (a
+        teammate's write, a hand edit) is a ``BrokenRow`` naming it, and the others still list."""
         with self._engine.connect() as conn:
             rows = conn.execute(select(*_COLUMNS).order_by(endpoints_table.c.name)).all()
         return [self._read(row) for row in rows]
+
+    def broken(self) -> builtins.list[BrokenRow]:
+        return [entry for entry in self.listing() if isinstance(entry, BrokenRow)]
 
     def names(self) -> builtins.list[str]:
         with self._engine.connect() as conn:
             return list(conn.execute(select(endpoints_table.c.name).order_by(endpoints_table.c.name)).scalars())
 
     def get(self, name: str) -> EndpointConfig:
+        """The endpoint ``name``; a ``BrokenRowError`` (a sentence) when its stored row is broken."""
         with self._engine.connect() as conn:
             row = conn.execute(select(*_COLUMNS).where(endpoints_table.c.name == name)).first()
         if row is None:
             raise EndpointNotFound(name, self.names())
-        return self._read(row)
+        entry = self._read(row)
+        if isinstance(entry, BrokenRow):
+            raise BrokenRowError(entry)
+        return entry
 
     def save(self, config: EndpointConfig) -> None:
         """Insert or replace; the stored JSON is the config itself, which holds no secret."""
@@ -142,6 +152,9 @@ class EndpointRepository:
             "this judge names no endpoint and the library has several "
             f"({', '.join(c.name for c in configs)}); choose one with --endpoint"
         )
+
+
+_COLUMNS = (endpoints_table.c.name, endpoints_table.c.config, endpoints_table.c.updated_by)
 
 
 def demo_endpoint_config(name: str, port: int, host: str = "127.0.0.1") -> EndpointConfig:

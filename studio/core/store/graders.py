@@ -12,10 +12,12 @@ import json
 from sqlalchemy import Connection, Engine, Row, func, select
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models.broken import BrokenRow, BrokenRowError
+from studio.core.outside import loads_outside
 
 from .errors import NotFound
 from .tables import grader_versions, graders
-from .versioned import HeadRecord, Versioned, VersionEntry
+from .versioned import HeadRecord, Validated, Versioned, VersionEntry
 
 
 class GraderRecord(HeadRecord[GraderDefinition]):
@@ -28,6 +30,13 @@ class VersionRecord(VersionEntry[GraderDefinition]):
 
 def _serialise(definition: GraderDefinition) -> str:
     return json.dumps(dump_grader(definition), sort_keys=True, ensure_ascii=False)
+
+
+#: the grader's stored rows read as outside values (store/versioned.py ``Validated``)
+#: (``stored=True``: a row an older release wrote that breaks a newer rule loads, its ``problems()``
+#: saying what, instead of being broken)
+_READ: Validated[GraderDefinition] = Validated("grader", "graders",
+                                               lambda text: parse_grader(loads_outside(text), stored=True))
 
 
 class GraderRepository:
@@ -45,15 +54,28 @@ class GraderRepository:
         return self._v.row(conn, key)
 
     def _record(self, conn: Connection, row: Row) -> GraderRecord:
-        text = self._v.text(conn, row.id, row.current_version)
-        return GraderRecord(**row._asdict(), definition=parse_grader(json.loads(text or "{}"), stored=True))
+        version = conn.execute(select(grader_versions.c.definition, grader_versions.c.author).where(
+            grader_versions.c.grader_id == row.id, grader_versions.c.version == row.current_version)).first()
+        entry = _READ.head(GraderRecord, row._asdict(), version.definition if version else None,
+                            version.author if version else "")
+        if isinstance(entry, BrokenRow):
+            raise BrokenRowError(entry)
+        return entry
 
     def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[GraderRecord]:
-        """One query, each grader joined with its current version (the sidebar refreshes often)."""
+        """The graders whose current version validates (``listing`` shows the others as broken)."""
+        return [entry for entry in self.listing(include_deleted=include_deleted, deleted_only=deleted_only)
+                if isinstance(entry, GraderRecord)]
+
+    def listing(self, *, include_deleted: bool = False,
+                deleted_only: bool = False) -> builtins.list[GraderRecord | BrokenRow]:
+        """One query, each grader joined with its current version (the sidebar refreshes often),
+        each validated on read: a grader whose stored row or definition does not validate (a
+        teammate's write) is a ``BrokenRow`` naming it, and the others still list."""
         query = (
-            select(graders, grader_versions.c.definition)
+            select(graders, grader_versions.c.definition, grader_versions.c.author)
             .join(grader_versions, (grader_versions.c.grader_id == graders.c.id)
-                  & (grader_versions.c.version == graders.c.current_version))
+                  & (grader_versions.c.version == graders.c.current_version), isouter=True)
             .order_by(graders.c.kind, graders.c.key)
         )
         if deleted_only:
@@ -62,29 +84,30 @@ class GraderRepository:
             query = query.where(graders.c.deleted_at.is_(None))
         with self._engine.connect() as conn:
             rows = conn.execute(query).all()
-        records = []
+        records: builtins.list[GraderRecord | BrokenRow] = []
         for row in rows:
             fields = row._asdict()
-            text = fields.pop("definition")
-            records.append(GraderRecord(**fields, definition=parse_grader(json.loads(text), stored=True)))
+            text, author = fields.pop("definition"), fields.pop("author")
+            records.append(_READ.head(GraderRecord, fields, text, author))
         return records
+
+    def broken(self) -> builtins.list[BrokenRow]:
+        return [entry for entry in self.listing() if isinstance(entry, BrokenRow)]
 
     def get(self, key: str, *, include_deleted: bool = False) -> GraderRecord:
         with self._engine.connect() as conn:
             return self._record(conn, self._v.get_row(conn, key, include_deleted))
 
     def versions(self, key: str) -> builtins.list[VersionRecord]:
-        return [
-            VersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
-                          author=r.author,
-                          definition=parse_grader(json.loads(r.definition), stored=True))
-            for r in self._v.version_rows(key)
-        ]
+        """Every version of ``key``; a ``BrokenRowError`` naming the first that does not validate."""
+        return [_READ.version(VersionRecord, key, r) for r in self._v.version_rows(key)]
 
     def version(self, key: str, number: int) -> VersionRecord:
-        for record in self.versions(key):
-            if record.version == number:
-                return record
+        """Version ``number`` of ``key`` (only that one is read: a broken other version does not
+        stop ``graders restore KEY --version N`` of a good one)."""
+        for row in self._v.version_rows(key):
+            if row.version == number:
+                return _READ.version(VersionRecord, key, row)
         raise NotFound(f"grader {key!r} has no version {number}")
 
     def diff(self, key: str, old: int, new: int) -> str:
@@ -119,7 +142,7 @@ class GraderRepository:
         the version the edit began from: a head moved since (another analyst saved) is refused."""
         text = _serialise(definition)
         self._v.save(definition.key, definition, text, message,
-                     same=lambda stored: _serialise(parse_grader(json.loads(stored), stored=True)) == text,
+                     same=lambda stored: _READ.same(_serialise, stored, text),
                      base_version=base_version)
         return self.get(definition.key)
 

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from sqlalchemy import Engine
 
+from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library
@@ -172,7 +173,7 @@ def write_jsonl(engine: Engine, query: ResultQuery, out: TextIO, progress: Progr
     """One JSON object a line: ``iter_records``'s. ``raw`` is for CSV only: JSON is never escaped."""
     count = 0
     for record in iter_records(engine, query, progress):
-        out.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        out.write(printable_json(json.dumps(record, ensure_ascii=False, default=str)) + "\n")
         count += 1
     return count
 

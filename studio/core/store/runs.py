@@ -15,7 +15,9 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
 
 from studio.core.models import Outcome, RunInfo
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
+from studio.core.outside import json_text, storable_text
 
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
@@ -137,10 +139,6 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
     return runs_
 
 
-def _without_nul(rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    return [tuple(v.replace("\x00", "\ufffd") if type(v) is str else v for v in row) for row in rows]
-
-
 def _stored_counts(stored: Any) -> dict[str, int] | None:
     """A completed run's results by status from its stored tallies (run_graders ``STORED_KEY``:
     its ``results`` rows' tally, "overall"), None when it has none or they do not add up. A
@@ -169,9 +167,16 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: jso
 
 
 def _dumps(value: Any) -> str | None:
+    """A result's JSON column: None for nothing, else text both backends store alike
+    (``outside.json_text``: a grader's or judge's details and payload are outside values)."""
     if value is None or value == {} or value == []:
         return None
-    return _ENCODER.encode(value)
+    return json_text(value)
+
+
+def _text(value: str | None) -> str | None:
+    """A result's rationale or error: outside text, made storable (``outside.storable_text``)."""
+    return None if value is None else storable_text(value)
 
 
 _SCORE_PREFIX: dict[str, str] = {}
@@ -183,7 +188,9 @@ def _dumps_scores(scores: dict[str, float]) -> str | None:
         key, value = next(iter(scores.items()))
         if type(value) is float and math.isfinite(value):
             return scores_prefix(key) + repr(value) + "}"
-    return _dumps(scores)
+    if not scores:
+        return None
+    return _ENCODER.encode(scores)  # the studio's own keys and floats: nothing from outside to check
 
 
 def scores_prefix(key: str) -> str:
@@ -253,7 +260,7 @@ def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> t
     raw = outcome.raw
     return (
         run_id, idx, sample_id, outcome.status, outcome.score, _dumps_scores(outcome.scores),
-        outcome.rationale, _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw),
+        _text(outcome.rationale), _dumps(outcome.details), _text(outcome.error), None if raw is None else _dumps(raw),
         outcome.duration_ms, outcome.prompt_tokens, outcome.completion_tokens, 1 if outcome.cached else 0,
         outcome.cached_tokens,
     )
@@ -263,8 +270,8 @@ def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[A
     """One per-grader row of a suite run (``grader_results``) as a tuple."""
     raw = outcome.raw
     return (
-        run_id, slot, idx, outcome.status, outcome.score, _dumps(outcome.scores), outcome.rationale,
-        _dumps(outcome.details), outcome.error, None if raw is None else _dumps(raw), outcome.duration_ms,
+        run_id, slot, idx, outcome.status, outcome.score, _dumps(outcome.scores), _text(outcome.rationale),
+        _dumps(outcome.details), _text(outcome.error), None if raw is None else _dumps(raw), outcome.duration_ms,
         outcome.prompt_tokens, outcome.completion_tokens, 1 if outcome.cached else 0, outcome.cached_tokens,
     )
 
@@ -406,34 +413,23 @@ class RunRepository:
         session-private table and from there into ``results`` in one statement (a row per round
         trip would cost four times the whole SQLite write, bench/README.md 6); a sample written
         twice in one batch keeps its last row, as on SQLite."""
-        import psycopg
-
+        # (text and JSON were made storable by ``outcome_values``: a NUL no longer reaches here)
         fairy = self._engine.raw_connection()
         try:
-            for attempt in (0, 1):
-                cursor = fairy.cursor()
-                try:
-                    if grader_rows:
-                        cursor.executemany(_PG_UPSERT_GRADER, grader_rows)
-                    if payload:
-                        cursor.execute(_PG_INCOMING)
-                        with cursor.copy(_PG_COPY) as copy:
-                            for n, row in enumerate(payload):
-                                copy.write_row((n, *row))
-                        self._from_incoming(cursor, payload)
-                except psycopg.DataError as exc:
-                    fairy.rollback()
-                    if attempt or not ("NUL" in str(exc) or "0x00" in str(exc)):
-                        raise
-                    # PostgreSQL's text holds no NUL character (SQLite's does): a judge's reply
-                    # or an error that carries one is stored with U+FFFD in its place
-                    payload, grader_rows = _without_nul(payload), _without_nul(grader_rows)
-                    continue
-                except BaseException:
-                    fairy.rollback()
-                    raise
-                fairy.commit()
-                return
+            cursor = fairy.cursor()
+            try:
+                if grader_rows:
+                    cursor.executemany(_PG_UPSERT_GRADER, grader_rows)
+                if payload:
+                    cursor.execute(_PG_INCOMING)
+                    with cursor.copy(_PG_COPY) as copy:
+                        for n, row in enumerate(payload):
+                            copy.write_row((n, *row))
+                    self._from_incoming(cursor, payload)
+            except BaseException:
+                fairy.rollback()
+                raise
+            fairy.commit()
         finally:
             fairy.close()
 
@@ -555,6 +551,18 @@ class RunRepository:
         )
 
     def _info(self, conn: Connection, row: Any) -> RunInfo:
+        """A run's stored row validated on read; a ``BrokenRowError`` naming it when it does not
+        validate (a teammate's or a hand edit's settings or aggregates that are not JSON, a status
+        this studio does not know)."""
+        try:
+            return self._parsed_info(conn, row)
+        except (ValueError, TypeError, AttributeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise BrokenRowError(BrokenRow(
+                "run", str(row.id), str(getattr(row, "author", "") or ""), reason_of(exc),
+                "its results are kept; grade again with a new run, and ask the library's owner to repair"
+                f" or delete run {row.id}'s row (docs/team.md)")) from None
+
+    def _parsed_info(self, conn: Connection, row: Any) -> RunInfo:
         aggregates = json.loads(row.aggregates or "{}")
         stored = aggregates.pop(STORED_KEY, None)
         counts = _stored_counts(stored) if row.status == "completed" else None
@@ -595,11 +603,23 @@ class RunRepository:
         return row
 
     def list(self, *, grader_key: str | None = None, limit: int = 200) -> list[RunInfo]:
+        """The latest runs (of ``grader_key`` alone: a suite run is listed without a grader filter)
+        whose stored rows validate."""
+        return [entry for entry in self.listing(grader_key=grader_key, limit=limit) if isinstance(entry, RunInfo)]
+
+    def listing(self, *, grader_key: str | None = None, limit: int = 200) -> builtins.list[RunInfo | BrokenRow]:
+        """``list`` with each run whose stored row does not validate as a ``BrokenRow`` naming it."""
         query = self._select().order_by(runs.c.id.desc()).limit(limit)
-        if grader_key:  # the runs of that grader alone (a suite run is listed without a grader filter)
+        if grader_key:
             query = query.where(graders.c.key == grader_key, runs.c.suite.is_(None))
+        out: builtins.list[RunInfo | BrokenRow] = []
         with self._engine.connect() as conn:
-            return [self._info(conn, row) for row in conn.execute(query).all()]
+            for row in conn.execute(query).all():
+                try:
+                    out.append(self._info(conn, row))
+                except BrokenRowError as exc:
+                    out.append(exc.row)
+        return out
 
     def results(self, run_id: int, *, failed_only: bool = False, offset: int = 0,
                 limit: int | None = None) -> builtins.list[dict[str, Any]]:

@@ -14,12 +14,13 @@ import json
 from sqlalchemy import Engine, Row, select
 
 from studio.core.models import CompositeGrader, GraderDefinition
+from studio.core.models.broken import BrokenRow, BrokenRowError
 from studio.core.models.suite import SuiteDefinition
 
 from .errors import Conflict, NotFound
 from .graders import GraderRepository
 from .tables import suite_versions, suites
-from .versioned import HeadRecord, Versioned, VersionEntry
+from .versioned import HeadRecord, Validated, Versioned, VersionEntry
 
 
 class SuiteRecord(HeadRecord[SuiteDefinition]):
@@ -54,6 +55,10 @@ def _serialise(definition: SuiteDefinition) -> str:
     return json.dumps(definition.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
 
 
+#: a suite's stored rows read as outside values (store/versioned.py ``Validated``)
+_READ: Validated[SuiteDefinition] = Validated("suite", "suites", SuiteDefinition.model_validate_json)
+
+
 class SuiteRepository:
     def __init__(self, engine: Engine, graders: GraderRepository) -> None:
         self._engine = engine
@@ -61,13 +66,24 @@ class SuiteRepository:
         self._v = Versioned(engine, suites, suite_versions, "suite_id", "suite", lambda d: {"name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
-    def _record(self, row: Row, text: str) -> SuiteRecord:
-        return SuiteRecord(**row._asdict(), definition=SuiteDefinition.model_validate_json(text))
+    def _record(self, row: Row, text: str | None, author: str = "") -> SuiteRecord:
+        entry = _READ.head(SuiteRecord, row._asdict(), text, author)
+        if isinstance(entry, BrokenRow):
+            raise BrokenRowError(entry)
+        return entry
 
     def list(self, *, include_deleted: bool = False, deleted_only: bool = False) -> list[SuiteRecord]:
-        query = (select(suites, suite_versions.c.definition)
+        """The suites whose current version validates (``listing`` shows the others as broken)."""
+        return [e for e in self.listing(include_deleted=include_deleted, deleted_only=deleted_only)
+                if isinstance(e, SuiteRecord)]
+
+    def listing(self, *, include_deleted: bool = False,
+                deleted_only: bool = False) -> builtins.list[SuiteRecord | BrokenRow]:
+        """Every suite, each validated on read: one whose stored row does not validate (a
+        teammate's write) is a ``BrokenRow`` naming it, and the others still list."""
+        query = (select(suites, suite_versions.c.definition, suite_versions.c.author)
                  .join(suite_versions, (suite_versions.c.suite_id == suites.c.id)
-                       & (suite_versions.c.version == suites.c.current_version))
+                       & (suite_versions.c.version == suites.c.current_version), isouter=True)
                  .order_by(suites.c.key))
         if deleted_only:
             query = query.where(suites.c.deleted_at.is_not(None))
@@ -75,11 +91,11 @@ class SuiteRepository:
             query = query.where(suites.c.deleted_at.is_(None))
         with self._engine.connect() as conn:
             rows = conn.execute(query).all()
-        out = []
+        out: builtins.list[SuiteRecord | BrokenRow] = []
         for row in rows:
             fields = row._asdict()
-            text = fields.pop("definition")
-            out.append(SuiteRecord(**fields, definition=SuiteDefinition.model_validate_json(text)))
+            text, author = fields.pop("definition"), fields.pop("author")
+            out.append(_READ.head(SuiteRecord, fields, text, author))
         return out
 
     def exists(self, key: str) -> bool:
@@ -91,17 +107,17 @@ class SuiteRepository:
     def get(self, key: str, *, include_deleted: bool = False) -> SuiteRecord:
         with self._engine.connect() as conn:
             row = self._v.get_row(conn, key, include_deleted)
-            return self._record(row, self._v.text(conn, row.id, row.current_version) or "{}")
+            version = conn.execute(select(suite_versions.c.definition, suite_versions.c.author).where(
+                suite_versions.c.suite_id == row.id, suite_versions.c.version == row.current_version)).first()
+            return self._record(row, version.definition if version else None, version.author if version else "")
 
     def versions(self, key: str) -> builtins.list[SuiteVersionRecord]:
-        return [SuiteVersionRecord(version=r.version, action=r.action, message=r.message, created_at=r.created_at,
-                                   author=r.author, definition=SuiteDefinition.model_validate_json(r.definition))
-                for r in self._v.version_rows(key)]
+        return [_READ.version(SuiteVersionRecord, key, r) for r in self._v.version_rows(key)]
 
     def version(self, key: str, number: int) -> SuiteVersionRecord:
-        for record in self.versions(key):
-            if record.version == number:
-                return record
+        for row in self._v.version_rows(key):
+            if row.version == number:
+                return _READ.version(SuiteVersionRecord, key, row)
         raise NotFound(f"suite {key!r} has no version {number}")
 
     # -- checks --------------------------------------------------------------------------------

@@ -6,10 +6,14 @@ million rows) want plain statements, and the repositories return pydantic models
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any, cast
+
 from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Dialect,
     Float,
     ForeignKey,
     Integer,
@@ -17,7 +21,42 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    TypeDecorator,
 )
+from sqlalchemy.dialects import sqlite
+from sqlalchemy.types import TypeEngine
+
+
+class _SqliteTime(sqlite.DATETIME):
+    """SQLite's DATETIME read leniently: SQLite stores a time as text, and a teammate's or a hand
+    edit's text that is no time ('yesterday') reads as None (unknown) instead of a ValueError that
+    took down every list holding the row. A model that needs the time then refuses the row, which
+    its reader shows as broken (models/broken.py); PostgreSQL's timestamp type refuses such a
+    write in the first place."""
+
+    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+        parse = super().result_processor(dialect, coltype)
+        if parse is None:
+            return None
+
+        def read(value: Any) -> datetime | None:
+            try:
+                return cast(datetime | None, parse(value))
+            except (ValueError, TypeError):
+                return None
+
+        return read
+
+
+class Timestamp(TypeDecorator[datetime]):
+    """A library's time column: DateTime, read leniently on SQLite (``_SqliteTime``)."""
+
+    impl = DateTime
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        return dialect.type_descriptor(_SqliteTime() if dialect.name == "sqlite" else DateTime())
+
 
 metadata = MetaData()
 
@@ -30,11 +69,11 @@ graders = Table(
     Column("name", String, nullable=False, default=""),
     Column("locked", Boolean, nullable=False, default=False),
     Column("locked_by", String, nullable=True),
-    Column("locked_at", DateTime, nullable=True),
-    Column("deleted_at", DateTime, nullable=True),
+    Column("locked_at", Timestamp, nullable=True),
+    Column("deleted_at", Timestamp, nullable=True),
     Column("current_version", Integer, nullable=False),
-    Column("created_at", DateTime, nullable=False),
-    Column("updated_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
 )
 
 grader_versions = Table(
@@ -46,7 +85,7 @@ grader_versions = Table(
     Column("action", String, nullable=False),
     Column("definition", Text, nullable=False),
     Column("message", Text, nullable=False, default=""),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Column("author", String, nullable=False, default=""),
 )
 
@@ -58,8 +97,8 @@ datasets = Table(
     Column("format", String, nullable=False),
     Column("source", Text, nullable=False, default=""),
     Column("sample_count", Integer, nullable=False, default=0),
-    Column("deleted_at", DateTime, nullable=True),
-    Column("created_at", DateTime, nullable=False),
+    Column("deleted_at", Timestamp, nullable=True),
+    Column("created_at", Timestamp, nullable=False),
     Column("provenance", Text, nullable=True),
     Column("author", String, nullable=False, default=""),
 )
@@ -90,8 +129,8 @@ runs = Table(
     Column("settings", Text, nullable=False, default="{}"),
     Column("aggregates", Text, nullable=False, default="{}"),
     Column("error", Text, nullable=True),
-    Column("created_at", DateTime, nullable=False),
-    Column("finished_at", DateTime, nullable=True),
+    Column("created_at", Timestamp, nullable=False),
+    Column("finished_at", Timestamp, nullable=True),
     Column("owner_pid", Integer, nullable=True),
     #: a suite run's plan (JSON: suite key and version or null for a one-off, the overall rule)
     Column("suite", Text, nullable=True),
@@ -124,8 +163,8 @@ endpoints = Table(
     metadata,
     Column("name", String, primary_key=True),
     Column("config", Text, nullable=False),
-    Column("created_at", DateTime, nullable=False),
-    Column("updated_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
     Column("updated_by", String, nullable=False, default=""),
 )
 
@@ -134,7 +173,7 @@ judge_cache = Table(
     metadata,
     Column("key", String, primary_key=True),
     Column("response", Text, nullable=False),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
 )
 
 label_sets = Table(
@@ -145,7 +184,7 @@ label_sets = Table(
     Column("key", String, nullable=False),
     Column("scale_min", Float, nullable=True),
     Column("scale_max", Float, nullable=True),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
 )
 
 labels = Table(
@@ -159,7 +198,7 @@ labels = Table(
     Column("score", Float, nullable=True),
     Column("note", Text, nullable=False, default=""),
     Column("labeler", String, nullable=False, default=""),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
 )
 
 probe_reports = Table(
@@ -171,7 +210,7 @@ probe_reports = Table(
     Column("dataset", String, nullable=False),
     Column("endpoint", String, nullable=True),
     Column("report", Text, nullable=False),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Column("author", String, nullable=False, default=""),
 )
 
@@ -183,11 +222,11 @@ suites = Table(
     Column("name", String, nullable=False, default=""),
     Column("locked", Boolean, nullable=False, default=False),
     Column("locked_by", String, nullable=True),
-    Column("locked_at", DateTime, nullable=True),
-    Column("deleted_at", DateTime, nullable=True),
+    Column("locked_at", Timestamp, nullable=True),
+    Column("deleted_at", Timestamp, nullable=True),
     Column("current_version", Integer, nullable=False),
-    Column("created_at", DateTime, nullable=False),
-    Column("updated_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
+    Column("updated_at", Timestamp, nullable=False),
 )
 
 suite_versions = Table(
@@ -199,7 +238,7 @@ suite_versions = Table(
     Column("action", String, nullable=False),
     Column("definition", Text, nullable=False),
     Column("message", Text, nullable=False, default=""),
-    Column("created_at", DateTime, nullable=False),
+    Column("created_at", Timestamp, nullable=False),
     Column("author", String, nullable=False, default=""),
 )
 

@@ -13,6 +13,7 @@ it. A save names the version it was based on: one whose stored head has moved si
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -20,13 +21,17 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
 
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
+from studio.core.outside import printable
 
 from .authors import current_user
 from .database import inserted_id, utcnow
 from .errors import Conflict, Locked, NotFound, StaleVersion
 
 D = TypeVar("D")
+R = TypeVar("R")
+V = TypeVar("V")
 
 
 class HeadRecord(BaseModel, Generic[D]):
@@ -253,3 +258,58 @@ def lock_sentence(row: Any) -> str:
     if not row.locked_by:
         return "locked"
     return f"locked by {row.locked_by} since {when(row.locked_at)}"
+
+
+class Validated(Generic[D]):
+    """Reading a versioned key's stored rows as outside values (a teammate may have written them):
+    each definition and head row validated, one that does not validate a ``BrokenRow`` naming the
+    key or version, its author and how to repair it (docs/security.md, "Rows read from a library")."""
+
+    def __init__(self, noun: str, command: str, parse: Callable[[str], D]) -> None:
+        self.noun = noun  # "grader", "suite"
+        self.command = command  # the CLI's group: "graders", "suites"
+        self.parse = parse  # a definition from its stored JSON text (may raise ValueError/TypeError)
+
+    def repair(self, key: str) -> str:
+        word = shlex.quote(printable(key))
+        return (f"restore a good version with `grader-studio {self.command} restore {word} --version N`"
+                f" (`{self.command} versions {word}` lists them) or save a new one, or delete the {self.noun} with"
+                f" `grader-studio {self.command} delete {word}` (in the window: Delete)")
+
+    def broken(self, what: str, ident: str, author: Any, exc: Exception, key: str) -> BrokenRow:
+        return BrokenRow(what, ident, str(author or ""), reason_of(exc), self.repair(key), "" if ident == key else key)
+
+    def definition(self, key: str, version: Any, author: Any, text: Any) -> D:
+        """A stored definition validated on read; a ``BrokenRowError`` naming the version."""
+        try:
+            return self.parse(text if isinstance(text, str) else "null")
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise BrokenRowError(self.broken(f"{self.noun} version", f"{key} v{version}", author, exc, key)) from None
+
+    def head(self, record: Callable[..., R], fields: dict[str, Any], text: Any, author: Any) -> R | BrokenRow:
+        """A head row and its current definition validated: its record, or what is broken."""
+        key = str(fields.get("key"))
+        try:
+            return record(**fields, definition=self.definition(key, fields.get("current_version"), author, text))
+        except BrokenRowError as exc:
+            return exc.row
+        except ValueError as exc:  # the head row itself (a time that is no time)
+            return self.broken(self.noun, key, author, exc, key)
+
+    def version(self, record: Callable[..., V], key: str, row: Row) -> V:
+        """One stored version validated; a ``BrokenRowError`` naming it."""
+        definition = self.definition(key, row.version, row.author, row.definition)
+        try:
+            return record(version=row.version, action=row.action, message=row.message, created_at=row.created_at,
+                          author=row.author, definition=definition)
+        except ValueError as exc:
+            raise BrokenRowError(self.broken(f"{self.noun} version", f"{key} v{row.version}", row.author, exc,
+                                             key)) from None
+
+    def same(self, serialise: Callable[[D], str], stored: str, text: str) -> bool:
+        """Whether the stored head is the definition ``text`` (a broken head is not: saving over
+        it is how it is repaired)."""
+        try:
+            return serialise(self.parse(stored)) == text
+        except (ValueError, TypeError):
+            return False

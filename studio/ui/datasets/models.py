@@ -67,8 +67,9 @@ class DatasetsModel(_HeaderedModel):
             return _RIGHT
         if role == _ROLE.ToolTipRole:
             made = "generated" if (record.provenance or {}).get("kind") == "generated" else "imported"
+            made_at = f"{record.created_at:%Y-%m-%d %H:%M}" if record.created_at else "at an unknown time"
             return (f"{record.name}: {record.sample_count:,} samples ({record.format})\n"
-                    f"from {record.source or '?'}, {made} {record.created_at:%Y-%m-%d %H:%M}")
+                    f"from {record.source or '?'}, {made} {made_at}")
         return None
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from studio.core.models.broken import BrokenRow
+
 from ..context import AppContext
 from ..file_dialogs import open_file
 from ..messages import Messages, describe_error
@@ -133,8 +135,17 @@ class EndpointsPage(QtWidgets.QWidget):
 
     def reload(self, select: str | None = None) -> None:
         self.list.clear()
-        for name in self.repo.names():  # names only: a teammate's unreadable row is said when shown
-            self.list.addItem(name)
+        #: the list's text of each broken row (a teammate's write that does not validate): shown
+        #: marked, its sentence on selection; Remove deletes it
+        self.broken: dict[str, BrokenRow] = {}
+        for entry in self.repo.listing():
+            if isinstance(entry, BrokenRow):
+                shown = f"{entry.ident} (broken)"
+                self.broken[shown] = entry
+                self.list.addItem(shown)
+                self.list.item(self.list.count() - 1).setToolTip(entry.sentence())
+            else:
+                self.list.addItem(entry.name)
         items = self.list.findItems(select, Qt.MatchFlag.MatchExactly) if select else []
         if items:
             self.list.setCurrentItem(items[0])
@@ -158,6 +169,11 @@ class EndpointsPage(QtWidgets.QWidget):
             return
         from studio.core.errors import StudioError
 
+        if name in self.broken:
+            self._new()
+            self.name.setText(self.broken[name].ident)
+            self.result.setText(self.broken[name].sentence())
+            return
         try:
             config = self.repo.get(name)
         except StudioError as exc:  # a row that does not read: say why (remove or replace it)
@@ -272,7 +288,7 @@ class EndpointsPage(QtWidgets.QWidget):
         if item is None or not self.messages.confirm("Remove endpoint", f"Remove endpoint “{item.text()}” and its stored key?", "Remove"):
             return
         try:
-            self.repo.remove(item.text())
+            self.repo.remove(self.broken[item.text()].handle if item.text() in self.broken else item.text())
         except Exception as exc:
             self.messages.error("Cannot remove the endpoint", exc)
             return

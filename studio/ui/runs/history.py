@@ -90,7 +90,7 @@ class RunsModel(QtCore.QAbstractTableModel):
             return (
                 str(info.id), info.status, info.label, info.dataset,
                 f"{info.done:,}/{info.total:,}", "" if mean is None else f"{mean:.3f}",
-                info.created_at.strftime("%Y-%m-%d %H:%M"),
+                info.created_at.strftime("%Y-%m-%d %H:%M") if info.created_at else "unknown time",
             )[col]
         if role == _ROLE.ForegroundRole and col == 1:
             return status_colour(info.status)

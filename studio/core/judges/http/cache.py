@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.outside import json_text, loads_outside
 from studio.core.store.judge_cache import JudgeCacheRepository
 
 MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)
@@ -49,13 +50,13 @@ class ResponseCache:
             text = self._pending.get(key) or self._writing.get(key)
             if text is None:
                 text = self._reader.response(key)
-        return None if text is None else json.loads(text)
+        return None if text is None else loads_outside(text)  # a shared library's row is outside too
 
     def put(self, key: str, response: Any, text: str | None = None) -> None:
         """Remember ``response``; ``text`` is its JSON as received (saves encoding it again)."""
         with self._lock:
             self._pending[key] = (
-                text if text is not None else json.dumps(response, ensure_ascii=False)
+                text if text is not None else json_text(response)
             )
             full = len(self._pending) >= self._flush_every
         if full:

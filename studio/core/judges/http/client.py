@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from studio.core.models.endpoints import EndpointConfig, deployment_problem
+from studio.core.outside import decode_outside, loads_outside
 
 from .adapters import MalformedResponse, adapter_for
 from .cache import ResponseCache, cache_key, request_body
@@ -159,7 +160,7 @@ class JudgeClient:
                 f"{body_excerpt(reply.text)}",
                 status=reply.status,
             )
-        return redact_value(json.loads(reply.content))
+        return redact_value(loads_outside(reply.content))
 
     async def _cached_call(
         self,
@@ -275,7 +276,7 @@ class JudgeClient:
                     else:
                         try:
                             text = reply.text
-                            answer = json.loads(text)
+                            answer, text = decode_outside(text)  # the one boundary of an answer
                             answer, text = redact_answer(answer, text)
                             response = parse(answer).model_copy(
                                 update={
