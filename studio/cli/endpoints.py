@@ -158,7 +158,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
             c.label,
         ]
         for c in configs
-    ] + [[b.ident, "BROKEN", "", "", "", "", "", b.reason] for b in broken]
+    ] + [[b.ident, "BROKEN", "", "", "", "", "", "", b.reason] for b in broken]
     app.print_table(
         rows, ["name", "kind", "base url", "model", "concurrency", "logprobs", "key", "approval", "label"]
     )

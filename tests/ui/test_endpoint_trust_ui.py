@@ -124,5 +124,5 @@ def test_a_teammates_unreadable_endpoint_row_is_a_sentence_on_the_page(qtbot: An
     qtbot.addWidget(dialog)
     page = dialog.endpoints
     page.reload(select="judge")
-    assert "endpoint 'judge' in the library is not valid" in page.result.text()
-    assert "remove it with `grader-studio endpoints remove judge`" in page.result.text()
+    assert "endpoint “judge” (written by bob) stored in this library is broken" in page.result.text()
+    assert "delete it with `grader-studio endpoints remove judge`" in page.result.text()

@@ -154,9 +154,6 @@ class EndpointRepository:
         )
 
 
-_COLUMNS = (endpoints_table.c.name, endpoints_table.c.config, endpoints_table.c.updated_by)
-
-
 def demo_endpoint_config(name: str, port: int, host: str = "127.0.0.1") -> EndpointConfig:
     """The endpoint of ``grader-studio fake-judge``: labelled as a scripted judge, not a model."""
     return EndpointConfig(
