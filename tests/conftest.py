@@ -77,28 +77,34 @@ _PYTHON_WARNING_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore
                            ("ignore", ResourceWarning, None)]
 
 
-def _process_state() -> dict[str, object]:
-    """What a command may change for the rest of its process: the sandbox opt-in
-    (``--allow-unsandboxed``, reset by every ``run``) and the secrets it learnt to scrub."""
+def _process_state(fresh: dict[str, object] | None = None) -> dict[str, object]:
+    """What a process holds that a command reads and changes: the sandbox opt-in (a test's
+    ``allow_unsandboxed``, a command's ``--allow-unsandboxed``) and the secrets it scrubs from what it
+    prints. Returns the current state, after setting ``fresh`` (a child's: no opt-in, no secret known,
+    so a command neither runs code nor hides a leak on the strength of what the test did)."""
     settings = sys.modules.get("studio.core.sandbox.settings")
     credentials = sys.modules.get("studio.core.judges.http.credentials")
-    return {"allowed": getattr(settings, "_allowed_by_user", False),
-            "secrets": set(getattr(credentials, "_KNOWN_SECRETS", ()))}
+    state = {"allowed": getattr(settings, "_allowed_by_user", False),
+             "secrets": set(getattr(credentials, "_KNOWN_SECRETS", ()))}
+    if fresh is not None:
+        if settings is not None:
+            settings.allow_unsandboxed(bool(fresh["allowed"]))
+        if credentials is not None:
+            credentials._KNOWN_SECRETS.clear()
+            credentials._KNOWN_SECRETS.update(fresh["secrets"])  # type: ignore[arg-type]
+    return state
 
 
-def _restore_process_state(state: dict[str, object]) -> None:
-    if (settings := sys.modules.get("studio.core.sandbox.settings")) is not None:
-        settings.allow_unsandboxed(bool(state["allowed"]))
-    if (credentials := sys.modules.get("studio.core.judges.http.credentials")) is not None:
-        credentials._KNOWN_SECRETS.intersection_update(state["secrets"])  # type: ignore[arg-type]
+_A_CHILDS_STATE: dict[str, object] = {"allowed": False, "secrets": set()}
 
 
 def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
              env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``studio.cli.main`` in this process, seen as ``run_cli`` sees the child: exit code, stdout and
     stderr as text (line ends read as a pipe's reader reads them), stdin from ``input``, the
-    environment and working directory of the child, sys.argv, Python's default warning filters, and
-    what the process's end would release (the shared sandbox pool) released; a thread the command
+    environment and working directory of the child, sys.argv, Python's default warning filters, a
+    child's sandbox opt-in and known secrets (none: ``_process_state``), and what the process's end
+    would release (the shared sandbox pool) released; a thread the command
     leaves running (a child would hang at exit) fails the test. Several times faster
     than a child, which spends most of a short command importing the studio again. Use ``run_cli``
     where the process itself is the subject: start-up imports, signals, exit without cleanup, or an
@@ -115,7 +121,7 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
     streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="") for _ in range(2)]
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
     threads_before = set(threading.enumerate())
-    process_state = _process_state()
+    process_state = _process_state(_A_CHILDS_STATE)
     os.environ.update(changes)
     sys.stdin, sys.stdout, sys.stderr = stdin, streams[0], streams[1]
     sys.argv = ["grader-studio", *args]
@@ -131,7 +137,7 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
                 code = exc.code
     finally:
         close_shared_pool()
-        _restore_process_state(process_state)
+        _process_state(process_state)
         sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
         os.chdir(saved[4])
         for key, value in saved_env.items():
