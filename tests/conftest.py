@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import keyring
 import pytest
@@ -77,10 +79,101 @@ def run_cli(*args: str, db: Path | None = None, input: str | None = None,
                           input=input, env=full_env, timeout=timeout, cwd=REPO)
 
 
+# Python's own warning filters (what a child process starts with); pytest's are stricter
+_PYTHON_WARNING_FILTERS = [("default", DeprecationWarning, "__main__"), ("ignore", DeprecationWarning, None),
+                           ("ignore", PendingDeprecationWarning, None), ("ignore", ImportWarning, None),
+                           ("ignore", ResourceWarning, None)]
+
+
+def _process_state(fresh: dict[str, object] | None = None) -> dict[str, object]:
+    """What a process holds that a command reads and changes: the sandbox opt-in (a test's
+    ``allow_unsandboxed``, a command's ``--allow-unsandboxed``) and the secrets it scrubs from what it
+    prints. Returns the current state, after setting ``fresh`` (a child's: no opt-in, no secret known,
+    so a command neither runs code nor hides a leak on the strength of what the test did)."""
+    settings = sys.modules.get("studio.core.sandbox.settings")
+    credentials = sys.modules.get("studio.core.judges.http.credentials")
+    state = {"allowed": getattr(settings, "_allowed_by_user", False),
+             "secrets": set(getattr(credentials, "_KNOWN_SECRETS", ()))}
+    if fresh is not None:
+        if settings is not None:
+            settings.allow_unsandboxed(bool(fresh["allowed"]))
+        if credentials is not None:
+            credentials._KNOWN_SECRETS.clear()
+            credentials._KNOWN_SECRETS.update(fresh["secrets"])  # type: ignore[arg-type]
+    return state
+
+
+_A_CHILDS_STATE: dict[str, object] = {"allowed": False, "secrets": set()}
+
+
+def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
+             env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``studio.cli.main`` in this process, seen as ``run_cli`` sees the child: exit code, stdout and
+    stderr as text (line ends read as a pipe's reader reads them), stdin from ``input``, the
+    environment and working directory of the child, sys.argv, Python's default warning filters, a
+    child's sandbox opt-in and known secrets (none: ``_process_state``), and what the process's end
+    would release (the shared sandbox pool) released; a thread the command
+    leaves running (a child would hang at exit) fails the test. Several times faster
+    than a child, which spends most of a short command importing the studio again. Use ``run_cli``
+    where the process itself is the subject: start-up imports, signals, exit without cleanup, or an
+    environment read once per process (PATH for the sandbox's mode)."""
+    import io
+    import warnings
+
+    from studio.cli import main
+    from studio.core.sandbox.pool import close_shared_pool
+
+    changes = {**(env or {}), **({"GRADER_STUDIO_DB": str(db)} if db is not None else {})}
+    saved_env = {key: os.environ.get(key) for key in changes}
+    saved = sys.stdin, sys.stdout, sys.stderr, sys.argv, os.getcwd()
+    streams = [io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="") for _ in range(2)]
+    stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
+    threads_before = set(threading.enumerate())
+    process_state = _process_state(_A_CHILDS_STATE)
+    os.environ.update(changes)
+    sys.stdin, sys.stdout, sys.stderr = stdin, streams[0], streams[1]
+    sys.argv = ["grader-studio", *args]
+    os.chdir(REPO)
+    try:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()
+            for action, category, module in reversed(_PYTHON_WARNING_FILTERS):
+                warnings.filterwarnings(action, category=category, module=module or "")  # type: ignore[arg-type]
+            try:
+                code: object = main(list(args))
+            except SystemExit as exc:
+                code = exc.code
+    finally:
+        close_shared_pool()
+        _process_state(process_state)
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = saved[:4]
+        os.chdir(saved[4])
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    # a child would not exit while a thread of the command that is not a daemon still runs
+    left = [t for t in threading.enumerate() if t not in threads_before and not t.daemon]
+    for thread in left:
+        thread.join(timeout)
+    assert not any(t.is_alive() for t in left), f"the command left threads running, a process would hang: {left}"
+    texts = []
+    for stream in streams:
+        stream.flush()
+        raw = stream.buffer.getvalue().decode("utf-8", errors="replace")  # type: ignore[attr-defined]
+        texts.append(raw.replace("\r\n", "\n").replace("\r", "\n"))
+    returncode = code if isinstance(code, int) else (0 if code is None else 1)
+    return subprocess.CompletedProcess(["grader-studio", *args], returncode, texts[0], texts[1])
+
+
 @pytest.fixture
 def cli(db_path: Path):  # type: ignore[no-untyped-def]
+    """The CLI on the test's library, in-process (``run_main``); in a real child (``run_cli``) when
+    the test changes PATH, which a process reads once (the sandbox's mode is detected once)."""
     def invoke(*args: str, **kwargs):  # type: ignore[no-untyped-def]
-        return run_cli(*args, db=db_path, **kwargs)
+        run = run_cli if "PATH" in (kwargs.get("env") or {}) else run_main
+        return run(*args, db=db_path, **kwargs)
 
     return invoke
 
@@ -126,3 +219,27 @@ def reward_server() -> Iterator[FakeRewardServer]:
     server = FakeRewardServer().start()
     yield server
     server.stop()
+
+
+# The conformance count (tests/conformance/conftest.py) summed over pytest-xdist's workers.
+_WORKER_CONFORMANCE: dict[str, list[int]] = {}
+
+
+def write_conformance(terminalreporter: Any, tally: dict[str, list[int]]) -> None:
+    if tally:
+        terminalreporter.write_sep("-", "conformance: comparisons with the platforms' own code")
+        for platform, (made, agreed) in sorted(tally.items()):
+            terminalreporter.write_line(f"{platform}: {agreed}/{made} agree ({100.0 * agreed / made:.2f}%)")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """xdist's controller, as each worker ends: its conformance count added to the run's."""
+    for platform, (made, agreed) in getattr(node, "workeroutput", {}).get("conformance", {}).items():
+        total = _WORKER_CONFORMANCE.setdefault(platform, [0, 0])
+        total[0] += made
+        total[1] += agreed
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    write_conformance(terminalreporter, _WORKER_CONFORMANCE)

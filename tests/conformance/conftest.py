@@ -1,12 +1,20 @@
-"""Prints how many studio-vs-platform comparisons ran and agreed (the number the issue asks for)."""
+"""Prints how many studio-vs-platform comparisons ran and agreed (the number the issue asks for).
+Under pytest-xdist each worker hands its count to the controller, which prints the sum
+(tests/conftest.py: the controller loads no conftest of this folder)."""
 
 from __future__ import annotations
 
+import pytest
 from conformance_samples import TALLY
+
+from tests.conftest import write_conformance
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)  # set on an xdist worker only
+    if output is not None:
+        output["conformance"] = TALLY
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
-    if TALLY:
-        terminalreporter.write_sep("-", "conformance: comparisons with the platforms' own code")
-        for platform, (made, agreed) in sorted(TALLY.items()):
-            terminalreporter.write_line(f"{platform}: {agreed}/{made} agree ({100.0 * agreed / made:.2f}%)")
+    write_conformance(terminalreporter, TALLY)

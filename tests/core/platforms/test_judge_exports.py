@@ -249,67 +249,70 @@ def test_promptfoo_rubric_prompts_rendered_by_nunjucks_equal_render() -> None:
 
 #: promptfoo's Python provider is slow to start per call: the real run takes the first rows of each set
 RUN_ROWS = 4
+# each platform's own eval run over one demo dataset in the default suite, the others in the slow
+# suite (a run is a minute or two of the platform's start-up and calls on two shared cores)
+RUN_DATASETS = [pytest.param(name, marks=[pytest.mark.slow] if name != "qa" else []) for name in DATASETS]
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", RUN_DATASETS)
 def test_promptfoo_eval_runs_and_sends_the_studio_prompt(tmp_path: Path, library: Library,
-                                                         demo_endpoint: EndpointConfig) -> None:
+                                                         demo_endpoint: EndpointConfig, name: str) -> None:
     needs_promptfoo()
     graders = judges()
-    for name in DATASETS:
-        rows = samples(name)[:RUN_ROWS]
-        result = export_eval("promptfoo", [(g.key, g) for g in graders], rows, name)
-        root = tmp_path / name
-        write(result.files, root)
-        done = subprocess.run([str(PROMPTFOO), "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
-                               "--no-progress-bar", "-j", "4"], cwd=root, capture_output=True, text=True,
-                              timeout=840, env=env())
-        assert (root / "out.json").exists(), done.stderr[-3000:]
-        results = json.loads((root / "out.json").read_text())["results"]["results"]
-        assert len(results) == len(rows)
-        by_id = {s.id: s for s in rows}
-        expected = {g.key: dict(zip([s.id for s in rows], studio_scores(library, g, rows), strict=True))
-                    for g in graders}
-        for entry in results:
-            sample = by_id[entry["testCase"]["description"]]
-            components = {c["assertion"]["metric"]: c for c in entry["gradingResult"]["componentResults"]}
-            for grader in graders:
-                component = components[grader.key]
-                prompt = json.loads(component["metadata"]["renderedGradingPrompt"])
-                assert prompt == studio(grader, sample), (grader.key, name, sample.id)
-                outcome = expected[grader.key][sample.id]
-                if outcome.status == "ok":
-                    assert same_score(outcome.score, component["score"]), (grader.key, sample.id, component)
+    rows = samples(name)[:RUN_ROWS]
+    result = export_eval("promptfoo", [(g.key, g) for g in graders], rows, name)
+    root = tmp_path / name
+    write(result.files, root)
+    done = subprocess.run([str(PROMPTFOO), "eval", "-c", "promptfooconfig.yaml", "-o", "out.json", "--no-cache",
+                           "--no-progress-bar", "-j", "4"], cwd=root, capture_output=True, text=True,
+                          timeout=840, env=env())
+    assert (root / "out.json").exists(), done.stderr[-3000:]
+    results = json.loads((root / "out.json").read_text())["results"]["results"]
+    assert len(results) == len(rows)
+    by_id = {s.id: s for s in rows}
+    expected = {g.key: dict(zip([s.id for s in rows], studio_scores(library, g, rows), strict=True))
+                for g in graders}
+    for entry in results:
+        sample = by_id[entry["testCase"]["description"]]
+        components = {c["assertion"]["metric"]: c for c in entry["gradingResult"]["componentResults"]}
+        for grader in graders:
+            component = components[grader.key]
+            prompt = json.loads(component["metadata"]["renderedGradingPrompt"])
+            assert prompt == studio(grader, sample), (grader.key, name, sample.id)
+            outcome = expected[grader.key][sample.id]
+            if outcome.status == "ok":
+                assert same_score(outcome.score, component["score"]), (grader.key, sample.id, component)
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.parametrize("name", RUN_DATASETS)
 def test_inspect_task_runs_and_sends_the_studio_prompt(tmp_path: Path, library: Library,
-                                                       demo_endpoint: EndpointConfig) -> None:
+                                                       demo_endpoint: EndpointConfig, name: str) -> None:
     needs_module("inspect_ai")
     graders = judges()
-    for name in DATASETS:
-        rows = samples(name)
-        result = export_eval("inspect", [(g.key, g) for g in graders], rows, name)
-        root = tmp_path / name
-        write(result.files, root)
-        logs = root / "logs"
-        done = subprocess.run([str(VENV_BIN / "inspect"), "eval", f"{name}_task.py", "--model", "mockllm/model",
-                               "--log-format", "json", "--log-dir", str(logs), "--max-connections", "8"],
-                              cwd=root, capture_output=True, text=True, timeout=840, env=env())
-        assert done.returncode == 0, done.stderr[-3000:]
-        log = run_json([str(VENV_PYTHON), SIDE], {"mode": "inspect_log", "path": str(next(logs.glob("*.json")))})
-        assert log["status"] == "success"
-        assert set(log["samples"]) == {s.id for s in rows}
-        expected = {g.key: dict(zip([s.id for s in rows], studio_scores(library, g, rows), strict=True))
-                    for g in graders} if name == "qa" else {}
-        for sample in rows:
-            logged = log["samples"][sample.id]
-            for grader in graders:
-                assert studio(grader, sample) in logged["calls"], (grader.key, name, sample.id)
-                scorer = grader.key.replace("-", "_")
-                outcome = expected.get(grader.key, {}).get(sample.id)
-                if outcome is not None and outcome.status == "ok":
-                    assert same_score(outcome.score, logged["scores"][scorer]), (grader.key, sample.id)
+    rows = samples(name)
+    result = export_eval("inspect", [(g.key, g) for g in graders], rows, name)
+    root = tmp_path / name
+    write(result.files, root)
+    logs = root / "logs"
+    done = subprocess.run([str(VENV_BIN / "inspect"), "eval", f"{name}_task.py", "--model", "mockllm/model",
+                           "--log-format", "json", "--log-dir", str(logs), "--max-connections", "8"],
+                          cwd=root, capture_output=True, text=True, timeout=840, env=env())
+    assert done.returncode == 0, done.stderr[-3000:]
+    log = run_json([str(VENV_PYTHON), SIDE], {"mode": "inspect_log", "path": str(next(logs.glob("*.json")))})
+    assert log["status"] == "success"
+    assert set(log["samples"]) == {s.id for s in rows}
+    expected = {g.key: dict(zip([s.id for s in rows], studio_scores(library, g, rows), strict=True))
+                for g in graders} if name == "qa" else {}
+    for sample in rows:
+        logged = log["samples"][sample.id]
+        for grader in graders:
+            assert studio(grader, sample) in logged["calls"], (grader.key, name, sample.id)
+            scorer = grader.key.replace("-", "_")
+            outcome = expected.get(grader.key, {}).get(sample.id)
+            if outcome is not None and outcome.status == "ok":
+                assert same_score(outcome.score, logged["scores"][scorer]), (grader.key, sample.id)
 
 
 def test_letta_suite_with_its_dataset_validates(tmp_path: Path) -> None:
