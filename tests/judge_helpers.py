@@ -40,7 +40,10 @@ def add_endpoint(
     }
     values.update(fields)
     config = EndpointConfig(**values)
-    EndpointRepository.of(library).save(config)
+    repo = EndpointRepository.of(library)
+    repo.save(config)
+    # the user added it themselves (as `endpoints add` does): where it sends their key is approved
+    repo.approve(repo.get(name))
     return config
 
 

@@ -55,22 +55,23 @@ def storable_text(text: str) -> str:
     return text.replace("\x00", REPLACEMENT)
 
 
-def storable_json(value: Any, depth: int = MAX_DEPTH) -> Any:
+def storable_json(value: Any, depth: int = MAX_DEPTH, *, name_floats: bool = True) -> Any:
     """``value`` (decoded JSON, or what a grader returned) with every string and key made
     storable, nesting past ``depth`` levels cut, and non-finite floats named. Never recurses
     deeper than ``depth`` (a value ten thousand deep is cut, not a RecursionError)."""
     if isinstance(value, str):
         return storable_text(value)
     if isinstance(value, float):
-        if math.isfinite(value):
+        if math.isfinite(value) or not name_floats:
             return value
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, (dict, list, tuple)):
         if depth <= 0:
             return f"(nested deeper than {MAX_DEPTH} levels: cut)"
         if isinstance(value, dict):
-            return {storable_text(str(k)): storable_json(v, depth - 1) for k, v in value.items()}
-        return [storable_json(v, depth - 1) for v in value]
+            return {storable_text(str(k)): storable_json(v, depth - 1, name_floats=name_floats)
+                    for k, v in value.items()}
+        return [storable_json(v, depth - 1, name_floats=name_floats) for v in value]
     if value is None or isinstance(value, (bool, int)):
         return value
     return storable_text(str(value))
@@ -88,6 +89,17 @@ def json_text(value: Any) -> str:
     return _ENCODER.encode(storable_json(value))
 
 
+def parse_outside(text: str | bytes) -> Any:
+    """JSON text from outside decoded as it is (a NaN stays a float: a judge's score of NaN is
+    refused for what it is, as the platforms' runtimes refuse it); a ValueError, never a
+    RecursionError, when it is not JSON or is nested too deep to decode. Storing it goes
+    through ``storable_json``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested deeper than this studio decodes") from None
+
+
 def loads_outside(text: str | bytes) -> Any:
     """JSON text from outside decoded and made storable; a ValueError (never a RecursionError)
     when it is not JSON or is nested too deep to decode."""
@@ -98,18 +110,17 @@ def decode_outside(text: str | bytes) -> tuple[Any, str]:
     """(value, text) of JSON text from outside: the value made storable (``storable_json``), and
     the text it is stored as (``text`` itself when nothing changed, else the value re-encoded).
     A ValueError (never a RecursionError) when it is not JSON or is nested too deep to decode."""
+    value = parse_outside(text)
+    stored = storable_json(value)
     try:
-        value = json.loads(text)
-    except RecursionError:
-        raise ValueError("JSON nested deeper than this studio decodes") from None
-    storable = storable_json(value)
-    try:
-        same = storable == value
+        same = stored == value
     except RecursionError:
         same = False
     if same and isinstance(text, str):
         return value, text
-    return storable, json_text(storable)
+    # the value keeps a non-finite number as a float, so what reads it (a score, a token count)
+    # refuses it for what it is; the stored text names it
+    return storable_json(value, name_floats=False), json_text(stored)
 
 
 # --- terminals ------------------------------------------------------------------------------------

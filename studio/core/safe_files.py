@@ -168,6 +168,8 @@ def describe(mode: int) -> str:
         return "a block device"
     if stat.S_ISSOCK(mode):
         return "a socket"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
     return "not a regular file"
 
 
@@ -183,12 +185,13 @@ def file_problem(path: str | Path) -> str | None:
     return None if stat.S_ISREG(mode) else f"it is {describe(mode)}, not a regular file"
 
 
-def _regular_fd(path: str | Path) -> int:
+def _regular_fd(path: str | Path, *, follow: bool = True) -> int:
     name = os.fspath(path)
-    mode = os.stat(name).st_mode  # a socket cannot be opened at all (ENXIO): say what it is first
+    # a socket cannot be opened at all (ENXIO): say what it is first
+    mode = (os.stat(name) if follow else os.lstat(name)).st_mode
     if not stat.S_ISREG(mode):
         raise NotAFile(name, describe(mode))
-    fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)
+    fd = os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY | (0 if follow else _NOFOLLOW))
     try:
         mode = os.fstat(fd).st_mode  # what was opened, not what the name pointed at a moment ago
         if not stat.S_ISREG(mode):
@@ -212,9 +215,10 @@ def open_regular_text(path: str | Path, *, newline: str | None = None, encoding:
     return os.fdopen(_regular_fd(path), "r", encoding=encoding, newline=newline)
 
 
-def read_regular(path: str | Path) -> bytes:
-    """The bytes of a regular file (``open_regular``'s refusals)."""
-    with open_regular(path) as handle:
+def read_regular(path: str | Path, *, follow: bool = True) -> bytes:
+    """The bytes of a regular file (``open_regular``'s refusals); ``follow=False`` refuses a
+    symbolic link too (a file of the user's own that someone may have swapped for a link)."""
+    with os.fdopen(_regular_fd(path, follow=follow), "rb") as handle:
         return handle.read()
 
 

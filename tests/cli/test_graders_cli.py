@@ -113,7 +113,8 @@ def test_a_broken_or_newer_library_is_a_sentence(tmp_path: Path) -> None:
     junk = tmp_path / "junk.sqlite"
     junk.write_text("this is not a database")
     result = run_cli("graders", "list", db=junk)
-    assert result.returncode == 1 and "not a database" in result.stderr and "Traceback" not in result.stderr
+    # a file that is not a library is the user's input: one sentence, exit 2 (locked or full stay 1)
+    assert result.returncode == 2 and "not a database" in result.stderr and "Traceback" not in result.stderr
 
     newer = tmp_path / "newer.sqlite"
     conn = sqlite3.connect(newer)

@@ -19,7 +19,7 @@ from studio.core.models import BinaryJudge
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 
-KEY_VAR = "REPAIR_CLI_KEY"
+KEY_VAR = "REPAIR_CLI_API_KEY"
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 

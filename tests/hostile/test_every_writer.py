@@ -17,8 +17,8 @@ STUDIO = Path(__file__).resolve().parents[2] / "studio"
 #: writes that are not a user's file, each with why (path relative to studio/, the call as unparsed)
 ALLOWED = {
     ("core/safe_files.py", "os.open(temp, flags, mode)"): "the one writer itself (mode: 0o666, or 0o600 for a bug report)",
-    ("core/safe_files.py", "os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY)"):
-        "the one reader of files a user names (open_regular): read-only",
+    ("core/safe_files.py", "os.open(name, os.O_RDONLY | _NONBLOCK | _CLOEXEC | _BINARY | (0 if follow else _NOFOLLOW))"):
+        "the one reader of files a user names (open_regular): read-only (a link refused where asked)",
     ("cli/__init__.py", "open(os.devnull, 'w')"): "silences stdout after a broken pipe",
     ("core/engine/reports/markdown.py", "path.open('a', encoding='utf-8')"):
         "appends to $GITHUB_STEP_SUMMARY, the file GitHub's runner names for it (append is its contract)",

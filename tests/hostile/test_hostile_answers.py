@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +52,9 @@ class Hostile(http.server.BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"])).decode()
         marker = next(k for k in ANSWERS if f"<<{k}>>" in body)
         answer = ANSWERS[marker]
+        # each answer takes longer than the writer's 0.1 s of coalescing, so the run's progress (and
+        # its cancel after 3) lands part way: a judge run is fed a sample at a time
+        time.sleep(0.3)
         if answer.startswith("body:"):
             reply = answer.removeprefix("body:").encode()
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from studio.core.outside import loads_outside
+from studio.core.outside import parse_outside
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
@@ -48,7 +48,7 @@ def _first_json(text: str, opener: str, closer: str, kind: type) -> Any:
     for candidate in _candidates(text):
         for blob in [candidate.strip(), *_balanced(candidate, opener, closer)]:
             try:
-                value = loads_outside(blob)  # bounded: a judge's answer may nest ten thousand deep
+                value = parse_outside(blob)  # bounded: a judge's answer may nest ten thousand deep
             except ValueError:
                 continue
             if isinstance(value, kind):

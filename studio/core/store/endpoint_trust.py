@@ -24,12 +24,10 @@ user allows (``GRADER_STUDIO_KEY_VARIABLES``: comma-separated shell patterns, by
 from __future__ import annotations
 
 import contextlib
-import errno
 import fnmatch
 import hashlib
 import json
 import os
-import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +39,7 @@ from sqlalchemy import Engine
 
 from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.safe_files import NotAFile, read_regular, write_text
 
 from .authors import current_user
 
@@ -187,18 +186,17 @@ def _path() -> Path:
 
 
 def _load() -> dict[str, Any]:
-    """The approvals file's contents; an absent or unreadable one approves nothing."""
+    """The approvals file's contents; an absent or unreadable one approves nothing. A symbolic
+    link there is refused (the studio never follows one for your approvals)."""
     try:
-        fd = os.open(_path(), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        text = read_regular(_path(), follow=False)
     except FileNotFoundError:
         return {}
+    except NotAFile as exc:
+        raise StudioError(f"{_path()} is not a plain file ({exc.strerror}); the studio does not follow it for "
+                          "your endpoint approvals: remove it") from None
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise StudioError(f"{_path()} is a symbolic link; the studio does not follow it for "
-                              "your endpoint approvals: remove it") from None
         raise StudioError(f"cannot read your endpoint approvals in {_path()} ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as handle:
-        text = handle.read(16 * 1024 * 1024)
     try:
         data = json.loads(text)
     except ValueError:
@@ -207,23 +205,11 @@ def _load() -> dict[str, Any]:
 
 
 def _write(data: dict[str, Any]) -> None:
-    """Written 0600 beside nothing it follows: a new file, renamed over the old one."""
+    """Written 0600 as a new file renamed over the old one, never through a link (safe_files)."""
     folder = config_dir()
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temporary = folder / f".{APPROVALS_FILE}.{os.getpid()}.{secrets.token_hex(4)}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(temporary, flags, 0o600)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=1, sort_keys=True)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, folder / APPROVALS_FILE)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_text(folder / APPROVALS_FILE, json.dumps(data, indent=1, sort_keys=True), mode=0o600)
     except OSError as exc:
         raise StudioError(f"cannot write your endpoint approvals in {folder} ({exc.strerror or exc})") from None
 

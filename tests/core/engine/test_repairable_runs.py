@@ -19,7 +19,7 @@ from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_results, run_graders
 
-KEY_VAR = "REPAIRABLE_JUDGE_KEY"
+KEY_VAR = "REPAIRABLE_JUDGE_API_KEY"
 
 
 @pytest.fixture
@@ -49,7 +49,7 @@ def test_a_refused_key_stops_the_run_keeps_the_rest_ungraded_and_a_resume_comple
     # no call starts once the first refusal is read: at most the endpoint's 8 were in flight then
     assert fake_judge.requests["/v1/chat/completions"] <= 8
     said = stopped.aggregates["stopped"]
-    assert "endpoint 'fake' refused the key in REPAIRABLE_JUDGE_KEY (HTTP 401" in said
+    assert "endpoint 'fake' refused the key in REPAIRABLE_JUDGE_API_KEY (HTTP 401" in said
     assert f"set {KEY_VAR} to a valid key" in said and "grader is not at fault" in said
     assert f"run --resume {run.id}" in said and "60 sample(s) not graded" in said
     assert "wrong-key" not in said
@@ -65,12 +65,15 @@ def test_a_refused_key_stops_the_run_keeps_the_rest_ungraded_and_a_resume_comple
 def test_the_samples_graded_before_the_refusal_are_kept(lib: Library, fake_judge,  # type: ignore[no-untyped-def]
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(KEY_VAR, "right-key")
+    # each answer takes longer than the writer's 0.1 s of coalescing: the cancel lands part way
+    fake_judge.latency = 0.15
     run = start_run(lib, "judge", "geo", RunOptions(use_cache=False, concurrency=1, limit=40))
     from judge_helpers import cancelled_after
 
     first = cancelled_after(lib, run.id, 10)
     kept = first.done
     assert first.status == "cancelled" and 10 <= kept < 40
+    fake_judge.latency = 0.0
     monkeypatch.setenv(KEY_VAR, "revoked")  # the key stops working half-way through the run
     stopped = execute_run(lib, run.id)
     assert stopped.status == "stopped" and stopped.done == kept

@@ -14,7 +14,7 @@ from studio.ui.qt import Qt
 from studio.ui.runs import RunPanel
 
 WAIT_MS = 60_000
-KEY_VAR = "PANEL_REPAIR_KEY"
+KEY_VAR = "PANEL_REPAIR_API_KEY"
 
 
 @pytest.fixture
