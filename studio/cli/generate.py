@@ -28,9 +28,11 @@ if TYPE_CHECKING:
 class ProgressLine:
     """One line on stderr, rewritten at most five times a second (a terminal only)."""
 
-    def __init__(self, stream: TextIO = sys.stderr) -> None:
-        self.stream = stream
-        self.live = stream.isatty()
+    def __init__(self, stream: TextIO | None = None) -> None:
+        # stderr as it is when the line is made (not when this module was imported: an in-process
+        # call may have replaced it since)
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty()
         self._last = 0.0
 
     def __call__(self, progress: GenerationProgress) -> None:

@@ -85,14 +85,30 @@ PROBE = textwrap.dedent("""
     def ping():
         return os.getpid()
 
+    @ray.remote
+    def library_env():
+        return [os.environ.get(k) for k in ("GRADER_STUDIO_DB", "PGPASSWORD")]
+
     ray.get([ping.remote() for _ in range(2)])  # workers start and open their own ports
+    worker_env = ray.get(library_env.remote())
     pids = descendants(os.getpid())
+    secrets_seen = []
+    for pid in pids:
+        if pid == os.getpid():  # the run child itself holds the library's URL: its Ray must not
+            continue
+        try:
+            if b"s3cret" in open(f"/proc/{pid}/environ", "rb").read():
+                secrets_seen.append(name(pid))
+        except OSError:
+            pass
     found = listening(pids)
     nodes = [n["NodeManagerAddress"] for n in ray.nodes()]
     names = sorted({name(pid) for pid in pids})
     ray.shutdown()
     print(json.dumps({"where": where, "listening": found, "nodes": nodes, "names": names,
-                      "env": os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}))
+                      "env": os.environ.get("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"), "worker_env": worker_env,
+                      "secrets_seen": secrets_seen,
+                      "host_env": [os.environ.get(k) for k in ("GRADER_STUDIO_DB", "PGPASSWORD")]}))
 """)
 
 
@@ -114,6 +130,9 @@ def test_a_local_ray_binds_loopback_only() -> None:
             pytest.fail(message)
         pytest.skip(message)
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")}
+    # a run child on a team library holds the library's URL (and maybe PGPASSWORD): issue 44 says no
+    # child process's environment shows the password, and a Ray the studio starts is one
+    env.update(GRADER_STUDIO_DB="postgresql://ana:s3cret-pw@127.0.0.1:1/lib", PGPASSWORD="pg-s3cret")
     done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=REPO, env=env,
                           timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -124,3 +143,5 @@ def test_a_local_ray_binds_loopback_only() -> None:
     assert exposed == [], f"Ray processes listen beyond the loopback address: {exposed}"
     assert report["nodes"] == ["127.0.0.1"]
     assert report["env"] is None  # the host process's environment is restored after the start
+    assert report["worker_env"] == [None, None] and report["secrets_seen"] == [], report
+    assert report["host_env"] == ["postgresql://ana:s3cret-pw@127.0.0.1:1/lib", "pg-s3cret"]  # restored too

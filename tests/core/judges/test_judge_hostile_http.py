@@ -60,14 +60,8 @@ def test_the_key_comes_from_the_endpoint_the_user_bound_to_that_url(
     assert refused.status == "error" and reward_server.requests["/score"] == 0
 
     # the user binds their own variable to the reward server's URL: that key, and only it, goes
-    library_endpoint = add_endpoint(library, fake_judge, name="reward", api_key_env="REWARD_API_KEY")
-    from studio.core.store.endpoints import EndpointRepository
-
-    EndpointRepository.of(library).save(
-        library_endpoint.model_copy(
-            update={"base_url": reward_server.url, "model": "reward-server"}
-        )
-    )
+    add_endpoint(library, fake_judge, name="reward", api_key_env="REWARD_API_KEY", base_url=reward_server.url,
+                 model="reward-server")
     [outcome] = score(grader, [qa("b", "q", "Paris", "Paris")])
     assert outcome.status == "ok", outcome.error
     assert reward_server.last_authorization == f"Bearer {USER_KEY}"

@@ -20,26 +20,37 @@ from typing import Any
 
 from ray._private import ray_constants
 
+from studio.core.store.location import ENV_VAR
+
 LOOPBACK = "127.0.0.1"
 SINGLE_MACHINE_ENV = ray_constants.ENABLE_RAY_CLUSTERS_ENV_VAR  # "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+#: variables that may hold the library's password (its URL, libpq's password): a Ray's processes never
+#: need the library (the driver alone reads and writes it) and are never given them
+LIBRARY_SECRETS = (ENV_VAR, "PGPASSWORD")
 
 
 @contextlib.contextmanager
 def single_machine() -> Iterator[None]:
     """Ray's single-machine mode while a local Ray starts (its processes keep it: they inherit the
-    environment they were started with); restored afterwards for the rest of the host process."""
-    before_env = os.environ.get(SINGLE_MACHINE_ENV)
+    environment they were started with), and the library's secrets out of that environment;
+    both restored afterwards for the rest of the host process."""
     before_flag = ray_constants.ENABLE_RAY_CLUSTER
+    before = {name: os.environ.get(name) for name in (SINGLE_MACHINE_ENV, *LIBRARY_SECRETS)}
     os.environ[SINGLE_MACHINE_ENV] = "0"
+    for name in LIBRARY_SECRETS:
+        os.environ.pop(name, None)
     ray_constants.ENABLE_RAY_CLUSTER = False  # read at call time by services.get_node_ip_address
     try:
         yield
     finally:
         ray_constants.ENABLE_RAY_CLUSTER = before_flag
-        if before_env is None:
-            os.environ.pop(SINGLE_MACHINE_ENV, None)
-        else:
-            os.environ[SINGLE_MACHINE_ENV] = before_env
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def local_init_options() -> dict[str, Any]:
