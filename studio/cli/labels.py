@@ -12,6 +12,7 @@ from typing import Any
 
 from studio.core.datasets.label_files import label_record, read_labels, write_labels
 from studio.core.models.labels import DEFAULT_KEY
+from studio.core.outside import iso_time, shown_time
 from studio.core.safe_files import open_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
@@ -91,10 +92,10 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
     reviewers of one sample are both kept: docs/team.md)."""
     versions = app.library.labels.history(args.dataset, args.sample_id, args.key)
     if args.json:
-        app.print_json([{**label_record(label), "created_at": label.created_at.isoformat()} for label in versions])
+        app.print_json([{**label_record(label), "created_at": iso_time(label.created_at)} for label in versions])
         return 0
     rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.value,
-             label.labeler, label.created_at.strftime("%Y-%m-%d %H:%M"), label.note.replace("\n", " ")[:60]]
+             label.labeler, shown_time(label.created_at), label.note.replace("\n", " ")[:60]]
             for label in versions]
     app.print_table(rows, ["VERSION", "LABEL", "LABELER", "CREATED (UTC)", "NOTE"])
     return 0

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from studio.core.outside import iso_time
+
 _FLAGS = frozenset({"--json", "--all", "--trash"})
 
 _QUERY = """SELECT g.key, g.kind, g.name, g.locked, g.deleted_at, g.current_version, g.updated_at
@@ -103,6 +105,6 @@ def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, na
 
 
 def grader_fields(key: str, kind: str, name: str, version: int, locked: bool, deleted: bool,
-                  updated_at: datetime) -> dict[str, Any]:
+                  updated_at: datetime | None) -> dict[str, Any]:
     return {"key": key, "kind": kind, "name": name, "version": version, "locked": locked,
-            "deleted": deleted, "updated_at": updated_at.isoformat()}
+            "deleted": deleted, "updated_at": iso_time(updated_at)}

@@ -166,7 +166,7 @@ def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
         shown = run_cli(*args, db=db)
         _no_bug(shown)
         assert shown.returncode == 0, (args, shown.stderr)
-    assert "?" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
+    assert "unknown time" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
     assert run_cli("graders", "delete", "timeless", db=db).returncode == 0
 
 
@@ -198,3 +198,44 @@ def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_ur
     finally:
         target.close()
     _no_bug(run_cli("runs", "show", str(run_id), env={"GRADER_STUDIO_DB": pg_url}))
+
+
+def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path: Path) -> None:
+    """SQLite only: a grader version, a suite version and a label whose stored time is no time list
+    with "unknown time" (the time was read as None), in tables and JSON: never a traceback."""
+    from studio.core.models import BuiltinGrader
+    from studio.core.models.labels import LabelInput
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from tests.conftest import run_cli
+
+    db = tmp_path / "times.sqlite"
+    library = Library.open(db)
+    try:
+        library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+        library.suites.create(SuiteDefinition(key="s", graders=[SuiteMember(grader="g")]))
+        library.datasets.create("d", [Sample(id="s1", messages=[], completion="a", expected="a")])
+        library.labels.put("d", LabelInput(sample_id="s1", verdict="PASS"))
+        with library.engine.begin() as conn:
+            for table, owner in (("grader_versions", "grader_id"), ("suite_versions", "suite_id")):
+                conn.execute(text(f"INSERT INTO {table} ({owner}, version, action, definition, message, created_at,"
+                                  f" author) SELECT {owner}, 2, action, definition, '', 'yesterday', :a FROM {table}"),
+                             {"a": AUTHOR})
+            conn.execute(text("UPDATE graders SET current_version = 2"))
+            conn.execute(text("UPDATE suites SET current_version = 2"))
+            conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, note, labeler,"
+                              " created_at) SELECT label_set_id, sample_id, 2, 'FAIL', '', :a, 'some day'"
+                              " FROM labels"), {"a": AUTHOR})
+        assert library.graders.versions("g")[1].created_at is None
+        assert library.labels.history("d", "s1")[1].created_at is None
+    finally:
+        library.close()
+    for args in (("graders", "versions", "g"), ("suites", "versions", "s"), ("labels", "history", "s1", "--dataset", "d")):
+        shown = run_cli(*args, db=db)
+        _no_bug(shown)
+        assert shown.returncode == 0 and "unknown time" in shown.stdout, (args, shown.stderr)
+        as_json = run_cli(*args, "--json", db=db)
+        _no_bug(as_json)
+        assert as_json.returncode == 0 and None in [v["created_at"] for v in json.loads(as_json.stdout)]
+    exported = run_cli("labels", "export", "--dataset", "d", "--format", "jsonl", db=db)
+    _no_bug(exported)
+    assert exported.returncode == 0 and json.loads(exported.stdout.splitlines()[0])["created_at"] is None

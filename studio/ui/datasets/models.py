@@ -8,6 +8,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from studio.core.models import Sample
+from studio.core.outside import shown_time
 from studio.core.store.datasets import DatasetRecord
 
 from ..context import AppContext
@@ -67,7 +68,7 @@ class DatasetsModel(_HeaderedModel):
             return _RIGHT
         if role == _ROLE.ToolTipRole:
             made = "generated" if (record.provenance or {}).get("kind") == "generated" else "imported"
-            made_at = f"{record.created_at:%Y-%m-%d %H:%M}" if record.created_at else "at an unknown time"
+            made_at = f"at {shown_time(record.created_at)}"
             return (f"{record.name}: {record.sample_count:,} samples ({record.format})\n"
                     f"from {record.source or '?'}, {made} {made_at}")
         return None
