@@ -66,3 +66,38 @@ def test_listing_imports_neither_sqlalchemy_nor_pydantic(db: Path) -> None:
             "print([m for m in ('sqlalchemy', 'pydantic') if m in sys.modules], code)")
     out = subprocess.run([sys.executable, "-c", code, str(db)], capture_output=True, text=True, check=True).stdout
     assert out.strip().endswith("[] 0"), out
+
+
+def test_the_lean_listing_knows_the_kinds_the_registry_knows() -> None:
+    from studio.core.graders.registry import kinds
+
+    assert set(listing.KINDS) == set(kinds())
+
+
+@pytest.mark.parametrize("key", ["unknown-kind", "not-json", "timeless", "no-version"])
+def test_a_row_the_lean_listing_cannot_vouch_for_is_listed_broken(db: Path, key: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A teammate's row the lean path cannot vouch for leaves the listing to the full CLI, which
+    shows it BROKEN with its author (never listed as a normal grader)."""
+    from hostile_rows import AUTHOR, BAD_GRADERS
+    from sqlalchemy import text
+
+    with Library.open(db) as lib:
+        lib.graders.create(BuiltinGrader(key=key, function="exact_match"))
+        definition = BAD_GRADERS.get(key)
+        with lib.engine.begin() as conn:
+            if definition is not None:
+                conn.execute(text("INSERT INTO grader_versions (grader_id, version, action, definition, message,"
+                                  " created_at, author) SELECT id, 2, 'save', :d, '', CURRENT_TIMESTAMP, :a"
+                                  " FROM graders WHERE key = :k"), {"d": definition, "a": AUTHOR, "k": key})
+            if key == "timeless":
+                conn.execute(text("UPDATE graders SET updated_at = 'yesterday' WHERE key = :k"), {"k": key})
+            else:
+                conn.execute(text("UPDATE graders SET current_version = 2 WHERE key = :k"), {"k": key})
+    argv = ["--db", str(db), "graders", "list"]
+    assert listing.lean_list(argv) is None
+    assert main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "exact" in out and f"“{key}" in err and "BROKEN" in out
+    (line,) = [row for row in out.splitlines() if row.startswith(key)]
+    assert "BROKEN" in line
