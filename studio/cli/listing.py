@@ -9,6 +9,7 @@ file to create or migrate, a file sqlite cannot read) returns None and the full 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
@@ -16,16 +17,17 @@ from typing import Any
 
 from studio.core.outside import iso_time
 
+from .grader_shapes import SHAPES
+
 _FLAGS = frozenset({"--json", "--all", "--trash"})
 
 _QUERY = """SELECT g.key, g.kind, g.name, g.locked, g.deleted_at, g.current_version, g.updated_at
 FROM graders g JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version
 {where} ORDER BY g.kind, g.key"""
 
-#: the grader kinds this studio reads (the registry's, kept equal by tests/cli/test_lean_listing.py:
+#: the grader kinds this studio reads (grader_shapes.py, kept equal to the models by a test:
 #: importing the registry here would cost what this path saves)
-KINDS = ("bash", "binary_judge", "builtin", "composite", "criteria_judge", "external_endpoint", "function",
-         "javascript", "jury", "letter_judge", "pairwise_judge", "prebuilt", "range_judge", "rubric_judge")
+KINDS = tuple(SHAPES)
 
 # A row this path cannot vouch for (a teammate's, a hand edit's, another studio's): a current
 # version that is missing, not a JSON object, of a kind this studio does not know or of another
@@ -36,6 +38,31 @@ LEFT JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_vers
 WHERE v.grader_id IS NULL OR NOT json_valid(v.definition) OR json_type(v.definition) IS NOT 'object'
 OR g.kind NOT IN ({kinds}) OR json_extract(v.definition, '$.kind') IS NOT g.kind
 OR json_extract(v.definition, '$.key') IS NOT g.key LIMIT 1""".format(kinds=", ".join(f"'{k}'" for k in KINDS))
+_DEFINITIONS = """SELECT g.kind, v.definition FROM graders g
+JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version"""
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+               type(None): "null"}
+
+
+def vouched(kind: str, text: str) -> bool:
+    """Whether a stored definition has its kind's top-level shape (SHAPES): its required fields,
+    each field's JSON type, no field the kind refuses. Not a full validation (nested values are the
+    full CLI's), but a teammate's ``"function": 12`` is caught without importing pydantic."""
+    try:
+        definition = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    required, fields, closed = SHAPES[kind]
+    if not isinstance(definition, dict) or not set(required) <= definition.keys():
+        return False
+    for name, value in definition.items():
+        allowed = fields.get(name)
+        if allowed is None:
+            if closed:
+                return False
+        elif _JSON_TYPES.get(type(value)) not in allowed:
+            return False
+    return True
 
 
 def _parse(argv: Sequence[str]) -> tuple[str | None, set[str]] | None:
@@ -73,7 +100,8 @@ def lean_list(argv: Sequence[str]) -> int | None:
         try:
             if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 return None  # to migrate, or too new: the full path says so
-            if con.execute(_SUSPECT).fetchone() is not None:
+            if con.execute(_SUSPECT).fetchone() is not None or not all(
+                    vouched(kind, text) for kind, text in con.execute(_DEFINITIONS)):
                 return None  # a row to show BROKEN: the full CLI validates every row
             rows = con.execute(_QUERY.format(where=where)).fetchall()
         finally:
