@@ -239,3 +239,32 @@ def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path
     exported = run_cli("labels", "export", "--dataset", "d", "--format", "jsonl", db=db)
     _no_bug(exported)
     assert exported.returncode == 0 and json.loads(exported.stdout.splitlines()[0])["created_at"] is None
+
+
+def test_a_label_that_does_not_validate_is_named_and_relabelling_repairs_it(  # type: ignore[no-untyped-def]
+        library: Library, cli) -> None:
+    """A teammate's label with a verdict this studio does not know is listed BROKEN with its labeller; the other labels,
+    the label history, the export and relabelling the sample keep working."""
+    from studio.core.models.labels import LabelInput
+
+    library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a", expected="a") for i in (1, 2)])
+    library.labels.put_many("d", [LabelInput(sample_id="s1", verdict="PASS"), LabelInput(sample_id="s2", verdict="FAIL")])
+    with library.engine.begin() as conn:
+        conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, score, note, labeler,"
+                          " created_at) SELECT label_set_id, sample_id, 2, :v, :s, '', :a, created_at FROM labels"
+                          " WHERE sample_id = 's2'"), {"v": "MAYBE", "s": None, "a": AUTHOR})
+    assert list(library.labels.current("d")) == ["s1"]
+    (broken,) = library.labels.broken("d")
+    assert broken.ident == "s2 v2" and broken.author == AUTHOR and broken.reason
+    listed = cli("labels", "list", "--dataset", "d")
+    _no_bug(listed)
+    assert listed.returncode == 0 and "s1" in listed.stdout and "BROKEN" in listed.stdout
+    assert f"“s2 v2” (written by {AUTHOR})" in listed.stderr and "again" in listed.stderr
+    history = cli("labels", "history", "s2", "--dataset", "d", "--json")
+    _no_bug(history)
+    assert [entry.get("broken", False) for entry in json.loads(history.stdout)] == [False, True]
+    exported = cli("labels", "export", "--dataset", "d")
+    _no_bug(exported)
+    assert exported.returncode == 0 and [json.loads(line)["sample_id"] for line in exported.stdout.splitlines()] == ["s1"]
+    library.labels.put("d", LabelInput(sample_id="s2", verdict="PASS"), replace=True)  # the repair
+    assert library.labels.current("d")["s2"].version == 3 and library.labels.broken("d") == []
