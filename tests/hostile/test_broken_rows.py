@@ -268,3 +268,22 @@ def test_a_label_that_does_not_validate_is_named_and_relabelling_repairs_it(  # 
     assert exported.returncode == 0 and [json.loads(line)["sample_id"] for line in exported.stdout.splitlines()] == ["s1"]
     library.labels.put("d", LabelInput(sample_id="s2", verdict="PASS"), replace=True)  # the repair
     assert library.labels.current("d")["s2"].version == 3 and library.labels.broken("d") == []
+
+
+def test_a_dataset_sample_or_provenance_that_does_not_validate_is_a_sentence(library: Library, cli) -> None:  # type: ignore[no-untyped-def]
+    """A teammate's sample JSON that is no sample is named (dataset, sample, author, repair) when it
+    is read, exit 2, never a traceback; a provenance that is no JSON object leaves the listing working."""
+    library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a", expected="a") for i in range(3)])
+    library.datasets.create("other", [Sample(id="s", messages=[], completion="a", expected="a")])
+    with library.engine.begin() as conn:
+        conn.execute(text("UPDATE samples SET data = :d WHERE sample_id = 's1'"), {"d": json.dumps({"id": 5})})
+        conn.execute(text("UPDATE datasets SET provenance = 'not json', author = :a"), {"a": AUTHOR})
+    library.engine.dispose()
+    listed = cli("datasets", "list")
+    _no_bug(listed)
+    assert listed.returncode == 0 and "other" in listed.stdout and "d" in listed.stdout
+    shown = cli("datasets", "show", "d")
+    _no_bug(shown)
+    assert shown.returncode == 2 and "“d #1”" in shown.stderr and f"(written by {AUTHOR})" in shown.stderr
+    assert "datasets delete d" in shown.stderr
+    assert cli("datasets", "show", "other").returncode == 0  # the rest keeps working
