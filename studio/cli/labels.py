@@ -15,6 +15,7 @@ from studio.core.models.broken import BrokenRow
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.outside import iso_time, shown_time
 from studio.core.safe_files import open_text
+from studio.core.store.labels import broken_version
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
@@ -87,8 +88,7 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     print(f"{args.key}: {info.labelled} labelled  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
     rows = [[label.sample_id, label.value, f"v{label.version}", label.labeler,
              label.note.replace("\n", " ")[:60]] for label in current.values()]
-    rows += [[row.ident.rsplit(" v", 1)[0], "BROKEN", f"v{row.ident.rsplit(' v', 1)[1]}", row.author, row.reason[:60]]
-             for row in broken]
+    rows += [[row.key or row.ident, "BROKEN", f"v{broken_version(row)}", row.author, row.reason[:60]] for row in broken]
     app.print_table(rows, ["SAMPLE", "LABEL", "VERSION", "LABELER", "NOTE"])
     say_broken(broken)
     return 0
@@ -105,7 +105,7 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
         return 0
     rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.value,
              label.labeler, shown_time(label.created_at), label.note.replace("\n", " ")[:60]]
-            if isinstance(label, Label) else [label.ident.rsplit(" ", 1)[-1], "BROKEN", label.author, "",
+            if isinstance(label, Label) else [f"v{broken_version(label)}", "BROKEN", label.author, "",
                                               label.reason[:60]]
             for label in entries]
     app.print_table(rows, ["VERSION", "LABEL", "LABELER", "CREATED (UTC)", "NOTE"])

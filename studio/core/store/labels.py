@@ -268,6 +268,11 @@ class LabelRepository:
         return [_label(r) for r in rows]
 
 
+def broken_version(row: BrokenRow) -> int:
+    """The version of a broken label (its ident is ``sample vN``): the one a relabelling follows."""
+    return int(row.ident.rsplit(" v", 1)[1])
+
+
 def _label(row: Any) -> Label | BrokenRow:
     """A stored label validated on read; one that does not validate a BrokenRow naming it."""
     try:
