@@ -21,6 +21,7 @@ from hostile_rows import (
 from sqlalchemy import text
 
 from studio.core.engine.runner import run_grader
+from studio.core.models import BuiltinGrader
 from studio.core.models.broken import BrokenRow, BrokenRowError
 from studio.core.models.thread import Sample
 from studio.core.store import Library
@@ -266,6 +267,11 @@ def test_a_label_that_does_not_validate_is_named_and_relabelling_repairs_it(  # 
     exported = cli("labels", "export", "--dataset", "d")
     _no_bug(exported)
     assert exported.returncode == 0 and [json.loads(line)["sample_id"] for line in exported.stdout.splitlines()] == ["s1"]
+    library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+    run = run_grader(library, "g", "d")
+    agreed = cli("agreement", str(run.id), "--json")
+    _no_bug(agreed)
+    assert agreed.returncode == 0 and json.loads(agreed.stdout)["n"] == 1 and "“s2 v2”" in agreed.stderr
     library.labels.put("d", LabelInput(sample_id="s2", verdict="PASS"), replace=True)  # the repair
     assert library.labels.current("d")["s2"].version == 3 and library.labels.broken("d") == []
 
