@@ -293,10 +293,10 @@ class DatasetRepository:
                 return
             for idx, data in rows:
                 if skip is None or idx not in skip:
-                    yield idx, self._sample(dataset_id, idx, data)
+                    yield idx, self.stored_sample(dataset_id, idx, data)
             cursor = upper
 
-    def _sample(self, dataset_id: int, idx: int, data: str) -> Sample:
+    def stored_sample(self, dataset_id: int, idx: int, data: str) -> Sample:
         """A stored sample validated on read; one that does not validate (a teammate's or a hand
         edit's JSON) is a BrokenRowError naming the dataset, the sample and its author: a sentence."""
         try:

@@ -9,7 +9,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from studio.core.models import Sample
 from studio.core.outside import shown_time
-from studio.core.store.datasets import DatasetRecord
+from studio.core.store.datasets import DatasetRecord, DatasetRepository
 
 from ..context import AppContext
 from ..qt import QObject, Qt, QtCore
@@ -85,7 +85,8 @@ def load_sample(engine: Engine, dataset_id: int, idx: int) -> Sample | None:
     with engine.connect() as conn:
         row = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
             "SELECT data FROM samples WHERE dataset_id = ? AND idx = ?", (dataset_id, idx)).fetchone()
-    return Sample.model_validate_json(row[0]) if row else None
+    # validated as every stored sample is: one that does not validate is a sentence naming it
+    return DatasetRepository(engine).stored_sample(dataset_id, idx, row[0]) if row else None
 
 
 class SamplesModel(_HeaderedModel):
