@@ -293,3 +293,25 @@ def test_a_dataset_sample_or_provenance_that_does_not_validate_is_a_sentence(lib
     assert shown.returncode == 2 and "“d #1”" in shown.stderr and f"(written by {AUTHOR})" in shown.stderr
     assert "datasets delete d" in shown.stderr
     assert cli("datasets", "show", "other").returncode == 0  # the rest keeps working
+
+
+def test_a_label_whose_score_is_no_number_is_broken(tmp_path: Path) -> None:
+    """SQLite only (PostgreSQL's double precision refuses it when it is written): a stored score
+    that is no number is a broken label, named in the listing, the others still read."""
+    from studio.core.models.labels import LabelInput
+    from tests.conftest import run_cli
+
+    db = tmp_path / "scores.sqlite"
+    with Library.open(db) as library:
+        library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a") for i in (1, 2)])
+        library.labels.put_many("d", [LabelInput(sample_id="s1", score=0.5), LabelInput(sample_id="s2", score=1.0)])
+        with library.engine.begin() as conn:
+            conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, score, note, labeler, created_at)"
+                              " SELECT label_set_id, sample_id, 2, 'many', '', :a, created_at FROM labels"
+                              " WHERE sample_id = 's1'"), {"a": AUTHOR})
+        assert list(library.labels.current("d")) == ["s2"]
+        assert [b.ident for b in library.labels.broken("d")] == ["s1 v2"]
+    listed = run_cli("labels", "list", "--dataset", "d", "--json", db=db)
+    _no_bug(listed)
+    records = json.loads(listed.stdout)["labels"]
+    assert [(r.get("sample_id"), r.get("broken", False)) for r in records] == [("s2", False), (None, True)]
