@@ -13,6 +13,7 @@ from typing import Any
 from studio.core.models.labels import DEFAULT_KEY
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
+from .broken import say_broken
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -61,6 +62,8 @@ def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.agreement import agreement, suite_agreement
     from studio.core.engine.jury import juror_agreement
 
+    # labels that do not validate are left out of every report: each is named, with how to repair it
+    say_broken(app.library.labels.broken(app.library.runs.get(args.run_id).dataset, args.labels))
     if args.grader is None and app.library.runs.get(args.run_id).suite:
         reports = suite_agreement(app.library, args.run_id, args.labels, seed=args.seed)
         if args.json:

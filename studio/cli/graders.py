@@ -12,6 +12,7 @@ from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
 from studio.core.models.broken import BrokenRow
+from studio.core.outside import iso_time, shown_time
 from studio.core.safe_files import read_regular
 from studio.core.store.graders import GraderRecord
 
@@ -172,12 +173,12 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     if args.json:
         app.print_json([
             {"version": v.version, "action": v.action, "message": v.message, "author": v.author,
-             "created_at": v.created_at.isoformat(), "definition": dump_grader(v.definition)}
+             "created_at": iso_time(v.created_at), "definition": dump_grader(v.definition)}
             for v in versions
         ])
         return 0
     app.print_table(
-        [[v.version, v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
+        [[v.version, v.action, v.author, shown_time(v.created_at, "%Y-%m-%d %H:%M:%S"), v.message] for v in versions],
         ["VERSION", "ACTION", "AUTHOR", "CREATED (UTC)", "MESSAGE"],
     )
     for prev, cur in zip(versions, versions[1:], strict=False):

@@ -11,10 +11,14 @@ import sys
 from typing import Any
 
 from studio.core.datasets.label_files import label_record, read_labels, write_labels
-from studio.core.models.labels import DEFAULT_KEY
+from studio.core.models.broken import BrokenRow
+from studio.core.models.labels import DEFAULT_KEY, Label
+from studio.core.outside import iso_time, shown_time
 from studio.core.safe_files import open_text
+from studio.core.store.labels import broken_version
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .broken import broken_json, say_broken
 
 
 def _scale(text: str) -> tuple[float, float]:
@@ -71,32 +75,41 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
     library = app.library
     keys = library.labels.keys(args.dataset)
     current = library.labels.current(args.dataset, args.key)
+    broken = library.labels.broken(args.dataset, args.key)
     info = library.labels.info(args.dataset, args.key)
     if args.json:
         app.print_json({"dataset": args.dataset, "key": args.key, "keys": keys, "labelled": info.labelled,
                         "counts": info.counts, "scale": None if info.scale_min is None else
                         [info.scale_min, info.scale_max],
-                        "labels": [label_record(label) for label in current.values()]})
+                        "labels": [label_record(label) for label in current.values()]
+                        + [broken_json(row) for row in broken]})
         return 0
     print(f"label sets on {args.dataset}: {', '.join(keys) or 'none'}")
     print(f"{args.key}: {info.labelled} labelled  " + "  ".join(f"{k} {v}" for k, v in sorted(info.counts.items())))
     rows = [[label.sample_id, label.value, f"v{label.version}", label.labeler,
              label.note.replace("\n", " ")[:60]] for label in current.values()]
+    rows += [[row.key or row.ident, "BROKEN", f"v{broken_version(row)}", row.author, row.reason[:60]] for row in broken]
     app.print_table(rows, ["SAMPLE", "LABEL", "VERSION", "LABELER", "NOTE"])
+    say_broken(broken)
     return 0
 
 
 def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
     """Every version of one sample's label, oldest first, each with who labelled it (two
     reviewers of one sample are both kept: docs/team.md)."""
-    versions = app.library.labels.history(args.dataset, args.sample_id, args.key)
+    entries = app.library.labels.history_entries(args.dataset, args.sample_id, args.key)
+    broken = [entry for entry in entries if isinstance(entry, BrokenRow)]
     if args.json:
-        app.print_json([{**label_record(label), "created_at": label.created_at.isoformat()} for label in versions])
+        app.print_json([{**label_record(label), "created_at": iso_time(label.created_at)} if isinstance(label, Label)
+                        else broken_json(label) for label in entries])
         return 0
     rows = [[f"v{label.version}", "(cleared)" if label.cleared else label.value,
-             label.labeler, label.created_at.strftime("%Y-%m-%d %H:%M"), label.note.replace("\n", " ")[:60]]
-            for label in versions]
+             label.labeler, shown_time(label.created_at), label.note.replace("\n", " ")[:60]]
+            if isinstance(label, Label) else [f"v{broken_version(label)}", "BROKEN", label.author, "",
+                                              label.reason[:60]]
+            for label in entries]
     app.print_table(rows, ["VERSION", "LABEL", "LABELER", "CREATED (UTC)", "NOTE"])
+    say_broken(broken)
     return 0
 
 

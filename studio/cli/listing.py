@@ -9,17 +9,60 @@ file to create or migrate, a file sqlite cannot read) returns None and the full 
 
 from __future__ import annotations
 
+import json
 import sqlite3
-import sys
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
+
+from studio.core.outside import iso_time
+
+from .grader_shapes import SHAPES
 
 _FLAGS = frozenset({"--json", "--all", "--trash"})
 
 _QUERY = """SELECT g.key, g.kind, g.name, g.locked, g.deleted_at, g.current_version, g.updated_at
 FROM graders g JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version
 {where} ORDER BY g.kind, g.key"""
+
+#: the grader kinds this studio reads (grader_shapes.py, kept equal to the models by a test:
+#: importing the registry here would cost what this path saves)
+KINDS = tuple(SHAPES)
+
+# A row this path cannot vouch for (a teammate's, a hand edit's, another studio's): a current
+# version that is missing, not a JSON object, of a kind this studio does not know or of another
+# grader. One pass in SQLite's C JSON functions; any such row leaves the listing to the full CLI,
+# which validates every row and shows the broken ones BROKEN (docs/security.md).
+_SUSPECT = """SELECT g.key FROM graders g
+LEFT JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version
+WHERE v.grader_id IS NULL OR NOT json_valid(v.definition) OR json_type(v.definition) IS NOT 'object'
+OR g.kind NOT IN ({kinds}) OR json_extract(v.definition, '$.kind') IS NOT g.kind
+OR json_extract(v.definition, '$.key') IS NOT g.key LIMIT 1""".format(kinds=", ".join(f"'{k}'" for k in KINDS))
+_DEFINITIONS = """SELECT g.kind, v.definition FROM graders g
+JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version"""
+_JSON_TYPES = {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer", float: "number",
+               type(None): "null"}
+
+
+def vouched(kind: str, text: str) -> bool:
+    """Whether a stored definition has its kind's top-level shape (SHAPES): its required fields,
+    each field's JSON type, no field the kind refuses. Not a full validation (nested values are the
+    full CLI's), but a teammate's ``"function": 12`` is caught without importing pydantic."""
+    try:
+        definition = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    required, fields, closed = SHAPES[kind]
+    if not isinstance(definition, dict) or not set(required) <= definition.keys():
+        return False
+    for name, value in definition.items():
+        allowed = fields.get(name)
+        if allowed is None:
+            if closed:
+                return False
+        elif _JSON_TYPES.get(type(value)) not in allowed:
+            return False
+    return True
 
 
 def _parse(argv: Sequence[str]) -> tuple[str | None, set[str]] | None:
@@ -57,6 +100,9 @@ def lean_list(argv: Sequence[str]) -> int | None:
         try:
             if con.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
                 return None  # to migrate, or too new: the full path says so
+            if con.execute(_SUSPECT).fetchone() is not None or not all(
+                    vouched(kind, text) for kind, text in con.execute(_DEFINITIONS)):
+                return None  # a row to show BROKEN: the full CLI validates every row
             rows = con.execute(_QUERY.format(where=where)).fetchall()
         finally:
             con.close()
@@ -64,13 +110,11 @@ def lean_list(argv: Sequence[str]) -> int | None:
         return None
     from .app import CliApp
 
+    try:
+        records = [_record(row) for row in rows]
+    except _BadTime:  # a time that is no time: the full CLI shows that grader BROKEN
+        return None
     if "--json" in flags:
-        try:
-            records = [_record(row) for row in rows]
-        except _BadTime as bad:  # a row another program (or a teammate's tool) wrote: a sentence, exit 2
-            print(f"error: the library {path} holds grader {bad.key!r} with an unreadable time "
-                  f"{bad.value!r}: it was not written by Grader Studio", file=sys.stderr)
-            return 2
         CliApp.print_json(records)
     else:
         CliApp.print_table([table_row(key, kind, version, bool(locked), deleted is not None, name)
@@ -103,6 +147,6 @@ def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, na
 
 
 def grader_fields(key: str, kind: str, name: str, version: int, locked: bool, deleted: bool,
-                  updated_at: datetime) -> dict[str, Any]:
+                  updated_at: datetime | None) -> dict[str, Any]:
     return {"key": key, "kind": kind, "name": name, "version": version, "locked": locked,
-            "deleted": deleted, "updated_at": updated_at.isoformat()}
+            "deleted": deleted, "updated_at": iso_time(updated_at)}

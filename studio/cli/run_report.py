@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from studio.core.models import RunInfo
+from studio.core.outside import iso_time
 
 if TYPE_CHECKING:
     from studio.core.engine.sections import RunSections
@@ -37,8 +38,8 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
         "done": info.done,
         "counts": info.counts,
         "aggregates": aggregates,
-        "created_at": None if info.created_at is None else info.created_at.isoformat(),
-        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+        "created_at": iso_time(info.created_at),
+        "finished_at": iso_time(info.finished_at),
         # pairwise judges and juries: their own numbers, computed from the stored results
         **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},
     }

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.models import RunInfo
-from studio.core.outside import printable_json
+from studio.core.outside import printable_json, shown_time
 from studio.core.store.reports import iter_records, result_record, run_query
 from studio.core.store.results_query import (
     ResultFilter,
@@ -47,8 +47,8 @@ RUN_COLUMNS = (Column("RUN", right=True), Column("STATUS", colour=True), Column(
 
 
 def when(moment: datetime | None) -> str:
-    """A stored time as a listing shows it; None (a time the library could not read): "?"."""
-    return "?" if moment is None else moment.strftime("%Y-%m-%d %H:%M")
+    """A stored time as a listing shows it; None (a time the library could not read): "unknown time"."""
+    return shown_time(moment)
 
 
 def list_rows(infos: list[RunInfo]) -> list[list[Any]]:

@@ -30,7 +30,7 @@ from studio.core.engine import events
 from studio.core.engine.executors import make_executor
 from studio.core.engine.planning import plan_of
 from studio.core.engine.request import Checked, RunRequest, conclude
-from studio.core.engine.runner import Progress, RunOptions, execute_run
+from studio.core.engine.runner import Progress, RunOptions, conclude_unstarted, execute_run
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.models import RunInfo
 from studio.core.models.broken import BrokenRow
@@ -259,8 +259,12 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
     warn_if_degraded(app, args, stream)
     checked = request.check(app.library)
     info = request.start(app.library, checked)
-    _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
-             keep_going=args.keep_going or None, retry_errors=request.retry_errors)
+    try:  # the row exists: a sandbox, an executor or a plan that cannot start concludes it, never leaves it pending
+        _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
+                 keep_going=args.keep_going or None, retry_errors=request.retry_errors)
+    except BaseException as exc:
+        conclude_unstarted(app.library, info.id, exc, only_from=("pending",))  # execute_run concludes "running"
+        raise
     return Started(info.id, checked)
 
 

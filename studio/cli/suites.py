@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from studio.core.models.broken import BrokenRow
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
+from studio.core.outside import iso_time, shown_time
 from studio.core.safe_files import read_regular_text, write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
@@ -219,10 +220,10 @@ def cmd_versions(args: argparse.Namespace, app: CliApp) -> int:
     versions = app.library.suites.versions(args.key)
     if args.json:
         app.print_json([{"version": v.version, "action": v.action, "message": v.message, "author": v.author,
-                         "created_at": v.created_at.isoformat(), **v.definition.model_dump(mode="json")}
+                         "created_at": iso_time(v.created_at), **v.definition.model_dump(mode="json")}
                         for v in versions])
         return 0
-    app.print_table([[v.version, v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M"),
+    app.print_table([[v.version, v.action, v.author, shown_time(v.created_at),
                       ", ".join(v.definition.grader_keys()), v.message] for v in versions],
                     ["VERSION", "ACTION", "AUTHOR", "CREATED", "GRADERS", "MESSAGE"])
     return 0

@@ -29,10 +29,27 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "decode_outside", "json_text", "loads_outside", "printable", "printable_json",
-           "storable_json", "storable_text"]
+__all__ = ["MAX_DEPTH", "UNKNOWN_TIME", "decode_outside", "iso_time", "json_text", "loads_outside", "printable",
+           "printable_json", "shown_time", "storable_json", "storable_text"]
+
+#: how a stored time the library could not read (``Timestamp`` reads it as None) is shown
+UNKNOWN_TIME = "unknown time"
+
+
+def shown_time(moment: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """A stored time as a listing or the window shows it: every row's time is an outside value
+    (a teammate's hand edit, another studio's write) that may read as None, shown "unknown time"
+    instead of failing the whole listing."""
+    return UNKNOWN_TIME if moment is None else moment.strftime(fmt)
+
+
+def iso_time(moment: datetime | None) -> str | None:
+    """A stored time in JSON output: ISO 8601, or null when the library could not read it."""
+    return None if moment is None else moment.isoformat()
+
 
 #: levels of JSON kept from an outside value (a judge's answer is two or three deep)
 MAX_DEPTH = 64

@@ -21,6 +21,7 @@ from hostile_rows import (
 from sqlalchemy import text
 
 from studio.core.engine.runner import run_grader
+from studio.core.models import BuiltinGrader
 from studio.core.models.broken import BrokenRow, BrokenRowError
 from studio.core.models.thread import Sample
 from studio.core.store import Library
@@ -166,7 +167,7 @@ def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
         shown = run_cli(*args, db=db)
         _no_bug(shown)
         assert shown.returncode == 0, (args, shown.stderr)
-    assert "?" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
+    assert "unknown time" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
     assert run_cli("graders", "delete", "timeless", db=db).returncode == 0
 
 
@@ -198,3 +199,119 @@ def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_ur
     finally:
         target.close()
     _no_bug(run_cli("runs", "show", str(run_id), env={"GRADER_STUDIO_DB": pg_url}))
+
+
+def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path: Path) -> None:
+    """SQLite only: a grader version, a suite version and a label whose stored time is no time list
+    with "unknown time" (the time was read as None), in tables and JSON: never a traceback."""
+    from studio.core.models import BuiltinGrader
+    from studio.core.models.labels import LabelInput
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from tests.conftest import run_cli
+
+    db = tmp_path / "times.sqlite"
+    library = Library.open(db)
+    try:
+        library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+        library.suites.create(SuiteDefinition(key="s", graders=[SuiteMember(grader="g")]))
+        library.datasets.create("d", [Sample(id="s1", messages=[], completion="a", expected="a")])
+        library.labels.put("d", LabelInput(sample_id="s1", verdict="PASS"))
+        with library.engine.begin() as conn:
+            for table, owner in (("grader_versions", "grader_id"), ("suite_versions", "suite_id")):
+                conn.execute(text(f"INSERT INTO {table} ({owner}, version, action, definition, message, created_at,"
+                                  f" author) SELECT {owner}, 2, action, definition, '', 'yesterday', :a FROM {table}"),
+                             {"a": AUTHOR})
+            conn.execute(text("UPDATE graders SET current_version = 2"))
+            conn.execute(text("UPDATE suites SET current_version = 2"))
+            conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, note, labeler,"
+                              " created_at) SELECT label_set_id, sample_id, 2, 'FAIL', '', :a, 'some day'"
+                              " FROM labels"), {"a": AUTHOR})
+        assert library.graders.versions("g")[1].created_at is None
+        assert library.labels.history("d", "s1")[1].created_at is None
+    finally:
+        library.close()
+    for args in (("graders", "versions", "g"), ("suites", "versions", "s"), ("labels", "history", "s1", "--dataset", "d")):
+        shown = run_cli(*args, db=db)
+        _no_bug(shown)
+        assert shown.returncode == 0 and "unknown time" in shown.stdout, (args, shown.stderr)
+        as_json = run_cli(*args, "--json", db=db)
+        _no_bug(as_json)
+        assert as_json.returncode == 0 and None in [v["created_at"] for v in json.loads(as_json.stdout)]
+    exported = run_cli("labels", "export", "--dataset", "d", "--format", "jsonl", db=db)
+    _no_bug(exported)
+    assert exported.returncode == 0 and json.loads(exported.stdout.splitlines()[0])["created_at"] is None
+
+
+def test_a_label_that_does_not_validate_is_named_and_relabelling_repairs_it(  # type: ignore[no-untyped-def]
+        library: Library, cli) -> None:
+    """A teammate's label with a verdict this studio does not know is listed BROKEN with its labeller; the other labels,
+    the label history, the export and relabelling the sample keep working."""
+    from studio.core.models.labels import LabelInput
+
+    library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a", expected="a") for i in (1, 2)])
+    library.labels.put_many("d", [LabelInput(sample_id="s1", verdict="PASS"), LabelInput(sample_id="s2", verdict="FAIL")])
+    with library.engine.begin() as conn:
+        conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, score, note, labeler,"
+                          " created_at) SELECT label_set_id, sample_id, 2, :v, :s, '', :a, created_at FROM labels"
+                          " WHERE sample_id = 's2'"), {"v": "MAYBE", "s": None, "a": AUTHOR})
+    assert list(library.labels.current("d")) == ["s1"]
+    (broken,) = library.labels.broken("d")
+    assert broken.ident == "s2 v2" and broken.author == AUTHOR and broken.reason
+    listed = cli("labels", "list", "--dataset", "d")
+    _no_bug(listed)
+    assert listed.returncode == 0 and "s1" in listed.stdout and "BROKEN" in listed.stdout
+    assert f"“s2 v2” (written by {AUTHOR})" in listed.stderr and "again" in listed.stderr
+    history = cli("labels", "history", "s2", "--dataset", "d", "--json")
+    _no_bug(history)
+    assert [entry.get("broken", False) for entry in json.loads(history.stdout)] == [False, True]
+    exported = cli("labels", "export", "--dataset", "d")
+    _no_bug(exported)
+    assert exported.returncode == 0 and [json.loads(line)["sample_id"] for line in exported.stdout.splitlines()] == ["s1"]
+    library.graders.create(BuiltinGrader(key="g", function="exact_match"))
+    run = run_grader(library, "g", "d")
+    agreed = cli("agreement", str(run.id), "--json")
+    _no_bug(agreed)
+    assert agreed.returncode == 0 and json.loads(agreed.stdout)["n"] == 1 and "“s2 v2”" in agreed.stderr
+    library.labels.put("d", LabelInput(sample_id="s2", verdict="PASS"), replace=True)  # the repair
+    assert library.labels.current("d")["s2"].version == 3 and library.labels.broken("d") == []
+
+
+def test_a_dataset_sample_or_provenance_that_does_not_validate_is_a_sentence(library: Library, cli) -> None:  # type: ignore[no-untyped-def]
+    """A teammate's sample JSON that is no sample is named (dataset, sample, author, repair) when it
+    is read, exit 2, never a traceback; a provenance that is no JSON object leaves the listing working."""
+    library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a", expected="a") for i in range(3)])
+    library.datasets.create("other", [Sample(id="s", messages=[], completion="a", expected="a")])
+    with library.engine.begin() as conn:
+        conn.execute(text("UPDATE samples SET data = :d WHERE sample_id = 's1'"), {"d": json.dumps({"id": 5})})
+        conn.execute(text("UPDATE datasets SET provenance = 'not json', author = :a"), {"a": AUTHOR})
+    library.engine.dispose()
+    listed = cli("datasets", "list")
+    _no_bug(listed)
+    assert listed.returncode == 0 and "other" in listed.stdout and "d" in listed.stdout
+    shown = cli("datasets", "show", "d")
+    _no_bug(shown)
+    assert shown.returncode == 2 and "“d #1”" in shown.stderr and f"(written by {AUTHOR})" in shown.stderr
+    assert "datasets delete d" in shown.stderr
+    assert cli("datasets", "show", "other").returncode == 0  # the rest keeps working
+
+
+def test_a_label_whose_score_is_no_number_is_broken(tmp_path: Path) -> None:
+    """SQLite only (PostgreSQL's double precision refuses it when it is written): a stored score
+    that is no number is a broken label, named in the listing, the others still read."""
+    from studio.core.models.labels import LabelInput
+    from tests.conftest import run_cli
+
+    db = tmp_path / "scores.sqlite"
+    with Library.open(db) as library:
+        library.datasets.create("d", [Sample(id=f"s{i}", messages=[], completion="a") for i in (1, 2)])
+        library.labels.put_many("d", [LabelInput(sample_id="s1", score=0.5), LabelInput(sample_id="s2", score=1.0)])
+        with library.engine.begin() as conn:
+            conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, score, note, labeler, created_at)"
+                              " SELECT label_set_id, sample_id, 2, 'many', '', :a, created_at FROM labels"
+                              " WHERE sample_id = 's1'"), {"a": AUTHOR})
+        assert list(library.labels.current("d")) == ["s2"]
+        assert [b.ident for b in library.labels.broken("d")] == ["s1 v2"]
+    listed = run_cli("labels", "list", "--dataset", "d", "--json", db=db)
+    _no_bug(listed)
+    records = json.loads(listed.stdout)["labels"]
+    assert [(r.get("sample_id"), r.get("broken", False)) for r in records] == [("s2", False), (None, True)]

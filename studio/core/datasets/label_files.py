@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from pydantic import ValidationError
 
 from studio.core.models.labels import Label, LabelInput
+from studio.core.outside import iso_time
 from studio.core.safe_files import file_problem
 from studio.core.spreadsheet import CsvDictWriter
 
@@ -99,7 +100,7 @@ def read_labels(path: Path | str, known_ids: Iterable[str] | None = None) -> lis
 
 def label_record(label: Label) -> dict[str, Any]:
     return {"sample_id": label.sample_id, "label": label.verdict, "score": label.score, "note": label.note,
-            "labeler": label.labeler, "version": label.version, "created_at": label.created_at.isoformat()}
+            "labeler": label.labeler, "version": label.version, "created_at": iso_time(label.created_at)}
 
 
 def write_labels(items: Iterable[Label], out: TextIO, fmt: str = "jsonl", *, raw: bool = False) -> int:

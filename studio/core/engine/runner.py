@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from studio.core import saferegex
+from studio.core.errors import StudioError
 from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
@@ -127,6 +128,31 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
     cancel = cancel or threading.Event()
     # refuses a completed run (unless its errors are retried), or one another live process is grading
     library.runs.claim(run_id, reopen=retry_errors)
+    try:  # from here the row is this process's: every way out before grading concludes it
+        return _claimed(library, run_id, on_progress, cancel, keep_going, executor, retry_errors)
+    except BaseException as exc:
+        conclude_unstarted(library, run_id, exc, only_from=("running",))
+        raise
+
+
+def conclude_unstarted(library: Library, run_id: int, exc: BaseException, only_from: tuple[str, ...]) -> None:
+    """Conclude a run that stopped before or while grading: ``cancelled`` on Ctrl-C, else
+    ``failed`` with the sentence (a StudioError's) or the bug's name, so no run is left
+    ``pending``/``running`` by a process that gave up on it. ``only_from``: the statuses this
+    process may still move it from (a run that concluded meanwhile, or that another process
+    grades, is left as it is). Its tallies are kept when they can be read."""
+    status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed"
+    error = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
+    try:
+        threshold = RunOptions.model_validate(library.runs.get(run_id).settings).pass_threshold
+        aggregates: dict[str, Any] | None = library.runs.aggregates(run_id, threshold)
+    except Exception:  # a row that does not validate (or a library gone): its status still concludes
+        aggregates = None
+    library.runs.set_status(run_id, status, aggregates=aggregates, error=error, only_from=only_from)
+
+
+def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None, cancel: threading.Event,
+             keep_going: bool | None, executor: Executor | None, retry_errors: bool) -> RunInfo:
     info = library.runs.get(run_id)
     options = RunOptions.model_validate(info.settings)
     plan = plan_of(library, info, options.pass_threshold)
@@ -177,12 +203,7 @@ def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback 
             extra["retried"] = retried
         metrics = asyncio.run(grade(library, run_id, plan, ctx, pending, info.total, already,
                                     on_progress, cancel, streak, **extra))
-    except BaseException as exc:
-        library.runs.set_status(run_id, "cancelled" if isinstance(exc, KeyboardInterrupt) else "failed",
-                                aggregates=library.runs.aggregates(run_id, options.pass_threshold),
-                                error=f"{type(exc).__name__}: {exc}", only_from=("running",))
-        raise
-    finally:
+    finally:  # a failure is concluded by execute_run (conclude_unstarted)
         gc.unfreeze()
         if executor is not None:
             executor.close()

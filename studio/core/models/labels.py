@@ -48,7 +48,8 @@ class Label(BaseModel):
     score: float | None = None
     note: str = ""
     labeler: str = ""
-    created_at: datetime
+    #: None: a time the library could not read (a hand edit): shown "unknown time"
+    created_at: datetime | None
 
     @property
     def cleared(self) -> bool:

@@ -17,6 +17,7 @@ from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 
 from studio.core.models import Sample, SampleRow
+from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
@@ -37,13 +38,20 @@ class DatasetRecord(BaseModel):
     deleted_at: datetime | None
     #: None: the library holds a time that is no time (a hand edit of a SQLite file): unknown
     created_at: datetime | None
-    #: where a generated dataset's completions came from (engine/generate.py); None when imported
+    #: where a generated dataset's completions came from (engine/generate.py); None when imported,
+    #: or when what the library holds is not a JSON object (it only informs: the dataset still reads)
     provenance: dict[str, Any] | None = None
+    #: who imported it ("" when the library records none)
+    author: str = ""
 
     @field_validator("provenance", mode="before")
     @classmethod
     def _parse_provenance(cls, value: Any) -> Any:
-        return json.loads(value) if isinstance(value, str) else value
+        try:
+            parsed = json.loads(value) if isinstance(value, str) else value
+        except (ValueError, RecursionError):
+            return None
+        return parsed if parsed is None or isinstance(parsed, dict) else None
 
 
 _INSERT_SAMPLE = (
@@ -285,8 +293,20 @@ class DatasetRepository:
                 return
             for idx, data in rows:
                 if skip is None or idx not in skip:
-                    yield idx, Sample.model_validate_json(data)
+                    yield idx, self.stored_sample(dataset_id, idx, data)
             cursor = upper
+
+    def stored_sample(self, dataset_id: int, idx: int, data: str) -> Sample:
+        """A stored sample validated on read; one that does not validate (a teammate's or a hand
+        edit's JSON) is a BrokenRowError naming the dataset, the sample and its author: a sentence."""
+        try:
+            return Sample.model_validate_json(data)
+        except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+            record = self.by_id(dataset_id)
+            raise BrokenRowError(BrokenRow(
+                "dataset sample", f"{record.name} #{idx}", record.author, reason_of(exc),
+                f"import the dataset again (`grader-studio datasets import FILE --name {record.name} --replace`)"
+                f" or delete it (`grader-studio datasets delete {record.name}`)", record.name)) from None
 
     def iter_raw(self, dataset_id: int, *, offset: int = 0, limit: int | None = None,
                  skip: set[int] | None = None, page: int = 5000) -> Iterator[tuple[int, str, str]]:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, func, insert, select, text, update
 
+from studio.core.models.broken import BrokenRow, reason_of
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
 from studio.core.near_names import did_you_mean
 
@@ -176,7 +178,8 @@ class LabelRepository:
             for item in items:
                 if item.sample_id not in known:
                     raise NotFound(f"dataset {dataset!r} has no sample with id {item.sample_id!r}")
-            latest = self._latest(conn, set_id)
+            broken: dict[str, tuple[int, BrokenRow]] = {}
+            latest = self._latest(conn, set_id, broken)
             now = utcnow()
             rows = []
             refused: list[Refused] = []
@@ -185,16 +188,18 @@ class LabelRepository:
                 if previous is not None and (previous.verdict, previous.score, previous.note) == (
                         item.verdict, item.score, item.note):
                     continue
-                if previous is None and item.verdict is None and item.score is None:
+                if previous is None and item.sample_id not in broken and item.verdict is None and item.score is None:
                     continue  # clearing what was never labelled
                 author = item.labeler or labeler
                 seen = None if expected is None else expected.get(item.sample_id)
-                stale = seen is not None and seen != (previous.version if previous else 0)
+                # a label that does not validate counts as unlabelled, but its version is taken: the new one follows it
+                shown = previous.version if previous else broken.get(item.sample_id, (0, None))[0]
+                stale = seen is not None and seen != shown
                 someone_elses = previous is not None and not previous.cleared and previous.labeler != author
                 if stale or (someone_elses and not replace):
                     refused.append(Refused(item.sample_id, previous, seen))
                     continue
-                version = (previous.version if previous else 0) + 1
+                version = shown + 1
                 rows.append({"label_set_id": set_id, "sample_id": item.sample_id, "version": version,
                              "verdict": item.verdict, "score": item.score, "note": item.note,
                              "labeler": author, "created_at": now})
@@ -212,7 +217,10 @@ class LabelRepository:
                       expected=None if expected is None else {item.sample_id: expected})
         return self.current(dataset, key).get(item.sample_id)
 
-    def _latest(self, conn: Connection, set_id: int | None) -> dict[str, Label]:
+    def _latest(self, conn: Connection, set_id: int | None,
+                broken: dict[str, tuple[int, BrokenRow]] | None = None) -> dict[str, Label]:
+        """Each sample's newest label; one that does not validate is left out (the sample reads as
+        unlabelled) and, when ``broken`` is given, put there with its version."""
         if set_id is None:
             return {}
         newest = (select(labels.c.sample_id, func.max(labels.c.version).label("v"))
@@ -220,8 +228,22 @@ class LabelRepository:
         query = (select(labels).join(newest, (labels.c.sample_id == newest.c.sample_id)
                                      & (labels.c.version == newest.c.v))
                  .where(labels.c.label_set_id == set_id))
-        return {r.sample_id: Label(**{k: v for k, v in r._asdict().items()
-                                      if k in Label.model_fields}) for r in conn.execute(query)}
+        latest: dict[str, Label] = {}
+        for row in conn.execute(query):
+            label = _label(row)
+            if isinstance(label, Label):
+                latest[row.sample_id] = label
+            elif broken is not None:
+                broken[row.sample_id] = (row.version, label)
+        return latest
+
+    def broken(self, dataset: str, key: str = DEFAULT_KEY) -> list[BrokenRow]:
+        """The current labels that do not validate (a teammate's or a hand edit's verdict this studio
+        does not know, a score that is no number): listings name them, the rest reads as usual."""
+        with self._engine.connect() as conn:
+            found: dict[str, tuple[int, BrokenRow]] = {}
+            self._latest(conn, self._set_id(conn, dataset, key), found)
+        return [row for _, row in found.values()]
 
     def current(self, dataset: str, key: str = DEFAULT_KEY) -> dict[str, Label]:
         """Each labelled sample's newest label (cleared ones left out), by sample id."""
@@ -230,7 +252,12 @@ class LabelRepository:
             return {sid: label for sid, label in self._latest(conn, set_id).items() if not label.cleared}
 
     def history(self, dataset: str, sample_id: str, key: str = DEFAULT_KEY) -> list[Label]:
-        """Every version of one sample's label, oldest first."""
+        """Every version of one sample's label, oldest first (those that validate)."""
+        return [entry for entry in self.history_entries(dataset, sample_id, key) if isinstance(entry, Label)]
+
+    def history_entries(self, dataset: str, sample_id: str, key: str = DEFAULT_KEY) -> list[Label | BrokenRow]:
+        """Every version of one sample's label, oldest first; one that does not validate kept in its
+        place as a BrokenRow."""
         with self._engine.connect() as conn:
             set_id = self._set_id(conn, dataset, key)
             if set_id is None:
@@ -238,4 +265,19 @@ class LabelRepository:
             rows = conn.execute(select(labels).where(labels.c.label_set_id == set_id,
                                                      labels.c.sample_id == sample_id)
                                 .order_by(labels.c.version)).all()
-        return [Label(**{k: v for k, v in r._asdict().items() if k in Label.model_fields}) for r in rows]
+        return [_label(r) for r in rows]
+
+
+def broken_version(row: BrokenRow) -> int:
+    """The version of a broken label (its ident is ``sample vN``): the one a relabelling follows."""
+    return int(row.ident.rsplit(" v", 1)[1])
+
+
+def _label(row: Any) -> Label | BrokenRow:
+    """A stored label validated on read; one that does not validate a BrokenRow naming it."""
+    try:
+        return Label(**{k: v for k, v in row._asdict().items() if k in Label.model_fields})
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        return BrokenRow("label", f"{row.sample_id} v{row.version}", str(row.labeler or ""), reason_of(exc),
+                         f"label sample {row.sample_id} again (the window's label bar, or `grader-studio labels"
+                         " import --replace`): its new version replaces this one")

@@ -25,7 +25,7 @@ class ProbeRecord(BaseModel):
     dataset: str
     endpoint: str | None
     report: dict[str, Any]
-    created_at: datetime
+    created_at: datetime | None
 
 
 class ProbeReportRepository:

@@ -65,7 +65,8 @@ class VersionEntry(BaseModel, Generic[D]):
     version: int
     action: str
     message: str
-    created_at: datetime
+    #: None: a time the library could not read (a hand edit): shown "unknown time"
+    created_at: datetime | None
     definition: D
     #: who wrote it ("" for versions written before authors were recorded)
     author: str = ""

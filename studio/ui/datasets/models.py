@@ -8,7 +8,8 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from studio.core.models import Sample
-from studio.core.store.datasets import DatasetRecord
+from studio.core.outside import shown_time
+from studio.core.store.datasets import DatasetRecord, DatasetRepository
 
 from ..context import AppContext
 from ..qt import QObject, Qt, QtCore
@@ -67,7 +68,7 @@ class DatasetsModel(_HeaderedModel):
             return _RIGHT
         if role == _ROLE.ToolTipRole:
             made = "generated" if (record.provenance or {}).get("kind") == "generated" else "imported"
-            made_at = f"{record.created_at:%Y-%m-%d %H:%M}" if record.created_at else "at an unknown time"
+            made_at = f"at {shown_time(record.created_at)}"
             return (f"{record.name}: {record.sample_count:,} samples ({record.format})\n"
                     f"from {record.source or '?'}, {made} {made_at}")
         return None
@@ -84,7 +85,8 @@ def load_sample(engine: Engine, dataset_id: int, idx: int) -> Sample | None:
     with engine.connect() as conn:
         row = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
             "SELECT data FROM samples WHERE dataset_id = ? AND idx = ?", (dataset_id, idx)).fetchone()
-    return Sample.model_validate_json(row[0]) if row else None
+    # validated as every stored sample is: one that does not validate is a sentence naming it
+    return DatasetRepository(engine).stored_sample(dataset_id, idx, row[0]) if row else None
 
 
 class SamplesModel(_HeaderedModel):

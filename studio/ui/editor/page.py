@@ -14,6 +14,7 @@ from studio.core.checks import Check, check_definition, quick_checks
 from studio.core.graders.registry import kind_labels
 from studio.core.models import GraderDefinition
 from studio.core.models.definition import dump_grader
+from studio.core.outside import shown_time
 from studio.core.store.graders import GraderRecord
 from studio.core.store.versioned import lock_sentence
 
@@ -232,7 +233,7 @@ class GraderPage(QtWidgets.QWidget):
         state = "in the Trash" if record.deleted else (lock_sentence(record) if record.locked else "")
         self.subtitle.setText("  ·  ".join(p for p in (record.key, kind_labels().get(record.kind, record.kind),
                                                          f"v{record.current_version}", state,
-                                                         f"updated {record.updated_at:%Y-%m-%d}") if p))
+                                                         f"updated {shown_time(record.updated_at, '%Y-%m-%d')}") if p))
         self.title.set_tip(definition.description.strip())
         read_only = self.read_only
         self.banner.setVisible(record.locked or record.deleted)

@@ -12,6 +12,7 @@ import threading
 from typing import Any
 
 from studio.core.models import GraderDefinition, JudgeBase, JuryGrader
+from studio.core.outside import shown_time
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
@@ -214,7 +215,7 @@ class ReportCard(QtWidgets.QWidget):
                                 "(or run `grader-studio probe` on the command line).")
             return
         self.dataset.setCurrentText(record.dataset)
-        when = record.created_at.strftime("%Y-%m-%d %H:%M")
+        when = shown_time(record.created_at)
         self.show_report(record.report, f"Probed on {record.dataset} ({record.report.get('samples')} samples) "
                                         f"at {when} UTC, version {record.grader_version}"
                                         + (f", endpoint {record.endpoint}" if record.endpoint else ""))

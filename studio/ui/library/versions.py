@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from studio.core.models.files import to_yaml
+from studio.core.outside import shown_time
 from studio.core.store.graders import VersionRecord
 
 from ..editor.code_editor import monospace_font
@@ -120,7 +121,7 @@ class VersionsDialog(QtWidgets.QDialog):
         self.list.setRootIsDecorated(False)
         for v in reversed(versions):
             item = QtWidgets.QTreeWidgetItem([f"v{v.version}" + (" (current)" if v.version == current else ""),
-                                              v.action, v.author, v.created_at.strftime("%Y-%m-%d %H:%M"), v.message])
+                                              v.action, v.author, shown_time(v.created_at), v.message])
             item.setData(0, Qt.ItemDataRole.UserRole, v.version)
             self.list.addTopLevelItem(item)
         for col in range(4):

@@ -22,9 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from studio.core.models.broken import BrokenRow
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput, label_value
 from studio.core.store.authors import current_user
-from studio.core.store.labels import ReplaceRefused
+from studio.core.store.labels import ReplaceRefused, broken_version
 
 from ..messages import Messages, describe_error
 from ..qt import QtCore, QtGui, QtWidgets, Signal
@@ -60,6 +61,9 @@ class LabelTarget:
     sample_id: str
     key: str
     seen: Label | None
+    #: the newest version when it does not validate (a teammate's verdict this studio does not
+    #: know): shown as broken, and a new label follows it (that is its repair)
+    broken: BrokenRow | None = None
 
     @property
     def where(self) -> tuple[int, int, str, str, str]:
@@ -67,6 +71,8 @@ class LabelTarget:
 
     @property
     def version(self) -> int:
+        if self.broken is not None:
+            return broken_version(self.broken)
         return self.seen.version if self.seen is not None else 0
 
 
@@ -204,11 +210,14 @@ class Labeler(QtWidgets.QFrame):
 
     def _read(self, run_id: int, result_id: int, dataset: str, sample_id: str, key: str) -> LabelTarget | None:
         try:
-            history = self.ctx.library.labels.history(dataset, sample_id, key)
+            history = self.ctx.library.labels.history_entries(dataset, sample_id, key)
         except Exception as exc:
             self.current.setText(describe_error(exc))
             return None
-        return LabelTarget(run_id, result_id, dataset, sample_id, key, history[-1] if history else None)
+        newest = history[-1] if history else None
+        if isinstance(newest, BrokenRow):
+            return LabelTarget(run_id, result_id, dataset, sample_id, key, None, newest)
+        return LabelTarget(run_id, result_id, dataset, sample_id, key, newest)
 
     def _set_target(self, target: LabelTarget | None, note: str = "") -> None:
         self.target = target
@@ -221,7 +230,8 @@ class Labeler(QtWidgets.QFrame):
             run = self.view.run_id
             text = NOTHING if run is None else f"Run #{run}: {NOTHING[0].lower()}{NOTHING[1:]}"
         else:
-            text = f"Run #{target.run_id} · {target.sample_id} · {target.key}: {label_text(target.seen)}"
+            shown = f"broken: {target.broken.sentence()}" if target.broken is not None else label_text(target.seen)
+            text = f"Run #{target.run_id} · {target.sample_id} · {target.key}: {shown}"
             if target.seen is not None and not target.seen.cleared:
                 self.note.setText(target.seen.note)
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.models import RunInfo
+from studio.core.outside import shown_time
 
 from ..context import AppContext
 from ..qt import QObject, Qt, QtCore, Signal
@@ -90,7 +91,7 @@ class RunsModel(QtCore.QAbstractTableModel):
             return (
                 str(info.id), info.status, info.label, info.dataset,
                 f"{info.done:,}/{info.total:,}", "" if mean is None else f"{mean:.3f}",
-                info.created_at.strftime("%Y-%m-%d %H:%M") if info.created_at else "unknown time",
+                shown_time(info.created_at),
             )[col]
         if role == _ROLE.ForegroundRole and col == 1:
             return status_colour(info.status)

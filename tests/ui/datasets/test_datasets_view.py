@@ -164,3 +164,21 @@ def test_samples_are_paged_not_loaded(qtbot, app_ctx) -> None:  # type: ignore[n
     view.select_sample(4999)
     assert "q4999" in view.thread.toPlainText()
     assert view.samples.materialised_rows() <= 600
+
+
+def test_a_sample_that_does_not_validate_is_named_and_the_rest_browse(qtbot, app_ctx) -> None:  # type: ignore[no-untyped-def]
+    """A teammate's sample JSON that is no sample: the browser names it (dataset, sample, repair)
+    where the thread would be, and the other samples still show."""
+    from sqlalchemy import text
+
+    app_ctx.library.datasets.create("d", [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"q{i}")])
+                                          for i in range(3)])
+    with app_ctx.library.engine.begin() as conn:
+        conn.execute(text("UPDATE samples SET data = :d WHERE sample_id = 's1'"), {"d": json.dumps({"id": 5})})
+    view = make_view(qtbot, app_ctx)
+    view.select_dataset("d")
+    view.select_sample(1)
+    shown = view.thread.toPlainText()
+    assert "“d #1”" in shown and "is broken" in shown and "datasets delete d" in shown
+    view.select_sample(2)
+    assert "q2" in view.thread.toPlainText()

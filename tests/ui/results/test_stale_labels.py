@@ -291,3 +291,23 @@ def test_a_yes_given_after_the_sample_went_away_writes_nothing(qtbot: Any, view:
     _bens_label_stands(library)
     assert set(library.labels.current("d")) == {"s2"}
     assert "s4" in view.labeler.current.text() and "nothing labelled" in view.labeler.current.text()
+
+
+def test_a_broken_label_is_shown_broken_and_labelling_repairs_it(qtbot: Any, view: ResultsView) -> None:
+    """A teammate's newest label of s2 with a verdict this studio does not know: the bar names it
+    broken (with its author) instead of showing the older label, and a key press labels past it."""
+    from sqlalchemy import text
+
+    library = view.ctx.library
+    with library.engine.begin() as conn:
+        conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, note, labeler, created_at)"
+                          " SELECT label_set_id, sample_id, 2, 'MAYBE', '', 'mallory', created_at FROM labels"))
+    view.select_row(1)
+    view.select_row(2)
+    shown = view.labeler.current.text()
+    assert "broken" in shown and "s2 v2" in shown and "mallory" in shown and "FAIL (v1, ben)" not in shown
+    view.table.setFocus()
+    qtbot.keyClick(view.table, Key.Key_P)
+    qtbot.waitUntil(lambda: "s2" in library.labels.current("d"), timeout=10_000)
+    label = library.labels.current("d")["s2"]
+    assert (label.version, label.verdict, label.labeler) == (3, "PASS", "me") and library.labels.broken("d") == []
