@@ -59,8 +59,9 @@ def test_help_and_version_import_no_command_module(flag: str) -> None:
     ours = [m for m in modules if m == "studio" or m.startswith("studio.")]
     # output: the guard every printed line passes (no workflow command smuggled in, no escape
     # sequence obeyed: docs/security.md), and outside, the stdlib-only boundary it shows text through
-    assert ours == ["studio", "studio.cli", "studio.cli.app", "studio.cli.listing", "studio.cli.output",
-                    "studio.core", "studio.core.errors", "studio.core.outside"]
+    # (grader_shapes: the lean listing's table of each kind's fields, plain data with no import)
+    assert ours == ["studio", "studio.cli", "studio.cli.app", "studio.cli.grader_shapes", "studio.cli.listing",
+                    "studio.cli.output", "studio.core", "studio.core.errors", "studio.core.outside"]
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
     assert "run a grader or a suite" in done.stdout or flag == "--version"
 
