@@ -72,6 +72,22 @@ def served(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
         server.server_close()
 
 
+def send_json(handler: http.server.BaseHTTPRequestHandler, reply: bytes, status: int = 200) -> None:
+    """A hand-written endpoint's answer: ``reply`` as a JSON body."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(reply)))
+    handler.end_headers()
+    handler.wfile.write(reply)
+
+
+def without_proxy_variables(monkeypatch: Any) -> None:
+    """No proxy variable leaks into a test from the machine (each test sets the ones it means)."""
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+
+
 def cancelled_after(library: Library, run_id: int, done: int) -> Any:
     """Grade run ``run_id`` until ``done`` samples are stored, then cancel it (as the window's
     Cancel does); the run as it was left."""

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_helpers import add_endpoint, qa
+from judge_helpers import add_endpoint, qa, without_proxy_variables
 from net_servers import JudgeLog, ProxyLog, ThreadServer, forward_proxy, naming_judge
 
 from studio.cli import main
@@ -20,15 +20,12 @@ from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 
 KEY_VAR = "REPAIR_CLI_API_KEY"
-PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
 
 
 @pytest.fixture(autouse=True)
 def no_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test sets the proxy variables it means; none leak in from the machine."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    without_proxy_variables(monkeypatch)
 
 
 def cli(db_path: Path, *args: str) -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from hostile_text import nested_text
-from judge_helpers import cancelled_after, qa, served
+from judge_helpers import cancelled_after, qa, send_json, served
 
 from studio.core.engine.runner import RunOptions, start_run
 from studio.core.models import BinaryJudge
@@ -61,11 +61,7 @@ class Hostile(http.server.BaseHTTPRequestHandler):
             reply = json.dumps({"id": "x", "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
                                                         "finish_reason": "stop"}],
                                 "usage": {"prompt_tokens": 5, "completion_tokens": 3}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        send_json(self, reply)
 
     def log_message(self, *args: object) -> None:
         pass

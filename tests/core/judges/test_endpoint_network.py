@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_helpers import library_bytes, qa
+from judge_helpers import library_bytes, qa, without_proxy_variables
 from net_servers import (
     JudgeLog,
     ProxyLog,
@@ -36,15 +36,11 @@ from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
 
-PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy", "no_proxy")
-
 
 @pytest.fixture(autouse=True)
 def no_proxy_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test sets the proxy variables it means; none leak in from the machine."""
-    for name in PROXY_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    without_proxy_variables(monkeypatch)
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
 
