@@ -45,14 +45,17 @@ def test_only_the_studios_own_annotations_pass() -> None:
     assert out.getvalue() == "::warning title=t::sample 1: bad\n"
 
 
-def test_a_grader_error_prints_no_command(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_grader_error_prints_no_command(tmp_path: Path) -> None:
+    # a child process: the sandbox's mode is read once per process, from its PATH
+    from tests.conftest import run_cli
+
     path = tmp_path / "evil.py"
     path.write_text(f"async def grade(thread):\n    raise ValueError({SMUGGLED!r})\n")
     # without bubblewrap (CI's second pass hides it) the CLI refuses grader code before running it:
     # the refusal is what shows, and it too must print no command
     runs = shutil.which("bwrap") is not None
     for args in (("validate", str(path)), ("graders", "create", str(path))):
-        result = cli(*args)
+        result = run_cli(*args, db=tmp_path / "library.sqlite")
         shown = result.stdout + result.stderr
         if runs:
             assert "pwned" in shown, result  # the error is shown ...
