@@ -69,11 +69,11 @@ def test_settings_endpoint_proxy_ca_bundle_and_azure_fields(
 ) -> None:
     """The proxy, CA bundle and Azure api-version fields are saved on the endpoint, shown again,
     and a Test on a wrong port says what went wrong in words, with the route it took."""
+    from judge_helpers import without_proxy_variables
+
     from studio.core.store.endpoints import EndpointRepository
 
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    without_proxy_variables(monkeypatch)
     dialog = window.settings()
     qtbot.addWidget(dialog)
     page = dialog.endpoints

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from judge_helpers import qa
+from judge_helpers import qa, without_proxy_variables
 from net_servers import JudgeLog, ThreadServer, naming_judge
 
 from studio.cli import main
@@ -23,9 +23,7 @@ KEY = "sk-alice-window-3c8e1f0a92"
 def alice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(USER_ENV, "alice")
     monkeypatch.setenv("JUDGE_API_KEY", KEY)
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    without_proxy_variables(monkeypatch)
 
 
 def moved_by_bob(ctx: Any, monkeypatch: pytest.MonkeyPatch, first: str, second: str) -> None:

@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from judge_helpers import qa
+from judge_helpers import qa, without_proxy_variables
 from net_servers import JudgeLog, ProxyLog, ThreadServer, forward_proxy, make_ca, naming_judge
 
 from studio.cli import main
@@ -41,9 +41,7 @@ def db_path(any_db: Path | str) -> Path | str:
 def alice(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(USER_ENV, "alice")
     monkeypatch.setenv("JUDGE_API_KEY", KEY)
-    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
-        monkeypatch.delenv(name, raising=False)
-        monkeypatch.delenv(name.upper(), raising=False)
+    without_proxy_variables(monkeypatch)
 
 
 def as_bob(monkeypatch: pytest.MonkeyPatch, library: Library, **changes: object) -> None:
