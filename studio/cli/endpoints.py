@@ -17,6 +17,7 @@ from studio.core.judges.http.credentials import (
     set_keyring_key,
 )
 from studio.core.judges.http.probe import apply_probe, probe_endpoint
+from studio.core.judges.http.providers import provider_of
 from studio.core.judges.http.proxies import describe_route
 from studio.core.judges.http.tls import TrustStoreError, ssl_context
 from studio.core.models.broken import BrokenRow
@@ -25,6 +26,21 @@ from studio.core.store.endpoint_trust import key_variable_problem, pending, plai
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
+
+
+class _ProviderNames:
+    """``--kind``'s choices, read from the provider registry only when the option is checked or
+    shown (building the parser imports no provider)."""
+
+    def __contains__(self, name: object) -> bool:
+        from studio.core.judges.http.providers import provider_names
+
+        return name in provider_names()
+
+    def __iter__(self) -> Any:
+        from studio.core.judges.http.providers import provider_names
+
+        return iter(provider_names())
 
 
 def key_source(config: EndpointConfig) -> str:
@@ -97,7 +113,7 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     prices = ("" if config.price_input is None and config.price_output is None else
               f", USD per 1M tokens: {config.price_input} in, {config.price_output} out"
               + ("" if config.price_cached_input is None else f", {config.price_cached_input} cached in"))
-    model = "deployment" if config.kind == "azure" else "model"
+    model = provider_of(config).model_word
     print(
         f"endpoint {config.name}: {config.kind} {config.base_url} {model} {config.model} (key: {key_source(config)}){prices}"
     )
@@ -230,7 +246,7 @@ def register(sub: Any) -> None:
         "--base-url", required=True, help="e.g. http://127.0.0.1:8080/v1 (llama.cpp, vLLM, Ollama)"
     )
     p.add_argument("--model", required=True)
-    p.add_argument("--kind", choices=["openai", "anthropic", "azure"], default="openai",
+    p.add_argument("--kind", choices=_ProviderNames(), default="openai",
                    help="openai: any OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter); "
                         "azure: Azure OpenAI (--model is the deployment, --api-version required)")
     p.add_argument("--api-version", help="Azure OpenAI's api-version, e.g. 2024-10-21 (kind azure)")

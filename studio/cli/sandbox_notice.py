@@ -13,20 +13,14 @@ import sys
 from typing import Any
 
 from studio.core.kinds import get_kind
+from studio.core.models.common import walk
 
 from .app import CliApp, CliError
 
 
 def _kinds(definition: Any) -> set[str]:
-    """The kinds of this grader and of every component of a composite."""
-    found: set[str] = set()
-    todo = [definition]
-    while todo:
-        grader = todo.pop()
-        found.add(grader.kind)
-        if grader.kind == "composite":
-            todo.extend(c.grader for c in grader.components)
-    return found
+    """The kinds of this grader and of every grader inside it (``walk``)."""
+    return {grader.kind for grader in walk(definition)}
 
 
 def _runs_code(definition: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import string
 
+from studio.core.kinds import ByKind
 from studio.core.models import (
     BuiltinGrader,
     CompositeGrader,
@@ -36,40 +37,71 @@ def check_definition(definition: GraderDefinition, *, execute: bool = True) -> l
     problems = definition.problems()  # a stored definition from before a rule (models/common.STORED)
     checks = [Check(name="definition", status="failed", message=problem) for problem in problems] or [
         Check(name="definition", status="passed", message=f"{definition.kind} grader {definition.key!r}")]
-    if isinstance(definition, FunctionGrader):
-        checks.extend(validate(definition.source, definition.contract, function_name=definition.function_name,
-                               execute=execute))
-    elif isinstance(definition, JavascriptGrader) and execute:
-        checks.extend(check_javascript(definition.source, definition.form, definition.function_name, definition.origin))
-    elif isinstance(definition, RangeJudge):
-        gaps = definition.subrange_gaps()
-        if definition.subrange_expectations and gaps:
-            checks.append(Check(name="subranges", status="warning",
-                                message=f"no subrange expectation describes score(s) {gaps}"))
-        elif definition.subrange_expectations:
-            checks.append(Check(name="subranges", status="passed", message="the subranges cover the range"))
-    elif isinstance(definition, BuiltinGrader) and definition.function in ("regex_match", "regex_extract"):
-        extract = definition.function == "regex_extract"
-        pattern = definition.options.pattern if extract else definition.options.reference
-        if extract and not pattern:
-            checks.append(Check(name="pattern", status="failed", message="regex_extract needs options.pattern"))
-        elif pattern is not None:
-            try:
-                re.compile(pattern)
-                checks.append(Check(name="pattern", status="passed", message="the pattern compiles"))
-            except re.error as exc:
-                checks.append(Check(name="pattern", status="failed", message=f"invalid regular expression: {exc}"))
-    elif isinstance(definition, LetterJudge):
-        checks.append(_letter_template(definition))
-    elif isinstance(definition, CompositeGrader):
-        if not any(c.weight > 0 for c in definition.components) and definition.mode == "weighted":
-            checks.append(Check(name="weights", status="failed",
-                                message="a weighted composite needs at least one positive weight"))
-        for component in definition.components:
-            for sub in check_definition(component.grader, execute=execute):
-                if sub.name != "definition":
-                    checks.append(sub.model_copy(update={"name": f"{component.label}: {sub.name}"}))
+    own = _CHECKS.of(definition)
+    if own is not None:
+        checks.extend(own(definition, execute))
     return checks
+
+
+#: the checks of each kind beyond its definition's own rules, keyed by kind (``kinds.ByKind``)
+_CHECKS: ByKind[list[Check]] = ByKind("definition checks")
+
+
+@_CHECKS.on(FunctionGrader)
+def _function_checks(definition: FunctionGrader, execute: bool) -> list[Check]:
+    return list(validate(definition.source, definition.contract, function_name=definition.function_name,
+                         execute=execute))
+
+
+@_CHECKS.on(JavascriptGrader)
+def _javascript_checks(definition: JavascriptGrader, execute: bool) -> list[Check]:
+    if not execute:
+        return []
+    return list(check_javascript(definition.source, definition.form, definition.function_name, definition.origin))
+
+
+@_CHECKS.on(RangeJudge)
+def _range_checks(definition: RangeJudge, execute: bool) -> list[Check]:
+    gaps = definition.subrange_gaps()
+    if definition.subrange_expectations and gaps:
+        return [Check(name="subranges", status="warning", message=f"no subrange expectation describes score(s) {gaps}")]
+    if definition.subrange_expectations:
+        return [Check(name="subranges", status="passed", message="the subranges cover the range")]
+    return []
+
+
+@_CHECKS.on(BuiltinGrader)
+def _builtin_checks(definition: BuiltinGrader, execute: bool) -> list[Check]:
+    if definition.function not in ("regex_match", "regex_extract"):
+        return []
+    extract = definition.function == "regex_extract"
+    pattern = definition.options.pattern if extract else definition.options.reference
+    if extract and not pattern:
+        return [Check(name="pattern", status="failed", message="regex_extract needs options.pattern")]
+    if pattern is None:
+        return []
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        return [Check(name="pattern", status="failed", message=f"invalid regular expression: {exc}")]
+    return [Check(name="pattern", status="passed", message="the pattern compiles")]
+
+
+@_CHECKS.on(CompositeGrader)
+def _composite_checks(definition: CompositeGrader, execute: bool) -> list[Check]:
+    checks = []
+    if not any(c.weight > 0 for c in definition.components) and definition.mode == "weighted":
+        checks.append(Check(name="weights", status="failed", message="a weighted composite needs at least one positive weight"))
+    for component in definition.components:
+        for sub in check_definition(component.grader, execute=execute):
+            if sub.name != "definition":
+                checks.append(sub.model_copy(update={"name": f"{component.label}: {sub.name}"}))
+    return checks
+
+
+@_CHECKS.on(LetterJudge)
+def _letter_checks(definition: LetterJudge, execute: bool) -> list[Check]:
+    return [_letter_template(definition)]
 
 
 def _letter_template(judge: LetterJudge) -> Check:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from studio.core.errors import StudioError
 
@@ -117,9 +117,17 @@ class GraderKind(Protocol):
     def calls_note(self) -> str: ...
     @property
     def pairs(self) -> bool: ...
+    @property
+    def lanes(self) -> frozenset[str]: ...
+    @property
+    def preview(self) -> Callable[[Any, Sample], Any] | None: ...
+    @property
+    def render(self) -> Callable[[Any, Sample], Any] | None: ...
 
     @property
     def is_judge(self) -> bool: ...
+    @property
+    def probed(self) -> bool: ...
     @property
     def score_bounds(self) -> tuple[float, float] | None: ...
 
@@ -154,6 +162,13 @@ class Kind:
     ``calls_note``: said by the dry run's estimate when the number of calls a sample makes depends on
     what the judge answers (a pre-built judge's claims), so the count is an assumption.
     ``pairs``: it grades two answers to one input, so the window offers it a dataset of pairs.
+    ``probes``: bias probes measure it (engine/probes.py, the window's report card); None: every
+    prompt judge is probed, and nothing else.
+    ``render(grader, sample)``: the calls a kind that is no prompt judge makes, rendered without
+    making them (a reward server's request; a composite's or a jury's parts', ``judges.render.render_parts``).
+    ``lanes``: the ways the engine may hand its scorer the samples (``studio.core.scoring.LANES``):
+    parsed samples always; a scorer declares which of the kind's lanes it takes for a definition
+    (``Scorer.lanes``), and ``graders.registry.make_scorer`` refuses one that claims more.
     The scores a kind can give (``score_bounds``) are its model's ``SCORE_BOUNDS`` (models/common.py),
     since the store checks suite thresholds against them and sits below this module.
     """
@@ -180,6 +195,9 @@ class Kind:
     label_scale: Callable[[Any], tuple[float, float]] | None = None
     calls_note: str = ""
     pairs: bool = False
+    render: Callable[[Any, Sample], Any] | None = None
+    probes: bool | None = None
+    lanes: frozenset[str] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
         declared = self.model.model_fields.get("kind")
@@ -196,6 +214,11 @@ class Kind:
         return self.preview is not None
 
     @property
+    def probed(self) -> bool:
+        """Bias probes measure it: a prompt judge, or a kind that says so (a jury)."""
+        return self.is_judge if self.probes is None else self.probes
+
+    @property
     def score_bounds(self) -> tuple[float, float] | None:
         """The scores a grader of this kind gives (None: any finite number): its model's
         ``SCORE_BOUNDS``, the one place the store's suite checks read it too."""
@@ -205,6 +228,52 @@ class Kind:
         """What export target ``platform`` does with this kind; None when the kind does not name it
         (the target then refuses it)."""
         return self.platforms.get(platform)
+
+
+# ---- behaviour written per kind outside the kind's module -------------------------------------
+
+R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def kind_of(model: type[GraderBase]) -> str:
+    """The kind name a definition model declares (its ``kind`` field's default)."""
+    declared = model.model_fields.get("kind")
+    if declared is None or not isinstance(declared.default, str):
+        raise TypeError(f"{model.__name__} declares no kind")
+    return declared.default
+
+
+class ByKind(Generic[R]):
+    """What a layer above the kinds does per kind (a platform's writer, a definition check, a
+    window's panel): a table keyed by the kind's name, each row registered with the model classes it
+    takes (``@table.on(BinaryJudge, RangeJudge)``). It replaces ``isinstance`` ladders over the
+    models: a kind is found by its name, and a kind no row names is the caller's ``None`` (a new
+    kind adds its own row, or the caller's default applies)."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.rows: dict[str, Callable[..., R]] = {}
+
+    def on(self, *models: type[GraderBase]) -> Callable[[F], F]:
+        def register(fn: F) -> F:
+            for model in models:
+                name = kind_of(model)
+                if name in self.rows and self.rows[name] is not fn:
+                    raise TypeError(f"{self.what}: kind {name!r} has two rows")
+                self.rows[name] = fn
+            return fn
+        return register
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self.rows
+
+    def of(self, grader: GraderBase) -> Callable[..., R] | None:
+        """The row for ``grader``'s kind, or None."""
+        return self.rows.get(grader.kind)
+
+    def kinds(self) -> list[str]:
+        return list(self.rows)
 
 
 # ---- the registry ------------------------------------------------------------------------------

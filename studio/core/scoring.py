@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from studio.core.models import GraderDefinition, Outcome, Sample
 
@@ -70,18 +70,50 @@ class GradingContext:
             bridge.close()
 
 
+#: the ways the engine hands a scorer its samples. Every scorer takes parsed samples
+#: (``score_batch``); a scorer declares the others it takes in ``lanes`` (within what its kind's
+#: descriptor declares, ``Kind.lanes``), and the engine calls those methods directly:
+#: ``values``: parsed samples, a plain score returned as a float (``score_values``);
+#: ``raw``: (sample id, stored JSON) pairs, never parsed in the studio (``score_raw_batch``);
+#: ``rows``: (idx, sample id, stored JSON) triples straight to the store's result rows (``score_raw_rows``);
+#: ``texts``: (idx, sample id, completion, expected, JSON) text rows (``score_texts``).
+LANES = ("samples", "values", "raw", "rows", "texts")
+Lane = Literal["samples", "values", "raw", "rows", "texts"]
+SAMPLES: frozenset[Lane] = frozenset({"samples"})
+
+
+class LaneNotDeclared(NotImplementedError):
+    """The engine called a lane the scorer does not declare: a bug in the engine or the scorer."""
+
+
 @runtime_checkable
 class Scorer(Protocol):
+    """What the engine calls on every scorer, without probing: the lanes a scorer takes are
+    declared (``lanes``), and every lane's method exists (``ScorerBase`` refuses an undeclared one)."""
+
     #: samples per ``score_batch`` call; ``None`` means the whole dataset at once (MKA1 batch contract)
     batch_size: int | None
     #: batches the engine keeps in flight at once
     parallel_batches: int
+    #: the lanes this scorer takes, for this definition ("samples" always)
+    lanes: frozenset[Lane]
+    #: see ``ScorerBase`` for each
+    io_bound: bool
+    min_batch: int
+    first_batch: int | None
+    per_sample: bool
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]: ...
 
-    # Optional (see ``ScorerBase``): a scorer whose ``accepts_raw_json`` is true also has
-    # ``async score_raw_batch(rows: Sequence[tuple[str, str]]) -> list[Outcome]`` taking
-    # (sample id, stored sample JSON) pairs, and the engine then never parses the samples.
+    async def score_values(self, samples: Sequence[Sample]) -> list[float | Outcome]: ...
+
+    async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]: ...
+
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]: ...
+
+    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]: ...
+
+    def calls_in_flight(self) -> int | None: ...
 
     def run_metrics(self) -> dict[str, float]:
         """Run-level metrics the grader reported (MKA1 ``grade_batch`` ``metrics``), else {}."""
@@ -94,12 +126,12 @@ ScorerFactory = Callable[[GraderDefinition, GradingContext], Scorer]
 
 
 class ScorerBase:
-    """Defaults for the optional parts of the protocol."""
+    """Defaults for the protocol: parsed samples only; a lane's method a scorer does not declare
+    in ``lanes`` raises ``LaneNotDeclared``."""
 
     batch_size: int | None = 64
     parallel_batches: int = 1
-    #: true when ``score_raw_batch`` grades samples from their stored JSON (the engine's raw lane)
-    accepts_raw_json: bool = False
+    lanes: frozenset[Lane] = SAMPLES
     #: true when a sample's time is spent waiting on a server (judges), not computing: the engine then
     #: keeps ``batch_size`` x ``parallel_batches`` samples in flight instead of sizing batches by time
     io_bound: bool = False
@@ -119,6 +151,23 @@ class ScorerBase:
     def calls_in_flight(self) -> int | None:
         """Calls waiting on a server right now (shown in the progress), or None when not applicable."""
         return None
+
+    async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
+        raise LaneNotDeclared(f"{type(self).__name__} grades no parsed samples")
+
+    async def score_values(self, samples: Sequence[Sample]) -> list[float | Outcome]:
+        """Parsed samples, a plain score as a float (the ``values`` lane); by default ``score_batch``'s
+        outcomes, so a suite may call it on every scorer that takes parsed samples."""
+        return list(await self.score_batch(samples))
+
+    async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]:
+        raise LaneNotDeclared(f"{type(self).__name__} does not declare the raw lane")
+
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+        raise LaneNotDeclared(f"{type(self).__name__} does not declare the rows lane")
+
+    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
+        raise LaneNotDeclared(f"{type(self).__name__} does not declare the texts lane")
 
     def run_metrics(self) -> dict[str, float]:
         return {}

@@ -21,11 +21,11 @@ from fractions import Fraction
 from typing import Any
 
 from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
-from studio.core.judges.kinds import prompt_judges
+from studio.core.judges.http.providers import provider_of
 from studio.core.judges.scorer import make_scorer as make_judge_scorer
 from studio.core.judges.tokens import counter_for
 from studio.core.kinds import get_kind
-from studio.core.models import CompositeGrader, GraderDefinition
+from studio.core.models import GraderDefinition, walk
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext
 from studio.core.store import Library
@@ -131,7 +131,7 @@ class Recorder:
 
     def answer(self, client: Any, path: str, payload: dict[str, Any]) -> Any:
         config: EndpointConfig = client.config
-        counter = counter_for(str(payload.get("model") or client.model), config.kind)
+        counter = counter_for(str(payload.get("model") or client.model), provider_of(config).openai_encodings)
         messages = list(payload.get("messages") or [])
         if payload.get("system"):  # Anthropic's system prompt travels beside the messages
             messages.insert(0, {"role": "system", "content": payload["system"]})
@@ -142,12 +142,7 @@ class Recorder:
             est.max_completion_tokens += int(payload.get("max_tokens") or 0)
             est.method = counter.method
         text = _reply_text(payload)
-        if config.kind == "anthropic":
-            return {"content": [{"type": "text", "text": text}], "usage": {}}
-        logprobs = None
-        if payload.get("logprobs"):
-            logprobs = {"content": [{"token": text, "logprob": 0.0, "top_logprobs": [{"token": text, "logprob": 0.0}]}]}
-        return {"choices": [{"message": {"role": "assistant", "content": text}, "logprobs": logprobs}], "usage": {}}
+        return provider_of(config).answer(text, bool(payload.get("logprobs")))
 
 
 def _schema_of(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -188,12 +183,11 @@ def _reply_text(payload: dict[str, Any]) -> str:
 
 
 def judge_parts(definition: GraderDefinition) -> Iterator[GraderDefinition]:
-    """The judges inside a grader (itself, a composite's judge components, recursively)."""
-    if isinstance(definition, CompositeGrader):
-        for component in definition.components:
-            yield from judge_parts(component.grader)
-    elif getattr(definition, "kind", None) in prompt_judges():
-        yield definition
+    """The prompt judges inside a grader (itself, a composite's components, a jury's jurors,
+    recursively: ``walk``)."""
+    for part in walk(definition):
+        if get_kind(part.kind).is_judge:
+            yield part
 
 
 def endpoints_of(library: Library, definition: GraderDefinition, run_endpoint: str | None) -> list[EndpointConfig]:

@@ -41,6 +41,7 @@ from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import EndpointCallError
+from studio.core.judges.http.providers import provider_of
 from studio.core.models import Sample, SampleRow
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.near_names import first_free
@@ -255,7 +256,7 @@ def estimate(library: Library, settings: GenerationSettings, *, name: str | None
     planned, pending = plan(library, settings, config, done)
     jobs = list(pending)
     model = settings.model or config.model
-    counter = counter_for(model, config.kind)
+    counter = counter_for(model, provider_of(config).openai_encodings)
     bound = settings.max_tokens or config.max_tokens or DEFAULT_TOKENS
     prompt = sum(counter.count_messages([m.model_dump() for m in job.request.messages]) for job in jobs)
     return GenerationEstimate(calls=len(jobs), already_stored=planned - len(jobs), prompt_tokens=prompt,

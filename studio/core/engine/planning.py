@@ -143,4 +143,5 @@ def plan_of(library: Library, info: RunInfo, pass_threshold: float) -> RunPlan:
     composite = suite.get("composite")
     parsed = parse_grader(composite) if composite else None
     return RunPlan(graders, overall=str(suite.get("overall") or "none"),
+                   # a stored suite's overall composite, narrowed where it is read back (a boundary, not a kind ladder)
                    composite=parsed if isinstance(parsed, CompositeGrader) else None, pass_threshold=pass_threshold)

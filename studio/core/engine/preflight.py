@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from studio.core.judges.http.credentials import unset_key_variable
 from studio.core.judges.http.proxies import ProxyError, proxy_for, scheme_hint
-from studio.core.models import CompositeGrader, GraderDefinition, JudgeBase, JuryGrader
+from studio.core.models import GraderDefinition, walk
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library, LibraryError
 
@@ -38,28 +38,20 @@ class KeyNotSet(LibraryError):
 
 def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
     """The endpoint name each part of the grader asks for (None: "the library's only one")."""
-    stack = [definition]
-    while stack:
-        grader = stack.pop()
-        if isinstance(grader, CompositeGrader):
-            stack.extend(c.grader for c in grader.components)
-        elif isinstance(grader, JuryGrader):
-            stack.extend(j.grader for j in grader.jurors)
-        elif isinstance(grader, JudgeBase):
-            yield grader.endpoint
-        elif grader.kind == "function" and getattr(grader, "model_access", False):
-            yield getattr(grader, "endpoint", None)
+    for grader in walk(definition):
+        yield from grader.own_endpoints()
 
 
 def check_run_configuration(library: Library, definition: GraderDefinition, endpoint: str | None) -> None:
     """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint,
     or an endpoint's key variable is not set (``check_keys``).
 
-    A jury is the one grader built to outlive a judge that is down: its run is refused only when
-    fewer jurors than its quorum could answer (the others are marked per sample, as at run time)."""
+    A grader with a quorum (a jury) is built to outlive a part that is down: its run is refused only
+    when fewer parts than its quorum could answer (the others are marked per sample, as at run time)."""
     configs = check_keys(library, definition, endpoint)
-    if isinstance(definition, JuryGrader):
-        _check_jury(library, definition, endpoint)
+    needed = definition.parts_needed()
+    if needed is not None:
+        _check_quorum(library, definition, needed, endpoint)
         return
     for config in configs:
         check_reachable(config)
@@ -80,19 +72,19 @@ def check_keys(library: Library, definition: GraderDefinition, endpoint: str | N
     return list(configs.values())
 
 
-def _check_jury(library: Library, jury: JuryGrader, endpoint: str | None) -> None:
+def _check_quorum(library: Library, jury: GraderDefinition, needed: int, endpoint: str | None) -> None:
     down: list[str] = []
     reasons: dict[str, str] = {}
-    for juror in jury.jurors:
+    jurors = list(zip(jury.part_labels(), jury.parts(), strict=True))
+    for label, part in jurors:
         try:
-            check_run_configuration(library, juror.grader, endpoint)
+            check_run_configuration(library, part, endpoint)
         except EndpointUnreachable as exc:
-            down.append(juror.label)
-            reasons.setdefault(str(exc), juror.label)
-    needed = jury.needed
-    if len(jury.jurors) - len(down) < needed:
+            down.append(label)
+            reasons.setdefault(str(exc), label)
+    if len(jurors) - len(down) < needed:
         first = next(iter(reasons))
-        raise EndpointUnreachable(f"only {len(jury.jurors) - len(down)} of {len(jury.jurors)} jurors "
+        raise EndpointUnreachable(f"only {len(jurors) - len(down)} of {len(jurors)} jurors "
                                   f"can be reached, fewer than the quorum of {needed} "
                                   f"(unreachable: {', '.join(down)}): {first}")
 

@@ -31,12 +31,10 @@ from studio.core import stats
 from studio.core.errors import StudioError
 from studio.core.graders.registry import make_scorer
 from studio.core.graders.text import normalize
+from studio.core.kinds import get_kind
 from studio.core.models import (
     GraderDefinition,
-    JudgeBase,
-    JuryGrader,
     Outcome,
-    PairwiseJudge,
     Sample,
 )
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide_outcome, verdict_in
@@ -99,8 +97,7 @@ def with_padding(grader: GraderDefinition, sample: Sample) -> Sample | None:
     """The completion under judgement padded (answer A for a pairwise judge); None when no
     padding paragraph is free of the sample's reference."""
     reference = reference_of(sample)
-    if isinstance(grader, PairwiseJudge) and grader.answer_a != "completion":
-        source = grader.answer_a
+    if (source := grader.judged_field()) != "completion":
         metadata, fields = dict(sample.metadata), dict(sample.fields)
         place = metadata if source in metadata else fields
         text = padded(str(place.get(source) or ""), reference)
@@ -275,18 +272,18 @@ class ProbeRunner:
 
 def check_probes(grader: GraderDefinition, names: Sequence[str]) -> list[str]:
     """The probes asked for, refused by one sentence when one cannot apply to this judge."""
-    if not isinstance(grader, (JudgeBase, JuryGrader)):
+    if not get_kind(grader.kind).probed:
         raise ProbeError(f"{grader.key} is a {grader.kind} grader; bias probes measure LLM judges and juries")
     unknown = [n for n in names if n not in PROBES]
     if unknown:
         raise ProbeError(f"unknown probe {unknown[0]!r}; choose from {', '.join(PROBES)}")
-    if "position" in names and not isinstance(grader, PairwiseJudge):
+    if "position" in names and not get_kind(grader.kind).pairs:
         raise ProbeError(f"the position probe needs a pairwise judge; {grader.key} is a {grader.kind}")
     return list(dict.fromkeys(names))
 
 
 def default_probes(grader: GraderDefinition) -> list[str]:
-    return [p for p in PROBES if p != "position" or isinstance(grader, PairwiseJudge)]
+    return [p for p in PROBES if p != "position" or get_kind(grader.kind).pairs]
 
 
 def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequence[str] | None = None, *,

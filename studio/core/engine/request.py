@@ -319,20 +319,14 @@ def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: 
 
 
 def _judge_endpoints(definition: Any) -> Iterator[str | None]:
-    """The endpoint each prompt judge in a grader names (None: the run's, or the library's only
-    one): the grader itself, a composite's components, a jury's jurors. Read from the models alone,
-    so a run's start imports no other kind (tests/cli/test_startup_imports.py)."""
-    from studio.core.models import CompositeGrader, JudgeBase
-    from studio.core.models.panels import JuryGrader
+    """The endpoint each part of a grader calls with the user's key (None: the run's, or the
+    library's only one): a prompt judge's, a model-backed function's, a composite's or a jury's
+    parts' (``walk``). Read from the models alone, so a run's start imports no other kind
+    (tests/cli/test_startup_imports.py)."""
+    from studio.core.models.common import walk
 
-    if isinstance(definition, CompositeGrader):
-        for component in definition.components:
-            yield from _judge_endpoints(component.grader)
-    elif isinstance(definition, JuryGrader):
-        for juror in definition.jurors:
-            yield from _judge_endpoints(juror.grader)
-    elif isinstance(definition, JudgeBase):
-        yield definition.endpoint
+    for grader in walk(definition):
+        yield from grader.own_endpoints()
 
 
 def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:

@@ -347,32 +347,31 @@ class _Slots:
         self.plan = plan
         self.scorers = scorers
         self.keys = {p.slot: p.key for p in plan.graders}
-        self.raw_ok = [bool(getattr(sc, "accepts_raw_json", False)) and hasattr(sc, "score_raw_batch")
-                       for sc in self.scorers]
+        self.raw_ok = ["raw" in sc.lanes for sc in self.scorers]
         one = self.scorers[0]
         self.single = not plan.suite
         #: the text lane: every scorer compares a sample's completion and expected columns (built-in
         #: checks), so no sample's JSON is read or parsed, and a suite's checks share the one read
-        self.texts = all(getattr(sc, "text_lane", False) for sc in self.scorers)
+        self.texts = all("texts" in sc.lanes for sc in self.scorers)
         #: the raw lane: stored JSON rows, never parsed here (a suite always reads them raw)
         self.raw: bool | str = TEXTS if self.texts else self.raw_ok[0] if self.single else True
         # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
         # sandboxed function grader), so no Outcome is built per sample on the way to the database
-        self.rows_lane = self.single and self.raw is True and hasattr(one, "score_raw_rows")
+        self.rows_lane = self.single and self.raw is True and "rows" in one.lanes
         self.needs_parsed = not self.single and not self.texts and not all(self.raw_ok)
         sizes = [sc.batch_size for sc in self.scorers]
         self.batch_size = None if None in sizes else min(x for x in sizes if x is not None)
         self.parallel = max(1, max(sc.parallel_batches for sc in self.scorers))
-        self.io_bound = any(getattr(sc, "io_bound", False) for sc in self.scorers)
-        self.min_batch = max(getattr(sc, "min_batch", 1) for sc in self.scorers)
-        firsts = [f for sc in self.scorers if (f := getattr(sc, "first_batch", None)) is not None]
+        self.io_bound = any(sc.io_bound for sc in self.scorers)
+        self.min_batch = max(sc.min_batch for sc in self.scorers)
+        firsts = [f for sc in self.scorers if (f := sc.first_batch) is not None]
         self.first_batch = min(firsts) if firsts else None
         #: every scorer that waits on a server grades sample by sample (ScorerBase.per_sample): hand
         #: out one sample a call, as many calls at once as the batches held, so results (and the
         #: progress) come back one by one; the other scorers of a suite then grade one sample a call
         #: too (microseconds, beside a server's answer)
         self.one_by_one = self.io_bound and self.batch_size is not None and all(
-            getattr(sc, "per_sample", False) for sc in self.scorers if getattr(sc, "io_bound", False))
+            sc.per_sample for sc in self.scorers if sc.io_bound)
 
     @classmethod
     async def open(cls, plan: RunPlan, ctx: GradingContext) -> _Slots:
@@ -389,7 +388,7 @@ class _Slots:
         return cls(plan, scorers)
 
     def in_flight(self) -> int | None:
-        counts = [n for sc in self.scorers if (n := getattr(sc, "calls_in_flight", lambda: None)()) is not None]
+        counts = [n for sc in self.scorers if (n := sc.calls_in_flight()) is not None]
         return sum(counts) if counts else None
 
     def metrics(self) -> dict[str, float]:
@@ -415,11 +414,11 @@ class _Slots:
     async def _grade_one(self, run_id: int, batch: list[Any]) -> list[tuple[Any, ...]]:
         scorer = self.scorers[0]
         if self.rows_lane:
-            return await scorer.score_raw_rows(run_id, batch)  # type: ignore[attr-defined]
+            return await scorer.score_raw_rows(run_id, batch)
         if self.texts:
             return await self._grade_texts(run_id, batch)
         if self.raw:
-            outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])  # type: ignore[attr-defined]
+            outcomes = await scorer.score_raw_batch([(sid, data) for _, sid, data in batch])
             keyed = [(i, sid) for i, sid, _ in batch]
         else:
             outcomes = await scorer.score_batch([s for _, s in batch])
@@ -433,7 +432,7 @@ class _Slots:
         row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})``, as ``ok_row``);
         each sample's time is its share of the batch's (a check takes well under a microsecond)."""
         began = time.perf_counter()
-        values = await self.scorers[0].score_texts(batch)  # type: ignore[attr-defined]
+        values = await self.scorers[0].score_texts(batch)
         if len(values) != len(batch):
             raise RuntimeError(f"{type(self.scorers[0]).__name__} returned {len(values)} outcomes for "
                                f"{len(batch)} samples")
@@ -460,11 +459,11 @@ class _Slots:
             outcomes: list[Any]
             with saferegex.budget_scope(self.keys[slot]):  # this grader's share of the run's budget
                 if self.texts:
-                    outcomes = await scorer.score_texts(  # type: ignore[attr-defined]
+                    outcomes = await scorer.score_texts(
                         batch if len(wanted) == len(batch) else [batch[k] for k in wanted])
                 elif self.raw_ok[slot]:
-                    outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])  # type: ignore[attr-defined]
-                elif hasattr(scorer, "score_values"):  # plain scores as floats: no Outcome built for them
+                    outcomes = await scorer.score_raw_batch([(batch[k][1], batch[k][2]) for k in wanted])
+                elif "values" in scorer.lanes:  # plain scores as floats: no Outcome built for them
                     outcomes = await scorer.score_values([parsed[k] for k in wanted])
                 else:
                     outcomes = await scorer.score_batch([parsed[k] for k in wanted])
@@ -488,7 +487,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
                  streak: FailureStreak | None = None, *, kept: WrittenTallies | None = None,
                  retried: dict[int, dict[int, Outcome]] | None = None) -> dict[str, float]:
     """``pending(raw)`` opens the samples to grade: (idx, Sample) pairs, or (idx, sample id, stored
-    JSON) rows when ``raw`` (a scorer with ``accepts_raw_json``: the raw lane; every suite).
+    JSON) rows when ``raw`` (a scorer declaring the ``raw`` lane; every suite).
     ``kept``: adds up the rows as they are written (engine/written_tally.py). ``retried``: the
     errored samples graded again, with a suite's graders that did not err (those are kept)."""
     slots = await _Slots.open(plan, ctx)

@@ -26,7 +26,7 @@ from studio.core.graders.text import ascii_printable, first_number, normalize, t
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
-from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
 
 from .jsregex import translate as translate_js
 
@@ -360,7 +360,7 @@ class BuiltinScorer(ScorerBase):
         self._check = text_check(grader)
         #: the engine hands it (idx, sample id, completion, expected, JSON) rows (``score_texts``):
         #: no sample's JSON parsed unless it has no completion (store/run_inputs.py)
-        self.text_lane = self._check is not None
+        self.lanes = SAMPLES | {"values", "texts"} if self._check is not None else SAMPLES | {"values"}
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return [score_sample(self.grader, s) for s in samples]
@@ -371,7 +371,7 @@ class BuiltinScorer(ScorerBase):
 
     async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
         """``score_values`` over (idx, sample id, completion, expected, JSON or None) rows
-        (``text_lane``); a sample without a completion is parsed from its JSON and scored whole."""
+        (the ``texts`` lane); a sample without a completion is parsed from its JSON and scored whole."""
         check = self._check
         assert check is not None
         subs = list(map(_COMPLETION, rows))
@@ -393,4 +393,5 @@ def make_scorer(grader: BuiltinGrader, ctx: GradingContext) -> BuiltinScorer:
 KIND = Kind(kind="builtin", cluster=True, model=BuiltinGrader, family="rule", rank=20, icon=("mdi6.function-variant", "#2f8a5b"),
     platforms={name: NATIVE for name in ("hud", "inspect", "letta", "openai", "promptfoo")} | {
         "adaptive": refused("Adaptive has no built-in comparisons; convert the grader to a function grader")}, label="Built-in", scorer=f"{__name__}:make_scorer", editor="form",
+            lanes=frozenset({"samples", "values", "texts"}),
             starter={"function": "exact_match", "options": {"normalize": True}})

@@ -62,9 +62,9 @@ class PanelScorer(ScorerBase):
         sizes = [s.batch_size for s in self.scorers]
         self.batch_size = None if None in sizes else min(s for s in sizes if s is not None)
         self.parallel_batches = min(s.parallel_batches for s in self.scorers)
-        self.io_bound = any(getattr(s, "io_bound", False) for s in self.scorers)
+        self.io_bound = any(s.io_bound for s in self.scorers)
         #: a panel of per-sample parts grades each sample on its own too (a jury of judges)
-        self.per_sample = all(getattr(s, "per_sample", False) for s in self.scorers)
+        self.per_sample = all(s.per_sample for s in self.scorers)
 
     def calls_in_flight(self) -> int | None:
         counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]
@@ -84,7 +84,7 @@ class PanelScorer(ScorerBase):
 
 class CompositeScorer(PanelScorer):
     def __init__(self, grader: CompositeGrader, ctx: GradingContext) -> None:
-        super().__init__([c.grader for c in grader.components], ctx)
+        super().__init__(grader.parts(), ctx)
         self.grader = grader
         self.names = unique_names([c.label for c in grader.components])
 
@@ -141,7 +141,14 @@ def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer
     return CompositeScorer(grader, ctx)
 
 
-KIND = Kind(kind="composite", cluster=True, model=CompositeGrader, family="combine", rank=10, icon=("mdi6.layers-triple-outline", "#0f7c8c"),
+def render_composite(grader: CompositeGrader, sample: Sample) -> Any:
+    """Every call inside a composite, each labelled with its component (``render_parts``)."""
+    from studio.core.judges.render import render_parts
+
+    return render_parts(grader, [c.label for c in grader.components], sample)
+
+
+KIND = Kind(kind="composite", render=render_composite, cluster=True, model=CompositeGrader, family="combine", rank=10, icon=("mdi6.layers-triple-outline", "#0f7c8c"),
     platforms={name: NATIVE for name in ("hud", "openai", "promptfoo")} | {
         "adaptive": refused("an Adaptive grader holds one scoring rule; combine graders in a recipe instead")}, label="Composite", scorer=f"{__name__}:make_scorer", starter={"components": [
     {"name": "exact", "weight": 1.0,

@@ -32,4 +32,5 @@ async def grade(thread):
 
 KIND = Kind(kind="function", sandboxed=True, cluster=True, model=FunctionGrader, family="function", rank=0, icon=("mdi6.language-python", "#3b6fb6"),
     platforms={name: NATIVE for name in ("adaptive", "hud", "inspect", "letta", "mka1", "openai", "promptfoo")}, label="Function", scorer=f"{__name__}:make_scorer", editor="function",
+            lanes=frozenset({"samples", "raw", "rows"}),
             starter={"source": FUNCTION_SOURCE, "contract": "adaptive"})

@@ -67,7 +67,7 @@ def payload(grader: JavascriptGrader, sample: Sample) -> dict[str, Any]:
 
 class JavascriptScorer(ScorerBase):
     batch_size = BATCH_SIZE
-    first_batch = 1
+    first_batch: int | None = 1
 
     def __init__(self, grader: JavascriptGrader, ctx: GradingContext, settings: SandboxSettings | None = None) -> None:
         self.grader = grader

@@ -54,7 +54,7 @@ class JuryScorer(PanelScorer):
     concurrency limit; ``combine`` is the jury's verdict on one sample."""
 
     def __init__(self, grader: JuryGrader, ctx: GradingContext) -> None:
-        super().__init__([j.grader for j in grader.jurors], ctx)
+        super().__init__(grader.parts(), ctx)
         self.grader = grader
         self.names = grader.juror_names()
         self.io_bound = True  # jurors are judges: their calls wait on servers, not on a core
@@ -127,7 +127,15 @@ def jury_elsewhere(label: str) -> str:
             "letter judges; otherwise export its jurors one by one")
 
 
-KIND = Kind(kind="jury", model=JuryGrader, family="combine", rank=20, icon=("mdi6.account-group-outline", "#0f7c8c"),
+def render_jury(grader: JuryGrader, sample: Any) -> Any:
+    """Every juror's calls, labelled with the juror (``render_parts``)."""
+    from studio.core.judges.render import render_parts
+
+    return render_parts(grader, grader.juror_names(), sample,
+                        [f"the jurors are asked concurrently; {grader.aggregation} decides"])
+
+
+KIND = Kind(kind="jury", render=render_jury, probes=True, model=JuryGrader, family="combine", rank=20, icon=("mdi6.account-group-outline", "#0f7c8c"),
     platforms={"hud": approximated("HUD's combine of the jurors' LLMJudgeGraders (weighted by the jurors' weights)"),
                "inspect": NATIVE}, elsewhere=jury_elsewhere, label="Jury", scorer=f"{__name__}:make_scorer", starter={
     "aggregation": "majority",

@@ -33,7 +33,13 @@ def factory_for(kind: str) -> ScorerFactory:
 
 
 def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> Scorer:
-    return factory_for(grader.kind)(grader, ctx)
+    """The scorer of ``grader``; the lanes it takes are among those its kind declares (``Kind.lanes``),
+    so the engine may call each of them directly."""
+    scorer = factory_for(grader.kind)(grader, ctx)
+    undeclared = set(scorer.lanes) - set(get_kind(grader.kind).lanes)
+    if undeclared:
+        raise TypeError(f"the {grader.kind} scorer takes lanes its kind does not declare: {', '.join(sorted(undeclared))}")
+    return scorer
 
 
 def kind_labels() -> dict[str, str]:

@@ -140,11 +140,24 @@ class ExternalScorer(ScorerBase):
 
 
 def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer:
-    if not isinstance(grader, ExternalEndpoint):
+    if not isinstance(grader, ExternalEndpoint):  # the factory's boundary: narrows what the registry hands it
         raise TypeError(f"{grader.kind} is not an external endpoint")
     return ExternalScorer(grader, ctx)
 
 
-KIND = Kind(kind="external_endpoint", model=ExternalEndpoint, family="endpoint", rank=0, icon=("mdi6.web", "#c0392b"),
+def render_request(grader: ExternalEndpoint, sample: Sample) -> Any:
+    """The JSON the reward server would receive for ``sample`` (the designer's preview)."""
+    import json
+
+    from studio.core.judges.http.chat import user
+    from studio.core.judges.render import RenderedCall, RenderedPrompt
+
+    completion = extracted_completion(grader, sample) if grader.extractor else None
+    body = json.dumps(score_payload(sample, completion), indent=2, ensure_ascii=False)
+    call = RenderedCall(label=f"POST {grader.url.rstrip('/')}/score", messages=[user(body)])
+    return RenderedPrompt(kind=grader.kind, calls=[call], notes=["a reward server receives JSON, not a prompt"])
+
+
+KIND = Kind(kind="external_endpoint", render=render_request, model=ExternalEndpoint, family="endpoint", rank=0, icon=("mdi6.web", "#c0392b"),
     platforms={"adaptive": NATIVE}, label="External endpoint", scorer=f"{__name__}:make_scorer", editor="form",
             starter={"url": "http://127.0.0.1:8766"})

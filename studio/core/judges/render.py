@@ -6,15 +6,15 @@ keystroke. Raises ``TemplateError``/``UnknownVariable`` with a message naming wh
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from studio.core.judges.http.chat import ChatMessage, user
+from studio.core.judges.http.chat import ChatMessage
 from studio.core.judges.http.errors import JudgeError
-from studio.core.judges.kinds import prompt_judges
-from studio.core.judges.variables import extracted_completion
-from studio.core.models import CompositeGrader, ExternalEndpoint, GraderBase, JuryGrader, Sample
+from studio.core.kinds import get_kind
+from studio.core.models import GraderBase, Sample
 
 
 class RenderedCall(BaseModel):
@@ -55,45 +55,32 @@ class RenderedPrompt(BaseModel):
         return "\n".join(out).rstrip() + "\n"
 
 
+def _renderer(grader: GraderBase) -> Callable[[Any, Sample], RenderedPrompt] | None:
+    """How the grader's kind renders its calls: a prompt judge's ``preview``, else the kind's
+    ``render`` (a reward server's request, a composite's or a jury's parts'), else None."""
+    kind = get_kind(grader.kind)
+    return kind.preview or kind.render
+
+
 def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
-    kind = getattr(grader, "kind", "")
-    if isinstance(grader, ExternalEndpoint):
-        from studio.core.judges.external import score_payload
-
-        completion = extracted_completion(grader, sample) if grader.extractor else None
-        body = json.dumps(score_payload(sample, completion), indent=2, ensure_ascii=False)
-        call = RenderedCall(label=f"POST {grader.url.rstrip('/')}/score", messages=[user(body)])
-        return RenderedPrompt(
-            kind=kind, calls=[call], notes=["a reward server receives JSON, not a prompt"]
-        )
-    if isinstance(grader, CompositeGrader):
-        return _render_composite(grader, sample)
-    if isinstance(grader, JuryGrader):  # every juror's calls, labelled with the juror
-        calls = [call.model_copy(update={"label": f"{name}: {call.label}"})
-                 for name, juror in zip(grader.juror_names(), grader.jurors, strict=True)
-                 for call in render_prompt(juror.grader, sample).calls]
-        return RenderedPrompt(kind=grader.kind, calls=calls,
-                              notes=[f"the jurors are asked concurrently; {grader.aggregation} decides"])
-    module = prompt_judges().get(kind)
-    if module is None:
-        raise JudgeError(f"a {kind or type(grader).__name__} grader has no judge prompt to render")
-    return module.preview(grader, sample)
+    show = _renderer(grader)
+    if show is None:
+        raise JudgeError(f"a {grader.kind} grader has no judge prompt to render")
+    rendered: RenderedPrompt = show(grader, sample)
+    return rendered
 
 
-def _render_composite(grader: CompositeGrader, sample: Sample) -> RenderedPrompt:
-    """Every judge inside a composite, each call labelled with its component."""
+def render_parts(grader: GraderBase, labels: Sequence[str], sample: Sample, notes: Sequence[str] = ()) -> RenderedPrompt:
+    """The calls of every part of a grader that combines others (``GraderBase.parts``), each
+    labelled with its part's label; a part that calls nothing (a built-in check) is left out."""
     calls: list[RenderedCall] = []
-    notes: list[str] = []
-    for component in grader.components:
-        inner = component.grader
-        if inner.kind not in prompt_judges() and not isinstance(
-            inner, (ExternalEndpoint, CompositeGrader)
-        ):
+    said = list(notes)
+    for label, part in zip(labels, grader.parts(), strict=True):
+        if _renderer(part) is None:
             continue
-        rendered = render_prompt(inner, sample)
-        for call in rendered.calls:
-            calls.append(call.model_copy(update={"label": f"{component.label}: {call.label}"}))
-        notes.extend(f"{component.label}: {note}" for note in rendered.notes)
+        rendered = render_prompt(part, sample)
+        calls.extend(call.model_copy(update={"label": f"{label}: {call.label}"}) for call in rendered.calls)
+        said.extend(f"{label}: {note}" for note in rendered.notes)
     if not calls:
-        raise JudgeError("this composite grader has no judge inside: there is no prompt to render")
-    return RenderedPrompt(kind=grader.kind, calls=calls, notes=notes)
+        raise JudgeError(f"this {grader.kind} grader has no judge inside: there is no prompt to render")
+    return RenderedPrompt(kind=grader.kind, calls=calls, notes=said)

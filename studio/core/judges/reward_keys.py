@@ -88,6 +88,7 @@ def secret_requests(
     """A sentence per imported grader that names a secret no endpoint of the library answers."""
     said = []
     for grader in graders:
+        # an imported definition (an outside value) narrowed at its boundary: only a reward server names a secret
         if isinstance(grader, ExternalEndpoint) and grader.api_key_env:
             if library is not None and bound_endpoint(library, grader.url) is not None:
                 continue

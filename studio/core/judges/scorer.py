@@ -17,7 +17,7 @@ from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.trace import Trace
 from studio.core.kinds import prompt_judge
-from studio.core.models import GraderDefinition, JudgeBase, Outcome, RubricJudge, Sample
+from studio.core.models import GraderDefinition, JudgeBase, Outcome, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
 from studio.core.store.endpoints import EndpointRepository
@@ -36,10 +36,7 @@ def open_client(
     if ctx.concurrency:  # --concurrency asks for that many calls in flight, within the endpoint's limit
         config = config.model_copy(update={"max_concurrency": min(ctx.concurrency, config.max_concurrency)})
     overridden = bool(ctx.endpoint) and ctx.endpoint != grader.endpoint
-    retries = timeout = None
-    if isinstance(grader, RubricJudge):
-        retries = grader.max_retries if "max_retries" in grader.model_fields_set else None
-        timeout = grader.timeout if "timeout" in grader.model_fields_set else None
+    retries, timeout = grader.call_limits()
     return JudgeClient(
         config,
         api_key=resolve_api_key(config),
@@ -95,6 +92,6 @@ class JudgeScorer(ScorerBase):
 
 
 def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> JudgeScorer:
-    if not isinstance(grader, JudgeBase):
+    if not isinstance(grader, JudgeBase):  # the factory's boundary: narrows what the registry hands it
         raise TypeError(f"{grader.kind} is not an LLM judge")
     return JudgeScorer(grader, ctx, open_client(grader, ctx))

@@ -100,9 +100,10 @@ class TokenCounter:
         return total
 
 
-def counter_for(model: str, kind: str = "openai") -> TokenCounter:
-    """The counter for an endpoint's model: exact for OpenAI models, approximate otherwise."""
-    return TokenCounter(model=model, encoding=encoding_name(model) if kind == "openai" else None)
+def counter_for(model: str, openai_encodings: bool = True) -> TokenCounter:
+    """The counter for an endpoint's model: exact for OpenAI models on a provider whose model names
+    are OpenAI's (``Provider.openai_encodings``), approximate otherwise."""
+    return TokenCounter(model=model, encoding=encoding_name(model) if openai_encodings else None)
 
 
 def _role_content(message: Any) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Pydantic models at the core's boundaries: graders, threads and samples, outcomes and runs."""
 
-from .common import Extractor, GraderBase, Metric
+from .common import Extractor, GraderBase, Metric, walk
 from .definition import (
     GRADER_ADAPTER,
     Component,
@@ -71,4 +71,5 @@ __all__ = [
     "model_for",
     "parse_grader",
     "valid_number",
+    "walk",
 ]

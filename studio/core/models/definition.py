@@ -8,12 +8,11 @@ like any other. This module adds the composite, parsing and dumping, and the def
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .common import STORED, GraderBase
-from .panels import JuryGrader
 from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
 
 
@@ -35,6 +34,17 @@ class CompositeGrader(GraderBase):
     """Combines sub-grader scores: ``weighted`` (HUD combine), ``any`` (max) or ``all`` (min)."""
 
     kind: Literal["composite"] = "composite"
+    PARTS_FIELD: ClassVar[str | None] = "components"
+
+    def score_bounds(self) -> tuple[float, float] | None:
+        """``any``/``all`` stay within its parts' scores; a weighted one reaches its penalties' sum below 0."""
+        parts = [c.grader.score_bounds() for c in self.components]
+        if any(p is None for p in parts):
+            return None
+        if self.mode in ("any", "all"):
+            return min(p[0] for p in parts if p), max(p[1] for p in parts if p)
+        penalty = sum(c.weight for c in self.components if c.weight < 0)
+        return min(0.0, penalty), 1.0
     mode: Literal["weighted", "any", "all"] = "weighted"
     components: list[Component] = Field(min_length=1)
 
@@ -86,10 +96,7 @@ def dump_grader(grader: GraderBase) -> dict[str, Any]:
     """
     data: dict[str, Any] = {"kind": grader.kind}
     data.update(grader.model_dump(mode="json", exclude_defaults=True))
-    if isinstance(grader, CompositeGrader):
-        for i, component in enumerate(grader.components):
-            data["components"][i]["grader"] = dump_grader(component.grader)
-    if isinstance(grader, JuryGrader):
-        for i, juror in enumerate(grader.jurors):
-            data["jurors"][i]["grader"] = dump_grader(juror.grader)
+    if grader.PARTS_FIELD is not None:
+        for i, part in enumerate(grader.parts()):
+            data[grader.PARTS_FIELD][i]["grader"] = dump_grader(part)
     return data

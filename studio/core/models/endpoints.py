@@ -7,21 +7,28 @@ logged as it is.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
-from urllib.parse import SplitResult, quote, urlsplit
+from typing import Any, Literal, Protocol
+from urllib.parse import SplitResult, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 #: how a server takes an exact JSON schema (found by the endpoint probe; see judges/http/structured.py)
 StructuredOutput = Literal["json_schema", "json_object_schema", "json_object", "none"]
 
-#: openai: any OpenAI-compatible server (OpenAI, vLLM, Ollama, llama.cpp, LiteLLM, OpenRouter);
-#: azure: Azure OpenAI (``model`` is the deployment; ``api_version`` is required)
-EndpointKind = Literal["openai", "anthropic", "azure"]
+#: an endpoint's kind names its provider: a module of the provider registry, reached by name at
+#: validation time (it sits above the models): openai (any OpenAI-compatible server), azure (Azure
+#: OpenAI: ``model`` is the deployment, ``api_version`` required), anthropic, or one a package adds
+PROVIDER_REGISTRY = "studio.core.judges.http.providers"
+EndpointKind = str
+
+
+def _providers() -> Any:
+    return importlib.import_module(PROVIDER_REGISTRY)
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -61,6 +68,19 @@ class EndpointOrigin:
     shared: bool
     updated_by: str
     updated_at: datetime | None
+
+
+class ProviderRules(Protocol):
+    """What an endpoint's own checks and URL read of its provider (``judges/http/providers``, reached
+    by name: the provider registry sits above the models)."""
+
+    name: str
+    api_version: bool
+    model_word: str
+
+    def model_problem(self, model: str) -> str | None: ...
+
+    def url_for(self, config: EndpointConfig, path: str, model: str | None = None) -> str: ...
 
 
 class EndpointConfig(BaseModel):
@@ -128,6 +148,23 @@ class EndpointConfig(BaseModel):
         """What a cached prompt token costs: its own price where set, else the input price."""
         return self.price_input if self.price_cached_input is None else self.price_cached_input
 
+    @property
+    def rules(self) -> ProviderRules:
+        """What this endpoint's provider asks of its settings and URL (the whole descriptor, with its
+        requests and answers, is ``judges.http.providers.provider_of``)."""
+        rules: ProviderRules = _providers().get_provider(self.kind)
+        return rules
+
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, value: str) -> str:
+        registry = _providers()
+        try:
+            registry.get_provider(value)
+        except registry.UnknownProvider as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
     @field_validator("base_url")
     @classmethod
     def _check_url(cls, value: str) -> str:
@@ -160,26 +197,20 @@ class EndpointConfig(BaseModel):
         return f"{parts.scheme.lower()}://{parts.netloc}"
 
     @model_validator(mode="after")
-    def _check_azure(self) -> EndpointConfig:
-        if self.kind == "azure" and not self.api_version:
-            raise ValueError("an azure endpoint needs its api_version (e.g. --api-version 2024-10-21)")
-        if self.kind != "azure" and self.api_version:
-            raise ValueError("api_version is for azure endpoints only")
-        if self.kind == "azure" and (problem := deployment_problem(self.model)):
+    def _check_provider(self) -> EndpointConfig:
+        """What the provider needs of its settings: an ``api_version`` where it takes one (and only
+        there), a model its URL can carry."""
+        provider = self.rules
+        if provider.api_version and not self.api_version:
+            raise ValueError(f"an {self.kind} endpoint needs its api_version (e.g. --api-version 2024-10-21)")
+        if not provider.api_version and self.api_version:
+            takers = [p.name for p in _providers().providers().values() if p.api_version]
+            raise ValueError(f"api_version is for {' and '.join(takers)} endpoints only")
+        if problem := provider.model_problem(self.model):
             raise ValueError(problem)
         return self
 
     def url_for(self, path: str, model: str | None = None) -> str:
-        """Full URL of an API path; OpenAI-style base URLs already end in /v1. Azure's is the
-        deployment's (``model``, else the endpoint's) with its api-version."""
-        if self.kind == "azure":
-            root = self.base_url.removesuffix("/openai")
-            if problem := deployment_problem(model or self.model):
-                raise ValueError(problem)  # JudgeClient refuses it first, with a sentence
-            deployment = quote(model or self.model, safe="")
-            return (f"{root}/openai/deployments/{deployment}/{path.lstrip('/')}"
-                    f"?api-version={self.api_version}")
-        if self.kind == "anthropic":
-            root = self.base_url if self.base_url.endswith("/v1") else f"{self.base_url}/v1"
-            return f"{root}/{path.lstrip('/')}"
-        return f"{self.base_url}/{path.lstrip('/')}"
+        """Full URL of an API path, as the provider builds it (OpenAI-style base URLs already end
+        in /v1; Azure's is the deployment's, ``model`` else the endpoint's, with its api-version)."""
+        return self.rules.url_for(self, path, model)

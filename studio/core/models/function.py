@@ -35,3 +35,14 @@ class FunctionGrader(GraderBase):
     #: per sample, a hard deadline; 10 s suits a grader (a hung one costs seconds, not minutes)
     timeout_seconds: float = Field(default=10.0, gt=0, le=600)
     memory_mb: int = Field(default=512, ge=32, le=16384)
+
+    def stays_here(self) -> str | None:
+        if self.contract == "mka1_batch":
+            return "an MKA1 grade_batch grader sees the whole dataset in one call: it runs on this machine"
+        if self.model_access:
+            return "a model-backed function grader reaches its endpoint through this machine: it runs here"
+        return None
+
+    def own_endpoints(self) -> tuple[str | None, ...]:
+        """Its ``ctx`` model helpers call ``endpoint`` when the grader has model access."""
+        return (self.endpoint,) if self.model_access else ()

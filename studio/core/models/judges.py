@@ -22,6 +22,13 @@ class JudgeBase(GraderBase):
     user_template: str | None = Field(default=None, description="Handlebars; None = built-in")
     template_variables: dict[str, Any] = Field(default_factory=dict)
 
+    def own_endpoints(self) -> tuple[str | None, ...]:
+        return (self.endpoint,)
+
+    def call_limits(self) -> tuple[int | None, float | None]:
+        """(retries, timeout in seconds) this judge sets for its own calls, over its endpoint's; None: the endpoint's."""
+        return None, None
+
 
 class Shot(BaseModel):
     """A few-shot example: an input thread, the completion, the expected reasoning and verdict."""
@@ -129,6 +136,11 @@ class RubricJudge(JudgeBase):
     provider: Literal["openai", "anthropic", "google"] = "openai"
     max_retries: int = Field(default=5, ge=0, le=20)
     timeout: float = Field(default=120.0, gt=0)
+
+    def call_limits(self) -> tuple[int | None, float | None]:
+        """Letta's own retries and timeout, where the definition sets them."""
+        return (self.max_retries if "max_retries" in self.model_fields_set else None,
+                self.timeout if "timeout" in self.model_fields_set else None)
 
 
 class Criterion(BaseModel):

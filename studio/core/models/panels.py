@@ -7,14 +7,14 @@ module about single prompt judges. ``Juror.grader`` is a full grader definition 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .common import GraderBase
 from .judges import JudgeBase
 from .pass_rule import DEFAULT_PASS_THRESHOLD
-from .union import GraderDefinition
+from .union import GraderDefinition, _registry
 
 PAIRWISE_CRITERIA = (
     "Which response answers the user's question better: correct first, then complete and clear. "
@@ -35,6 +35,9 @@ class PairwiseJudge(JudgeBase):
     criteria: str = PAIRWISE_CRITERIA
     answer_a: str = Field(default="completion_a", min_length=1)
     answer_b: str = Field(default="completion_b", min_length=1)
+
+    def judged_field(self) -> str:
+        return self.answer_a
 
     @model_validator(mode="after")
     def _two_sources(self) -> PairwiseJudge:
@@ -62,7 +65,8 @@ class Juror(BaseModel):
 
     @model_validator(mode="after")
     def _a_single_judge(self) -> Juror:
-        if not isinstance(self.grader, JudgeBase) or isinstance(self.grader, PairwiseJudge):
+        kind = _registry().get_kind(self.grader.kind)  # the kind registry, reached by name (it sits above)
+        if not kind.is_judge or kind.pairs:
             raise ValueError(f"juror {self.label!r} is a {self.grader.kind}; a juror is a prompt judge "
                              "(binary, range, rubric, criteria, letter or pre-built)")
         return self
@@ -78,6 +82,10 @@ class JuryGrader(GraderBase):
     """
 
     kind: Literal["jury"] = "jury"
+    PARTS_FIELD: ClassVar[str | None] = "jurors"
+
+    def parts_needed(self) -> int | None:
+        return self.needed
     aggregation: JuryAggregation = "majority"
     threshold: float = DEFAULT_PASS_THRESHOLD
     quorum: int | None = Field(default=None, ge=1)

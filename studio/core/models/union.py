@@ -39,7 +39,7 @@ def model_for(kind: object) -> type[GraderBase]:
 def _validate(value: Any, info: ValidationInfo) -> GraderBase:
     """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model
     (with the caller's context: a definition read from the library, ``common.STORED``, nested ones too)."""
-    if isinstance(value, GraderBase) and "kind" in type(value).model_fields:
+    if isinstance(value, GraderBase) and "kind" in type(value).model_fields:  # the boundary: an instance passes as it is
         return value
     if not isinstance(value, dict):
         raise PydanticCustomError("model_type", "a grader definition must be a mapping of fields")

@@ -13,7 +13,7 @@ The grader's imports of ``adaptive_harmony`` and ``letta_evals`` get the studio'
 
 from __future__ import annotations
 
-from studio.core.models import FunctionGrader
+from studio.core.models import FunctionGrader, GraderBase
 from studio.core.sandbox.launch import GUEST_DIR
 
 from ._fields import docstring
@@ -21,6 +21,19 @@ from ._fields import docstring
 SHIMS = GUEST_DIR / "shims"
 TARGETS = ("mka1", "openai", "promptfoo", "letta", "hud")
 NATIVE = {"mka1": "mka1_sample", "openai": "mka1_sample", "promptfoo": "promptfoo", "letta": "letta"}
+
+
+def function_grader(grader: GraderBase) -> FunctionGrader | None:
+    """``grader`` as a function grader, or None: the one place an export narrows a definition to
+    the function model (its source, contract and entry point are what an export writes)."""
+    # a real type narrowing at the exports' boundary, not a per-kind ladder
+    return grader if isinstance(grader, FunctionGrader) else None
+
+
+def adapted(grader: GraderBase, target: str) -> FunctionGrader | None:
+    """The function grader a generated adapter carries to ``target`` (its contract is another's), or None."""
+    function = function_grader(grader)
+    return function if function is not None and function.contract != target else None
 
 
 def refusal(grader: FunctionGrader, target_label: str) -> str | None:

@@ -121,6 +121,7 @@ def unadapted(grader: GraderDefinition, adapted: Any, target: str) -> GraderDefi
     """The studio function grader a generated adapter wraps, when the export carried it (``adapted``)
     and ``grader``'s source is still exactly the adapter ``target``'s export generates for it; else
     ``grader`` as read (an edited adapter is imported as the code it now is)."""
+    # an imported definition, narrowed at the import's boundary: only a function grader has an adapter
     if not isinstance(adapted, dict) or not isinstance(grader, FunctionGrader):
         return grader
     from ._adapters import adapter_module

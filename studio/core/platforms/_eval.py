@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.judges.http.providers import get_provider
 from studio.core.models import GraderDefinition, Sample
 
 from ._base import ExportResult, PlatformError
@@ -68,14 +69,13 @@ class GeneratedBy:
             config["max_tokens"] = self.max_tokens
         if self.api_key_env:
             config["apiKeyEnvar"] = self.api_key_env
-        kind = "anthropic:messages" if self.kind == "anthropic" else "openai:chat"
-        return {"id": f"{kind}:{self.model}", "label": self.endpoint, "config": config}
+        return {"id": f"{get_provider(self.kind).promptfoo_id}:{self.model}", "label": self.endpoint, "config": config}
 
     def inspect_model(self) -> str:
         """Inspect's model name: ``anthropic/M``, or ``openai-api/<endpoint>/M`` (any OpenAI-compatible
         server, its base URL given to ``get_model``)."""
-        if self.kind == "anthropic":
-            return f"anthropic/{self.model}"
+        if (prefix := get_provider(self.kind).inspect_prefix) is not None:
+            return f"{prefix}/{self.model}"
         service = re.sub(r"[^a-z0-9]+", "-", self.endpoint.lower()).strip("-") or "endpoint"
         return f"openai-api/{service}/{self.model}"
 

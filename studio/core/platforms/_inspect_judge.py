@@ -10,6 +10,8 @@ records every call in its log, which is how the tests prove the messages equal `
 
 from __future__ import annotations
 
+from studio.core.judges.http.providers import get_provider
+
 from ._judge_prompts import PortableJudge, embedded_runtime
 
 
@@ -17,8 +19,8 @@ def inspect_model(judge: PortableJudge) -> str:
     """Inspect's ``provider/model`` for the judge's endpoint: Anthropic, OpenAI itself, or any other
     OpenAI-compatible server through Inspect's generic ``openai-api`` provider (which sends the
     request as it is; the ``openai`` provider adapts it to what it guesses of OpenAI's models)."""
-    if judge.provider_kind == "anthropic":
-        return f"anthropic/{judge.model}"
+    if (prefix := get_provider(judge.provider_kind).inspect_prefix) is not None:
+        return f"{prefix}/{judge.model}"
     if judge.base_url and "api.openai.com" not in judge.base_url:
         return f"openai-api/studio/{judge.model}"
     return f"openai/{judge.model}"

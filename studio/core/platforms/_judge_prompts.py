@@ -29,9 +29,11 @@ from studio.core.judges.answers import (
 )
 from studio.core.judges.http.chat import ChatMessage
 from studio.core.judges.http.errors import TemplateError
+from studio.core.judges.http.providers import provider_of
 from studio.core.judges.kinds import binary_judge, range_judge, rubric_judge
 from studio.core.judges.templates import format_fields, render_handlebars
 from studio.core.judges.variables import extracted_completion, sample_variables
+from studio.core.kinds import ByKind
 from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, RubricJudge, Sample, Turn
 
 from ._base import PlatformError
@@ -278,6 +280,10 @@ def _settings(judge: Any, budget: int) -> dict[str, Any]:
     return settings
 
 
+#: the judge kinds with a portable template, keyed by kind (``kinds.ByKind``)
+_TEMPLATES: ByKind[PortableJudge] = ByKind("portable judge template")
+
+
 def portable(grader: GraderDefinition) -> PortableJudge:
     """The judge as a portable template; ``PlatformError`` names what cannot travel exactly.
 
@@ -291,14 +297,8 @@ def portable(grader: GraderDefinition) -> PortableJudge:
 
 
 def _checked(grader: GraderDefinition) -> PortableJudge:
-    if isinstance(grader, BinaryJudge):
-        judge = _binary(grader)
-    elif isinstance(grader, RangeJudge):
-        judge = _range(grader)
-    elif isinstance(grader, RubricJudge):
-        judge = _rubric(grader)
-    else:
-        judge = None
+    template = _TEMPLATES.of(grader)
+    judge = template(grader) if template is not None else None
     if judge is not None:
         # a rubric's own placeholders ({tone}) need a value on the probes, as on every real row
         names = {slot.removeprefix("var_") for slot in judge.slots() if slot.startswith("var_")}
@@ -312,6 +312,7 @@ def _checked(grader: GraderDefinition) -> PortableJudge:
                         "prompt), which this target cannot carry exactly")
 
 
+@_TEMPLATES.on(BinaryJudge)
 def _binary(judge: BinaryJudge) -> PortableJudge:
     _no_templates(judge)
     fixed = binary_judge.build_messages(judge, _probe())[:-1]  # system text and few-shot turns
@@ -323,6 +324,7 @@ def _binary(judge: BinaryJudge) -> PortableJudge:
     )
 
 
+@_TEMPLATES.on(RangeJudge)
 def _range(judge: RangeJudge) -> PortableJudge:
     _no_templates(judge)
     if judge.evaluation_steps is None:
@@ -332,8 +334,7 @@ def _range(judge: RangeJudge) -> PortableJudge:
     fixed = range_judge.reasoning_messages(judge, _probe(), steps)[:-1]
     settings = _settings(judge, REASONING_TOKENS)
     config = endpoint_config(judge.endpoint)
-    kind = config.kind if config is not None else "openai"
-    logprobs = kind in ("openai", "azure") and (config is None or config.supports_logprobs is not False)
+    logprobs = (provider_of(config).logprobs and config.supports_logprobs is not False) if config is not None else True
     return PortableJudge(
         key=judge.key, kind=judge.kind, protocol="range",
         messages=(*_constants(fixed), Message("user", CONVERSATION)),
@@ -361,6 +362,7 @@ def rubric_segments(template: str) -> tuple[Segment, ...]:
     return tuple(out)
 
 
+@_TEMPLATES.on(RubricJudge)
 def _rubric(judge: RubricJudge) -> PortableJudge:
     if judge.extractor is not None and not (judge.extractor.kind == "last_assistant" and not judge.extractor.config):
         raise PlatformError("it grades an extractor's output; the exported judge reads the response text only")

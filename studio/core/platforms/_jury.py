@@ -9,6 +9,7 @@ other platform holds one judge per grader and refuses a jury by name.
 
 from __future__ import annotations
 
+from studio.core.kinds import kind_of
 from studio.core.models import Component, CompositeGrader, CriteriaJudge, JuryGrader, LetterJudge
 
 #: the jury's aggregation -> Inspect's reducer name
@@ -19,7 +20,7 @@ def hud_composite(jury: JuryGrader) -> CompositeGrader | str:
     """The composite HUD's exporter writes for this jury, or why there is none."""
     if jury.aggregation == "majority":
         return "HUD's combine has no majority vote; set the jury's aggregation to mean, weighted or min"
-    wrong = [j.label for j in jury.jurors if not isinstance(j.grader, CriteriaJudge)]
+    wrong = [j.label for j in jury.jurors if j.grader.kind != kind_of(CriteriaJudge)]
     if wrong:
         return (f"HUD's LLM judge is a criteria judge; juror {wrong[0]!r} is a "
                 f"{next(j.grader.kind for j in jury.jurors if j.label == wrong[0]).replace('_', ' ')}")
@@ -37,7 +38,7 @@ def inspect_problem(jury: JuryGrader) -> str | None:
     if jury.aggregation not in INSPECT_REDUCERS:
         return (f"Inspect's multi_scorer reducers have no {jury.aggregation} aggregation; "
                 "use majority (reducer mode) or mean")
-    wrong = [j for j in jury.jurors if not isinstance(j.grader, LetterJudge)]
+    wrong = [j for j in jury.jurors if j.grader.kind != kind_of(LetterJudge)]
     if wrong:
         return (f"Inspect's model-graded scorers are letter judges; juror {wrong[0].label!r} is a "
                 f"{wrong[0].grader.kind.replace('_', ' ')}")

@@ -11,6 +11,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from studio.core.kinds import ByKind
 from studio.core.models import (
     BinaryJudge,
     BinaryShot,
@@ -80,6 +81,65 @@ def has_async_grade(source: str) -> bool:
     return any(isinstance(n, ast.AsyncFunctionDef) and n.name == "grade" for n in tree.body)
 
 
+# ---- what Adaptive does with each kind it carries (keyed by kind: ``kinds.ByKind``) -------------
+
+_SUPPORT: ByKind[Support] = ByKind("adaptive support")
+#: each kind's (graderType, graderConfig, the definition fields they carry)
+_CONFIG: ByKind[tuple[str, dict[str, Any], set[str]]] = ByKind("adaptive grader config")
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(grader: FunctionGrader) -> Support:
+    if grader.contract != "adaptive":
+        return Support.no(
+            f"it uses the {grader.contract} contract; Adaptive runs only async def grade(thread) "
+            "(export it to MKA1, which runs every per-sample contract in an adapter)"
+        )
+    if not has_async_grade(grader.source):
+        return Support.no("Adaptive needs a top-level async def grade(thread) in the source")
+    return Support.yes()
+
+
+@_SUPPORT.on(BinaryJudge, PrebuiltJudge)
+def _judge_support(grader: BinaryJudge | PrebuiltJudge) -> Support:
+    if not (grader.model or grader.endpoint):
+        return Support.no("it names no judge model or endpoint, and Adaptive requires a model")
+    return Support.yes()
+
+
+@_CONFIG.on(FunctionGrader)
+def _function_config(grader: FunctionGrader, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+    config: dict[str, Any] = {"sourceCode": grader.source}
+    if grader.description:
+        config["description"] = grader.description
+    return "FUNCTION", {"function": config}, {"description", "source", "contract"}
+
+
+@_CONFIG.on(BinaryJudge)
+def _binary_config(grader: BinaryJudge, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+    model = judge_model(grader, LABEL, warnings)
+    examples = [AdaptivePlatform._example(grader.key, s, warnings) for s in grader.examples]
+    judge = {
+        "model": model,
+        "criteria": grader.criteria,
+        "examples": [e for e in examples if e is not None],
+        "systemTemplate": grader.system_template or DEFAULT_SYSTEM_TEMPLATE,
+        "userTemplate": grader.user_template or DEFAULT_USER_TEMPLATE,
+    }
+    return "JUDGE", {"judge": judge}, {"criteria", "examples", "model", "endpoint", "system_template", "user_template"}
+
+
+@_CONFIG.on(PrebuiltJudge)
+def _prebuilt_config(grader: PrebuiltJudge, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+    prebuilt = {"key": PREBUILT_KEYS[grader.metric_type], "model": judge_model(grader, LABEL, warnings)}
+    return "PREBUILT", {"prebuilt": prebuilt}, {"metric_type", "model", "endpoint"}
+
+
+@_CONFIG.on(ExternalEndpoint)
+def _remote_config(grader: ExternalEndpoint, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+    return "REMOTE", {"remote": {"url": grader.url}}, {"url"}
+
+
 class AdaptivePlatform(Platform):
     name = "adaptive"
     label = LABEL
@@ -88,58 +148,17 @@ class AdaptivePlatform(Platform):
     # ---- export -------------------------------------------------------------------------------
 
     def _can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, FunctionGrader):
-            if grader.contract != "adaptive":
-                return Support.no(
-                    f"it uses the {grader.contract} contract; Adaptive runs only async def grade(thread) "
-                    "(export it to MKA1, which runs every per-sample contract in an adapter)"
-                )
-            if not has_async_grade(grader.source):
-                return Support.no("Adaptive needs a top-level async def grade(thread) in the source")
-        if isinstance(grader, (BinaryJudge, PrebuiltJudge)) and not (grader.model or grader.endpoint):
-            return Support.no("it names no judge model or endpoint, and Adaptive requires a model")
-        return Support.yes()
+        check = _SUPPORT.of(grader)
+        return check(grader) if check is not None else Support.yes()
 
     def payload(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
         """The ``GraderCreateInput`` as JSON (GraphQL field names)."""
         data: dict[str, Any] = {"name": grader.name or grader.key, "key": grader.key}
-        base = {"key", "name", "metric"}
-        if isinstance(grader, FunctionGrader):
-            config: dict[str, Any] = {"sourceCode": grader.source}
-            if grader.description:
-                config["description"] = grader.description
-            data["graderType"], data["graderConfig"] = "FUNCTION", {"function": config}
-            warnings += unexported(grader, base | {"description", "source", "contract"}, LABEL)
-        elif isinstance(grader, BinaryJudge):
-            data["graderType"] = "JUDGE"
-            data["graderConfig"] = {
-                "judge": {
-                    "model": judge_model(grader, LABEL, warnings),
-                    "criteria": grader.criteria,
-                    "examples": [self._example(grader.key, s, warnings) for s in grader.examples],
-                    "systemTemplate": grader.system_template or DEFAULT_SYSTEM_TEMPLATE,
-                    "userTemplate": grader.user_template or DEFAULT_USER_TEMPLATE,
-                }
-            }
-            data["graderConfig"]["judge"]["examples"] = [
-                e for e in data["graderConfig"]["judge"]["examples"] if e is not None
-            ]
-            keep = base | {"criteria", "examples", "model", "endpoint", "system_template", "user_template"}
-            warnings += unexported(grader, keep, LABEL)
-        elif isinstance(grader, PrebuiltJudge):
-            data["graderType"] = "PREBUILT"
-            data["graderConfig"] = {
-                "prebuilt": {
-                    "key": PREBUILT_KEYS[grader.metric_type],
-                    "model": judge_model(grader, LABEL, warnings),
-                }
-            }
-            warnings += unexported(grader, base | {"metric_type", "model", "endpoint"}, LABEL)
-        elif isinstance(grader, ExternalEndpoint):
-            data["graderType"], data["graderConfig"] = "REMOTE", {"remote": {"url": grader.url}}
-            warnings += unexported(grader, base | {"url"}, LABEL)
-        else:  # pragma: no cover - can_export refuses the rest
+        write = _CONFIG.of(grader)
+        if write is None:  # pragma: no cover - can_export refuses the rest
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        data["graderType"], data["graderConfig"], keep = write(grader, warnings)
+        warnings += unexported(grader, {"key", "name", "metric"} | keep, LABEL)
         data["metric"] = {
             "name": grader.metric.key,
             "key": grader.metric.key,
@@ -177,7 +196,7 @@ class AdaptivePlatform(Platform):
         """A runnable script: delete the grader if the key exists, then create it."""
         payload = repr(dump_json(data))
         sdk_metric = grader.metric.key == grader.key
-        if isinstance(grader, FunctionGrader) and sdk_metric and grader.metric.kind == "scalar":
+        if data["graderType"] == "FUNCTION" and sdk_metric and grader.metric.kind == "scalar":
             create = (
                 "    config = PAYLOAD['graderConfig']['function']\n"
                 "    client.graders.create.function(\n"
@@ -185,7 +204,7 @@ class AdaptivePlatform(Platform):
                 "        name=PAYLOAD['name'], project=project,\n"
                 "    )\n"
             )
-        elif isinstance(grader, ExternalEndpoint) and sdk_metric and grader.metric.kind == "scalar":
+        elif data["graderType"] == "REMOTE" and sdk_metric and grader.metric.kind == "scalar":
             create = (
                 "    client.graders.create.external_endpoint(\n"
                 "        key=KEY, url=PAYLOAD['graderConfig']['remote']['url'], name=PAYLOAD['name'],\n"

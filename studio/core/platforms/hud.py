@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.kinds import GraderKind, get_kind
+from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
     BashGrader,
     BuiltinGrader,
@@ -21,7 +21,7 @@ from studio.core.models import (
 )
 from studio.core.safe_files import read_regular_text
 
-from ._adapters import adapter_module, refusal
+from ._adapters import adapter_module, function_grader, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._carried import carried, with_definitions
 from ._fields import docstring, inspect_options, judge_model, read_text, unexported
@@ -73,34 +73,154 @@ def builtin_problem(grader: BuiltinGrader) -> str | None:
     return None
 
 
+# ---- what HUD does with each kind it carries (keyed by kind: ``kinds.ByKind``) ------------------
+
+#: a kind HUD carries as the composite it amounts to (a jury: HUD's combine of its jurors), or why not
+_AS_COMPOSITE: ByKind[CompositeGrader | str] = ByKind("hud as composite")
+_SUPPORT: ByKind[Support] = ByKind("hud support")
+#: each kind's SubScore expression
+_EXPR: ByKind[str] = ByKind("hud expression")
+#: a grader whose parts are the module's own items ([] when it is one item)
+_ITEMS: ByKind[list[str]] = ByKind("hud module items")
+
+
+@_AS_COMPOSITE.on(JuryGrader)
+def _jury_composite(grader: JuryGrader) -> CompositeGrader | str:
+    return hud_composite(grader)
+
+
+_COMBINED_NOTE: ByKind[str] = ByKind("hud combined note")
+#: a grader whose result is final in HUD (a weighted composite's ``combine``), so it cannot nest
+_FINAL: ByKind[bool] = ByKind("hud final result")
+
+
+@_COMBINED_NOTE.on(JuryGrader)
+def _jury_note(grader: JuryGrader) -> str:
+    return (f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors "
+            f"({'combine_all: the lowest' if grader.aggregation == 'min' else 'weighted'})")
+
+
+@_FINAL.on(CompositeGrader)
+def _composite_final(grader: CompositeGrader) -> bool:
+    return grader.mode == "weighted"
+
+
+@_SUPPORT.on(BuiltinGrader)
+def _builtin_support(platform: HudPlatform, grader: BuiltinGrader) -> Support:
+    problem = builtin_problem(grader)
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(BashGrader, CriteriaJudge)
+def _plain_support(platform: HudPlatform, grader: BashGrader | CriteriaJudge) -> Support:
+    return Support.yes()
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(platform: HudPlatform, grader: FunctionGrader) -> Support:
+    problem = refusal(grader, LABEL)  # carried by a generated async grade(answer, ...) adapter
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(CompositeGrader)
+def _composite_support(platform: HudPlatform, grader: CompositeGrader) -> Support:
+    for c in grader.components:
+        if (final := _FINAL.of(c.grader)) is not None and final(c.grader):
+            return Support.no("HUD's combine gives a final result, so a weighted composite cannot nest")
+        sub = platform.can_export(c.grader)
+        if not sub.ok:
+            return Support.no(f"component {c.grader.key!r}: {sub.reason}")
+    return Support.yes()
+
+
+@_ITEMS.on(CompositeGrader)
+def _composite_items(platform: HudPlatform, grader: CompositeGrader, warnings: list[str]) -> list[str]:
+    if grader.mode != "weighted":
+        return []
+    warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
+    return [platform.expr(c.grader, c.weight, c.label, warnings) for c in grader.components]
+
+
+@_EXPR.on(BuiltinGrader)
+def _builtin_expr(platform: HudPlatform, grader: BuiltinGrader, weight: float, name: str, warnings: list[str]) -> str:
+    o = grader.options
+    fn = HUD_FUNCTIONS[grader.function]
+    ref = repr(o.reference) if o.reference is not None else "expected"
+    if grader.function == "exact_match":
+        call = f"exact_match(answer, {ref}, normalize_text={o.normalize!r})"
+    elif grader.function in ("contains_any", "contains_all"):
+        call = f"{fn}(answer, {list(o.values)!r}, case_sensitive={bool(o.case_sensitive)!r})"
+    elif grader.function == "numeric_match":
+        # the studio compares the first number of each side, as HUD does for the answer
+        call = (
+            f"(numeric_match(answer, n, tolerance={o.tolerance!r}) "
+            f"if (n := first_number({ref})) is not None else 0.0)"
+        )
+    elif grader.function == "token_f1":
+        call = f"f1_score(answer, {ref})"
+    else:
+        call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
+    if o.negate:
+        call = f"1.0 - {call}"
+    empty = []  # the studio's (Letta's) early zeros on an empty answer or reference
+    if o.empty_submission_zero:
+        empty.append("not answer")
+    if o.empty_reference_zero and grader.function not in ("contains_any", "contains_all"):
+        empty.append(f"not {ref}")
+    if empty:
+        call = f"(0.0 if {' or '.join(empty)} else {call})"
+    warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
+    return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
+
+
+@_EXPR.on(BashGrader)
+def _bash_expr(platform: HudPlatform, grader: BashGrader, weight: float, name: str, warnings: list[str]) -> str:
+    if grader.cwd:
+        warnings.append(f"{grader.key}: cwd {grader.cwd!r} is a local path and is not exported")
+    warnings += unexported(grader, {"command", "timeout_seconds", "cwd", "extractor", "metric", "name"}, LABEL)
+    return (
+        f"BashGrader.grade(weight={weight!r}, name={name!r}, command={grader.command!r}, "
+        f"timeout_seconds={grader.timeout_seconds!r})"
+    )
+
+
+@_EXPR.on(CriteriaJudge)
+def _criteria_expr(platform: HudPlatform, grader: CriteriaJudge, weight: float, name: str, warnings: list[str]) -> str:
+    criteria = [(c.text, c.weight) for c in grader.criteria]
+    model = judge_model(grader, LABEL, warnings)
+    model_arg = f", model={model!r}" if model else ""
+    keep = {"criteria", "model", "endpoint", "extractor", "metric", "name"}
+    warnings += unexported(grader, keep, LABEL)
+    warnings.append(f"{grader.key}: approximated: LLMJudgeGrader asks with HUD's own prompt (the rubric "
+                    "package), not the studio's; the criteria, weights and scoring rule are the same")
+    return (
+        f"LLMJudgeGrader.grade(weight={weight!r}, name={name!r}, answer=answer, "
+        f"criteria={criteria!r}, question=question{model_arg})"
+    )
+
+
+@_EXPR.on(CompositeGrader)
+def _composite_expr(platform: HudPlatform, grader: CompositeGrader, weight: float, name: str, warnings: list[str]) -> str:
+    warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
+    parts = [platform.expr(c.grader, 1.0, c.label, warnings) for c in grader.components]
+    combinator = "combine_any" if grader.mode == "any" else "combine_all"
+    awaited = ", ".join(p if p.startswith("SubScore(") else f"await {p}" for p in parts)
+    return f"{combinator}({weight!r}, [{awaited}], name={name!r})"
+
+
 class HudPlatform(Platform):
     name = "hud"
     label = LABEL
     imports = True  # back only the modules it wrote (``_carried``)
 
     def _can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, JuryGrader):  # a jury is HUD's combine of its jurors
-            composite = hud_composite(grader)
+        if (combined := _AS_COMPOSITE.of(grader)) is not None:  # a jury is HUD's combine of its jurors
+            composite = combined(grader)
             return Support.no(composite) if isinstance(composite, str) else self.can_export(composite)
         if not plain_extractor(grader):
             return Support.no("HUD graders receive the answer text; they have no extractors")
-        if isinstance(grader, BuiltinGrader):
-            problem = builtin_problem(grader)
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, (BashGrader, CriteriaJudge)):
-            return Support.yes()
-        if isinstance(grader, FunctionGrader):  # carried by a generated async grade(answer, ...) adapter
-            problem = refusal(grader, LABEL)
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, CompositeGrader):
-            for c in grader.components:
-                if isinstance(c.grader, CompositeGrader) and c.grader.mode == "weighted":
-                    return Support.no("HUD's combine gives a final result, so a weighted composite cannot nest")
-                sub = self.can_export(c.grader)
-                if not sub.ok:
-                    return Support.no(f"component {c.grader.key!r}: {sub.reason}")
-            return Support.yes()
-        return Support.no(self.no_form(get_kind(grader.kind)))
+        check = _SUPPORT.of(grader)
+        return check(self, grader) if check is not None else Support.no(self.no_form(get_kind(grader.kind)))
 
     def no_form(self, kind: GraderKind) -> str:
         if kind.is_judge:
@@ -114,62 +234,10 @@ class HudPlatform(Platform):
 
     def expr(self, grader: GraderDefinition, weight: float, name: str, warnings: list[str]) -> str:
         """An expression giving a SubScore (or an awaitable of one)."""
-        if isinstance(grader, BuiltinGrader):
-            o = grader.options
-            fn = HUD_FUNCTIONS[grader.function]
-            ref = repr(o.reference) if o.reference is not None else "expected"
-            if grader.function == "exact_match":
-                call = f"exact_match(answer, {ref}, normalize_text={o.normalize!r})"
-            elif grader.function in ("contains_any", "contains_all"):
-                call = f"{fn}(answer, {list(o.values)!r}, case_sensitive={bool(o.case_sensitive)!r})"
-            elif grader.function == "numeric_match":
-                # the studio compares the first number of each side, as HUD does for the answer
-                call = (
-                    f"(numeric_match(answer, n, tolerance={o.tolerance!r}) "
-                    f"if (n := first_number({ref})) is not None else 0.0)"
-                )
-            elif grader.function == "token_f1":
-                call = f"f1_score(answer, {ref})"
-            else:
-                call = f"contains(answer, {ref}, case_sensitive={bool(o.case_sensitive)!r})"
-            if o.negate:
-                call = f"1.0 - {call}"
-            empty = []  # the studio's (Letta's) early zeros on an empty answer or reference
-            if o.empty_submission_zero:
-                empty.append("not answer")
-            if o.empty_reference_zero and grader.function not in ("contains_any", "contains_all"):
-                empty.append(f"not {ref}")
-            if empty:
-                call = f"(0.0 if {' or '.join(empty)} else {call})"
-            warnings += unexported(grader, {"function", "options", "extractor", "metric", "name"}, LABEL)
-            return f"SubScore(name={name!r}, value={call}, weight={weight!r})"
-        if isinstance(grader, BashGrader):
-            if grader.cwd:
-                warnings.append(f"{grader.key}: cwd {grader.cwd!r} is a local path and is not exported")
-            warnings += unexported(grader, {"command", "timeout_seconds", "cwd", "extractor", "metric", "name"}, LABEL)
-            return (
-                f"BashGrader.grade(weight={weight!r}, name={name!r}, command={grader.command!r}, "
-                f"timeout_seconds={grader.timeout_seconds!r})"
-            )
-        if isinstance(grader, CriteriaJudge):
-            criteria = [(c.text, c.weight) for c in grader.criteria]
-            model = judge_model(grader, LABEL, warnings)
-            model_arg = f", model={model!r}" if model else ""
-            keep = {"criteria", "model", "endpoint", "extractor", "metric", "name"}
-            warnings += unexported(grader, keep, LABEL)
-            warnings.append(f"{grader.key}: approximated: LLMJudgeGrader asks with HUD's own prompt (the rubric "
-                            "package), not the studio's; the criteria, weights and scoring rule are the same")
-            return (
-                f"LLMJudgeGrader.grade(weight={weight!r}, name={name!r}, answer=answer, "
-                f"criteria={criteria!r}, question=question{model_arg})"
-            )
-        if isinstance(grader, CompositeGrader):
-            warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
-            parts = [self.expr(c.grader, 1.0, c.label, warnings) for c in grader.components]
-            combinator = "combine_any" if grader.mode == "any" else "combine_all"
-            awaited = ", ".join(p if p.startswith("SubScore(") else f"await {p}" for p in parts)
-            return f"{combinator}({weight!r}, [{awaited}], name={name!r})"
-        raise PlatformError(f"{LABEL} cannot express {grader.kind}")  # pragma: no cover
+        write = _EXPR.of(grader)
+        if write is None:  # pragma: no cover
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        return write(self, grader, weight, name, warnings)
 
     def _export(self, grader: GraderDefinition) -> ExportResult:
         """The HUD module, ending with the definition it came from (``_carried``: import gives it back)."""
@@ -199,23 +267,23 @@ class HudPlatform(Platform):
         return ImportResult(graders=definitions)
 
     def _module(self, grader: GraderDefinition) -> ExportResult:
-        if isinstance(grader, JuryGrader):
-            composite = hud_composite(grader)
+        if (combined := _AS_COMPOSITE.of(grader)) is not None:
+            composite = combined(grader)
             assert not isinstance(composite, str)  # can_export refused it otherwise
             result = self._module(composite)
-            result.notes.append(f"{grader.key}: the jury is HUD's combine of its {len(grader.jurors)} jurors "
-                                f"({'combine_all: the lowest' if grader.aggregation == 'min' else 'weighted'})")
+            note = _COMBINED_NOTE.of(grader)
+            if note is not None:
+                result.notes.append(note(grader))
             return result
         warnings: list[str] = []
         module_name = grader.key.replace("-", "_").replace(".", "_")
-        if isinstance(grader, FunctionGrader):
-            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+        if (function := function_grader(grader)) is not None:
+            warnings.append(f"{grader.key}: its {function.contract} source runs inside a generated "
                             "grade(answer, expected, question, row) adapter")
-            return ExportResult(files={f"{module_name}_hud.py": adapter_module(grader, "hud")}, warnings=warnings)
-        if isinstance(grader, CompositeGrader) and grader.mode == "weighted":
-            warnings += unexported(grader, {"mode", "components", "extractor", "metric", "name"}, LABEL)
-            items = [self.expr(c.grader, c.weight, c.label, warnings) for c in grader.components]
-        else:
+            return ExportResult(files={f"{module_name}_hud.py": adapter_module(function, "hud")}, warnings=warnings)
+        spread = _ITEMS.of(grader)
+        items = spread(self, grader, warnings) if spread is not None else []
+        if not items:
             items = [self.expr(grader, 1.0, grader.metric.key if grader.metric.key != "score" else grader.key, warnings)]
         body = ",\n        ".join(items)
         title = grader.name or grader.key

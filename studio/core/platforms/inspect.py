@@ -14,7 +14,7 @@ import ast
 import re
 from pathlib import Path
 
-from studio.core.kinds import GraderKind, get_kind
+from studio.core.kinds import ByKind, GraderKind, get_kind, kind_of
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -173,19 +173,31 @@ def _args(pairs: list[tuple[str, object, object]]) -> str:
     return ", ".join(f"{name}={value!r}" for name, value, default in pairs if value != default)
 
 
+#: the kinds Inspect has scorers of its own for, keyed by kind: the call scoring exactly as the
+#: grader (None: this grader's settings have none)
+_NATIVE: ByKind[str | None] = ByKind("inspect native scorer")
+
+
 def native_call(grader: GraderDefinition) -> str | None:
     """The Inspect scorer call that scores exactly as this grader (the ones Inspect import makes), or
     None when the grader is not one of them."""
-    if isinstance(grader, LetterJudge):
-        template = grader.template
-        name = "model_graded_fact" if template == FACT_TEMPLATE else "model_graded_qa"
-        default_template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
-        return f"{name}(" + _args([
-            ("template", template, default_template), ("instructions", grader.instructions, None),
-            ("grade_pattern", grader.grade_pattern, None), ("include_history", grader.include_history, False),
-            ("partial_credit", grader.partial_credit, False)]) + ")"
-    if not isinstance(grader, BuiltinGrader):
-        return None
+    call = _NATIVE.of(grader)
+    return call(grader) if call is not None else None
+
+
+@_NATIVE.on(LetterJudge)
+def _letter_call(grader: LetterJudge) -> str:
+    template = grader.template
+    name = "model_graded_fact" if template == FACT_TEMPLATE else "model_graded_qa"
+    default_template = FACT_TEMPLATE if name == "model_graded_fact" else QA_TEMPLATE
+    return f"{name}(" + _args([
+        ("template", template, default_template), ("instructions", grader.instructions, None),
+        ("grade_pattern", grader.grade_pattern, None), ("include_history", grader.include_history, False),
+        ("partial_credit", grader.partial_credit, False)]) + ")"
+
+
+@_NATIVE.on(BuiltinGrader)
+def _builtin_call(grader: BuiltinGrader) -> str | None:
     o = grader.options
     if o.negate or o.reference is not None or o.reference_field or o.values or o.tolerance or o.regex_dialect != "python" \
             or o.thousands_separators or o.empty_submission_zero:
@@ -212,6 +224,101 @@ def native_call(grader: GraderDefinition) -> str | None:
         if grader.function == "token_f1":
             return "f1(" + _args([("stop_words", list(o.stop_words) or None, None)]) + ")"
     return None
+
+
+# ---- what Inspect does with each kind it carries (keyed by kind: ``kinds.ByKind``) --------------
+
+#: a kind written as a whole task of Inspect's own scorers (a jury's multi_scorer), before any other check
+_WHOLE_SUPPORT: ByKind[Support] = ByKind("inspect whole-task support")
+_WHOLE_MODULE: ByKind[ExportResult] = ByKind("inspect whole-task module")
+#: the kinds written as a custom scorer: whether this definition can be, and its ``_score`` body
+_SUPPORT: ByKind[Support] = ByKind("inspect support")
+_BODY: ByKind[str] = ByKind("inspect scorer body")
+#: a native scorer graded by a judge model the export cannot name (its endpoint and model are dropped)
+_NATIVE_JUDGE: ByKind[bool] = ByKind("inspect native judge")
+
+
+@_WHOLE_SUPPORT.on(JuryGrader)
+def _jury_support(grader: JuryGrader) -> Support:
+    problem = inspect_problem(grader)
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_WHOLE_MODULE.on(JuryGrader)
+def _jury_module(platform: InspectPlatform, grader: JuryGrader, fn: str) -> ExportResult:
+    return platform._jury(grader, fn)
+
+
+@_NATIVE_JUDGE.on(LetterJudge)
+def _letter_judged(grader: LetterJudge) -> bool:
+    return bool(grader.endpoint or grader.model)
+
+
+@_SUPPORT.on(BuiltinGrader)
+def _builtin_support(grader: BuiltinGrader) -> Support:
+    o = grader.options
+    if inspect_options(o, "this export"):
+        return Support.no("these Inspect text options match no Inspect scorer (match, pattern, exact, f1) "
+                          "as set: keep the values Inspect import gives them")
+    if grader.function not in COMPARISONS:
+        return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
+    if o.reference_field:
+        return Support.no("Inspect's target is the sample's answer, not a dataset row field; "
+                          "OpenAI graders can read it")
+    if o.regex_dialect != "python":
+        return Support.no("the JavaScript regex dialect is not written for Inspect; promptfoo reads it")
+    if o.normalize or o.values or o.tolerance:
+        return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
+    return Support.yes()
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(grader: FunctionGrader) -> Support:
+    problem = refusal(grader, LABEL)  # Letta and promptfoo contracts travel in an adapter
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(BinaryJudge, RangeJudge, RubricJudge)
+def _judge_support(grader: BinaryJudge | RangeJudge | RubricJudge) -> Support:
+    exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
+    return Support.no(exact) if isinstance(exact, str) else Support.yes()
+
+
+@_BODY.on(BuiltinGrader)
+def _builtin_body(platform: InspectPlatform, grader: BuiltinGrader, warnings: list[str], notes: list[str]) -> str:
+    warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
+    return platform._builtin(grader)
+
+
+#: what a judge kind scores differently in Inspect
+_JUDGE_NOTES = {kind_of(BinaryJudge): ("an NA verdict scores 0 in Inspect's mean (the studio leaves the sample "
+                                       "out); the score's metadata says skipped")}
+
+
+@_BODY.on(BinaryJudge, RangeJudge, RubricJudge)
+def _judge_body(platform: InspectPlatform, grader: BinaryJudge | RangeJudge | RubricJudge, warnings: list[str],
+                notes: list[str]) -> str:
+    body = inspect_judge.body(portable(grader))  # the whole definition travels
+    if note := _JUDGE_NOTES.get(grader.kind):
+        warnings.append(f"{grader.key}: approximated: {note}")
+    notes.append(f"{grader.key}: the prompt reads the conversation, reference and input the studio "
+                 "writes in each sample's metadata (export with --dataset); without them it rebuilds "
+                 "them from Inspect's messages and target, which can differ")
+    return body
+
+
+@_BODY.on(FunctionGrader)
+def _function_body(platform: InspectPlatform, grader: FunctionGrader, warnings: list[str], notes: list[str]) -> str:
+    if grader.contract == "adaptive":
+        body = platform._adaptive(grader)
+    elif grader.contract == "mka1_sample":
+        body = platform._function(grader)
+    else:
+        body = platform._adapted(grader)
+        warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated adapter "
+                        "(the sample's metadata is its row)")
+    warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
+    return body
 
 
 class InspectPlatform(Platform):
@@ -321,35 +428,14 @@ class InspectPlatform(Platform):
             "normalize": True, "normalization": "inspect", "stop_words": list(stop or []), **PLAIN})
 
     def _can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, JuryGrader):  # a multi_scorer of Inspect's own model-graded scorers
-            problem = inspect_problem(grader)
-            return Support.no(problem) if problem else Support.yes()
+        if (whole := _WHOLE_SUPPORT.of(grader)) is not None:  # a jury: a multi_scorer of Inspect's own
+            return whole(grader)
         if not plain_extractor(grader):
             return Support.no("Inspect scorers read the model output; the studio extractor is not exported")
         if native_call(grader) is not None:
             return Support.yes()
-        if isinstance(grader, BuiltinGrader):
-            o = grader.options
-            if inspect_options(o, "this export"):
-                return Support.no("these Inspect text options match no Inspect scorer (match, pattern, exact, f1) "
-                                  "as set: keep the values Inspect import gives them")
-            if grader.function not in COMPARISONS:
-                return Support.no(f"the {grader.function} comparison is not written for Inspect yet")
-            if o.reference_field:
-                return Support.no("Inspect's target is the sample's answer, not a dataset row field; "
-                                  "OpenAI graders can read it")
-            if o.regex_dialect != "python":
-                return Support.no("the JavaScript regex dialect is not written for Inspect; promptfoo reads it")
-            if o.normalize or o.values or o.tolerance:
-                return Support.no("normalised text, value lists and tolerances are not written for Inspect yet")
-            return Support.yes()
-        if isinstance(grader, FunctionGrader):
-            problem = refusal(grader, LABEL)  # Letta and promptfoo contracts travel in an adapter
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
-            exact = portable_or_reason(grader)  # a custom @scorer sending the studio's messages
-            return Support.no(exact) if isinstance(exact, str) else Support.yes()
-        return Support.no(self.no_form(get_kind(grader.kind)))
+        check = _SUPPORT.of(grader)
+        return check(grader) if check is not None else Support.no(self.no_form(get_kind(grader.kind)))
 
     def no_form(self, kind: GraderKind) -> str:
         return (f"a {kind.kind.replace('_', ' ')} is not exported: Inspect's model-graded scorers use their "
@@ -367,33 +453,15 @@ class InspectPlatform(Platform):
         warnings: list[str] = []
         notes: list[str] = []
         fn = grader.key.replace("-", "_").replace(".", "_")
-        if isinstance(grader, JuryGrader):
-            return self._jury(grader, fn)
+        if (whole := _WHOLE_MODULE.of(grader)) is not None:
+            return whole(self, grader, fn)
         call = native_call(grader)
         if call is not None:
             return self._native(grader, fn, call)
-        if isinstance(grader, BuiltinGrader):
-            body = self._builtin(grader)
-            warnings += unexported(grader, {"function", "options", "extractor", "name"}, LABEL)
-        elif isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
-            body = inspect_judge.body(portable(grader))  # the whole definition travels
-            if isinstance(grader, BinaryJudge):
-                warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in Inspect's mean (the "
-                                "studio leaves the sample out); the score's metadata says skipped")
-            notes.append(f"{grader.key}: the prompt reads the conversation, reference and input the studio "
-                         "writes in each sample's metadata (export with --dataset); without them it rebuilds "
-                         "them from Inspect's messages and target, which can differ")
-        else:
-            assert isinstance(grader, FunctionGrader)
-            if grader.contract == "adaptive":
-                body = self._adaptive(grader)
-            elif grader.contract == "mka1_sample":
-                body = self._function(grader)
-            else:
-                body = self._adapted(grader)
-                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated adapter "
-                                "(the sample's metadata is its row)")
-            warnings += unexported(grader, {"source", "contract", "name", "extractor"}, LABEL)
+        write = _BODY.of(grader)
+        if write is None:  # pragma: no cover - can_export refuses the rest
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        body = write(self, grader, warnings, notes)
         module = (
             f"{docstring(f'{grader.name or grader.key}: Inspect AI scorer exported by Grader Studio (grader {grader.key!r}).')}\n\n"
             "from __future__ import annotations\n\n"
@@ -455,7 +523,7 @@ class InspectPlatform(Platform):
         warnings = unexported(grader, {"function", "options", "extractor", "name", "template", "instructions",
                                        "grade_pattern", "include_history", "partial_credit", "endpoint", "model",
                                        "temperature", "max_tokens"}, LABEL)
-        if isinstance(grader, LetterJudge) and (grader.endpoint or grader.model):
+        if (judged := _NATIVE_JUDGE.of(grader)) is not None and judged(grader):
             warnings.append(f"{grader.key}: the judge's endpoint and model are not written: Inspect grades with "
                             "the model bound to the 'grader' role (eval --model-role grader=...), else the "
                             "evaluated model")

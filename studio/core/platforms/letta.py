@@ -14,7 +14,7 @@ from typing import Any
 
 from studio.core.judges.kinds.rubric_judge import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
 from studio.core.judges.templates import format_fields
-from studio.core.kinds import GraderKind, get_kind
+from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
     BuiltinGrader,
     BuiltinOptions,
@@ -25,7 +25,7 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from ._adapters import adapter_module, entry_name, refusal
+from ._adapters import adapted, adapter_module, entry_name, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
@@ -89,25 +89,79 @@ def grader_functions(source: str) -> list[str]:
     return names
 
 
+# ---- what Letta does with each kind it carries (keyed by kind: ``kinds.ByKind``) ----------------
+
+_SUPPORT: ByKind[Support] = ByKind("letta support")
+#: each kind's ``graders:`` entry: (spec, the definition fields it carries), its files added
+_ENTRY: ByKind[tuple[dict[str, Any], set[str]]] = ByKind("letta entry")
+
+
+@_SUPPORT.on(BuiltinGrader)
+def _builtin_support(grader: BuiltinGrader) -> Support:
+    problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(grader: FunctionGrader) -> Support:
+    if grader.contract != "letta":  # carried by a generated @grader adapter
+        problem = refusal(grader, LABEL)
+        return Support.no(problem) if problem else Support.yes()
+    if not (grader.function_name or len(grader_functions(grader.source)) == 1):
+        return Support.no("set the function name: the source has no single @grader function")
+    return Support.yes()
+
+
+@_SUPPORT.on(RubricJudge)
+def _rubric_support(grader: RubricJudge) -> Support:
+    return Support.yes()
+
+
+@_ENTRY.on(BuiltinGrader)
+def _builtin_entry(grader: BuiltinGrader, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    return {"kind": "tool", "function": grader.function}, {"function", "options"}
+
+
+@_ENTRY.on(FunctionGrader)
+def _function_entry(grader: FunctionGrader, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    if grader.contract != "letta":
+        files[f"{grader.key}.py"] = adapter_module(grader, "letta")
+        warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated @grader "
+                        "adapter (the question reaches it as one user turn)")
+        return {"kind": "tool", "function": f"{grader.key}.py:{entry_name(grader)}"}, {"source", "contract", "function_name"}
+    fn = grader.function_name or grader_functions(grader.source)[0]
+    files[f"{grader.key}.py"] = grader.source
+    return {"kind": "tool", "function": f"{grader.key}.py:{fn}"}, {"source", "contract", "function_name"}
+
+
+@_ENTRY.on(RubricJudge)
+def _rubric_entry(grader: RubricJudge, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    # the studio shows the submission even when a rubric forgets {submission}: so does the export
+    files[f"{grader.key}.prompt.txt"] = grader.prompt + (
+        "" if "submission" in format_fields(grader.prompt) else RUBRIC_SUBMISSION_SUFFIX)
+    spec: dict[str, Any] = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
+    model = judge_model(grader, LABEL, warnings)
+    if model:
+        spec["model"] = model
+    spec.update(
+        temperature=grader.temperature,
+        provider=grader.provider,
+        max_retries=grader.max_retries,
+        timeout=grader.timeout,
+    )
+    # the studio's system text even when the judge keeps the default: Letta's own default differs
+    spec["system_prompt"] = grader.system_prompt or RUBRIC_SYSTEM
+    return spec, {"prompt", "system_prompt", "provider", "max_retries", "timeout", "model", "endpoint", "temperature"}
+
+
 class LettaPlatform(Platform):
     name = "letta"
     label = LABEL
     imports = True
 
     def _can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, BuiltinGrader):
-            problem = builtin_mismatch(grader, LETTA_SEMANTICS, LABEL)
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, FunctionGrader):
-            if grader.contract != "letta":  # carried by a generated @grader adapter
-                problem = refusal(grader, LABEL)
-                return Support.no(problem) if problem else Support.yes()
-            if not (grader.function_name or len(grader_functions(grader.source)) == 1):
-                return Support.no("set the function name: the source has no single @grader function")
-            return Support.yes()
-        if isinstance(grader, RubricJudge):
-            return Support.yes()
-        return Support.no(self.no_form(get_kind(grader.kind)))
+        check = _SUPPORT.of(grader)
+        return check(grader) if check is not None else Support.no(self.no_form(get_kind(grader.kind)))
 
     def no_form(self, kind: GraderKind) -> str:
         return (f"Letta graders are tool functions and model judges; a {kind.kind.replace('_', ' ')} "
@@ -115,43 +169,12 @@ class LettaPlatform(Platform):
 
     def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
         """The ``graders:`` entry and the files it refers to."""
-        spec: dict[str, Any]
         files: dict[str, str] = {}
-        keep = {"name", "extractor"}
-        if isinstance(grader, BuiltinGrader):
-            spec = {"kind": "tool", "function": grader.function}
-            keep |= {"function", "options"}
-        elif isinstance(grader, FunctionGrader) and grader.contract != "letta":
-            files[f"{grader.key}.py"] = adapter_module(grader, "letta")
-            spec = {"kind": "tool", "function": f"{grader.key}.py:{entry_name(grader)}"}
-            warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated @grader "
-                            "adapter (the question reaches it as one user turn)")
-            keep |= {"source", "contract", "function_name"}
-        elif isinstance(grader, FunctionGrader):
-            fn = grader.function_name or grader_functions(grader.source)[0]
-            files[f"{grader.key}.py"] = grader.source
-            spec = {"kind": "tool", "function": f"{grader.key}.py:{fn}"}
-            keep |= {"source", "contract", "function_name"}
-        elif isinstance(grader, RubricJudge):
-            # the studio shows the submission even when a rubric forgets {submission}: so does the export
-            files[f"{grader.key}.prompt.txt"] = grader.prompt + (
-                "" if "submission" in format_fields(grader.prompt) else RUBRIC_SUBMISSION_SUFFIX)
-            spec = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
-            model = judge_model(grader, LABEL, warnings)
-            if model:
-                spec["model"] = model
-            spec.update(
-                temperature=grader.temperature,
-                provider=grader.provider,
-                max_retries=grader.max_retries,
-                timeout=grader.timeout,
-            )
-            # the studio's system text even when the judge keeps the default: Letta's own default differs
-            spec["system_prompt"] = grader.system_prompt or RUBRIC_SYSTEM
-            keep |= {"prompt", "system_prompt", "provider", "max_retries", "timeout", "model",
-                     "endpoint", "temperature"}
-        else:  # pragma: no cover
+        write = _ENTRY.of(grader)
+        if write is None:  # pragma: no cover (can_export refused it)
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        spec, kept = write(grader, files, warnings)
+        keep = {"name", "extractor"} | kept
         if grader.name:
             spec["display_name"] = grader.name
         if grader.extractor is not None:
@@ -192,8 +215,8 @@ class LettaPlatform(Platform):
         carried_fields = {}  # what a grader spec has no field for, at the suite's top level (Letta ignores it)
         for grader in graders:
             fields = identity(grader)
-            if isinstance(grader, FunctionGrader) and grader.contract != "letta":
-                fields["adapted"] = adapted_fields(grader)
+            if (function := adapted(grader, "letta")) is not None:
+                fields["adapted"] = adapted_fields(function)
             if fields:
                 carried_fields[grader.key] = fields
         if carried_fields:

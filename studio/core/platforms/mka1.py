@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.core.kinds import Carry, GraderKind, get_kind
+from studio.core.kinds import Carry, GraderKind, get_kind, kind_of
 from studio.core.models import (
     BinaryJudge,
     FunctionGrader,
@@ -27,7 +27,7 @@ from studio.core.models import (
 )
 
 from . import _mka1_judge as mka1_judge
-from ._adapters import adapter_module
+from ._adapters import adapter_module, function_grader
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
 from ._carried import adapted_fields, unadapted
 from ._fields import dump_json, peek_json, read_json, slug, unexported
@@ -48,6 +48,17 @@ def _contract(grader: FunctionGrader) -> dict[str, Any]:
     return {"contract": "batch" if batch else "sample"}
 
 
+#: the judges MKA1 carries (as model_backed graders), keyed by kind: what each scores differently
+#: there ("" where nothing does)
+_JUDGE_NOTES: dict[str, str] = {
+    kind_of(BinaryJudge): ("an NA verdict scores 0 in MKA1's mean (the studio leaves the sample out); the "
+                           "sample's judge object says skipped"),
+    kind_of(RangeJudge): ("where MKA1's model gives no logprobs, the four extra score samples go without a "
+                          "seed (the Responses API takes none)"),
+    kind_of(RubricJudge): "",
+}
+
+
 class Mka1Platform(Platform):
     name = "mka1"
     label = LABEL
@@ -61,13 +72,13 @@ class Mka1Platform(Platform):
                 "function graders and binary, range and rubric judges (as model_backed graders)")
 
     def _can_export(self, grader: GraderDefinition) -> Support:
-        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
+        if grader.kind in _JUDGE_NOTES:
             try:  # a model_backed grader sending the studio's messages through ctx.responses_create
                 mka1_judge.portable_for_mka1(grader)
             except PlatformError as exc:
                 return Support.no(str(exc))
             return Support.yes()
-        if not isinstance(grader, FunctionGrader):
+        if function_grader(grader) is None:
             return Support.no(self.no_form(get_kind(grader.kind)))
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
@@ -96,12 +107,8 @@ class Mka1Platform(Platform):
         if auto:
             warnings.append(f"{grader.key}: it names no model, so the grader asks for model 'auto' (the run's "
                             "judge_model); pass --model (MKA1 spells models provider:model) to fix one")
-        if isinstance(grader, BinaryJudge):
-            warnings.append(f"{grader.key}: approximated: an NA verdict scores 0 in MKA1's mean (the studio "
-                            "leaves the sample out); the sample's judge object says skipped")
-        if isinstance(grader, RangeJudge):
-            warnings.append(f"{grader.key}: approximated: where MKA1's model gives no logprobs, the four extra "
-                            "score samples go without a seed (the Responses API takes none)")
+        if note := _JUDGE_NOTES.get(grader.kind):
+            warnings.append(f"{grader.key}: approximated: {note}")
         return {
             "type": "python", "contract": "model_backed", "execution": "per_sample", "model_access": "mka1",
             "metric_id": grader.metric.key, "source": mka1_judge.source(grader, judge),
@@ -111,9 +118,10 @@ class Mka1Platform(Platform):
     def declaration(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
         """The ``EvalPythonGrader`` of any grader ``can_export`` accepted; what it cannot carry goes
         into ``warnings``."""
-        if not isinstance(grader, FunctionGrader):
+        function = function_grader(grader)
+        if function is None:
             return self.judge_json(grader, warnings)
-        declaration = self.grader_json(grader, warnings)
+        declaration = self.grader_json(function, warnings)
         keep = {"name", "description", "metric", "tags", "source", "contract", "model_access",
                 "max_model_calls", "timeout_seconds"}
         warnings += unexported(grader, keep, LABEL)
@@ -131,14 +139,14 @@ class Mka1Platform(Platform):
             task["name"] = grader.name
         task.update({"type": "custom", "dataset": {}, "metrics": [metric], "grader": declaration})
         extra: dict[str, Any] = {}
-        if not isinstance(grader, FunctionGrader):
+        if function_grader(grader) is None:
             extra["judge"] = dump_grader(grader)
         if grader.metric.kind != "scalar":
             extra["metric_kind"] = grader.metric.kind
         if grader.tags:
             extra["tags"] = list(grader.tags)
-        if isinstance(grader, FunctionGrader) and grader.contract not in ("mka1_sample", "mka1_batch"):
-            extra["adapted"] = adapted_fields(grader)  # import restores it while the adapter is unchanged
+        if (function := function_grader(grader)) is not None and function.contract not in ("mka1_sample", "mka1_batch"):
+            extra["adapted"] = adapted_fields(function)  # import restores it while the adapter is unchanged
         if extra:
             task["metadata"] = {TASK_META: extra}
         return task
@@ -151,7 +159,7 @@ class Mka1Platform(Platform):
             f"{grader.key}.task.json": dump_json(self.task(grader, declaration)),
         }
         notes = [f"{grader.key}.task.json has an empty dataset: set dataset.file_id before running it on MKA1"]
-        if not isinstance(grader, FunctionGrader):
+        if function_grader(grader) is None:
             notes.insert(0, f"{grader.key}: the prompt reads the slots the studio writes on each row (conversation, "
                             "judge_reference, input, ground_truth); a row without them has them read from MKA1's "
                             "item.messages (else the prompt as one user turn) and target, which can differ")

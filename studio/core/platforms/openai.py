@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from studio.core.kinds import GraderKind, get_kind
+from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -60,6 +60,117 @@ def formula_name(key: str) -> str:
     return re.sub(r"\W", "_", key)
 
 
+# ---- what OpenAI's graders do with each kind they carry (keyed by kind: ``kinds.ByKind``) -------
+
+_SUPPORT: ByKind[Support] = ByKind("openai support")
+#: each kind's grader JSON and the definition fields it carries (None: the whole definition travels)
+_JSON: ByKind[tuple[dict[str, Any], set[str] | None]] = ByKind("openai grader json")
+_NOTES: ByKind[list[str]] = ByKind("openai export notes")
+
+
+@_SUPPORT.on(BuiltinGrader)
+def _builtin_support(platform: OpenAIPlatform, grader: BuiltinGrader) -> Support:
+    problem = builtin_mismatch(grader, SEMANTICS, LABEL)
+    if problem is None and grader.function == "contains" and grader.options.negate:
+        problem = "string_check has no negated contains"
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(platform: OpenAIPlatform, grader: FunctionGrader) -> Support:
+    problem = refusal(grader, LABEL)  # other contracts travel in a grade(sample, item) adapter
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(BinaryJudge, RangeJudge)
+def _judge_support(platform: OpenAIPlatform, grader: BinaryJudge | RangeJudge | RubricJudge) -> Support:
+    exact = portable_or_reason(grader)
+    if isinstance(exact, str):
+        return Support.no(exact)
+    try:
+        openai_judge.check(exact)
+    except PlatformError as exc:
+        return Support.no(str(exc))
+    return Support.yes()
+
+
+@_SUPPORT.on(RubricJudge)
+def _rubric_support(platform: OpenAIPlatform, grader: RubricJudge) -> Support:
+    if grader.provider != "openai":  # the rubric's own model provider, not an endpoint's
+        return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
+    return _judge_support(platform, grader)
+
+
+@_SUPPORT.on(CompositeGrader)
+def _composite_support(platform: OpenAIPlatform, grader: CompositeGrader) -> Support:
+    for component in grader.components:
+        sub = platform.can_export(component.grader)
+        if not sub.ok:
+            return Support.no(f"component {component.grader.key!r}: {sub.reason}")
+        if component.grader.parts():
+            return Support.no("multi graders cannot nest another multi grader")
+    names = [formula_name(c.grader.key) for c in grader.components]
+    if len(set(names)) != len(names):
+        return Support.no("two components would get the same name in the formula")
+    return Support.yes()
+
+
+@_JSON.on(BuiltinGrader)
+def _builtin_json(platform: OpenAIPlatform, grader: BuiltinGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    o = grader.options
+    if grader.function == "exact_match":
+        op = "ne" if o.negate else "eq"
+        if grader.strips:
+            warnings.append(f"{grader.key}: string_check {op} compares without trimming whitespace")
+    else:
+        op = "like" if o.case_sensitive else "ilike"
+    if o.empty_submission_zero or o.empty_reference_zero:
+        warnings.append(f"{grader.key}: string_check compares an empty output or reference as text; "
+                        "the studio scores it 0.0 (empty_submission_zero / empty_reference_zero, "
+                        "Letta's rules): turn them off to match")
+    reference = (o.reference if o.reference is not None
+                 else f"{{{{ item.{o.reference_field} }}}}" if o.reference_field else EXPECTED)
+    return ({"type": "string_check", "name": grader.key, "input": OUTPUT, "reference": reference, "operation": op},
+            {"function", "options"})
+
+
+@_JSON.on(FunctionGrader)
+def _function_json(platform: OpenAIPlatform, grader: FunctionGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    source = grader.source
+    if grader.contract != "mka1_sample":
+        source = adapter_module(grader, "openai")
+        warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
+                        "grade(sample, item) adapter (the question reaches it as one user turn)")
+    return {"type": "python", "name": grader.key, "source": source}, {"source", "contract"}
+
+
+@_JSON.on(BinaryJudge, RubricJudge, RangeJudge)
+def _judge_json(platform: OpenAIPlatform, grader: BinaryJudge | RubricJudge | RangeJudge,
+                warnings: list[str]) -> tuple[dict[str, Any], None]:
+    return openai_judge.to_json(grader, portable(grader), warnings), None  # the whole definition travels
+
+
+@_JSON.on(CompositeGrader)
+def _composite_json(platform: OpenAIPlatform, grader: CompositeGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    subs = {}
+    for c in grader.components:
+        subs[formula_name(c.grader.key)] = platform.to_json(c.grader, warnings)
+        if c.name:
+            warnings.append(f"{grader.key}: component label {c.name!r} is not exported")
+    return ({"type": "multi", "name": grader.key, "graders": subs, "calculate_output": platform.formula(grader)},
+            {"mode", "components"})
+
+
+@_NOTES.on(FunctionGrader)
+def _function_notes(grader: FunctionGrader) -> list[str]:
+    return [f"{grader.key}: OpenAI's sample has output_text/output_json, not MKA1's extracted_output"]
+
+
+@_NOTES.on(BinaryJudge, RubricJudge, RangeJudge)
+def _judge_notes(grader: BinaryJudge | RubricJudge | RangeJudge) -> list[str]:
+    return list(openai_judge.notes(grader, portable(grader)))
+
+
 class OpenAIPlatform(Platform):
     name = "openai"
     label = LABEL
@@ -68,82 +179,19 @@ class OpenAIPlatform(Platform):
     def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("OpenAI graders read the output text; they have no extractors")
-        if isinstance(grader, BuiltinGrader):
-            problem = builtin_mismatch(grader, SEMANTICS, LABEL)
-            if problem is None and grader.function == "contains" and grader.options.negate:
-                problem = "string_check has no negated contains"
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, FunctionGrader):
-            problem = refusal(grader, LABEL)  # other contracts travel in a grade(sample, item) adapter
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
-            if isinstance(grader, RubricJudge) and grader.provider != "openai":
-                return Support.no(f"score_model runs OpenAI models only, not {grader.provider}")
-            exact = portable_or_reason(grader)
-            if isinstance(exact, str):
-                return Support.no(exact)
-            try:
-                openai_judge.check(exact)
-            except PlatformError as exc:
-                return Support.no(str(exc))
-            return Support.yes()
-        if isinstance(grader, CompositeGrader):
-            for component in grader.components:
-                sub = self.can_export(component.grader)
-                if not sub.ok:
-                    return Support.no(f"component {component.grader.key!r}: {sub.reason}")
-                if isinstance(component.grader, CompositeGrader):
-                    return Support.no("multi graders cannot nest another multi grader")
-            names = [formula_name(c.grader.key) for c in grader.components]
-            if len(set(names)) != len(names):
-                return Support.no("two components would get the same name in the formula")
-            return Support.yes()
-        return Support.no(self.no_form(get_kind(grader.kind)))
+        check = _SUPPORT.of(grader)
+        return check(self, grader) if check is not None else Support.no(self.no_form(get_kind(grader.kind)))
 
     def no_form(self, kind: GraderKind) -> str:
         return f"OpenAI graders have no {kind.kind.replace('_', ' ')} equivalent"
 
     def to_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
-        keep = {"extractor"}
-        data: dict[str, Any]
-        if isinstance(grader, BuiltinGrader):
-            o = grader.options
-            if grader.function == "exact_match":
-                op = "ne" if o.negate else "eq"
-                if grader.strips:
-                    warnings.append(f"{grader.key}: string_check {op} compares without trimming whitespace")
-            else:
-                op = "like" if o.case_sensitive else "ilike"
-            if o.empty_submission_zero or o.empty_reference_zero:
-                warnings.append(f"{grader.key}: string_check compares an empty output or reference as text; "
-                                "the studio scores it 0.0 (empty_submission_zero / empty_reference_zero, "
-                                "Letta's rules): turn them off to match")
-            reference = (o.reference if o.reference is not None
-                         else f"{{{{ item.{o.reference_field} }}}}" if o.reference_field else EXPECTED)
-            data = {"type": "string_check", "name": grader.key, "input": OUTPUT, "reference": reference,
-                    "operation": op}
-            keep |= {"function", "options"}
-        elif isinstance(grader, FunctionGrader):
-            source = grader.source
-            if grader.contract != "mka1_sample":
-                source = adapter_module(grader, "openai")
-                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated "
-                                "grade(sample, item) adapter (the question reaches it as one user turn)")
-            data = {"type": "python", "name": grader.key, "source": source}
-            keep |= {"source", "contract"}
-        elif isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
-            return openai_judge.to_json(grader, portable(grader), warnings)  # the whole definition travels
-        elif isinstance(grader, CompositeGrader):
-            subs = {}
-            for c in grader.components:
-                subs[formula_name(c.grader.key)] = self.to_json(c.grader, warnings)
-                if c.name:
-                    warnings.append(f"{grader.key}: component label {c.name!r} is not exported")
-            data = {"type": "multi", "name": grader.key, "graders": subs, "calculate_output": self.formula(grader)}
-            keep |= {"mode", "components"}
-        else:  # pragma: no cover
+        write = _JSON.of(grader)
+        if write is None:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
-        warnings += unexported(grader, keep, LABEL)
+        data, keep = write(self, grader, warnings)
+        if keep is not None:  # None: the whole definition travels (a judge's)
+            warnings += unexported(grader, {"extractor"} | keep, LABEL)
         return data
 
     @staticmethod
@@ -165,11 +213,7 @@ class OpenAIPlatform(Platform):
     def _export(self, grader: GraderDefinition) -> ExportResult:
         warnings: list[str] = []
         data = self.to_json(grader, warnings)
-        notes = []
-        if isinstance(grader, FunctionGrader):
-            notes.append(f"{grader.key}: OpenAI's sample has output_text/output_json, not MKA1's extracted_output")
-        if isinstance(grader, (BinaryJudge, RubricJudge, RangeJudge)):
-            notes += openai_judge.notes(grader, portable(grader))
+        notes = note(grader) if (note := _NOTES.of(grader)) is not None else []
         return ExportResult(files={f"{grader.key}.openai.json": dump_json(data)}, warnings=warnings, notes=notes)
 
     # ---- import -------------------------------------------------------------------------------

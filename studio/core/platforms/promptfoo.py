@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.graders.jsregex import JS_SPACE
-from studio.core.kinds import GraderKind, get_kind
+from studio.core.judges.http.providers import provider_of
+from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
     BuiltinGrader,
@@ -27,7 +28,7 @@ from studio.core.models import (
     RubricJudge,
 )
 
-from ._adapters import adapter_module, refusal
+from ._adapters import adapted, adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Skipped, Support
 from ._carried import IDENTITY, META_KEY, adapted_fields, identity, restore_identity, unadapted
 from ._fields import (
@@ -148,6 +149,168 @@ def assert_line(text: str, index: int, kind: str) -> int | None:
     return None
 
 
+# ---- what promptfoo does with each kind it carries (keyed by kind: ``kinds.ByKind``) ------------
+
+_SUPPORT: ByKind[Support] = ByKind("promptfoo support")
+#: each kind's assertion: (data, the definition fields it carries or None when the whole definition
+#: travels, whether promptfoo grades it with a model of its own that the assertion's provider names)
+_ASSERTION: ByKind[tuple[dict[str, Any], set[str] | None, bool]] = ByKind("promptfoo assertion")
+Assertion = tuple[dict[str, Any], set[str] | None, bool]
+
+
+@_SUPPORT.on(BuiltinGrader)
+def _builtin_support(platform: PromptfooPlatform, grader: BuiltinGrader) -> Support:
+    problem = builtin_mismatch(grader, SEMANTICS, LABEL)
+    if problem is None and (grader.function, _case(grader)) not in BUILTIN_TYPES:
+        problem = f"promptfoo has no case-insensitive {grader.function}"
+    if problem is None and grader.function in ("contains_any", "contains_all") and not grader.options.values:
+        problem = f"{grader.function} needs its list of values (promptfoo splits a single string on commas)"
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(FunctionGrader)
+def _function_support(platform: PromptfooPlatform, grader: FunctionGrader) -> Support:
+    problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
+    return Support.no(problem) if problem else Support.yes()
+
+
+@_SUPPORT.on(RubricJudge)
+def _rubric_support(platform: PromptfooPlatform, grader: RubricJudge) -> Support:
+    exact = portable_or_reason(grader)  # the studio's own messages (_promptfoo_judge), or no fallback
+    return Support.no(exact) if isinstance(exact, str) else Support.yes()
+
+
+@_SUPPORT.on(BinaryJudge)
+def _binary_support(platform: PromptfooPlatform, grader: BinaryJudge) -> Support:
+    if not isinstance(portable_or_reason(grader), str):
+        return Support.yes()  # the studio's own messages (_promptfoo_judge)
+    if grader.system_template or grader.user_template:
+        return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
+    return Support.yes()  # promptfoo's llm-rubric
+
+
+@_SUPPORT.on(RangeJudge, PrebuiltJudge)
+def _promptfoo_support(platform: PromptfooPlatform, grader: RangeJudge | PrebuiltJudge) -> Support:
+    return Support.yes()  # the studio's messages where they travel exactly, else promptfoo's own form
+
+
+@_SUPPORT.on(CompositeGrader)
+def _composite_support(platform: PromptfooPlatform, grader: CompositeGrader) -> Support:
+    if grader.mode != "weighted":
+        return Support.no(f"assert-set averages by weight; {grader.mode} (max/min) has no promptfoo form")
+    if any(c.weight < 0 for c in grader.components):
+        return Support.no("assert-set weights cannot be negative (penalties)")
+    for c in grader.components:
+        sub = platform.can_export(c.grader)
+        if not sub.ok:
+            return Support.no(f"component {c.grader.key!r}: {sub.reason}")
+    return Support.yes()
+
+
+@_ASSERTION.on(BuiltinGrader)
+def _builtin_assertion(platform: PromptfooPlatform, grader: BuiltinGrader, warnings: list[str],
+                       files: dict[str, str]) -> Assertion:
+    o = grader.options
+    kind = BUILTIN_TYPES[(grader.function, _case(grader))]
+    data: dict[str, Any] = {"type": ("not-" if o.negate else "") + kind}
+    if grader.function in ("contains_any", "contains_all"):
+        data["value"] = list(o.values)
+    elif grader.function != "is_json":
+        data["value"] = o.reference if o.reference is not None else EXPECTED
+    if (o.empty_submission_zero, o.empty_reference_zero) != empty_rule(grader.function, o.empty_reference_zero):
+        warnings.append(f"{grader.key}: promptfoo compares an empty output as text and fails an empty "
+                        f"value only for {', '.join(EMPTY_VALUE_FAILS)}; the studio's empty_submission_zero / "
+                        "empty_reference_zero (Letta's rules) differ: set them as promptfoo does to match")
+    if grader.function == "regex_match" and o.regex_dialect == "python" and o.reference is not None \
+            and re.search(r"\\[dwbsSDWB]|\$|\.|\(\?[aiLmsux]", o.reference):
+        warnings.append(f"{grader.key}: promptfoo reads the pattern as JavaScript (ASCII \\d, \\w, \\b; "
+                        "$ only at the end); set regex_dialect: javascript to score it that way here")
+    if grader.strips and grader.function == "exact_match":
+        warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
+    return data, {"function", "options"}, False
+
+
+@_ASSERTION.on(FunctionGrader)
+def _function_assertion(platform: PromptfooPlatform, grader: FunctionGrader, warnings: list[str],
+                        files: dict[str, str]) -> Assertion:
+    if grader.contract == "promptfoo":
+        files[f"{grader.key}.py"] = grader.source
+    else:
+        files[f"{grader.key}.py"] = adapter_module(grader, "promptfoo")
+        warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated get_assert "
+                        "adapter (the question reaches it as one user turn)")
+    own = grader.contract == "promptfoo" and grader.function_name
+    ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if own else "")
+    return {"type": "python", "value": ref}, {"source", "contract", "function_name"}, False
+
+
+def _exact_assertion(grader: BinaryJudge | RangeJudge | RubricJudge, exact: Any,
+                     files: dict[str, str]) -> Assertion:
+    """The studio's own judge messages, sent by a generated provider (``_promptfoo_judge``)."""
+    data, judge_files = judge_assertion(grader, exact)
+    files.update(judge_files)
+    return data, None, False
+
+
+@_ASSERTION.on(RubricJudge)
+def _rubric_assertion(platform: PromptfooPlatform, grader: RubricJudge, warnings: list[str],
+                      files: dict[str, str]) -> Assertion:
+    return _exact_assertion(grader, portable_or_reason(grader), files)  # can_export refused the rest
+
+
+@_ASSERTION.on(BinaryJudge)
+def _binary_assertion(platform: PromptfooPlatform, grader: BinaryJudge, warnings: list[str],
+                      files: dict[str, str]) -> Assertion:
+    exact = portable_or_reason(grader)
+    if not isinstance(exact, str):
+        warnings.append(f"{grader.key}: approximated: an NA verdict (the studio leaves the sample out) "
+                        "is a provider error in promptfoo")
+        return _exact_assertion(grader, exact, files)
+    warnings.append(f"{grader.key}: approximated: {exact}; promptfoo's own "
+                    "llm-rubric prompt is used instead of the studio's")
+    if grader.examples:
+        warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
+    return {"type": "llm-rubric", "value": grader.criteria}, {"criteria", "examples", "model", "endpoint"}, True
+
+
+@_ASSERTION.on(RangeJudge)
+def _range_assertion(platform: PromptfooPlatform, grader: RangeJudge, warnings: list[str],
+                     files: dict[str, str]) -> Assertion:
+    exact = portable_or_reason(grader)
+    if not isinstance(exact, str):
+        return _exact_assertion(grader, exact, files)
+    warnings.append(f"{grader.key}: approximated: {exact}; a rubric prompt "
+                    "written for promptfoo is used instead of the studio's")
+    config = endpoint_config(grader.endpoint)
+    if grader.endpoint and config is None and not grader.model:
+        warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
+                        "its model and base URL are not written: set them in the provider's config")
+    data, provider_files = range_assertion(grader, config)
+    files.update(provider_files)
+    if grader.shots:
+        warnings.append(f"{grader.key}: {len(grader.shots)} few-shot examples are not exported")
+    warnings.append(f"{grader.key}: promptfoo asks for one sampled SCORE (the studio weighs the "
+                    "score token's logprobs when the endpoint gives them)")
+    return data, {"criteria", "model", "endpoint", "score_range", "normalize", "evaluation_steps",
+                  "subrange_expectations", "temperature", "max_tokens"}, False
+
+
+@_ASSERTION.on(PrebuiltJudge)
+def _prebuilt_assertion(platform: PromptfooPlatform, grader: PrebuiltJudge, warnings: list[str],
+                        files: dict[str, str]) -> Assertion:
+    data = {"type": PREBUILT_TYPES[grader.metric_type]}
+    warnings.append(f"{grader.key}: approximated: promptfoo's {data['type']} asks with its own prompts and "
+                    "scoring, not the studio's per-statement calls")
+    return data, {"metric_type", "model", "endpoint"}, True
+
+
+@_ASSERTION.on(CompositeGrader)
+def _composite_assertion(platform: PromptfooPlatform, grader: CompositeGrader, warnings: list[str],
+                         files: dict[str, str]) -> Assertion:
+    data = {"type": "assert-set", "assert": [platform._component(c, warnings, files) for c in grader.components]}
+    return data, {"mode", "components"}, False
+
+
 class PromptfooPlatform(Platform):
     name = "promptfoo"
     label = LABEL
@@ -156,119 +319,22 @@ class PromptfooPlatform(Platform):
     def _can_export(self, grader: GraderDefinition) -> Support:
         if not plain_extractor(grader):
             return Support.no("promptfoo assertions read the output text; they have no extractors")
-        if isinstance(grader, BuiltinGrader):
-            problem = builtin_mismatch(grader, SEMANTICS, LABEL)
-            if problem is None and (grader.function, _case(grader)) not in BUILTIN_TYPES:
-                problem = f"promptfoo has no case-insensitive {grader.function}"
-            if problem is None and grader.function in ("contains_any", "contains_all") and not grader.options.values:
-                problem = f"{grader.function} needs its list of values (promptfoo splits a single string on commas)"
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, FunctionGrader):
-            problem = refusal(grader, LABEL)  # other contracts travel in a get_assert adapter
-            return Support.no(problem) if problem else Support.yes()
-        if isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)):
-            exact = portable_or_reason(grader)
-            if not isinstance(exact, str):
-                return Support.yes()  # the studio's own messages (_promptfoo_judge)
-            if isinstance(grader, RubricJudge):  # no promptfoo-native fallback: say why it cannot travel
-                return Support.no(exact)
-        if isinstance(grader, BinaryJudge):
-            if grader.system_template or grader.user_template:
-                return Support.no("llm-rubric uses promptfoo's own grading prompt; custom templates cannot follow")
-            return Support.yes()
-        if isinstance(grader, (RangeJudge, PrebuiltJudge)):
-            return Support.yes()
-        if isinstance(grader, CompositeGrader):
-            if grader.mode != "weighted":
-                return Support.no(f"assert-set averages by weight; {grader.mode} (max/min) has no promptfoo form")
-            if any(c.weight < 0 for c in grader.components):
-                return Support.no("assert-set weights cannot be negative (penalties)")
-            for c in grader.components:
-                sub = self.can_export(c.grader)
-                if not sub.ok:
-                    return Support.no(f"component {c.grader.key!r}: {sub.reason}")
-            return Support.yes()
-        return Support.no(self.no_form(get_kind(grader.kind)))
+        check = _SUPPORT.of(grader)
+        return check(self, grader) if check is not None else Support.no(self.no_form(get_kind(grader.kind)))
 
     def no_form(self, kind: GraderKind) -> str:
         return f"promptfoo has no {kind.kind.replace('_', ' ')} assertion"
 
     def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
-        keep = {"extractor"}
-        data: dict[str, Any]
-        if isinstance(grader, BuiltinGrader):
-            o = grader.options
-            kind = BUILTIN_TYPES[(grader.function, _case(grader))]
-            data = {"type": ("not-" if o.negate else "") + kind}
-            if grader.function in ("contains_any", "contains_all"):
-                data["value"] = list(o.values)
-            elif grader.function != "is_json":
-                data["value"] = o.reference if o.reference is not None else EXPECTED
-            if (o.empty_submission_zero, o.empty_reference_zero) != empty_rule(grader.function, o.empty_reference_zero):
-                warnings.append(f"{grader.key}: promptfoo compares an empty output as text and fails an empty "
-                                f"value only for {', '.join(EMPTY_VALUE_FAILS)}; the studio's empty_submission_zero / "
-                                "empty_reference_zero (Letta's rules) differ: set them as promptfoo does to match")
-            if grader.function == "regex_match" and o.regex_dialect == "python" and o.reference is not None \
-                    and re.search(r"\\[dwbsSDWB]|\$|\.|\(\?[aiLmsux]", o.reference):
-                warnings.append(f"{grader.key}: promptfoo reads the pattern as JavaScript (ASCII \\d, \\w, \\b; "
-                                "$ only at the end); set regex_dialect: javascript to score it that way here")
-            if grader.strips and grader.function == "exact_match":
-                warnings.append(f"{grader.key}: promptfoo equals compares without trimming whitespace")
-            keep |= {"function", "options"}
-        elif isinstance(grader, FunctionGrader):
-            if grader.contract == "promptfoo":
-                files[f"{grader.key}.py"] = grader.source
-            else:
-                files[f"{grader.key}.py"] = adapter_module(grader, "promptfoo")
-                warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated get_assert "
-                                "adapter (the question reaches it as one user turn)")
-            own = grader.contract == "promptfoo" and grader.function_name
-            ref = f"file://{grader.key}.py" + (f":{grader.function_name}" if own else "")
-            data = {"type": "python", "value": ref}
-            keep |= {"source", "contract", "function_name"}
-        elif isinstance(grader, (BinaryJudge, RangeJudge, RubricJudge)) and not isinstance(
-                exact := portable_or_reason(grader), str):
-            data, judge_files = judge_assertion(grader, exact)
-            files.update(judge_files)
-            if isinstance(grader, BinaryJudge):
-                warnings.append(f"{grader.key}: approximated: an NA verdict (the studio leaves the sample out) "
-                                "is a provider error in promptfoo")
+        write = _ASSERTION.of(grader)
+        if write is None:  # pragma: no cover
+            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
+        data, kept, asks = write(self, grader, warnings, files)
+        if kept is None:  # the studio's own judge: the whole definition travels
             data["metric"] = grader.key
             return data
-        elif isinstance(grader, BinaryJudge):
-            warnings.append(f"{grader.key}: approximated: {portable_or_reason(grader)}; promptfoo's own "
-                            "llm-rubric prompt is used instead of the studio's")
-            data = {"type": "llm-rubric", "value": grader.criteria}
-            if grader.examples:
-                warnings.append(f"{grader.key}: {len(grader.examples)} few-shot examples are not exported")
-            keep |= {"criteria", "examples", "model", "endpoint"}
-        elif isinstance(grader, RangeJudge):
-            warnings.append(f"{grader.key}: approximated: {portable_or_reason(grader)}; a rubric prompt "
-                            "written for promptfoo is used instead of the studio's")
-            config = endpoint_config(grader.endpoint)
-            if grader.endpoint and config is None and not grader.model:
-                warnings.append(f"{grader.key}: endpoint {grader.endpoint!r} is not known to this export, so "
-                                "its model and base URL are not written: set them in the provider's config")
-            data, provider_files = range_assertion(grader, config)
-            files.update(provider_files)
-            keep |= {"criteria", "model", "endpoint", "score_range", "normalize", "evaluation_steps",
-                     "subrange_expectations", "temperature", "max_tokens"}
-            if grader.shots:
-                warnings.append(f"{grader.key}: {len(grader.shots)} few-shot examples are not exported")
-            warnings.append(f"{grader.key}: promptfoo asks for one sampled SCORE (the studio weighs the "
-                            "score token's logprobs when the endpoint gives them)")
-        elif isinstance(grader, PrebuiltJudge):
-            data = {"type": PREBUILT_TYPES[grader.metric_type]}
-            keep |= {"metric_type", "model", "endpoint"}
-            warnings.append(f"{grader.key}: approximated: promptfoo's {data['type']} asks with its own prompts and "
-                            "scoring, not the studio's per-statement calls")
-        elif isinstance(grader, CompositeGrader):
-            data = {"type": "assert-set",
-                    "assert": [self._component(c, warnings, files) for c in grader.components]}
-            keep |= {"mode", "components"}
-        else:  # pragma: no cover
-            raise PlatformError(f"{LABEL} cannot express {grader.kind}")
-        if (hasattr(grader, "criteria") or isinstance(grader, PrebuiltJudge)) and not isinstance(grader, RangeJudge):
+        keep = {"extractor"} | kept
+        if asks:  # an assertion promptfoo grades with a model of its own
             provider = self.provider(grader, warnings)
             if provider:
                 data["provider"] = provider
@@ -288,12 +354,7 @@ class PromptfooPlatform(Platform):
                 return None
             return PROVIDER_PREFIX + grader.model if grader.model else None
         model = grader.model or config.model
-        if config.kind == "anthropic":
-            spec: dict[str, Any] = {"id": f"anthropic:messages:{model}"}
-            if config.base_url:
-                spec["config"] = {"apiBaseUrl": config.base_url}
-        else:
-            spec = {"id": f"openai:chat:{model}", "config": {"apiBaseUrl": config.base_url}}
+        spec: dict[str, Any] = {"id": f"{provider_of(config).promptfoo_id}:{model}", "config": {"apiBaseUrl": config.base_url}}
         if getattr(config, "api_key_env", None):
             spec.setdefault("config", {})["apiKeyEnvar"] = config.api_key_env
         return spec
@@ -325,8 +386,8 @@ class PromptfooPlatform(Platform):
         asserts = [self.assertion(g, result.warnings, result.files) for g in graders]
         for grader, item in zip(graders, asserts, strict=True):
             carried_fields = identity(grader)  # what promptfoo has no field for, in its free config
-            if isinstance(grader, FunctionGrader) and grader.contract != "promptfoo":
-                carried_fields["adapted"] = adapted_fields(grader)
+            if (function := adapted(grader, "promptfoo")) is not None:
+                carried_fields["adapted"] = adapted_fields(function)
             if carried_fields:
                 item.setdefault("config", {})[META_KEY] = carried_fields
         config: dict[str, Any] = {

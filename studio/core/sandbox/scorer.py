@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from studio.core.models import FunctionGrader, Outcome, Sample
-from studio.core.scoring import GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
 from studio.core.store.runs import outcome_values
 
 from . import payloads
@@ -37,7 +37,7 @@ class FunctionScorer(ScorerBase):
     #: its samples hung, so a first batch of several hung samples cost one timeout each, one after
     #: another; alone on separate workers they time out side by side. Fast graders grow to
     #: ``BATCH_SIZE`` within a few round trips (the engine's feeder sizes batches by time)
-    first_batch = 1
+    first_batch: int | None = 1
 
     def __init__(self, grader: FunctionGrader, ctx: GradingContext, pool: WorkerPool | None = None) -> None:
         self.grader = grader
@@ -67,9 +67,11 @@ class FunctionScorer(ScorerBase):
         self._idle: list[GraderSession] = []
         self._all: list[GraderSession] = []
         self._metrics: dict[str, float] = {}
-        #: the engine may hand over samples as stored JSON (``score_raw_batch``): the worker builds
-        #: the payloads, except when a Letta extractor must run in the studio
-        self.accepts_raw_json = not payloads.needs_studio(grader.contract, grader.extractor)
+        #: the engine may hand over samples as stored JSON (``score_raw_batch``, and straight to the
+        #: store's rows, ``score_raw_rows``): the worker builds the payloads, except when a Letta
+        #: extractor must run in the studio
+        raw = not payloads.needs_studio(grader.contract, grader.extractor)
+        self.lanes = SAMPLES | {"raw", "rows"} if raw else SAMPLES
 
     def _session(self) -> GraderSession:
         if self._idle:
@@ -109,7 +111,7 @@ class FunctionScorer(ScorerBase):
 
     async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]:
         """``score_batch`` for samples as stored: (sample id, sample JSON) pairs, never parsed here;
-        the worker shapes them for the contract (only when ``accepts_raw_json``)."""
+        the worker shapes them for the contract (only in the ``raw`` lane)."""
         if self.ctx.cancel.is_set():
             return [Outcome.failure("cancelled") for _ in rows]
         return await self._in_thread(self._run, [t for _, t in rows], [i for i, _ in rows], True)

@@ -130,7 +130,7 @@ def destination(config: EndpointConfig) -> dict[str, str | None]:
     return {
         "kind": config.kind,
         "base_url": config.base_url,
-        "deployment": config.model if config.kind == "azure" else None,
+        "deployment": config.model if config.rules.model_word == "deployment" else None,
         "api_version": config.api_version,
         "api_key_env": config.api_key_env,
         "proxy": config.proxy,

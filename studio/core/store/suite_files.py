@@ -129,7 +129,7 @@ def _precheck(suite: SuiteDefinition, graders: dict[str, GraderDefinition]) -> N
                                f"({bounds[0]:g} to {bounds[1]:g})")
     composite = graders.get(suite.overall_grader or "")
     if composite is not None:
-        if not isinstance(composite, CompositeGrader):
+        if not isinstance(composite, CompositeGrader):  # a real check of the suite file, not a kind ladder
             raise InvalidSuite(f"the overall grader {composite.key!r} is a {composite.kind} grader, not a composite")
         outside = [c.grader.key for c in composite.components if c.grader.key not in suite.grader_keys()]
         if outside:

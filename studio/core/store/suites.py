@@ -40,15 +40,7 @@ def score_range(definition: GraderDefinition) -> tuple[float, float] | None:
     ``SCORE_BOUNDS`` (models/common.py, which the kind descriptor reads too), except a composite's,
     which its parts decide: ``any``/``all`` stay within its parts, a weighted one reaches its
     penalties' sum below 0."""
-    if isinstance(definition, CompositeGrader):
-        parts = [score_range(c.grader) for c in definition.components]
-        if any(p is None for p in parts):
-            return None
-        if definition.mode in ("any", "all"):
-            return min(p[0] for p in parts if p), max(p[1] for p in parts if p)
-        penalty = sum(c.weight for c in definition.components if c.weight < 0)
-        return min(0.0, penalty), 1.0
-    return definition.SCORE_BOUNDS
+    return definition.score_bounds()
 
 
 def _serialise(definition: SuiteDefinition) -> str:
@@ -139,7 +131,7 @@ class SuiteRepository:
         if definition.overall == "composite":
             key = definition.overall_grader or ""
             composite = self._graders.get(key).definition
-            if not isinstance(composite, CompositeGrader):
+            if not isinstance(composite, CompositeGrader):  # a real check of the user's suite, not a kind ladder
                 raise InvalidSuite(f"the overall grader {key!r} is a {composite.kind} grader, not a composite")
             outside = [c.grader.key for c in composite.components if c.grader.key not in definition.grader_keys()]
             if outside:

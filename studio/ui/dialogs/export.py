@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import urlparse
 
+from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition
-from studio.core.models.judges import JudgeBase
 from studio.core.platforms import platforms
 from studio.core.platforms._eval import TARGETS as EVAL_TARGETS
 from studio.core.platforms._eval import export_eval
@@ -122,7 +122,7 @@ class ExportDialog(QtWidgets.QDialog):
         judge_model = self._model_of(definition)
         self.model.setPlaceholderText(f"the judge's: {judge_model}" if judge_model else "the judge's")
         self.model.setToolTip("The model id the exported judge calls on the platform (the CLI's --model)")
-        self.model.setEnabled(isinstance(definition, JudgeBase))  # a function's endpoint is its ctx's, no judge
+        self.model.setEnabled(get_kind(definition.kind).is_judge)  # a function's endpoint is its ctx's, no judge
         choices = QtWidgets.QHBoxLayout()
         choices.addWidget(self.platform, 2)
         choices.addWidget(QtWidgets.QLabel("Dataset"))

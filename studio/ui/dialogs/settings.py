@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from studio.core.judges.http.providers import get_provider, provider_names
 from studio.core.models.broken import BrokenRow
 
 from ..context import AppContext
@@ -53,7 +54,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.remove_button = QtWidgets.QPushButton("Remove")
         self.name = QtWidgets.QLineEdit(placeholderText="my-judge")
         self.kind = QtWidgets.QComboBox()
-        self.kind.addItems(["openai", "anthropic", "azure"])
+        self.kind.addItems(provider_names())
         self.kind.setToolTip("openai: any OpenAI-compatible server (vLLM, Ollama, LiteLLM, OpenRouter); "
                              "azure: Azure OpenAI (Model is the deployment name)")
         self.base_url = QtWidgets.QLineEdit(placeholderText="http://127.0.0.1:8080/v1")
@@ -129,8 +130,8 @@ class EndpointsPage(QtWidgets.QWidget):
         self.remove_button.clicked.connect(self._remove)
         self.save_button.clicked.connect(self.save)
         self.test_button.clicked.connect(self.test)
-        self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(kind == "azure"))
-        self.api_version.setEnabled(self.kind.currentText() == "azure")
+        self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(get_provider(kind).api_version))
+        self.api_version.setEnabled(get_provider(self.kind.currentText()).api_version)
         self.reload()
 
     def reload(self, select: str | None = None) -> None:

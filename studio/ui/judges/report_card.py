@@ -11,7 +11,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from studio.core.models import GraderDefinition, JudgeBase, JuryGrader
+from studio.core.kinds import ByKind, get_kind
+from studio.core.models import GraderDefinition, JuryGrader
 from studio.core.outside import shown_time
 
 from ..context import AppContext
@@ -144,14 +145,15 @@ class ReportCard(QtWidgets.QWidget):
         self.key = key
         self._ticket += 1
         ticket = self._ticket
-        judge = isinstance(definition, (JudgeBase, JuryGrader))
+        judge = get_kind(definition.kind).probed  # the kind's descriptor: bias probes measure it
         self.run_button.setEnabled(judge and self.cancel is None)
         self.table.setRowCount(0)
         self.jurors.setRowCount(0)
+        panel = _PANELS.of(definition)
         for widget in (self.jury_status, self.jurors):
-            widget.setVisible(isinstance(definition, JuryGrader))
-        if isinstance(definition, JuryGrader):
-            self._load_jury(key, ticket)
+            widget.setVisible(panel is not None)
+        if panel is not None:
+            panel(self, key, ticket)
         if not judge:
             self.status.setText("Bias probes measure LLM judges and juries; this grader is neither.")
             return
@@ -279,3 +281,12 @@ class ReportCard(QtWidgets.QWidget):
         self.cancel = None
         self.cancel_button.setEnabled(False)
         self.run_button.setEnabled(self.key is not None)
+
+
+#: the report card's extra panel of a kind, keyed by kind (``kinds.ByKind``): a jury's jurors table
+_PANELS: ByKind[None] = ByKind("report card panel")
+
+
+@_PANELS.on(JuryGrader)
+def _jury_panel(card: Any, key: str, ticket: int) -> None:
+    card._load_jury(key, ticket)

@@ -20,7 +20,8 @@ from studio.core.engine.reports.markdown import cell
 from studio.core.engine.sections import load_run
 from studio.core.engine.usage import Tally, cost_of, exact_decimal, format_usd, run_usage
 from studio.core.engine.verdict import ThresholdError, check_keys, judge, parse_thresholds
-from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
+from studio.core.judges.http.providers.anthropic import PROVIDER as AnthropicAdapter
+from studio.core.judges.http.providers.openai import PROVIDER as OpenAIAdapter
 from studio.core.judges.tokens import counter_for, encoding_name
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
@@ -171,13 +172,13 @@ def test_a_budget_stops_admitting_at_its_cap() -> None:
 
 
 def test_usage_read_from_replies() -> None:
-    openai = OpenAIAdapter().parse({"choices": [{"message": {"content": "x"}}], "usage": {
+    openai = OpenAIAdapter.parse({"choices": [{"message": {"content": "x"}}], "usage": {
         "prompt_tokens": 120, "completion_tokens": 9, "prompt_tokens_details": {"cached_tokens": 64}}})
     assert (openai.prompt_tokens, openai.completion_tokens, openai.cached_tokens) == (120, 9, 64)
-    junk = OpenAIAdapter().parse({"choices": [{"message": {"content": "x"}}], "usage": {
+    junk = OpenAIAdapter.parse({"choices": [{"message": {"content": "x"}}], "usage": {
         "prompt_tokens": "many", "prompt_tokens_details": None}})
     assert (junk.prompt_tokens, junk.cached_tokens) == (0, 0)
-    anthropic = AnthropicAdapter().parse({"content": [{"type": "text", "text": "x"}], "usage": {
+    anthropic = AnthropicAdapter.parse({"content": [{"type": "text", "text": "x"}], "usage": {
         "input_tokens": 20, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 5, "output_tokens": 3}})
     assert (anthropic.prompt_tokens, anthropic.completion_tokens, anthropic.cached_tokens) == (125, 3, 100)
 
@@ -192,7 +193,7 @@ def test_tokenizer_choice() -> None:
     approx = counter_for("llama-3.1-8b")
     assert not approx.exact and "approximation" in approx.method
     assert approx.count_text("x" * 10) == 3
-    assert not counter_for("gpt-4o", kind="anthropic").exact
+    assert not counter_for("gpt-4o", openai_encodings=False).exact
 
 
 def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_counts_calls(library: Library) -> None:

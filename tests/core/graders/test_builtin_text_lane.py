@@ -58,7 +58,7 @@ def test_no_lane_for_what_reads_more_than_two_texts() -> None:
     assert text_check(BuiltinGrader(key="g", function="regex_match")) is None
     assert text_check(BuiltinGrader(key="g", function="exact_match",
                                     options=BuiltinOptions(numeric_reference=True))) is None
-    assert BuiltinScorer(BuiltinGrader(key="g", function="token_f1")).text_lane is False
+    assert "texts" not in BuiltinScorer(BuiltinGrader(key="g", function="token_f1")).lanes
 
 
 def test_a_sample_without_completion_is_read_from_its_json() -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from judge_helpers import add_endpoint, qa
 
-from studio.core.judges.http.adapters import AnthropicAdapter, MalformedResponse, OpenAIAdapter
+from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.chat import ChatRequest, assistant, system, user
+from studio.core.judges.http.providers.anthropic import PROVIDER as AnthropicAdapter
+from studio.core.judges.http.providers.openai import PROVIDER as OpenAIAdapter
 from studio.core.models import BinaryJudge, RangeJudge
 from studio.core.models.endpoints import EndpointConfig
 
@@ -19,7 +21,7 @@ def test_payload_shape() -> None:
         messages=[system("S1"), system("S2"), user("U1"), user("U2"), assistant("A")],
         temperature=1.5,
     )
-    body = AnthropicAdapter().payload(config, "m", request)
+    body = AnthropicAdapter.payload(config, "m", request)
     assert body["system"] == "S1\n\nS2"
     assert body["messages"] == [
         {"role": "user", "content": "U1\n\nU2"},
@@ -27,7 +29,7 @@ def test_payload_shape() -> None:
     ]
     assert body["max_tokens"] == 1024 and body["temperature"] == 1.0
     assert config.url_for("messages") == "https://api.example.com/v1/messages"
-    assert AnthropicAdapter().headers("k")["x-api-key"] == "k"
+    assert AnthropicAdapter.headers("k")["x-api-key"] == "k"
 
 
 def test_judges_through_the_messages_api(library, fake_judge, score) -> None:
@@ -79,25 +81,25 @@ LLAMA_CPP_BODY = {
 
 
 def test_openai_compatible_bodies() -> None:
-    response = OpenAIAdapter().parse(LLAMA_CPP_BODY)
+    response = OpenAIAdapter.parse(LLAMA_CPP_BODY)
     assert response.text == "4"
     assert response.logprobs is not None
     assert response.logprobs[0].top == {"4": -0.25, "5": -1.6, "3": -3.2}
     assert (response.prompt_tokens, response.completion_tokens) == (87, 1)
     # Ollama and servers without logprobs: no logprobs block, content may be null
-    plain = OpenAIAdapter().parse(
+    plain = OpenAIAdapter.parse(
         {"choices": [{"message": {"role": "assistant", "content": None}}]}
     )
     assert plain.text == "" and plain.logprobs is None
     for broken in ({}, {"choices": []}, {"choices": [{"text": "legacy"}]}, ["not", "an", "object"]):
         with pytest.raises(MalformedResponse):
-            OpenAIAdapter().parse(broken)
+            OpenAIAdapter.parse(broken)
 
 
 def test_openai_payload() -> None:
     config = EndpointConfig(name="o", base_url="http://127.0.0.1:8080/v1", model="m", max_tokens=64)
     request = ChatRequest(messages=[user("hi")], logprobs=True, seed=3, json_mode=True)
-    body = OpenAIAdapter().payload(config, "m", request)
+    body = OpenAIAdapter.payload(config, "m", request)
     assert body == {
         "model": "m",
         "messages": [{"role": "user", "content": "hi"}],

@@ -12,9 +12,9 @@ from judge_helpers import add_endpoint, qa
 
 from studio.core.demo.fake_local import LocalServerHabits
 from studio.core.demo.fake_server import FakeJudgeServer
-from studio.core.judges.http.adapters import OpenAIAdapter
 from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.probe import apply_probe, probe_endpoint
+from studio.core.judges.http.providers.openai import PROVIDER as OPENAI
 from studio.core.models import (
     BinaryJudge,
     CriteriaJudge,
@@ -97,7 +97,7 @@ def test_every_judge_call_is_bounded(library, local_judge, score) -> None:
 def test_budget_order_judge_then_endpoint_then_call() -> None:
     config = EndpointConfig(name="e", base_url="http://127.0.0.1:1/v1", model="m")
     request = ChatRequest(messages=[user("hi")], answer_tokens=300)
-    adapter = OpenAIAdapter()
+    adapter = OPENAI
     assert adapter.payload(config, "m", request)["max_tokens"] == 300
     assert adapter.payload(config, "m", ChatRequest(messages=[user("hi")]))["max_tokens"] > 0
     capped = config.model_copy(update={"max_tokens": 64})

@@ -56,7 +56,7 @@ def test_raw_lane_grades_like_parsed_samples(contract: str, sandbox_pool: Worker
     grader = FunctionGrader(key="t", source=ECHO[contract], contract=contract, timeout_seconds=5.0)  # type: ignore[arg-type]
     scorer = FunctionScorer(grader, GradingContext(options={"sandbox_pool": sandbox_pool}))
     try:
-        assert scorer.accepts_raw_json
+        assert "raw" in scorer.lanes
         parsed = scorer.score_sync(SAMPLES)
         rows = [(s.id, s.model_dump_json(exclude_defaults=True)) for s in SAMPLES]
         raw = asyncio.run(scorer.score_raw_batch(rows))
@@ -73,7 +73,7 @@ def test_letta_extractor_stays_on_the_parsed_lane(sandbox_pool: WorkerPool) -> N
         "extractor": {"kind": "last_assistant"},
     })
     scorer = FunctionScorer(grader, GradingContext(options={"sandbox_pool": sandbox_pool}))
-    assert not scorer.accepts_raw_json
+    assert "raw" not in scorer.lanes
     scorer.close()
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.kinds import get_kind, kinds
+from studio.core.models.common import walk
 
 DRIVER_NOTE = "judges stay on this machine (bound by the endpoint, not the CPU; keys never leave it)"
 
@@ -26,17 +27,12 @@ def cluster_note() -> str:
 
 def driver_reason(definition: Any) -> str | None:
     """None when the whole grader can run on cluster nodes; else why it stays on this machine."""
-    stack = [definition]
-    while stack:
-        grader = stack.pop()
+    for grader in walk(definition):
         kind = grader.kind
-        if kind == "composite":
-            stack.extend(c.grader for c in grader.components)
+        if grader.parts():  # a grader that combines others is placed by its parts
             continue
         if not get_kind(kind).cluster:  # the kind descriptor says whether a node may grade it
             return f"a {kind} grader calls an endpoint: {DRIVER_NOTE}"
-        if kind == "function" and grader.contract == "mka1_batch":
-            return "an MKA1 grade_batch grader sees the whole dataset in one call: it runs on this machine"
-        if kind == "function" and grader.model_access:
-            return "a model-backed function grader reaches its endpoint through this machine: it runs here"
+        if (reason := grader.stays_here()) is not None:
+            return reason
     return None

@@ -19,16 +19,14 @@ import time
 from typing import Any
 
 from studio.core.graders.registry import make_scorer
-from studio.core.models import Outcome, Sample, parse_grader
+from studio.core.models import Outcome, Sample, parse_grader, walk
 from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
 from studio.core.scoring import GradingContext, Scorer
 
 
 def _runs_functions(grader: Any) -> bool:
-    if grader.kind == "composite":
-        return any(_runs_functions(c.grader) for c in grader.components)
-    return grader.kind == "function"
+    return any(part.kind == "function" for part in walk(grader))
 
 
 class BlockGrader:
@@ -87,7 +85,7 @@ class BlockGrader:
         began: list[float] = []  # when the first chunk got a sandbox slot: time waiting for one is not grading
         scorers, gates = self._ready_scorers()
         scorer, slots = scorers[slot], gates[slot]
-        raw = bool(getattr(scorer, "accepts_raw_json", False)) and hasattr(scorer, "score_raw_batch")
+        raw = "raw" in scorer.lanes
         size = scorer.batch_size or len(rows)
         # split so that every sandbox worker of this actor gets a share of a small block
         size = max(1, min(size, -(-len(rows) // max(1, scorer.parallel_batches))))
@@ -100,7 +98,7 @@ class BlockGrader:
                 if self.cancel_event.is_set():
                     return [Outcome.failure("cancelled") for _ in chunk]
                 if raw:
-                    return await scorer.score_raw_batch([(sid, data) for _, sid, data in chunk])  # type: ignore[attr-defined]
+                    return await scorer.score_raw_batch([(sid, data) for _, sid, data in chunk])
                 return await scorer.score_batch([Sample.model_validate_json(data) for _, _, data in chunk])
 
         parts = await asyncio.gather(*(grade(c) for c in chunks))

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from studio.core.models.endpoints import EndpointConfig, deployment_problem
+from studio.core.judges.http.providers import provider_of
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.outside import decode_outside, loads_outside
 
-from .adapters import MalformedResponse, adapter_for
+from .adapters import MalformedResponse
 from .cache import ResponseCache, cache_key, request_body
 from .chat import ChatRequest, ChatResponse
 from .credentials import key_refused, redact_logs, remember_secret, scrub
@@ -58,7 +59,7 @@ def worst_case_tokens(config: EndpointConfig, model: str, body: bytes) -> tuple[
         messages = [{"role": "system", "content": system}, *messages]
     flat = [{"role": m.get("role"), "content": _text_of(m.get("content"))} for m in messages]
     completion = payload.get("max_tokens") or payload.get("max_completion_tokens") or 0
-    return counter_for(model, config.kind).count_messages(flat), int(completion)
+    return counter_for(model, provider_of(config).openai_encodings).count_messages(flat), int(completion)
 
 
 def _text_of(content: Any) -> str:
@@ -88,10 +89,10 @@ class JudgeClient:
     ) -> None:
         self.config = config
         self.model = model or config.model
-        if config.kind == "azure" and (problem := deployment_problem(self.model)):
+        self.adapter = provider_of(config)
+        if problem := self.adapter.model_problem(self.model):
             # a judge's model names the deployment: it is never allowed to change the URL's path
             raise JudgeError(f"endpoint {config.name}: {problem}")
-        self.adapter = adapter_for(config)
         self.cache = cache
         self.read_cache = use_cache  # --no-cache: ask again, but keep the fresh answer
         self.max_retries = config.max_retries if max_retries is None else max_retries

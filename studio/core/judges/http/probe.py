@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key, unset_key_variable
+from studio.core.judges.http.providers import provider_of
 from studio.core.models.endpoints import EndpointConfig
 
 from .errors import EndpointCallError
@@ -83,7 +84,7 @@ async def _probe(config: EndpointConfig, api_key: str | None) -> ProbeResult:
         request = ChatRequest(
             messages=[user("Reply with the single word OK.")],
             max_tokens=5,
-            logprobs=config.kind in ("openai", "azure"),
+            logprobs=provider_of(config).logprobs,
             temperature=0.0,
         )
         started = time.perf_counter()
@@ -118,7 +119,7 @@ async def _structured(
     config: EndpointConfig, api_key: str | None, notes: list[str]
 ) -> StructuredOutput:
     """The first schema dialect the server accepts (a refusal moves on to the next)."""
-    if config.kind not in ("openai", "azure"):
+    if not provider_of(config).structured:
         return "none"
     for mode in PROBE_ORDER:
         trial = config.model_copy(update={"structured_output": mode})

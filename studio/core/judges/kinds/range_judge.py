@@ -22,6 +22,7 @@ from studio.core.judges.http.chat import (
     user,
 )
 from studio.core.judges.http.errors import EndpointCallError, JudgeError, ResponseFormatError
+from studio.core.judges.http.providers import provider_of
 from studio.core.judges.parsing import parse_int_score, parse_numbered_list
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_handlebars, render_template
@@ -242,7 +243,7 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     score_msgs = score_messages(judge, reasoning_msgs, reasoning)
     wants_logprobs = (
         trace.client.config.supports_logprobs is not False
-        and trace.client.config.kind in ("openai", "azure")
+        and provider_of(trace.client.config).logprobs
         and "logprobs_refused" not in memo
     )
     request = ChatRequest(

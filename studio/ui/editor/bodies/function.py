@@ -84,7 +84,7 @@ class FunctionBody(DefinitionBody):
         self._emit_changed()
 
     def _load(self, definition: GraderDefinition) -> None:
-        assert isinstance(definition, FunctionGrader)
+        assert isinstance(definition, FunctionGrader)  # narrows the type: the kind's descriptor chose this body
         self.common.load(definition)
         self.editor.set_text(definition.source)
         self.editor.set_markers({})

@@ -160,7 +160,7 @@ class JudgeBody(DefinitionBody):
 
     # -- body interface ------------------------------------------------------------------------------
     def _load(self, definition: GraderDefinition) -> None:
-        assert isinstance(definition, JudgeBase)
+        assert isinstance(definition, JudgeBase)  # narrows the type: the kind's descriptor chose this body
         self.common.load(definition)
         names = self.ctx.endpoint_names()
         self.endpoint.clear()
