@@ -67,7 +67,7 @@ class PanelScorer(ScorerBase):
         self.per_sample = all(s.per_sample for s in self.scorers)
 
     def calls_in_flight(self) -> int | None:
-        counts = [n for s in self.scorers if (n := getattr(s, "calls_in_flight", lambda: None)()) is not None]
+        counts = [n for s in self.scorers if (n := s.calls_in_flight()) is not None]
         return sum(counts) if counts else None
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
