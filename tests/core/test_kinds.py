@@ -3,6 +3,8 @@ variables are the ones the judges really set."""
 
 from __future__ import annotations
 
+import pytest
+
 from studio.core.graders.registry import factory_for, kind_labels, kinds
 from studio.core.judges.kinds import prompt_judges
 from studio.core.judges.variables import VARIABLE_DOCS, sample_variables
@@ -74,3 +76,38 @@ def test_each_platform_does_with_each_kind_what_the_kind_declares() -> None:
                     assert name.replace("_", " ") in support.reason or name in support.reason, (name, target)
             elif support.ok:
                 assert platform.export(definition).files, (name, target)
+
+
+def test_a_kind_table_finds_a_row_by_the_kind_and_refuses_two_rows_for_one_kind() -> None:
+    from studio.core.kinds import ByKind
+    from studio.core.models import BinaryJudge, RangeJudge, parse_grader
+
+    table: ByKind[str] = ByKind("test")
+
+    @table.on(BinaryJudge, RangeJudge)
+    def judged(grader: BinaryJudge | RangeJudge) -> str:
+        return grader.key
+
+    binary = parse_grader({"kind": "binary_judge", "key": "b", "criteria": "c"})
+    row = table.of(binary)
+    assert row is not None and row(binary) == "b"
+    assert table.of(parse_grader({"kind": "builtin", "key": "e", "function": "exact_match"})) is None
+    assert table.kinds() == ["binary_judge", "range_judge"]
+    with pytest.raises(TypeError, match="kind 'binary_judge' has two rows"):
+        table.on(BinaryJudge)(lambda grader: "again")
+
+
+def test_every_platform_row_names_a_kind_the_kind_lets_the_platform_carry() -> None:
+    """A platform's table has rows only for kinds whose descriptor lets that platform export them
+    (a row for a refused kind would be dead code, a sign the two disagree)."""
+    import importlib
+
+    from studio.core.kinds import ByKind, get_kind
+    from studio.core.platforms.registry import platforms
+
+    for name in platforms():
+        module = importlib.import_module(f"studio.core.platforms.{name}")
+        for table in (v for v in vars(module).values() if isinstance(v, ByKind)):
+            for kind in table.kinds():
+                carry = get_kind(kind).carried_by(name)
+                assert carry is not None and carry.exports, (name, table.what, kind)
