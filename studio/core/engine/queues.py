@@ -23,7 +23,8 @@ from studio.core import stats
 from studio.core.kinds import get_kind
 from studio.core.models.labels import Label, LabelInput
 from studio.core.store import Conflict, Library
-from studio.core.store.queues import Queue, QueueLabel
+from studio.core.store.queues import Queue, QueueLabel, ReviewItem
+from studio.core.store.results_query import outcome_word
 
 from .agreement import CLASSES, JudgeCall, _binary_part, judge_calls, pass_threshold
 from .align import _shots
@@ -120,6 +121,37 @@ def create_queue(library: Library, name: str, run_ids: list[int], rule: QueueRul
     record = library.datasets.get(dataset)
     return library.queues.create(name, record.id, run_ids, rule.model_dump(exclude_none=True), chosen,
                                  labels_wanted=labels_wanted, assignees=assignees or [], leads=leads or [])
+
+
+def question_of(library: Library, queue: Queue) -> str:
+    """The grader's question a reviewer answers: the first run's judge criteria (or prompt), else
+    its description or name. What the judge *said* is never part of it."""
+    if not queue.runs:
+        return ""
+    info = library.runs.get(queue.runs[0])
+    definition: Any = library.graders.version(info.grader_key, info.grader_version).definition
+    criteria = getattr(definition, "criteria", None)
+    if isinstance(criteria, str) and criteria.strip():
+        return criteria.strip()
+    if isinstance(criteria, list) and criteria:
+        return "\n".join(f"- {getattr(c, 'text', c)}" for c in criteria)
+    for field in ("prompt", "template", "description"):
+        value = getattr(definition, field, None)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return f"{definition.name or info.grader_key}: does the answer pass?"
+
+
+def judge_words(library: Library, item: ReviewItem) -> list[dict[str, Any]]:
+    """What each run said of a revealed item, by the pass rule (PASS / FAIL / NA / error): for the
+    side-by-side view after labelling. Empty while the item is hidden."""
+    out = []
+    for said in item.judged or []:
+        info = library.runs.get(said.run_id)
+        out.append({"run_id": said.run_id, "grader": info.grader_key, "grader_version": info.grader_version,
+                    "verdict": outcome_word(said.status, said.score, said.details, info.pass_threshold),
+                    "score": said.score, "rationale": said.rationale or said.error or ""})
+    return out
 
 
 # --- the humans' answer ---------------------------------------------------------------------------

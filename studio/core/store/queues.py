@@ -94,6 +94,7 @@ class JudgeSaid(BaseModel):
     score: float | None
     rationale: str | None
     error: str | None
+    details: dict[str, Any] = Field(default_factory=dict)
 
 
 class ReviewItem(BaseModel):
@@ -127,6 +128,11 @@ def _loads(value: str | None, default: Any) -> Any:
         return json.loads(value) if value else default
     except ValueError:
         return default
+
+
+def _object(value: str | None) -> dict[str, Any]:
+    parsed = _loads(value, {})
+    return parsed if isinstance(parsed, dict) else {}
 
 
 class QueueRepository:
@@ -205,6 +211,16 @@ class QueueRepository:
             conn.execute(update(review_queues).where(review_queues.c.id == row.id)
                          .values(**{column: json.dumps(sorted(now))}))
         return self.get(name)
+
+    def require_lead(self, name: str, user: str | None = None) -> Queue:
+        """The queue, for a lead: what shows every reviewer's labels at once (agreement, export)
+        is a lead's view; a reviewer sees the others' labels sample by sample, once labelled."""
+        user = user or current_user()
+        queue = self.get(name)
+        if user not in queue.leads:
+            raise NotAllowed(f"only a lead of queue {name!r} ({', '.join(queue.leads)}) sees every reviewer's "
+                             f"labels at once; a reviewer sees them sample by sample after labelling it")
+        return queue
 
     def add_run(self, name: str, run_id: int) -> Queue:
         """Another run of the queue's dataset (a new judge version re-run on it) joins the queue."""
@@ -355,10 +371,11 @@ class QueueRepository:
     def judged(self, queue: Queue, sample_id: str) -> builtins.list[JudgeSaid]:
         with self._engine.connect() as conn:
             rows = conn.execute(select(results.c.run_id, results.c.status, results.c.score, results.c.rationale,
-                                       results.c.error)
+                                       results.c.error, results.c.details)
                                 .where(results.c.run_id.in_(queue.runs), results.c.sample_id == sample_id)
                                 .order_by(results.c.run_id)).all()
-        return [JudgeSaid(run_id=r.run_id, status=r.status, score=r.score, rationale=r.rationale, error=r.error)
+        return [JudgeSaid(run_id=r.run_id, status=r.status, score=r.score, rationale=r.rationale, error=r.error,
+                         details=_object(r.details))
                 for r in rows]
 
     def progress(self, name: str) -> builtins.list[Progress]:
