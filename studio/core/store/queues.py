@@ -153,6 +153,7 @@ class QueueRepository:
             raise Conflict(f"the rule {rule.get('rule', '?')!r} chose no sample: queue {name!r} was not created")
         author = current_user()
         with self._engine.begin() as conn:
+            _lock(conn, "review queues")
             if conn.execute(select(review_queues.c.id).where(review_queues.c.name == name)).first():
                 raise Conflict(f"a queue named {name!r} already exists: pick another name")
             queue_id = inserted_id(conn.execute(insert(review_queues).values(
@@ -415,7 +416,12 @@ def _dataset_id(conn: Connection, queue_id: int) -> int:
 
 
 def _lock(conn: Connection, key: str) -> None:
-    """Writers of one queue's row (or one sample's versions) take turns on PostgreSQL; SQLite has
-    one writer at a time anyway."""
-    if conn.dialect.name != "sqlite":
+    """Writers of one queue's row (or one sample's versions) take turns: on PostgreSQL by an
+    advisory lock, on SQLite by taking the write lock before the first read. (A SQLite transaction
+    that read first and then writes fails at once with "database is locked" when another writer
+    committed in between: WAL cannot upgrade a stale snapshot, and the busy timeout does not wait
+    for that. Two reviewers in two windows met it at once.)"""
+    if conn.dialect.name == "sqlite":
+        conn.execute(text("UPDATE review_queues SET id = id WHERE id = -1"))
+    else:
         conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
