@@ -419,3 +419,42 @@ def rerun(library: Library, name: str, judge_key: str, options: RunOptions | Non
     execute_run(library, run.id, on_progress=on_progress, cancel=cancel)
     library.queues.add_run(name, run.id)
     return run.id
+
+
+def agreement_lines(report: dict[str, Any]) -> list[str]:
+    """A queue's agreement report as plain sentences (the window's Review page; the CLI prints the
+    same figures as tables). Every interval is a 95% bootstrap interval; undefined says why."""
+    def fmt(stat: dict[str, Any]) -> str:
+        if stat["value"] is None:
+            return f"undefined ({stat['reason']})"
+        ci = stat["ci"]
+        return f"{stat['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    humans = report["humans"]
+    lines = [f"{report['size']} samples, {report['settled']} settled by a lead; judges measured on "
+             f"{report['measured_on']}.", "", "Reviewers against each other (PASS/FAIL labels; NA left out):"]
+    if not humans["pairs"]:
+        lines.append("  fewer than two reviewers have labelled: nothing to compare yet")
+    for pair in humans["pairs"]:
+        lines.append(f"  {pair['a']} vs {pair['b']}: Cohen's κ {fmt(pair['kappa'])} on {pair['n']} samples")
+    for each in humans["each"]:
+        lines.append(f"  {each['reviewer']} vs the others' majority: κ {fmt(each['kappa_vs_others'])} "
+                     f"on {each['n']} samples")
+    lines.append(f"  Fleiss' κ {fmt(humans['fleiss_kappa'])}; Krippendorff's α {fmt(humans['krippendorff_alpha'])}")
+    lines += ["", "Judges against the humans (a lead's settlement, else the reviewers' majority; ties left out):"]
+    for judge in report["judges"]:
+        kappa = {"value": judge["cohen_kappa"], "ci": judge["kappa_ci"],
+                 "reason": judge["undefined"].get("cohen_kappa", "no samples")}
+        accuracy = "undefined" if judge["accuracy"] is None else f"{judge['accuracy']:.0%}"
+        left = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in judge["excluded"].items()) or "none"
+        lines.append(f"  run {judge['run_id']} ({judge['grader']} v{judge['grader_version']}): n {judge['n']}, "
+                     f"κ {fmt(kappa)}, accuracy {accuracy}; left out: {left}")
+        if judge["confusion"]:
+            c = judge["confusion"]
+            lines.append(f"    humans PASS: judge PASS {c['PASS']['PASS']}, FAIL {c['PASS']['FAIL']} · humans FAIL: "
+                         f"judge PASS {c['FAIL']['PASS']}, FAIL {c['FAIL']['FAIL']}")
+            for cls, numbers in (judge["per_class"] or {}).items():
+                p, r = numbers["precision"], numbers["recall"]
+                lines.append(f"    {cls}: precision {'undefined' if p is None else f'{p:.2f}'}, "
+                             f"recall {'undefined' if r is None else f'{r:.2f}'}")
+    return lines
