@@ -81,7 +81,7 @@ def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path) -> 
     assert judged.returncode == 0, judged.stderr
     assert "figures below as judged" in judged.stdout
     assert "pass rate as judged:" in judged.stdout and "pass rate as adjudicated:" in judged.stdout
-    assert "1 samples settled by a lead (queues: q)" in judged.stdout
+    assert "1 sample settled by a lead (queues: q)" in judged.stdout
     as_json = json.loads(_as(db, "lea", "runs", "show", "1", "--adjudicated", "--json").stdout)
     assert as_json["run"]["figures_basis"] == "as judged" and as_json["run"]["adjudicated"]["adjudicated"]["basis"] == "as adjudicated"
 

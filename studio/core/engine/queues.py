@@ -322,9 +322,10 @@ def adjudicated_lines(report: dict[str, Any]) -> list[str]:
                 f"({side['pass']} pass, {side['fail']} fail)")
 
     queues = ", ".join(report["queues"]) or "none"
+    settled = f"{report['settled']} sample{'' if report['settled'] == 1 else 's'}"
     return [line(report["judged"]), line(report["adjudicated"]),
-            f"{report['settled']} samples settled by a lead (queues: {queues}); {report['changed']} changed the "
-            f"judge's verdict. {report['note']}."]
+            f"{settled} settled by a lead (queues: {queues}), {report['changed']} of them against the judge's "
+            f"verdict; {report['note']}."]
 
 
 # --- from settled samples to a better judge and dataset ---------------------------------------------
@@ -431,7 +432,7 @@ def agreement_lines(report: dict[str, Any]) -> list[str]:
         return f"{stat['value']:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
 
     humans = report["humans"]
-    lines = [f"{report['size']} samples, {report['settled']} settled by a lead; judges measured on "
+    lines = [f"{report['size']} samples, {report['settled']} settled by a lead; the judges are measured on "
              f"{report['measured_on']}.", "", "Reviewers against each other (PASS/FAIL labels; NA left out):"]
     if not humans["pairs"]:
         lines.append("  fewer than two reviewers have labelled: nothing to compare yet")

@@ -105,8 +105,8 @@ class ReviewPage(QtWidgets.QWidget):
         self.list = QtWidgets.QListView()
         self.list.setModel(self.model)
         self.list.setUniformItemSizes(True)
-        self.list.setMinimumWidth(150)
-        self.list.setMaximumWidth(240)
+        self.list.setMinimumWidth(120)
+        self.list.setMaximumWidth(180)  # sample ids; the thread gets the width
         self.list.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
 
         # --- label tab -----------------------------------------------------------------------------
@@ -120,6 +120,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.thread = ThreadView(empty="Pick a queue: its next sample for you shows here.")
         self.hidden = plain_label(HIDDEN)
         self.hidden.setWordWrap(True)
+        self.hidden.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.hidden.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.hidden.setMargin(6)
         self.side = QtWidgets.QTableWidget(0, 3)
@@ -145,7 +146,8 @@ class ReviewPage(QtWidgets.QWidget):
         self.next_button.clicked.connect(self.next_sample)
         bar.addWidget(self.next_button)
         self.note = QtWidgets.QLineEdit()
-        self.note.setPlaceholderText("Note (saved with your label; Return saves it with the label shown)")
+        self.note.setPlaceholderText("Note (saved with your label)")
+        self.note.setToolTip("Saved with your next P / F / N; Return saves it with the label you gave")
         self.note.returnPressed.connect(self._save_note)
         bar.addWidget(self.note, 1)
         self.settle_box = QtWidgets.QComboBox()
@@ -203,10 +205,13 @@ class ReviewPage(QtWidgets.QWidget):
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.addTab(label_tab, "Label")
         self.tabs.addTab(agreement_tab, "Agreement (lead)")
+        self.tabs.setTabToolTip(1, "A lead's view: every reviewer's labels at once (leads: queues assign NAME USER --lead)")
         split = QtWidgets.QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.list)
         split.addWidget(self.tabs)
+        split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
+        split.setSizes([170, 10_000])  # the list its ids' width; no gap beside it
         split.setChildrenCollapsible(False)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(top)
@@ -370,12 +375,14 @@ class ReviewPage(QtWidgets.QWidget):
         self._select(shown.sample_id)
         item = shown.item
         state = (f"your label: {item.mine.verdict}" + (f" ({item.mine.note})" if item.mine.note else "")
-                 if item.mine else "not labelled by you yet")
+                 + " · U for your next sample" if item.mine else "not labelled by you yet")
         self.where.setText(f"Sample {shown.sample_id} · {shown.position + 1} of {shown.size} · {state}"
                            + (f" · chosen because: {shown.reason}" if shown.reason else ""))
         self.question.setText(f"The grader's question: {shown.question}" if shown.question else
                               "The grader's question: (none recorded)")
-        self.thread.set_sample(shown.sample)
+        # the thread, the answer and the reference; not the row's metadata, which may carry an earlier
+        # verdict (the demo's "human_verdict") and would unblind the reviewer
+        self.thread.set_sample(shown.sample.model_copy(update={"metadata": {}}))
         self.note.setText(item.mine.note if item.mine else "")
         if item.revealed:
             self._fill_side(shown)
