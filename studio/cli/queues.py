@@ -181,6 +181,9 @@ def _print_item(app: CliApp, name: str, sample_id: str, as_json: bool) -> None:
     if sample.completion is not None:
         print("  answer:")
         print(textwrap.indent(sample.completion, "    "))
+    if sample.expected is not None:
+        print("  reference:")
+        print(textwrap.indent(sample.expected, "    "))
     if not item.revealed:
         print("hidden until you label it: the judge's verdict, score and rationale, and the other reviewers' labels")
         print(f"label it: grader-studio queues label {name} {sample_id} P|F|N [--note TEXT]")

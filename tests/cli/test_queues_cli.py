@@ -115,6 +115,8 @@ def test_settled_samples_make_a_judge_version_and_a_dataset_and_the_rerun_shows_
         record = lib.datasets.get("curated")
         assert record.provenance == {"kind": "curated", "source_dataset": "qa", "queue": "q", "runs": [1],
                                      "samples": ["q0", "q1"]}
+    shown = _as(db, "lea", "datasets", "show", "curated").stdout
+    assert "curated from qa by review queue 'q' (runs 1)" in shown
     rerun = _as(db, "lea", "queues", "rerun", "q", "--judge", "judge")
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(_as(db, "lea", "queues", "agreement", "q", "--json").stdout)

@@ -26,7 +26,8 @@ def _fill(library: Library, port: int) -> int:
     library.endpoints.save(EndpointConfig(name="judge", base_url=f"http://127.0.0.1:{port}/v1", model="m"))
     library.graders.create(BinaryJudge(key="j", criteria="Is the capital right?", endpoint="judge"))
     library.datasets.create("d", [Sample(id=f"s{i}", messages=[Turn(role="user", content=f"Capital of France? {i}")],
-                                         completion="Lyon" if i % 2 else "Paris") for i in range(6)])
+                                         completion="Lyon" if i % 2 else "Paris",
+                                         metadata={"earlier_verdict": "judged incorrect"}) for i in range(6)])
     run = start_run(library, "j", "d", RunOptions())
     library.runs.write_results(run.id, [
         (i, f"s{i}", Outcome.scored(0.0 if i % 2 else 1.0, {}, details={"verdict": "FAIL" if i % 2 else "PASS"},
@@ -66,6 +67,7 @@ def test_blind_until_labelled_then_side_by_side(page: Any, ctx: Any, qtbot: Any)
     assert page.question.text() == "The grader's question: Is the capital right?"
     assert page.reveal.currentWidget() is page.hidden and page.shown.item.judged is None
     assert RATIONALE not in page.thread.toPlainText() and "ann thinks so" not in _texts(page)
+    assert "judged incorrect" not in page.thread.toPlainText()  # a row's metadata may carry a verdict
     assert "You (bob): 0 of 3 labelled · ann 1/3" in page.progress.text()
     page.note.setText("Lyon is not the capital")
     qtbot.keyClick(page.list, Qt.Key.Key_F)
