@@ -7,10 +7,12 @@ judge version shows beside the old one's."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from studio.cli import main
 from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.models import BinaryJudge, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
@@ -19,12 +21,30 @@ from studio.core.store.endpoints import EndpointRepository
 from tests.conftest import run_cli
 
 
-def _as(db: Path, user: str, *args: str):  # type: ignore[no-untyped-def]
-    return run_cli(*args, db=db, env={"GRADER_STUDIO_USER": user})
+class Cli:
+    """``grader-studio`` as each user: in this process (``studio.cli.main``, its exit status and
+    streams as a person sees them), or in a real child process with ``real=True``."""
+
+    def __init__(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        self.capsys, self.monkeypatch = capsys, monkeypatch
+
+    def __call__(self, db: Path, user: str, *args: str, real: bool = False) -> subprocess.CompletedProcess[str]:
+        if real:
+            return run_cli(*args, db=db, env={"GRADER_STUDIO_USER": user})
+        self.monkeypatch.setenv("GRADER_STUDIO_USER", user)
+        self.capsys.readouterr()
+        code = main(["--db", str(db), *args])
+        out, err = self.capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
 
 
 @pytest.fixture
-def db(db_path: Path, fake_judge: FakeJudgeServer) -> Path:
+def _as(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Cli:
+    return Cli(capsys, monkeypatch)
+
+
+@pytest.fixture
+def db(db_path: Path, fake_judge: FakeJudgeServer, _as: Cli) -> Path:
     with Library.open(db_path) as lib:
         EndpointRepository.of(lib).save(EndpointConfig(name="fake", base_url=fake_judge.base_url,
                                                        model="fake-judge", retry_backoff=0.01, timeout=5.0))
@@ -37,7 +57,7 @@ def db(db_path: Path, fake_judge: FakeJudgeServer) -> Path:
     return db_path
 
 
-def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path) -> None:
+def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path, _as: Cli) -> None:
     made = _as(db, "lea", "queues", "create", "q", "--run", "1", "--rule", "random", "--n", "4", "--seed", "3",
                "--labels-wanted", "2", "--assign", "ann,bob")
     assert made.returncode == 0, made.stderr
@@ -48,7 +68,7 @@ def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path) -> 
     assert item["question"] == "The answer names the right capital."
     assert item["messages"][0]["content"].startswith("Capital of France?")
     assert item["revealed"] is False and item["judges"] is None and item["others"] is None
-    text = _as(db, "ann", "queues", "next", "q").stdout
+    text = _as(db, "ann", "queues", "next", "q", real=True).stdout
     assert "hidden until you label it" in text and "judge run" not in text
     labelled = _as(db, "ann", "queues", "label", "q", sample, "p", "--note", "right city")
     assert labelled.returncode == 0, labelled.stderr
@@ -59,12 +79,16 @@ def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path) -> 
     assert bob["revealed"] and [o["reviewer"] for o in bob["others"]] == ["ann"]
     assert bob["judges"][0]["verdict"] in ("PASS", "FAIL") and bob["progress"] == {"labelled": 1, "total": 4}
 
-    bad = _as(db, "ann", "queues", "label", "q", sample, "maybe")
+    bad = _as(db, "ann", "queues", "label", "q", sample, "maybe", real=True)
     assert bad.returncode == 2 and "a verdict is P, F or N" in bad.stderr and "Traceback" not in bad.stderr
     carl = _as(db, "carl", "queues", "label", "q", sample, "P")
     assert carl.returncode == 2 and "carl is not a reviewer of queue 'q'" in carl.stderr
+    assert "assign q carl" in carl.stderr  # the sentence says how
     peek = _as(db, "ann", "queues", "agreement", "q")
     assert peek.returncode == 2 and "only a lead of queue 'q'" in peek.stderr
+    not_lead = _as(db, "ann", "queues", "assign", "q", "carl")
+    assert not_lead.returncode == 2 and "only a lead of queue 'q'" in not_lead.stderr
+    assert _as(db, "lea", "queues", "assign", "q", "carl").returncode == 0
     missing = _as(db, "lea", "queues", "show", "qq")
     assert missing.returncode != 0 and "no review queue named 'qq'" in missing.stderr
     rule = _as(db, "lea", "queues", "create", "x", "--run", "1", "--rule", "disagreements")
@@ -91,10 +115,10 @@ def test_a_reviewer_works_blind_and_a_lead_settles(db: Path, tmp_path: Path) -> 
     row = next(line for line in lines if line["sample_id"] == sample)
     assert row["labels"]["ann"]["verdict"] == "PASS" and row["settled"]["by"] == "lea" and row["judges"]
     listed = _as(db, "bob", "queues", "list").stdout
-    assert "q" in listed and "2/8" in listed
+    assert "q" in listed and "2/8" in listed and "ann, bob, carl" in listed
 
 
-def test_settled_samples_make_a_judge_version_and_a_dataset_and_the_rerun_shows_beside(db: Path) -> None:
+def test_settled_samples_make_a_judge_version_and_a_dataset_and_the_rerun_shows_beside(db: Path, _as: Cli) -> None:
     assert _as(db, "lea", "queues", "create", "q", "--run", "1", "--rule", "random", "--n", "9").returncode == 0
     for i in range(9):  # the lead labels and settles alone (one analyst on SQLite)
         verdict = "PASS" if i % 3 else "FAIL"

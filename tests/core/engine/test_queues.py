@@ -238,3 +238,21 @@ def test_settled_samples_become_few_shots_and_a_curated_dataset(lib: Library) ->
     report = queue_agreement(lib, "q")
     assert [j["run_id"] for j in report["judges"]] == [a, b]
     assert "1 used as few-shot examples left out" in report["measured_on"]
+
+
+def test_assign_adds_and_removes_reviewers_and_leads(lib: Library) -> None:
+    a = _run(lib, list(A))
+    create_queue(lib, "q", [a], QueueRule(rule="failed"), assignees=["ann"], leads=["lea"])
+    with pytest.raises(NotAllowed, match="bob is not a reviewer"):
+        lib.queues.put_label("q", "s1", "PASS", reviewer="bob")
+    assert lib.queues.assign("q", ["bob", " "]).assignees == ["ann", "bob"]
+    assert lib.queues.put_label("q", "s1", "PASS", reviewer="bob") is not None
+    assert lib.queues.assign("q", ["ann"], remove=True).assignees == ["bob"]
+    assert lib.queues.assign("q", ["ann"], leads=True).leads == ["ann", "lea"]
+    assert lib.queues.settle("q", "s1", "PASS", author="ann") is not None
+    with pytest.raises(Conflict, match="needs at least one lead"):
+        lib.queues.assign("q", ["ann", "lea"], leads=True, remove=True)
+    with pytest.raises(Conflict, match="name at least one user"):
+        lib.queues.assign("q", [""])
+    with pytest.raises(NotAllowed, match="only a lead of queue 'q'"):
+        lib.queues.require_lead("q", "bob")
