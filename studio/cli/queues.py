@@ -17,7 +17,7 @@ import sys
 import textwrap
 from typing import Any
 
-from studio.core.safe_files import open_text
+from studio.core.safe_files import write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
@@ -141,10 +141,9 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
     if args.output:
         try:
-            with open_text(args.output, newline="") as out:
-                out.write(text)
+            write_text(args.output, text)  # never through a link planted at the target
         except OSError as exc:
-            raise CliError(f"cannot write {exc.filename}: {exc.strerror}") from None
+            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
         print(f"wrote {len(lines)} samples to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -273,6 +272,8 @@ def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
             c = j["confusion"]
             print(f"run {j['run_id']} confusion (humans × judge): PASS→PASS {c['PASS']['PASS']}, PASS→FAIL "
                   f"{c['PASS']['FAIL']}, FAIL→PASS {c['FAIL']['PASS']}, FAIL→FAIL {c['FAIL']['FAIL']}")
+    for change in report["changes"]:
+        print(f"run {change['run_b']} against run {change['run_a']}: {change['sentence']}")
     print(f"\n{len(report['disagreements'])} disagreements")
     app.print_table([[d["sample_id"], d["why"], " ".join(f"{w}:{v}" for w, v in d["labels"].items()),
                       d["humans"] or "", " ".join(f"{r}:{v}" for r, v in d["judges"].items()), d["settled"] or ""]

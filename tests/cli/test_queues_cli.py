@@ -148,3 +148,5 @@ def test_settled_samples_make_a_judge_version_and_a_dataset_and_the_rerun_shows_
     assert report["judges"][0]["n"] == report["judges"][1]["n"] == 8  # q0 taught v2: left out of both
     table = _as(db, "lea", "queues", "agreement", "q").stdout
     assert "judge v1" in table and "judge v2" in table
+    assert "run 2 against run 1: B " in table or "run 2 against run 1: κ" in table
+    assert report["changes"][0]["n"] == 8

@@ -26,7 +26,7 @@ from studio.core.store import Conflict, Library
 from studio.core.store.queues import Queue, QueueLabel, ReviewItem
 from studio.core.store.results_query import outcome_word
 
-from .agreement import CLASSES, JudgeCall, _binary_part, judge_calls, pass_threshold
+from .agreement import CLASSES, JudgeCall, _binary_part, judge_calls, kappa_change, pass_threshold
 from .align import _shots
 from .runner import ProgressCallback, RunOptions, execute_run, start_run
 
@@ -258,6 +258,7 @@ def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SE
                                  "n": len(pairs), "excluded": dict(excluded), "undefined": undefined,
                                  **{k: part[k] for k in ("accuracy", "cohen_kappa", "kappa_ci", "kappa_reading",
                                                          "confusion", "per_class", "warnings")}})
+    report["changes"] = _changes(queue.runs, judged, {sid: answers[sid][0] for sid in measured}, seed)
     for sid in samples:
         per = labels.get(sid, {})
         given = {lab.verdict for lab in per.values() if lab.verdict in CLASSES}
@@ -272,6 +273,22 @@ def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SE
                 "settled": settled[sid].verdict if sid in settled else None,
                 "why": "reviewers disagree" if humans_split else "a judge disagrees with the humans"})
     return report
+
+
+def _changes(runs: list[int], judged: dict[int, dict[str, JudgeCall]], human: dict[str, str | None],
+             seed: int) -> list[dict[str, Any]]:
+    """Each later run against the queue's first: κ of both against the humans on the samples both
+    judged, and the change with a paired bootstrap interval (``kappa_change``, as ``compare`` has)."""
+    out = []
+    first = runs[0] if runs else None
+    for run in runs[1:]:
+        a, b = judged[first], judged[run]  # type: ignore[index]
+        both = [sid for sid, verdict in human.items() if verdict is not None and sid in a and sid in b
+                and a[sid].verdict is not None and b[sid].verdict is not None]
+        change = kappa_change([human[s] for s in both], [a[s].verdict for s in both], [b[s].verdict for s in both],
+                              seed=seed)
+        out.append({"run_a": first, "run_b": run, **change})
+    return out
 
 
 # --- a run's numbers as adjudicated ---------------------------------------------------------------
@@ -458,4 +475,6 @@ def agreement_lines(report: dict[str, Any]) -> list[str]:
                 p, r = numbers["precision"], numbers["recall"]
                 lines.append(f"    {cls}: precision {'undefined' if p is None else f'{p:.2f}'}, "
                              f"recall {'undefined' if r is None else f'{r:.2f}'}")
+    for change in report.get("changes", []):
+        lines.append(f"  run {change['run_b']} against run {change['run_a']}: {change['sentence']}")
     return lines

@@ -238,6 +238,10 @@ def test_settled_samples_become_few_shots_and_a_curated_dataset(lib: Library) ->
     report = queue_agreement(lib, "q")
     assert [j["run_id"] for j in report["judges"]] == [a, b]
     assert "1 used as few-shot examples left out" in report["measured_on"]
+    change = report["changes"][0]
+    # s4 only (s1 taught the new version): one class on one sample, κ undefined on both sides
+    assert (change["run_a"], change["run_b"]) == (a, b) and change["n"] == 1
+    assert "the change is undefined" in change["sentence"]
 
 
 def test_assign_adds_and_removes_reviewers_and_leads(lib: Library) -> None:
