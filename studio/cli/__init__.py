@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "probe": "studio.cli.probe",
     "generate": "studio.cli.generate",
     "library": "studio.cli.library",
+    "queues": "studio.cli.queues",
 }
 
 

@@ -39,6 +39,7 @@ COMMAND_HELP: dict[str, str] = {
     'probe': "measure a judge's biases: verbosity, reference, position, repeat",
     'generate': "call a model on a dataset's inputs and store its answers as a new dataset",
     'library': 'the library as a whole: copy it, say which one is in use',
+    'queues': 'review queues: blind labels by a team, their agreement, settlements',
 }
 
 class CliError(StudioError):

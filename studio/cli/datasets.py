@@ -51,6 +51,9 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
               f"(model {provenance.get('model')}): {provenance.get('status')}, {provenance.get('calls', 0)} calls, "
               f"{int(provenance.get('prompt_tokens') or 0) + int(provenance.get('completion_tokens') or 0):,} tokens"
               + (f", ${cost}" if cost is not None else "") + f", started {provenance.get('started_at')}")
+    if provenance.get("kind") == "curated":  # settled samples of a review queue (grader-studio queues dataset)
+        print(f"curated from {provenance.get('source_dataset')} by review queue {provenance.get('queue')!r} "
+              f"(runs {', '.join(map(str, provenance.get('runs') or []))})")
     for n, sample in enumerate(samples, start=args.offset):
         print(f"\n#{n} {sample.id}")
         for turn in sample.messages:

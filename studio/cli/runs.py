@@ -348,6 +348,16 @@ def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
     from .run_show import cmd_show as show_run
 
     info = app.library.runs.get(args.run_id)
+    if getattr(args, "adjudicated", False):  # review queues' settlements (studio/cli/queues.py)
+        from .queues import AdjudicatedFaces
+
+        faces = AdjudicatedFaces(app, info.id, summary, _print_summary)
+        if info.suite is None or args.sample is not None:
+            return show_run(args, app, faces.json_summary, faces.terminal_summary, info)
+        if args.json:
+            raise CliError("--adjudicated with --json reads a run of one grader; for a suite run, "
+                           "`grader-studio queues agreement` gives each judge's figures", 2)
+        faces.say_both(then="the suite's figures below: as judged")
     if info.suite is not None and args.sample is None:
         return _show_suite(args, app, info)
     return show_run(args, app, summary, _print_summary, info)
@@ -457,6 +467,9 @@ def register(sub: Any) -> None:
                        help="one sample whole: its thread, the reference, the score and the full rationale")
     p.add_argument("--limit", type=int, metavar="N",
                    help="print the first N results (default 50 on a terminal, every one with --json; 0: all)")
+    p.add_argument("--adjudicated", action="store_true",
+                   help="also the pass rate as adjudicated: review queues' settlements in place of the judge's "
+                        "verdicts (each figure says which it is; the stored results are unchanged)")
     add_json_flag(p)
     p.set_defaults(func=cmd_show)
     p = rsub.add_parser("report", help="a finished run's verdict and CI reports (JUnit, markdown, GitHub)")

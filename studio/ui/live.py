@@ -60,6 +60,9 @@ class LiveView(QObject):
             self.ctx.endpoints_changed.emit()
         if "labels" in changed:
             self.window.run_panel.results.model.forget_rows()
+        review = getattr(self.window, "review_tab", None)
+        if "queues" in changed and review is not None and review.built:
+            review.page.refresh_progress()  # other reviewers' progress on the Review page
         return changed
 
     def stop(self) -> None:

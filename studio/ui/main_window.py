@@ -94,6 +94,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.compare_tab = LazyTab(lambda: self._with_samples(_compare_page(ctx)))
         self.tabs.addTab(self.agreement_tab, "Agreement")
         self.tabs.addTab(self.compare_tab, "Compare")
+        self.review_tab = LazyTab(lambda: _review_page(ctx, self.messages))  # review queues (ui/review)
+        self.tabs.addTab(self.review_tab, "Review")
         self.suites_page = SuitesPage(ctx)  # suites: several graders in one run (ui/suites)
         self.tabs.addTab(self.suites_page, "Suites")
         self.suites_page.suites_changed.connect(self.run_panel.reload_choices)
@@ -289,6 +291,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.agreement_view.reload()
         elif widget is self.compare_tab and self.compare_view.run_a.count() == 0:
             self.compare_view.reload()
+        elif widget is self.review_tab and not self.review_tab.built:
+            _ = self.review_tab.page  # built (and its queues loaded) when first shown
 
     def compare_with_previous(self, key: str) -> None:
         self.tabs.setCurrentWidget(self.compare_tab)
@@ -604,3 +608,10 @@ def _compare_page(ctx: AppContext) -> Any:
     from .agreement import CompareView
 
     return CompareView(ctx)
+
+
+def _review_page(ctx: AppContext, messages: Messages) -> Any:
+    """The Review page (review queues), its module imported on first use."""
+    from .review import ReviewPage
+
+    return ReviewPage(ctx, messages=messages)

@@ -18,6 +18,7 @@ from .graders import GraderRepository
 from .judge_cache import JudgeCacheRepository
 from .labels import LabelRepository
 from .location import Location, checked, display, is_server_url
+from .queues import QueueRepository
 from .runs import RunRepository
 from .suites import SuiteRepository
 
@@ -38,6 +39,7 @@ class Library:
         self.endpoints = EndpointRepository(engine)
         self.labels = LabelRepository(engine)
         self.judge_cache = JudgeCacheRepository(engine)
+        self.queues = QueueRepository(engine)  # review queues (issue 48)
 
     @classmethod
     def open(cls, location: Location) -> Library:

@@ -9,10 +9,10 @@ refuse a newer library instead of misreading it.
 from __future__ import annotations
 
 #: SQLite's ``user_version`` once every revision has run (1-8 were the hand-written migrations)
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 #: the newest Alembic revision; ``tests/core/store/test_migrations.py`` checks it is the chain's head
-HEAD_REVISION = "0003_score_order"
+HEAD_REVISION = "0004_queues"
 
 #: every revision this release knows, oldest first (a library stamped with another is newer)
-REVISIONS = ("0001_baseline", "0002_authors", "0003_score_order")
+REVISIONS = ("0001_baseline", "0002_authors", "0003_score_order", "0004_queues")

@@ -273,3 +273,55 @@ grader_results = Table(
     Column("cached", Integer, nullable=False, default=0),  # 0/1, as the write path binds it
     Column("cached_tokens", Integer, nullable=False, default=0),
 )
+
+# --- review queues (issue 48; store/queues.py) ------------------------------------------------------
+review_queues = Table(
+    "review_queues",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String, nullable=False, unique=True),
+    Column("dataset_id", Integer, ForeignKey("datasets.id"), nullable=False),
+    Column("runs", Text, nullable=False, default="[]"),  # JSON: the run ids the samples come from
+    Column("rule", Text, nullable=False, default="{}"),  # JSON: how the samples were chosen
+    Column("labels_wanted", Integer, nullable=False, default=1),
+    Column("assignees", Text, nullable=False, default="[]"),  # JSON: reviewers ([]: everyone)
+    Column("leads", Text, nullable=False, default="[]"),  # JSON: who may settle a sample
+    Column("derived", Text, nullable=False, default="[]"),  # JSON: judge versions and datasets made from it
+    Column("created_at", Timestamp, nullable=False),
+    Column("author", String, nullable=False, default=""),
+)
+
+queue_samples = Table(
+    "queue_samples",
+    metadata,
+    Column("queue_id", Integer, ForeignKey("review_queues.id"), primary_key=True),
+    Column("sample_id", String, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("reason", Text, nullable=False, default=""),
+)
+
+queue_labels = Table(
+    "queue_labels",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("queue_id", Integer, ForeignKey("review_queues.id"), nullable=False),
+    Column("sample_id", String, nullable=False),
+    Column("reviewer", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("verdict", String, nullable=True),  # None: the reviewer cleared their label
+    Column("note", Text, nullable=False, default=""),
+    Column("created_at", Timestamp, nullable=False),
+)
+
+queue_settlements = Table(
+    "queue_settlements",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("queue_id", Integer, ForeignKey("review_queues.id"), nullable=False),
+    Column("sample_id", String, nullable=False),
+    Column("author", String, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("verdict", String, nullable=True),  # None: the settlement withdrawn
+    Column("note", Text, nullable=False, default=""),
+    Column("created_at", Timestamp, nullable=False),
+)

@@ -26,6 +26,7 @@ LISTS: dict[str, tuple[str, ...]] = {
     "datasets": ("datasets",),
     "labels": ("label_sets", "labels"),
     "endpoints": ("endpoints",),
+    "queues": ("review_queues", "queue_labels", "queue_settlements"),  # others' review progress
 }
 
 #: per table, a cheap query whose answer moves with every change that table's list shows
@@ -38,6 +39,9 @@ _SIGNATURES: dict[str, str] = {
     "label_sets": "SELECT count(*), max(id), sum(coalesce(scale_min, 0) + coalesce(scale_max, 0)) FROM label_sets",
     "labels": "SELECT count(*), max(id) FROM labels",
     "endpoints": "SELECT count(*), max(updated_at) FROM endpoints",
+    "review_queues": "SELECT count(*), max(id), sum(length(assignees) + length(leads) + length(runs) + length(derived)) FROM review_queues",
+    "queue_labels": "SELECT count(*), max(id) FROM queue_labels",
+    "queue_settlements": "SELECT count(*), max(id) FROM queue_settlements",
 }
 
 CHANNEL = "grader_studio"
