@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, CursorResult, Engine, create_engine, event
+from sqlalchemy import Connection, CursorResult, Engine, create_engine, event, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
 
@@ -157,6 +157,19 @@ def _sqlite_engine(path: Path | str) -> Engine:
     if str(path) != ":memory:":
         file_guard.track_engine(engine, path)  # nothing else in this process opens the file
     return engine
+
+
+def take_turns(conn: Connection, key: str) -> None:
+    """Writers of one thing (a label set, a queue) take turns, from the first statement of their
+    transaction: on PostgreSQL by an advisory lock on ``key``, on SQLite by taking the write lock
+    before the first read. A SQLite transaction that read first and then writes fails at once with
+    "database is locked" when another writer committed in between (WAL cannot upgrade a stale
+    snapshot, and the busy timeout does not wait for that); a write as the first statement waits
+    its turn under the busy timeout instead. Two reviewers in two windows met it at once."""
+    if conn.dialect.name == "sqlite":
+        conn.execute(text("UPDATE datasets SET id = id WHERE id = -1"))
+    else:
+        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
 
 
 def stored_revision(conn: Connection) -> str | None:

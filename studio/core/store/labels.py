@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, Engine, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, func, insert, select, update
 
 from studio.core.models.broken import BrokenRow, reason_of
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
-from .database import inserted_id, utcnow
+from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, NotFound
 from .tables import datasets, label_sets, labels, samples
 
@@ -170,8 +170,7 @@ class LabelRepository:
         items = list(items)
         labeler = current_user()
         with self._engine.begin() as conn:
-            if conn.dialect.name != "sqlite":  # two reviewers labelling one set at once take turns
-                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": f"labels {dataset} {key}"})
+            take_turns(conn, f"labels {dataset} {key}")  # two reviewers labelling one set at once
             set_id = self._set_id(conn, dataset, key, create=True)
             known = set(conn.execute(select(samples.c.sample_id).where(
                 samples.c.dataset_id == self._dataset_id(conn, dataset))).scalars())

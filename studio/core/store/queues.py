@@ -26,7 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
-from .database import inserted_id, utcnow
+from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, NotFound
 from .tables import (
     datasets,
@@ -416,12 +416,5 @@ def _dataset_id(conn: Connection, queue_id: int) -> int:
 
 
 def _lock(conn: Connection, key: str) -> None:
-    """Writers of one queue's row (or one sample's versions) take turns: on PostgreSQL by an
-    advisory lock, on SQLite by taking the write lock before the first read. (A SQLite transaction
-    that read first and then writes fails at once with "database is locked" when another writer
-    committed in between: WAL cannot upgrade a stale snapshot, and the busy timeout does not wait
-    for that. Two reviewers in two windows met it at once.)"""
-    if conn.dialect.name == "sqlite":
-        conn.execute(text("UPDATE review_queues SET id = id WHERE id = -1"))
-    else:
-        conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"), {"k": key})
+    """Writers of one queue's row (or one sample's versions) take turns (database.take_turns)."""
+    take_turns(conn, key)

@@ -26,7 +26,7 @@ from studio.core.near_names import did_you_mean
 from studio.core.outside import printable
 
 from .authors import current_user
-from .database import inserted_id, utcnow
+from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, Locked, NotFound, StaleVersion
 
 D = TypeVar("D")
@@ -128,9 +128,10 @@ class Versioned:
              "message": message, "created_at": utcnow(), "author": current_user()}))
 
     def _head_for_update(self, conn: Connection, key: str) -> Row:
-        """The live head row, locked for this transaction on a server (two analysts saving at once
-        queue here; SQLite's single writer already does)."""
+        """The live head row, locked for this transaction (two analysts saving at once queue here:
+        on SQLite by taking the write lock before the first read, database.take_turns)."""
         if conn.dialect.name == "sqlite":
+            take_turns(conn, key)
             return self.live_row(conn, key)
         row = conn.execute(select(self.head).where(self.head.c.key == key).with_for_update()).first()
         if row is None:
@@ -167,6 +168,7 @@ class Versioned:
         now = utcnow()
         values = self.head_values(definition)
         with self.engine.begin() as conn:
+            take_turns(conn, f"{self.noun} {key}")  # two analysts creating at once take turns
             row = self.row(conn, key)
             if row is not None and row.deleted_at is None:
                 raise Conflict(self.exists_sentence(key))
@@ -212,6 +214,7 @@ class Versioned:
 
     def restore(self, key: str) -> None:
         with self.engine.begin() as conn:
+            take_turns(conn, f"{self.noun} {key}")
             row = self.row(conn, key)
             if row is None:
                 raise self.missing(conn, key, trashed=True)
