@@ -107,7 +107,7 @@ def test_showing_a_dataset_with_a_broken_sample_is_a_sentence(library: Library, 
 
 def test_a_sample_written_over_several_lines_is_graded(prepared: Library, cli) -> None:  # type: ignore[no-untyped-def]
     """A teammate's sample JSON that validates but spans lines is graded like any other: the raw
-    lane hands a sandbox worker its samples on one line, so a line break cannot cut the request."""
+    lane hands a sandbox worker the stored text as it is."""
     break_sample(prepared, "geo", "s2", json.dumps({"id": "s2", "messages": [], "completion": "Paris"}, indent=2))
     prepared.engine.dispose()
     ran = cli("run", "func", "geo", "--json")

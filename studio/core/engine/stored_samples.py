@@ -9,9 +9,8 @@ leaves the batch and becomes an error result whose sentence names the dataset, t
 and the author (``BrokenRow``), graded by nobody. The others are graded as before, and the run ends
 as a run with per-sample errors does (``runs show``, ``--resume`` and ``--retry-errors`` read it).
 
-Stored JSON handed on unparsed (a sandbox worker's raw lane) is spliced into a one-line request:
-a row that validates but spans lines (a hand-written file's indentation) is handed on re-written on
-one line, so no row can break or add to the worker's protocol.
+Stored JSON handed on unparsed (a sandbox worker's raw lane) is spliced into the worker's request:
+only rows that validate as a sample (one JSON object, nothing after it) get there.
 """
 
 from __future__ import annotations
@@ -49,8 +48,7 @@ class StoredSamples:
 
     def split(self, batch: Sequence[tuple[Any, ...]], *, texts: bool = False
               ) -> tuple[Sequence[tuple[Any, ...]], list[Sample], list[Broken]]:
-        """``batch``'s rows that hold a sample (as they came, a multi-line JSON re-written on one
-        line), the samples they hold, and the broken rows. ``batch``: (idx, sample id, stored JSON)
+        """``batch``'s rows that hold a sample (as they came), the samples they hold, and the broken rows. ``batch``: (idx, sample id, stored JSON)
         rows; ``texts``: a built-in check's (idx, sample id, completion, expected, JSON or None)
         rows, of which only those without a completion are read (no sample is parsed for the rest,
         and no ``Sample`` is returned)."""
@@ -70,8 +68,6 @@ class StoredSamples:
                 continue
             if not texts:
                 parsed.append(read)
-                if "\n" in data or "\r" in data:
-                    row = (row[0], row[1], read.model_dump_json(exclude_defaults=True), *row[3:])
             good.append(row)
         return good, parsed, broken
 
