@@ -60,6 +60,7 @@ class LiveView(QObject):
             self.ctx.endpoints_changed.emit()
         if "labels" in changed:
             self.window.run_panel.results.model.forget_rows()
+            self.window.run_panel.results.labeler.show_broken()
         return changed
 
     def stop(self) -> None:
