@@ -453,6 +453,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         provenance = dict(record.provenance or {})
         config = endpoint_config(library, settings.endpoint, concurrency)
         _check_can_start(config, max_cost, max_spend_tokens)
+        api_key = resolve_api_key(config)  # refused (an endpoint not approved here): nothing changed
         planned, jobs = plan(library, settings, config, stored_keys(library, record))
         provenance.update(status="running", finished_at=None, planned=planned)
         library.datasets.set_provenance(record.id, provenance)
@@ -461,6 +462,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
             raise GenerateError("generate needs a source dataset and an endpoint")
         config = endpoint_config(library, settings.endpoint, concurrency)
         _check_can_start(config, max_cost, max_spend_tokens)
+        api_key = resolve_api_key(config)  # refused (an endpoint not approved here): no dataset made
         planned, jobs = plan(library, settings, config)
         provenance = _provenance(settings, config, _stamp(), planned)
         record = library.datasets.open_generated(
@@ -476,7 +478,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
     writer = _Writer(library, record.id, snapshot)
     writer.stored = record.sample_count  # a resumed generation's answers so far
     model = settings.model or config.model
-    client = JudgeClient(config, api_key=resolve_api_key(config), cache=None, use_cache=False, model=model,
+    client = JudgeClient(config, api_key=api_key, cache=None, use_cache=False, model=model,
                          cancel=cancel, budget=budget)
 
     def report() -> None:
