@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 from hostile_rows import AUTHOR, BAD_SAMPLES, break_sample
+from hostile_text import hostile_json, hostile_text
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from judge_helpers import add_endpoint, qa
 
 from studio.core.models import BinaryJudge, BuiltinGrader, FunctionGrader
@@ -113,3 +116,66 @@ def test_a_sample_written_over_several_lines_is_graded(prepared: Library, cli) -
     ran = cli("run", "func", "geo", "--json")
     _no_bug(ran)
     assert json.loads(ran.stdout)["counts"] == {"ok": 6}, ran.stdout
+
+
+def _storable(text: str, dialect: str) -> str:
+    """``text`` as the backend stores text at all (PostgreSQL's refuses NUL and lone surrogates)."""
+    if dialect == "sqlite":
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
+def _dumps(value: object) -> str:
+    """JSON text of ``value``; one nested deeper than the encoder recurses, written out flat."""
+    try:
+        return json.dumps(value)
+    except RecursionError:
+        return "[" * 3000 + "]" * 3000
+
+
+def _sample_shaped(values: dict) -> str:  # type: ignore[type-arg]
+    return _dumps({"id": "s2", **values})
+
+
+#: what a teammate may write into a sample row: any text, any JSON, JSON shaped like a sample with
+#: hostile values in its fields
+STORED = st.one_of(
+    hostile_text,
+    hostile_json.map(_dumps),
+    st.fixed_dictionaries({}, optional={"messages": hostile_json, "completion": hostile_json,
+                                        "expected": hostile_json, "metadata": hostile_json,
+                                        "fields": hostile_json}).map(_sample_shaped),
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(data=STORED)
+def test_any_stored_row_is_graded_or_that_samples_error(library: Library, data: str) -> None:
+    """Hypothesis over what a teammate may write into one sample's row, on both backends: a run of
+    a built-in check and of a suite ends completed, that sample graded or its error naming it, the
+    others graded; reading the row for display is the sample or a BrokenRowError, nothing else."""
+    from studio.core.engine.runner import run_grader
+    from studio.core.models.broken import BrokenRowError
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    if "geo" not in {d.name for d in library.datasets.list()}:
+        library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+        library.graders.create(BuiltinGrader(key="has", function="contains"))
+        library.suites.create(SuiteDefinition(key="suite", graders=[SuiteMember(grader="exact"),
+                                                                     SuiteMember(grader="has")]))
+        library.datasets.create("geo", [qa(f"s{i}", "Capital of France?", "Paris", "Paris") for i in range(4)])
+    break_sample(library, "geo", "s2", _storable(data, library.engine.dialect.name))
+    record = library.datasets.get("geo")
+    try:
+        library.datasets.sample("geo", 2)
+    except BrokenRowError as exc:
+        assert "“geo #2”" in str(exc)
+    for target in ("exact", "suite"):
+        run = run_grader(library, target, "geo")
+        assert run.status == "completed", run
+        results = {r["sample_id"]: r for r in library.runs.results(run.id)}
+        assert len(results) == record.sample_count
+        assert all(results[f"s{i}"]["status"] == "ok" for i in (0, 1, 3)), results
+        if results.get("s2", {}).get("status") == "error":
+            assert "“geo #2”" in results["s2"]["error"] or "s2" in results["s2"]["error"]
