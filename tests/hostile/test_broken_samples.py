@@ -51,7 +51,7 @@ def test_a_broken_sample_is_that_samples_error(prepared: Library, cli, target: s
         assert cli("suites", "create", "suite", "exact", "func", "judge").returncode == 0
     break_sample(prepared, "geo", "s2", BAD_SAMPLES[bad])
     prepared.engine.dispose()
-    ran = cli("run", target, "geo", "--json")
+    ran = cli("run", target, "geo", "--json", "--allow-unsandboxed")
     _no_bug(ran)
     assert ran.returncode in (0, 1), ran.stderr
     record = json.loads(ran.stdout)
@@ -69,9 +69,9 @@ def test_a_broken_sample_is_that_samples_error(prepared: Library, cli, target: s
     assert by_id["s2"]["status"] == "error"
     assert "“geo #2”" in by_id["s2"]["error"] and f"(written by {AUTHOR})" in by_id["s2"]["error"]
     assert all(r["status"] != "error" for sid, r in by_id.items() if sid != "s2"), [r["error"] for r in rows]
-    resumed = cli("run", "--resume", run_id)
+    resumed = cli("run", "--resume", run_id, "--allow-unsandboxed")
     _no_bug(resumed)
-    retried = cli("run", "--resume", run_id, "--retry-errors")
+    retried = cli("run", "--resume", run_id, "--retry-errors", "--allow-unsandboxed")
     _no_bug(retried)
 
 
@@ -113,7 +113,7 @@ def test_a_sample_written_over_several_lines_is_graded(prepared: Library, cli) -
     lane hands a sandbox worker the stored text as it is."""
     break_sample(prepared, "geo", "s2", json.dumps({"id": "s2", "messages": [], "completion": "Paris"}, indent=2))
     prepared.engine.dispose()
-    ran = cli("run", "func", "geo", "--json")
+    ran = cli("run", "func", "geo", "--json", "--allow-unsandboxed")
     _no_bug(ran)
     assert json.loads(ran.stdout)["counts"] == {"ok": 6}, ran.stdout
 
