@@ -1,16 +1,17 @@
-"""A run's samples as stored, checked before any grader sees them: a row that is no sample is that
-sample's error, never the run's.
+"""A run's samples as stored, told apart from rows that are no sample: such a row is that sample's
+error, never the run's.
 
 A dataset's sample rows are outside values: in a shared library a teammate can write any text into
-one. Every lane a run reads samples by (parsed ``Sample``s, stored JSON handed to a sandbox worker,
-a built-in check's text columns, a cluster's blocks) passes its batch through ``StoredSamples.split``:
+one. Every lane a run reads samples by (parsed ``Sample``s, a suite's stored JSON, a built-in
+check's text columns, a cluster's blocks) passes its batch through ``StoredSamples.split``:
 each row is read by the one reader (``store.datasets.read_sample``); a row that does not validate
 leaves the batch and becomes an error result whose sentence names the dataset, the sample, the field
 and the author (``BrokenRow``), graded by nobody. The others are graded as before, and the run ends
 as a run with per-sample errors does (``runs show``, ``--resume`` and ``--retry-errors`` read it).
 
-Stored JSON handed on unparsed (a sandbox worker's raw lane) is spliced into the worker's request:
-only rows that validate as a sample (one JSON object, nothing after it) get there.
+A run of one sandboxed function grader hands the worker the stored JSON unparsed (the raw lane,
+its speed): there only the rows of samples that failed are read (``runner._Slots._grade_raw_checked``),
+a broken one gets its sentence, and a good one that failed with it is graded again without it.
 """
 
 from __future__ import annotations
