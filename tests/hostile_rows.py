@@ -82,3 +82,22 @@ def break_run(library: Library) -> int:
     with library.engine.begin() as conn:
         conn.execute(text("UPDATE runs SET settings = 'not json', aggregates = '[1' WHERE id = :r"), {"r": run.id})
     return run.id
+
+
+#: a sample's stored JSON a teammate wrote that is no sample, by what is wrong with it
+BAD_SAMPLES = {
+    "wrong-type": json.dumps({"id": "s2", "messages": 5, "completion": "Paris"}),
+    "not-json": "not json at all \x1b[2J",
+    "deep": "[" * 5000 + "]" * 5000,
+    "not-an-object": json.dumps(["s2", "Paris"]),
+}
+
+
+def break_sample(library: Library, dataset: str, sample_id: str, data: str) -> None:
+    """The sample ``sample_id`` of ``dataset`` rewritten by SQL into ``data`` (its completion and
+    expected columns cleared, as a teammate rewriting the row would), the dataset written by ``AUTHOR``."""
+    with library.engine.begin() as conn:
+        dataset_id = conn.execute(text("SELECT id FROM datasets WHERE name = :n"), {"n": dataset}).scalar_one()
+        conn.execute(text("UPDATE samples SET data = :d, completion = NULL, expected = NULL"
+                          " WHERE dataset_id = :i AND sample_id = :s"), {"d": data, "i": dataset_id, "s": sample_id})
+        conn.execute(text("UPDATE datasets SET author = :a WHERE id = :i"), {"a": AUTHOR, "i": dataset_id})

@@ -60,6 +60,7 @@ class LiveView(QObject):
             self.ctx.endpoints_changed.emit()
         if "labels" in changed:
             self.window.run_panel.results.model.forget_rows()
+            self.window.run_panel.results.labeler.show_broken()
         review = getattr(self.window, "review_tab", None)
         if "queues" in changed and review is not None and review.built:
             review.page.refresh_progress()  # other reviewers' progress on the Review page

@@ -132,6 +132,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.actions.may_leave = lambda key: key != self.page.key or self.guard()
         self.run_panel.confirm_grader = self._use_saved_or_save
         self.run_panel.approve_endpoint = self.messages.approve_endpoint
+        self.datasets_view.approve_endpoint = self.messages.approve_endpoint
+        self.page.report_card.approve_endpoint = self.messages.approve_endpoint
         self.owns_context = False  # a window opened by "Open library…" closes its own library
         ctx.graders_changed.connect(self._library_changed)
         ctx.endpoints_changed.connect(self._endpoints_changed)

@@ -124,3 +124,63 @@ def test_a_teammates_unreadable_endpoint_row_is_a_sentence_on_the_page(qtbot: An
     page.reload(select="judge")
     assert "endpoint “judge” (written by bob) stored in this library is broken" in page.result.text()
     assert "delete it with `grader-studio endpoints remove judge`" in page.result.text()
+
+
+def test_generate_asks_before_sending_the_key_and_cancel_sends_nothing(
+    qtbot: Any, window: Any, ctx: Any, messages: Any, monkeypatch: Any
+) -> None:
+    """The Generate dialog offers the same approval as a run: Cancel sends nothing and creates no
+    dataset, Approve generates with the key sent to the teammate's URL the user approved."""
+    approved, theirs = JudgeLog(), JudgeLog()
+    with ThreadServer(naming_judge(approved)) as first, ThreadServer(naming_judge(theirs)) as second:
+        moved_by_bob(ctx, monkeypatch, f"http://127.0.0.1:{first.port}/v1", f"http://127.0.0.1:{second.port}/v1")
+        ctx.library.datasets.create("d", [qa("s000", "q", "answer for SAMPLE-s000")])
+        dialog = window.datasets_view.open_generate()
+        qtbot.addWidget(dialog)
+        dialog.source.setCurrentText("d")
+        dialog.endpoint.setCurrentText("judge")
+        messages.approve_answer = False
+        dialog.start()
+        qtbot.waitUntil(lambda: not dialog.running and bool(messages.approvals), timeout=15_000)
+        assert [h.config.name for h in messages.approvals] == ["judge"]
+        assert "your key is not sent until you approve" in dialog.status.text()
+        assert theirs.requests == [] and approved.requests == [] and dialog.result is None
+
+        messages.approve_answer = True
+        dialog.start()
+        qtbot.waitUntil(lambda: dialog.result is not None or (not dialog.running and "Generat" not in dialog.status.text()), timeout=30_000)
+        assert dialog.result is not None, (dialog.status.text(), messages.approvals)
+        assert dialog.result.stored == 1 and len(messages.approvals) == 2
+        assert [h["authorization"] for _, h in theirs.requests] == [f"Bearer {KEY}"]
+        assert pending(EndpointRepository.of(ctx.library).get("judge")) is None
+
+
+def test_the_report_cards_probes_ask_before_sending_the_key(
+    qtbot: Any, window: Any, ctx: Any, messages: Any, monkeypatch: Any
+) -> None:
+    """The judge's report card (bias probes) offers the same approval: Cancel sends nothing,
+    Approve runs the probes with the key sent where the user approved."""
+    approved, theirs = JudgeLog(), JudgeLog()
+    with ThreadServer(naming_judge(approved)) as first, ThreadServer(naming_judge(theirs)) as second:
+        moved_by_bob(ctx, monkeypatch, f"http://127.0.0.1:{first.port}/v1", f"http://127.0.0.1:{second.port}/v1")
+        ctx.library.graders.create(BinaryJudge(key="named", criteria="c", endpoint="judge"))
+        ctx.library.datasets.create("d", [qa(f"s00{i}", "q", f"answer for SAMPLE-s00{i}") for i in range(2)])
+        ctx.datasets_changed.emit()
+        card = window.page.report_card
+        card.set_grader("named", ctx.library.graders.get("named").definition)
+        card.dataset.setCurrentText("d")
+        card.limit.setValue(2)
+        messages.approve_answer = False
+        card.run_probes()
+        qtbot.waitUntil(lambda: card.cancel is None and bool(messages.approvals), timeout=15_000)
+        assert [h.config.name for h in messages.approvals] == ["judge"]
+        assert "your key is not sent until you approve" in card.status.text()
+        assert theirs.requests == [] and approved.requests == []
+
+        messages.approve_answer = True
+        card.run_probes()
+        qtbot.waitUntil(lambda: card.cancel is None and len(messages.approvals) == 2 and bool(theirs.requests),
+                        timeout=60_000)
+        qtbot.waitUntil(lambda: card.cancel is None, timeout=60_000)
+        assert all(h["authorization"] == f"Bearer {KEY}" for _, h in theirs.requests)
+        assert pending(EndpointRepository.of(ctx.library).get("judge")) is None

@@ -43,11 +43,12 @@ from studio.core.judges.http.credentials import resolve_api_key
 from studio.core.judges.http.errors import EndpointCallError
 from studio.core.judges.http.providers import provider_of
 from studio.core.models import Sample, SampleRow
+from studio.core.models.broken import BrokenRow
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.near_names import first_free
 from studio.core.outside import storable_text
 from studio.core.store import Library
-from studio.core.store.datasets import DatasetRecord
+from studio.core.store.datasets import DatasetRecord, read_sample
 from studio.core.store.endpoints import EndpointRepository
 
 from .budget import Budget, Caps, check_priced
@@ -200,10 +201,11 @@ def endpoint_config(library: Library, name: str, concurrency: int | None = None)
 
 
 def plan(library: Library, settings: GenerationSettings, config: EndpointConfig,
-         done: set[str] | frozenset[str] = frozenset()) -> tuple[int, Iterator[Job]]:
+         done: set[str] | frozenset[str] = frozenset()) -> tuple[int, Iterator[Job | str]]:
     """(requests in all, the jobs whose answer is not stored yet, in source order). The jobs are
     made as they are taken, so the first calls go out while later samples are still being read;
-    a sample that cannot be sent raises ``GenerateError`` when its turn comes."""
+    a sample that cannot be sent (no input turn, a stored row that is no sample) is the sentence
+    saying why in its place, and the samples after it are still sent."""
     from studio.core.store.errors import NotFound
 
     try:
@@ -215,10 +217,18 @@ def plan(library: Library, settings: GenerationSettings, config: EndpointConfig,
         raise GenerateError(f"dataset {settings.source!r} has no samples to generate from")
     model = settings.model or config.model
 
-    def jobs() -> Iterator[Job]:
-        for index, sample in library.datasets.iter_indexed(source.id, limit=settings.limit):
+    def jobs() -> Iterator[Job | str]:
+        for index, _, data in library.datasets.iter_raw(source.id, limit=settings.limit):
+            sample = read_sample(lambda: source, index, data)
+            if isinstance(sample, BrokenRow):  # a teammate's row that is no sample: its answers are missing
+                yield sample.sentence()
+                continue
             for repeat in range(settings.samples):
-                request = request_for(sample, settings, repeat)
+                try:
+                    request = request_for(sample, settings, repeat)
+                except GenerateError as exc:
+                    yield str(exc)
+                    break
                 key = request_key(config, model, request, repeat)
                 if key not in done and slot(sample.id, repeat) not in done:
                     yield Job(index, repeat, sample, request, key)
@@ -234,7 +244,10 @@ def slot(source_id: str, repeat: int) -> str:
 def stored_keys(library: Library, record: DatasetRecord) -> set[str]:
     """The request keys and the slots ``record``'s answers fill: a resume sends neither again."""
     keys = set()
-    for _, sample in library.datasets.iter_indexed(record.id):
+    for index, _, data in library.datasets.iter_raw(record.id):
+        sample = read_sample(lambda: record, index, data)
+        if isinstance(sample, BrokenRow):  # an answer row a teammate broke: nothing known of its call
+            continue
         info = sample.metadata.get("generation") or {}
         if info.get("key"):
             keys.add(info["key"])
@@ -254,7 +267,7 @@ def estimate(library: Library, settings: GenerationSettings, *, name: str | None
         done = stored_keys(library, library.datasets.get(name))
     config = endpoint_config(library, settings.endpoint)
     planned, pending = plan(library, settings, config, done)
-    jobs = list(pending)
+    jobs = [job for job in pending if isinstance(job, Job)]
     model = settings.model or config.model
     counter = counter_for(model, provider_of(config).openai_encodings)
     bound = settings.max_tokens or config.max_tokens or DEFAULT_TOKENS
@@ -441,6 +454,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
         provenance = dict(record.provenance or {})
         config = endpoint_config(library, settings.endpoint, concurrency)
         _check_can_start(config, max_cost, max_spend_tokens)
+        api_key = resolve_api_key(config)  # refused (an endpoint not approved here): nothing changed
         planned, jobs = plan(library, settings, config, stored_keys(library, record))
         provenance.update(status="running", finished_at=None, planned=planned)
         library.datasets.set_provenance(record.id, provenance)
@@ -449,6 +463,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
             raise GenerateError("generate needs a source dataset and an endpoint")
         config = endpoint_config(library, settings.endpoint, concurrency)
         _check_can_start(config, max_cost, max_spend_tokens)
+        api_key = resolve_api_key(config)  # refused (an endpoint not approved here): no dataset made
         planned, jobs = plan(library, settings, config)
         provenance = _provenance(settings, config, _stamp(), planned)
         record = library.datasets.open_generated(
@@ -464,7 +479,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
     writer = _Writer(library, record.id, snapshot)
     writer.stored = record.sample_count  # a resumed generation's answers so far
     model = settings.model or config.model
-    client = JudgeClient(config, api_key=resolve_api_key(config), cache=None, use_cache=False, model=model,
+    client = JudgeClient(config, api_key=api_key, cache=None, use_cache=False, model=model,
                          cancel=cancel, budget=budget)
 
     def report() -> None:
@@ -480,13 +495,12 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
 
         async def worker() -> None:
             while not cancel.is_set():
-                try:
-                    job = next(pending, None)
-                except GenerateError as exc:  # a sample with nothing to send: its answer is missing
-                    state.fail(str(exc))
-                    continue
+                job = next(pending, None)
                 if job is None:
                     return
+                if isinstance(job, str):  # a sample with nothing to send: its answer is missing
+                    state.fail(job)
+                    continue
                 try:
                     response = await client.chat(job.request)
                 except EndpointCallError as exc:

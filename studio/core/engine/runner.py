@@ -15,7 +15,7 @@ import itertools
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Literal
@@ -43,6 +43,7 @@ from .planning import one_off_suite, plan_of, record_suite_run, run_total, unkno
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
+from .stored_samples import StoredSamples, broken_results
 from .streak import STREAK_LIMIT, FailureStreak
 from .usage import endpoint_rows
 from .written_tally import Untrusted, WrittenTallies
@@ -178,9 +179,9 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
     def pending(raw: bool | str) -> Iterator[Any]:
         if raw == TEXTS:  # (idx, sample id, completion, expected, JSON if no completion): built-in checks
             return iter_texts(library.engine, dataset.id, limit=limit, skip=done)
-        if raw:  # (idx, sample id, stored JSON): the scorer's worker reads the JSON, nothing parsed here
-            return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
-        return library.datasets.iter_indexed(dataset.id, limit=limit, skip=done)
+        # (idx, sample id, stored JSON): checked and parsed a batch at a time (``_Slots.grade``), a
+        # row that is no sample becomes that sample's error (stored_samples.py)
+        return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
 
     # A run allocates a few short-lived objects per sample; every full collection would also walk
     # the whole heap the process already held (the app, a caller's data): keep that out of the
@@ -343,9 +344,10 @@ class _Slots:
     to the scorers that take it and one parsed ``Sample`` to the others, and grades every slot of a
     batch side by side (judges wait on their endpoint while built-in checks run)."""
 
-    def __init__(self, plan: RunPlan, scorers: list[Scorer]) -> None:
+    def __init__(self, plan: RunPlan, scorers: list[Scorer], samples: StoredSamples) -> None:
         self.plan = plan
         self.scorers = scorers
+        self.samples = samples
         self.keys = {p.slot: p.key for p in plan.graders}
         self.raw_ok = ["raw" in sc.lanes for sc in self.scorers]
         one = self.scorers[0]
@@ -358,7 +360,6 @@ class _Slots:
         # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
         # sandboxed function grader), so no Outcome is built per sample on the way to the database
         self.rows_lane = self.single and self.raw is True and "rows" in one.lanes
-        self.needs_parsed = not self.single and not self.texts and not all(self.raw_ok)
         sizes = [sc.batch_size for sc in self.scorers]
         self.batch_size = None if None in sizes else min(x for x in sizes if x is not None)
         self.parallel = max(1, max(sc.parallel_batches for sc in self.scorers))
@@ -374,7 +375,7 @@ class _Slots:
             sc.per_sample for sc in self.scorers if sc.io_bound)
 
     @classmethod
-    async def open(cls, plan: RunPlan, ctx: GradingContext) -> _Slots:
+    async def open(cls, plan: RunPlan, ctx: GradingContext, samples: StoredSamples) -> _Slots:
         """One scorer per slot; those made before one fails are closed again."""
         scorers: list[Scorer] = []
         try:
@@ -385,7 +386,7 @@ class _Slots:
                 with contextlib.suppress(Exception):
                     await made.aclose()
             raise
-        return cls(plan, scorers)
+        return cls(plan, scorers, samples)
 
     def in_flight(self) -> int | None:
         counts = [n for sc in self.scorers if (n := sc.calls_in_flight()) is not None]
@@ -406,12 +407,47 @@ class _Slots:
                     cancel: threading.Event, stopping: Callable[[], bool] = bool) -> _Graded:
         """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats).
         ``stopping()``: the run stopped because samples cannot be graded (a key refused, the first
-        ones all failing alike): a sample that failed since is left ungraded, for the resume."""
-        if self.single:  # (the engine's loop drops those rows once it has counted them)
-            return await self._grade_one(run_id, batch), [], None
-        return await self._grade_suite(run_id, batch, partial, cancel, stopping)
+        ones all failing alike): a sample that failed since is left ungraded, for the resume.
+        ``batch``: stored rows (``pending``); a row that is no sample is that sample's error."""
+        if self.single and self.raw is True:
+            return await self._grade_raw_checked(run_id, batch), [], None
+        good, parsed, broken = self.samples.split(batch, texts=self.texts)
+        if not broken:
+            return await self._grade_good(run_id, good, parsed, partial, cancel, stopping)
+        rows, grader_rows = broken_results(self.plan, run_id, broken, partial)
+        if good:
+            graded = await self._grade_good(run_id, good, parsed, partial, cancel, stopping)
+            rows, grader_rows = graded[0] + rows, graded[1] + grader_rows
+        return rows, grader_rows, None
 
-    async def _grade_one(self, run_id: int, batch: list[Any]) -> list[tuple[Any, ...]]:
+    async def _grade_raw_checked(self, run_id: int, batch: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """The raw lane: a sandbox worker gets the stored JSON unparsed (its speed: no sample parsed
+        here, ~1 us a sample in all). Only the rows of samples that failed are read here: a row that
+        is no sample gets its error sentence (stored_samples.py), and a good sample that failed
+        with it (a row that is no JSON breaks the worker's request) is graded again, once, without it."""
+        rows = await self._grade_one(run_id, batch)
+        statuses = set(map(itemgetter(ROW_STATUS), rows))
+        if "error" not in statuses and "invalid" not in statuses:
+            return rows
+        failed = [row for row, result in zip(batch, rows, strict=True) if result[ROW_STATUS] in ("error", "invalid")]
+        good, _, broken = self.samples.split(failed)
+        if not broken:
+            return rows
+        fixed = {row[ROW_IDX]: row for row in broken_results(self.plan, run_id, broken, {})[0]}
+        if good:
+            fixed.update({row[ROW_IDX]: row for row in await self._grade_one(run_id, good)})
+        return [fixed.get(row[ROW_IDX], row) for row in rows]
+
+    async def _grade_good(self, run_id: int, batch: Sequence[Any], parsed: list[Sample],
+                          partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+                          stopping: Callable[[], bool]) -> _Graded:
+        if self.single:  # (the engine's loop drops those rows once it has counted them)
+            if not self.raw:
+                batch = [(row[0], sample) for row, sample in zip(batch, parsed, strict=True)]
+            return await self._grade_one(run_id, batch), [], None
+        return await self._grade_suite(run_id, batch, parsed, partial, cancel, stopping)
+
+    async def _grade_one(self, run_id: int, batch: Sequence[Any]) -> list[tuple[Any, ...]]:
         scorer = self.scorers[0]
         if self.rows_lane:
             return await scorer.score_raw_rows(run_id, batch)
@@ -427,7 +463,7 @@ class _Slots:
             raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
         return [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
 
-    async def _grade_texts(self, run_id: int, batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    async def _grade_texts(self, run_id: int, batch: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
         """A run of one built-in check over text rows: a plain score becomes its row directly (the
         row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})``, as ``ok_row``);
         each sample's time is its share of the batch's (a check takes well under a microsecond)."""
@@ -446,10 +482,9 @@ class _Slots:
 
         return scored_rows(run_id, batch, values, key, ms, other)
 
-    async def _grade_suite(self, run_id: int, batch: list[tuple[int, str, str]],
+    async def _grade_suite(self, run_id: int, batch: Sequence[tuple[Any, ...]], parsed: list[Sample],
                            partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
                            stopping: Callable[[], bool] = bool) -> _Graded:
-        parsed = [Sample.model_validate_json(data) for _, _, data in batch] if self.needs_parsed else []
 
         async def one(slot: int) -> tuple[int, list[int], list[Any]]:
             wanted = [k for k, row in enumerate(batch) if slot not in partial.get(row[0], ())] if partial else list(range(len(batch)))
@@ -490,7 +525,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     JSON) rows when ``raw`` (a scorer declaring the ``raw`` lane; every suite).
     ``kept``: adds up the rows as they are written (engine/written_tally.py). ``retried``: the
     errored samples graded again, with a suite's graders that did not err (those are kept)."""
-    slots = await _Slots.open(plan, ctx)
+    slots = await _Slots.open(plan, ctx, StoredSamples.of_run(library, run_id))
     partial = library.runs.partial(run_id) if plan.suite else {}
     if plan.suite and retried:
         partial.update({idx: dict(kept_slots) for idx, kept_slots in retried.items() if kept_slots})

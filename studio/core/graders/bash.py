@@ -1,7 +1,12 @@
 """HUD's BashGrader, run in the sandbox: ``bash -lc command``; exit 0 scores 1.0, else 0.0.
 
-The sample reaches the command as environment variables (``ANSWER`` = the extracted submission,
-``EXPECTED``, ``INPUT``, ``SAMPLE_ID``) and as JSON on standard input. A timeout scores 0.0 with
+The sample reaches the command as shell variables (``ANSWER`` = the extracted submission,
+``EXPECTED``, ``INPUT``, ``SAMPLE_ID``) and as JSON on standard input. The variables come through the
+same pipe, read by a prelude before the command runs, and are not exported: a sample is never on a
+command line (``/proc/PID/cmdline``, readable by every user of the host) nor in any process's
+environment (``/proc/PID/environ``, readable by every process of the same user, another grader's
+included). A program the command starts gets the values from the command (``printf '%s' "$ANSWER" |
+prog``) or reads the JSON on standard input. A timeout scores 0.0 with
 ``timed_out`` in the details, as HUD does; the OS limits (no network, read-only system, CPU,
 memory, processes) are the function graders' ones.
 """
@@ -69,7 +74,7 @@ def _kill_group(pid: int) -> None:
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
-    """The sample on stdin; a command that does not read it is fine."""
+    """The sample on stdin (``_stdin``); a command that does not read it is fine."""
     if proc.stdin is None:
         return
     with contextlib.suppress(BrokenPipeError, ConnectionResetError):
@@ -79,9 +84,24 @@ async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
         proc.stdin.close()
 
 
-def _env(sample: Sample, answer: str) -> dict[str, str]:
-    return {"ANSWER": answer, "EXPECTED": sample.expected or "", "INPUT": sample.input_text(),
-            "SAMPLE_ID": sample.id}
+#: the shell variables a bash grader's command reads, in the order the prelude reads them
+VARIABLES = ("ANSWER", "EXPECTED", "INPUT", "SAMPLE_ID")
+#: runs before the command, in its shell: each variable's value, NUL-terminated, off standard input
+#: (``read`` takes a pipe a byte at a time, so the JSON after them is left for the command)
+PRELUDE = "; ".join(f"IFS= read -r -d '' {name}" for name in VARIABLES) + "\n"
+#: bytes of the variables' values a sample may hand over (the environment they replace held ~128 KiB
+#: each; a shell reads them a byte at a time)
+VALUES_LIMIT = 2 * 1024 * 1024
+
+
+def _stdin(sample: Sample, answer: str) -> bytes | None:
+    """What the command's standard input carries: the variables' values, then the sample's JSON;
+    None when the values pass ``VALUES_LIMIT`` (a shell variable holds no NUL: those are dropped)."""
+    values = (answer, sample.expected or "", sample.input_text(), sample.id)
+    head = b"".join(v.replace("\0", "").encode("utf-8", "surrogatepass") + b"\0" for v in values)
+    if len(head) > VALUES_LIMIT:
+        return None
+    return head + sample.model_dump_json().encode()
 
 
 async def run_bash(grader: BashGrader, sample: Sample, settings: SandboxSettings | None = None) -> Outcome:
@@ -90,8 +110,12 @@ async def run_bash(grader: BashGrader, sample: Sample, settings: SandboxSettings
         answer = extract(sample, grader.extractor)
     except ExtractionError as exc:
         return Outcome.failure(str(exc))
+    data = _stdin(sample, answer)
+    if data is None:
+        return Outcome.failure(f"the sample's answer, expected answer, input and id hold more than "
+                               f"{VALUES_LIMIT // (1024 * 1024)} MiB together: too large for a bash grader")
     try:
-        plan = plan_command(["bash", "-lc", grader.command], settings or SandboxSettings(), _env(sample, answer),
+        plan = plan_command(["bash", "-lc", PRELUDE + grader.command], settings or SandboxSettings(), {},
                             cpu_seconds=max(1, math.ceil(grader.timeout_seconds)), memory_mb=MEMORY_MB)
     except SandboxRefused as exc:
         return Outcome.failure(str(exc))
@@ -103,7 +127,7 @@ async def run_bash(grader: BashGrader, sample: Sample, settings: SandboxSettings
         return Outcome.failure(f"could not start bash: {exc}")
     timed_out = False
     out, err, budget = _Stream(), _Stream(), _Budget(proc.pid)
-    streams = asyncio.gather(_feed(proc, sample.model_dump_json().encode()), out.drain(proc.stdout, budget),
+    streams = asyncio.gather(_feed(proc, data), out.drain(proc.stdout, budget),
                              err.drain(proc.stderr, budget), proc.wait())
     try:
         await asyncio.wait_for(asyncio.shield(streams), timeout=grader.timeout_seconds)

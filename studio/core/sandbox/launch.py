@@ -361,10 +361,11 @@ def plan_command(command: list[str], settings: SandboxSettings, env: dict[str, s
         drop = [_tool("setpriv"), f"--reuid={settings.uid}", f"--regid={settings.gid}",
                 "--clear-groups", "--no-new-privs", "--"]
     if mode == "bubblewrap":
-        # the sample's values reach the command through bwrap's own environment, never its command
-        # line: /proc/PID/cmdline is readable by every user of the host (and argv is length-capped).
+        # ``env`` reaches the command through bwrap's own environment, never its command line:
+        # /proc/PID/cmdline is readable by every user of the host (and argv is length-capped).
         # The environment handed to bwrap is exactly ``env`` (the caller passes it, nothing is
         # inherited), so dropping --clearenv lets only these variables through, under the fixed ones.
+        # (A bash grader passes none: its sample comes on standard input, graders/bash.py.)
         argv = [arg for arg in _bwrap_prefix(settings, probe=True) if arg != "--clearenv"]
         return LaunchPlan(argv + drop + limits + command, env=dict(env), mode=mode, drops_uid=bool(drop))
     if mode == "namespaces":

@@ -66,6 +66,23 @@ def _sample_row(dataset_id: int, idx: int, sample: Sample) -> tuple[object, ...]
             sample.model_dump_json(exclude_defaults=True))
 
 
+def read_sample(record: Callable[[], DatasetRecord], idx: int, data: str | bytes) -> Sample | BrokenRow:
+    """The one reader of a stored sample's JSON: the ``Sample`` it holds, or, when it does not
+    validate (a teammate wrote the row by SQL, a hand edit, another studio's release), the
+    ``BrokenRow`` naming the dataset, the sample (``NAME #idx``), the field and the dataset's author,
+    with how to repair it. Every reader goes through here: ``datasets show``/``export`` (as a
+    sentence), and a run, which stores that sample as its error and grades the others
+    (engine/stored_samples.py). ``record`` is asked only for a broken row (a query)."""
+    try:
+        return Sample.model_validate_json(data)
+    except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
+        dataset = record()
+        return BrokenRow(
+            "dataset sample", f"{dataset.name} #{idx}", dataset.author, reason_of(exc),
+            f"import the dataset again (`grader-studio datasets import FILE --name {dataset.name} --replace`)"
+            f" or delete it (`grader-studio datasets delete {dataset.name}`)", dataset.name)
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """The cyclic garbage collector off for the length of an import: a row is a handful of new
@@ -297,16 +314,12 @@ class DatasetRepository:
             cursor = upper
 
     def stored_sample(self, dataset_id: int, idx: int, data: str) -> Sample:
-        """A stored sample validated on read; one that does not validate (a teammate's or a hand
-        edit's JSON) is a BrokenRowError naming the dataset, the sample and its author: a sentence."""
-        try:
-            return Sample.model_validate_json(data)
-        except (ValueError, TypeError, RecursionError) as exc:  # pydantic's ValidationError is a ValueError
-            record = self.by_id(dataset_id)
-            raise BrokenRowError(BrokenRow(
-                "dataset sample", f"{record.name} #{idx}", record.author, reason_of(exc),
-                f"import the dataset again (`grader-studio datasets import FILE --name {record.name} --replace`)"
-                f" or delete it (`grader-studio datasets delete {record.name}`)", record.name)) from None
+        """A stored sample validated on read (``read_sample``); one that does not validate is a
+        BrokenRowError naming the dataset, the sample and its author: a sentence."""
+        read = read_sample(lambda: self.by_id(dataset_id), idx, data)
+        if isinstance(read, BrokenRow):
+            raise BrokenRowError(read)
+        return read
 
     def iter_raw(self, dataset_id: int, *, offset: int = 0, limit: int | None = None,
                  skip: set[int] | None = None, page: int = 5000) -> Iterator[tuple[int, str, str]]:

@@ -11,6 +11,7 @@ its own autocommit connection and reads what arrived, without waiting.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sqlite3
 import weakref
 from collections.abc import Callable
@@ -48,7 +49,9 @@ CHANNEL = "grader_studio"
 
 #: notifications read in one look at most: anyone who may connect can NOTIFY the channel, and a
 #: flood must not hold the window's thread; the rest wait in the connection for the next looks
-#: (each look coalesces what it read into the names of the lists to refresh, once each)
+#: (each look coalesces what it read into the names of the lists to refresh, once each). psycopg's
+#: own ``stop_after`` is no bound: it is checked only between packets, and notifications that
+#: arrived while the connection did something else come in one batch of any length.
 MAX_NOTIFIES_A_LOOK = 500
 
 
@@ -97,8 +100,16 @@ class LibraryWatcher:
             return set()
         if self._library.is_server:
             # a payload that is no table of ours (garbage, another program's) names no list: ignored
-            tables = {note.payload for note in self._conn.notifies(timeout=0, stop_after=MAX_NOTIFIES_A_LOOK)}
-            return _lists_of(tables)
+            notes = self._conn.notifies(timeout=0, stop_after=MAX_NOTIFIES_A_LOOK)
+            try:
+                read = list(itertools.islice(notes, MAX_NOTIFIES_A_LOOK))
+            finally:
+                notes.close()  # the rest stays in the connection's backlog for the next look...
+            if len(read) == MAX_NOTIFIES_A_LOOK:
+                # ...except the rest of a packet cut short, whose names are unknown: every list
+                # refreshes once (a flood costs at most one refresh of each a look, never a missed one)
+                return set(LISTS)
+            return _lists_of({note.payload for note in read})
         version = self._data_version()
         if version == self._version:
             return set()

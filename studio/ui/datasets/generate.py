@@ -9,10 +9,11 @@ the ones in flight and keeps every answer; the new dataset then opens with its p
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ..context import AppContext
-from ..messages import describe_error
+from ..messages import Messages, describe_error
 from ..qt import QObject, Qt, QtWidgets, Signal
 
 
@@ -74,6 +75,9 @@ class GenerateDialog(QtWidgets.QDialog):
         self.setWindowTitle("Generate outputs")
         self.cancel_event: threading.Event | None = None
         self.result: Any = None
+        #: asks before the key goes to an endpoint a teammate changed (the window's Messages)
+        self.approve_endpoint: Callable[[Any], bool] = Messages(self).approve_endpoint
+        self._launched: tuple[str, Any, bool] | None = None
         self.relay = _Relay(self)
         self.relay.progressed.connect(self._on_progress)
 
@@ -201,6 +205,7 @@ class GenerateDialog(QtWidgets.QDialog):
         from studio.core.engine.generate import generate
 
         cancel = self.cancel_event = threading.Event()
+        self._launched = (name, settings, resume)
         relay = self.relay
         library = self.ctx.library
         for widget in (self.source, self.endpoint, self.model, self.system, self.limit, self.name,
@@ -257,9 +262,13 @@ class GenerateDialog(QtWidgets.QDialog):
         self.generated.emit(result.dataset)
 
     def _on_error(self, exc: BaseException) -> None:
+        from ..dialogs.endpoint_trust import approved_now
+
         self._finish()
         self.status.setText(describe_error(exc))
         self.ctx.datasets_changed.emit()
+        if self._launched is not None and approved_now(self.approve_endpoint, exc):
+            self._launch(*self._launched)  # approved: now the key may go there
 
     def reject(self) -> None:
         if self.running:  # closing mid-way cancels (answers kept) rather than leaving a task behind

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from studio.core.store.datasets import DatasetRecord
 
@@ -32,6 +34,8 @@ class DatasetsView(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        #: the window's question before a key goes to an endpoint a teammate changed (Generate's)
+        self.approve_endpoint: Callable[[Any], bool] | None = None
         self.setAcceptDrops(True)
         self.datasets = DatasetsModel(ctx, self)
         self.samples = SamplesModel(ctx, self)
@@ -160,6 +164,8 @@ class DatasetsView(QtWidgets.QWidget):
         the generation ends (complete or cancelled), its provenance shown."""
         current = self.current_dataset()
         dialog = GenerateDialog(self.ctx, current.name if current else None, self)
+        if self.approve_endpoint is not None:
+            dialog.approve_endpoint = self.approve_endpoint
         dialog.generated.connect(self.select_dataset)
         self.generate_dialog = dialog  # the latest one (tests, and the window's menu)
         return dialog

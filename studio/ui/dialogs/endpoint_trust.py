@@ -46,6 +46,15 @@ class ApproveEndpointDialog(QtWidgets.QDialog):
         self.resize(560, 280)
 
 
+def approved_now(ask: Callable[[Pending], bool], exc: BaseException) -> bool:
+    """Whether ``exc`` is a refusal to send the key to an endpoint not approved here which the
+    user, asked now, approved: the caller then tries again (a run, a Test, a generation, probes).
+    Every place that can meet the refusal asks through here, so each offers the same dialog."""
+    from studio.core.store.endpoint_trust import EndpointNotApproved
+
+    return isinstance(exc, EndpointNotApproved) and ask_and_approve(ask, exc.pending)
+
+
 def ask_and_approve(ask: Callable[[Pending], bool], held: Pending) -> bool:
     """Ask (``Messages.approve_endpoint``, or a test's fake) and record the approval when given."""
     from studio.core.store.endpoint_trust import approve

@@ -316,13 +316,11 @@ class EndpointsPage(QtWidgets.QWidget):
             self.result.setToolTip(text)
 
         def failed(exc: BaseException) -> None:
-            from studio.core.store.endpoint_trust import EndpointNotApproved
-
-            from .endpoint_trust import ask_and_approve
+            from .endpoint_trust import approved_now
 
             self.test_button.setEnabled(True)
             self.result.setText(f"✗ {describe_error(exc)}")
-            if isinstance(exc, EndpointNotApproved) and ask_and_approve(self.messages.approve_endpoint, exc.pending):
+            if approved_now(self.messages.approve_endpoint, exc):
                 self.test()  # approved: now the key may go there
 
         self.ctx.tasks.run(lambda: probe(config, key, self.repo), done, failed)

@@ -9,6 +9,7 @@ Every cell is plain text.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from studio.core.kinds import ByKind, get_kind
@@ -17,6 +18,7 @@ from studio.core.outside import shown_time
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
+from ..messages import Messages
 from ..qt import Qt, QtWidgets
 from ..samples import preferred_dataset
 
@@ -88,6 +90,8 @@ class ReportCard(QtWidgets.QWidget):
         self.key: str | None = None
         self.cancel: threading.Event | None = None
         self._ticket = 0
+        #: asks before the key goes to an endpoint a teammate changed (the window's Messages)
+        self.approve_endpoint: Callable[[Any], bool] = Messages(self).approve_endpoint
         self.dataset = ElidedCombo(14)  # a long dataset name elides in the middle, whole in its tooltip
         self.limit = QtWidgets.QSpinBox(minimum=2, maximum=100_000, value=50)
         self.limit.setToolTip("probe only the first N samples (each probe makes several calls per sample)")
@@ -267,9 +271,13 @@ class ReportCard(QtWidgets.QWidget):
                 self.show_report(report, f"Probed on {dataset} ({report['samples']} samples) just now")
 
         def failed(exc: BaseException) -> None:
+            from ..dialogs.endpoint_trust import approved_now
+
             self._finished()
             if self.key == key:
                 self.status.setText(f"The probes stopped: {exc}")
+                if approved_now(self.approve_endpoint, exc):
+                    self.run_probes()  # approved: now the key may go there
 
         self.ctx.tasks.run(work, done, failed)
 

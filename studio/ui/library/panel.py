@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from studio.core.graders.registry import kind_labels
 from studio.core.models.broken import BrokenRow
-from studio.core.outside import printable
 from studio.core.store.graders import GraderRecord
 
+from ..broken_rows import BrokenRowsList
 from ..context import AppContext
 from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from .actions import GraderActions
@@ -81,15 +81,9 @@ class LibraryPanel(QtWidgets.QWidget):
         layout.addWidget(self.empty, 1)
         # graders whose stored row does not validate (a teammate's write): listed apart, plain text,
         # each named with its author and what is wrong; Delete moves the selected one to the Trash
-        self.broken = QtWidgets.QListWidget()
-        self.broken.setObjectName("brokenRows")
-        self.broken.setMaximumHeight(90)
-        self.broken_delete = QtWidgets.QPushButton("Delete broken grader")
-        self.broken_delete.clicked.connect(self._delete_broken)
-        self.broken_title = QtWidgets.QLabel("Broken (cannot be read):")
-        layout.addWidget(self.broken_title)
-        layout.addWidget(self.broken)
-        layout.addWidget(self.broken_delete)
+        self.broken_rows = BrokenRowsList("Broken (cannot be read):", "Delete broken grader", self.actions.delete)
+        self.broken, self.broken_delete = self.broken_rows.list, self.broken_rows.button
+        layout.addWidget(self.broken_rows)
 
         self.search.textChanged.connect(self._filter)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
@@ -111,7 +105,7 @@ class LibraryPanel(QtWidgets.QWidget):
         key, in_trash = (selected.key, selected.deleted) if selected else (None, False)
         entries = self.ctx.library.graders.listing()
         live = [e for e in entries if isinstance(e, GraderRecord)]
-        self._show_broken([e for e in entries if isinstance(e, BrokenRow)])
+        self.broken_rows.show_rows([e for e in entries if isinstance(e, BrokenRow)])
         deleted = self.ctx.library.graders.list(deleted_only=True)
         self._suppress = True
         try:
@@ -125,23 +119,6 @@ class LibraryPanel(QtWidgets.QWidget):
         self.tree.setVisible(not empty)
         self.empty.setVisible(empty)
         self._update_buttons()
-
-    def _show_broken(self, rows: list[BrokenRow]) -> None:
-        self.broken.clear()
-        for row in rows:
-            item = QtWidgets.QListWidgetItem(f"{printable(row.ident)} — {row.reason}")
-            item.setToolTip(row.sentence())
-            item.setData(Qt.ItemDataRole.UserRole, row.handle)
-            self.broken.addItem(item)
-        for widget in (self.broken_title, self.broken, self.broken_delete):
-            widget.setVisible(bool(rows))
-        if rows:
-            self.broken.setCurrentRow(0)
-
-    def _delete_broken(self) -> None:
-        item = self.broken.currentItem()
-        if item is not None:
-            self.actions.delete(item.data(Qt.ItemDataRole.UserRole))
 
     def selected_keys(self) -> list[str]:
         """The live graders selected (Ctrl/Shift-click), in the library's order."""

@@ -27,6 +27,7 @@ from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput, label_valu
 from studio.core.store.authors import current_user
 from studio.core.store.labels import ReplaceRefused, broken_version
 
+from ..broken_rows import BrokenRowsList
 from ..messages import Messages, describe_error
 from ..qt import QtCore, QtGui, QtWidgets, Signal
 from .columns import COLUMN_INDEX
@@ -118,7 +119,15 @@ class Labeler(QtWidgets.QFrame):
         self.note.setToolTip("A note saved with the label; Return saves the note alone. "
                              "P / F / N label, a digit gives that score, U goes to the next unlabelled sample")
         self.note.setMinimumWidth(self.note.fontMetrics().horizontalAdvance("Note") + 48)
-        layout = QtWidgets.QHBoxLayout(self)
+        # the label set's labels that do not validate (a teammate's verdict this studio does not
+        # know, a score that is no number), each with its sentence: under the bar, only when any
+        self.broken = BrokenRowsList("Broken labels (cannot be read; label the sample again to repair):")
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        layout = QtWidgets.QHBoxLayout()
+        outer.addLayout(layout)
+        outer.addWidget(self.broken)
         layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.key)
         layout.addWidget(self.current, 2)
@@ -154,6 +163,7 @@ class Labeler(QtWidgets.QFrame):
         Whatever the bar showed is gone: nothing is labelled until a sample of this run is shown."""
         self.dataset = None
         self._set_target(None)
+        self.broken.show_rows([])
         self.view.filters.label_set_id = None
         self.view.filters.repeat_runs = ()
         if run_id is None:
@@ -168,6 +178,7 @@ class Labeler(QtWidgets.QFrame):
             keys = self.ctx.library.labels.keys(run.dataset)
             self.view.filters.pass_threshold = run.pass_threshold
             self.view.filters.label_set_id = self.ctx.library.labels.set_id(run.dataset, self.label_key())
+            self.show_broken()
         except Exception as exc:
             self.current.setText(describe_error(exc))
             return
@@ -180,6 +191,11 @@ class Labeler(QtWidgets.QFrame):
         if query is not None and (query.filter.label_set_id, query.filter.repeat_runs) != (
                 self.view.filters.label_set_id, self.view.filters.repeat_runs):
             self.view.model.set_filter(self.view.filters.value())
+
+    def show_broken(self) -> None:
+        """List the label set's broken labels (after the run, the key or a label changed)."""
+        self.broken.show_rows(self.ctx.library.labels.broken(self.dataset, self.label_key())
+                              if self.dataset is not None else [])
 
     def _on_key(self, _text: str) -> None:
         """Another label set: the grid's Label column reads it, the bar shows the sample's label there."""
@@ -281,6 +297,8 @@ class Labeler(QtWidgets.QFrame):
         if self.view.filters.label_set_id is None:
             self.set_run(self.view.run_id)
         self.view.model.forget_rows()
+        if self.broken.rows:  # a relabelling repairs a broken label
+            self.show_broken()
         self.labelled.emit(target.sample_id, label)
         self._reread()
         if advance:

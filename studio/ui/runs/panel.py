@@ -420,11 +420,9 @@ class RunPanel(QtWidgets.QWidget):
         try:  # the same run request the CLI's ``run`` builds, checked and recorded by the engine
             info = self.run_request().start(self.ctx.library)
         except Exception as exc:
-            from studio.core.store.endpoint_trust import EndpointNotApproved
+            from ..dialogs.endpoint_trust import approved_now
 
-            from ..dialogs.endpoint_trust import ask_and_approve
-
-            if isinstance(exc, EndpointNotApproved) and ask_and_approve(self.approve_endpoint, exc.pending):
+            if approved_now(self.approve_endpoint, exc):
                 return self.start()  # approved: ask again (the next endpoint, or the run)
             self._say(describe_error(exc), error=True)
             return None

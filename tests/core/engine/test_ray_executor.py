@@ -251,3 +251,26 @@ def test_a_suite_with_a_judge_stays_on_this_machine_and_says_which_grader(librar
     sentinel = object()
     assert executor.grade_fn(plan, sentinel) is sentinel  # type: ignore[arg-type]  # the local loop
     assert executor.report()["placement"] == "driver" and "qa-correctness-judge" in executor.report()["reason"]
+
+
+@pytest.mark.parametrize("target", ["qa-exact-match", "qa-suite"])
+def test_a_broken_sample_is_that_samples_error_on_the_cluster(cluster: Any, library: Library, target: str) -> None:
+    """A sample row a teammate broke (tests/hostile_rows.py) is that sample's error on a cluster too,
+    told apart by the driver before any actor sees it; the other samples score as the local engine's."""
+    from hostile_rows import AUTHOR, BAD_SAMPLES, break_sample
+
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    build_demo(library)
+    library.suites.create(SuiteDefinition(key="qa-suite", overall="mean", graders=[
+        SuiteMember(grader="qa-exact-match"), SuiteMember(grader="qa-exact-builtin")]))
+    broken_id = library.datasets.sample("qa", 3).id
+    break_sample(library, "qa", broken_id, BAD_SAMPLES["wrong-type"])
+    remote = run_grader(library, target, "qa", on_cluster(cluster))
+    local = run_grader(library, target, "qa")
+    assert remote.status == local.status == "completed"
+    assert remote.aggregates["executor"]["placement"] == "cluster"
+    rows = per_sample(library, remote.id)
+    assert per_sample(library, local.id) == rows
+    assert rows[3][1] == "error" and "“qa #3”" in rows[3][4] and AUTHOR in rows[3][4]
+    assert len(rows) == library.datasets.get("qa").sample_count

@@ -311,3 +311,27 @@ def test_a_broken_label_is_shown_broken_and_labelling_repairs_it(qtbot: Any, vie
     qtbot.waitUntil(lambda: "s2" in library.labels.current("d"), timeout=10_000)
     label = library.labels.current("d")["s2"]
     assert (label.version, label.verdict, label.labeler) == (3, "PASS", "me") and library.labels.broken("d") == []
+
+
+def test_the_broken_labels_are_listed_under_the_bar(qtbot: Any, view: ResultsView) -> None:
+    """Every broken label of the run's label set is listed under the label bar (its id and what is
+    wrong, its sentence with the author as tooltip), not only the one of the sample shown; labelling
+    the sample again repairs it and empties the list."""
+    from sqlalchemy import text
+
+    library = view.ctx.library
+    assert not view.labeler.broken.isVisibleTo(view)  # a healthy label set shows nothing
+    with library.engine.begin() as conn:
+        conn.execute(text("INSERT INTO labels (label_set_id, sample_id, version, verdict, note, labeler, created_at)"
+                          " SELECT label_set_id, sample_id, 2, 'MAYBE', '', 'mallory', created_at FROM labels"))
+    view.labeler.set_run(view.run_id)  # the run opened again (or the live view saw the labels change)
+    listed = view.labeler.broken.list
+    assert view.labeler.broken.isVisibleTo(view) and listed.count() == 1
+    assert listed.item(0).text().startswith("s2 v2 — verdict:")
+    assert "mallory" in listed.item(0).toolTip() and "label sample s2 again" in listed.item(0).toolTip()
+    view.select_row(1)
+    view.select_row(2)
+    view.table.setFocus()
+    qtbot.keyClick(view.table, Key.Key_P)
+    qtbot.waitUntil(lambda: "s2" in library.labels.current("d"), timeout=10_000)
+    assert listed.count() == 0 and not view.labeler.broken.isVisibleTo(view)

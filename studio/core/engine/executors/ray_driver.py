@@ -34,6 +34,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from studio.core.engine.plan import assemble
 from studio.core.engine.progress import Progress, Written, grown_size
+from studio.core.engine.stored_samples import StoredSamples, broken_results
 from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
@@ -279,6 +280,7 @@ class _Run:
         self.in_flight: dict[Any, tuple[_Actor, _Block]] = {}
         self.finished_blocks: set[int] = set()
         self.source_done = False
+        self.samples = StoredSamples.of_run(library, run_id)
 
     # blocks ------------------------------------------------------------------------------------------------
     def _next_block(self, rows: Any) -> _Block | None:
@@ -287,13 +289,21 @@ class _Run:
         if self.source_done:
             return None
         chunk: list[tuple[int, str, str]] = []
-        for row in rows:
-            chunk.append(row)
-            if len(chunk) >= self.block_size:
-                break
-        if not chunk:
-            self.source_done = True
-            return None
+        while not chunk:
+            for row in rows:
+                chunk.append(row)
+                if len(chunk) >= self.block_size:
+                    break
+            if not chunk:
+                self.source_done = True
+                return None
+            # a row that is no sample is that sample's error here, never an actor's (stored_samples.py)
+            good, _, broken = self.samples.split(chunk)
+            if broken:
+                broken_rows, broken_grader_rows = broken_results(self.plan, self.run_id, broken, self.partial)
+                self.buffer.extend(broken_rows)
+                self.grader_buffer.extend(broken_grader_rows)
+            chunk = list(good)
         self.blocks += 1
         self.ex._stats["blocks"] += 1
         return _Block(self.blocks, chunk)

@@ -1,0 +1,89 @@
+"""A run's samples as stored, told apart from rows that are no sample: such a row is that sample's
+error, never the run's.
+
+A dataset's sample rows are outside values: in a shared library a teammate can write any text into
+one. Every lane a run reads samples by (parsed ``Sample``s, a suite's stored JSON, a built-in
+check's text columns, a cluster's blocks) passes its batch through ``StoredSamples.split``:
+each row is read by the one reader (``store.datasets.read_sample``); a row that does not validate
+leaves the batch and becomes an error result whose sentence names the dataset, the sample, the field
+and the author (``BrokenRow``), graded by nobody. The others are graded as before, and the run ends
+as a run with per-sample errors does (``runs show``, ``--resume`` and ``--retry-errors`` read it).
+
+A run of one sandboxed function grader hands the worker the stored JSON unparsed (the raw lane,
+its speed): there only the rows of samples that failed are read (``runner._Slots._grade_raw_checked``),
+a broken one gets its sentence, and a good one that failed with it is graded again without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from studio.core.models import Outcome, Sample
+from studio.core.models.broken import BrokenRow
+from studio.core.store import Library
+from studio.core.store.datasets import DatasetRecord, read_sample
+from studio.core.store.runs import outcome_values
+
+from .plan import RunPlan, assemble
+
+_COMPLETION = itemgetter(2)  # of a text row (store/run_inputs.py)
+#: a broken row of a batch: its idx, its sample id, what the person is told
+Broken = tuple[int, str, BrokenRow]
+
+
+@dataclass(frozen=True)
+class StoredSamples:
+    """The dataset a run reads, for telling its broken rows apart."""
+
+    dataset: DatasetRecord
+
+    @classmethod
+    def of_run(cls, library: Library, run_id: int) -> StoredSamples:
+        return cls(library.datasets.get(library.runs.get(run_id).dataset, include_deleted=True))
+
+    def read(self, idx: int, data: str | bytes) -> Sample | BrokenRow:
+        return read_sample(lambda: self.dataset, idx, data)
+
+    def split(self, batch: Sequence[tuple[Any, ...]], *, texts: bool = False
+              ) -> tuple[Sequence[tuple[Any, ...]], list[Sample], list[Broken]]:
+        """``batch``'s rows that hold a sample (as they came), the samples they hold, and the broken rows. ``batch``: (idx, sample id, stored JSON)
+        rows; ``texts``: a built-in check's (idx, sample id, completion, expected, JSON or None)
+        rows, of which only those without a completion are read (no sample is parsed for the rest,
+        and no ``Sample`` is returned)."""
+        if texts and None not in map(_COMPLETION, batch):  # a built-in run's every batch: nothing to read
+            return batch, [], []
+        good: list[tuple[Any, ...]] = []
+        parsed: list[Sample] = []
+        broken: list[Broken] = []
+        for row in batch:
+            data = row[4] if texts else row[2]
+            if data is None:
+                good.append(row)
+                continue
+            read = self.read(row[0], data)
+            if isinstance(read, BrokenRow):
+                broken.append((row[0], row[1], read))
+                continue
+            if not texts:
+                parsed.append(read)
+            good.append(row)
+        return good, parsed, broken
+
+
+def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial: dict[int, dict[int, Any]]
+                   ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The result rows (and a suite's per-grader rows) of broken samples: each one's error, the
+    ``BrokenRow``'s sentence, for every grader that had not graded it yet."""
+    if not broken:
+        return [], []
+    if not plan.suite:
+        return [outcome_values(run_id, idx, sid, Outcome.failure(row.sentence())) for idx, sid, row in broken], []
+    rows = [(idx, sid, "") for idx, sid, _ in broken]
+    graded = []
+    for planned in plan.graders:  # (a grader that graded the sample before keeps its grade)
+        wanted = [k for k, (idx, _, _) in enumerate(broken) if planned.slot not in partial.get(idx, ())]
+        graded.append((planned.slot, wanted, [Outcome.failure(broken[k][2].sentence()) for k in wanted]))
+    return assemble(plan, run_id, rows, graded, partial, False)
