@@ -22,8 +22,21 @@ def add_cut_flags(p: argparse.ArgumentParser) -> None:
     """The options that make an HTML file smaller (docs/viewer.md); the file states what was cut."""
     p.add_argument("--no-prompts", action="store_true",
                    help="html: leave out the judges' exact prompts and raw answers (the biggest part of a big run)")
-    p.add_argument("--cut-text", type=int, metavar="N",
+    p.add_argument("--cut-text", type=_cut_length, metavar="N",
                    help="html: cut every text (input, output, rationale, prompt) longer than N characters")
+
+
+def _cut_length(text: str) -> int:
+    """``--cut-text``'s N, refused by argparse (exit 2, with the usage) when it is no length to cut to."""
+    from studio.core.engine.reports.viewer.pack import MIN_CUT
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of characters, not {text!r}") from None
+    if value < MIN_CUT:
+        raise argparse.ArgumentTypeError(f"{MIN_CUT} characters or more, not {value}")
+    return value
 
 
 def add_compare_html_flags(p: argparse.ArgumentParser) -> None:

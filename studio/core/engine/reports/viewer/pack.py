@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict
 from studio.core.errors import StudioError
 from studio.core.outside import printable_json
 
+#: the shortest cut a text may be given (a shorter one would leave no sentence readable)
+MIN_CUT = 20
 #: a string column's value for "none" (no label, no error, no metadata field)
 MISSING = -1
 
@@ -36,8 +38,8 @@ class Cut(BaseModel):
     text_chars: int | None = None
 
     def checked(self) -> Cut:
-        if self.text_chars is not None and self.text_chars < 20:
-            raise CutError(f"--cut-text must be 20 characters or more, not {self.text_chars}")
+        if self.text_chars is not None and self.text_chars < MIN_CUT:
+            raise CutError(f"--cut-text must be {MIN_CUT} characters or more, not {self.text_chars}")
         return self
 
 

@@ -211,8 +211,8 @@
     var agg = h.aggregates || {};
     var ci = agg.mean_ci && agg.mean_ci[0] !== null ? "[" + num(agg.mean_ci[0], 4) + ", " + num(agg.mean_ci[1], 4) + "]" : "";
     var counts = Object.keys(h.counts || {}).sort().map(function (k) { return k + " " + h.counts[k]; }).join("  ");
-    var cost = h.usage && h.usage.cost !== undefined ? h.usage.cost : null;
-    var tokens = h.usage && h.usage.tokens ? h.usage.tokens : null;
+    var total = h.usage && h.usage.total ? h.usage.total : null;
+    var cost = total ? total.cost_usd : null;
     add(box,
         card("mean", num(agg.mean, 4), prefix + "mean"),
         card("95% interval", ci || "—", prefix + "mean_ci"),
@@ -220,7 +220,7 @@
         card("n scored", agg.n === undefined || agg.n === null ? "—" : String(agg.n), prefix + "n"),
         card("samples", h.done + "/" + h.total, prefix + "done"),
         card("results", counts || "—", prefix + "counts"),
-        tokens ? card("tokens", (tokens.prompt || 0) + " + " + (tokens.completion || 0), prefix + "tokens") : null,
+        total ? card("judge calls · tokens", total.calls + " · " + total.prompt_tokens + " + " + total.completion_tokens, prefix + "tokens") : null,
         card("cost", cost === null || cost === undefined ? "—" : "$" + cost, prefix + "cost"));
   }
   function suiteTable(h) {
