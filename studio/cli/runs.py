@@ -360,7 +360,7 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     if args.format == "html":  # one self-contained page to share (cli/share_html.py)
         from .share_html import export_run_html
 
-        return export_run_html(args, app)
+        return export_run_html(args, app, _print_summary)
 
     query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
     try:
@@ -475,10 +475,10 @@ def register(sub: Any) -> None:
     p.add_argument("--raw-csv", action="store_true",
                    help="write CSV cells as stored: no leading ' before a cell a spreadsheet reads as a formula")
     p.add_argument("-o", "--output", help="file (default: standard output)")
-    from .share_html import add_cut_flags
+    from .share_html import add_compare_html_flags, add_cut_flags
 
     add_cut_flags(p)
     p.set_defaults(func=cmd_export)
     from .agreement import add_compare_parser
 
-    add_compare_parser(rsub, "compare")
+    add_compare_html_flags(add_compare_parser(rsub, "compare"), _print_summary)  # --html: one page to share

@@ -11,11 +11,15 @@ import argparse
 import contextlib
 import io
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from studio.core.safe_files import open_text
 
 from .app import CliApp, CliError
+
+#: ``runs show``'s summary printer (cli/runs.py ``_print_summary``)
+PrintSummary = Callable[..., None]
 
 
 def add_cut_flags(p: argparse.ArgumentParser) -> None:
@@ -39,7 +43,10 @@ def _cut_length(text: str) -> int:
     return value
 
 
-def add_compare_html_flags(p: argparse.ArgumentParser) -> None:
+def add_compare_html_flags(p: argparse.ArgumentParser, print_summary: PrintSummary) -> None:
+    """``runs compare``'s ``--html``; ``print_summary``: ``runs show``'s (cli/runs.py, which imports
+    this module: it hands its printer in rather than be imported back)."""
+    p.set_defaults(print_summary=print_summary)
     p.add_argument("--html", action="store_true", help="write the comparison as one self-contained HTML file (-o FILE)")
     p.add_argument("-o", "--output", metavar="FILE", help="with --html: the file (default: standard output)")
     add_cut_flags(p)
@@ -51,20 +58,19 @@ def _cut(args: argparse.Namespace) -> Any:
     return Cut(prompts=not args.no_prompts, text_chars=args.cut_text).checked()
 
 
-def run_header(app: CliApp, run_id: int) -> tuple[dict[str, Any], str]:
-    """``runs show --json``'s "run" object and the summary lines ``runs show`` prints, from one
-    read of the run's summary."""
+def run_header(app: CliApp, run_id: int, print_summary: PrintSummary) -> tuple[dict[str, Any], str]:
+    """``runs show --json``'s "run" object and the summary lines ``runs show`` prints (``print_summary``
+    is its printer), from one read of the run's summary."""
     from studio.core.engine.sections import load_run
 
     from .run_report import summary
-    from .runs import _print_summary
 
     info = app.library.runs.get(run_id)
     run = load_run(app.library, info.id, info=info)
     head = {**summary(info, run=run), "usage": run.usage.to_json()}
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
-        _print_summary(info, run=run)
+        print_summary(info, run=run)
         for line in run.usage.lines():
             print(line)
     return head, text.getvalue().rstrip("\n")
@@ -83,11 +89,11 @@ def _write(args: argparse.Namespace, page: str, what: str) -> int:
     return 0
 
 
-def export_run_html(args: argparse.Namespace, app: CliApp) -> int:
+def export_run_html(args: argparse.Namespace, app: CliApp, print_summary: PrintSummary) -> int:
     from studio.core.engine.reports.viewer import run_page
 
     cut = _cut(args)
-    head, text = run_header(app, args.run_id)  # an unknown run fails before any file is made
+    head, text = run_header(app, args.run_id, print_summary)  # an unknown run fails before any file is made
     return _write(args, run_page(app.library, args.run_id, head, text, cut), f"run {args.run_id}'s page")
 
 
@@ -95,6 +101,7 @@ def compare_html(args: argparse.Namespace, app: CliApp, report: dict[str, Any]) 
     from studio.core.engine.reports.viewer import compare_page
 
     cut = _cut(args)
-    (head_a, text_a), (head_b, text_b) = run_header(app, args.run_a), run_header(app, args.run_b)
+    (head_a, text_a), (head_b, text_b) = (run_header(app, args.run_a, args.print_summary),
+                                          run_header(app, args.run_b, args.print_summary))
     page = compare_page(app.library, args.run_a, args.run_b, report, (head_a, head_b), (text_a, text_b), cut)
     return _write(args, page, f"the comparison of runs {args.run_a} and {args.run_b}")

@@ -15,8 +15,8 @@ from studio import __version__
 from studio.core.store import Library
 from studio.core.store.results_query import histogram
 
-from .page import render
 from .pack import Cut, CutError, Packer
+from .page import render
 from .rows import RunRows, finite, read_run
 
 __all__ = ["Cut", "CutError", "compare_page", "run_page"]

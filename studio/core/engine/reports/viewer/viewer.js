@@ -580,6 +580,7 @@
     if (filterKey !== lastFilter) { lastFilter = filterKey; applyFilters(); }
     count.textContent = shown.length.toLocaleString() + " of " + N.toLocaleString() + " samples";
     count.setAttribute("data-count", String(shown.length));
+    count.setAttribute("data-total", String(N));
     spacer.style.height = shown.length * ROW + "px";
     Array.prototype.forEach.call(headRow.childNodes, function (h) {
       var key = h.getAttribute("data-sort");
