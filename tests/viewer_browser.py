@@ -72,11 +72,14 @@ class Watched:
         return self.page
 
     def rows(self) -> list[str]:
-        """The sample ids of the grid's rows on screen, top to bottom."""
-        return self.page.evaluate("""() => Array.from(document.querySelectorAll('.grid-row'))
+        """The sample ids of the grid's rows on screen, top to bottom, once the grid has painted (it
+        paints on the next animation frame after a change)."""
+        return self.page.evaluate("""async () => {
+            await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+            return Array.from(document.querySelectorAll('.grid-row'))
             .filter(r => r.style.display !== 'none')
             .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)
-            .map(r => r.getAttribute('data-sample'))""")
+            .map(r => r.getAttribute('data-sample')); }""")
 
     def count(self) -> int:
         return int(self.page.get_attribute(".count", "data-count"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from studio.core.models.labels import DEFAULT_KEY
+from studio.core.models.pass_rule import verdict_in
 from studio.core.outside import iso_time
 from studio.core.store import Library
 from studio.core.store.reports import query_rows, run_query
@@ -28,7 +29,7 @@ MAX_META_FIELDS = 30
 MAX_META_VALUE = 200
 
 _SELECT = ("r.sample_idx, r.sample_id, r.status, r.score, r.error, r.rationale, r.details, r.raw,"
-           " r.prompt_tokens, r.completion_tokens, r.duration_ms, s.data")
+           " r.prompt_tokens, r.completion_tokens, r.duration_ms, s.input_text, s.data")
 
 
 def finite(value: Any) -> float | None:
@@ -46,6 +47,23 @@ def _loads(text: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+class Words:
+    """The pass rule's word of a result (``outcome_word``), remembered by (status, score, judge's
+    verdict): a run has few distinct ones, and 100,000 rows need not decide them 100,000 times."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self._known: dict[tuple[Any, ...], str] = {}
+
+    def __call__(self, status: str, score: float | None, details: Any) -> str:
+        verdict = verdict_in(details)
+        key = (status, score, verdict if isinstance(verdict, (str, int, float, type(None))) else repr(verdict))
+        found = self._known.get(key)
+        if found is None:
+            found = self._known[key] = outcome_word(status, score, details, self.threshold)
+        return found
 
 
 @dataclass
@@ -126,7 +144,8 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
     meta: dict[str, list[int]] = {}
     by_sample: dict[str, int] = {}
     sample_ids: list[str] = []
-    for (idx, sid, status, score, error, rationale, details, raw, ptok, ctok, ms,
+    words = Words(threshold)
+    for (idx, sid, status, score, error, rationale, details, raw, ptok, ctok, ms, input_text,
          data) in query_rows(library.engine, query, None, columns=_SELECT):
         details = _loads(details) or {}
         sample = _loads(data)
@@ -138,8 +157,8 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
         cols.sid.append(packer.name(str(sid)))
         cols.status.append(packer.name(status))
         cols.score.append(finite(score))
-        cols.verdict.append(packer.name(outcome_word(status, score, details, threshold)))
-        cols.input.append(packer.text(_input_text(sample)))
+        cols.verdict.append(packer.name(words(status, score, details)))
+        cols.input.append(packer.text(input_text))  # the stored one: Sample.input_text, the last user turn
         cols.output.append(packer.text(sample.get("completion")))
         cols.expected.append(packer.text(sample.get("expected")))
         cols.rationale.append(packer.text(rationale))
@@ -155,15 +174,6 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
     labels, label_column, label_set = _labels(library, info.dataset, packer, sample_ids)
     return RunRows(cols, meta, labels, label_column, label_set,
                    _graders(library, run_id, packer, by_sample, len(cols.idx)) if info.suite else [], by_sample)
-
-
-def _input_text(sample: dict[str, Any]) -> str:
-    """The last user message (models/thread.py ``Sample.input_text``) from the stored JSON."""
-    messages = [m for m in sample.get("messages") or [] if isinstance(m, dict)]
-    for turn in reversed(messages):
-        if turn.get("role") == "user":
-            return str(turn.get("content", ""))
-    return str(messages[-1].get("content", "")) if messages else ""
 
 
 def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: Any) -> None:
@@ -214,6 +224,7 @@ def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str,
     for grader, results in graders_with_results(library, run_id):
         score: list[float | None] = [None] * rows
         verdict, status, rationale, error = ([MISSING] * rows for _ in range(4))
+        words = Words(grader.threshold)
         ptok, ctok = [0] * rows, [0] * rows
         calls: list[Any] = [None] * rows
         for result in results:
@@ -222,8 +233,7 @@ def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str,
                 continue
             score[row] = finite(result["score"])
             status[row] = packer.name(result["status"])
-            verdict[row] = packer.name(outcome_word(result["status"], result["score"], result["details"],
-                                                    grader.threshold))
+            verdict[row] = packer.name(words(result["status"], result["score"], result["details"]))
             rationale[row] = packer.text(result["rationale"])
             error[row] = packer.text(result["error"])
             ptok[row], ctok[row] = int(result["prompt_tokens"] or 0), int(result["completion_tokens"] or 0)
