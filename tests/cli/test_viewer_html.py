@@ -203,6 +203,10 @@ def test_filters_search_sort_and_links_land_on_the_right_rows(lib: Library_, bro
     page = watched.open("#verdict=FAIL&sample=s6")
     assert page.text_content(".detail h2") == "sample s6 (#6)"
     assert page.get_attribute('.grid-row.selected', "data-sample") == "s6"
+    page.emulate_media(media="print")  # printed: the header and the sample, not the controls and grid
+    assert page.is_visible(".summary") and page.is_visible(".detail h2")
+    assert not page.is_visible(".controls") and not page.is_visible(".grid")
+    page.emulate_media(media="screen")
     assert set(watched.rows()) == failed and page.input_value('select[name="verdict"]') == "FAIL"
     page.click('.grid-row[data-sample="s9"]')
     assert "sample=s9" in page.evaluate("location.hash") and "verdict=FAIL" in page.evaluate("location.hash")

@@ -14,7 +14,7 @@ from typing import Any
 
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import verdict_in
-from studio.core.outside import iso_time
+from studio.core.outside import shown_time
 from studio.core.store import Library
 from studio.core.store.reports import query_rows, run_query
 from studio.core.store.results_query import outcome_word
@@ -208,7 +208,7 @@ def _labels(library: Library, dataset: str, packer: Packer,
             if row is None:
                 continue
             entry = [packer.name(key), packer.name(label.value), packer.name(label.labeler or None),
-                     packer.text(label.note or None), packer.name(iso_time(label.created_at))]
+                     packer.text(label.note or None), packer.name(shown_time(label.created_at))]
             if per_sample[row] is None:
                 per_sample[row] = []
             per_sample[row].append(entry)
