@@ -76,6 +76,9 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library_]:
         assert made.json("run", "exact", "d")["id"] == 2
         assert made.json("run", "--graders", "exact,has", "d")["id"] == 3
         assert made.json("run", "judge", "d")["id"] == 4
+        with Library.open(db) as library:  # "has" v2 is stricter: a suite run of it regresses on "has"
+            library.graders.save(BuiltinGrader(key="has", function="exact_match"))
+        assert made.json("run", "--graders", "exact,has", "d")["id"] == 5
         yield made
     finally:
         server.stop()
@@ -270,3 +273,24 @@ def test_a_hostile_sample_stays_text(lib: Library_, browser: Any) -> None:  # no
         assert any("Content Security Policy" in line for line in watched.console), watched.console
         watched.check_clean()
         watched.page.close()
+
+
+def test_a_suite_comparison_lists_each_graders_regressions(lib: Library_, browser: Any) -> None:  # noqa: F811
+    report = lib.json("runs", "compare", "3", "5")
+    assert set(report["graders"]) == {"exact", "has"}
+    regressions = [f["sample_id"] for f in report["graders"]["has"]["flips"] if f["a"]["verdict"] == "PASS"]
+    assert regressions and not report["graders"]["exact"]["flips"]
+    path = lib.out / "suite-compare.html"
+    lib.cli("runs", "compare", "3", "5", "--html", "-o", str(path))
+    watched = Watched(browser, path, height=2000)
+    page = watched.open()
+    assert watched.rows()[:len(regressions)] == regressions
+    heads = page.eval_on_selector_all(".grid-head .cell", "cells => cells.map(c => c.textContent)")
+    assert {"A has", "B has", "Δ has", "Δ exact"} <= set(heads)
+    assert page.text_content('table.stats tr[data-grader="has"] td.regress') == str(len(regressions))
+    assert page.text_content('table.stats tr[data-grader="exact"] td.regress') == "0"
+    row = page.eval_on_selector(f'.grid-row[data-sample="{regressions[0]}"]',
+                                "r => Array.from(r.childNodes).map(c => c.textContent)")
+    where = heads.index("A has")
+    assert row[where:where + 3] == ["PASS", "FAIL", "-1.000"]
+    watched.check_clean()

@@ -15,7 +15,7 @@ from studio import __version__
 from studio.core.store import Library
 from studio.core.store.results_query import histogram
 
-from .pack import Cut, CutError, Packer
+from .pack import MISSING, Cut, CutError, Packer
 from .page import render
 from .rows import RunRows, finite, read_run
 
@@ -79,21 +79,30 @@ def compare_page(library: Library, run_a: int, run_b: int, report: dict[str, Any
         change.append("regression" if "regression" in found else "improvement" if "improvement" in found
                       else "same" if i >= 0 and j >= 0 else "one side")
     delta = [_delta(a.columns.score, b.columns.score, i, j) for i, j in zip(ra, rb, strict=True)]
-    grader_deltas = {}
-    for ga in a.graders:
-        gb = next((g for g in b.graders if g["key"] == ga["key"]), None)
-        if gb is not None:
-            grader_deltas[ga["key"]] = [_delta(ga["score"], gb["score"], i, j) for i, j in zip(ra, rb, strict=True)]
+    side_a = _by_grader(a, library.runs.get(run_a).grader_key)
+    side_b = _by_grader(b, library.runs.get(run_b).grader_key)
+    grader_deltas, grader_verdicts = {}, {}
+    for key in (per_grader if suite else {}):  # the graders the report compared (both runs have them)
+        (sa, va), (sb, vb) = side_a[key], side_b[key]
+        grader_deltas[key] = [_delta(sa, sb, i, j) for i, j in zip(ra, rb, strict=True)]
+        grader_verdicts[key] = [[va[i] if i >= 0 else MISSING for i in ra], [vb[j] if j >= 0 else MISSING for j in rb]]
     order = sorted(range(len(union)), key=lambda k: (CHANGE_RANK[change[k]],
                                                      delta[k] if delta[k] is not None else 0.0, k))
     data = {**_frame("compare", packer), "headers": list(headers), "header_texts": list(texts),
             "report": {"suite": suite, "graders": {k: _without_flips(r) for k, r in per_grader.items()},
                        **({"only_a": report.get("only_a"), "only_b": report.get("only_b")} if suite else {})},
             "a": _run_part(a), "b": _run_part(b), "ra": ra, "rb": rb, "change": change, "delta": delta,
-            "grader_delta": grader_deltas, "order": order,
+            "grader_delta": grader_deltas, "grader_verdict": grader_verdicts, "order": order,
             "changes": {key: [c.get(sid, "") for sid in union] for key, c in changes.items()},
             "cut": packer.cut_note(), "strings": packer.strings}
     return render(f"Run {run_b} against run {run_a} — Grader Studio", data)
+
+
+def _by_grader(rows: RunRows, key: str) -> dict[str, tuple[list[float | None], list[int]]]:
+    """Each grader's (scores, verdicts) of a run: a suite's graders, or a run of one grader's own."""
+    if rows.graders:
+        return {g["key"]: (g["score"], g["verdict"]) for g in rows.graders}
+    return {key: (rows.columns.score, rows.columns.verdict)}
 
 
 def _delta(sa: list[float | None], sb: list[float | None], i: int, j: int) -> float | None:

@@ -141,6 +141,10 @@
       var gr = graderOf(RUN, key); return function (k) { return gr ? gr.score[k] : null; };
     }
     if (name === "label") { return function (k) { var r = anyRow(k); return s(r[0].label[r[1]]) || null; }; }
+    if (name.indexOf("ga:") === 0 || name.indexOf("gb:") === 0) {
+      var side = name.indexOf("ga:") === 0 ? 0 : 1, verdicts = D.grader_verdict[name.slice(3)][side];
+      return function (k) { return s(verdicts[k]) || null; };
+    }
     if (name === "verdict_a") { return function (k) { return verdictOf(D.a, rowA(k), null) || null; }; }
     return function (k) { var r = anyRow(k); var v = r[0].cols[name] ? r[0].cols[name][r[1]] : -1; return typeof v === "number" && name !== "sid" && name !== "verdict" && name !== "input" && name !== "output" && name !== "rationale" ? v : (s(v) || null); };
   }
@@ -208,6 +212,10 @@
     return add(c, el("div", "label", label), v);
   }
   function graderCards(box, h, prefix) {
+    if (h.graders && h.graders.length && !h.overall) {   // a suite without an overall score: its graders say it
+      add(box, card("samples", h.done + "/" + h.total, prefix + "done"), card("suite", "no overall score: each grader below", null));
+      return;
+    }
     var agg = h.aggregates || {};
     var ci = agg.mean_ci && agg.mean_ci[0] !== null ? "[" + num(agg.mean_ci[0], 4) + ", " + num(agg.mean_ci[1], 4) + "]" : "";
     var counts = Object.keys(h.counts || {}).sort().map(function (k) { return k + " " + h.counts[k]; }).join("  ");
@@ -262,7 +270,7 @@
   }
   if (!COMPARE) {
     var cards = el("div", "cards");
-    if (OWN_SCORE) { graderCards(cards, D.header, ""); } else { add(cards, card("samples", D.header.done + "/" + D.header.total, "done"), card("suite", "no overall score: each grader below", null)); }
+    graderCards(cards, D.header, "");
     add(headerBox, add(el("div", "row"), cards, OWN_SCORE ? histogram(D.histogram) : null), suiteTable(D.header),
         shownText(D.header_text, "as runs show prints it"));
   } else {
@@ -271,11 +279,11 @@
       var h = D.headers[i], box = el("div", "side");
       var cardsBox = el("div", "cards");
       graderCards(cardsBox, h, i === 0 ? "a." : "b.");
-      add(box, el("h2", null, (i === 0 ? "A · run " : "B · run ") + h.id + " · " + (h.grader ? h.grader + " v" + h.grader_version : "suite " + (h.suite || "")) + " · " + h.status),
+      add(box, el("h2", null, (i === 0 ? "A · run " : "B · run ") + h.id + " · " + (h.grader ? h.grader + " v" + h.grader_version : "suite " + (h.suite || "(one-off)")) + " · " + h.status),
           cardsBox, suiteTable(h), shownText(D.header_texts[i], "as runs show prints it"));
       add(sides, box);
     });
-    add(headerBox, sides, pairedStats());
+    add(headerBox, pairedStats(), sides);
   }
   function pairedStats() {
     var box = el("div", "paired");
@@ -379,14 +387,20 @@
     columns.push({ key: "idx", title: "#", width: 56, num: true, get: function (k) { var r = anyRow(k); return String(r[0].cols.idx[r[1]]); } });
     columns.push({ key: "sid", title: "sample", width: 120, get: sampleId });
     columns.push({ key: "change", title: "change", width: 104, get: function (k) { return D.change[k]; }, cls: function (k) { return "chg-" + D.change[k].replace(" ", "-"); } });
+    if (D.report.suite) {   // per grader: A's verdict, B's verdict, the score's change
+      Object.keys(D.grader_delta).forEach(function (key) {
+        var v = D.grader_verdict[key];
+        columns.push({ key: "ga:" + key, title: "A " + key, width: 76, get: function (k) { return s(v[0][k]); }, cls: function (k) { return "v-" + s(v[0][k]); } });
+        columns.push({ key: "gb:" + key, title: "B " + key, width: 76, get: function (k) { return s(v[1][k]); }, cls: function (k) { return "v-" + s(v[1][k]); } });
+        columns.push({ key: "g:" + key, title: "Δ " + key, width: 76, num: true, get: function (k) { var d = D.grader_delta[key][k]; return d === null ? "" : (d > 0 ? "+" : "") + d.toFixed(3); } });
+      });
+    } else {
     columns.push({ key: "verdict_a", title: "A", width: 62, get: function (k) { return verdictOf(D.a, rowA(k), null); }, cls: function (k) { return "v-" + verdictOf(D.a, rowA(k), null); } });
     columns.push({ key: "verdict", title: "B", width: 62, get: function (k) { return verdictOf(RUN, rowB(k), null); }, cls: function (k) { return "v-" + verdictOf(RUN, rowB(k), null); } });
     columns.push({ key: "score_a", title: "score A", width: 70, num: true, get: function (k) { var i = rowA(k); return i < 0 ? "" : num(D.a.cols.score[i], 3); } });
     columns.push({ key: "score_b", title: "score B", width: 70, num: true, get: function (k) { var j = rowB(k); return j < 0 ? "" : num(RUN.cols.score[j], 3); } });
     columns.push({ key: "delta", title: "Δ", width: 64, num: true, get: function (k) { var d = D.delta[k]; return d === null ? "" : (d > 0 ? "+" : "") + d.toFixed(3); } });
-    Object.keys(D.grader_delta).forEach(function (key) {
-      columns.push({ key: "g:" + key, title: "Δ " + key, width: 90, num: true, get: function (k) { var d = D.grader_delta[key][k]; return d === null ? "" : (d > 0 ? "+" : "") + d.toFixed(3); } });
-    });
+    }
     columns.push({ key: "input", title: "input", width: 0, get: function (k) { var r = anyRow(k); return short(s(r[0].cols.input[r[1]]), 160); } });
   } else {
     columns.push({ key: "idx", title: "#", width: 56, num: true, get: function (k) { return String(D.cols.idx[k]); } });
