@@ -199,6 +199,9 @@ def test_filters_search_sort_and_links_land_on_the_right_rows(lib: Library_, bro
     scores = {r["sample_id"]: r["score"] for r in results}
     shown = watched.rows()
     assert [scores[s] for s in shown] == sorted(scores.values(), reverse=True)
+    page.click('button[data-sort="sid"]')  # a text column sorts by its text
+    assert watched.rows() == sorted(f"s{i}" for i in range(N))
+    assert "sort=sid" in page.evaluate("location.hash")
 
     # a link with a sample and filters opens on that sample, with those filters
     watched.page.close()

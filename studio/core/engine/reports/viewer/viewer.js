@@ -146,7 +146,12 @@
       return function (k) { return s(verdicts[k]) || null; };
     }
     if (name === "verdict_a") { return function (k) { return verdictOf(D.a, rowA(k), null) || null; }; }
-    return function (k) { var r = anyRow(k); var v = r[0].cols[name] ? r[0].cols[name][r[1]] : -1; return typeof v === "number" && name !== "sid" && name !== "verdict" && name !== "input" && name !== "output" && name !== "rationale" ? v : (s(v) || null); };
+    // a text column holds indexes into the string table: it sorts by the text
+    var text = ["sid", "status", "verdict", "input", "output", "expected", "rationale", "error"].indexOf(name) >= 0;
+    return function (k) {
+      var r = anyRow(k), column = r[0].cols[name], v = column ? column[r[1]] : null;
+      return text ? (s(v) || null) : (v === undefined ? null : v);
+    };
   }
   function sortRows() {
     var name = state.sort;
