@@ -38,15 +38,17 @@ def test_a_100k_sample_page_opens_and_filters(tmp_path: Path, browser: Any) -> N
     failing = run["aggregates"]["n"] - round(run["aggregates"]["pass_rate"] * run["aggregates"]["n"])
 
     watched = Watched(browser, page_path)
-    watched.page.set_default_timeout(600_000)
+    watched.page.set_default_timeout(180_000)  # a loaded machine, not a timing check
     page = watched.open()
     assert watched.count() == N
     assert page.locator(".grid-row").count() < 100  # virtualized: a screenful of rows, not 100,000
     page.select_option('select[name="verdict"]', "FAIL")
     assert watched.count() == failing
+    page.click('button:has-text("Clear filters")')
+    assert watched.count() == N
     page.fill('input[name="q"]', "question 99999")
     page.wait_for_function("() => document.querySelector('.count').dataset.count === '1'")
-    assert watched.rows() == ["s99999"] or failing == 0
+    assert watched.rows() == ["s99999"]
     page.goto(page_path.as_uri() + "#sample=s54321")
     page.wait_for_selector("body[data-ready]")
     assert page.text_content(".detail h2") == "sample s54321 (#54321)"
