@@ -297,3 +297,27 @@ def test_a_suite_comparison_lists_each_graders_regressions(lib: Library_, browse
     where = heads.index("A has")
     assert row[where:where + 3] == ["PASS", "FAIL", "-1.000"]
     watched.check_clean()
+
+
+def test_the_page_is_the_same_from_a_postgresql_library(lib: Library_, pg_url: str, tmp_path: Path) -> None:
+    """The rows, labels and histogram are read through the store's SQL on either database."""
+    with Library.open(pg_url) as library:
+        library.graders.create(BuiltinGrader(key="has", function="contains"))
+        library.datasets.create("d", _samples())
+        library.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS" if i % 8 == 0 else "FAIL",
+                                                 labeler="ana <b>", note="<img src=x onerror=alert(5)>")
+                                      for i in range(0, N, 4)])
+    ran = run_main("run", "has", "d", "--json", db=pg_url)
+    assert ran.returncode in (0, 1), ran.stderr
+    path = tmp_path / "pg.html"
+    done = run_main("runs", "export", str(json.loads(ran.stdout)["id"]), "--format", "html", "-o", str(path), db=pg_url)
+    assert done.returncode == 0, done.stderr
+    on_pg, on_sqlite = embedded(path), embedded(export(lib, 1))
+
+    def rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
+        cols, text = data["cols"], data["strings"]
+        return [(text[cols["sid"][j]], text[cols["verdict"][j]], cols["score"][j], text[cols["input"][j]],
+                 data["label"][j] >= 0 and text[data["label"][j]]) for j in range(data["n"])]
+
+    assert rows(on_pg) == rows(on_sqlite) and on_pg["histogram"] == on_sqlite["histogram"]
+    assert sorted(on_pg["meta"]) == sorted(on_sqlite["meta"]) == ["n", "topic"]
