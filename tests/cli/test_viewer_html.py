@@ -21,7 +21,7 @@ from studio.core.models import BinaryJudge, BuiltinGrader, Sample, Turn
 from studio.core.models.labels import LabelInput
 from studio.core.models.thread import ToolCall
 from studio.core.store import Library
-from tests.conftest import run_main
+from tests.conftest import run_cli, run_main
 
 HOSTILE = "<script>alert(1)</script> [click](javascript:alert(2)) <img src=x onerror=alert(3)>"
 TOPICS = ("geo", "math", "</script><script>alert(4)</script>")
@@ -63,7 +63,7 @@ def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library_]:
     server = FakeJudgeServer().start()
     try:
         with Library.open(db) as library:
-            add_endpoint(library, server)
+            add_endpoint(library, server, price_input="2", price_output="8")  # USD per million tokens
             library.graders.create(BuiltinGrader(key="has", function="contains"))
             library.graders.create(BuiltinGrader(key="exact", function="exact_match"))
             library.graders.create(BinaryJudge(key="judge", criteria="Names the right answer.", endpoint="fake"))
@@ -220,6 +220,25 @@ def test_filters_search_sort_and_links_land_on_the_right_rows(lib: Library_, bro
     watched.check_clean()
 
 
+def test_each_sample_shows_its_tokens_and_cost(lib: Library_, browser: Any) -> None:  # noqa: F811
+    from fractions import Fraction
+
+    from studio.core.engine.usage import format_usd
+
+    results = {r["sample_id"]: r for r in lib.json("runs", "show", "4")["results"]}
+    watched = Watched(browser, export(lib, 4))
+    page = watched.open()
+    for sid in ("s0", "s7"):
+        page.evaluate(f"location.hash = 'sample={sid}'")
+        page.wait_for_function(f"() => document.querySelector('.detail h2').textContent.startsWith('sample {sid} ')")
+        r = results[sid]
+        assert r["prompt_tokens"] > 0
+        usd = (Fraction(r["prompt_tokens"]) * 2 + Fraction(r["completion_tokens"]) * 8) / 1_000_000
+        assert page.get_attribute(".grader [data-cost]", "data-cost") == format_usd(usd)
+        assert f"tokens {r['prompt_tokens']} prompt + {r['completion_tokens']} completion" in page.text_content(".grader")
+    watched.check_clean()
+
+
 def test_the_suite_page_has_a_column_per_grader_and_filters_by_grader(lib: Library_, browser: Any) -> None:  # noqa: F811
     watched = Watched(browser, export(lib, 3), height=2000)
     page = watched.open()
@@ -307,7 +326,8 @@ def test_the_page_is_the_same_from_a_postgresql_library(lib: Library_, pg_url: s
         library.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS" if i % 8 == 0 else "FAIL",
                                                  labeler="ana <b>", note="<img src=x onerror=alert(5)>")
                                       for i in range(0, N, 4)])
-    ran = run_main("run", "has", "d", "--json", db=pg_url)
+    # a child process: this module's browser (Playwright's event loop) may be open in this one
+    ran = run_cli("run", "has", "d", "--json", db=pg_url)  # type: ignore[arg-type]
     assert ran.returncode in (0, 1), ran.stderr
     path = tmp_path / "pg.html"
     done = run_main("runs", "export", str(json.loads(ran.stdout)["id"]), "--format", "html", "-o", str(path), db=pg_url)

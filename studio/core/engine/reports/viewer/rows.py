@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
+from studio.core.engine.usage import Tally, cost_of, endpoint_configs, format_usd
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import verdict_in
 from studio.core.outside import shown_time
@@ -29,7 +31,7 @@ MAX_META_FIELDS = 30
 MAX_META_VALUE = 200
 
 _SELECT = ("r.sample_idx, r.sample_id, r.status, r.score, r.error, r.rationale, r.details, r.raw,"
-           " r.prompt_tokens, r.completion_tokens, r.duration_ms, s.input_text, s.data")
+           " r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.duration_ms, s.input_text, s.data")
 
 
 def finite(value: Any) -> float | None:
@@ -47,6 +49,45 @@ def _loads(text: Any) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+class Prices:
+    """A result's cost: its tokens at the prices of the endpoint its details name (a composite's, each
+    component's), priced by engine/usage.py's ``cost_of`` and written by its ``format_usd`` — the
+    arithmetic of the run's total; None without tokens or when an endpoint has no prices."""
+
+    def __init__(self, library: Library, default: str | None) -> None:
+        self.library, self.default = library, default
+        self._configs: dict[str, Any] = {}
+
+    def _config(self, name: str | None) -> Any:
+        if name is None:
+            return None
+        if name not in self._configs:
+            self._configs.update(endpoint_configs(self.library, [name]))
+        return self._configs[name]
+
+    def __call__(self, details: Any, prompt: Any, completion: Any, cached: Any) -> str | None:
+        details = details if isinstance(details, dict) else {}
+        parts = details.get("components")
+        if not isinstance(parts, list):
+            parts = [{"endpoint": details.get("endpoint") or self.default, "prompt_tokens": prompt,
+                      "completion_tokens": completion, "cached_tokens": cached}]
+        total: Fraction = Fraction(0)
+        spent = False
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            tally = Tally(0, int(part.get("prompt_tokens") or 0), int(part.get("completion_tokens") or 0),
+                          int(part.get("cached_tokens") or 0))
+            if not tally.tokens:
+                continue
+            cost = cost_of(tally, self._config(part.get("endpoint")))
+            if cost is None:
+                return None
+            total += cost
+            spent = True
+        return format_usd(total) if spent else None
 
 
 class Words:
@@ -83,6 +124,8 @@ class Columns:
     ptok: list[int] = field(default_factory=list)
     ctok: list[int] = field(default_factory=list)
     ms: list[float | None] = field(default_factory=list)
+    #: each result's cost at its endpoint's prices (``Prices``), MISSING when it has none
+    cost: list[int] = field(default_factory=list)
     #: each sample's thread: [[role, content, tool calls as JSON, name], ...]
     thread: list[list[list[int]]] = field(default_factory=list)
     #: each sample's judge calls (when the cut keeps prompts): [[label, [[role, content], ...], answer, prompt
@@ -145,7 +188,8 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
     by_sample: dict[str, int] = {}
     sample_ids: list[str] = []
     words = Words(threshold)
-    for (idx, sid, status, score, error, rationale, details, raw, ptok, ctok, ms, input_text,
+    prices = Prices(library, info.endpoint)
+    for (idx, sid, status, score, error, rationale, details, raw, ptok, ctok, ktok, ms, input_text,
          data) in query_rows(library.engine, query, None, columns=_SELECT):
         details = _loads(details) or {}
         sample = _loads(data)
@@ -165,6 +209,7 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
         cols.error.append(packer.text(error))
         cols.ptok.append(int(ptok or 0))
         cols.ctok.append(int(ctok or 0))
+        cols.cost.append(packer.name(prices(details, ptok, ctok, ktok)))
         cols.ms.append(finite(ms))
         cols.thread.append(_thread(packer, sample))
         cols.calls.append(pack_calls(packer, details, _loads(raw)))
@@ -226,6 +271,8 @@ def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str,
         verdict, status, rationale, error = ([MISSING] * rows for _ in range(4))
         words = Words(grader.threshold)
         ptok, ctok = [0] * rows, [0] * rows
+        cost = [MISSING] * rows
+        prices = Prices(library, None)
         calls: list[Any] = [None] * rows
         for result in results:
             row = by_sample.get(str(result["sample_id"]))
@@ -237,8 +284,10 @@ def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str,
             rationale[row] = packer.text(result["rationale"])
             error[row] = packer.text(result["error"])
             ptok[row], ctok[row] = int(result["prompt_tokens"] or 0), int(result["completion_tokens"] or 0)
+            cost[row] = packer.name(prices(result["details"], result["prompt_tokens"], result["completion_tokens"],
+                                           result.get("cached_tokens")))
             calls[row] = pack_calls(packer, result["details"], result["raw"])
         out.append({"key": grader.key, "version": grader.version, "threshold": grader.threshold,
                     "score": score, "status": status, "verdict": verdict, "rationale": rationale,
-                    "error": error, "ptok": ptok, "ctok": ctok, "calls": calls})
+                    "error": error, "ptok": ptok, "ctok": ctok, "cost": cost, "calls": calls})
     return out

@@ -504,10 +504,11 @@
     var list = gradersOf(run);
     var entries = list.length ? list.map(function (g) {
       return { name: g.key + " v" + g.version, verdict: s(g.verdict[j]), score: g.score[j], rationale: s(g.rationale[j]),
-               error: s(g.error[j]), calls: g.calls[j], ptok: g.ptok[j], ctok: g.ctok[j] };
+               error: s(g.error[j]), calls: g.calls[j], ptok: g.ptok[j], ctok: g.ctok[j], cost: s(g.cost[j]) };
     }) : [{ name: headerOf(run).grader + " v" + headerOf(run).grader_version,
             verdict: s(run.cols.verdict[j]), score: run.cols.score[j], rationale: s(run.cols.rationale[j]),
-            error: s(run.cols.error[j]), calls: run.cols.calls[j], ptok: run.cols.ptok[j], ctok: run.cols.ctok[j] }];
+            error: s(run.cols.error[j]), calls: run.cols.calls[j], ptok: run.cols.ptok[j], ctok: run.cols.ctok[j],
+            cost: s(run.cols.cost[j]) }];
     entries.sort(function (x, y) { return (y.rationale ? 1 : 0) - (x.rationale ? 1 : 0); });
     entries.forEach(function (e) {
       var box = child(parent, el("div", "grader"));
@@ -517,7 +518,9 @@
       if (e.error) { para(box, "error: " + e.error, "error"); }
       para(box, e.rationale || "(no rationale)", "rationale");
       prompts(box, e.calls);
-      add(box, el("div", "small", "tokens " + e.ptok + " prompt + " + e.ctok + " completion"));
+      var tokens = el("div", "small", "tokens " + e.ptok + " prompt + " + e.ctok + " completion · cost " + (e.cost || "—"));
+      tokens.setAttribute("data-cost", e.cost);
+      add(box, tokens);
     });
   }
   function prompts(parent, calls) {
