@@ -90,9 +90,13 @@ def cmd_agreement(args: argparse.Namespace, app: CliApp) -> int:
 def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.engine.agreement import compare, suite_compare
 
+    from .share_html import compare_html
+
     runs = app.library.runs
     if args.grader is None and (runs.get(args.run_a).suite or runs.get(args.run_b).suite):
         reports = suite_compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed)
+        if getattr(args, "html", False):  # runs compare --html (cli/share_html.py)
+            return compare_html(args, app, reports)
         if args.json:
             app.print_json(reports)
             return 0
@@ -104,6 +108,8 @@ def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
                 print(f"graded by run {args.run_a if side == 'only_a' else args.run_b} only: {', '.join(reports[side])}")
         return 0
     report = compare(app.library, args.run_a, args.run_b, args.labels, seed=args.seed, grader=args.grader)
+    if getattr(args, "html", False):
+        return compare_html(args, app, report)
     if args.json:
         app.print_json(report)
         return 0
@@ -161,7 +167,7 @@ def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def add_compare_parser(sub: Any, name: str) -> None:
+def add_compare_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     """``compare`` (and ``runs compare``): run B against run A, per grader for suite runs."""
     p = sub.add_parser(name, help=COMMAND_HELP[name])
     p.add_argument("run_a", type=int)
@@ -171,6 +177,7 @@ def add_compare_parser(sub: Any, name: str) -> None:
     p.add_argument("--grader", help="one grader of suite runs (default: each grader both runs have)")
     add_json_flag(p)
     p.set_defaults(func=cmd_compare)
+    return p
 
 
 def register(sub: Any) -> None:

@@ -367,6 +367,11 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     """Streamed from one SQL cursor: a million results cost a cursor, not a million dicts in memory."""
     from studio.core.store.reports import run_query, write_results
 
+    if args.format == "html":  # one self-contained page to share (cli/share_html.py)
+        from .share_html import export_run_html
+
+        return export_run_html(args, app, _print_summary)
+
     query = run_query(app.library, args.run_id)  # an unknown run fails before any file is made
     try:
         if args.output:
@@ -477,13 +482,16 @@ def register(sub: Any) -> None:
     add_ci_flags(p)
     add_json_flag(p)
     p.set_defaults(func=cmd_report, refusal_code=2)
-    p = rsub.add_parser("export", help="write a run's results as CSV or JSONL")
+    p = rsub.add_parser("export", help="write a run's results as CSV or JSONL, or one HTML page to share")
     p.add_argument("run_id", type=int)
-    p.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    p.add_argument("--format", choices=("csv", "jsonl", "html"), default="csv")
     p.add_argument("--raw-csv", action="store_true",
                    help="write CSV cells as stored: no leading ' before a cell a spreadsheet reads as a formula")
     p.add_argument("-o", "--output", help="file (default: standard output)")
+    from .share_html import add_compare_html_flags, add_cut_flags
+
+    add_cut_flags(p)
     p.set_defaults(func=cmd_export)
     from .agreement import add_compare_parser
 
-    add_compare_parser(rsub, "compare")
+    add_compare_html_flags(add_compare_parser(rsub, "compare"), _print_summary)  # --html: one page to share

@@ -181,7 +181,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(file, "Open &shared library…", self.choose_shared_library, None,
                      "A team's library on PostgreSQL: postgresql://USER@HOST:PORT/DATABASE (docs/team.md)")
         self.save_action = self._action(file, "&Save (new version)", self.page.save, "Ctrl+S")
-        self._action(file, "&Export…", self.export, "Ctrl+E")
+        export = file.addMenu("&Export")
+        self._action(export, "&Grader…", self.export, "Ctrl+E", "The grader as a platform's file")
+        self._action(export, "Share run as &HTML…", self.share_html, None,
+                     "The run shown as one self-contained page anyone can open offline (docs/viewer.md)")
         file.addSeparator()
         self._action(file, "Se&ttings…", self.settings, "Ctrl+,")
         file.addSeparator()
@@ -450,6 +453,28 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_dialog = ExportDialog(self.ctx, definition, self.messages, self, self.theme)
         self.export_dialog.open()
 
+    def share_html(self) -> Any:
+        """File ▸ Export ▸ Share run as HTML: the run shown in Run & results, written by a child process."""
+        run_id = self.run_panel.results.run_id
+        if run_id is None:
+            self.say("Open a run in Run & results to share it.")
+            return None
+        if self.ctx.db_path is None:
+            self.say("An in-memory library cannot be exported by another process.")
+            return None
+        from .file_dialogs import save_file
+        from .runs.share_html import ShareHtml
+
+        path = save_file(self, "Share run as HTML", f"run-{run_id}.html", "HTML files (*.html)")
+        if not path:
+            return None
+        self.sharing = ShareHtml(self.ctx.db_path, run_id, path, self)
+        self.sharing.done.connect(lambda where: self.say(f"Wrote run {run_id} to {where}: open it in any browser."))
+        self.sharing.failed.connect(lambda why: self.messages.error("Share run as HTML", why))
+        self.sharing.start()
+        self.say(f"Writing run {run_id} as HTML…")
+        return self.sharing
+
     def settings(self) -> SettingsDialog:
         dialog = SettingsDialog(self.ctx, self.messages, self)
         dialog.theme_changed.connect(self.set_theme)
@@ -591,6 +616,10 @@ class MainWindow(QtWidgets.QMainWindow):
                 event.ignore()
                 return
             self.run_panel.shutdown()
+        sharing = getattr(self, "sharing", None)
+        if sharing is not None and sharing.is_running():  # a half-written page is never left behind
+            sharing.cancel()
+            sharing.process.waitForFinished(5000)
         self.save_state()
         event.accept()
         self.live.stop()

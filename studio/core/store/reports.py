@@ -99,10 +99,10 @@ def _json(text: str | None, default: Any = None) -> Any:
 
 
 def _rows(engine: Engine, query: ResultQuery, progress: Progress | None,
-          limit: int | None = None) -> Iterator[tuple[Any, ...]]:
+          limit: int | None = None, columns: str = _COLUMNS) -> Iterator[tuple[Any, ...]]:
     """Every result ``query`` selects (the first ``limit`` of them), in its order, with its sample's
-    texts (a streamed cursor)."""
-    sql, params = query.select(_COLUMNS)
+    texts (a streamed cursor); ``columns`` may name the sample's other fields (``s.data``)."""
+    sql, params = query.select(columns)
     if " LEFT JOIN samples " not in sql:  # the filter/sort did not join the samples: the export needs them
         sql = sql.replace("FROM results r", "FROM results r LEFT JOIN samples s ON s.dataset_id = ? AND"
                           " s.idx = r.sample_idx", 1)
@@ -122,6 +122,10 @@ def _rows(engine: Engine, query: ResultQuery, progress: Progress | None,
                     progress(written)
         finally:
             cursor.close()
+
+
+#: the streamed rows with other columns (the HTML viewer reads ``s.data``: the sample's whole thread)
+query_rows = _rows
 
 
 def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progress | None = None, *,
