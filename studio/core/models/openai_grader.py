@@ -1,0 +1,53 @@
+"""An OpenAI grader kept as OpenAI wrote it: one testing criterion of an OpenAI eval.
+
+OpenAI's Evals platform closed in November 2026; the teams that built evals there keep running them
+here. The criterion's JSON is held verbatim (``criterion``), so it runs with OpenAI's semantics
+(``studio.core.graders.openai_grader``) and exports back byte for byte; the studio's own fields
+(key, name, metric) sit beside it. The shape of each type is OpenAI's API reference and the
+``openai`` package's ``openai.types.graders`` / ``eval_create_params`` types; what a criterion holds
+beyond them is kept too, and named by the importer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from .common import GraderBase
+
+#: the grader types OpenAI documents (``openai.types.graders``)
+OPENAI_TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
+#: OpenAI's limit on a python grader's source (graders guide: "less than 256kB")
+PYTHON_SOURCE_LIMIT = 256 * 1024
+#: OpenAI's limit on one python grader's run (graders guide: "limited to 2 minutes")
+PYTHON_SECONDS = 120.0
+#: OpenAI's memory for a python grader (graders guide: "2GB of memory")
+PYTHON_MEMORY_MB = 2048
+
+
+class OpenAIGrader(GraderBase):
+    """One OpenAI grader (a testing criterion), run with OpenAI's rules; scores as the type gives them
+    (a score_model's ``range``, a python grader's float), so no fixed bounds."""
+
+    kind: Literal["openai_grader"] = "openai_grader"
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None
+    criterion: dict[str, Any] = Field(description="the OpenAI grader JSON, verbatim")
+    #: the endpoint a score_model/label_model/cosine criterion calls (None: the run's endpoint)
+    endpoint: str | None = None
+
+    @field_validator("criterion")
+    @classmethod
+    def _typed(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("type") not in OPENAI_TYPES:
+            raise ValueError(f"type must be one of {', '.join(OPENAI_TYPES)}, not {value.get('type')!r}")
+        return value
+
+    @property
+    def openai_type(self) -> str:
+        return str(self.criterion["type"])
+
+    @property
+    def pass_threshold(self) -> float | None:
+        value = self.criterion.get("pass_threshold")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
