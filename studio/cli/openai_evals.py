@@ -42,6 +42,12 @@ def suite_for(name: str, graders: list[GraderDefinition]) -> SuiteDefinition:
                            description="imported from an OpenAI eval")
 
 
+def say(args: argparse.Namespace, line: str) -> None:
+    """A line of the plain report (``--json`` prints one JSON document instead)."""
+    if not args.json:
+        print(line)
+
+
 def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[GraderDefinition],
            refused: dict[str, str]) -> dict[str, Any]:
     """Create the suite (and the dataset with ``--items``) once the graders are in; returns what was
@@ -59,14 +65,14 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
         else:
             app.library.suites.create(suite, message=f"imported from OpenAI eval {path.name}")
         done["suite"] = suite.key
-        print(f"suite {suite.key} ({len(suite.graders)} graders) for eval {read.name!r}")
+        say(args, f"suite {suite.key} ({len(suite.graders)} graders) for eval {read.name!r}")
     except LibraryError as exc:
         refused[f"suite {suite.key}"] = str(exc)
     if samples is not None:
         try:
             record = app.library.datasets.create(suite.key, samples, format="openai", source=Path(items).name)
             done["dataset"] = record.name
-            print(f"dataset {record.name} ({record.sample_count} items)")
+            say(args, f"dataset {record.name} ({record.sample_count} items)")
         except LibraryError as exc:
             refused[f"dataset {suite.key}"] = str(exc)
     if "suite" in done:

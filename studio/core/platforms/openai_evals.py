@@ -328,7 +328,12 @@ def read_items(path: Path) -> list[Sample]:
 
 
 def load(path: Path) -> EvalFile:
-    return read_eval(read_json(path), path.name.split(".")[0] or "eval")
+    """The eval file read and checked; a malformed one is refused with the file's name and the path
+    of its first bad field."""
+    try:
+        return read_eval(read_json(path), path.name.split(".")[0] or "eval")
+    except MalformedEval as exc:
+        raise MalformedEval(f"{path.name}: {exc}") from None
 
 
 def looks_like(data: Any) -> bool:

@@ -1,0 +1,62 @@
+"""``grader-studio import EVAL.json --items ITEMS.jsonl`` then ``run SUITE DATASET`` (issue 46): the demo's
+OpenAI eval with one grader of every type imports as a suite and a dataset and runs against our
+scripted judge; a malformed eval names its first bad field (exit 1, nothing created); what has no effect
+here is named with its path (exit 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from studio.core.demo.fake_server import FakeJudgeServer
+
+DEMO = Path(__file__).resolve().parents[2] / "resources" / "demo" / "openai"
+
+
+def test_the_demo_eval_imports_and_runs_every_grader_type(cli, fake_judge: FakeJudgeServer) -> None:  # type: ignore[no-untyped-def]
+    added = cli("endpoints", "add", "judge", "--base-url", fake_judge.base_url, "--model", "fake-judge")
+    assert added.returncode == 0, added.stderr
+    done = cli("import", str(DEMO / "support.eval.json"), "--items", str(DEMO / "support.items.jsonl"), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["openai_eval"]["suite"] == "support-answers" and report["openai_eval"]["dataset"] == "support-answers"
+    assert len(report["created"]) == 6
+    criteria = json.loads((DEMO / "support.eval.json").read_text(encoding="utf-8"))["testing_criteria"]
+    assert sorted(c["type"] for c in criteria) == sorted(
+        ["string_check", "text_similarity", "score_model", "label_model", "python", "multi"])
+    suite = json.loads(cli("suites", "show", "support-answers", "--json").stdout)
+    thresholds = {m["grader"]: m.get("threshold") for m in suite["graders"]}
+    assert thresholds["mentions-the-reference"] == 1.0 and thresholds["close-to-the-reference"] == 0.3
+    run = cli("run", "support-answers", "support-answers", "--json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    graded = json.loads(run.stdout)
+    assert graded["status"] == "completed" and graded["counts"] == {"ok": 8}
+    means = {g["key"]: g["aggregates"]["mean"] for g in graded["graders"]}
+    assert set(means) == set(thresholds) and all(m is not None for m in means.values())
+    assert means["mentions-the-reference"] == 0.75  # 6 of the 8 stored outputs hold the reference (ilike)
+
+
+def test_a_malformed_eval_creates_nothing_and_names_the_field(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads((DEMO / "support.eval.json").read_text(encoding="utf-8"))
+    data["testing_criteria"][2]["input"][0]["content"] = 7
+    path = tmp_path / "bad.eval.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = cli("import", str(path), "--items", str(DEMO / "support.items.jsonl"))
+    assert done.returncode == 1, (done.returncode, done.stderr)  # as every importer refuses a bad file
+    assert "bad.eval.json: testing_criteria[2].input[0].content: must be text or a content object, not int" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(cli("graders", "list", "--json").stdout) == []
+
+
+def test_fields_with_no_effect_are_named_and_exit_3(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = json.loads((DEMO / "support.eval.json").read_text(encoding="utf-8"))
+    data["testing_criteria"][2]["sampling_params"]["top_p"] = 0.5
+    data["testing_criteria"][0]["weight"] = 2
+    path = tmp_path / "eval.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    done = cli("import", str(path))
+    assert done.returncode == 3, done.stderr
+    assert "testing_criteria[0].weight: not a field of OpenAI's string_check grader" in done.stderr
+    assert "testing_criteria[2].sampling_params.top_p: the studio's endpoints are not sent top_p" in done.stderr
+    shown = json.loads(cli("graders", "show", "mentions-the-reference", "--json").stdout)
+    assert shown["definition"]["criterion"]["weight"] == 2  # kept, never dropped
