@@ -79,3 +79,71 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
         target = done.get("dataset", "DATASET")
         print(f"run it: grader-studio run {suite.key} {target}", file=sys.stderr)
     return done
+
+
+# ---- runs report's criteria table and runs compare-external ----------------------------------------
+
+
+def criteria_table(run: Any) -> list[str]:
+    """Per criterion (each grader of a suite run): passed / failed / errored and the pass rate, the
+    way OpenAI's eval dashboard showed a run; the counts are the run's summary's decisions."""
+    if not run.suite:
+        return []
+    rows = [("criterion", "passed", "failed", "errored", "pass rate")]
+    for found in run.summaries:
+        d = found.decisions
+        decided = d.get("pass", 0) + d.get("fail", 0)
+        rate = f"{d.get('pass', 0) / decided:.1%}" if decided else "undefined"
+        rows.append((found.key, str(d.get("pass", 0)), str(d.get("fail", 0)), str(d.get("error", 0)), rate))
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    return ["  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+            for r in rows]
+
+
+def cmd_compare_external(args: argparse.Namespace, app: CliApp) -> int:
+    from studio.core.platforms.openai_results import compare_external
+
+    found = compare_external(app.library, args.run_id, Path(args.file))
+    if args.json:
+        app.print_json(found.to_json())
+        return 0
+    print(f"run {args.run_id} beside {Path(args.file).name} (OpenAI's output items)")
+    header = ("criterion", "studio pass/fail/err", "openai pass/fail/err", "agree", "max score gap")
+    rows = [header]
+    for c in found.criteria.values():
+        gap = "-" if c.max_score_gap is None else f"{c.max_score_gap:.4g}"
+        rows.append((c.key, "/".join(str(c.ours[k]) for k in ("pass", "fail", "error")),
+                     "/".join(str(c.theirs[k]) for k in ("pass", "fail", "error")), f"{c.agree}/{c.both}", gap))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for r in rows:
+        print("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)))
+    for line in found.samples:
+        differing = {k: v for k, v in line["criteria"].items()
+                     if args.all or v["studio"]["passed"] != v["openai"]["passed"]}
+        for key, both in differing.items():
+            ours, theirs = both["studio"], both["openai"]
+            print(f"  sample {line['sample']} {key}: studio {_side(ours)}  openai {_side(theirs)}")
+    if found.unmatched_items:
+        print(f"warning: {len(found.unmatched_items)} output item(s) match no sample of the run's dataset "
+              f"(items {', '.join(map(str, found.unmatched_items[:10]))})", file=sys.stderr)
+    if found.unknown_criteria:
+        print(f"warning: criteria not in the run: {', '.join(found.unknown_criteria)}", file=sys.stderr)
+    return 0
+
+
+def _side(side: dict[str, Any]) -> str:
+    verdict = {True: "pass", False: "fail", None: side.get("status") or "error"}[side["passed"]]
+    score = side.get("score")
+    return f"{verdict} ({'-' if score is None else f'{score:.4g}'})"
+
+
+def register_runs(rsub: Any) -> None:
+    from .app import add_json_flag
+
+    p = rsub.add_parser("compare-external",
+                        help="a run beside OpenAI's output items for the same eval: per criterion and per sample")
+    p.add_argument("run_id", type=int)
+    p.add_argument("file", help="OpenAI's output items (JSONL, or the API's list page as JSON)")
+    p.add_argument("--all", action="store_true", help="list every sample, not only those the two sides disagree on")
+    add_json_flag(p)
+    p.set_defaults(func=cmd_compare_external)

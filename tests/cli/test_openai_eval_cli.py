@@ -34,6 +34,8 @@ def test_the_demo_eval_imports_and_runs_every_grader_type(cli, fake_judge: FakeJ
     means = {g["key"]: g["aggregates"]["mean"] for g in graded["graders"]}
     assert set(means) == set(thresholds) and all(m is not None for m in means.values())
     assert means["mentions-the-reference"] == 0.75  # 6 of the 8 stored outputs hold the reference (ilike)
+    helpful = next(g["aggregates"] for g in graded["graders"] if g["key"] == "helpfulness")
+    assert 1.0 <= helpful["mean_ci"][0] <= helpful["mean_ci"][1] <= 5.0  # the interval stays in range [1, 5]
 
 
 def test_a_malformed_eval_creates_nothing_and_names_the_field(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -60,3 +62,34 @@ def test_fields_with_no_effect_are_named_and_exit_3(cli, tmp_path: Path) -> None
     assert "testing_criteria[2].sampling_params.top_p: the studio's endpoints are not sent top_p" in done.stderr
     shown = json.loads(cli("graders", "show", "mentions-the-reference", "--json").stdout)
     assert shown["definition"]["criterion"]["weight"] == 2  # kept, never dropped
+
+
+def test_runs_report_and_compare_external_per_criterion(cli, fake_judge: FakeJudgeServer, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("endpoints", "add", "judge", "--base-url", fake_judge.base_url, "--model", "fake-judge").returncode == 0
+    assert cli("import", str(DEMO / "support.eval.json"), "--items", str(DEMO / "support.items.jsonl")).returncode == 0
+    run = cli("run", "support-answers", "support-answers", "--json")
+    run_id = json.loads(run.stdout)["id"]
+    report = cli("runs", "report", str(run_id))
+    table = report.stdout[report.stdout.index("criterion"):].splitlines()
+    assert table[0].split() == ["criterion", "passed", "failed", "errored", "pass", "rate"]
+    assert table[1].split() == ["mentions-the-reference", "6", "2", "0", "75.0%"]
+    items = [json.loads(line) for line in (DEMO / "support.items.jsonl").read_text(encoding="utf-8").splitlines()]
+    theirs = tmp_path / "output_items.jsonl"
+    lines = [{"object": "eval.run.output_item", "datasource_item_id": n, "datasource_item": item,
+              "results": [{"name": "Mentions the reference", "passed": True, "score": 1.0},
+                          {"name": "Tone", "passed": n != 0, "score": float(n != 0)},
+                          {"name": "Not in the eval", "passed": True, "score": 1.0}]}
+             for n, item in enumerate(items)]
+    lines.append({"datasource_item_id": 99, "datasource_item": {"question": "elsewhere"}, "results": []})
+    theirs.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    compared = cli("runs", "compare-external", str(run_id), str(theirs), "--json")
+    assert compared.returncode == 0, compared.stderr
+    found = {c["criterion"]: c for c in json.loads(compared.stdout)["criteria"]}
+    assert found["mentions-the-reference"]["studio"] == {"pass": 6, "fail": 2, "error": 0}
+    assert found["mentions-the-reference"]["openai"] == {"pass": 8, "fail": 0, "error": 0}
+    assert found["mentions-the-reference"]["agree"] == 6 and found["mentions-the-reference"]["compared"] == 8
+    assert found["tone"]["agree"] == 7 and found["helpfulness"]["compared"] == 0
+    plain = cli("runs", "compare-external", str(run_id), str(theirs))
+    assert "sample 1 tone: studio pass (1) " in plain.stdout and "openai fail (0)" in plain.stdout
+    assert "criteria not in the run: Not in the eval" in plain.stderr
+    assert "1 output item(s) match no sample" in plain.stderr

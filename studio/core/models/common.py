@@ -78,6 +78,11 @@ class GraderBase(BaseModel):
     def display_name(self) -> str:
         return self.name or self.key
 
+    def score_bounds(self) -> tuple[float, float] | None:
+        """The scores this definition can give: its kind's ``SCORE_BOUNDS``, unless the definition
+        itself says more (an OpenAI score_model's ``range``)."""
+        return self.SCORE_BOUNDS
+
     def problems(self) -> list[str]:
         """Rules the definition breaks, each a sentence naming its field: a new definition that
         breaks one is refused by its validator; one read from the library (``STORED``) keeps it, is

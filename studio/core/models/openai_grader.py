@@ -47,6 +47,19 @@ class OpenAIGrader(GraderBase):
     def openai_type(self) -> str:
         return str(self.criterion["type"])
 
+    def score_bounds(self) -> tuple[float, float] | None:
+        """What the type scores: 0..1 for string_check, label_model and the text metrics (cosine
+        -1..1), a score_model's ``range``; a python or multi grader any finite number."""
+        kind = self.openai_type
+        if kind in ("string_check", "label_model"):
+            return (0.0, 1.0)
+        if kind == "text_similarity":
+            return (-1.0, 1.0) if self.criterion.get("evaluation_metric") == "cosine" else (0.0, 1.0)
+        if kind == "score_model":
+            low, high = (self.criterion.get("range") or [0, 1])[:2]
+            return (float(low), float(high))
+        return None
+
     @property
     def pass_threshold(self) -> float | None:
         value = self.criterion.get("pass_threshold")

@@ -48,7 +48,7 @@ def score_range(definition: GraderDefinition) -> tuple[float, float] | None:
             return min(p[0] for p in parts if p), max(p[1] for p in parts if p)
         penalty = sum(c.weight for c in definition.components if c.weight < 0)
         return min(0.0, penalty), 1.0
-    return definition.SCORE_BOUNDS
+    return definition.score_bounds()
 
 
 def _serialise(definition: SuiteDefinition) -> str:
