@@ -36,10 +36,10 @@ def threshold(grader: GraderDefinition) -> float | None:
     return grader.pass_threshold
 
 
-def suite_for(name: str, graders: list[GraderDefinition]) -> SuiteDefinition:
+def suite_for(name: str, graders: list[GraderDefinition], origin: str | None = None) -> SuiteDefinition:
     members = [SuiteMember(grader=g.key, threshold=threshold(g)) for g in graders]
     return SuiteDefinition(key=slug(name, "openai-eval"), name=name, graders=members,
-                           description="imported from an OpenAI eval")
+                           description="imported from an OpenAI eval", origin=origin)
 
 
 def say(args: argparse.Namespace, line: str) -> None:
@@ -58,7 +58,7 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
     samples = openai_evals.read_items(Path(items)) if items else None
     if args.dry_run or refused:
         return done
-    suite = suite_for(read.name, graders)
+    suite = suite_for(read.name, graders, read.origin())
     try:
         if app.library.suites.exists(suite.key):
             app.library.suites.save(suite, message=f"imported again from {path.name}")
@@ -147,3 +147,26 @@ def register_runs(rsub: Any) -> None:
     p.add_argument("--all", action="store_true", help="list every sample, not only those the two sides disagree on")
     add_json_flag(p)
     p.set_defaults(func=cmd_compare_external)
+
+
+def exported_eval(app: CliApp, keys: list[str], named: list[tuple[str, Any]]) -> Any:
+    """``export SUITE --to openai`` of a suite imported from an OpenAI eval: the eval file again (its
+    envelope as it was, each grader's criterion in its place); None for any other export."""
+    from studio.core.platforms import ExportResult, get_platform
+
+    if len(keys) != 1 or not app.library.suites.exists(keys[0]):
+        return None
+    suite = app.library.suites.get(keys[0]).definition
+    if suite.origin is None:
+        return None
+    platform: Any = get_platform("openai")
+    result = ExportResult()
+    criteria = []
+    for _key, definition in named:
+        support = platform.can_export(definition)
+        if not support.ok:
+            result.refused[definition.key] = support.reason
+            continue
+        criteria.append(platform.to_json(definition, result.warnings))
+    result.files[f"{suite.key}.eval.json"] = openai_evals.eval_text(suite.origin, criteria)
+    return result

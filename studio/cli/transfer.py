@@ -100,10 +100,17 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     # judges' endpoints become providers the platform can call (URLs and models; never keys)
     endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
     named = _graders(args, app)
-    if len(named) > 1 and not args.output:
+    # a suite imported from an OpenAI eval exports as that eval's one file (cli/openai_evals.py)
+    from .openai_evals import exported_eval
+
+    whole = None if (args.dataset or args.all or platform.name != "openai") else exported_eval(app, args.key, named)
+    if len(named) > 1 and not args.output and whole is None:
         raise CliError("a suite exports several graders: pass -o DIR", code=2)
     with export_endpoints(endpoints), export_model(args.model):
-        result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
+        if whole is not None:
+            result = whole
+        else:
+            result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
         graders = [d if d.key == key else d.model_copy(update={"key": key}) for key, d in named]
         lost = measure(platform, graders, result)  # imported back: what did not come back equal
     paths = _write(result, args.output)

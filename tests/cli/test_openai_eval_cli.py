@@ -93,3 +93,20 @@ def test_runs_report_and_compare_external_per_criterion(cli, fake_judge: FakeJud
     assert "sample 1 tone: studio pass (1) " in plain.stdout and "openai fail (0)" in plain.stdout
     assert "criteria not in the run: Not in the eval" in plain.stderr
     assert "1 output item(s) match no sample" in plain.stderr
+
+
+def test_an_imported_eval_exports_back_byte_for_byte(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 46: the demo eval is written canonically (two-space JSON); suite and single grader come back
+    as the same bytes."""
+    source = DEMO / "support.eval.json"
+    assert cli("import", str(source)).returncode == 0
+    back = cli("export", "support-answers", "--to", "openai")
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == source.read_text(encoding="utf-8")
+    criterion = json.loads(source.read_text(encoding="utf-8"))["testing_criteria"][5]
+    single = tmp_path / "multi.json"
+    single.write_text(json.dumps(criterion, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert cli("graders", "delete", "correct-and-close").returncode == 0
+    assert cli("import", str(single)).returncode == 0
+    again = cli("export", "correct-and-close", "--to", "openai")
+    assert again.returncode == 0 and again.stdout == single.read_text(encoding="utf-8")

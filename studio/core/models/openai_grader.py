@@ -35,6 +35,22 @@ class OpenAIGrader(GraderBase):
     criterion: dict[str, Any] = Field(description="the OpenAI grader JSON, verbatim")
     #: the endpoint a score_model/label_model/cosine criterion calls (None: the run's endpoint)
     endpoint: str | None = None
+    #: the criterion as the file wrote it (JSON text, its keys in their order): the library stores
+    #: definitions with sorted keys, and an export writes the criterion back in the file's order
+    as_written: str | None = None
+
+    def written(self) -> dict[str, Any]:
+        """The criterion in the order the file wrote it, while it is unchanged; else as held."""
+        if self.as_written is not None:
+            import json
+
+            try:
+                found = json.loads(self.as_written)
+            except ValueError:
+                return self.criterion
+            if found == self.criterion:
+                return found
+        return self.criterion
 
     @field_validator("criterion")
     @classmethod

@@ -111,8 +111,8 @@ class OpenAIPlatform(Platform):
         keep = {"extractor"}
         data: dict[str, Any]
         if isinstance(grader, OpenAIGrader):  # written back exactly as it was read
-            warnings += unexported(grader, keep | {"criterion", "name"}, LABEL)
-            return grader.criterion
+            warnings += unexported(grader, keep | {"criterion", "name", "as_written"}, LABEL)
+            return grader.written()
         if isinstance(grader, BuiltinGrader):
             o = grader.options
             if grader.function == "exact_match":

@@ -53,15 +53,38 @@ class MalformedEval(PlatformError):
     """The first field of the file that is not OpenAI's shape, with its path."""
 
 
+#: where an eval's criteria go back in its envelope (``EvalFile.origin``)
+CRITERIA_SLOT = "testing_criteria"
+
+
 @dataclass
 class EvalFile:
     """What an OpenAI eval file holds, read: its name, its criteria (with their paths), and what the
-    studio reads but cannot carry."""
+    studio reads but cannot carry; ``envelope`` is an eval's other fields, in their order."""
 
     name: str
     criteria: list[tuple[str, dict[str, Any]]]
     not_carried: list[str] = field(default_factory=list)
     shape: str = ""
+    envelope: dict[str, Any] | None = None
+
+    def origin(self) -> str | None:
+        """The eval as JSON text with its criteria left out (a suite's ``origin``), or None for the
+        shapes that are graders only."""
+        if self.envelope is None:
+            return None
+        return json.dumps({k: (None if k == CRITERIA_SLOT else v) for k, v in self.envelope.items()},
+                          ensure_ascii=False)
+
+
+def eval_text(origin: str, criteria: list[dict[str, Any]]) -> str:
+    """An eval file written back: its envelope with the criteria in their place, in the layout the
+    studio writes JSON (two-space indent, UTF-8 as is, a final line break). An eval written in that
+    layout comes back byte for byte."""
+    from ._fields import dump_json
+
+    envelope = json.loads(origin)
+    return dump_json({k: (criteria if k == CRITERIA_SLOT else v) for k, v in envelope.items()})
 
 
 def _bad(path: str, what: str) -> MalformedEval:
@@ -224,7 +247,8 @@ def read_eval(data: Any, stem: str) -> EvalFile:
         if isinstance(source, dict) and source.get("type") not in (None, "custom"):
             lost.append(f"data_source_config.type: {source.get('type')!r} reads OpenAI's stored logs; give the rows "
                         "with --items")
-        return EvalFile(name or stem, _criteria(data["testing_criteria"], "testing_criteria", lost), lost, shape)
+        return EvalFile(name or stem, _criteria(data["testing_criteria"], "testing_criteria", lost), lost, shape,
+                        envelope=data)
     if "type" in data and data.get("type") in OPENAI_TYPES:
         check_criterion(data, "grader", lost)
         return EvalFile(stem, [("grader", data)], lost, "a single grader")
@@ -265,7 +289,8 @@ def grader_for(criterion: dict[str, Any], key: str) -> GraderDefinition:
             return mapped
     except (PlatformError, ValueError, KeyError, TypeError):
         pass
-    return OpenAIGrader(key=key, name=str(criterion.get("name", "")), criterion=criterion)
+    return OpenAIGrader(key=key, name=str(criterion.get("name", "")), criterion=criterion,
+                        as_written=json.dumps(criterion, ensure_ascii=False))
 
 
 def unique_keys(names: list[str]) -> list[str]:
