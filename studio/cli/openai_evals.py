@@ -12,16 +12,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from studio.core.models import GraderDefinition
-from studio.core.models.openai_grader import OpenAIGrader
-from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.platforms import openai_evals
-from studio.core.platforms._fields import slug
-from studio.core.store import LibraryError
+if TYPE_CHECKING:  # the commands import these when they run: ``runs`` registers this module's parser
+    from studio.core.models import GraderDefinition
+    from studio.core.models.suite import SuiteDefinition
 
-from .app import CliApp
+    from .app import CliApp
 
 #: OpenAI types whose result is pass/fail: a sample passes when it scores 1.0
 PASS_FAIL = ("string_check", "label_model")
@@ -29,6 +26,8 @@ PASS_FAIL = ("string_check", "label_model")
 
 def threshold(grader: GraderDefinition) -> float | None:
     """The suite threshold that makes a member pass where OpenAI's criterion passed."""
+    from studio.core.models.openai_grader import OpenAIGrader
+
     if not isinstance(grader, OpenAIGrader):
         return None
     if grader.openai_type in PASS_FAIL:
@@ -37,6 +36,9 @@ def threshold(grader: GraderDefinition) -> float | None:
 
 
 def suite_for(name: str, graders: list[GraderDefinition], origin: str | None = None) -> SuiteDefinition:
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+    from studio.core.platforms._fields import slug
+
     members = [SuiteMember(grader=g.key, threshold=threshold(g)) for g in graders]
     return SuiteDefinition(key=slug(name, "openai-eval"), name=name, graders=members,
                            description="imported from an OpenAI eval", origin=origin)
@@ -52,6 +54,9 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
            refused: dict[str, str]) -> dict[str, Any]:
     """Create the suite (and the dataset with ``--items``) once the graders are in; returns what was
     made for ``--json`` and the sentences of what was refused (in ``refused``)."""
+    from studio.core.platforms import openai_evals
+    from studio.core.store import LibraryError
+
     read = openai_evals.load(path)
     done: dict[str, Any] = {"eval": read.name, "shape": read.shape, "not_carried": read.not_carried}
     items = getattr(args, "items", None)
@@ -152,7 +157,7 @@ def register_runs(rsub: Any) -> None:
 def exported_eval(app: CliApp, keys: list[str], named: list[tuple[str, Any]]) -> Any:
     """``export SUITE --to openai`` of a suite imported from an OpenAI eval: the eval file again (its
     envelope as it was, each grader's criterion in its place); None for any other export."""
-    from studio.core.platforms import ExportResult, get_platform
+    from studio.core.platforms import ExportResult, get_platform, openai_evals
 
     if len(keys) != 1 or not app.library.suites.exists(keys[0]):
         return None

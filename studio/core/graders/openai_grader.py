@@ -378,4 +378,4 @@ KIND = Kind(kind="openai_grader", model=OpenAIGrader, family="rule", rank=60, la
             # sandboxed: a python criterion runs its source in the sandbox, so a run says so as for functions
             sandboxed=True,
             platforms={"openai": NATIVE, "adaptive": refused("an OpenAI grader runs with OpenAI's rules; Adaptive has no such grader")},
-            elsewhere=lambda label: f"{label} has no OpenAI grader; export it to openai")
+            elsewhere=lambda label: f"{label} has no OpenAI grader; export it to OpenAI")

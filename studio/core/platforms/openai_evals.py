@@ -49,6 +49,13 @@ EVAL_FIELDS = {"object", "id", "name", "data_source_config", "testing_criteria",
 OUTPUT_COLUMNS = ("output_text", "output_json", "output", "completion", "response")
 
 
+#: a fine-tuning job's body (``fine_tuning.jobs.create``), whose ``method`` may hold a grader
+JOB_FIELDS = {"model", "training_file", "validation_file", "method", "suffix", "seed", "hyperparameters",
+              "integrations", "metadata"}
+#: the graders' run/validate calls and a reinforcement method's settings, around one ``grader``
+GRADER_CALL_FIELDS = {"grader", "model_sample", "item", "hyperparameters"}
+
+
 class MalformedEval(PlatformError):
     """The first field of the file that is not OpenAI's shape, with its path."""
 
@@ -266,13 +273,13 @@ def _fine_tuning(data: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
     """The grader of a fine-tuning config: ``{grader, model_sample?, item?}`` (graders' run/validate),
     a reinforcement method ``{type: reinforcement, reinforcement: {grader, hyperparameters}}``, its
     inner ``{grader, hyperparameters}``, or a job body whose ``method`` is one."""
-    if isinstance(data.get("method"), dict):
+    if isinstance(data.get("method"), dict) and set(data) <= JOB_FIELDS:
         found = _fine_tuning(data["method"])
         return [(f"method.{p}", g, [f"method.{e}" for e in extra]) for p, g, extra in found]
     if data.get("type") == "reinforcement" and isinstance(data.get("reinforcement"), dict):
         found = _fine_tuning(data["reinforcement"])
         return [(f"reinforcement.{p}", g, [f"reinforcement.{e}" for e in extra]) for p, g, extra in found]
-    if "grader" in data:
+    if "grader" in data and set(data) <= GRADER_CALL_FIELDS:
         return [("grader", data["grader"], sorted(k for k in data if k != "grader"))]
     return []
 
