@@ -16,33 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the commands import these when they run: ``runs`` registers this module's parser
     from studio.core.models import GraderDefinition
-    from studio.core.models.suite import SuiteDefinition
 
     from .app import CliApp
-
-#: OpenAI types whose result is pass/fail: a sample passes when it scores 1.0
-PASS_FAIL = ("string_check", "label_model")
-
-
-def threshold(grader: GraderDefinition) -> float | None:
-    """The suite threshold that makes a member pass where OpenAI's criterion passed."""
-    from studio.core.models.openai_grader import OpenAIGrader
-
-    if not isinstance(grader, OpenAIGrader):
-        return None
-    if grader.openai_type in PASS_FAIL:
-        return 1.0
-    return grader.pass_threshold
-
-
-def suite_for(name: str, graders: list[GraderDefinition], origin: str | None = None) -> SuiteDefinition:
-    from studio.core.models.suite import SuiteDefinition, SuiteMember
-    from studio.core.platforms._fields import slug
-
-    members = [SuiteMember(grader=g.key, threshold=threshold(g)) for g in graders]
-    return SuiteDefinition(key=slug(name, "openai-eval"), name=name, graders=members,
-                           description="imported from an OpenAI eval", origin=origin)
-
 
 def say(args: argparse.Namespace, line: str) -> None:
     """A line of the plain report (``--json`` prints one JSON document instead)."""
@@ -52,10 +27,10 @@ def say(args: argparse.Namespace, line: str) -> None:
 
 def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[GraderDefinition],
            refused: dict[str, str]) -> dict[str, Any]:
-    """Create the suite (and the dataset with ``--items``) once the graders are in; returns what was
-    made for ``--json`` and the sentences of what was refused (in ``refused``)."""
+    """Create the suite (and the dataset with ``--items``) once the graders are in
+    (``openai_evals.make_runnable``, as the window's import does); returns what was made for
+    ``--json``, adding what was refused to ``refused``."""
     from studio.core.platforms import openai_evals
-    from studio.core.store import LibraryError
 
     read = openai_evals.load(path)
     done: dict[str, Any] = {"eval": read.name, "shape": read.shape, "not_carried": read.not_carried}
@@ -63,26 +38,16 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
     samples = openai_evals.read_items(Path(items)) if items else None
     if args.dry_run or refused:
         return done
-    suite = suite_for(read.name, graders, read.origin())
-    try:
-        if app.library.suites.exists(suite.key):
-            app.library.suites.save(suite, message=f"imported again from {path.name}")
-        else:
-            app.library.suites.create(suite, message=f"imported from OpenAI eval {path.name}")
-        done["suite"] = suite.key
-        say(args, f"suite {suite.key} ({len(suite.graders)} graders) for eval {read.name!r}")
-    except LibraryError as exc:
-        refused[f"suite {suite.key}"] = str(exc)
-    if samples is not None:
-        try:
-            record = app.library.datasets.create(suite.key, samples, format="openai", source=Path(items).name)
-            done["dataset"] = record.name
-            say(args, f"dataset {record.name} ({record.sample_count} items)")
-        except LibraryError as exc:
-            refused[f"dataset {suite.key}"] = str(exc)
-    if "suite" in done:
-        target = done.get("dataset", "DATASET")
-        print(f"run it: grader-studio run {suite.key} {target}", file=sys.stderr)
+    made, failed = openai_evals.make_runnable(app.library, read, graders, samples, path.name,
+                                              Path(items).name if items else "")
+    done.update(made)
+    refused.update(failed)
+    if "suite" in made:
+        say(args, f"suite {made['suite']} ({len(graders)} graders) for eval {read.name!r}")
+    if "dataset" in made:
+        say(args, f"dataset {made['dataset']} ({len(samples or [])} items)")
+    if "suite" in made:
+        print(f"run it: grader-studio run {made['suite']} {made.get('dataset', 'DATASET')}", file=sys.stderr)
     return done
 
 

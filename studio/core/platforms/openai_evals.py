@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.models import GraderDefinition, Sample
 from studio.core.models.function import MAX_SOURCE_BYTES
@@ -27,6 +27,10 @@ from studio.core.models.openai_grader import OPENAI_TYPES, PYTHON_SOURCE_LIMIT, 
 
 from ._base import PlatformError
 from ._fields import read_json, read_text, slug
+
+if TYPE_CHECKING:
+    from studio.core.models.suite import SuiteDefinition
+    from studio.core.store.library import Library
 
 OPERATIONS = ("eq", "ne", "like", "ilike")
 METRICS = ("cosine", "fuzzy_match", "bleu", "gleu", "meteor", "rouge_1", "rouge_2", "rouge_3", "rouge_4",
@@ -379,3 +383,65 @@ def looks_like(data: Any) -> bool:
     if data.get("type") in OPENAI_TYPES and "name" in data:
         return True
     return any(isinstance(g, dict) and g.get("type") in OPENAI_TYPES for _, g, _ in _fine_tuning(data))
+
+
+# ---- the eval made runnable: a suite and a dataset ----------------------------------------------------
+
+#: the shapes that hold one grader, not an eval (a suite is made of them only with items)
+ONE_GRADER = ("a single grader", "a fine-tuning grader config")
+#: OpenAI types whose result is pass/fail: a sample passes when it scores 1.0
+PASS_FAIL = ("string_check", "label_model")
+
+
+def member_threshold(grader: GraderDefinition) -> float | None:
+    """The suite threshold that makes a member pass where OpenAI's criterion passed: 1.0 for the
+    pass/fail types, the criterion's ``pass_threshold`` for the others (None: the run's)."""
+    if not isinstance(grader, OpenAIGrader):
+        return None
+    if grader.openai_type in PASS_FAIL:
+        return 1.0
+    return grader.pass_threshold
+
+
+def suite_for(read: EvalFile, graders: list[GraderDefinition]) -> SuiteDefinition:
+    from studio.core.models.suite import SuiteDefinition, SuiteMember
+
+    members = [SuiteMember(grader=g.key, threshold=member_threshold(g)) for g in graders]
+    return SuiteDefinition(key=slug(read.name, "openai-eval"), name=read.name, graders=members,
+                           description="imported from an OpenAI eval", origin=read.origin())
+
+
+def make_runnable(library: Library, read: EvalFile, graders: list[GraderDefinition], samples: list[Sample] | None,
+                  source: str, items_source: str = "") -> tuple[dict[str, str], dict[str, str]]:
+    """After the graders are in: the suite named after the eval (a new version when it exists) and,
+    given the items, a dataset of the same name. Returns (what was made, what was refused: a
+    sentence each), for the CLI's ``import`` and the window's File > Import alike."""
+    from studio.core.store import LibraryError
+
+    made: dict[str, str] = {}
+    refused: dict[str, str] = {}
+    if read.shape in ONE_GRADER and samples is None:
+        return made, refused  # one grader is not an eval: no suite of one
+    suite = suite_for(read, graders)
+    try:
+        if library.suites.exists(suite.key):
+            library.suites.save(suite, message=f"imported again from {source}")
+        else:
+            library.suites.create(suite, message=f"imported from OpenAI eval {source}")
+        made["suite"] = suite.key
+    except LibraryError as exc:
+        refused[f"suite {suite.key}"] = str(exc)
+    if samples is not None:
+        try:
+            made["dataset"] = library.datasets.create(suite.key, samples, format="openai", source=items_source).name
+        except LibraryError as exc:
+            refused[f"dataset {suite.key}"] = str(exc)
+    return made, refused
+
+
+def sibling_items(path: Path) -> Path | None:
+    """The items file beside an eval file, as the studio's export names it (``NAME.eval.json`` ->
+    ``NAME.items.jsonl``): what the window's import reads without asking."""
+    stem = path.name.split(".")[0]
+    found = path.with_name(f"{stem}.items.jsonl")
+    return found if found.is_file() else None
