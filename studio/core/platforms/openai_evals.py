@@ -233,8 +233,14 @@ def _criteria(items: Any, path: str, lost: list[str]) -> list[tuple[str, dict[st
     out = []
     for n, item in enumerate(items):
         where = f"{path}[{n}]"
+        if isinstance(item, dict) and item.get("type") == "endpoint":
+            lost.append(f"{where}: an endpoint grader calls a service of OpenAI's that the studio cannot reach "
+                        "and has no documented request shape; not imported (the other criteria are)")
+            continue
         check_criterion(item, where, lost)
         out.append((where, item))
+    if not out:
+        raise _bad(path, "holds no grader the studio can run")
     return out
 
 
@@ -375,7 +381,8 @@ def load(path: Path) -> EvalFile:
 def looks_like(data: Any) -> bool:
     """Whether parsed JSON is meant as an OpenAI eval in one of the five shapes (detection only)."""
     if isinstance(data, list):
-        return bool(data) and all(isinstance(i, dict) and i.get("type") in OPENAI_TYPES for i in data)
+        types = [i.get("type") if isinstance(i, dict) else None for i in data]
+        return any(t in OPENAI_TYPES for t in types) and all(t in OPENAI_TYPES or t == "endpoint" for t in types)
     if not isinstance(data, dict):
         return False
     if isinstance(data.get("testing_criteria"), list):

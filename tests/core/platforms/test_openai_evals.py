@@ -126,3 +126,11 @@ def test_items_keep_every_field_and_read_a_stored_output(tmp_path: Path) -> None
     first, second = read_items(path)
     assert first.completion == "Paris." and first.fields["item"]["n"] == [1, 2]
     assert second.completion == "x" and second.fields["item"] == {"question": "q2"}
+
+
+def test_an_endpoint_criterion_is_named_and_left_out() -> None:
+    read = read_eval([CHECK, {"type": "endpoint", "name": "svc", "url": "https://x"}], "e")
+    assert [p for p, _ in read.criteria] == ["testing_criteria[0]"]
+    assert read.not_carried[0].startswith("testing_criteria[1]: an endpoint grader")
+    with pytest.raises(MalformedEval, match="holds no grader the studio can run"):
+        read_eval([{"type": "endpoint", "name": "svc"}], "e")
