@@ -52,14 +52,15 @@ def test_a_malformed_eval_creates_nothing_and_names_the_field(cli, tmp_path: Pat
 
 def test_fields_with_no_effect_are_named_and_exit_3(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     data = json.loads((DEMO / "support.eval.json").read_text(encoding="utf-8"))
-    data["testing_criteria"][2]["sampling_params"]["top_p"] = 0.5
+    data["testing_criteria"][2]["sampling_params"]["logit_bias"] = {"50256": -100}
     data["testing_criteria"][0]["weight"] = 2
     path = tmp_path / "eval.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     done = cli("import", str(path))
     assert done.returncode == 3, done.stderr
     assert "testing_criteria[0].weight: not a field of OpenAI's string_check grader" in done.stderr
-    assert "testing_criteria[2].sampling_params.top_p: the studio's endpoints are not sent top_p" in done.stderr
+    assert ("testing_criteria[2].sampling_params.logit_bias: not one of OpenAI's sampling parameters; no effect "
+            "here") in done.stderr
     shown = json.loads(cli("graders", "show", "mentions-the-reference", "--json").stdout)
     assert shown["definition"]["criterion"]["weight"] == 2  # kept, never dropped
 

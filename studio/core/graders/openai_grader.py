@@ -220,7 +220,8 @@ class _Model(_Part):
                        "additionalProperties": False}
         params = criterion.get("sampling_params") or {}
         self.params = {"temperature": params.get("temperature"), "max_tokens": params.get("max_completions_tokens"),
-                       "seed": params.get("seed")}
+                       "seed": params.get("seed"), "top_p": params.get("top_p"),
+                       "reasoning_effort": params.get("reasoning_effort")}
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return list(await asyncio.gather(*(self._one(s) for s in samples)))

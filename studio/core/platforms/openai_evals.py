@@ -46,8 +46,6 @@ FIELDS: dict[str, tuple[set[str], set[str]]] = {
     "multi": ({"type", "name", "graders", "calculate_output"}, set()),
 }
 SAMPLING = {"temperature", "max_completions_tokens", "seed", "top_p", "reasoning_effort"}
-#: sampling parameters the studio's endpoints are sent (the others are named as not carried)
-SENT = {"temperature", "max_completions_tokens", "seed"}
 EVAL_FIELDS = {"object", "id", "name", "data_source_config", "testing_criteria", "metadata", "created_at"}
 #: columns a plain item row may store the model's output in (read as sample.output_text / output_json)
 OUTPUT_COLUMNS = ("output_text", "output_json", "output", "completion", "response")
@@ -171,9 +169,10 @@ def _score_model(data: dict[str, Any], path: str, lost: list[str]) -> None:
     for key, value in params.items():
         if key not in SAMPLING:
             lost.append(f"{path}.sampling_params.{key}: not one of OpenAI's sampling parameters; no effect here")
-        elif key not in SENT and value is not None:
-            lost.append(f"{path}.sampling_params.{key}: the studio's endpoints are not sent {key}")
-        elif key in SENT and value is not None and not _number(value):
+        elif key == "reasoning_effort":
+            if value is not None and not isinstance(value, str):
+                raise _bad(f"{path}.sampling_params.{key}", "must be a string (none, minimal, low, medium, high ...)")
+        elif value is not None and not _number(value):
             raise _bad(f"{path}.sampling_params.{key}", "must be a number")
 
 

@@ -25,7 +25,8 @@ SCORE = {
                                      {"type": "input_text", "text": " A: {{ sample.output_text }}"}]},
     ],
     "range": [1, 7], "pass_threshold": 5,
-    "sampling_params": {"temperature": 0.2, "seed": 3, "max_completions_tokens": 50},
+    "sampling_params": {"temperature": 0.2, "seed": 3, "max_completions_tokens": 50, "top_p": 0.9,
+                        "reasoning_effort": "low"},
 }
 LABEL = {
     "type": "label_model", "name": "tone", "model": "gpt-4o-mini",
@@ -67,12 +68,25 @@ def test_label_model_passes_on_its_passing_labels_only(
 
 
 def test_sampling_params_reach_the_request(library: Any, endpoint: EndpointConfig) -> None:
+    """Every one of OpenAI's sampling parameters is in the body sent to an OpenAI-compatible endpoint;
+    Anthropic's API, which has no reasoning_effort, refuses it rather than dropping it."""
     from studio.core.graders.openai_grader import make_scorer
+    from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
+    from studio.core.judges.http.chat import ChatMessage, ChatRequest
+    from studio.core.judges.http.errors import JudgeError
     from studio.core.scoring import GradingContext
 
     scorer = make_scorer(OpenAIGrader(key="h", criterion=SCORE), GradingContext(library=library))
-    assert scorer.part.params == {"temperature": 0.2, "max_tokens": 50, "seed": 3}  # type: ignore[attr-defined]
-    assert scorer.part.schema["properties"]["result"] == {"type": "number"}  # type: ignore[attr-defined]
+    params = scorer.part.params  # type: ignore[attr-defined]
+    assert params == {"temperature": 0.2, "max_tokens": 50, "seed": 3, "top_p": 0.9, "reasoning_effort": "low"}
+    request = ChatRequest(messages=[ChatMessage(role="user", content="x")], **params)
+    body = OpenAIAdapter().payload(endpoint, "gpt-4o-mini", request)
+    assert (body["temperature"], body["max_tokens"], body["seed"], body["top_p"], body["reasoning_effort"]) == (
+        0.2, 50, 3, 0.9, "low")
+    plain = OpenAIAdapter().payload(endpoint, "m", ChatRequest(messages=[ChatMessage(role="user", content="x")]))
+    assert "top_p" not in plain and "reasoning_effort" not in plain  # other requests as they were
+    with pytest.raises(JudgeError, match="reasoning_effort"):
+        AnthropicAdapter().payload(endpoint, "claude", request)
 
 
 def test_an_image_is_refused_politely_per_sample(endpoint: EndpointConfig, score: Any) -> None:

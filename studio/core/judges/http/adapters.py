@@ -12,6 +12,7 @@ from studio.core.judges.answers import DEFAULT_TOKENS
 from studio.core.judges.http.chat import ChatRequest, ChatResponse, TokenLogprob
 from studio.core.models.endpoints import EndpointConfig
 
+from .errors import JudgeError
 from .structured import response_format
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -51,6 +52,10 @@ class OpenAIAdapter:
             body["top_logprobs"] = request.top_logprobs or 20
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.reasoning_effort is not None:
+            body["reasoning_effort"] = request.reasoning_effort
         fmt = response_format(config.structured_output, request.json_schema, request.json_mode)
         if fmt is not None:
             body["response_format"] = fmt
@@ -154,6 +159,11 @@ class AnthropicAdapter:
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             body["temperature"] = min(temperature, 1.0)
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.reasoning_effort is not None:  # Anthropic's thinking budget is not an effort level
+            raise JudgeError("Anthropic's API takes no reasoning_effort; remove it from the grader's "
+                                   "sampling_params or use an OpenAI-compatible endpoint")
         return body
 
     def headers(self, api_key: str | None) -> dict[str, str]:
