@@ -111,3 +111,16 @@ def test_an_imported_eval_exports_back_byte_for_byte(cli, tmp_path: Path) -> Non
     assert cli("import", str(single)).returncode == 0
     again = cli("export", "correct-and-close", "--to", "openai")
     assert again.returncode == 0 and again.stdout == single.read_text(encoding="utf-8")
+
+
+def test_an_eval_never_overwrites_a_suite_of_the_same_name_it_did_not_make(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps({"type": "string_check", "name": "mine", "input": "{{ sample.output_text }}",
+                               "reference": "x", "operation": "eq"}), encoding="utf-8")
+    assert cli("import", str(one)).returncode == 0
+    assert cli("suites", "create", "support-answers", "mine").returncode == 0  # the user's own suite
+    done = cli("import", str(DEMO / "support.eval.json"))
+    assert done.returncode == 1, done.stderr
+    assert "a suite 'support-answers' that was not imported from an OpenAI eval" in done.stderr
+    shown = json.loads(cli("suites", "show", "support-answers", "--json").stdout)
+    assert [m["grader"] for m in shown["graders"]] == ["mine"] and shown["version"] == 1

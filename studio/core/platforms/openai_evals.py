@@ -431,6 +431,11 @@ def make_runnable(library: Library, read: EvalFile, graders: list[GraderDefiniti
     suite = suite_for(read, graders)
     try:
         if library.suites.exists(suite.key):
+            existing = library.suites.get(suite.key).definition
+            if existing.origin is None and existing.description != suite.description:
+                refused[f"suite {suite.key}"] = (f"the library has a suite {suite.key!r} that was not imported from an "
+                                                 "OpenAI eval; rename one of them (the graders are imported)")
+                return made, refused
             library.suites.save(suite, message=f"imported again from {source}")
         else:
             library.suites.create(suite, message=f"imported from OpenAI eval {source}")
