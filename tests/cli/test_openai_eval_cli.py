@@ -104,7 +104,15 @@ def test_an_imported_eval_exports_back_byte_for_byte(cli, tmp_path: Path) -> Non
     back = cli("export", "support-answers", "--to", "openai")
     assert back.returncode == 0, back.stderr
     assert back.stdout == source.read_text(encoding="utf-8")
-    criterion = json.loads(source.read_text(encoding="utf-8"))["testing_criteria"][5]
+    criteria = json.loads(source.read_text(encoding="utf-8"))["testing_criteria"]
+    listed = tmp_path / "criteria.json"  # a bare list of criteria: its suite is named after the file
+    listed.write_text(json.dumps(criteria, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for key in json.loads(cli("graders", "list", "--json").stdout):
+        assert cli("graders", "delete", key["key"]).returncode == 0
+    assert cli("import", str(listed)).returncode == 0
+    from_list = cli("export", "criteria", "--to", "openai")
+    assert from_list.returncode == 0 and from_list.stdout == listed.read_text(encoding="utf-8")
+    criterion = criteria[5]
     single = tmp_path / "multi.json"
     single.write_text(json.dumps(criterion, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     assert cli("graders", "delete", "correct-and-close").returncode == 0

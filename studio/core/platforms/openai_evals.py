@@ -78,8 +78,10 @@ class EvalFile:
     envelope: dict[str, Any] | None = None
 
     def origin(self) -> str | None:
-        """The eval as JSON text with its criteria left out (a suite's ``origin``), or None for the
-        shapes that are graders only."""
+        """The eval as JSON text with its criteria left out (a suite's ``origin``): ``[]`` for a bare
+        list of criteria, None for the shapes that are one grader."""
+        if self.shape == "a list of testing criteria":
+            return "[]"
         if self.envelope is None:
             return None
         return json.dumps({k: (None if k == CRITERIA_SLOT else v) for k, v in self.envelope.items()},
@@ -93,6 +95,8 @@ def eval_text(origin: str, criteria: list[dict[str, Any]]) -> str:
     from ._fields import dump_json
 
     envelope = json.loads(origin)
+    if isinstance(envelope, list):  # a bare list of criteria
+        return dump_json(criteria)
     return dump_json({k: (criteria if k == CRITERIA_SLOT else v) for k, v in envelope.items()})
 
 
