@@ -190,8 +190,9 @@ class _Python(_Part):
         out = []
         for outcome in outcomes:
             if outcome.status == "ok" and outcome.score is not None:
-                out.append(self.ok(outcome.score, **outcome.details).model_copy(
-                    update={"duration_ms": outcome.duration_ms, "rationale": outcome.rationale}))
+                scored = self.ok(outcome.score)  # the grader's own details kept beside OpenAI's
+                out.append(scored.model_copy(update={"details": {**outcome.details, **scored.details},
+                                                     "duration_ms": outcome.duration_ms, "rationale": outcome.rationale}))
             else:
                 out.append(outcome.model_copy(update={"details": {**outcome.details, **self.details}}))
         return out
