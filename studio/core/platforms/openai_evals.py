@@ -260,9 +260,9 @@ def read_eval(data: Any, stem: str) -> EvalFile:
         if name is not None and not isinstance(name, str):
             raise _bad("name", "must be a string")
         for key in sorted(set(data) - EVAL_FIELDS):
-            lost.append(f"{key}: not a field of an OpenAI eval; not imported")
+            lost.append(f"{key}: not a field of an OpenAI eval; kept for the export, no effect here")
         if data.get("metadata"):
-            lost.append("metadata: the eval's metadata is not imported (the suite has no place for it)")
+            lost.append("metadata: the eval's metadata has no effect here (kept for the export)")
         source = data.get("data_source_config")
         if isinstance(source, dict) and source.get("type") not in (None, "custom"):
             lost.append(f"data_source_config.type: {source.get('type')!r} reads OpenAI's stored logs; give the rows "

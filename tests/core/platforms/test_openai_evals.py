@@ -91,7 +91,7 @@ def test_what_has_no_effect_here_is_named_by_its_path_and_kept() -> None:
     read = read_eval({"name": "e", "data_source_config": {"type": "stored_completions"}, "metadata": {"team": "a"},
                       "testing_criteria": [CHECK, criterion]}, "e")
     assert read.not_carried == [
-        "metadata: the eval's metadata is not imported (the suite has no place for it)",
+        "metadata: the eval's metadata has no effect here (kept for the export)",
         "data_source_config.type: 'stored_completions' reads OpenAI's stored logs; give the rows with --items",
         "testing_criteria[1].extra: not a field of OpenAI's score_model grader; kept, but it has no effect here",
         "testing_criteria[1].input[0].content[1]: input_image is kept, but the studio's endpoints take text only: "
