@@ -132,3 +132,9 @@ def test_an_eval_never_overwrites_a_suite_of_the_same_name_it_did_not_make(cli, 
     assert "a suite 'support-answers' that was not imported from an OpenAI eval" in done.stderr
     shown = json.loads(cli("suites", "show", "support-answers", "--json").stdout)
     assert [m["grader"] for m in shown["graders"]] == ["mine"] and shown["version"] == 1
+
+
+def test_demo_points_at_its_openai_eval(cli) -> None:  # type: ignore[no-untyped-def]
+    shown = cli("demo")
+    line = next(x for x in shown.stdout.splitlines() if "OpenAI eval:" in x)
+    assert str(DEMO / "support.eval.json") in line and str(DEMO / "support.items.jsonl") in line
