@@ -22,6 +22,9 @@ PIP_PACKAGES=(
   "meetkai-mka1>=0.12,<0.13"
   "letta-evals==0.26.0"
   "openai>=1.60"
+  # Azure's evaluators document OpenAI-compatible text-similarity metrics: the conformance reference
+  # for text_similarity (tests/conformance/test_openai_similarity.py)
+  "azure-ai-evaluation>=1.18,<2"
   "hud>=0.6.21,<0.7"
   "inspect-ai>=0.3.200"
 )

@@ -33,6 +33,11 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
 
             print(f"  endpoints {', '.join(DEMO_MODELS)}: scripted models under test (canned answers, not "
                   "models) on the same server, for `grader-studio generate` (docs/generate.md)")
+        from studio.core.paths import demo_dir
+
+        folder = demo_dir() / "openai"  # an OpenAI eval with one grader of every type (docs/openai.md)
+        print(f"  OpenAI eval: grader-studio import {folder / 'support.eval.json'} --items "
+              f"{folder / 'support.items.jsonl'}, then grader-studio run support-answers support-answers")
     if args.open:
         from studio.ui import launch
 

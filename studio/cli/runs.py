@@ -410,6 +410,9 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
         app.print_json({**summary(done.run.info, run=done.run), **json_fields(done)})
     else:
         _print_summary(done.run.info, run=done.run)
+        from .openai_evals import criteria_table
+
+        print("\n".join(criteria_table(done.run)))
     print_outcome(done, usage_lines=not args.json)
     return done.verdict.exit_code
 
@@ -493,5 +496,7 @@ def register(sub: Any) -> None:
     add_cut_flags(p)
     p.set_defaults(func=cmd_export)
     from .agreement import add_compare_parser
+    from .openai_evals import register_runs
 
     add_compare_html_flags(add_compare_parser(rsub, "compare"), _print_summary)  # --html: one page to share
+    register_runs(rsub)  # runs compare-external (an imported OpenAI eval's run beside OpenAI's results)

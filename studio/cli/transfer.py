@@ -59,6 +59,8 @@ def register(sub: Any) -> None:
     imp.add_argument("--dry-run", action="store_true", help="show what would be created, create nothing")
     imp.add_argument("--strict", action="store_true",
                      help="create nothing when any entry of the file cannot be imported (exit 1, listing them)")
+    imp.add_argument("--items", metavar="ITEMS.jsonl",
+                     help="an OpenAI eval's items: also create a dataset of them (the suite is named after the eval)")
     add_json_flag(imp)
     imp.set_defaults(func=cmd_import)
 
@@ -98,10 +100,17 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     # judges' endpoints become providers the platform can call (URLs and models; never keys)
     endpoints = {e.name: e for e in EndpointRepository.of(app.library).list()}
     named = _graders(args, app)
-    if len(named) > 1 and not args.output:
+    # a suite imported from an OpenAI eval exports as that eval's one file (cli/openai_evals.py)
+    from .openai_evals import exported_eval
+
+    whole = None if (args.dataset or args.all or platform.name != "openai") else exported_eval(app, args.key, named)
+    if len(named) > 1 and not args.output and whole is None:
         raise CliError("a suite exports several graders: pass -o DIR", code=2)
     with export_endpoints(endpoints), export_model(args.model):
-        result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
+        if whole is not None:
+            result = whole
+        else:
+            result = _export_eval(args, app, named) if args.dataset else _export(args, app, platform, named)
         graders = [d if d.key == key else d.model_copy(update={"key": key}) for key, d in named]
         lost = measure(platform, graders, result)  # imported back: what did not come back equal
     paths = _write(result, args.output)
@@ -167,6 +176,8 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     platform = get_platform(args.source) if args.source else detect_platform(path)
     if not platform.imports:
         raise CliError(f"{platform.label} has no grader file format to import from")
+    if args.items and platform.name != "openai":
+        raise CliError(f"--items goes with an OpenAI eval; {path.name} is read as {platform.label}", 2)
     result = platform.import_file(path, key=args.key)
     for entry in result.skipped:
         print(f"not imported: {entry.sentence()}", file=sys.stderr)
@@ -196,8 +207,14 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             actions[grader.key] = "recreated" if record.current_version > 1 else "created"
         except LibraryError as exc:
             refused[grader.key] = str(exc)
+    evals: dict[str, Any] = {}
+    if platform.name == "openai":  # the eval's suite and dataset (cli/openai_evals.py)
+        from .openai_evals import finish
+
+        evals = finish(args, app, path, result.graders, refused)
     if args.json:
         app.print_json({
+            **({"openai_eval": evals} if evals else {}),
             "platform": platform.name,
             "dry_run": bool(args.dry_run),
             "created": [] if args.dry_run else list(actions),
@@ -221,7 +238,11 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
         print(f"{'would fail' if args.dry_run else 'error'}: {key}: {reason}", file=sys.stderr)
     if refused:
         return 1
-    if result.partial:
+    if result.partial or evals.get("not_carried"):
+        if not result.partial:
+            print(f"partial import: {len(evals['not_carried'])} field(s) of {path.name} have no effect here "
+                  f"(listed above; exit status {PARTIAL})", file=sys.stderr)
+            return PARTIAL
         print(f"partial import: {len(result.skipped)} entr{'y' if len(result.skipped) == 1 else 'ies'} of "
               f"{path.name} not imported (exit status {PARTIAL})", file=sys.stderr)
         return PARTIAL

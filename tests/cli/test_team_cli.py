@@ -31,7 +31,7 @@ def test_the_demo_library_is_created_on_postgresql(pg_url: str) -> None:
     assert made.returncode == 0, made.stderr
     assert "demo library at postgresql://postgres@127.0.0.1" in made.stdout
     listed = json.loads(run_cli("graders", "list", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
-    assert len(listed) == 32
+    assert len(listed) == 33
     shown = json.loads(run_cli("runs", "show", "1", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
     assert shown["run"]["status"] == "completed" and len(shown["results"]) == 60
     # a suite run there: the overall row and each grader's
@@ -89,7 +89,7 @@ def test_library_copy_there_and_back(tmp_path: Path, pg_url: str) -> None:
     assert run_cli("demo", db=source).returncode == 0
     there = run_cli("library", "copy", str(source), pg_url)
     assert there.returncode == 0, there.stderr
-    assert there.stdout.startswith("copied 32 graders, 32 grader versions, 0 suites, 4 datasets, 220 samples, "
+    assert there.stdout.startswith("copied 33 graders, 33 grader versions, 0 suites, 4 datasets, 220 samples, "
                                    "1 runs, 60 results")
     assert "endpoints (without keys)" in there.stdout and pg_url in there.stdout
     back = tmp_path / "back.sqlite"

@@ -174,6 +174,8 @@ class ScriptedJudge:
                 "3. Note missing, wrong or irrelevant content.\n"
                 "4. Choose the score whose description fits best."
             )
+        if '{"result"' in system:  # an OpenAI score_model / label_model grader (graders/openai_grader.py)
+            return self._openai_result(system, last)
         if "GRADE: $LETTER" in last:
             return self._letter(last)
         if "atomic claims" in system:
@@ -275,6 +277,21 @@ class ScriptedJudge:
             claims = [c for c in re.split(r"(?<=[.!?])\s+", answer) if c.strip()]
             return bool(claims) and all(supported(c, context) for c in claims)
         return bool(answer.strip()) and not REFUSAL.search(answer)
+
+    def _openai_result(self, system: str, last: str) -> Answer:
+        """``{"result": ...}``: a score ``from L to H`` (H when the answer holds the expected text, else
+        L), or the first of the labels ``A or B`` (the second for an empty or refusing answer)."""
+        response = labelled(last, RESPONSE_LABELS) or last
+        scale = re.search(r"from (-?\d+(?:\.\d+)?) to (-?\d+(?:\.\d+)?)", system)
+        labels = re.search(r": (\w+) or (\w+)\.", system)
+        result: object
+        if labels and not scale:
+            result = labels.group(1) if self.correct(response, None) else labels.group(2)
+        else:
+            low, high = (float(scale.group(1)), float(scale.group(2))) if scale else (0.0, 1.0)
+            result = high if self.correct(response, labelled(last, REFERENCE_LABELS)) else low
+        body = json.dumps({"result": result})
+        return Answer(body, _word_tokens(body))
 
     def _rubric(self, text: str) -> Answer:
         found = markers(text)

@@ -28,21 +28,30 @@ def open_client(
     grader: JudgeBase, ctx: GradingContext, *, config: EndpointConfig | None = None
 ) -> JudgeClient:
     """The client a judge uses in this run, wired to the library's cache."""
+    retries, timeout = grader.call_limits()
+    return client_for(ctx, grader.endpoint, grader.model, config=config, retries=retries, timeout=timeout)
+
+
+def client_for(
+    ctx: GradingContext, endpoint: str | None, model: str | None, *, config: EndpointConfig | None = None,
+    retries: int | None = None, timeout: float | None = None,
+) -> JudgeClient:
+    """A client for a grader that names an ``endpoint`` and a ``model`` (a judge, an OpenAI model
+    grader): the run's endpoint wins over the grader's, and then the endpoint's own model is used."""
     if ctx.library is None:
         raise NoEndpoint("judges need a library to look up their endpoint")
     engine = ctx.library.engine
     if config is None:
-        config = EndpointRepository(engine).resolve(ctx.endpoint, grader.endpoint)
+        config = EndpointRepository(engine).resolve(ctx.endpoint, endpoint)
     if ctx.concurrency:  # --concurrency asks for that many calls in flight, within the endpoint's limit
         config = config.model_copy(update={"max_concurrency": min(ctx.concurrency, config.max_concurrency)})
-    overridden = bool(ctx.endpoint) and ctx.endpoint != grader.endpoint
-    retries, timeout = grader.call_limits()
+    overridden = bool(ctx.endpoint) and ctx.endpoint != endpoint
     return JudgeClient(
         config,
         api_key=resolve_api_key(config),
         cache=ResponseCache(engine),
         use_cache=ctx.use_cache,
-        model=None if overridden else grader.model,
+        model=None if overridden else model,
         max_retries=retries,
         timeout=timeout,
         cancel=ctx.cancel,

@@ -47,6 +47,9 @@ class SuiteDefinition(BaseModel):
     overall: OverallRule = "none"
     #: the composite grader whose rule gives the overall score (with ``overall: composite``)
     overall_grader: str | None = None
+    #: the file the suite was imported from, as JSON text, its graders left out (an OpenAI eval's
+    #: name, data source and metadata, in their order), so an export writes the file back as it was
+    origin: str | None = None
 
     @model_validator(mode="after")
     def _check(self) -> SuiteDefinition:

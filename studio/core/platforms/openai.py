@@ -24,11 +24,13 @@ from studio.core.models import (
     RangeJudge,
     RubricJudge,
 )
+from studio.core.models.openai_grader import OpenAIGrader
 
 from . import _openai_judge as openai_judge
+from . import openai_evals
 from ._adapters import adapter_module, refusal
 from ._base import ExportResult, ImportResult, Platform, PlatformError, Support
-from ._fields import dump_json, import_each, peek_json, read_json, slug, unexported
+from ._fields import dump_json, peek_json, slug, unexported
 from ._judge_prompts import portable, portable_or_reason
 from ._templating import from_jinja
 from .letta import builtin_mismatch
@@ -113,6 +115,17 @@ def _composite_support(platform: OpenAIPlatform, grader: CompositeGrader) -> Sup
     if len(set(names)) != len(names):
         return Support.no("two components would get the same name in the formula")
     return Support.yes()
+
+
+@_SUPPORT.on(OpenAIGrader)
+def _openai_grader_support(platform: OpenAIPlatform, grader: OpenAIGrader) -> Support:
+    return Support.yes()  # the criterion as OpenAI wrote it
+
+
+@_JSON.on(OpenAIGrader)
+def _openai_grader_json(platform: OpenAIPlatform, grader: OpenAIGrader,
+                        warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+    return grader.written(), {"criterion", "name", "as_written"}  # written back exactly as it was read
 
 
 @_JSON.on(BuiltinGrader)
@@ -219,20 +232,17 @@ class OpenAIPlatform(Platform):
     # ---- import -------------------------------------------------------------------------------
 
     def detect(self, path: Path) -> bool:
-        data = peek_json(path)
-        if _is_eval(data):  # an eval (``export --dataset``): its testing criteria are the graders
-            data = data["testing_criteria"]
-        items = data if isinstance(data, list) else [data]
-        return bool(items) and all(isinstance(i, dict) and i.get("type") in TYPES and "name" in i for i in items)
+        """Any of the five shapes of an OpenAI eval (``openai_evals.read_eval``), well formed or not:
+        a malformed one is then refused by its first bad field, not as an unknown format."""
+        return openai_evals.looks_like(peek_json(path))
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
-        data = read_json(path)
-        if _is_eval(data):
-            data = data["testing_criteria"]
-        result = import_each(data, self.from_json, key, (PlatformError, ValueError), imported_fields)
-        if not result.graders:
-            raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
-        return result
+        """One grader per testing criterion (``openai_evals.grader_for``); what is read but has no
+        effect here is a warning naming its path."""
+        read = openai_evals.load(path)
+        keys = openai_evals.unique_keys([str(c.get("name", "")) for _, c in read.criteria])
+        graders = [openai_evals.grader_for(c, k) for (_, c), k in zip(read.criteria, keys, strict=True)]
+        return ImportResult(graders=graders, warnings=list(read.not_carried))
 
     def from_json(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
         if not isinstance(data, dict):
@@ -325,11 +335,6 @@ class OpenAIPlatform(Platform):
         )
 
 
-def _is_eval(data: Any) -> bool:
-    """An eval's create request (``<name>.eval.json``): a data source and a list of testing criteria."""
-    return isinstance(data, dict) and isinstance(data.get("testing_criteria"), list) and "data_source_config" in data
-
-
 def validate_with_sdk(data: dict[str, Any]) -> None:
     """Check a multi grader with the ``openai`` package's own types where it is installed: each
     sub-grader with its type's model, and the multi grader itself (the SDK types ``graders`` as one
@@ -398,20 +403,6 @@ def parse_formula(text: str, names: set[str]) -> tuple[str, dict[str, float]]:
     if unknown:
         raise PlatformError(f"calculate_output refers to unknown graders {sorted(unknown)}")
     return "weighted", weights
-
-
-#: the keys of each OpenAI grader type that its studio grader holds (the rest is reported on import)
-IMPORTED_FIELDS: dict[str, set[str]] = {
-    "string_check": {"type", "name", "input", "reference", "operation"},
-    "python": {"type", "name", "source"},
-    "score_model": {"type", "name", "model", "input", "range", "sampling_params"},
-    "label_model": {"type", "name", "model", "input", "labels", "passing_labels"},
-    "multi": {"type", "name", "graders", "calculate_output"},
-}
-
-
-def imported_fields(item: Any) -> set[str]:
-    return IMPORTED_FIELDS.get(str(item.get("type")), {"type", "name"})
 
 
 PLATFORM = OpenAIPlatform()

@@ -478,6 +478,11 @@ class RunRepository:
             out, run_id, "JOIN results r ON r.run_id = g.run_id AND r.sample_idx = g.sample_idx"
             " WHERE g.run_id = ? AND r.status = 'error' AND g.status <> 'error'")
 
+    def grader_outcomes(self, run_id: int) -> dict[int, dict[int, Outcome]]:
+        """Every grader's outcome of a suite run: sample index -> {slot: Outcome} (``runs
+        compare-external`` lays them beside another platform's results)."""
+        return self._grader_outcomes({}, run_id, "WHERE g.run_id = ?")
+
     def _grader_outcomes(self, out: dict[int, dict[int, Outcome]], run_id: int,
                          where: str) -> dict[int, dict[int, Outcome]]:
         """``out`` with the Outcome of each ``grader_results`` row ``where`` selects (alias g), by

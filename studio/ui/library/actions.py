@@ -206,6 +206,9 @@ class GraderActions(QObject):
                 from ..messages import describe_error
 
                 refused.append(f"{grader.key}: {describe_error(exc)}")
+        made: dict[str, str] = {}
+        if platform.name == "openai" and created and not refused:  # an eval: its suite, and its items beside it
+            made = self._call("Cannot import the eval", lambda: self._openai_eval(Path(path), result.graders, refused)) or {}
         if refused or result.warnings or result.skipped:
             head = f"Imported {len(created)} of {len(result.graders)} grader(s) from {platform.label}."
             if result.skipped:  # the same list the CLI prints: each entry of the file left out, by place
@@ -213,9 +216,23 @@ class GraderActions(QObject):
             self.messages.error("Import", "\n".join(
                 [head] + [f"• {line}" for line in result.report() + refused]))
         if created:
-            self._changed(f"Imported {', '.join(created)} from {platform.label}.")
+            extra = "".join(f" {what.capitalize()} {name}." for what, name in made.items())
+            self._changed(f"Imported {', '.join(created)} from {platform.label}.{extra}")
             self.open_requested.emit(created[0])
         return created
+
+    def _openai_eval(self, path: Path, graders: list[Any], refused: list[str]) -> dict[str, str]:
+        """An OpenAI eval's suite (and a dataset of ``NAME.items.jsonl`` when it lies beside the
+        file), as ``grader-studio import EVAL.json --items ITEMS.jsonl`` makes them."""
+        from studio.core.platforms import openai_evals
+
+        read = openai_evals.load(path)
+        items = openai_evals.sibling_items(path)
+        samples = openai_evals.read_items(items) if items is not None else None
+        made, failed = openai_evals.make_runnable(self.ctx.library, read, graders, samples, path.name,
+                                                  items.name if items is not None else "")
+        refused += [f"{what}: {why}" for what, why in failed.items()]
+        return made
 
     # -- versions ---------------------------------------------------------------------------------
     def show_versions(self, key: str, dark: bool = False) -> VersionsDialog | None:

@@ -28,6 +28,10 @@ class ChatRequest(BaseModel):
     logprobs: bool = False
     top_logprobs: int | None = None
     seed: int | None = None
+    #: nucleus sampling and a reasoning model's effort (an OpenAI grader's ``sampling_params``); sent
+    #: only when set, so every other request (and its cache key) is as it was
+    top_p: float | None = None
+    reasoning_effort: str | None = None
     json_mode: bool = False
     # the budget suited to this call's answer, used when neither the judge nor the endpoint sets
     # max_tokens: no call goes out unbounded (a local server would generate to its context's end)

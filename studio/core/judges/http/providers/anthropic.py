@@ -50,6 +50,13 @@ class Anthropic(Provider):
         temperature = request.temperature if request.temperature is not None else config.temperature
         if temperature is not None:
             body["temperature"] = min(temperature, 1.0)
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.reasoning_effort is not None:  # Anthropic's thinking budget is not an effort level
+            from studio.core.judges.http.errors import JudgeError
+
+            raise JudgeError("Anthropic's API takes no reasoning_effort; remove it from the grader's "
+                             "sampling_params or use an OpenAI-compatible endpoint")
         return body
 
     def headers(self, api_key: str | None) -> dict[str, str]:

@@ -46,6 +46,10 @@ class OpenAICompatible(Provider):
             body["top_logprobs"] = request.top_logprobs or 20
         if request.seed is not None:
             body["seed"] = request.seed
+        if request.top_p is not None:
+            body["top_p"] = request.top_p
+        if request.reasoning_effort is not None:
+            body["reasoning_effort"] = request.reasoning_effort
         fmt = response_format(config.structured_output, request.json_schema, request.json_mode)
         if fmt is not None:
             body["response_format"] = fmt

@@ -1,0 +1,82 @@
+"""An OpenAI grader kept as OpenAI wrote it: one testing criterion of an OpenAI eval.
+
+OpenAI's Evals platform closed in November 2026; the teams that built evals there keep running them
+here. The criterion's JSON is held verbatim (``criterion``), so it runs with OpenAI's semantics
+(``studio.core.graders.openai_grader``) and exports back byte for byte; the studio's own fields
+(key, name, metric) sit beside it. The shape of each type is OpenAI's API reference and the
+``openai`` package's ``openai.types.graders`` / ``eval_create_params`` types; what a criterion holds
+beyond them is kept too, and named by the importer.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, field_validator
+
+from .common import GraderBase
+
+#: the grader types OpenAI documents (``openai.types.graders``)
+OPENAI_TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
+#: OpenAI's limit on a python grader's source (graders guide: "less than 256kB")
+PYTHON_SOURCE_LIMIT = 256 * 1024
+#: OpenAI's limit on one python grader's run (graders guide: "limited to 2 minutes")
+PYTHON_SECONDS = 120.0
+#: OpenAI's memory for a python grader (graders guide: "2GB of memory")
+PYTHON_MEMORY_MB = 2048
+
+
+class OpenAIGrader(GraderBase):
+    """One OpenAI grader (a testing criterion), run with OpenAI's rules; scores as the type gives them
+    (a score_model's ``range``, a python grader's float), so no fixed bounds."""
+
+    kind: Literal["openai_grader"] = "openai_grader"
+    SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None
+    criterion: dict[str, Any] = Field(description="the OpenAI grader JSON, verbatim")
+    #: the endpoint a score_model/label_model/cosine criterion calls (None: the run's endpoint)
+    endpoint: str | None = None
+    #: the criterion as the file wrote it (JSON text, its keys in their order): the library stores
+    #: definitions with sorted keys, and an export writes the criterion back in the file's order
+    as_written: str | None = None
+
+    def written(self) -> dict[str, Any]:
+        """The criterion in the order the file wrote it, while it is unchanged; else as held."""
+        if self.as_written is not None:
+            import json
+
+            try:
+                found = json.loads(self.as_written)
+            except ValueError:
+                return self.criterion
+            if found == self.criterion:
+                return found
+        return self.criterion
+
+    @field_validator("criterion")
+    @classmethod
+    def _typed(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("type") not in OPENAI_TYPES:
+            raise ValueError(f"type must be one of {', '.join(OPENAI_TYPES)}, not {value.get('type')!r}")
+        return value
+
+    @property
+    def openai_type(self) -> str:
+        return str(self.criterion["type"])
+
+    def score_bounds(self) -> tuple[float, float] | None:
+        """What the type scores: 0..1 for string_check, label_model and the text metrics (cosine
+        -1..1), a score_model's ``range``; a python or multi grader any finite number."""
+        kind = self.openai_type
+        if kind in ("string_check", "label_model"):
+            return (0.0, 1.0)
+        if kind == "text_similarity":
+            return (-1.0, 1.0) if self.criterion.get("evaluation_metric") == "cosine" else (0.0, 1.0)
+        if kind == "score_model":
+            low, high = (self.criterion.get("range") or [0, 1])[:2]
+            return (float(low), float(high))
+        return None
+
+    @property
+    def pass_threshold(self) -> float | None:
+        value = self.criterion.get("pass_threshold")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
