@@ -69,8 +69,9 @@ class CommandParser(argparse.ArgumentParser):
     (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
     from their parent, so every level answers for its own arguments."""
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
+        # passed through as given: argparse's overloads type the result by the namespace passed in
+        parsed, extras = super().parse_known_args(*args, **kwargs)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
