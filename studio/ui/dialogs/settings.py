@@ -113,7 +113,7 @@ class EndpointsPage(QtWidgets.QWidget):
         from .local_judge import LocalJudgeOffer
 
         self.local_judge = LocalJudgeOffer(ctx)
-        self.local_judge.registered.connect(lambda name: (self.reload(select=name), self.changed.emit()))
+        self.local_judge.registered.connect(self._registered)
         right.addWidget(self.local_judge)
         left = QtWidgets.QVBoxLayout()
         left.addWidget(self.list, 1)
@@ -132,6 +132,11 @@ class EndpointsPage(QtWidgets.QWidget):
         self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(kind == "azure"))
         self.api_version.setEnabled(self.kind.currentText() == "azure")
         self.reload()
+
+    def _registered(self, name: str) -> None:
+        """A local judge just added: shown selected, and the change told."""
+        self.reload(select=name)
+        self.changed.emit()
 
     def reload(self, select: str | None = None) -> None:
         self.list.clear()
