@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from studio import __version__
 from studio.core.errors import StudioError, bug_report
 
-from .app import COMMAND_HELP, CliApp, CliError
+from .app import COMMAND_HELP, CliApp, CliError, pause_gc, resume_gc
 
 # Which module holds each command: only the module of the command being run is imported, so
 # `grader-studio run ...` does not pay for the judges', platforms' or window's imports.
@@ -111,8 +111,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command, every line it prints passing the workflow-command guard (``output.py``)."""
     from .output import guarded_output
 
-    with guarded_output():
-        return _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # the process's own command line (app.pause_gc)
+        pause_gc()
+    try:
+        with guarded_output():
+            return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        resume_gc()
 
 
 def _main(argv: list[str]) -> int:
@@ -126,6 +131,8 @@ def _main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if args.command != "run":  # a run ends its start-up when grading begins (runs.py: _run)
+        resume_gc()
     app = CliApp(db=args.db)
     try:
         if args.command is None:
