@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 from studio.core.graders.registry import kind_labels
@@ -54,7 +53,7 @@ class LibraryPanel(QtWidgets.QWidget):
         self.new_button.setToolTip("New grader (Ctrl+N)")
         menu = QtWidgets.QMenu(self.new_button)
         for kind, label in kind_labels().items():
-            menu.addAction(label, functools.partial(self.grader_actions.new, kind))
+            menu.addAction(label, self._new_of(kind))
         self.new_button.setMenu(menu)
         self.new_button.clicked.connect(lambda: self.grader_actions.new())
         self.duplicate_button = tool_button("Duplicate")
@@ -195,6 +194,10 @@ class LibraryPanel(QtWidgets.QWidget):
         self.lock_button.setText("Unlock" if live and locked else "Lock")
         self.delete_button.setToolTip("Locked graders cannot be deleted: unlock first" if live and locked
                                       else "Move to the Trash (Del)")
+
+    def _new_of(self, kind: str) -> Callable[[], object]:
+        """The New menu's item for one kind (a slot taking no argument: Qt passes none to it)."""
+        return lambda: self.grader_actions.new(kind)
 
     def _with_key(self, fn: Callable[[str], object]) -> None:
         record = self.current_record()
