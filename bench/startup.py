@@ -80,8 +80,7 @@ if sys.argv[1] == "bare":
     window.show()
     app.exec()
 else:
-    from collections.abc import Iterator
-from pathlib import Path
+    from pathlib import Path
     from studio.ui.app import run_app
     run_app(Path(sys.argv[1]))
 """

@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                                    "so 'The Eiffel Tower.' matches 'eiffel tower'."}),
             message="a longer description")
         ctx.graders_changed.emit()
-        dialog = window.actions.show_versions("qa-exact-match")
+        dialog = window.grader_actions.show_versions("qa-exact-match")
         if dialog is not None:
             shoot("08-versions-diff", dialog)
             dialog.close()

@@ -243,3 +243,10 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     write_conformance(terminalreporter, _WORKER_CONFORMANCE)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``early`` first: xdist hands out files in collection order, so a long single
+    test (mypy over studio/, tests/test_types.py) starts at once on one worker while the others take
+    the rest, instead of being reached last and holding the run's end."""
+    items.sort(key=lambda item: item.get_closest_marker("early") is None)  # stable: the rest keep their order

@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from studio import __version__
 from studio.core.errors import StudioError, bug_report
 
-from .app import COMMAND_HELP, CliApp, CliError
+from .app import COMMAND_HELP, CliApp, CliError, pause_gc, resume_gc
 
 # Which module holds each command: only the module of the command being run is imported, so
 # `grader-studio run ...` does not pay for the judges', platforms' or window's imports.
@@ -70,8 +70,9 @@ class CommandParser(argparse.ArgumentParser):
     (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
     from their parent, so every level answers for its own arguments."""
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
+        # passed through as given: argparse's overloads type the result by the namespace passed in
+        parsed, extras = super().parse_known_args(*args, **kwargs)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
@@ -111,8 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command, every line it prints passing the workflow-command guard (``output.py``)."""
     from .output import guarded_output
 
-    with guarded_output():
-        return _main(list(sys.argv[1:] if argv is None else argv))
+    if argv is None:  # the process's own command line (app.pause_gc)
+        pause_gc()
+    try:
+        with guarded_output():
+            return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        resume_gc()
 
 
 def _main(argv: list[str]) -> int:
@@ -126,6 +132,8 @@ def _main(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if args.command != "run":  # a run ends its start-up when grading begins (runs.py: _run)
+        resume_gc()
     app = CliApp(db=args.db)
     try:
         if args.command is None:

@@ -71,6 +71,6 @@ def print_outcome(done: Finished, usage_lines: bool = True) -> None:
     """The usage lines on stdout (unless stdout is JSON) and the verdict's one sentence on stderr."""
     for line in done.usage.lines() if usage_lines else []:
         print(line)
-    line = verdict_line(done.verdict)
-    if line is not None:
-        print(line, file=sys.stderr)
+    sentence = verdict_line(done.verdict)
+    if sentence is not None:
+        print(sentence, file=sys.stderr)

@@ -13,6 +13,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from studio.core.outside import iso_time
@@ -91,7 +92,7 @@ def lean_list(argv: Sequence[str]) -> int | None:
         path = resolve_db_path(db)
     except BadLocation:
         return None  # the full path refuses it in its sentence
-    if is_server_url(path) or not path.is_file():  # type: ignore[union-attr]
+    if is_server_url(path) or not isinstance(path, Path) or not path.is_file():
         return None  # the full path creates the library
     where = ("WHERE g.deleted_at IS NOT NULL" if "--trash" in flags
              else "" if "--all" in flags else "WHERE g.deleted_at IS NULL")

@@ -127,7 +127,7 @@ def workflow_command(line: str, stream: TextIO | None = None) -> None:
 def guarded_output() -> Iterator[None]:
     """stdout and stderr behind a ``CommandGuard`` for the length of one command."""
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = CommandGuard(sys.stdout), CommandGuard(sys.stderr)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = CommandGuard(sys.stdout), CommandGuard(sys.stderr)
     try:
         yield
     finally:

@@ -27,7 +27,7 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
     aggregates = dict(info.aggregates)
     if run is not None:
         aggregates = figures(run)
-    out = {
+    out: dict[str, Any] = {
         "id": info.id,
         "status": info.status,
         "grader": info.grader_key,

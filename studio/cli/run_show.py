@@ -149,7 +149,8 @@ def _show_sample(app: CliApp, info: RunInfo, dataset_id: int, sample: str, thres
     result = None if result_id is None else load_result(app.library.engine, dataset_id, result_id)
     if result is None:
         raise CliError(f"run {info.id} has no result for sample {sample!r}")
-    data = result.get("sample_data") if isinstance(result.get("sample_data"), dict) else {}
+    stored = result.get("sample_data")
+    data: dict[str, Any] = stored if isinstance(stored, dict) else {}
     word = outcome_word(result["status"], result["score"], result.get("details"), threshold)
     graders = _graders_of(app, info, result)
     if as_json:
@@ -223,7 +224,8 @@ def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[
     if not data:
         out.write("  (the sample is not in the dataset any more)\n")
     section("Reference")
-    para(data.get("expected") if data.get("expected") is not None else "(none)")
+    expected = data.get("expected")
+    para(expected if expected is not None else "(none)")
     if result.get("error"):
         section("Error")
         para(result["error"])

@@ -37,7 +37,7 @@ from studio.core.models.broken import BrokenRow
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
 from studio.core.safe_files import open_text
 
-from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag, resume_gc
 from .broken import broken_json, say_broken
 from .ci import json_fields, print_outcome, reports_of, request_of
 from .tables import Column, print_table
@@ -259,6 +259,7 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
     warn_if_degraded(app, args, stream)
     checked = request.check(app.library)
     info = request.start(app.library, checked)
+    resume_gc()  # start-up is over (the grader's kind and its scorer's modules are imported): app.pause_gc
     try:  # the row exists: a sandbox, an executor or a plan that cannot start concludes it, never leaves it pending
         _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
                  keep_going=args.keep_going or None, retry_errors=request.retry_errors)

@@ -143,16 +143,16 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     kept = []
     if earlier is not None:  # it was in the suite before (``suites remove``): its weight and threshold come back
         number, member = earlier
-        restored = {}
+        weight, threshold = 1.0, None
         if member.weight != 1.0 and args.grader not in _pairs(args.weight, "--weight", keys):
-            restored["weight"] = member.weight
+            weight = member.weight
             kept.append(f"weight {member.weight:g}")
         if member.threshold is not None and args.grader not in _pairs(args.threshold, "--threshold", keys):
-            restored["threshold"] = member.threshold
+            threshold = member.threshold
             kept.append(f"threshold {member.threshold:g}")
-        if restored:
-            base[args.grader] = SuiteMember.model_construct(grader=args.grader, version=None, **{
-                "weight": 1.0, "threshold": None, **restored})
+        if kept:
+            base[args.grader] = SuiteMember.model_construct(grader=args.grader, version=None, weight=weight,
+                                                            threshold=threshold)
     members = _members(keys, args, base)
     if args.version is not None:
         members[-1] = members[-1].model_copy(update={"version": args.version})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def launch(db_path: Path, *, serve_demo_judge: bool = False) -> int:
+def launch(db_path: Path | str, *, serve_demo_judge: bool = False) -> int:
     import sys
 
     from .display import no_display_reason

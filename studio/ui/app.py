@@ -35,7 +35,7 @@ def shut_down(ctx: Any, servers: list[Any]) -> None:
     close_shared_pool()
 
 
-def run_app(db_path: Path, *, serve_demo_judge: bool = False) -> int:
+def run_app(db_path: Path | str, *, serve_demo_judge: bool = False) -> int:
     from studio.core.store import Library
 
     from .context import AppContext

@@ -17,7 +17,7 @@ from .qt import Qt, QtWidgets
 
 
 class BrokenRowsList(QtWidgets.QWidget):
-    def __init__(self, title: str, action: str = "", on_action: Callable[[str], None] | None = None,
+    def __init__(self, title: str, action: str = "", on_action: Callable[[str], object] | None = None,
                  parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[BrokenRow] = []
@@ -48,7 +48,7 @@ class BrokenRowsList(QtWidgets.QWidget):
         if rows:
             self.list.setCurrentRow(0)
 
-    def _act(self, on_action: Callable[[str], None]) -> None:
+    def _act(self, on_action: Callable[[str], object]) -> None:
         item = self.list.currentItem()
         if item is not None:
             on_action(item.data(Qt.ItemDataRole.UserRole))

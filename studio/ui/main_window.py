@@ -7,8 +7,10 @@ Owns the menus and shortcuts, the unsaved-change guard (switching graders, closi
 from __future__ import annotations
 
 import contextlib
+import functools
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.store.location import display, short_name
 
@@ -27,6 +29,11 @@ from .runs.panel import RunPanel
 from .suites.page import SuitesPage
 from .theme import apply_theme
 from .window_size import restore_geometry
+
+if TYPE_CHECKING:
+    from studio.core.sandbox.info import SandboxInfo
+
+    from .editor.code_editor import CodeEditor
 
 TAB_GRADER, TAB_DATASETS, TAB_RUN = range(3)
 
@@ -74,9 +81,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.messages.parent is None:
             self.messages.parent = self
         self.theme = str(ctx.settings.value("ui/theme", "light"))
-        self.actions = GraderActions(ctx, self.messages, self)
-        self.library = LibraryPanel(ctx, self.actions)
-        self.page = GraderPage(ctx, self.actions, self.theme)
+        self.grader_actions = GraderActions(ctx, self.messages, self)
+        self.library = LibraryPanel(ctx, self.grader_actions)
+        self.page = GraderPage(ctx, self.grader_actions, self.theme)
         self.empty = _placeholder("Pick a grader in the library on the left,\nor create one with New (Ctrl+N).")
         self.grader_stack = QtWidgets.QStackedWidget()
         self.grader_stack.addWidget(self.empty)
@@ -123,13 +130,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_menus()
 
         self.library.open_requested.connect(self.open_grader)
-        self.actions.open_requested.connect(self._open_from_action)
-        self.actions.status.connect(self.say)
-        self.actions.compare_requested.connect(self.compare_with_previous)
+        self.grader_actions.open_requested.connect(self._open_from_action)
+        self.grader_actions.status.connect(self.say)
+        self.grader_actions.compare_requested.connect(self.compare_with_previous)
         self.page.status.connect(self.say)
         self.page.export_requested.connect(self.export)
         self.page.dirty_changed.connect(self._dirty_changed)
-        self.actions.may_leave = lambda key: key != self.page.key or self.guard()
+        self.grader_actions.may_leave = lambda key: key != self.page.key or self.guard()
         self.run_panel.confirm_grader = self._use_saved_or_save
         self.run_panel.approve_endpoint = self.messages.approve_endpoint
         self.datasets_view.approve_endpoint = self.messages.approve_endpoint
@@ -160,7 +167,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.splitter.setSizes([self._sidebar_width, total - self._sidebar_width])
 
     # -- menus and shortcuts ------------------------------------------------------------------------------
-    def _action(self, menu: QtWidgets.QMenu, text: str, slot, shortcut: str | QtGui.QKeySequence | None = None,  # type: ignore[no-untyped-def]
+    def _action(self, menu: QtWidgets.QMenu, text: str, slot: Callable[[], object],
+                shortcut: str | QtGui.QKeySequence | QtGui.QKeySequence.StandardKey | None = None,
                 tip: str = "") -> QtGui.QAction:
         action = menu.addAction(text)
         action.triggered.connect(lambda _checked=False: slot())
@@ -174,7 +182,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menus(self) -> None:
         bar = self.menuBar()
         file = bar.addMenu("&File")
-        self._action(file, "&New grader…", lambda: self.guard() and self.actions.new(), "Ctrl+N")
+        self._action(file, "&New grader…", lambda: self.guard() and self.grader_actions.new(), "Ctrl+N")
         self._action(file, "&Import grader from a platform file…", self.import_grader, "Ctrl+I",
                      "Adaptive, MKA1, Letta, HUD, OpenAI, promptfoo or Inspect grader files")
         self._action(file, "&Open library…", self.choose_library, "Ctrl+O", "Open or create another library file")
@@ -198,22 +206,21 @@ class MainWindow(QtWidgets.QMainWindow):
             if name is None:
                 edit.addSeparator()
                 continue
-            self.edit_actions[name] = self._action(edit, text, lambda n=name: self.edit_focused(n), key)
+            self.edit_actions[name] = self._action(edit, text, functools.partial(self.edit_focused, name), key)
         edit.addSeparator()
-        self._action(edit, "&Find…", self.find, "Ctrl+F")
+        self._action(edit, "&Find…", self.find_text, "Ctrl+F")
         self._action(edit, "&Go to line…", self.go_to_line, "Ctrl+G")
         grader = bar.addMenu("&Grader")
         self.validate_action = self._action(grader, "&Validate", self.page.validate, "Ctrl+Return")
         self._action(grader, "&Try on sample", self.page.try_sample, "Ctrl+T")
         self._action(grader, "&Run…", self.run_current, "F5")
         grader.addSeparator()
-        self._action(grader, "Lock / Unlock", lambda: self.page.key and self.page._toggle_lock())
-        self._action(grader, "Versions…", lambda: self.page.key and self.actions.show_versions(self.page.key, self.theme == "dark"))
-        self._action(grader, "Duplicate…", lambda: self.page.key and self.actions.duplicate(self.page.key))
-        self._action(grader, "Move to Trash", lambda: self.page.key and self.actions.delete(self.page.key))
+        self._action(grader, "Lock / Unlock", self._on_key(lambda _key: self.page._toggle_lock()))
+        self._action(grader, "Versions…", self._on_key(lambda key: self.grader_actions.show_versions(key, self.theme == "dark")))
+        self._action(grader, "Duplicate…", self._on_key(self.grader_actions.duplicate))
+        self._action(grader, "Move to Trash", self._on_key(self.grader_actions.delete))
         datasets = bar.addMenu("Data&sets")
-        self._action(datasets, "&Import…", lambda: (self.tabs.setCurrentIndex(TAB_DATASETS),
-                                                    self.datasets_view.choose_import()))
+        self._action(datasets, "&Import…", self._import_dataset)
         self._action(datasets, "&Generate outputs…", self.generate_outputs, tip=(
             "Call the model under test on a dataset's inputs and store its answers as a new dataset"))
         view = bar.addMenu("&View")
@@ -250,11 +257,22 @@ class MainWindow(QtWidgets.QMainWindow):
         method()
         return True
 
+    def _on_key(self, act: Callable[[str], object]) -> Callable[[], None]:
+        """A menu item's slot acting on the grader open in the editor (none open: nothing)."""
+        def slot() -> None:
+            if self.page.key:
+                act(self.page.key)
+        return slot
+
+    def _import_dataset(self) -> None:
+        self.tabs.setCurrentIndex(TAB_DATASETS)
+        self.datasets_view.choose_import()
+
     def shortcut_lines(self) -> list[str]:
         lines = []
         for menu_action in self.menuBar().actions():
             menu = menu_action.menu()
-            for action in menu.actions() if menu is not None else []:
+            for action in menu.actions() if isinstance(menu, QtWidgets.QMenu) else []:
                 keys = action.shortcut().toString(QtGui.QKeySequence.SequenceFormat.NativeText)
                 if keys:
                     lines.append(f"{keys:<16} {action.text().replace('&&', '§').replace('&', '').replace('§', '&')}")
@@ -336,15 +354,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ctx.tasks.run(_warm_imports)
 
     def _check_sandbox(self) -> None:
-        def probe():  # type: ignore[no-untyped-def]
+        def probe() -> SandboxInfo:
             from studio.core.sandbox.info import sandbox_info
 
             return sandbox_info()
 
         self.ctx.tasks.run(probe, self._sandbox_known, self._sandbox_unknown)
 
-    def _sandbox_known(self, info) -> None:  # type: ignore[no-untyped-def]
-        self.sandbox_info = info
+    def _sandbox_known(self, info: SandboxInfo) -> None:
+        self.sandbox_info: SandboxInfo | None = info
         active = [p.name for p in info.protections if p.active]
         isolated = [n for n in ("network", "filesystem", "environment") if n in active]
         summary = f"Sandbox: {info.mode}" + (f" · {', '.join(isolated)} isolated" if isolated else " · limits only")
@@ -495,10 +513,10 @@ class MainWindow(QtWidgets.QMainWindow):
         if not had_edits:
             self.page.discard()
 
-    def _editor(self):  # type: ignore[no-untyped-def]
+    def _editor(self) -> CodeEditor | None:
         return self.page.body.code_editor() if self.page.body is not None and self.page.record else None
 
-    def find(self) -> None:
+    def find_text(self) -> None:
         body = self.page.body
         bar = getattr(body, "find_bar", None) or getattr(getattr(body, "templates", None), "find_bar", None)
         if bar is None or self.tabs.currentIndex() != TAB_GRADER:
@@ -533,7 +551,7 @@ class MainWindow(QtWidgets.QMainWindow):
         path = self.messages.choose_file(
             "Import a grader from a platform file",
             "Grader files (*.json *.yaml *.yml *.py *.jsonl);;All files (*)")
-        return self.actions.import_file(path) if path else []
+        return self.grader_actions.import_file(path) if path else []
 
     def choose_library(self) -> MainWindow | None:
         path = self.messages.choose_new_file("Open or create a library", "Grader Studio library (*.sqlite *.db);;All files (*)")

@@ -61,7 +61,10 @@ class Messages:
         box = message_box(QtWidgets.QMessageBox.Icon.Question, title, text,
                           QtWidgets.QMessageBox.StandardButton.Cancel, self.parent)
         ok = box.addButton(action, QtWidgets.QMessageBox.ButtonRole.AcceptRole)
-        box.setDefaultButton(box.button(QtWidgets.QMessageBox.StandardButton.Cancel) if safe_default else ok)
+        if safe_default:
+            box.setDefaultButton(QtWidgets.QMessageBox.StandardButton.Cancel)
+        else:
+            box.setDefaultButton(ok)
         box.exec()
         return box.clickedButton() is ok
 
@@ -72,7 +75,8 @@ class Messages:
                           buttons.Save | buttons.Discard | buttons.Cancel, self.parent)
         box.setDefaultButton(buttons.Save)
         answer = box.exec()
-        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
+        answers: dict[int, Answer] = {buttons.Save: "save", buttons.Discard: "discard"}
+        return answers.get(answer, "cancel")
 
     def ask_use_edits(self, name: str, action: str) -> EditsAnswer:
         """Before a run or an export: the unsaved edits (saved first as a new version) or the saved version."""
@@ -85,7 +89,8 @@ class Messages:
         saved = box.addButton("Use the saved version", QtWidgets.QMessageBox.ButtonRole.DestructiveRole)
         box.setDefaultButton(save)
         box.exec()
-        return {save: "save", saved: "saved"}.get(box.clickedButton(), "cancel")  # type: ignore[return-value]
+        clicked = box.clickedButton()
+        return "save" if clicked is save else "saved" if clicked is saved else "cancel"
 
     def approve_endpoint(self, held: Any) -> bool:
         """Where a run or a Test would send the key to an endpoint not approved here: the changes,

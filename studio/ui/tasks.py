@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TypeVar
 
 from .qt import QObject, QRunnable, QtCore, QThreadPool, Signal
+
+T = TypeVar("T")
 
 
 class _Relay(QObject):
@@ -25,7 +27,7 @@ class _Relay(QObject):
 
 
 class _Task(QRunnable):
-    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
+    def __init__(self, fn: Callable[[], object], relay: _Relay) -> None:
         super().__init__()
         self.fn = fn
         self.relay = relay
@@ -52,13 +54,13 @@ class TaskManager(QObject):
         self.pool.setMaxThreadCount(max_threads)
         self._relays: set[_Relay] = set()
 
-    def run(self, fn: Callable[[], Any], on_done: Callable[[Any], None] | None = None,
+    def run(self, fn: Callable[[], T], on_done: Callable[[T], None] | None = None,
             on_error: Callable[[BaseException], None] | None = None) -> None:
         """Run ``fn`` off the GUI thread; ``on_done(result)`` / ``on_error(exc)`` run on the GUI thread."""
         relay = _Relay()
         self._relays.add(relay)
 
-        def finish(_: Any = None) -> None:
+        def finish(_: object = None) -> None:
             self._relays.discard(relay)
             relay.deleteLater()
 

@@ -103,9 +103,66 @@ def test_a_judge_run_imports_neither_the_window_nor_the_statistics_nor_the_other
     assert {"BinaryJudge", "EndpointConfig"} <= set(at_call["built"])
     assert not [m for m in modules if m.split(".")[0] in ("scipy", "numpy", "PySide6", "shiboken6", "pyqtgraph")]
     left_out = ("studio.ui", "studio.core.platforms", "studio.core.sandbox", "studio.core.stats",
-                "studio.core.datasets", "studio.core.demo", "sqlalchemy.dialects.postgresql", "sqlalchemy.orm")
+                "studio.core.datasets", "studio.core.demo", "sqlalchemy.dialects.postgresql", "sqlalchemy.orm",
+                "alembic", "mako", "jinja2", "pygments", "httpx")  # no Alembic: the schema is current
     assert not [m for m in modules if m.startswith(left_out)]
     # its one kind, from the module named after it: not every kind (``kinds()``'s full scan)
     kinds = [m for m in modules if m.startswith(("studio.core.judges.kinds.", "studio.core.graders."))]
     assert [m for m in kinds if m.startswith("studio.core.judges.kinds.")] == ["studio.core.judges.kinds.binary_judge"]
     assert not [m for m in kinds if m.split(".")[-1] in ("bash", "function", "javascript", "builtin", "jury")]
+
+
+#: the process's own command line (``main()``, as the console script and ``python -m studio`` call
+#: it): the collector's state at the first judge call and after the command
+GC_CHILD = """
+import gc, json, sys
+def collections():
+    return sum(s["collections"] for s in gc.get_stats())
+seen = {}
+def hook(event, args):
+    asyncio = sys.modules.get("asyncio")
+    if event == "socket.connect" and "enabled" not in seen and asyncio is not None and asyncio._get_running_loop() is not None:
+        seen.update(enabled=gc.isenabled(), collections=collections() - before)
+sys.addaudithook(hook)
+from studio.cli import main
+before = collections()
+code = main()
+print(json.dumps({**seen, "code": code, "after": gc.isenabled(), "frozen_after": gc.get_freeze_count()}), file=sys.stderr)
+"""
+
+
+def test_start_up_runs_without_the_collector_and_the_run_has_it_back(library: Library, db_path: Path) -> None:
+    """``main()`` pauses the cyclic collector for start-up (the imports' long-lived objects, traversed
+    again and again as they grew: bench/README.md) and a run ends the pause before grading: at its
+    first judge call the collector is on, with start-up's objects frozen out of its way."""
+    from judge_helpers import add_endpoint, qa
+
+    library.datasets.create("qa", [qa("q1", "What is the capital of France?", "Paris", "Paris")])
+    library.graders.create(definition_files.load(demo_dir() / "graders" / "qa-correctness-judge.grader.yaml"))
+    with FakeJudgeServer() as server:
+        add_endpoint(library, server, name="demo-scripted-judge")
+        done = subprocess.run([sys.executable, "-c", GC_CHILD, "--db", str(db_path), "run", "qa-correctness-judge",
+                               "qa", "--limit", "1", "--no-cache"], capture_output=True, text=True, timeout=120)
+    seen = json.loads(done.stderr.strip().splitlines()[-1])
+    assert seen["code"] == 0, done.stdout + done.stderr
+    # from main() to the first call: 2 collections (after the pause), where the collector ran 183 times
+    # (167 young, 15 middle, 1 full) with no pause; at the call it is on again, for the run's own work
+    assert seen["collections"] < 20, seen
+    assert seen["enabled"] is True and seen["after"] is True
+    # any other command: the collector is back once its arguments are read
+    listed = subprocess.run([sys.executable, "-c", GC_CHILD, "--db", str(db_path), "runs", "list"],
+                            capture_output=True, text=True, timeout=120)
+    seen = json.loads(listed.stderr.strip().splitlines()[-1])
+    assert seen["code"] == 0 and seen["after"] is True and seen["frozen_after"] > 0, listed.stderr
+
+
+def test_main_called_with_arguments_leaves_the_callers_collector_alone(db_path: Path) -> None:
+    """A caller running ``main(argv)`` in its own process (the tests' in-process CLI) keeps its
+    collector: nothing paused, nothing of its own frozen."""
+    import gc
+
+    from studio.cli import main
+
+    frozen = gc.get_freeze_count()
+    assert main(["--db", str(db_path), "runs", "list"]) == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen

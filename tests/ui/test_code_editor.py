@@ -86,7 +86,7 @@ def test_find_bar_wraps(qtbot: Any) -> None:
     bar.open_bar()
     bar.field.setText("alpha")
     assert editor.textCursor().selectedText() == "alpha"
-    assert bar.find() and editor.textCursor().blockNumber() == 1
-    assert bar.find() and editor.textCursor().blockNumber() == 0  # wrapped
+    assert bar.find_next() and editor.textCursor().blockNumber() == 1
+    assert bar.find_next() and editor.textCursor().blockNumber() == 0  # wrapped
     bar.field.setText("missing")
     assert bar.status.text() == "No matches"

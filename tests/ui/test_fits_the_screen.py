@@ -104,7 +104,7 @@ def test_every_page_fits(qtbot: Any, demo_window: Any, ctx: Any, size: tuple[int
     window.tabs.setCurrentIndex(TAB_DATASETS)
     _settle(qtbot, window, size)
     view = window.datasets_view
-    for name in ("list", "import_button", "delete_button", "sample_table", "thread"):
+    for name in ("list", "import_button", "delete_button", "sample_table", "thread_view"):
         assert_inside(window, f"datasets: {name}", getattr(view, name))
 
     window.tabs.setCurrentIndex(TAB_RUN)

@@ -34,10 +34,10 @@ class _Dialog:
 
 def test_full_grader_lifecycle(qtbot: Any, window: Any, ctx: Any, messages: Any) -> None:
     page = window.page
-    window.actions.new_dialog_factory = _Dialog("my-grader", "function")
+    window.grader_actions.new_dialog_factory = _Dialog("my-grader", "function")
 
     # create: it opens in the editor and shows in the library
-    assert window.actions.new() == "my-grader"
+    assert window.grader_actions.new() == "my-grader"
     assert page.key == "my-grader"
     assert window.library.model.index_of("my-grader").isValid()
 
@@ -75,7 +75,7 @@ def test_full_grader_lifecycle(qtbot: Any, window: Any, ctx: Any, messages: Any)
     page.lock_button.click()
     assert ctx.library.graders.get("my-grader").locked
     assert editor.isReadOnly() and page.banner.isVisible() and not page.save_button.isEnabled()
-    assert not window.actions.delete("my-grader")
+    assert not window.grader_actions.delete("my-grader")
     assert messages.errors, "the refusal is shown"
     title, text = messages.errors[-1]
     assert "locked" in text and "Traceback" not in text
@@ -84,7 +84,7 @@ def test_full_grader_lifecycle(qtbot: Any, window: Any, ctx: Any, messages: Any)
     # unlock from the banner, then delete to the Trash
     page.unlock_button.click()
     assert not ctx.library.graders.get("my-grader").locked and not editor.isReadOnly()
-    assert window.actions.delete("my-grader")
+    assert window.grader_actions.delete("my-grader")
     # the trashed grader stays open, read-only, with Restore in its banner (not the empty state)
     assert window.grader_stack.currentWidget() is page and page.read_only and page.record.deleted
     assert page.banner.isVisible() and page.unlock_button.text() == "Restore"
@@ -121,7 +121,7 @@ def test_versions_dialog_diff_and_restore(qtbot: Any, window: Any, ctx: Any) -> 
     ctx.library.graders.save(definition.model_copy(update={"name": "Renamed"}))
     ctx.graders_changed.emit()
     window.open_grader("exact")
-    dialog = window.actions.show_versions("exact")
+    dialog = window.grader_actions.show_versions("exact")
     qtbot.addWidget(dialog)
     dialog.list.setCurrentItem(dialog.list.topLevelItem(1))  # v1
     assert dialog.selected_version() == 1

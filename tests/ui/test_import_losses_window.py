@@ -37,8 +37,8 @@ def write(tmp_path: Path) -> Path:
 def test_window_import_lists_the_same_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, window: Any) -> None:
     monkeypatch.setenv("GRADER_STUDIO_NODE", "")
     shown: list[str] = []
-    monkeypatch.setattr(window.actions.messages, "error", lambda title, text: shown.append(str(text)))
-    created = window.actions.import_file(str(write(tmp_path)))
+    monkeypatch.setattr(window.grader_actions.messages, "error", lambda title, text: shown.append(str(text)))
+    created = window.grader_actions.import_file(str(write(tmp_path)))
     assert created == ["contains-1"]
     [text] = shown
     assert "3 entries of the file not imported" in text

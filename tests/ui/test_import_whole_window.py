@@ -21,7 +21,7 @@ def test_the_window_refuses_what_it_cannot_import_whole(tmp_path: Path, monkeypa
     path = tmp_path / "suite.yaml"
     path.write_text(text, encoding="utf-8")
     shown: list[str] = []
-    monkeypatch.setattr(window.actions.messages, "error", lambda title, text: shown.append(str(text)))
-    assert window.actions.import_file(str(path)) == []
+    monkeypatch.setattr(window.grader_actions.messages, "error", lambda title, text: shown.append(str(text)))
+    assert window.grader_actions.import_file(str(path)) == []
     assert len(shown) == 1 and said in shown[0], shown
     assert window.ctx.library.graders.list() == []

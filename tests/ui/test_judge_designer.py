@@ -44,10 +44,10 @@ def test_range_judge_preview_changes_as_you_type(qtbot: Any, window: Any, ctx: A
 
     # the palette inserts a variable at the cursor
     editor.setPlainText("")
-    item = next(body.templates.palette.item(i) for i in range(body.templates.palette.count())
-                if body.templates.palette.item(i).text() == "criteria")
+    item = next(body.templates.template_list.item(i) for i in range(body.templates.template_list.count())
+                if body.templates.template_list.item(i).text() == "criteria")
     body.templates.tabs.setCurrentWidget(editor)
-    body.templates.palette.itemActivated.emit(item)
+    body.templates.template_list.itemActivated.emit(item)
     assert editor.toPlainText() == "{{{criteria}}}"
 
     # reordering steps changes the definition

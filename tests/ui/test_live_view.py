@@ -112,10 +112,10 @@ def test_a_stale_save_is_refused_with_both_side_by_side_and_nothing_lost(
     assert window.page.is_dirty()
     assert not window.page.save()
     assert messages.asked[-1] == "Cannot save: a newer version is stored"
-    diff = window.actions.diff_view
+    diff = window.grader_actions.diff_view
     assert diff.left_title.text() == "v2 by bob (stored)" and "0.75" in diff.text(0)
     assert diff.right_title.text().startswith("Your edits (from v1") and "0.25" in diff.text(1)
-    window.actions.stale_dialog.close()
+    window.grader_actions.stale_dialog.close()
     assert [v.author for v in window.ctx.library.graders.versions("mine")][-1] == "bob"
     assert window.page.is_dirty() and "0.25" in window.page.body.editor.toPlainText()
 
@@ -130,11 +130,11 @@ def test_another_analysts_lock_is_named_and_forced_only_after_asking(
     window.open_grader("mine")
     assert "locked by alice since" in window.page.subtitle.text()
     messages.confirm_answer = False
-    assert not window.actions.set_locked("mine", False)
+    assert not window.grader_actions.set_locked("mine", False)
     assert messages.asked[-1] == "Unlock another analyst's grader?"
     assert window.ctx.library.graders.get("mine").locked
     messages.confirm_answer = True
-    assert window.actions.set_locked("mine", False)
+    assert window.grader_actions.set_locked("mine", False)
     assert window.ctx.library.graders.versions("mine")[-1].action == "force-unlock"
 
 
@@ -142,7 +142,7 @@ def test_the_versions_dialog_names_each_versions_author(team_window: Any, monkey
     window = team_window
     monkeypatch.setenv("GRADER_STUDIO_USER", "carol")
     window.ctx.library.graders.save(FunctionGrader(key="mine", name="Mine", source=SOURCE.replace("1.0", "0.9")))
-    dialog = window.actions.show_versions("mine")
+    dialog = window.grader_actions.show_versions("mine")
     authors = [dialog.list.topLevelItem(n).text(2) for n in range(dialog.list.topLevelItemCount())]
     assert authors[0] == "carol"  # newest first
     dialog.close()

@@ -63,11 +63,11 @@ def _texts(view: Any) -> str:
 
 def test_blind_until_labelled_then_side_by_side(page: Any, ctx: Any, qtbot: Any) -> None:
     assert page.shown.sample_id == "s1"
-    assert "Capital of France? 1" in page.thread.toPlainText() and "Lyon" in page.thread.toPlainText()
+    assert "Capital of France? 1" in page.thread_view.toPlainText() and "Lyon" in page.thread_view.toPlainText()
     assert page.question.text() == "The grader's question: Is the capital right?"
     assert page.reveal.currentWidget() is page.hidden and page.shown.item.judged is None
-    assert RATIONALE not in page.thread.toPlainText() and "ann thinks so" not in _texts(page)
-    assert "judged incorrect" not in page.thread.toPlainText()  # a row's metadata may carry a verdict
+    assert RATIONALE not in page.thread_view.toPlainText() and "ann thinks so" not in _texts(page)
+    assert "judged incorrect" not in page.thread_view.toPlainText()  # a row's metadata may carry a verdict
     assert "You (bob): 0 of 3 labelled · ann 1/3" in page.progress.text()
     page.note.setText("Lyon is not the capital")
     qtbot.keyClick(page.list, Qt.Key.Key_F)

@@ -33,11 +33,11 @@ def test_save_is_offered_only_with_edits_and_delete_never_on_a_locked_grader(qtb
     assert window.page.save_button.isEnabled()
     assert window.page.save() and not window.page.save_button.isEnabled()
 
-    window.actions.set_locked("qa-token-f1", True)
+    window.grader_actions.set_locked("qa-token-f1", True)
     window.library.select("qa-token-f1", emit=False)
     assert not window.library.delete_button.isEnabled() and "unlock" in window.library.delete_button.toolTip()
     assert not window.page.save_button.isEnabled()
-    window.actions.set_locked("qa-token-f1", False)
+    window.grader_actions.set_locked("qa-token-f1", False)
     window.library.select("qa-token-f1", emit=False)
     assert window.library.delete_button.isEnabled()
 
@@ -47,11 +47,11 @@ def test_trashing_a_grader_with_unsaved_edits_asks_first(qtbot: Any, window: Any
     window.open_grader("qa-token-f1")
     _edit_description(window, "my unsaved words")
     messages.unsaved_answer = "cancel"
-    assert not window.actions.delete("qa-token-f1")
+    assert not window.grader_actions.delete("qa-token-f1")
     assert "unsaved Token F1 (built-in)" in messages.asked[-1] or messages.asked[-1].startswith("unsaved")
     assert not ctx.library.graders.get("qa-token-f1").deleted and window.page.is_dirty()
     messages.unsaved_answer = "save"
-    assert window.actions.delete("qa-token-f1")
+    assert window.grader_actions.delete("qa-token-f1")
     record = ctx.library.graders.get("qa-token-f1", include_deleted=True)
     assert record.deleted and record.definition.description == "my unsaved words"
 
@@ -59,7 +59,7 @@ def test_trashing_a_grader_with_unsaved_edits_asks_first(qtbot: Any, window: Any
 def test_a_trashed_grader_opens_read_only_with_restore(qtbot: Any, window: Any, ctx: Any) -> None:
     _demo(ctx)
     window.open_grader("qa-token-f1")
-    assert window.actions.delete("qa-token-f1")
+    assert window.grader_actions.delete("qa-token-f1")
     assert window.grader_stack.currentWidget() is window.page, "not the empty state"
     assert window.page.banner.isVisible() and "Trash" in window.page.banner_text.text()
     assert window.page.unlock_button.text() == "Restore" and window.page.read_only
@@ -301,7 +301,7 @@ def test_the_detail_pane_shows_a_judges_rationale_first_and_keeps_its_size(qtbot
     assert "The answer names the capital." in detail.judge.toPlainText()
     plain = {**judged, "rationale": None, "sample_id": "s2"}
     detail.set_result(plain)
-    assert detail.tabs.currentWidget() is detail.thread
+    assert detail.tabs.currentWidget() is detail.thread_view
     detail.tabs.setCurrentWidget(detail.raw)
     detail.set_result(judged)
     assert detail.tabs.currentWidget() is detail.raw, "a tab the analyst chose stays chosen"

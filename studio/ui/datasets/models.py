@@ -26,7 +26,7 @@ class _HeaderedModel(QtCore.QAbstractTableModel):
 
     HEADERS: tuple[str, ...] = ()
 
-    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
@@ -55,10 +55,10 @@ class DatasetsModel(_HeaderedModel):
     def row_of(self, name: str) -> int | None:
         return next((i for i, r in enumerate(self.records) if r.name == name), None)
 
-    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.records)
 
-    def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
         record = self.record(index.row()) if index.isValid() else None
         if record is None:
             return None
@@ -127,10 +127,10 @@ class SamplesModel(_HeaderedModel):
             found = self._rows.get(row)
         return found
 
-    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.count
 
-    def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
         if not index.isValid():
             return None
         if role == _ROLE.TextAlignmentRole and index.column() == 0:

@@ -67,7 +67,7 @@ class DatasetsView(QtWidgets.QWidget):
         self.sample_table.setAlternatingRowColors(True)
         for col, width in enumerate(SamplesModel.WIDTHS):
             self.sample_table.setColumnWidth(col, width)
-        self.thread = ThreadView(empty="Select a sample to read it as a conversation.")
+        self.thread_view = ThreadView(empty="Select a sample to read it as a conversation.")
         self.header = QtWidgets.QLabel()
         self.header.setTextFormat(Qt.TextFormat.RichText)  # its markup is ours; data is escaped
         self.header.setWordWrap(True)  # a long name or error wraps; it never widens the window
@@ -83,7 +83,7 @@ class DatasetsView(QtWidgets.QWidget):
         browse_layout.addWidget(self.provenance)
         samples_split = QtWidgets.QSplitter(Qt.Orientation.Vertical)
         samples_split.addWidget(self.sample_table)
-        samples_split.addWidget(self.thread)
+        samples_split.addWidget(self.thread_view)
         samples_split.setSizes([300, 400])
         browse_layout.addWidget(samples_split, 1)
         self.empty = QtWidgets.QLabel(
@@ -208,11 +208,11 @@ class DatasetsView(QtWidgets.QWidget):
     def _show_default(self) -> None:
         self.pages.setCurrentWidget(self.browse_page if self.datasets.rowCount() else self.empty)
 
-    def _on_dataset(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+    def _on_dataset(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
         record = self.datasets.record(current.row()) if current.isValid() else None
         self.delete_button.setEnabled(record is not None)
         self.samples.set_dataset(record)
-        self.thread.clear_thread()
+        self.thread_view.clear_thread()
         if record is None:
             self.header.setText("")
             self.provenance.setVisible(False)
@@ -228,16 +228,16 @@ class DatasetsView(QtWidgets.QWidget):
             self.select_sample(0)
         self.dataset_selected.emit(record.name)
 
-    def _on_sample(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+    def _on_sample(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
         if not current.isValid() or self.samples.dataset_id is None:
-            self.thread.clear_thread()
+            self.thread_view.clear_thread()
             return
         try:
             sample = load_sample(self.ctx.library.engine, self.samples.dataset_id, current.row())
         except Exception as exc:
-            self.thread.clear_thread(describe_error(exc))
+            self.thread_view.clear_thread(describe_error(exc))
             return
-        self.thread.set_sample(sample)
+        self.thread_view.set_sample(sample)
 
     def _on_imported(self, record: DatasetRecord) -> None:
         self.pages.setCurrentWidget(self.browse_page)

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition
-from studio.core.platforms import platforms
+from studio.core.platforms import ExportResult, platforms
 from studio.core.platforms._eval import TARGETS as EVAL_TARGETS
 from studio.core.platforms._eval import export_eval
 from studio.core.platforms._fidelity import Fidelity, fidelity
@@ -195,6 +195,8 @@ class ExportDialog(QtWidgets.QDialog):
         self.file_list.clear()
         while self.preview.count():
             widget = self.preview.widget(0)
+            if widget is None:
+                break
             self.preview.removeWidget(widget)
             widget.deleteLater()
         for path, text in files.items():
@@ -231,7 +233,7 @@ class ExportDialog(QtWidgets.QDialog):
         library = self.ctx.library
         problem = model_warning(definition, endpoints, model, platform.label)
 
-        def work():  # type: ignore[no-untyped-def]
+        def work() -> tuple[ExportResult, Fidelity]:
             # context variables do not cross into the pool's thread: set here
             with export_endpoints(endpoints), export_model(model or None):
                 if dataset:  # the grader and the dataset as one eval, as `export --dataset`
@@ -241,7 +243,7 @@ class ExportDialog(QtWidgets.QDialog):
                     result = platform.export(definition)
                 return result, fidelity(platform, definition)
 
-        def done(answer) -> None:  # type: ignore[no-untyped-def]
+        def done(answer: tuple[ExportResult, Fidelity]) -> None:
             if ticket != self._ticket:
                 return
             result, report = answer

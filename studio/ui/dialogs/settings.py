@@ -4,7 +4,7 @@ the library file) and the theme."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.judges.http.providers import get_provider, provider_names
 from studio.core.models.broken import BrokenRow
@@ -14,8 +14,12 @@ from ..file_dialogs import open_file
 from ..messages import Messages, describe_error
 from ..qt import Qt, QtWidgets, Signal
 
+if TYPE_CHECKING:  # imported where used: the window opens without the endpoints' models
+    from studio.core.models.endpoints import EndpointConfig
+    from studio.core.store.endpoints import EndpointRepository
 
-def probe(config: Any, api_key: str | None, repo: Any = None) -> tuple[float, bool, str, list[str]]:
+
+def probe(config: EndpointConfig, api_key: str | None, repo: EndpointRepository | None = None) -> tuple[float, bool, str, list[str]]:
     """Off the GUI thread: the endpoint probe (``endpoints test``); (latency ms, logprobs supported,
     reply, notes). A saved endpoint keeps what the probe found (logprobs, schema dialect, and
     concurrency 1 for a single-slot local server)."""
@@ -114,7 +118,7 @@ class EndpointsPage(QtWidgets.QWidget):
         from .local_judge import LocalJudgeOffer
 
         self.local_judge = LocalJudgeOffer(ctx)
-        self.local_judge.registered.connect(lambda name: (self.reload(select=name), self.changed.emit()))
+        self.local_judge.registered.connect(self._registered)
         right.addWidget(self.local_judge)
         left = QtWidgets.QVBoxLayout()
         left.addWidget(self.list, 1)
@@ -133,6 +137,11 @@ class EndpointsPage(QtWidgets.QWidget):
         self.kind.currentTextChanged.connect(lambda kind: self.api_version.setEnabled(get_provider(kind).api_version))
         self.api_version.setEnabled(get_provider(self.kind.currentText()).api_version)
         self.reload()
+
+    def _registered(self, name: str) -> None:
+        """A local judge just added: shown selected, and the change told."""
+        self.reload(select=name)
+        self.changed.emit()
 
     def reload(self, select: str | None = None) -> None:
         self.list.clear()
@@ -200,7 +209,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.price_cached_input.setText("" if config.price_cached_input is None else str(config.price_cached_input))
         self.result.setText(config.label)
 
-    def config(self) -> Any:
+    def config(self) -> EndpointConfig:
         from studio.core.engine.budget import parse_money
         from studio.core.models.endpoints import EndpointConfig
 
@@ -254,7 +263,7 @@ class EndpointsPage(QtWidgets.QWidget):
         self.changed.emit()
         return True
 
-    def _stored(self, name: str) -> Any:
+    def _stored(self, name: str) -> EndpointConfig | None:
         """The library's row of ``name`` (None: a new endpoint, or a row that does not read)."""
         from studio.core.errors import StudioError
 
@@ -263,7 +272,7 @@ class EndpointsPage(QtWidgets.QWidget):
         except StudioError:
             return None
 
-    def _approves(self, config: Any) -> bool:
+    def _approves(self, config: EndpointConfig) -> bool:
         """Saving approves what the user typed (their own settings), but not a teammate's change
         the user merely saved over without touching where the key goes: that one still asks."""
         from studio.core.store.endpoint_trust import destination, pending
@@ -273,7 +282,7 @@ class EndpointsPage(QtWidgets.QWidget):
             return True
         return destination(stored) != destination(config)
 
-    def _as_stored(self, config: Any) -> Any:
+    def _as_stored(self, config: EndpointConfig) -> EndpointConfig:
         """The form's config, marked as the library's row when it sends the key where the row does
         (so a Test of a teammate's endpoint asks first, as a run does); a destination the user
         typed is their own."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..qt import Qt, QtGui, QtWidgets
+from ..qt import Qt, QtGui, QtWidgets, tool_button
 
 
 class FindBar(QtWidgets.QWidget):
@@ -14,21 +14,21 @@ class FindBar(QtWidgets.QWidget):
         self.case = QtWidgets.QCheckBox("Match case")
         self.status = QtWidgets.QLabel()
         self.status.setObjectName("hint")
-        previous = QtWidgets.QToolButton(text="↑", toolTip="Previous match (Shift+Enter)")
-        following = QtWidgets.QToolButton(text="↓", toolTip="Next match (Enter)")
-        close = QtWidgets.QToolButton(text="✕", toolTip="Close (Esc)")
+        previous = tool_button("↑", "Previous match (Shift+Enter)")
+        following = tool_button("↓", "Next match (Enter)")
+        close = tool_button("✕", "Close (Esc)")
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(4, 2, 4, 2)
         for widget in (self.field, previous, following, self.case, self.status):
             layout.addWidget(widget)
         layout.addStretch(1)
         layout.addWidget(close)
-        self.field.textChanged.connect(lambda _text: self.find(from_start=True))
-        self.field.returnPressed.connect(self.find)
-        previous.clicked.connect(lambda: self.find(backward=True))
-        following.clicked.connect(self.find)
+        self.field.textChanged.connect(lambda _text: self.find_next(from_start=True))
+        self.field.returnPressed.connect(self.find_next)
+        previous.clicked.connect(lambda: self.find_next(backward=True))
+        following.clicked.connect(self.find_next)
         close.clicked.connect(self.close_bar)
-        QtGui.QShortcut(QtGui.QKeySequence("Shift+Return"), self.field, lambda: self.find(backward=True))
+        QtGui.QShortcut(QtGui.QKeySequence("Shift+Return"), self.field, lambda: self.find_next(backward=True))
         QtGui.QShortcut(QtGui.QKeySequence(Qt.Key.Key_Escape), self, self.close_bar,
                         context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.hide()
@@ -45,7 +45,7 @@ class FindBar(QtWidgets.QWidget):
         self.hide()
         self.editor.setFocus()
 
-    def find(self, backward: bool = False, from_start: bool = False) -> bool:
+    def find_next(self, backward: bool = False, from_start: bool = False) -> bool:
         text = self.field.text()
         if not text:
             self.status.setText("")

@@ -25,7 +25,8 @@ _LEXERS: dict[str, type[Lexer]] = {
 }
 
 
-def _lex(lexer: RegexLexer, text: str, stack: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def _lex(lexer: RegexLexer, text: str,
+         stack: tuple[str, ...]) -> tuple[list[tuple[int, _TokenType, str]], tuple[str, ...]]:
     """``RegexLexer.get_tokens_unprocessed`` that also reports the final state stack."""
     pos = 0
     tokendefs = lexer._tokens
@@ -126,7 +127,7 @@ class PygmentsHighlighter(QtGui.QSyntaxHighlighter):
         if self._incremental:
             previous = self.previousBlockState()
             stack = self._stacks[previous] if 0 <= previous < len(self._stacks) else ("root",)
-            tokens, end_stack = _lex(self._lexer, text + "\n", stack)  # type: ignore[arg-type]
+            tokens, end_stack = _lex(self._lexer, text + "\n", stack)
             self.setCurrentBlockState(self._state_id(end_stack))
         else:
             tokens = list(self._lexer.get_tokens_unprocessed(text))

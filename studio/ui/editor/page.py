@@ -50,7 +50,7 @@ class GraderPage(QtWidgets.QWidget):
                  parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.actions = actions
+        self.grader_actions = actions
         self.theme = theme
         self.record: GraderRecord | None = None
         self.body: DefinitionBody | None = None
@@ -128,9 +128,9 @@ class GraderPage(QtWidgets.QWidget):
         self.bottom_toggle.setAutoRaise(True)
         self.bottom_toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.bottom.setCornerWidget(self.bottom_toggle, Qt.Corner.TopRightCorner)
+        self.bottom_collapsed = False
         self.bottom_toggle.clicked.connect(lambda: self.set_bottom_collapsed(not self.bottom_collapsed))
         self.bottom.tabBarClicked.connect(lambda _i: self.set_bottom_collapsed(False))
-        self.bottom_collapsed = False
         self._bottom_height = 190
         self.set_bottom_collapsed(str(ctx.settings.value(BOTTOM_KEY, "false")).lower() == "true", remember=False)
 
@@ -146,7 +146,7 @@ class GraderPage(QtWidgets.QWidget):
         self.try_button.clicked.connect(self.try_sample)
         self.try_panel.try_requested.connect(self.try_sample)
         self.export_button.clicked.connect(lambda: self.export_requested.emit())
-        self.versions_button.clicked.connect(lambda: self.record and self.actions.show_versions(self.record.key, self.theme == "dark"))
+        self.versions_button.clicked.connect(lambda: self.record and self.grader_actions.show_versions(self.record.key, self.theme == "dark"))
         self.lock_button.clicked.connect(self._toggle_lock)
         self.unlock_button.clicked.connect(self._banner_action)
         self.checks.line_activated.connect(self._go_to_line)
@@ -254,9 +254,9 @@ class GraderPage(QtWidgets.QWidget):
         if self.record is None:
             return
         if self.record.deleted:
-            self.actions.restore(self.record.key)
+            self.grader_actions.restore(self.record.key)
         else:
-            self.actions.set_locked(self.record.key, False)
+            self.grader_actions.set_locked(self.record.key, False)
 
     # -- dirty state -----------------------------------------------------------------------------------
     def _changed(self) -> None:
@@ -326,17 +326,17 @@ class GraderPage(QtWidgets.QWidget):
         if self.record is None or self.body is None:
             return False
         if self.read_only:
-            self.actions.messages.error("Cannot save", f"grader {self.record.key!r} is locked: unlock it to edit")
+            self.grader_actions.messages.error("Cannot save", f"grader {self.record.key!r} is locked: unlock it to edit")
             return False
         try:
             definition = self.body.definition()
         except Exception as exc:
-            self.actions.messages.error("Cannot save", exc)
+            self.grader_actions.messages.error("Cannot save", exc)
             return False
         message = self._failing_checks_note(definition)
         if message is None:
             return False  # the user keeps editing: the text stays, unsaved
-        record = self.actions.save(definition, message, base_version=self.base_version)
+        record = self.grader_actions.save(definition, message, base_version=self.base_version)
         if record is None:
             return False  # refused (a stale version keeps the edits here, unsaved)
         self.record = record
@@ -359,7 +359,7 @@ class GraderPage(QtWidgets.QWidget):
         self.set_bottom_collapsed(False)
         where = "; ".join(f"{c.name}{f' (line {c.line})' if c.line else ''}: {c.message}" for c in failed)
         version = (self.record.current_version + 1) if self.record else 1
-        if not self.actions.messages.confirm(
+        if not self.grader_actions.messages.confirm(
                 "Save with a failing check?",
                 f"{where}.\n\nSave anyway as v{version}? A run of this version will fail until it is fixed. "
                 "Cancel keeps your text in the editor, unsaved.", "Save anyway", safe_default=True):
@@ -440,13 +440,13 @@ class GraderPage(QtWidgets.QWidget):
         if self.record is None:
             return
         if not self.record.locked and self.is_dirty():
-            answer = self.actions.messages.ask_unsaved(self.record.definition.display_name)
+            answer = self.grader_actions.messages.ask_unsaved(self.record.definition.display_name)
             if answer == "cancel" or (answer == "save" and not self.save()):
                 return
             if answer == "discard":
                 self.body.load(self.record.definition)  # type: ignore[union-attr]
                 self._set_dirty(False)
-        self.actions.set_locked(self.record.key, not self.record.locked)
+        self.grader_actions.set_locked(self.record.key, not self.record.locked)
 
     def _go_to_line(self, line: int) -> None:
         editor = self.body.code_editor() if self.body else None

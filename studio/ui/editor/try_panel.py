@@ -96,7 +96,7 @@ class TryPanel(QtWidgets.QWidget):
         self.button.setEnabled(True)
         self.outcome = outcome
         self.score.setText(score_text(outcome))
-        parts = [outcome.status]
+        parts: list[str] = [outcome.status]
         if outcome.duration_ms:
             parts.append(f"{outcome.duration_ms:.0f} ms")
         if outcome.prompt_tokens or outcome.completion_tokens:

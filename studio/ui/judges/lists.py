@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..qt import Qt, QtWidgets, Signal
+from ..qt import Qt, QtWidgets, Signal, tool_button
 
 
 class StepsEditor(QtWidgets.QWidget):
@@ -21,10 +21,10 @@ class StepsEditor(QtWidgets.QWidget):
         self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
         self.list.setMinimumHeight(110)
         self.list.setWordWrap(True)
-        self.add = QtWidgets.QToolButton(text="Add", toolTip="Add a step")
-        self.remove = QtWidgets.QToolButton(text="Remove")
-        self.up = QtWidgets.QToolButton(text="↑", toolTip="Move up")
-        self.down = QtWidgets.QToolButton(text="↓", toolTip="Move down")
+        self.add = tool_button("Add", "Add a step")
+        self.remove = tool_button("Remove")
+        self.up = tool_button("↑", "Move up")
+        self.down = tool_button("↓", "Move down")
         buttons = QtWidgets.QHBoxLayout()
         for b in (self.add, self.remove, self.up, self.down):
             buttons.addWidget(b)
@@ -202,10 +202,10 @@ class TableEditor(QtWidgets.QWidget):
         vertical.setDefaultSectionSize(self.table.fontMetrics().lineSpacing() * lines + 10)
         self.table.setMinimumHeight(header.sizeHint().height() + vertical.defaultSectionSize() * 3 + 6)
         self.table.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Expanding)
-        self.add = QtWidgets.QToolButton(text="Add")
-        self.edit = QtWidgets.QToolButton(text="Edit…")
+        self.add = tool_button("Add")
+        self.edit = tool_button("Edit…")
         self.edit.setToolTip(f"Open the {noun} in a larger editor (or double-click it)")
-        self.remove = QtWidgets.QToolButton(text="Remove")
+        self.remove = tool_button("Remove")
         buttons = QtWidgets.QHBoxLayout()
         buttons.addWidget(self.add)
         if self.long_text:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from studio.core.judges.render import render_prompt
+from studio.core.judges.render import RenderedPrompt, render_prompt
 from studio.core.models import GraderDefinition
 
 from ..context import AppContext
@@ -62,7 +62,7 @@ class PreviewPane(QtWidgets.QWidget):
         self.problem.show()
         self.refreshed.emit()
 
-    def _show(self, prompt) -> None:  # type: ignore[no-untyped-def]
+    def _show(self, prompt: RenderedPrompt) -> None:
         text = prompt.text()
         self.last_text = text
         bar = self.view.verticalScrollBar().value()

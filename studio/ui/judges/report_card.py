@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.kinds import ByKind, get_kind
-from studio.core.models import GraderDefinition, JuryGrader
+from studio.core.models import GraderDefinition, JuryGrader, RunInfo
 from studio.core.outside import shown_time
 
 from ..context import AppContext
@@ -21,6 +21,9 @@ from ..eliding import ElidedCombo
 from ..messages import Messages
 from ..qt import Qt, QtWidgets
 from ..samples import preferred_dataset
+
+if TYPE_CHECKING:
+    from studio.core.store.probe_reports import ProbeRecord
 
 COLUMNS = ("Probe", "n", "Measure", "95% interval", "Verdicts flipped", "Result")
 EXPLAIN = {
@@ -169,20 +172,27 @@ class ReportCard(QtWidgets.QWidget):
             self.dataset.setCurrentIndex(names.index(choice))
         engine = self.ctx.library.engine
 
-        def load() -> Any:
+        def load() -> ProbeRecord | None:
             from studio.core.store.probe_reports import ProbeReportRepository
 
             return ProbeReportRepository(engine).latest(key)
 
-        self.ctx.tasks.run(load, lambda record: ticket == self._ticket and self._show_record(record),
-                           lambda exc: ticket == self._ticket and self.status.setText(f"Could not read the reports: {exc}"))
+        def show(record: ProbeRecord | None) -> None:
+            if ticket == self._ticket:
+                self._show_record(record)
+
+        def failed(exc: BaseException) -> None:
+            if ticket == self._ticket:
+                self.status.setText(f"Could not read the reports: {exc}")
+
+        self.ctx.tasks.run(load, show, failed)
 
     def _load_jury(self, key: str, ticket: int) -> None:
         """The jurors of this jury's newest finished run: agreement, labels, tokens."""
         library = self.ctx.library
         self.jury_status.setText("Loading the jurors of the last run…")
 
-        def load() -> Any:
+        def load() -> tuple[RunInfo, dict[str, Any]] | None:
             from studio.core.engine.jury import juror_agreement
 
             for run in library.runs.list(grader_key=key, limit=20):
@@ -190,7 +200,7 @@ class ReportCard(QtWidgets.QWidget):
                     return run, juror_agreement(library, run.id)
             return None
 
-        def show(found: Any) -> None:
+        def show(found: tuple[RunInfo, dict[str, Any]] | None) -> None:
             if ticket != self._ticket:
                 return
             if found is None:
@@ -199,8 +209,11 @@ class ReportCard(QtWidgets.QWidget):
             run, per_juror = found
             self.show_jury(run.id, run.dataset, run.aggregates["jury"], per_juror)
 
-        self.ctx.tasks.run(load, show, lambda exc: ticket == self._ticket and self.jury_status.setText(
-            f"Could not read the jury's runs: {exc}"))
+        def failed(exc: BaseException) -> None:
+            if ticket == self._ticket:
+                self.jury_status.setText(f"Could not read the jury's runs: {exc}")
+
+        self.ctx.tasks.run(load, show, failed)
 
     def show_jury(self, run_id: int, dataset: str, panel: dict[str, Any], per_juror: dict[str, Any]) -> None:
         self.jury_status.setText(
@@ -215,7 +228,7 @@ class ReportCard(QtWidgets.QWidget):
         self.jurors.resizeColumnsToContents()
         self.jurors.horizontalHeader().setStretchLastSection(True)
 
-    def _show_record(self, record: Any) -> None:
+    def _show_record(self, record: ProbeRecord | None) -> None:
         if record is None:
             self.status.setText("Never probed. Pick a dataset and press Run probes "
                                 "(or run `grader-studio probe` on the command line).")

@@ -35,9 +35,9 @@ class TemplateEditor(QtWidgets.QWidget):
         self.tabs.setDocumentMode(True)
         self.editors: dict[str, CodeEditor] = {}
         self.builtins: dict[str, str] = {}
-        self.palette = QtWidgets.QListWidget()
-        self.palette.setToolTip("Double-click to insert at the cursor")
-        self.palette.setMaximumWidth(230)
+        self.template_list = QtWidgets.QListWidget()
+        self.template_list.setToolTip("Double-click to insert at the cursor")
+        self.template_list.setMaximumWidth(230)
         self.use_builtin = QtWidgets.QPushButton("Start from built-in")
         self.use_builtin.setToolTip("Copy the judge's built-in template here to edit it")
         self.hint = QtWidgets.QLabel()
@@ -47,7 +47,7 @@ class TemplateEditor(QtWidgets.QWidget):
         title = QtWidgets.QLabel("Variables")
         title.setObjectName("sectionTitle")
         side.addWidget(title)
-        side.addWidget(self.palette, 1)
+        side.addWidget(self.template_list, 1)
         side.addWidget(self.use_builtin)
         top = QtWidgets.QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -60,7 +60,7 @@ class TemplateEditor(QtWidgets.QWidget):
         top.addLayout(side)
         self.setLayout(top)
         self.dialect = "handlebars"
-        self.palette.itemActivated.connect(self._insert)
+        self.template_list.itemActivated.connect(self._insert)
         self.use_builtin.clicked.connect(self._copy_builtin)
         self.tabs.currentChanged.connect(lambda _i: self._update_hint())
 
@@ -79,12 +79,12 @@ class TemplateEditor(QtWidgets.QWidget):
             self.editors[field] = editor
             self.builtins[field] = builtin
             self.tabs.addTab(editor, title)
-        self.palette.clear()
+        self.template_list.clear()
         for name, help_text in variables:
             item = QtWidgets.QListWidgetItem(name)
             item.setToolTip(f"{snippet(name, dialect)}\n{help_text}")
             item.setData(Qt.ItemDataRole.UserRole, name)
-            self.palette.addItem(item)
+            self.template_list.addItem(item)
         self._update_hint()
 
     def _current_field(self) -> str | None:

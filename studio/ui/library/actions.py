@@ -76,8 +76,8 @@ class GraderActions(QObject):
         if record is None:
             return None
         taken = {r.key for r in self.ctx.library.graders.list(include_deleted=True)}
-        new_key = first_free(f"{key}-copy", taken, joiner="")
-        new_key = self.messages.ask_text("Duplicate grader", "Key of the copy:", new_key)
+        new_key = self.messages.ask_text("Duplicate grader", "Key of the copy:",
+                                         first_free(f"{key}-copy", taken, joiner=""))
         if not new_key:
             return None
         data = dump_grader(record.definition)
@@ -168,7 +168,11 @@ class GraderActions(QObject):
                                      f"Move “{key}” to the Trash? Its versions and runs are kept and it can be restored.",
                                      "Move to Trash"):
             return False
-        done = self._call("Cannot delete", lambda: self.ctx.library.graders.delete(key) or True)
+        def delete() -> bool:
+            self.ctx.library.graders.delete(key)
+            return True
+
+        done = self._call("Cannot delete", delete)
         if not done:
             return False
         self._changed(f"Moved {key} to the Trash.")

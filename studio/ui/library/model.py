@@ -8,6 +8,7 @@ whole list is held; ``reload`` resets it when the library changes). Searching is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from studio.core.graders.registry import kind_labels
 from studio.core.store.graders import GraderRecord
@@ -61,7 +62,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
         return self._groups[index.internalId() - 1].records[index.row()]
 
     # -- model --------------------------------------------------------------------------------
-    def index(self, row: int, column: int, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> QtCore.QModelIndex:  # noqa: B008
+    def index(self, row: int, column: int, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> QtCore.QModelIndex:  # noqa: B008
         if column != 0:
             return QtCore.QModelIndex()
         if not parent.isValid():
@@ -76,24 +77,24 @@ class LibraryModel(QtCore.QAbstractItemModel):
             return QtCore.QModelIndex()
         return self.createIndex(index.internalId() - 1, 0, 0)
 
-    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: N802, B008
+    def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: N802, B008
         if not parent.isValid():
             return len(self._groups)
         if parent.internalId():
             return 0
         return len(self._groups[parent.row()].records)
 
-    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: N802, B008
+    def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: N802, B008
         return 1
 
-    def flags(self, index: QtCore.QModelIndex) -> Qt.ItemFlag:
+    def flags(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
         if not index.internalId():
             return Qt.ItemFlag.ItemIsEnabled
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
-    def data(self, index: QtCore.QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):  # type: ignore[no-untyped-def]
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
         if not index.internalId():

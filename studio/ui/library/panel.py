@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from studio.core.graders.registry import kind_labels
 from studio.core.models.broken import BrokenRow
 from studio.core.store.graders import GraderRecord
 
 from ..broken_rows import BrokenRowsList
 from ..context import AppContext
-from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal, tool_button
 from .actions import GraderActions
 from .model import RECORD_ROLE, LibraryFilter, LibraryModel
 
@@ -23,7 +25,7 @@ class LibraryPanel(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, actions: GraderActions, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.actions = actions
+        self.grader_actions = actions
         self.model = LibraryModel(self)
         self.proxy = LibraryFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -45,20 +47,20 @@ class LibraryPanel(QtWidgets.QWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setObjectName("hint")
 
-        self.new_button = QtWidgets.QToolButton(text="New")
+        self.new_button = tool_button("New")
         self.new_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         self.new_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.new_button.setToolTip("New grader (Ctrl+N)")
         menu = QtWidgets.QMenu(self.new_button)
         for kind, label in kind_labels().items():
-            menu.addAction(label, lambda k=kind: self.actions.new(k))
+            menu.addAction(label, self._new_of(kind))
         self.new_button.setMenu(menu)
-        self.new_button.clicked.connect(lambda: self.actions.new())
-        self.duplicate_button = QtWidgets.QToolButton(text="Duplicate")
-        self.lock_button = QtWidgets.QToolButton(text="Lock")
-        self.delete_button = QtWidgets.QToolButton(text="Delete")
-        self.versions_button = QtWidgets.QToolButton(text="Versions")
-        self.restore_button = QtWidgets.QToolButton(text="Restore")
+        self.new_button.clicked.connect(lambda: self.grader_actions.new())
+        self.duplicate_button = tool_button("Duplicate")
+        self.lock_button = tool_button("Lock")
+        self.delete_button = tool_button("Delete")
+        self.versions_button = tool_button("Versions")
+        self.restore_button = tool_button("Restore")
         self.restore_button.setToolTip("Bring the grader back from the Trash")
 
         # two rows: one row of six buttons made the sidebar's minimum 325 px, and with the runs list
@@ -81,20 +83,20 @@ class LibraryPanel(QtWidgets.QWidget):
         layout.addWidget(self.empty, 1)
         # graders whose stored row does not validate (a teammate's write): listed apart, plain text,
         # each named with its author and what is wrong; Delete moves the selected one to the Trash
-        self.broken_rows = BrokenRowsList("Broken (cannot be read):", "Delete broken grader", self.actions.delete)
+        self.broken_rows = BrokenRowsList("Broken (cannot be read):", "Delete broken grader", self.grader_actions.delete)
         self.broken, self.broken_delete = self.broken_rows.list, self.broken_rows.button
         layout.addWidget(self.broken_rows)
 
         self.search.textChanged.connect(self._filter)
         self.tree.selectionModel().currentChanged.connect(self._current_changed)
         self.tree.customContextMenuRequested.connect(self._context_menu)
-        self.duplicate_button.clicked.connect(lambda: self._with_key(self.actions.duplicate))
-        self.delete_button.clicked.connect(lambda: self._with_key(self.actions.delete))
+        self.duplicate_button.clicked.connect(lambda: self._with_key(self.grader_actions.duplicate))
+        self.delete_button.clicked.connect(lambda: self._with_key(self.grader_actions.delete))
         self.lock_button.clicked.connect(self._toggle_lock)
-        self.versions_button.clicked.connect(lambda: self._with_key(self.actions.show_versions))
-        self.restore_button.clicked.connect(lambda: self._with_key(self.actions.restore))
+        self.versions_button.clicked.connect(lambda: self._with_key(self.grader_actions.show_versions))
+        self.restore_button.clicked.connect(lambda: self._with_key(self.grader_actions.restore))
         QtGui.QShortcut(QtGui.QKeySequence(QtGui.QKeySequence.StandardKey.Delete), self.tree,
-                        lambda: self._with_key(self.actions.delete), context=Qt.ShortcutContext.WidgetShortcut)
+                        lambda: self._with_key(self.grader_actions.delete), context=Qt.ShortcutContext.WidgetShortcut)
         ctx.graders_changed.connect(self.reload)
         self._suppress = False
         self.reload()
@@ -160,16 +162,21 @@ class LibraryPanel(QtWidgets.QWidget):
     def _update_buttons(self) -> None:
         record = self.current_record()
         live = record is not None and not record.deleted
+        locked = record is not None and record.locked
         self.duplicate_button.setEnabled(live)
-        self.delete_button.setEnabled(live and not record.locked)  # a locked grader cannot be deleted
+        self.delete_button.setEnabled(live and not locked)  # a locked grader cannot be deleted
         self.lock_button.setEnabled(live)
         self.versions_button.setEnabled(record is not None)
         self.restore_button.setVisible(record is not None and record.deleted)
-        self.lock_button.setText("Unlock" if live and record.locked else "Lock")
-        self.delete_button.setToolTip("Locked graders cannot be deleted: unlock first" if live and record.locked
+        self.lock_button.setText("Unlock" if live and locked else "Lock")
+        self.delete_button.setToolTip("Locked graders cannot be deleted: unlock first" if live and locked
                                       else "Move to the Trash (Del)")
 
-    def _with_key(self, fn) -> None:  # type: ignore[no-untyped-def]
+    def _new_of(self, kind: str) -> Callable[[], object]:
+        """The New menu's item for one kind (a slot taking no argument: Qt passes none to it)."""
+        return lambda: self.grader_actions.new(kind)
+
+    def _with_key(self, fn: Callable[[str], object]) -> None:
         record = self.current_record()
         if record is not None:
             fn(record.key)
@@ -177,24 +184,24 @@ class LibraryPanel(QtWidgets.QWidget):
     def _toggle_lock(self) -> None:
         record = self.current_record()
         if record is not None:
-            self.actions.set_locked(record.key, not record.locked)
+            self.grader_actions.set_locked(record.key, not record.locked)
 
     def _context_menu(self, pos: QtCore.QPoint) -> None:
         record = self.current_record()
         menu = QtWidgets.QMenu(self)
         if record is None:
-            menu.addAction("New grader…", lambda: self.actions.new())
+            menu.addAction("New grader…", lambda: self.grader_actions.new())
         elif record.deleted:
-            menu.addAction("Restore", lambda: self.actions.restore(record.key))
-            menu.addAction("Versions…", lambda: self.actions.show_versions(record.key))
+            menu.addAction("Restore", lambda: self.grader_actions.restore(record.key))
+            menu.addAction("Versions…", lambda: self.grader_actions.show_versions(record.key))
         else:
-            menu.addAction("Duplicate…", lambda: self.actions.duplicate(record.key))
+            menu.addAction("Duplicate…", lambda: self.grader_actions.duplicate(record.key))
             menu.addAction("Unlock" if record.locked else "Lock",
-                           lambda: self.actions.set_locked(record.key, not record.locked))
-            menu.addAction("Versions…", lambda: self.actions.show_versions(record.key))
+                           lambda: self.grader_actions.set_locked(record.key, not record.locked))
+            menu.addAction("Versions…", lambda: self.grader_actions.show_versions(record.key))
             keys = self.selected_keys() or [record.key]
             menu.addAction(f"New suite from {'these ' + str(len(keys)) + ' graders' if len(keys) > 1 else 'this grader'}…",
                            lambda: self.suite_requested.emit(keys))
             menu.addSeparator()
-            menu.addAction("Move to Trash", lambda: self.actions.delete(record.key))
+            menu.addAction("Move to Trash", lambda: self.grader_actions.delete(record.key))
         menu.popup(self.tree.viewport().mapToGlobal(pos))

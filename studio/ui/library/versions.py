@@ -73,12 +73,16 @@ class DiffView(QtWidgets.QWidget):
         cells = sorted((i.row(), i.column()) for i in self.table.selectedIndexes())
         rows: dict[int, list[str]] = {}
         for row, column in cells:
-            rows.setdefault(row, []).append(self.table.item(row, column).text())
+            rows.setdefault(row, []).append(self._cell(row, column))
         QtWidgets.QApplication.clipboard().setText("\n".join("\t".join(parts) for parts in rows.values()))
 
     def text(self, side: int) -> str:
         """One side's lines as shown (0: left, 1: right); an added or removed row is empty there."""
-        return "\n".join(self.table.item(n, side).text() for n in range(self.table.rowCount()))
+        return "\n".join(self._cell(n, side) for n in range(self.table.rowCount()))
+
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text() if item is not None else ""
 
     def show_diff(self, old_title: str, old: str, new_title: str, new: str) -> int:
         """Fill both columns; returns the number of differing rows."""
@@ -157,7 +161,9 @@ class VersionsDialog(QtWidgets.QDialog):
         close.clicked.connect(self.reject)
         self.resize(980, 640)
         if self.list.topLevelItemCount():
-            self.list.setCurrentItem(self.list.topLevelItem(min(1, self.list.topLevelItemCount() - 1)))
+            first = self.list.topLevelItem(min(1, self.list.topLevelItemCount() - 1))
+            if first is not None:
+                self.list.setCurrentItem(first)
 
     def selected_version(self) -> int | None:
         item = self.list.currentItem()

@@ -150,14 +150,14 @@ class DetailPane(QtWidgets.QWidget):
         self.header.setWordWrap(True)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.thread = ThreadView(empty="Select a result to see its conversation.")
+        self.thread_view = ThreadView(empty="Select a result to see its conversation.")
         self.judge = QtWidgets.QTextBrowser()
         self.judge.setOpenLinks(False)
         self.raw = QtWidgets.QPlainTextEdit()
         self.raw.setReadOnly(True)
         self.raw.setLineWrapMode(QtWidgets.QPlainTextEdit.LineWrapMode.NoWrap)
         self.raw.setFont(QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.SystemFont.FixedFont))
-        self.tabs.addTab(self.thread, "Thread")
+        self.tabs.addTab(self.thread_view, "Thread")
         self.tabs.addTab(self.judge, "Rationale && prompt")
         self.tabs.addTab(self.raw, "Raw")
         layout = QtWidgets.QVBoxLayout(self)
@@ -170,7 +170,7 @@ class DetailPane(QtWidgets.QWidget):
     def clear(self, message: str = "Select a result to see its thread, rationale and raw payload.") -> None:
         self.result = None
         self.header.setText(f"<span style='color:#8a8f98'>{html.escape(breakable(message))}</span>")
-        self.thread.clear_thread()
+        self.thread_view.clear_thread()
         self.judge.setHtml(empty_html("Select a result to see the judge's rationale."))
         self.raw.setPlainText("")
 
@@ -182,13 +182,13 @@ class DetailPane(QtWidgets.QWidget):
         self.header.setText(header_html(result))
         sample = _sample(result.get("sample_data"))
         if sample is not None:
-            self.thread.set_sample(sample)
+            self.thread_view.set_sample(sample)
         else:
-            self.thread.set_turns([Turn(role="system", content="The sample is not in the dataset any more.")])
+            self.thread_view.set_turns([Turn(role="system", content="The sample is not in the dataset any more.")])
         self.judge.setHtml(judge_html(result))
         self.raw.setPlainText(raw_json(result))
         if self.tabs.currentWidget() is not self.raw:  # Raw stays when chosen; else what matters first
-            self.tabs.setCurrentWidget(self.judge if has_judgement(result) else self.thread)
+            self.tabs.setCurrentWidget(self.judge if has_judgement(result) else self.thread_view)
 
 
 def _sample(data: Any) -> Sample | None:

@@ -19,6 +19,8 @@ one's own label asks nothing. The analyst is ``current_user()``, the name every 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -146,11 +148,14 @@ class Labeler(QtWidgets.QFrame):
 
     def _shortcuts(self) -> None:
         context = QtCore.Qt.ShortcutContext.WidgetWithChildrenShortcut
-        bindings = [(k, lambda v=v: self.set_verdict(v)) for k, v in KEYS.items()]
-        bindings += [(str(d), lambda d=d: self.set_score(float(d))) for d in range(10)]
+        bindings: list[tuple[str, Callable[[], object]]] = [
+            (k, functools.partial(self.set_verdict, v)) for k, v in KEYS.items()]
+        bindings += [(str(d), functools.partial(self.set_score, float(d))) for d in range(10)]
         bindings.append(("U", self.next_unlabelled))
+        view = self.view
+        assert isinstance(view, QtWidgets.QWidget)  # the results view (a protocol here, not imported)
         for key, slot in bindings:
-            shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), self.view)
+            shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), view)
             shortcut.setContext(context)
             shortcut.activated.connect(slot)
 
@@ -324,7 +329,7 @@ class Labeler(QtWidgets.QFrame):
         column = COLUMN_INDEX["label"]
         self._move(lambda row: not self.view.model.data(self.view.model.index(row, column)))
 
-    def _move(self, wanted) -> None:  # type: ignore[no-untyped-def]
+    def _move(self, wanted: Callable[[int], bool]) -> None:
         model = self.view.model
         current = self.view.table.currentIndex()
         start = current.row() + 1 if current.isValid() else 0

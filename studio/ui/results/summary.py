@@ -104,11 +104,12 @@ class _Figures(QtWidgets.QScrollArea):
         self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed)
         self.viewport().setAutoFillBackground(False)  # the band's own background shows through
         label.setAutoFillBackground(False)
+        self._label = label
         self._cap: tuple[str, int] | None = None  # (the font, the height of BAND_LINES lines in it)
 
     def fit(self) -> None:
         """Take the text's height at the width shown, at most ``BAND_LINES`` lines."""
-        label = self.widget()
+        label = self._label
         wanted = label.heightForWidth(max(1, self.viewport().width()))
         if wanted <= 0:
             wanted = label.sizeHint().height()

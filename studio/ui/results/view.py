@@ -19,7 +19,7 @@ from ..context import AppContext
 from ..eliding import ElidedLabel
 from ..file_dialogs import save_file
 from ..messages import Messages, describe_error
-from ..qt import Qt, QtWidgets, Signal
+from ..qt import Qt, QtCore, QtGui, QtWidgets, Signal, tool_button
 from ..suites.grid import SuiteGrid
 from .ci_reports import ReportButton, run_figures
 from .column_chooser import ColumnChooser, add_chooser
@@ -71,8 +71,6 @@ class ResultsView(QtWidgets.QWidget):
         self.export_button = QtWidgets.QPushButton("Export CSV…")
         self.export_button.setToolTip("Write the results shown (this filter and sort) to a CSV file")
         self.report_button = ReportButton(ctx)
-        self.report_button.saved.connect(lambda path: self.status_line.setText(f"Saved the report to {path}"))
-        self.report_button.failed.connect(lambda why: self.status_line.setText(f"Report not saved: {why}"))
         self.table = QtWidgets.QTableView()
         self._setup_table()
         self.empty = QtWidgets.QLabel()
@@ -88,14 +86,20 @@ class ResultsView(QtWidgets.QWidget):
         # width (the window grew to 33,000 px)
         self.status_line = ElidedLabel()
         self.status_line.setStyleSheet("color: #8a8f98")
+        self.report_button.saved.connect(lambda path: self.status_line.setText(f"Saved the report to {path}"))
+        self.report_button.failed.connect(lambda why: self.status_line.setText(f"Report not saved: {why}"))
 
         bar = QtWidgets.QHBoxLayout()
         bar.addWidget(self.filters, 1)
-        self.columns_button = QtWidgets.QToolButton(text="Columns")
+        self.columns_button = tool_button("Columns")
         self.columns_button.setToolTip("Choose the grid's columns (also in a column header's right-click menu)")
         self.columns_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
         columns_menu = QtWidgets.QMenu(self.columns_button)
-        columns_menu.aboutToShow.connect(lambda: (columns_menu.clear(), add_chooser(columns_menu, self)))
+        def fill_columns() -> None:
+            columns_menu.clear()
+            add_chooser(columns_menu, self)
+
+        columns_menu.aboutToShow.connect(fill_columns)
         self.columns_button.setMenu(columns_menu)
         bar.addWidget(self.columns_button)
         # in the summary band, beside the figures they report, one above the other: the filter bar has
@@ -147,7 +151,7 @@ class ResultsView(QtWidgets.QWidget):
         self._sized = True
         self.ctx.settings.setValue(SPLITTER_KEY, self.splitter.saveState())
 
-    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         if not self._sized and self.splitter.width() > 0:  # the first size, from the width there is
             total = sum(self.splitter.sizes()) or self.splitter.width()
@@ -393,7 +397,7 @@ class ResultsView(QtWidgets.QWidget):
         self.empty.setText(message)
         self.grid_stack.setCurrentWidget(self.empty)
 
-    def _on_current(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+    def _on_current(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
         rid = self.model.result_id(current.row()) if current.isValid() else None
         if rid is None or rid == self._shown_result:
             return

@@ -117,7 +117,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.question.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.question.setMargin(6)
         self.question.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.thread = ThreadView(empty="Pick a queue: its next sample for you shows here.")
+        self.thread_view = ThreadView(empty="Pick a queue: its next sample for you shows here.")
         self.hidden = plain_label(HIDDEN)
         self.hidden.setWordWrap(True)
         self.hidden.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -168,7 +168,7 @@ class ReviewPage(QtWidgets.QWidget):
         column = QtWidgets.QVBoxLayout(label_tab)
         column.addWidget(self.where)
         column.addWidget(self.question)
-        column.addWidget(self.thread, 1)
+        column.addWidget(self.thread_view, 1)
         column.addWidget(self.reveal)
         column.addLayout(bar)
         column.addWidget(self.settle_widgets)
@@ -223,7 +223,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.agreement_button.clicked.connect(self.compute_agreement)
         self.shots_button.clicked.connect(self.make_shots)
         self.dataset_button.clicked.connect(self.make_dataset)
-        for widget in (self.list, self.thread, self.side, self):
+        for widget in (self.list, self.thread_view, self.side, self):
             widget.installEventFilter(self)
         self._enable()
         self.reload()
@@ -272,7 +272,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.queues.blockSignals(False)
         if not names:
             self.where.setText(NO_QUEUE)
-            self.thread.clear_thread("No review queue yet.")
+            self.thread_view.clear_thread("No review queue yet.")
             self.queue = None
             self.model.reset([])
             self._enable()
@@ -302,7 +302,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.tabs.setTabEnabled(1, self.user in self.queue.leads)
         if target is None:
             self.shown = None
-            self.thread.clear_thread("Nothing left for you in this queue: every sample has your label or the "
+            self.thread_view.clear_thread("Nothing left for you in this queue: every sample has your label or the "
                                      "labels it wants. Pick one on the left to look again.")
             self.where.setText(f"{self.queue.name}: done for you ({self.user}).")
             self.question.clear()
@@ -382,7 +382,7 @@ class ReviewPage(QtWidgets.QWidget):
                               "The grader's question: (none recorded)")
         # the thread, the answer and the reference; not the row's metadata, which may carry an earlier
         # verdict (the demo's "human_verdict") and would unblind the reviewer
-        self.thread.set_sample(shown.sample.model_copy(update={"metadata": {}}))
+        self.thread_view.set_sample(shown.sample.model_copy(update={"metadata": {}}))
         self.note.setText(item.mine.note if item.mine else "")
         if item.revealed:
             self._fill_side(shown)
@@ -497,7 +497,7 @@ class ReviewPage(QtWidgets.QWidget):
 
     def _chosen(self) -> list[str] | None:
         rows = sorted({index.row() for index in self.disagreements.selectionModel().selectedRows()})
-        ids = [self.disagreements.item(r, 0).text() for r in rows if self.disagreements.item(r, 0)]
+        ids = [item.text() for r in rows if (item := self.disagreements.item(r, 0)) is not None]
         return ids or None  # none selected: every settled sample the rule takes
 
     def make_shots(self) -> None:
@@ -527,10 +527,12 @@ class ReviewPage(QtWidgets.QWidget):
         from studio.core.engine.queues import dataset_from_queue
 
         library, name, chosen = self.ctx.library, self.queue.name, self._chosen()
-        self.ctx.tasks.run(lambda: dataset_from_queue(library, name, new.strip(), chosen),
-                           lambda made: (self.ctx.datasets_changed.emit(), self.messages.info(
-                               "Dataset created", f"Dataset {made['dataset']}: {len(made['samples'])} settled samples "
-                               f"from queue {name}, runs {', '.join(map(str, made['provenance']['runs']))}.")),
+        def made_it(made: dict[str, Any]) -> None:
+            self.ctx.datasets_changed.emit()
+            self.messages.info("Dataset created", f"Dataset {made['dataset']}: {len(made['samples'])} settled samples "
+                               f"from queue {name}, runs {', '.join(map(str, made['provenance']['runs']))}.")
+
+        self.ctx.tasks.run(lambda: dataset_from_queue(library, name, new.strip(), chosen), made_it,
                            lambda exc: self.messages.error("Dataset not created", exc))
 
     # --- state -------------------------------------------------------------------------------------

@@ -68,10 +68,10 @@ class RunsModel(QtCore.QAbstractTableModel):
         self.runs[row] = self.runs[row].model_copy(update=changes)
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(HEADERS) - 1))
 
-    def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+    def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.runs)
 
-    def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
+    def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
@@ -79,7 +79,7 @@ class RunsModel(QtCore.QAbstractTableModel):
             return HEADERS[section]
         return None
 
-    def data(self, index: QtCore.QModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
         info = self.run_at(index.row()) if index.isValid() else None
         if info is None:
             return None

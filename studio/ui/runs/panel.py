@@ -24,7 +24,7 @@ from ..context import AppContext
 from ..eliding import ElidedCombo
 from ..messages import Messages, describe_error
 from ..plain import breakable
-from ..qt import Qt, QtCore, QTimer, QtWidgets, Signal
+from ..qt import Qt, QtCore, QtGui, QTimer, QtWidgets, Signal, tool_button
 from ..results.status import status_hex
 from ..results.view import ResultsView
 from ..samples import preferred_dataset
@@ -108,7 +108,9 @@ class RunPanel(QtWidgets.QWidget):
                                     "Judges stay on this machine.")
         self.ray_address.setEnabled(False)
         if not ray_available():
-            self.where.model().item(1).setEnabled(False)
+            ray_item = self.where.model()
+            if isinstance(ray_item, QtGui.QStandardItemModel) and ray_item.item(1) is not None:
+                ray_item.item(1).setEnabled(False)
             self.where.setItemData(1, RAY_HINT, Qt.ItemDataRole.ToolTipRole)
         self.where.currentIndexChanged.connect(self._on_where_changed)
         self.start_button = QtWidgets.QPushButton("Start run")
@@ -181,12 +183,12 @@ class RunPanel(QtWidgets.QWidget):
             caption.setBuddy(buddy)
             top.addWidget(caption)
             top.addWidget(widget, stretch)
-        self.options_button = QtWidgets.QToolButton(text="Options")
+        self.options_button = tool_button("Options")
         self.options_button.setCheckable(True)
         self.options_button.setToolTip("Version, endpoint, concurrency, sample limit and where to grade")
         self.options_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.options_button.setArrowType(Qt.ArrowType.RightArrow)
-        self.history_button = QtWidgets.QToolButton(text="Runs")
+        self.history_button = tool_button("Runs")
         self.history_button.setCheckable(True)
         self.history_button.setToolTip("Show or hide the list of runs")
         self.history_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -269,7 +271,7 @@ class RunPanel(QtWidgets.QWidget):
         self.ctx.settings.setValue(OPTIONS_KEY, shown)
         self._set_options(shown)
 
-    def resizeEvent(self, event) -> None:  # type: ignore[no-untyped-def]  # noqa: N802
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
         if self._history_choice is None:  # the list beside the grid only where both have room
             wide = self.width() >= WIDE_PAGE
@@ -511,7 +513,8 @@ class RunPanel(QtWidgets.QWidget):
         self._pending = None
         self.isolation_warning = None
         self.progress_bar.setRange(0, max(total, 1))
-        self._bar_run, self._bar_done = run_id, done
+        self._bar_run: int | None = run_id
+        self._bar_done = done
         self._sync_bar()
         self.progress_label.setText(f"{done:,} / {total:,} · starting…")
         self._say(f"Run {run_id} started.")
@@ -599,7 +602,7 @@ class RunPanel(QtWidgets.QWidget):
         index = self.runs_view.currentIndex()
         return self.runs.run_at(index.row()) if index.isValid() else None
 
-    def _on_run_selected(self, current, _previous) -> None:  # type: ignore[no-untyped-def]
+    def _on_run_selected(self, current: QtCore.QModelIndex, _previous: QtCore.QModelIndex) -> None:
         info = self.runs.run_at(current.row()) if current.isValid() else None
         if info is not None and info.id != self.results.run_id:
             self.results.set_run(info.id, live=info.id == self.active_run)
@@ -653,7 +656,7 @@ class RunPanel(QtWidgets.QWidget):
             self._say("Import a dataset (Datasets view) to run a grader on it.")
 
     def _idle_progress(self) -> None:
-        self._bar_run: int | None = None
+        self._bar_run = None
         self._bar_done = 0
         self.progress_bar.setRange(0, 1)
         self.progress_bar.setValue(0)

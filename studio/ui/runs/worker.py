@@ -193,7 +193,7 @@ class RunWorker(QObject):
         while self._stderr_size > STDERR_TAIL_BYTES and len(self._stderr) > 1:
             self._stderr_size -= len(self._stderr.popleft())
 
-    def _handle_line(self, line: bytes) -> None:
+    def _handle_line(self, line: bytes | bytearray) -> None:
         event = events.decode(line)
         if event is None:
             return  # not ours (a library printing to stdout): ignored

@@ -241,8 +241,16 @@ class SuitesPage(QtWidgets.QWidget):
         self.table.setItem(row, 1, QtWidgets.QTableWidgetItem("" if member.version is None else str(member.version)))
         self.table.setItem(row, 2, QtWidgets.QTableWidgetItem(f"{member.weight:g}"))
         self.table.setItem(row, 3, QtWidgets.QTableWidgetItem("" if member.threshold is None else f"{member.threshold:g}"))
-        self.table.item(row, 1).setToolTip("empty: follow the grader's current version")
-        self.table.item(row, 3).setToolTip("empty: the run's pass threshold")
+        self._item(row, 1).setToolTip("empty: follow the grader's current version")
+        self._item(row, 3).setToolTip("empty: the run's pass threshold")
+
+    def _item(self, row: int, column: int) -> QtWidgets.QTableWidgetItem:
+        """A cell of the members' table (``_append`` sets every cell of a row it adds)."""
+        item = self.table.item(row, column)
+        if item is None:
+            item = QtWidgets.QTableWidgetItem()
+            self.table.setItem(row, column, item)
+        return item
 
     def new_suite(self) -> None:
         dialog = GraderChecklist(self.ctx, "New suite from graders", parent=self)
@@ -259,7 +267,7 @@ class SuitesPage(QtWidgets.QWidget):
                                                          overall="mean", overall_grader=None))
 
     def add_graders(self) -> None:
-        have = {self.table.item(r, 0).text() for r in range(self.table.rowCount())}
+        have = {self._item(r, 0).text() for r in range(self.table.rowCount())}
         dialog = GraderChecklist(self.ctx, "Add graders to the suite", exclude=have, parent=self)
         if dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted:
             for key in dialog.chosen():
@@ -270,10 +278,10 @@ class SuitesPage(QtWidgets.QWidget):
         target = row + step
         if row < 0 or not 0 <= target < self.table.rowCount():
             return
-        values = [[self.table.item(r, c).text() for c in range(len(COLUMNS))] for r in (row, target)]
+        values = [[self._item(r, c).text() for c in range(len(COLUMNS))] for r in (row, target)]
         for r, cells in zip((target, row), values, strict=True):
             for c, text in enumerate(cells):
-                self.table.item(r, c).setText(text)
+                self._item(r, c).setText(text)
         self.table.setCurrentCell(target, 0)
 
     def _remove_row(self) -> None:
@@ -288,7 +296,7 @@ class SuitesPage(QtWidgets.QWidget):
             raise StudioError("the suite key must be lower-case letters, digits, '.', '_' or '-'")
         members = []
         for row in range(self.table.rowCount()):
-            grader = self.table.item(row, 0).text()
+            grader = self._item(row, 0).text()
             version = self._number(row, 1, grader, "version", integer=True)
             weight = self._number(row, 2, grader, "weight")
             threshold = self._number(row, 3, grader, "pass threshold")
@@ -301,7 +309,7 @@ class SuitesPage(QtWidgets.QWidget):
                                overall_grader=self.composite.currentData() if rule == "composite" else None)
 
     def _number(self, row: int, column: int, grader: str, what: str, integer: bool = False) -> float | None:
-        text = self.table.item(row, column).text().strip()
+        text = self._item(row, column).text().strip()
         if not text:
             return None
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..qt import Qt, QtWidgets
+from ..qt import Qt, QtWidgets, tool_button
 
 ONE_OFF = "graders:"  # the picker's data of a one-off suite: "graders:a,b,c"
 
@@ -59,7 +59,7 @@ def grader_row(panel: Any) -> QtWidgets.QWidget:
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(2)
     layout.addWidget(panel.grader, 1)
-    button = QtWidgets.QToolButton(text="Several…")
+    button = tool_button("Several…")
     button.setToolTip("Run several graders together over the dataset (a one-off suite)")
 
     def pick() -> None:

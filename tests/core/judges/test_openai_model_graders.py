@@ -71,7 +71,8 @@ def test_sampling_params_reach_the_request(library: Any, endpoint: EndpointConfi
     """Every one of OpenAI's sampling parameters is in the body sent to an OpenAI-compatible endpoint;
     Anthropic's API, which has no reasoning_effort, refuses it rather than dropping it."""
     from studio.core.graders.openai_grader import make_scorer
-    from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
+    from studio.core.judges.http.providers.anthropic import PROVIDER as anthropic
+    from studio.core.judges.http.providers.openai import PROVIDER as openai
     from studio.core.judges.http.chat import ChatMessage, ChatRequest
     from studio.core.judges.http.errors import JudgeError
     from studio.core.scoring import GradingContext
@@ -80,13 +81,13 @@ def test_sampling_params_reach_the_request(library: Any, endpoint: EndpointConfi
     params = scorer.part.params  # type: ignore[attr-defined]
     assert params == {"temperature": 0.2, "max_tokens": 50, "seed": 3, "top_p": 0.9, "reasoning_effort": "low"}
     request = ChatRequest(messages=[ChatMessage(role="user", content="x")], **params)
-    body = OpenAIAdapter().payload(endpoint, "gpt-4o-mini", request)
+    body = openai.payload(endpoint, "gpt-4o-mini", request)
     assert (body["temperature"], body["max_tokens"], body["seed"], body["top_p"], body["reasoning_effort"]) == (
         0.2, 50, 3, 0.9, "low")
-    plain = OpenAIAdapter().payload(endpoint, "m", ChatRequest(messages=[ChatMessage(role="user", content="x")]))
+    plain = openai.payload(endpoint, "m", ChatRequest(messages=[ChatMessage(role="user", content="x")]))
     assert "top_p" not in plain and "reasoning_effort" not in plain  # other requests as they were
     with pytest.raises(JudgeError, match="reasoning_effort"):
-        AnthropicAdapter().payload(endpoint, "claude", request)
+        anthropic.payload(endpoint, "claude", request)
 
 
 def test_an_image_is_refused_politely_per_sample(endpoint: EndpointConfig, score: Any) -> None:

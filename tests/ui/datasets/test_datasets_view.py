@@ -67,7 +67,7 @@ def test_empty_state_then_import_preview_and_browse(qtbot, app_ctx, tmp_path: Pa
     assert view.current_dataset().name == "capitals"
     assert view.samples.rowCount() == 30
     view.select_sample(3)
-    text = view.thread.toPlainText()
+    text = view.thread_view.toPlainText()
     assert "Question 3" in text and "document 1" in text and "lookup_capital" in text
     assert '"country": "France"' in text and "expected" in text
 
@@ -162,7 +162,7 @@ def test_samples_are_paged_not_loaded(qtbot, app_ctx) -> None:  # type: ignore[n
     view.sample_table.scrollToBottom()
     qtbot.wait(20)
     view.select_sample(4999)
-    assert "q4999" in view.thread.toPlainText()
+    assert "q4999" in view.thread_view.toPlainText()
     assert view.samples.materialised_rows() <= 600
 
 
@@ -178,7 +178,7 @@ def test_a_sample_that_does_not_validate_is_named_and_the_rest_browse(qtbot, app
     view = make_view(qtbot, app_ctx)
     view.select_dataset("d")
     view.select_sample(1)
-    shown = view.thread.toPlainText()
+    shown = view.thread_view.toPlainText()
     assert "“d #1”" in shown and "is broken" in shown and "datasets delete d" in shown
     view.select_sample(2)
-    assert "q2" in view.thread.toPlainText()
+    assert "q2" in view.thread_view.toPlainText()

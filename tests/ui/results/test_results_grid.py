@@ -157,7 +157,7 @@ def test_streaming_refresh_keeps_the_selected_result(qtbot, app_ctx, small_run) 
     assert view.model.rowCount() == 4 and view.grid_stack.currentWidget() is view.table
     view.select_row(3)  # sample 6
     selected = view.model.result_id(3)
-    assert "What is 6 + 6?" in view.detail.thread.toPlainText()
+    assert "What is 6 + 6?" in view.detail.thread_view.toPlainText()
     # results arriving out of order land above the selection: it follows its result
     write(app_ctx.library, small_run, [(i, Outcome(score=0.0)) for i in (3, 4, 5)])
     with qtbot.waitSignal(view.model.loaded, timeout=WAIT_MS):
@@ -199,7 +199,7 @@ def test_detail_pane_shows_thread_verdicts_prompt_and_raw(qtbot, app_ctx, small_
     assert "UNMET" in judge and "+0.5" in judge
     assert "Prompt — criterion 1" in judge and "You grade answers." in judge
     assert '"chatcmpl-1"' in view.detail.raw.toPlainText()
-    assert "What is 0 + 0?" in view.detail.thread.toPlainText()
+    assert "What is 0 + 0?" in view.detail.thread_view.toPlainText()
     assert "120 + 9 tokens" in view.detail.header.text()
     view.select_row(1)
     assert "connection refused" in view.detail.judge.toPlainText()

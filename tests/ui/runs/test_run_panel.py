@@ -137,7 +137,7 @@ def test_binary_judge_run_shows_rationale_in_the_detail_pane(qtbot, app_ctx, fak
     judge = results.detail.judge.toPlainText()
     assert "Rationale" in judge and "Scripted rule gave FAIL." in judge
     assert "Prompt" in judge and "Capital of Italy?" in judge  # the exact prompt the judge saw
-    assert "Milan" in results.detail.thread.toPlainText()
+    assert "Milan" in results.detail.thread_view.toPlainText()
     assert results.model.data(results.model.index(1, COLUMN_INDEX["score"])) == "0.000"
 
 

@@ -114,8 +114,8 @@ class FunctionBody(DefinitionBody):
         self.common.set_read_only(read_only)
         for widget in (self.function_name, self.endpoint):
             widget.setReadOnly(read_only)
-        for widget in (self.contract, self.timeout, self.memory, self.model_access, self.max_model_calls):
-            widget.setEnabled(not read_only)
+        for control in (self.contract, self.timeout, self.memory, self.model_access, self.max_model_calls):
+            control.setEnabled(not read_only)
 
     def show_checks(self, checks: list[Check]) -> None:
         markers: dict[int, tuple[str, str]] = {}

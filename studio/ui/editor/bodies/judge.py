@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.graders.registry import get_kind
+from studio.core.kinds import Kind
 from studio.core.models import GraderDefinition, JudgeBase
 
 from ...context import AppContext
@@ -27,8 +28,17 @@ EXAMPLES_HINT = ("Worked examples the judge reads before the answer it grades. D
 
 def _builtin_templates(kind: str, metric_type: str = "faithfulness") -> tuple[str, str]:
     """The (system, user) templates a judge uses when its definition brings none."""
-    defaults = get_kind(kind).default_templates
+    defaults = _judge_kind(kind).default_templates
     return defaults(metric_type) if defaults is not None else ("", "")
+
+
+def _judge_kind(kind: str) -> Kind:
+    """A judge kind's descriptor with its prompt parts (``Kind``'s fields, which the ``GraderKind``
+    protocol does not declare)."""
+    descriptor = get_kind(kind)
+    if not isinstance(descriptor, Kind):
+        raise TypeError(f"kind {kind!r} has no prompt parts")
+    return descriptor
 
 
 class JudgeBody(DefinitionBody):
@@ -129,6 +139,7 @@ class JudgeBody(DefinitionBody):
         """The few-shot examples' page, its title counting them."""
         page_index = self._add_section("Examples", table, hint)
         page = self.sections.widget(page_index)
+        assert page is not None  # the tab just inserted
 
         def count() -> None:
             index = self.sections.indexOf(page)
@@ -139,7 +150,7 @@ class JudgeBody(DefinitionBody):
 
     def _build_kind_form(self) -> None:
         self._build_form()
-        descriptor = get_kind(self.kind)
+        descriptor = _judge_kind(self.kind)
         variables = list(descriptor.variables) + (SAMPLE_VARIABLES if descriptor.sample_variables else [])
         self._configure_templates(variables)
 
