@@ -71,10 +71,10 @@ def test_sampling_params_reach_the_request(library: Any, endpoint: EndpointConfi
     """Every one of OpenAI's sampling parameters is in the body sent to an OpenAI-compatible endpoint;
     Anthropic's API, which has no reasoning_effort, refuses it rather than dropping it."""
     from studio.core.graders.openai_grader import make_scorer
-    from studio.core.judges.http.providers.anthropic import PROVIDER as anthropic
-    from studio.core.judges.http.providers.openai import PROVIDER as openai
     from studio.core.judges.http.chat import ChatMessage, ChatRequest
     from studio.core.judges.http.errors import JudgeError
+    from studio.core.judges.http.providers.anthropic import PROVIDER as anthropic
+    from studio.core.judges.http.providers.openai import PROVIDER as openai
     from studio.core.scoring import GradingContext
 
     scorer = make_scorer(OpenAIGrader(key="h", criterion=SCORE), GradingContext(library=library))
