@@ -13,7 +13,8 @@ Each rule and its source is in docs/openai.md. In short:
   (``{"result": ...}``) asked for with a JSON schema; a score outside ``range`` or a label not in
   ``labels`` is an error, not a clamp;
 * python runs ``grade(sample, item)`` unchanged in the sandbox (``mka1_sample`` contract), with
-  OpenAI's 2-minute and 2 GB limits; its ``image_tag`` is recorded in each result's details;
+  OpenAI's 2-minute and 2 GB limits and the packages of OpenAI's image (read-only, in workers of
+  their own); its ``image_tag`` is recorded in each result's details;
 * multi scores its graders and computes ``calculate_output`` with ``openai_formula``.
 """
 
@@ -27,7 +28,12 @@ from typing import Any
 
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import FunctionGrader, Outcome, Sample
-from studio.core.models.openai_grader import PYTHON_IMAGE_PACKAGES, PYTHON_MEMORY_MB, PYTHON_SECONDS, OpenAIGrader
+from studio.core.models.openai_grader import (
+    PYTHON_IMAGE_PACKAGES,
+    PYTHON_MEMORY_MB,
+    PYTHON_SECONDS,
+    OpenAIGrader,
+)
 from studio.core.sandbox import payloads
 from studio.core.scoring import GradingContext, ScorerBase
 

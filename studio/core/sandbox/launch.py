@@ -2,7 +2,8 @@
 
 bubblewrap is preferred: new pid/net/ipc/uts namespaces, a root made of /usr (read-only), the Python
 runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the user's is mounted and
-the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
+the environment is empty (a worker whose settings name ``packages`` also gets those, read-only,
+under /packages: sandbox/packages.py). When the studio runs as root the worker drops to an unprivileged uid
 inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
 directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
 In the standalone app (a PyInstaller bundle) the runtime is the bundle's ``worker/`` folder and the
@@ -201,13 +202,22 @@ def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) 
         argv += ["--ro-bind", prefix, prefix]
     for hidden in third_party_dirs(prefix):  # stdlib only: installed packages stay out of reach
         argv += ["--perms", "0555", "--size", "4096", "--tmpfs", hidden]
-    entries = () if probe else visible_entries(settings.packages)
+    entries = () if probe else _packages(settings)
     if entries:  # the allowed packages alone, one read-only mount each (sandbox/packages.py)
         argv += ["--perms", "0755", "--dir", PACKAGES_MOUNT]  # bwrap's own parents are 0700 as root
         for path in entries:
             argv += ["--ro-bind", path, f"{PACKAGES_MOUNT}/{os.path.basename(path)}"]
     argv += ["--remount-ro", "/", "--chdir", "/tmp"]  # the root tmpfs is unbounded: keep it read-only
     return argv
+
+
+def _packages(settings: SandboxSettings) -> tuple[str, ...]:
+    """Host paths of the packages ``settings`` lets a worker import (sandbox/packages.py). None in
+    the standalone app: its worker is frozen with the standard library alone, and the app's own
+    packages are not a site-packages a worker's interpreter could load."""
+    if not settings.packages or frozen_worker() is not None:
+        return ()
+    return visible_entries(settings.packages)
 
 
 def third_party_dirs(prefix: str) -> list[str]:
@@ -318,7 +328,7 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
         "audit_hook": settings.audit_hook,
         "probe": probe,
     }
-    packages = () if probe else visible_entries(settings.packages)
+    packages = () if probe else _packages(settings)
     if packages:
         config["packages"] = PACKAGES_MOUNT
     if mode == "bubblewrap":

@@ -50,7 +50,7 @@ def _entries(dist: metadata.Distribution) -> set[str]:
         parts = file.parts
         if not parts or parts[0] in ("..", "__pycache__") or os.path.isabs(parts[0]):
             continue
-        path = os.path.realpath(dist.locate_file(parts[0]))
+        path = os.path.realpath(str(dist.locate_file(parts[0])))
         if os.path.exists(path):
             found.add(path)
     return found
