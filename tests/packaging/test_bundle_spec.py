@@ -196,7 +196,7 @@ def test_the_fallback_builds_its_root_away_from_an_app_unpacked_under_tmp() -> N
     assert launch._staging_dir("/root/.pyenv/versions/3.11.7", "/work/studio/guest") == "/tmp"
     staging = launch._staging_dir("/tmp/app/worker", "/tmp/app/_internal/studio/core/sandbox/guest")
     assert staging != "/tmp" and os.path.isdir(staging)
-    assert "R=\"$5\"" in launch._CHROOT_SCRIPT and "shift 5" in launch._CHROOT_SCRIPT
+    assert "R=\"$5\"" in launch._CHROOT_SCRIPT and "shift 6" in launch._CHROOT_SCRIPT  # $6: the allowed packages
 
 
 def test_every_source_file_the_studio_reads_at_run_time_ships_as_a_file() -> None:

@@ -13,7 +13,8 @@ Each rule and its source is in docs/openai.md. In short:
   (``{"result": ...}``) asked for with a JSON schema; a score outside ``range`` or a label not in
   ``labels`` is an error, not a clamp;
 * python runs ``grade(sample, item)`` unchanged in the sandbox (``mka1_sample`` contract), with
-  OpenAI's 2-minute and 2 GB limits; its ``image_tag`` is recorded in each result's details;
+  OpenAI's 2-minute and 2 GB limits and the packages of OpenAI's image (read-only, in workers of
+  their own); its ``image_tag`` is recorded in each result's details;
 * multi scores its graders and computes ``calculate_output`` with ``openai_formula``.
 """
 
@@ -27,7 +28,12 @@ from typing import Any
 
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import FunctionGrader, Outcome, Sample
-from studio.core.models.openai_grader import PYTHON_MEMORY_MB, PYTHON_SECONDS, OpenAIGrader
+from studio.core.models.openai_grader import (
+    PYTHON_IMAGE_PACKAGES,
+    PYTHON_MEMORY_MB,
+    PYTHON_SECONDS,
+    OpenAIGrader,
+)
 from studio.core.sandbox import payloads
 from studio.core.scoring import GradingContext, ScorerBase
 
@@ -178,11 +184,19 @@ class _Python(_Part):
     def __init__(self, criterion: dict[str, Any], ctx: GradingContext, key: str) -> None:
         super().__init__(criterion)
         from studio.core.sandbox import scorer as sandbox_scorer
+        from studio.core.sandbox.pool import shared_pool
+        from studio.core.sandbox.settings import SandboxSettings
 
         self.details["image_tag"] = criterion.get("image_tag")
         function = FunctionGrader(key=key, source=criterion["source"], contract="mka1_sample",
                                   timeout_seconds=PYTHON_SECONDS, memory_mb=PYTHON_MEMORY_MB)
-        self.inner = sandbox_scorer.make_scorer(function, ctx)
+        # the run's sandbox settings, plus the packages of OpenAI's image (read-only; workers of
+        # their own, so a function grader's workers still see the standard library alone)
+        base = ctx.options.get("sandbox_pool")
+        settings = base.settings if base is not None else SandboxSettings()
+        pool = shared_pool(settings.model_copy(update={"packages": PYTHON_IMAGE_PACKAGES}),
+                           base.size if base is not None else None)
+        self.inner = sandbox_scorer.FunctionScorer(function, ctx, pool)
         self.batch_size = self.inner.batch_size
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:

@@ -24,6 +24,13 @@ PYTHON_SOURCE_LIMIT = 256 * 1024
 PYTHON_SECONDS = 120.0
 #: OpenAI's memory for a python grader (graders guide: "2GB of memory")
 PYTHON_MEMORY_MB = 2048
+#: the third-party packages of OpenAI's python grader image (graders guide, "Python graders",
+#: its table of additional packages): distribution names as pip knows them. A python criterion may
+#: import these (and what they import) when the studio's environment has them, read-only, inside
+#: the sandbox; nothing else of site-packages is visible (sandbox/packages.py, docs/openai.md)
+PYTHON_IMAGE_PACKAGES = ("numpy", "scipy", "sympy", "pandas", "rapidfuzz", "scikit-learn", "rouge-score",
+                         "deepdiff", "jsonschema", "pydantic", "pyyaml", "nltk", "sqlparse", "rdkit",
+                         "scikit-bio", "ast-grep-py")
 
 
 class OpenAIGrader(GraderBase):

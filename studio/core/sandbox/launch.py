@@ -2,7 +2,8 @@
 
 bubblewrap is preferred: new pid/net/ipc/uts namespaces, a root made of /usr (read-only), the Python
 runtime (read-only), the guest code and a private tmpfs /tmp - nothing of the user's is mounted and
-the environment is empty. When the studio runs as root the worker drops to an unprivileged uid
+the environment is empty (a worker whose settings name ``packages`` also gets those, read-only,
+under /packages: sandbox/packages.py). When the studio runs as root the worker drops to an unprivileged uid
 inside, so RLIMIT_NPROC applies and root-only files stay unreadable; the runtime's parent
 directories are recreated world-traversable inside the sandbox (a pyenv Python under /root works).
 In the standalone app (a PyInstaller bundle) the runtime is the bundle's ``worker/`` folder and the
@@ -29,6 +30,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .packages import PACKAGES_MOUNT, visible_entries
 from .settings import IsolationMode, SandboxSettings, unsandboxed_allowed
 
 GUEST_DIR = Path(__file__).resolve().parent / "guest"
@@ -200,8 +202,22 @@ def _bwrap_prefix(settings: SandboxSettings | None = None, probe: bool = False) 
         argv += ["--ro-bind", prefix, prefix]
     for hidden in third_party_dirs(prefix):  # stdlib only: installed packages stay out of reach
         argv += ["--perms", "0555", "--size", "4096", "--tmpfs", hidden]
+    entries = () if probe else _packages(settings)
+    if entries:  # the allowed packages alone, one read-only mount each (sandbox/packages.py)
+        argv += ["--perms", "0755", "--dir", PACKAGES_MOUNT]  # bwrap's own parents are 0700 as root
+        for path in entries:
+            argv += ["--ro-bind", path, f"{PACKAGES_MOUNT}/{os.path.basename(path)}"]
     argv += ["--remount-ro", "/", "--chdir", "/tmp"]  # the root tmpfs is unbounded: keep it read-only
     return argv
+
+
+def _packages(settings: SandboxSettings) -> tuple[str, ...]:
+    """Host paths of the packages ``settings`` lets a worker import (sandbox/packages.py). None in
+    the standalone app: its worker is frozen with the standard library alone, and the app's own
+    packages are not a site-packages a worker's interpreter could load."""
+    if not settings.packages or frozen_worker() is not None:
+        return ()
+    return visible_entries(settings.packages)
 
 
 def third_party_dirs(prefix: str) -> list[str]:
@@ -228,8 +244,9 @@ def _unshare_prefix() -> list[str]:
 
 # Runs as (namespace) root inside ``unshare``: builds a root of its own on a tmpfs and chroots into it.
 # $1 = tmp size in MiB, $2 = runtime prefix, $3 = guest dir, $4 = space-separated dirs to hide, $5 =
-# where to build the root (a directory holding neither $2 nor $3: the tmpfs hides what was there); then
-# the command. Everything is mounted read-only except the private /tmp.
+# where to build the root (a directory holding neither $2 nor $3: the tmpfs hides what was there), $6 =
+# newline-separated host paths shown read-only under /packages (sandbox/packages.py); then the command.
+# Everything is mounted read-only except the private /tmp.
 _CHROOT_SCRIPT = r"""
 set -e
 umask 022
@@ -249,20 +266,30 @@ mount -t tmpfs -o mode=1777,nosuid,nodev,size="$1"m tmpfs "$R/tmp"
 # the runtime after /tmp: a standalone app unpacked under /tmp stays visible over the private one
 case "$2" in /usr/*) ;; *) mkdir -p "$R$2"; mount --bind "$2" "$R$2"; mount -o remount,bind,ro "$R$2";; esac
 for d in $4; do mount -t tmpfs -o ro,mode=0555,size=4k tmpfs "$R$d"; done
+if [ -n "$6" ]; then
+  mkdir -p "$R/packages"
+  printf '%s\n' "$6" | while IFS= read -r p; do
+    d="$R/packages/${p##*/}"
+    if [ -d "$p" ]; then mkdir "$d"; else touch "$d"; fi
+    mount --bind "$p" "$d"; mount -o remount,bind,ro "$d"
+  done
+fi
 mount -o remount,ro "$R"
-shift 5
+shift 6
 # not exec: this shell stays pid 1 of the namespace (root, out of the grader's reach; it reaps)
 "$(command -v chroot || echo /usr/sbin/chroot)" "$R" /usr/bin/env -C /tmp "$@"
 """
 
 
-def _namespaces_argv(command: list[str], settings: SandboxSettings) -> list[str]:
+def _namespaces_argv(command: list[str], settings: SandboxSettings, packages: tuple[str, ...] = ()) -> list[str]:
     """``command`` inside fresh namespaces and a root holding only the runtime (the fallback's
-    stand-in for bubblewrap); paths in ``command`` are as seen inside (the guest is /sandbox)."""
+    stand-in for bubblewrap); paths in ``command`` are as seen inside (the guest is /sandbox), the
+    ``packages`` entries under /packages."""
     _exe, prefix = python_runtime()
     hidden = " ".join(third_party_dirs(prefix))
     return _unshare_prefix() + ["/bin/sh", "-c", _CHROOT_SCRIPT, "sandbox", str(settings.tmp_mb), prefix,
-                                str(GUEST_DIR), hidden, _staging_dir(prefix, str(GUEST_DIR)), *command]
+                                str(GUEST_DIR), hidden, _staging_dir(prefix, str(GUEST_DIR)), "\n".join(packages),
+                                *command]
 
 
 def _staging_dir(*inside: str) -> str:
@@ -301,6 +328,9 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
         "audit_hook": settings.audit_hook,
         "probe": probe,
     }
+    packages = () if probe else _packages(settings)
+    if packages:
+        config["packages"] = PACKAGES_MOUNT
     if mode == "bubblewrap":
         if is_root():
             config.update(uid=settings.uid, gid=settings.gid)
@@ -311,7 +341,7 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
         config.update(uid=settings.uid, gid=settings.gid)  # never a grader as uid 0
     if mode == "namespaces":
         config["own_pid_ns"] = True
-        argv = _namespaces_argv(worker_command(exe, GUEST_MOUNT, config), settings)
+        argv = _namespaces_argv(worker_command(exe, GUEST_MOUNT, config), settings, packages)
         env = {"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
         return LaunchPlan(argv, env=env, cwd="/", mode=mode, drops_uid=is_root())
     readable = _world_readable(exe) and (frozen_worker() is not None
@@ -328,9 +358,17 @@ def plan_worker(settings: SandboxSettings, *, probe: bool = False) -> LaunchPlan
     if drops:
         os.chown(workdir, settings.uid, settings.gid)
     config["own_pid_ns"] = False
+    cleanup = [workdir]
+    if packages:  # no mounts without namespaces: a directory of links to the allowed entries alone
+        farm = tempfile.mkdtemp(prefix="grader-packages-")
+        os.chmod(farm, 0o755)
+        for path in packages:
+            os.symlink(path, os.path.join(farm, os.path.basename(path)))
+        config["packages"] = farm
+        cleanup.append(farm)
     argv = worker_command(exe, str(GUEST_DIR), config)
     env = {"HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8"}
-    return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=[workdir])
+    return LaunchPlan(argv, env=env, cwd=workdir, mode=mode, drops_uid=drops, cleanup=cleanup)
 
 
 def _tool(name: str) -> str:

@@ -90,25 +90,31 @@ class WorkerPool:
 
 _ALL_POOLS: weakref.WeakSet[WorkerPool] = weakref.WeakSet()
 
-_shared: WorkerPool | None = None
+#: the process-wide pools, one per settings: the default one (standard library only) and, once an
+#: OpenAI python criterion runs, one whose workers see its image's packages (sandbox/packages.py).
+#: Workers are started with their mounts, so a grader kind that must not see packages never shares
+#: a worker, spare or not, with one that does.
+_shared: dict[SandboxSettings, WorkerPool] = {}
 _shared_lock = threading.Lock()
 
 
-def shared_pool() -> WorkerPool:
-    """The process-wide pool (the window's Try button and the CLI share it); warmed on first use."""
-    global _shared
+def shared_pool(settings: SandboxSettings | None = None, size: int | None = None) -> WorkerPool:
+    """The process-wide pool for ``settings`` (default: the window's Try button and the CLI share
+    it); warmed on first use."""
+    settings = settings or SandboxSettings()
     with _shared_lock:
-        if _shared is None or _shared._closed:
-            _shared = WorkerPool()
-            _shared.warm()
-        return _shared
+        pool = _shared.get(settings)
+        if pool is None or pool._closed:
+            pool = _shared[settings] = WorkerPool(size, settings)
+            pool.warm()
+        return pool
 
 
 def close_shared_pool() -> None:
-    global _shared
     with _shared_lock:
-        pool, _shared = _shared, None
-    if pool is not None:
+        pools = list(_shared.values())
+        _shared.clear()
+    for pool in pools:
         pool.close()
 
 

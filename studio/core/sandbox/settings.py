@@ -27,6 +27,9 @@ class SandboxSettings(BaseModel):
     seccomp: bool = True
     audit_hook: bool = True
     start_timeout: float = Field(default=10.0, gt=0)
+    #: distributions whose installed modules (and their dependencies') a worker may import, mounted
+    #: read-only (sandbox/packages.py); empty: the standard library only, as function graders have
+    packages: tuple[str, ...] = ()
 
 
 _allowed_by_user = False

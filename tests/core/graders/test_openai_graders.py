@@ -151,9 +151,24 @@ def test_python_graders_run_unchanged_with_their_image_tag() -> None:
     assert [o.details["passed"] for o in out] == [True, False]
 
 
-def test_a_python_grader_whose_package_is_missing_is_that_samples_error() -> None:
-    """The guide's example imports rapidfuzz, which OpenAI's image has; the sandbox has only the
-    standard library, so each sample says so instead of scoring 0."""
-    [outcome] = grade({"type": "python", "name": "p", "source": GUIDE_SOURCE},
+def test_the_guides_rapidfuzz_grader_runs_unchanged_and_scores_as_rapidfuzz_on_the_host() -> None:
+    """The guide's example imports rapidfuzz, one of the packages of OpenAI's image: the sandbox
+    shows those packages to a python criterion (read-only), so it scores as rapidfuzz does here."""
+    from rapidfuzz import fuzz, utils
+
+    pairs = [("Paris", "Paris"), ("paris, FRANCE!", "Paris France"), ("Zürich", "zurich"), ("", "x"),
+             ("The answer is 42.", "42")]
+    outcomes = grade({"type": "python", "name": "p", "source": GUIDE_SOURCE},
+                     [row({"reference_answer": ref}, out, i) for i, (out, ref) in enumerate(pairs)])
+    assert [o.error for o in outcomes] == [None] * len(pairs)
+    assert [o.score for o in outcomes] == [fuzz.WRatio(out, ref, processor=utils.default_process) / 100.0
+                                           for out, ref in pairs]
+
+
+@pytest.mark.parametrize("module", ["studio", "sqlalchemy", "keyring", "httpx"])
+def test_a_python_grader_importing_a_package_outside_the_image_is_that_samples_error(module: str) -> None:
+    """Installed here but not in OpenAI's image: invisible in the sandbox, so each sample names the
+    module instead of scoring 0."""
+    [outcome] = grade({"type": "python", "name": "p", "source": f"import {module}\n\ndef grade(sample, item):\n    return 1.0\n"},
                       [row({"reference_answer": "Paris"}, "Paris")])
-    assert outcome.status in ("error", "invalid") and "rapidfuzz" in (outcome.error or "")
+    assert outcome.status in ("error", "invalid") and f"No module named '{module}'" in (outcome.error or "")
