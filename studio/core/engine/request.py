@@ -53,6 +53,8 @@ class RunRequest(RunSettings):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
     grader: str | None = None
+    #: a version number counts from 1 (a stored run's options keep whatever they were started with)
+    version: int | None = Field(default=None, ge=1)
     graders: list[str] | None = None
     #: a one-off suite's overall rule: none, mean, all-pass, or composite with ``overall_grader``
     overall: str | None = None
