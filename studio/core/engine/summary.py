@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from studio.core import intervals
-from studio.core.store.run_graders import Tally
+from studio.core.store.ledger import Tally
 
 #: what a summary without an interval (no scored result) says of its method
 INTERVAL_METHOD = intervals.T_PLAIN

@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from studio.core.models.pass_rule import decision_sql_text, run_threshold
+from studio.core.models.pass_rule import decision_sql_text, run_threshold, scored_sql
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
+from .ledger import COSTS, Tally, fold_sql
 from .suites import score_range
 
 _COLUMNS = ("sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
@@ -38,26 +39,6 @@ class RunGrader(BaseModel):
     threshold: float
     #: the scores the grader's kind can give (None: any finite number)
     score_range: tuple[float, float] | None = None
-
-
-class Tally(BaseModel):
-    """The sums one grader's results add up to (``tally``): what engine/summary.py turns into the
-    run's one summary. Counts by status and by the pass rule's decision; sums over scored results
-    (status ok or invalid, with a score)."""
-
-    total: int = 0
-    statuses: dict[str, int]
-    decisions: dict[str, int]
-    n: int = 0
-    score_sum: float = 0.0
-    score_sumsq: float = 0.0
-    score_min: float | None = None
-    score_max: float | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    cached: int = 0
-    duration_ms: float = 0.0
 
 
 def _run_row(library: Any, run_id: int) -> Any:
@@ -170,34 +151,25 @@ def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, lis
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
 
-_TALLIED = ("status", "score", "details", "prompt_tokens", "completion_tokens", "cached_tokens", "cached", "duration_ms")
+_TALLIED = ("status", "score", "details", *COSTS)
 
 
 def _tally_parts(threshold: float, suffix: str = "", present: bool = False) -> tuple[str, str]:
-    """(each row's columns, the sums over them) of one tally, over columns named ``status{suffix}``...
-    Each row's decision and scored score are computed once, in a subquery the planner may not fold
-    into the sums (the caller's fence); folded, every sum re-evaluated its own copy of them (half the
-    query's time, bench/profiles/issue38_summary.txt). ``present``: a row whose status is NULL is
-    not this grader's (a suite's one-pass tally) and counts nowhere."""
+    """(each row's columns, the sums over them: ``ledger.fold_sql``) of one tally, over columns
+    named ``status{suffix}``... Each row's decision and scored score are computed once, in a
+    subquery the planner may not fold into the sums (the caller's fence); folded, every sum
+    re-evaluated its own copy of them (half the query's time, bench/profiles/issue38_summary.txt).
+    ``present``: a row whose status is NULL is not this grader's (a suite's one-pass tally) and
+    counts nowhere."""
     status, score = f"status{suffix}", f"score{suffix}"
     decision = decision_sql_text(status, score, f"details{suffix}", threshold)
     if present:
         decision = f"CASE WHEN {status} IS NULL THEN NULL ELSE {decision} END"
     d, sc = f"d{suffix}", f"sc{suffix}"
-    inner = (f"{status}, {decision} AS {d}, CASE WHEN {status} IN ('ok', 'invalid') THEN {score} END AS {sc}, "
-             + ", ".join(f"{c}{suffix}" for c in _TALLIED[3:]))
-    outer = (
-        # count(CASE ...), not sum(condition): PostgreSQL has no sum of booleans
-        f"count({status if present else '*'}), count(CASE WHEN {status} = 'ok' THEN 1 END),"
-        f" count(CASE WHEN {status} = 'error' THEN 1 END), count(CASE WHEN {status} = 'invalid' THEN 1 END),"
-        f" count(CASE WHEN {status} = 'skipped' THEN 1 END),"
-        f" count(CASE WHEN {d} = 'pass' THEN 1 END), count(CASE WHEN {d} = 'fail' THEN 1 END),"
-        f" count(CASE WHEN {d} = 'na' THEN 1 END), count(CASE WHEN {d} = 'error' THEN 1 END),"
-        f" count({sc}), sum({sc}), sum({sc} * {sc}), min({sc}), max({sc}),"
-        # token sums as floats: sum() of integers overflows on counts stored before they were bounded
-        f" sum(CAST(prompt_tokens{suffix} AS DOUBLE PRECISION)), sum(CAST(completion_tokens{suffix} AS DOUBLE PRECISION)),"
-        f" sum(CAST(cached_tokens{suffix} AS DOUBLE PRECISION)), sum(cached{suffix}), sum(duration_ms{suffix})"
-    )
+    inner = (f"{status}, {decision} AS {d}, {scored_sql(status, score)} AS {sc}, "
+             + ", ".join(f"{c}{suffix}" for c in COSTS))
+    outer = fold_sql({"status": status, "decision": d, "score": sc, **{c: f"{c}{suffix}" for c in COSTS}},
+                     present=status if present else None)
     return inner, outer
 
 
@@ -214,16 +186,7 @@ def _fence(conn: Any) -> str:
 
 
 def _tally_of(values: Sequence[Any]) -> Tally:
-    (total, ok, error, invalid, skipped, passed, failed, na, errored, n, total_score, sumsq, low, high,
-     prompt, completion, cached_tokens, cached, duration) = (v if v is not None else 0 for v in values)
-    return Tally(total=total, statuses={"ok": ok, "error": error, "invalid": invalid, "skipped": skipped},
-                 decisions={"pass": passed, "fail": failed, "na": na, "error": errored},
-                 n=n, score_sum=float(total_score), score_sumsq=float(sumsq),
-                 score_min=None if values[12] is None else float(low),
-                 score_max=None if values[13] is None else float(high),
-                 prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
-                 cached=cached,
-                 duration_ms=float(duration))
+    return Tally.of_values(values)
 
 
 def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:

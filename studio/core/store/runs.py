@@ -22,8 +22,9 @@ from studio.core.outside import json_text, storable_text
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
+from .ledger import Tally
 from .panel_stats import panel_aggregates
-from .run_graders import STORED_KEY, Tally
+from .run_graders import STORED_KEY
 from .tables import datasets, graders, results, run_graders, runs
 
 RESULT_COLUMNS = (

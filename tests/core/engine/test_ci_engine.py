@@ -18,7 +18,7 @@ from studio.core.engine.reports.github import MAX_LINES, workflow_commands
 from studio.core.engine.reports.junit import junit_xml
 from studio.core.engine.reports.markdown import cell
 from studio.core.engine.sections import load_run
-from studio.core.engine.usage import Tally, cost_of, exact_decimal, format_usd, run_usage
+from studio.core.engine.usage import Spent, cost_of, exact_decimal, format_usd, run_usage
 from studio.core.engine.verdict import ThresholdError, check_keys, judge, parse_thresholds
 from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
 from studio.core.judges.tokens import counter_for, encoding_name
@@ -133,10 +133,10 @@ def test_cached_prompt_tokens_cost_the_cached_price_where_one_is_set() -> None:
 
     plain = EndpointConfig(name="a", base_url="http://x/v1", model="m", price_input="2", price_output="8")
     cheap = plain.model_copy(update={"price_cached_input": Decimal("0.5")})
-    tally = Tally(calls=3, prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
+    tally = Spent(calls=3, prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
     assert cost_of(tally, plain) == Fraction(1000 * 2 + 100 * 8, 1_000_000)  # no discount known: full price
     assert cost_of(tally, cheap) == Fraction(400 * 2 + 600 * Fraction("0.5") + 100 * 8) / 1_000_000
-    odd = Tally(calls=1, prompt_tokens=10, completion_tokens=0, cached_tokens=50)  # never more cached than sent
+    odd = Spent(calls=1, prompt_tokens=10, completion_tokens=0, cached_tokens=50)  # never more cached than sent
     assert cost_of(odd, cheap) == Fraction(10 * Fraction("0.5"), 1_000_000)
     estimate = EndpointEstimate(calls=1, prompt_tokens=1000, max_completion_tokens=10, config=cheap)
     low, high = estimate.cost_range() or (None, None)
@@ -157,14 +157,14 @@ def test_money_is_exact_until_shown() -> None:
 def test_a_budget_stops_admitting_at_its_cap() -> None:
     cancel = threading.Event()
     config = EndpointConfig(name="a", base_url="http://x/v1", model="m", price_input="1", price_output="1")
-    budget = Budget(Caps(max_cost=Decimal("0.000003")), cancel, spent=Tally(0, 0, 0, 0))
+    budget = Budget(Caps(max_cost=Decimal("0.000003")), cancel, spent=Spent(0, 0, 0, 0))
     assert budget.admit()
     budget.spend(config, 1, 1)  # $0.000002
     assert budget.admit() and not cancel.is_set()
     budget.spend(config, 1, 0)  # $0.000003: the cap
     assert not budget.admit() and cancel.is_set() and budget.stopped
     assert "stopped: budget" in budget.reason and budget.to_json()["spent_cost_usd"] == "0.000003"
-    tokens = Budget(Caps(max_tokens=10), threading.Event(), spent=Tally(0, 9, 0, 0))
+    tokens = Budget(Caps(max_tokens=10), threading.Event(), spent=Spent(0, 9, 0, 0))
     assert tokens.admit()
     tokens.spend(config, 1, 0)
     assert not tokens.admit()
@@ -198,7 +198,7 @@ def test_tokenizer_choice() -> None:
 def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_counts_calls(library: Library) -> None:
     run_id = make_run(library, [Outcome.scored(1.0, {}), Outcome.scored(0.0, {})])
     usage = run_usage(library, load_run(library, run_id))
-    assert usage.total == Tally() and usage.lines() == [] and usage.endpoints == {}
+    assert usage.total == Spent() and usage.lines() == [] and usage.endpoints == {}
     # an endpoint that reports no usage: no tokens, but its calls are still counted
     library.runs.write_results(run_id, [(1, "s1", Outcome(score=0.0, details=judge_details("quiet", 2)))])
     library.runs.set_status(run_id, "completed", aggregates=library.runs.aggregates(run_id, 0.5))

@@ -248,8 +248,12 @@ def test_rows_written_twice_or_by_another_writer_are_told(lib: Library) -> None:
     fresh = WrittenTallies(plan)
     assert not fresh.usable(graders, 0.25, (0, 0, 0, 0))  # asked at another threshold
     odd = WrittenTallies(plan)
-    odd.add([outcome_values(run.id, 20, "s20", Outcome(score=float("nan")))], [])
-    assert odd.untrusted is not None  # a value the store may not keep as it is
+    odd.add([(*outcome_values(run.id, 20, "s20", Outcome(score=0.5))[:4], "0.5",
+              *outcome_values(run.id, 20, "s20", Outcome(score=0.5))[5:])], [])
+    assert odd.untrusted is not None  # a value the store may not keep as it is (text for a score)
+    nan = WrittenTallies(plan)  # a score that is not a number is no score, in SQL as here (store/ledger.py)
+    nan.add([outcome_values(run.id, 20, "s20", Outcome(score=float("nan")))], [])
+    assert nan.untrusted is None
 
 
 # -- real runs -----------------------------------------------------------------------------------
