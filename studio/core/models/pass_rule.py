@@ -123,7 +123,7 @@ def scored_score(status: str, score: float | None) -> float | None:
     return score
 
 
-def plain_decisions(scores: Sequence[float | None], threshold: float) -> dict[Decision, int]:
+def plain_decisions(scores: Sequence[float | None], threshold: float) -> dict[str, int]:
     """The decisions of ok results without a verdict whose scores are ``scores``, counted in C-level
     passes: the rule's score clauses read for a batch of plain scores (the hot path of a built-in
     check's run, a million rows). A None or a number that is not finite is no score."""
@@ -133,7 +133,7 @@ def plain_decisions(scores: Sequence[float | None], threshold: float) -> dict[De
     given = len(scores)
     if set(map(type, scores)) != {float} or not all(map(math.isfinite, scores)):  # type: ignore[arg-type]
         scores = [s for s in scores if s is not None and math.isfinite(s)]
-    counts: dict[Decision, int] = dict.fromkeys(DECISIONS, 0)
+    counts: dict[str, int] = dict.fromkeys(DECISIONS, 0)
     counts[missing] += given - len(scores)
     reached = sum(map(float(threshold).__le__, scores))  # type: ignore[arg-type]  # finite floats
     counts[at_least] += reached
