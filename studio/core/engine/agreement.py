@@ -20,7 +20,7 @@ import numpy as np
 from studio.core import stats
 from studio.core.kinds import get_kind
 from studio.core.models.labels import DEFAULT_KEY, Label
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_results, run_graders
 
@@ -37,6 +37,8 @@ class JudgeCall:
     verdict: str | None  # PASS / FAIL (None when not ok)
     score: float | None
     rationale: str | None
+    #: the judge's own verdict (``details["verdict"]``), which the pass rule reads before the score
+    own: str | None = None
 
 
 def pass_threshold(library: Library, run_id: int, grader: str | None = None) -> float:
@@ -59,7 +61,8 @@ def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dic
         if row["status"] == "ok":  # PASS or FAIL by the pass rule (its own verdict first); NA stays None
             verdict = {"pass": "PASS", "fail": "FAIL"}.get(decide_result(row, threshold))
         calls[row["sample_id"]] = JudgeCall(row["sample_id"], row["sample_idx"], row["status"], verdict,
-                                            row["score"], row["rationale"] or row["error"])
+                                            row["score"], row["rationale"] or row["error"],
+                                            verdict_in(row.get("details")))
     return calls
 
 
@@ -209,15 +212,17 @@ def _binary_disagreements(pairs: list[tuple[Label, JudgeCall]], threshold: float
 
 
 def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], float | None]:
-    """κ of (score ≥ t) against the labels for each candidate threshold t; the best t."""
+    """κ of the pass rule's verdict at threshold t against the labels for each candidate t; the best
+    t. A call without a score (a judge that gave its own verdict alone) keeps that verdict at every
+    t: NA is not zero, and a missing score read as 0.0 made every such PASS a FAIL."""
     scores = sorted({call.score for _, call in pairs if call.score is not None})
     if len(scores) < 2:
         return [], None
     human = [lab.verdict for lab, _ in pairs]
     sweep: list[dict[str, Any]] = []
     for t in scores:  # "score >= t" only changes at an observed score
-        # the pass rule on the score alone (the sweep asks what each threshold would make of it)
-        judge = ["PASS" if decide("ok", call.score or 0.0, None, t) == "pass" else "FAIL" for _, call in pairs]
+        # the pass rule at t (the sweep asks what each threshold would make of each call)
+        judge = ["PASS" if decide("ok", call.score, call.own, t) == "pass" else "FAIL" for _, call in pairs]
         k = stats.cohen_kappa(human, judge, CLASSES, ci=False).value
         accuracy = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
         sweep.append({"threshold": round(float(t), 6), "kappa": None if k is None else round(k, 6),

@@ -180,3 +180,20 @@ def test_compare_refuses_runs_on_different_datasets(lib: Library) -> None:
     other = start_run(lib, "g", "other")
     with pytest.raises(Conflict, match="same dataset"):
         compare(lib, run_a, other.id)
+
+
+def test_the_sweep_keeps_a_judges_own_verdict_without_a_score(lib: Library) -> None:
+    """A call with no score but its own PASS is a PASS at every threshold (NA is not zero: read as
+    0.0, it was a FAIL at each, and no threshold reached the agreement the judge has)."""
+    scores = [0.1 * (i % 10) for i in range(N)]
+    outcomes = {i: Outcome.scored(s, {}) for i, s in enumerate(scores)}
+    verdicts_only = range(0, N, 3)
+    for i in verdicts_only:
+        outcomes[i] = Outcome(status="ok", score=None, details={"verdict": "PASS"}, rationale="said PASS")
+    run = _run(lib, outcomes)
+    lib.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS" if i in verdicts_only or s >= 0.65
+                                         else "FAIL") for i, s in enumerate(scores)])
+    report = agreement(lib, run)
+    assert report["n"] == N and report["best_threshold"] == pytest.approx(0.7)
+    best = next(s for s in report["threshold_sweep"] if s["threshold"] == report["best_threshold"])
+    assert best["kappa"] == pytest.approx(1.0) and best["accuracy"] == pytest.approx(1.0)
