@@ -110,10 +110,23 @@ def _holds(clause: Clause, status: str, score: float | None, verdict: Any, thres
 
 def decide(status: str, score: float | None, verdict: Any, threshold: float) -> Decision:
     """The rule for one result: ``verdict`` is the judge's own (``details["verdict"]``) or None."""
+    clause = deciding_clause(status, score, verdict, threshold)
+    return OTHERWISE if clause is None else clause.decision
+
+
+def deciding_clause(status: str, score: float | None, verdict: Any, threshold: float) -> Clause | None:
+    """The clause of ``RULE`` that decides the result (None: no clause holds, ``OTHERWISE``): what
+    a report says of why (a fail by the judge's own verdict, or by a score below the threshold)."""
     for clause in RULE:
         if _holds(clause, status, score, verdict, threshold):
-            return clause.decision
-    return OTHERWISE
+            return clause
+    return None
+
+
+def reaches(value: float, line: float) -> bool:
+    """A figure at or above its line (a run's mean and ``--fail-under``): the rule's at-least
+    clause, for a run's gate as for one result's score."""
+    return value >= line
 
 
 def scored_score(status: str, score: float | None) -> float | None:

@@ -95,6 +95,20 @@ def test_junit_stays_valid_xml_whatever_the_judge_wrote(library: Library, tmp_pa
     assert (suite.tests, suite.failures, suite.skipped) == (2, 1, 1)
 
 
+def test_junit_says_which_clause_of_the_rule_failed_a_sample(library: Library, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A judge's own FAIL decides before its score (pass_rule: the verdict clause), even when the
+    score is also below the threshold: the failure is the verdict's, as the rule says, not the score's."""
+    run_id = make_run(library, [Outcome.scored(0.0, {}, details={"verdict": "FAIL"}, rationale="wrong"),
+                                Outcome.scored(0.9, {}, details={"verdict": "FAIL"}, rationale="wrong too"),
+                                Outcome.scored(0.1, {}, rationale="low")], ids=["a", "b", "c"])
+    path = tmp_path / "j.xml"
+    path.write_text(junit_xml(library, load_run(library, run_id)), encoding="utf-8")
+    cases = list(next(iter(JUnitXml.fromfile(str(path)))))
+    assert [(c.result[0].type, c.result[0].message) for c in cases] == [
+        ("verdict", "the judge's verdict is FAIL: wrong"), ("verdict", "the judge's verdict is FAIL: wrong too"),
+        ("below threshold", "score 0.1000 < pass threshold 0.5: low")]
+
+
 def test_markdown_cells_escape_tables() -> None:
     assert cell("a | b\nc `d` <e>") == "a \\| b c \\`d\\` \\<e\\>"
 
