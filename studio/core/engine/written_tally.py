@@ -173,7 +173,7 @@ def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
 
 
 class Means:
-    """The sums and counts behind ``runs.aggregates``' per-key means (its ``_metrics``)."""
+    """The sums and counts behind a run's per-key means (store/runs ``_metric_sums``)."""
 
     def __init__(self) -> None:
         self.sums: dict[str, Total] = {}
@@ -185,8 +185,8 @@ class Means:
             self.sums.setdefault(key, Total()).add(parts)
             self.counts[key] = self.counts.get(key, 0) + count
 
-    def means(self) -> dict[str, float]:
-        return {key: self.sums[key].value() / count for key, count in self.counts.items()}
+    def sums_and_counts(self) -> dict[str, tuple[float, int]]:
+        return {key: (self.sums[key].value(), count) for key, count in self.counts.items()}
 
 
 def _json_text(text: Any, what: str) -> Any:
@@ -346,12 +346,12 @@ class WrittenTallies:
         """(each grader's tally in slot order, the ``results`` rows' tally); raises ``Untrusted``."""
         return [s.tally() for s in self.graders], self.overall.tally()
 
-    def metrics(self) -> dict[str, float]:
-        """``runs.aggregates``' per-key means: a suite's by its graders' keys only (``_metrics``)."""
-        means = self.means.means()
+    def metric_sums(self) -> dict[str, tuple[float, int]]:
+        """``runs.facts``' per-key sums and counts: a suite's by its graders' keys only (``_metric_sums``)."""
+        sums = self.means.sums_and_counts()
         if self.suite:
-            return {key: means[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in means}
-        return means
+            return {key: sums[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in sums}
+        return sums
 
     def panels(self) -> dict[str, Any] | None:
         """``runs.aggregates``' panels: none when no ``results`` row has details; else None (read them)."""

@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from studio.core.engine.agreement import agreement, compare
 from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, RangeJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import LabelInput
@@ -49,7 +50,7 @@ def lib(library: Library, request: pytest.FixtureRequest) -> Library:
 def _run(lib: Library, outcomes: dict[int, Outcome], grader: str = "g", threshold: float = 0.5) -> int:
     run = start_run(lib, grader, "d", RunOptions(pass_threshold=threshold))
     lib.runs.write_results(run.id, [(i, f"s{i}", o) for i, o in outcomes.items()])
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id, threshold))
+    lib.runs.set_status(run.id, "completed", aggregates=run_aggregates(lib, run.id, threshold))
     return run.id
 
 

@@ -18,6 +18,7 @@ from studio.core.engine.reports.github import MAX_LINES, workflow_commands
 from studio.core.engine.reports.junit import junit_xml
 from studio.core.engine.reports.markdown import cell
 from studio.core.engine.sections import load_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.engine.usage import Spent, cost_of, exact_decimal, format_usd, run_usage
 from studio.core.engine.verdict import ThresholdError, check_keys, judge, parse_thresholds
 from studio.core.judges.http.adapters import AnthropicAdapter, OpenAIAdapter
@@ -42,7 +43,7 @@ def make_run(library: Library, outcomes: list[Outcome], status: str = "completed
     run_id = library.runs.create(library.graders.get("g").id, 1, dataset.id, len(outcomes),
                                  settings={"pass_threshold": 0.5}).id
     library.runs.write_results(run_id, [(i, sid, o) for i, (sid, o) in enumerate(zip(ids, outcomes, strict=True))])
-    library.runs.set_status(run_id, status, aggregates=library.runs.aggregates(run_id, 0.5))
+    library.runs.set_status(run_id, status, aggregates=run_aggregates(library, run_id, 0.5))
     return run_id
 
 
@@ -215,7 +216,7 @@ def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_count
     assert usage.total == Spent() and usage.lines() == [] and usage.endpoints == {}
     # an endpoint that reports no usage: no tokens, but its calls are still counted
     library.runs.write_results(run_id, [(1, "s1", Outcome(score=0.0, details=judge_details("quiet", 2)))])
-    library.runs.set_status(run_id, "completed", aggregates=library.runs.aggregates(run_id, 0.5))
+    library.runs.set_status(run_id, "completed", aggregates=run_aggregates(library, run_id, 0.5))
     quiet = run_usage(library, load_run(library, run_id)).endpoints["quiet"]
     assert (quiet.calls, quiet.tokens) == (2, 0)
 

@@ -23,6 +23,7 @@ from studio.core.engine import runner
 from studio.core.engine.plan import RunPlan, assemble
 from studio.core.engine.planning import plan_of
 from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.engine.written_tally import WrittenTallies
 from studio.core.models import BinaryJudge, BuiltinGrader, FunctionGrader, Outcome
 from studio.core.models.suite import SuiteDefinition, SuiteMember
@@ -102,9 +103,9 @@ def check_against_sql(lib: Library, run_id: int, kept: WrittenTallies, threshold
     for mine, theirs in zip(tallies, computed, strict=True):
         same(mine, theirs)
     same(overall, tally(lib, rows_sql(False), (run_id,), threshold))
-    same_aggregates(lib.runs.aggregates(run_id, threshold, tally=overall, metrics=kept.metrics(),
+    same_aggregates(run_aggregates(lib, run_id, threshold, tally=overall, metric_sums=kept.metric_sums(),
                                         panels=kept.panels()),
-                    lib.runs.aggregates(run_id, threshold))
+                    run_aggregates(lib, run_id, threshold))
 
 
 # -- random rows ---------------------------------------------------------------------------------
@@ -282,7 +283,7 @@ def stored_equals_computed(lib: Library, run_id: int) -> None:
     same(overall_tally(lib, run_id), tally(lib, rows_sql(False), (run_id,), threshold))
     run = lib.runs.get(run_id)
     same_aggregates({k: v for k, v in run.aggregates.items() if k not in ("batch_metrics", "executor", "budget")},
-                    lib.runs.aggregates(run_id, threshold))
+                    run_aggregates(lib, run_id, threshold))
     from studio.core.engine.usage import endpoint_rows
 
     row = lib.runs.raw(run_id)
@@ -319,7 +320,7 @@ def test_a_resumed_run_computes_its_tallies(lib: Library, paths: list[int], fake
     # a cancelled run keeps no tallies; its aggregates, kept, are the computed ones
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates) and paths == []
     same_aggregates({k: v for k, v in first.aggregates.items() if k != "batch_metrics"},
-                    lib.runs.aggregates(run.id, first.pass_threshold))
+                    run_aggregates(lib, run.id, first.pass_threshold))
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
     assert paths == [run.id]  # the resume did not write every row: computed
