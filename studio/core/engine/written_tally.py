@@ -7,7 +7,7 @@ VM, plus the rows' tally, the per-key means of ``runs.aggregates`` and the usage
 million-sample built-in run's CPU and most of a suite's extra over one grader
 (bench/profiles/issue38_suite_after_tally.txt). The runner's writer holds every row it writes while
 the row's values are still Python values, so it adds them up there: a batch of plain scores (status
-ok, no details, no verdict) in C-level passes (``sum(map(threshold.__le__, scores))``...), any other
+ok, no details, no verdict) in C-level passes (``pass_rule.plain_decisions``...), any other
 row through ``pass_rule.decide`` (the one rule, never a copy of it).
 
 Why it can be trusted: it is used only when this process wrote every row of the run exactly once,

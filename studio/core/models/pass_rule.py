@@ -123,6 +123,13 @@ def deciding_clause(status: str, score: float | None, verdict: Any, threshold: f
     return None
 
 
+def at_least_source(score: str, threshold: str) -> str:
+    """The rule's at-least clause as source text over two expressions (Python's and JavaScript's
+    alike), for code a platform runs without the studio (the promptfoo provider an export writes):
+    the clause written out from here, not typed again beside it."""
+    return f"({score}) >= ({threshold})"
+
+
 def reaches(value: float, line: float) -> bool:
     """A figure at or above its line (a run's mean and ``--fail-under``): the rule's at-least
     clause, for a run's gate as for one result's score."""

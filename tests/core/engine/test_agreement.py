@@ -198,3 +198,15 @@ def test_the_sweep_keeps_a_judges_own_verdict_without_a_score(lib: Library) -> N
     assert report["n"] == N and report["best_threshold"] == pytest.approx(0.7)
     best = next(s for s in report["threshold_sweep"] if s["threshold"] == report["best_threshold"])
     assert best["kappa"] == pytest.approx(1.0) and best["accuracy"] == pytest.approx(1.0)
+
+
+def test_a_disagreement_without_a_score_has_no_distance_to_the_threshold(lib: Library) -> None:
+    """Its severity (how far the score is from the threshold) is undefined, not |0.0 - threshold|,
+    and it leads the list: the judge gave its verdict outright."""
+    outcomes = {i: Outcome.scored(0.9 if i % 2 else 0.1, {}) for i in range(N)}
+    outcomes[7] = Outcome(status="ok", score=None, details={"verdict": "FAIL"}, rationale="said FAIL")
+    run = _run(lib, outcomes)
+    lib.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS") for i in range(N)])
+    found = agreement(lib, run)["disagreements"]
+    assert found[0]["sample_id"] == "s7" and found[0]["severity"] is None and found[0]["judge_score"] is None
+    assert {d["severity"] for d in found[1:]} == {0.4}
