@@ -38,15 +38,25 @@ from operator import itemgetter
 from typing import Any
 
 from studio.core.models.pass_rule import SCORED_STATUSES, decide, plain_decisions, scored_score
-from studio.core.store.ledger import Batch, Folding, Tally, Total, sum_parts
+from studio.core.store.ledger import (
+    AT,
+    DEFAULTS,
+    OUTCOME,
+    Batch,
+    Folding,
+    GraderRow,
+    Tally,
+    Total,
+    sum_parts,
+)
 from studio.core.store.run_graders import RunGrader
 
-#: the columns of a result row (store/runs ``outcome_values``) and of a suite's per-grader row
-#: (``grader_values``): both hold status, score, scores, details, duration and tokens at these places
-_IDX_RESULT, _IDX_GRADER = 1, 2
-_STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = 3, 4, 5, 7, 10
-_TOKENS = (itemgetter(11), itemgetter(12), itemgetter(14))  # prompt, completion, cached tokens
-_CACHED = itemgetter(13)
+#: where a result row (store/ledger.py ``ResultRow``) and a suite's per-grader row (``GraderRow``)
+#: hold the fields read here: the same places from ``status`` on; the sample index of each
+_IDX_RESULT, _IDX_GRADER = AT["sample_idx"], GraderRow._fields.index("sample_idx")
+_STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = (AT[n] for n in ("status", "score", "scores", "details", "duration_ms"))
+_TOKENS = tuple(itemgetter(AT[n]) for n in ("prompt_tokens", "completion_tokens", "cached_tokens"))
+_CACHED = itemgetter(AT["cached"])
 _OK = {"ok"}
 _NONE = {None}
 #: token sums are stored as SQL sums of doubles: exact below this
@@ -165,6 +175,15 @@ class Sums:
                 scored.append(counted)
         self.folding.add(Batch(rows=len(rows), counts={"status": statuses, "decision": decisions}, scores=scored,
                                costs=self._costs(rows)))
+
+
+#: a grader row's outcome columns when it said nothing but a score (the store's defaults)
+_NOTHING_SAID = {**dict.fromkeys(OUTCOME), **DEFAULTS, "status": "ok"}
+
+
+def _plain_grader_row(score: float | None) -> tuple[Any, ...]:
+    """The values of the grader row a plain score in a sample row stands for (no key: not written)."""
+    return GraderRow(None, None, None, **{**_NOTHING_SAID, "score": score})  # type: ignore[arg-type]
 
 
 def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
@@ -319,7 +338,7 @@ class WrittenTallies:
                 if counted and number is not None:
                     self.means.add(key, (number,), 1)
                 if (slot, row[_IDX_RESULT]) not in written:
-                    plain[n].append((None, None, None, "ok", number, None, None, None, None, None, 0.0, 0, 0, 0, 0))
+                    plain[n].append(_plain_grader_row(number))
         for n, own in enumerate(plain):
             self.graders[n].add_rows(own, self.thresholds[n])
         if grader_rows:  # grader rows whose sample row is not in this write

@@ -1,4 +1,10 @@
-"""A run's numbers declared once: the tally's folds, from which the SQL tally and the streaming one are made.
+"""A run's numbers declared once: the result row and the tally's folds, from which the SQL and the Python are made.
+
+The result row (``ResultRow``: a ``results`` row; ``GraderRow``: a suite's per-grader row) is one
+declaration of its columns, their order and types: the tables' columns (tables.py), the writers'
+inserts and bound values (runs.py), the positions the engine reads a written row at (``AT``) and the
+typed readers (``ResultRow._make``) are made from it, where each used to spell the fifteen fields
+out with index constants of its own.
 
 Why: a run's sums were written twice, as SQL (``run_graders.tally_sql``: nineteen aggregates in a
 fixed order, read back by position) and as Python (``engine/written_tally.py``: the same sums kept
@@ -27,11 +33,85 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import mul
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, get_type_hints
 
 from pydantic import BaseModel
 
 from studio.core.models.pass_rule import DECISIONS
+
+
+class ResultRow(NamedTuple):
+    """One ``results`` row as the writer binds it: the run, the sample, then what its grader said
+    (``OUTCOME``). A plain tuple in this order is a ``ResultRow``'s values (the write path builds
+    tuples: a NamedTuple's constructor costs a run of a million rows a second)."""
+
+    run_id: int
+    sample_idx: int
+    sample_id: str
+    status: str
+    score: float | None
+    scores: str | None  # JSON text
+    rationale: str | None
+    details: str | None  # JSON text
+    error: str | None
+    raw: str | None  # JSON text
+    duration_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: int  # 0/1
+    cached_tokens: int
+
+
+class GraderRow(NamedTuple):
+    """One ``grader_results`` row (a suite run's grader result that the sample row's ``scores`` does
+    not say whole): the run, the grader's slot, the sample, then the same ``OUTCOME`` columns at the
+    same places as a ``ResultRow``'s (the engine reads either kind of row at ``AT``)."""
+
+    run_id: int
+    slot: int
+    sample_idx: int
+    status: str
+    score: float | None
+    scores: str | None
+    rationale: str | None
+    details: str | None
+    error: str | None
+    raw: str | None
+    duration_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: int
+    cached_tokens: int
+
+
+#: the columns of what a grader said, shared by both rows, in order
+OUTCOME: tuple[str, ...] = ResultRow._fields[3:]
+assert GraderRow._fields[3:] == OUTCOME  # the engine reads both rows at the same places
+#: a column's place in a written row (either kind, from ``status`` on; ``sample_idx`` of a ResultRow)
+AT: dict[str, int] = {name: n for n, name in enumerate(ResultRow._fields)}
+#: the columns a ``results`` insert names after ``run_id``; a ``grader_results`` insert's after its key
+RESULT_COLUMNS: tuple[str, ...] = ResultRow._fields[1:]
+GRADER_COLUMNS: tuple[str, ...] = OUTCOME
+#: each column's SQL type where it is not its Python type's (SQLAlchemy's name): keys and status are
+#: short strings, JSON and texts are Text
+_SQL_TYPE = {"sample_id": "String", "status": "String"}
+#: the defaults the tables give a column the writer leaves out (a plain row: ``runs._PLAIN_COLUMNS``)
+DEFAULTS = {"duration_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "cached": 0, "cached_tokens": 0}
+
+
+def column_specs(row: type[tuple[Any, ...]], skip: int) -> list[tuple[str, str, bool, Any]]:
+    """(name, SQLAlchemy type name, nullable, default) of each of ``row``'s columns after the first
+    ``skip`` (the key columns its table declares itself): what tables.py builds the table from."""
+    hints = get_type_hints(row)
+    out = []
+    for name in row._fields[skip:]:  # type: ignore[attr-defined]
+        hint = hints[name]
+        nullable = type(None) in getattr(hint, "__args__", ())
+        base = next((t for t in getattr(hint, "__args__", (hint,)) if t is not type(None)), hint)
+        kind = _SQL_TYPE.get(name) or {int: "Integer", float: "Float", str: "Text"}[base]
+        out.append((name, kind, nullable, DEFAULTS.get(name)))
+    return out
+
 
 #: the statuses a result row can have (models/result ``OutcomeStatus``), counted one by one
 STATUSES = ("ok", "error", "invalid", "skipped")

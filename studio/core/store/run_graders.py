@@ -22,11 +22,11 @@ from studio.core.models.pass_rule import decision_sql_text, run_threshold, score
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
-from .ledger import COSTS, Tally, fold_sql
+from .ledger import COSTS, DEFAULTS, OUTCOME, RESULT_COLUMNS, Tally, fold_sql
 from .suites import score_range
 
-_COLUMNS = ("sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-            "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens")
+#: a grader's row as ``rows_sql`` gives it: a ``ledger.ResultRow`` without its run
+_COLUMNS = RESULT_COLUMNS
 
 
 class RunGrader(BaseModel):
@@ -72,18 +72,16 @@ def rows_sql(suite: bool) -> str:
     suite run ?1 slot, ?2 JSON path of the key, ?3 run, ?4 dataset; a run of one grader ?1 run."""
     if not suite:
         return "SELECT " + ", ".join(f"r.{c} AS {c}" for c in _COLUMNS) + " FROM results r WHERE r.run_id = ?1"
+    sample = {"sample_idx": "r.sample_idx", "sample_id": "r.sample_id", "status": "coalesce(g.status, 'ok')",
+              "score": "CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION)"
+                       " ELSE g.score END",
+              **{c: f"coalesce(g.{c}, {DEFAULTS[c]!r})" for c in DEFAULTS}}
     return (
-        "SELECT r.sample_idx AS sample_idx, r.sample_id AS sample_id, coalesce(g.status, 'ok') AS status,"
-        " CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION) ELSE g.score END AS score,"
-        " g.scores AS scores, g.rationale AS rationale, g.details AS details, g.error AS error, g.raw AS raw,"
-        " coalesce(g.duration_ms, 0) AS duration_ms, coalesce(g.prompt_tokens, 0) AS prompt_tokens,"
-        " coalesce(g.completion_tokens, 0) AS completion_tokens, coalesce(g.cached, 0) AS cached,"
-        " coalesce(g.cached_tokens, 0) AS cached_tokens"
-        " FROM results r LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.slot = ?1"
+        "SELECT " + ", ".join(f"{sample.get(c, 'g.' + c)} AS {c}" for c in _COLUMNS)
+        + " FROM results r LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.slot = ?1"
         " AND g.sample_idx = r.sample_idx WHERE r.run_id = ?3"
-        " UNION ALL SELECT g.sample_idx, s.sample_id, g.status, g.score, g.scores, g.rationale, g.details,"
-        " g.error, g.raw, g.duration_ms, g.prompt_tokens, g.completion_tokens, g.cached, g.cached_tokens"
-        " FROM grader_results g LEFT JOIN samples s ON s.dataset_id = ?4 AND s.idx = g.sample_idx"
+        " UNION ALL SELECT g.sample_idx, s.sample_id, " + ", ".join(f"g.{c}" for c in OUTCOME)
+        + " FROM grader_results g LEFT JOIN samples s ON s.dataset_id = ?4 AND s.idx = g.sample_idx"
         " WHERE g.run_id = ?3 AND g.slot = ?1 AND NOT EXISTS"
         " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)"
     )

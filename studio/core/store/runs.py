@@ -23,16 +23,10 @@ from studio.core.outside import json_text, storable_text
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
-from .ledger import Tally
+from .ledger import AT, DEFAULTS, GRADER_COLUMNS, OUTCOME, RESULT_COLUMNS, Tally
 from .panel_stats import panel_aggregates
 from .run_graders import STORED_KEY, rows_sql, tally_sql
 from .tables import datasets, graders, results, run_graders, runs
-
-RESULT_COLUMNS = (
-    "sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-    "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens",
-)
-
 
 _INSERT_RESULT = (
     "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
@@ -40,11 +34,6 @@ _INSERT_RESULT = (
 )
 
 
-#: a per-grader row of a suite run (``grader_values``): run_id, slot, sample_idx, then these
-GRADER_COLUMNS = (
-    "status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms", "prompt_tokens",
-    "completion_tokens", "cached", "cached_tokens",
-)
 _INSERT_GRADER = ("INSERT OR REPLACE INTO grader_results (run_id, slot, sample_idx, " + ", ".join(GRADER_COLUMNS)
                   + ") VALUES (" + ", ".join("?" for _ in range(len(GRADER_COLUMNS) + 3)) + ")")
 _INSERT_NEW_GRADER = _INSERT_GRADER.replace("INSERT OR REPLACE", "INSERT OR IGNORE", 1)
@@ -107,9 +96,12 @@ _PG_FROM_INCOMING = (
 
 #: the parts of a row that make it plain (status ok; no rationale, details, error or raw; no tokens,
 #: not cached: False == 0), and the six values a plain row is bound as (``_PLAIN_COLUMNS``)
-_PLAIN_PARTS = itemgetter(3, 6, 7, 8, 9, 11, 12, 13, 14)
-_PLAIN_KEY = {("ok", None, None, None, None, 0, 0, 0, 0)}
-_NARROW = itemgetter(0, 1, 2, 4, 5, 10)
+_PLAIN = {"status": "ok", "rationale": None, "details": None, "error": None, "raw": None, "prompt_tokens": 0,
+          "completion_tokens": 0, "cached": 0, "cached_tokens": 0}
+_PLAIN_PARTS = itemgetter(*(AT[name] for name in _PLAIN))
+_PLAIN_ROW = tuple(_PLAIN.values())
+_PLAIN_KEY = {_PLAIN_ROW}
+_NARROW = itemgetter(*(AT[name] for name in ("run_id", "sample_idx", "sample_id", "score", "scores", "duration_ms")))
 
 
 def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> list[tuple[str, list[tuple[Any, ...]]]]:
@@ -122,14 +114,12 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
     current: list[tuple[Any, ...]] = []
     narrow = True
     for row in payload:
-        # (a chained ``is`` and ``or``, not slices compared to tuples: 0.2 vs 0.4 us a row)
-        if (row[3] == "ok" and row[6] is row[7] is row[8] is row[9] is None
-                and not (row[11] or row[12] or row[13] or row[14])):
+        if _PLAIN_PARTS(row) == _PLAIN_ROW:  # (False == 0: a cached flag bound as a bool is plain too)
             if not narrow:
                 if current:
                     runs_.append((full, current))
                 current, narrow = [], True
-            current.append((row[0], row[1], row[2], row[4], row[5], row[10]))
+            current.append(_NARROW(row))
         else:
             if narrow:
                 if current:
@@ -216,8 +206,8 @@ def scores_prefix(key: str) -> str:
     return prefix
 
 
-#: where a row tuple (``outcome_values``) holds the fields the engine reads back
-ROW_IDX, ROW_STATUS, ROW_ERROR = 1, 3, 8
+#: where a row tuple (``outcome_values``: a ``ledger.ResultRow``'s values) holds the fields the engine reads back
+ROW_IDX, ROW_STATUS, ROW_ERROR = AT["sample_idx"], AT["status"], AT["error"]
 
 
 def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, duration_ms: float) -> tuple[Any, ...]:
@@ -261,12 +251,7 @@ def scored_rows(run_id: int, keyed: Sequence[tuple[Any, ...]], values: Sequence[
 def row_outcome(row: Sequence[Any]) -> Outcome:
     """The Outcome a row tuple (``outcome_values``) stands for: for the readers of a run's progress
     events, who get the rows the writer wrote."""
-    return Outcome(
-        status=row[3], score=row[4], scores=json.loads(row[5]) if row[5] else {}, rationale=row[6],
-        details=json.loads(row[7]) if row[7] else {}, error=row[8],
-        raw=None if row[9] is None else json.loads(row[9]), duration_ms=row[10], prompt_tokens=row[11],
-        completion_tokens=row[12], cached=bool(row[13]), cached_tokens=row[14],
-    )
+    return grader_row_outcome(row[AT["status"]:])
 
 
 def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
@@ -292,13 +277,16 @@ def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[A
 
 
 def grader_row_outcome(row: Sequence[Any]) -> Outcome:
-    """The Outcome a stored ``grader_results`` row (from ``status`` on) stands for."""
-    return Outcome(
-        status=row[0], score=row[1], scores=json.loads(row[2]) if row[2] else {}, rationale=row[3],
-        details=json.loads(row[4]) if row[4] else {}, error=row[5], raw=None if row[6] is None else json.loads(row[6]),
-        duration_ms=row[7] or 0.0, prompt_tokens=row[8] or 0, completion_tokens=row[9] or 0, cached=bool(row[10]),
-        cached_tokens=row[11] or 0,
-    )
+    """The Outcome a row's ``ledger.OUTCOME`` columns (a stored ``grader_results`` row from
+    ``status`` on) stand for; a stored NULL cost as its column's default."""
+    read = dict(zip(OUTCOME, row, strict=True))
+    for name in ("scores", "details", "raw"):
+        read[name] = json.loads(read[name]) if read[name] else None
+    for name, default in DEFAULTS.items():
+        if read[name] is None:
+            read[name] = default
+    return Outcome(**{**read, "scores": read["scores"] or {}, "details": read["details"] or {},
+                      "cached": bool(read["cached"])})
 
 
 def result_dict(row: Any) -> dict[str, Any]:

@@ -98,3 +98,29 @@ def test_a_tally_is_read_back_by_its_folds() -> None:
     flat = {f"{k}.{kk}" for k, v in dumped.items() if isinstance(v, dict) for kk in v} \
         | {k for k, v in dumped.items() if not isinstance(v, dict)}
     assert named == flat
+
+
+def test_every_writer_builds_the_declared_row() -> None:
+    """The result row is declared once (``ResultRow``, ``GraderRow``): the tables' columns are made
+    from it, and every writer's tuple reads back by its names (a field moved in one writer only
+    would put a score in the scores column)."""
+    from studio.core.store.ledger import OUTCOME, GraderRow, ResultRow
+    from studio.core.store.runs import grader_values, ok_row, row_outcome, scored_rows, scores_prefix
+    from studio.core.store.tables import grader_results, results
+
+    assert [c.name for c in results.columns][1:] == list(ResultRow._fields)
+    assert [c.name for c in grader_results.columns] == list(GraderRow._fields)
+    outcome = Outcome(status="ok", score=0.25, scores={"m": 0.25}, rationale="why", details={"verdict": "PASS"},
+                      error=None, raw={"x": 1}, duration_ms=3.5, prompt_tokens=7, completion_tokens=2, cached=True,
+                      cached_tokens=1)
+    written = ResultRow._make(outcome_values(9, 4, "s4", outcome))
+    assert (written.run_id, written.sample_idx, written.sample_id, written.status, written.score) == (9, 4, "s4", "ok", 0.25)
+    assert (json.loads(written.details), written.prompt_tokens, written.cached, written.cached_tokens) == (
+        {"verdict": "PASS"}, 7, 1, 1)
+    assert row_outcome(tuple(written)) == outcome
+    graded = GraderRow._make(grader_values(9, 2, 4, outcome))
+    assert (graded.slot, graded.sample_idx) == (2, 4) and graded[3:] == written[3:] and len(OUTCOME) == 12
+    plain = Outcome.scored(0.5, {"m": 0.5}, duration_ms=1.0)
+    expected = outcome_values(9, 4, "s4", plain)
+    assert ok_row(9, 4, "s4", scores_prefix("m"), 0.5, 1.0) == expected
+    assert scored_rows(9, [(4, "s4")], [0.5], "m", 1.0, lambda row, value: ()) == [expected]
