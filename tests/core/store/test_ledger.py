@@ -105,7 +105,13 @@ def test_every_writer_builds_the_declared_row() -> None:
     from it, and every writer's tuple reads back by its names (a field moved in one writer only
     would put a score in the scores column)."""
     from studio.core.store.ledger import OUTCOME, GraderRow, ResultRow
-    from studio.core.store.runs import grader_values, ok_row, row_outcome, scored_rows, scores_prefix
+    from studio.core.store.runs import (
+        grader_values,
+        ok_row,
+        row_outcome,
+        scored_rows,
+        scores_prefix,
+    )
     from studio.core.store.tables import grader_results, results
 
     assert [c.name for c in results.columns][1:] == list(ResultRow._fields)
