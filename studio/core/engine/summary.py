@@ -108,21 +108,20 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
     """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py);
     ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
     interval stays in."""
-    interval = mean_interval(tally, bounds)
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
+    figures = {"mean": mean(tally.score_sum, tally.n), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
+               "mean_duration_ms": mean(tally.duration_ms, tally.total)}
+    interval = mean_interval(tally, bounds)
     statuses = tally.statuses
     return GraderSummary(
-        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n,
-        mean=mean(tally.score_sum, tally.n),
+        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, **figures,
         mean_ci=None if interval is None else interval.pair(),
         interval_method=INTERVAL_METHOD if interval is None else interval.method,
-        pass_rate=mean(tally.decisions.get("pass", 0), graded),
         score_min=tally.score_min, score_max=tally.score_max,
         counts={"ok": statuses.get("ok", 0), "error": statuses.get("error", 0),
                 "invalid": statuses.get("invalid", 0), "na": statuses.get("skipped", 0)},
         decisions=dict(tally.decisions), prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens, cached_tokens=tally.cached_tokens, cached=tally.cached,
-        mean_duration_ms=mean(tally.duration_ms, tally.total),
         cost=cost)
 
 
