@@ -114,7 +114,7 @@ class Sums:
             return ()
         count = len(scores)
         return self.folding.add(Batch(rows=count, counts={"status": {"ok": count},
-                                                          "decision": plain_decisions(list(scores), threshold)},
+                                                          "decision": plain_decisions(scores, threshold, True)},
                                       scores=scores))
 
     def add_rows(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
@@ -124,11 +124,11 @@ class Sums:
         scores = list(map(itemgetter(_SCORE), rows))
         kinds = set(map(type, scores))
         if bare(rows) and kinds <= {float, type(None)}:  # the usual batch: plain scores (or a suite's NA)
-            scored = scores if kinds == {float} and all(map(math.isfinite, scores)) \
-                else [s for s in scores if s is not None and math.isfinite(s)]
+            finite = kinds == {float} and all(map(math.isfinite, scores))
+            scored = scores if finite else [s for s in scores if s is not None and math.isfinite(s)]
             count = len(rows)
             self.folding.add(Batch(rows=count, counts={"status": {"ok": count},
-                                                       "decision": plain_decisions(scores, threshold)},
+                                                       "decision": plain_decisions(scores, threshold, finite)},
                                    scores=scored, costs=self._costs(rows)))
             return
         self._each(rows, threshold)
@@ -138,7 +138,7 @@ class Sums:
         durations = list(map(itemgetter(_DURATION), rows))
         if set(map(type, durations)) - {float, int}:
             raise Untrusted("a duration that is not a number")
-        costs: dict[str, float] = {"duration_ms": math.fsum(durations)}
+        costs: dict[str, float] = {"duration_ms": sum(durations)}
         for name, getter in zip(("prompt_tokens", "completion_tokens", "cached_tokens"), _TOKENS, strict=True):
             total = sum(map(getter, rows))
             if type(total) is not int:

@@ -293,39 +293,42 @@ class Folding:
     __slots__ = ("values",)
 
     def __init__(self) -> None:
-        self.values: list[Any] = [None if f.op in ("min", "max") else (Total() if f.op in ("sum", "sumsq")
-                                                                          else 0) for f in FOLDS]
+        # float sums of scores kept exact (``Total``); counts and cost sums as plain numbers
+        self.values: list[Any] = [None if f.op in ("min", "max") else Total() if f.over == "score" and f.op != "count"
+                                  else 0 for f in FOLDS]
 
     def add(self, batch: Batch) -> tuple[float, ...]:
         """Adds ``batch`` up; returns its scores' sum as ``exact_parts`` (() without scores)."""
         scores = batch.scores
-        parts = sum_parts(scores) if scores else ()
-        squares: tuple[float, ...] | None = None
-        values = self.values
+        parts: tuple[float, ...] = ()
+        figures: dict[str, Any] = {"count": len(scores)}
+        if scores:
+            low, high = min(scores), max(scores)
+            largest = max(-low, high)
+            if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
+                parts = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
+                squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
+            else:
+                parts, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
+            figures.update(sum=parts, sumsq=squares, min=low, max=high)
+        values, counts, costs = self.values, batch.counts, batch.costs
         for n, fold in enumerate(FOLDS):
             over, op = fold.over, fold.op
-            if op == "count":
-                if over == "row":
-                    values[n] += batch.rows
-                elif over == "score":
-                    values[n] += len(scores)
-                else:
-                    values[n] += batch.counts.get(over, {}).get(fold.equals or "", 0)
+            if over == "row":
+                values[n] += batch.rows
             elif over == "score":
-                if not scores:
-                    continue
-                if op == "sum":
-                    values[n].add(parts)
-                elif op == "sumsq":
-                    if squares is None:
-                        # (a square under 1e-300 the SQL takes as 0: within the 1e-12 they agree to)
-                        squares = sum_parts(list(map(mul, scores, scores)))
-                    values[n].add(squares)
-                else:
-                    found = min(scores) if op == "min" else max(scores)
-                    values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
+                if op == "count":
+                    values[n] += figures["count"]
+                elif scores:
+                    if op in ("sum", "sumsq"):
+                        values[n].add(figures[op])
+                    else:
+                        found = figures[op]
+                        values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
+            elif op == "count":
+                values[n] += counts.get(over, {}).get(fold.equals or "", 0)
             else:  # a cost column's sum
-                values[n].add((batch.costs.get(over, 0),))
+                values[n] += costs.get(over, 0)
         return parts
 
     def tally(self) -> Tally:
