@@ -34,12 +34,7 @@ MEANS = [
 ]
 
 RULE_HOME = {"core/models/pass_rule.py": "the pass rule"}
-COMPARISONS_ALLOWED = {
-    **RULE_HOME,
-    "core/sandbox/guest/js/harness.js": "promptfoo's own rule for a javascript assertion's number (the "
-                                        "assertion's threshold, kept as promptfoo runs it in its details; "
-                                        "the studio's decision reads the score through the pass rule)",
-}
+COMPARISONS_ALLOWED = RULE_HOME
 MEANS_ALLOWED = {
     "core/engine/summary.py": "the one summary: mean, pass rate, time per sample",
     "core/intervals.py": "the summary's intervals (Wilson, Student's t)",

@@ -130,6 +130,16 @@ def at_least_source(score: str, threshold: str) -> str:
     return f"({score}) >= ({threshold})"
 
 
+def promptfoo_passes(value: Any, threshold: float | None) -> bool:
+    """promptfoo's rule for a number a ``javascript`` assertion returns (its handleJavascript): at
+    or above the assertion's own threshold, above 0 without one; not a finite number never passes.
+    A platform's rule, kept beside the studio's so no other module compares a score: the studio's
+    own decision of the result is still ``decide``'s, at the run's threshold."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        return False
+    return bool(value >= threshold) if threshold is not None else value > 0
+
+
 def reaches(value: float, line: float) -> bool:
     """A figure at or above its line (a run's mean and ``--fail-under``): the rule's at-least
     clause, for a run's gate as for one result's score."""
