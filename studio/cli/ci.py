@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from decimal import Decimal
 from typing import Any
 
-from studio.core.engine.budget import Caps, parse_money
-from studio.core.engine.request import Finished, Reports, RequestRefused, RunRequest
+from studio.core.engine.request import Finished, Reports, RunRequest
 from studio.core.engine.verdict import verdict_line
 
 
@@ -21,22 +19,6 @@ def reports_of(args: argparse.Namespace) -> Reports:
     """``--junit``, ``--markdown``, ``--github`` and ``--baseline`` as the request's reports."""
     return Reports(junit=getattr(args, "junit", None) or None, markdown=getattr(args, "markdown", None) or None,
                    github=bool(getattr(args, "github", False)), baseline=getattr(args, "baseline", None))
-
-
-def money_of(args: argparse.Namespace) -> Decimal | None:
-    """``--max-cost`` as an exact amount (one sentence and exit 2 when it is not one)."""
-    return None if args.max_cost is None else parse_money(args.max_cost, "--max-cost")
-
-
-def parse_caps(args: argparse.Namespace) -> Caps:
-    """``--max-cost`` / ``--max-tokens`` as exact caps (one sentence and exit 2 when not)."""
-    return Caps(max_cost=money_of(args), max_tokens=tokens_of(args))
-
-
-def tokens_of(args: argparse.Namespace) -> int | None:
-    if args.max_tokens is not None and args.max_tokens < 0:
-        raise RequestRefused(f"--max-tokens must be zero or more, not {args.max_tokens}")
-    return args.max_tokens
 
 
 def request_of(args: argparse.Namespace) -> RunRequest:
@@ -49,8 +31,8 @@ def request_of(args: argparse.Namespace) -> RunRequest:
                              retry_errors=bool(getattr(args, "retry_errors", False)), version=args.version,
                              limit=args.limit, concurrency=args.concurrency, endpoint=args.endpoint,
                              use_cache=not args.no_cache, pass_threshold=args.pass_threshold, keep_going=args.keep_going,
-                             executor=args.executor, ray_address=args.ray_address, max_cost=money_of(args),
-                             max_tokens=tokens_of(args), fail_under=list(args.fail_under or []),
+                             executor=args.executor, ray_address=args.ray_address, max_cost=args.max_cost,
+                             max_tokens=args.max_tokens, fail_under=list(args.fail_under or []),
                              reports=reports_of(args), **overall_of(args.overall))
 
 

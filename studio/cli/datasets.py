@@ -37,6 +37,9 @@ def cmd_list(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def cmd_show(args: argparse.Namespace, app: CliApp) -> int:
+    for option, value in (("--offset", args.offset), ("--limit", args.limit)):
+        if value < 0:
+            raise CliError(f"{option} must be 0 or more, not {value}", 2)
     record = app.library.datasets.get(args.name)
     samples = app.library.datasets.samples(args.name, offset=args.offset, limit=args.limit)
     if args.json:

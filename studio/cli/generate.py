@@ -222,9 +222,9 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     from studio.core.engine.generate import GenerationSettings, output_name
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    from .ci import parse_caps, request_of
+    from .ci import request_of
 
-    request_of(args)  # the run's own arguments (--limit, --concurrency, --pass-threshold), before generating
+    caps = request_of(args)  # the run's own arguments (--limit, --pass-threshold, caps), before generating
     if args.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
     positional = "grader" if args.graders is not None else "dataset"
@@ -232,7 +232,6 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     if not source:
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
     name = args.generate_name or output_name(source, endpoint)
-    caps = parse_caps(args)
     # --limit N grades the first N samples: only those are generated
     settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)
     resume = name in {d.name for d in app.library.datasets.list()}

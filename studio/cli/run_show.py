@@ -114,7 +114,7 @@ def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary:
     query = query.with_filter(_filter(args, threshold))
     limit = getattr(args, "limit", None)
     if limit is not None and limit < 0:
-        raise CliError(f"--limit must be 0 (every result) or more, not {limit}")
+        raise CliError(f"--limit must be 0 (every result) or more, not {limit}", 2)  # bad input: exit 2
     if limit == 0:
         limit = None
     elif limit is None and not args.json:

@@ -68,7 +68,8 @@ def test_junit_markdown_and_github_reports(cli, judged: FakeJudgeServer, tmp_pat
     assert set(cases) == {f"q{i}" for i in range(12)}
     assert cases["q0"].is_passed
     failure = cases["q6"].result[0]
-    assert isinstance(failure, Failure) and "score 0.0000" in failure.message
+    # a binary judge's FAIL (its score 0.0 with it): the rule's verdict clause decided, and says so
+    assert isinstance(failure, Failure) and failure.message.startswith("the judge's verdict is FAIL")
     assert "Scripted rule gave FAIL." in failure.message  # the rationale's first line
     assert isinstance(cases["q9"].result[0], Skipped)
     assert isinstance(cases["q11"].result[0], Error) and "HTTP 500" in cases["q11"].result[0].message

@@ -102,6 +102,9 @@ def test_retry_errors_regrades_a_completed_runs_errors(judged: Path, fake_judge,
     (("--limit", "-1"), "--limit must be 1 or more, not -1"),
     (("--limit", "-3"), "--limit must be 1 or more, not -3"),
     (("--concurrency", "0"), "--concurrency must be 1 or more, not 0"),
+    (("--concurrency", "-2"), "--concurrency must be 1 or more, not -2"),
+    (("--version", "0"), "--version must be 1 or more, not 0"),  # was graded as the current version
+    (("--pass-threshold=-inf",), "--pass-threshold must be a finite number, not -inf"),
 ])
 def test_bad_run_arguments_are_a_sentence_and_exit_2(judged: Path, capsys, args: tuple[str, ...],  # type: ignore[no-untyped-def]
                                                       said: str) -> None:

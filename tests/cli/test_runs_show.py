@@ -171,5 +171,17 @@ def test_a_terminal_gets_a_page_and_the_count_json_every_result(graded: int, cli
     assert [r["sample_id"] for r in first] == ["s1", "s2"]
     none = json.loads(cli("runs", "show", str(graded), "--errors", "--json", "--limit", "0").stdout)
     assert [r["sample_id"] for r in none["results"]] == ["s2", "s3"]
-    refused = cli("runs", "show", str(graded), "--limit", "-1")
-    assert refused.returncode != 0 and "--limit" in refused.stderr
+    for limit in ("-1", "-3"):  # bad input: a sentence and exit 2, as every refused argument
+        refused = cli("runs", "show", str(graded), "--limit", limit)
+        assert refused.returncode == 2, refused.stderr
+        assert f"error: --limit must be 0 (every result) or more, not {limit}" in refused.stderr
+        assert "bug" not in refused.stderr
+
+
+@pytest.mark.parametrize(("args", "said"), [(("--offset", "-1"), "--offset must be 0 or more, not -1"),
+                                            (("--limit", "-3"), "--limit must be 0 or more, not -3")])
+def test_datasets_show_refuses_a_negative_offset_or_limit(graded: int, cli, args: tuple[str, ...],  # type: ignore[no-untyped-def]
+                                                          said: str) -> None:
+    """A negative offset numbered the samples from #-1 (and a negative limit was read as none)."""
+    shown = cli("datasets", "show", "d", *args)
+    assert shown.returncode == 2 and f"error: {said}" in shown.stderr and "#" not in shown.stdout

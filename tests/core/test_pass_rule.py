@@ -6,6 +6,7 @@ pass rate, a run's threshold) say what the rule says."""
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 
 import pytest
@@ -25,7 +26,9 @@ from studio.core.models.pass_rule import (
 )
 from studio.core.store.results_query import failing_sql, judge_verdict_sql, outcome_word
 
-SCORES = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, -1.0, 0.3, 0.30000000000000004]),
+# (NaN, ±inf: no score, NA, in Python and in SQL alike; SQLite stores NaN as NULL)
+SCORES = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, -1.0, 0.3, 0.30000000000000004, float("nan"),
+                                               float("inf"), float("-inf")]),
                    st.floats(min_value=-10, max_value=10, allow_nan=False))
 VERDICTS = st.one_of(st.none(), st.sampled_from(["PASS", "FAIL", "NA", "pass", "MET", ""]), st.integers(0, 2))
 RESULTS = st.tuples(st.sampled_from(["ok", "error", "invalid", "skipped", "weird"]), SCORES, VERDICTS,
@@ -44,7 +47,7 @@ def _details(verdict: object, with_details: bool) -> str | None:
 @given(st.lists(RESULTS, min_size=1, max_size=30), THRESHOLDS, st.data())
 def test_sql_and_python_decide_the_same(rows: list[tuple], threshold: float, data: st.DataObject) -> None:
     # a threshold equal to one of the scores half the time: the boundary is where copies drifted
-    scored = [r[1] for r in rows if r[1] is not None]
+    scored = [r[1] for r in rows if r[1] is not None and math.isfinite(r[1])]  # (a threshold is finite)
     if scored and data.draw(st.booleans()):
         threshold = data.draw(st.sampled_from(scored))
     conn = sqlite3.connect(":memory:")

@@ -12,6 +12,7 @@ import pytest
 from judge_helpers import qa, served
 
 from studio.core.engine.runner import RunOptions, run_grader
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BinaryJudge
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
@@ -68,7 +69,7 @@ def test_an_impossible_count_fails_its_sample_and_keeps_the_rest(library: Librar
         assert "usage.prompt_tokens is" in rows[bad]["error"]
         assert "more tokens than any model's context" in rows[bad]["error"]
     assert "a 4,000-digit number" in rows["digits"]["error"] and "inf" in rows["inf"]["error"]
-    assert library.runs.aggregates(run.id)["prompt_tokens"] == 19
+    assert run_aggregates(library, run.id)["prompt_tokens"] == 19
 
 
 def test_a_stored_run_whose_tokens_overflow_sum_stays_readable(library: Library, counting: str, cli) -> None:  # type: ignore[no-untyped-def]
@@ -84,7 +85,7 @@ def test_a_stored_run_whose_tokens_overflow_sum_stays_readable(library: Library,
         aggregates = json.loads(stored)
         assert aggregates.pop(STORED_KEY, None) is not None  # this studio stores one
         conn.exec_driver_sql("UPDATE runs SET aggregates = ? WHERE id = ?", (json.dumps(aggregates), run.id))
-    assert library.runs.aggregates(run.id)["prompt_tokens"] == 10**19
+    assert run_aggregates(library, run.id)["prompt_tokens"] == 10**19
     library.engine.dispose()
     for args in (("runs", "show", str(run.id)), ("runs", "report", str(run.id))):
         result = cli(*args)

@@ -103,13 +103,13 @@ def test_the_generation_section_escapes_the_names_it_states(tmp_path: Path, monk
     """`generate --markdown`'s section names the datasets, the endpoint and the model: as text too."""
     from studio.cli.generate import _markdown_section
     from studio.core.engine.generate import GenerationResult
-    from studio.core.engine.usage import Tally
+    from studio.core.engine.usage import Spent
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     report = tmp_path / "summary.md"
     result = GenerationResult(
         dataset="out`](javascript:alert(1))", status="complete", planned=1, stored=1, generated=1, errors=[],
-        tally=Tally(calls=1), cost=None,
+        tally=Spent(calls=1), cost=None,
         provenance={"endpoint": "e<script>x</script>", "model": "m`x`|y", "source_dataset": "src\n## z"})
     _markdown_section(report, result, None)
     tokens = GFM.parse(report.read_text(encoding="utf-8"))

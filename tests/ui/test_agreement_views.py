@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from studio.core.engine.runner import start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, Sample
 from studio.core.models.labels import LabelInput
 from studio.core.store import Library
@@ -19,7 +20,7 @@ def _run(lib: Library, scores: list[float]) -> int:
     run = start_run(lib, "g", "d")
     lib.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(s, {}, rationale=f"r{i}"))
                                     for i, s in enumerate(scores)])
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
+    lib.runs.set_status(run.id, "completed", aggregates=run_aggregates(lib, run.id))
     return run.id
 
 

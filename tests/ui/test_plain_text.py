@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from studio.core.engine.runner import start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BinaryJudge, BuiltinGrader, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import LabelInput
@@ -40,7 +41,7 @@ def _hostile_library(ctx: Any) -> tuple[str, str, int]:
                 Outcome.scored(0.0, {f"{IMG}metric": 0.0}, rationale=IMG),
                 Outcome.failure(IMG)]
     library.runs.write_results(run.id, [(i, s.id, o) for i, (s, o) in enumerate(zip(samples, outcomes, strict=True))])
-    library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id, 0.5))
+    library.runs.set_status(run.id, "completed", aggregates=run_aggregates(library, run.id, 0.5))
     library.labels.put_many(dataset, [LabelInput(sample_id=s.id, verdict="PASS", note=f"{IMG}{TABLE}",
                                                  labeler=IMG) for s in samples])
     return dataset, samples[0].id, run.id

@@ -12,6 +12,7 @@ reason (never scored as 0); an undefined statistic is ``null`` with its reason i
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,11 @@ import numpy as np
 from studio.core import stats
 from studio.core.kinds import get_kind
 from studio.core.models.labels import DEFAULT_KEY, Label
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result, verdict_in
 from studio.core.store import Library
 from studio.core.store.run_graders import grader_results, run_graders
+
+from .summary import mean
 
 CLASSES = ("PASS", "FAIL")
 
@@ -37,6 +40,8 @@ class JudgeCall:
     verdict: str | None  # PASS / FAIL (None when not ok)
     score: float | None
     rationale: str | None
+    #: the judge's own verdict (``details["verdict"]``), which the pass rule reads before the score
+    own: str | None = None
 
 
 def pass_threshold(library: Library, run_id: int, grader: str | None = None) -> float:
@@ -59,7 +64,8 @@ def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dic
         if row["status"] == "ok":  # PASS or FAIL by the pass rule (its own verdict first); NA stays None
             verdict = {"pass": "PASS", "fail": "FAIL"}.get(decide_result(row, threshold))
         calls[row["sample_id"]] = JudgeCall(row["sample_id"], row["sample_idx"], row["status"], verdict,
-                                            row["score"], row["rationale"] or row["error"])
+                                            row["score"], row["rationale"] or row["error"],
+                                            verdict_in(row.get("details")))
     return calls
 
 
@@ -145,7 +151,8 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
     report["binary_points"] = [{"sample_id": call.sample_id, "human": label.verdict, "judge": call.score}
                                for label, call in binary]
     disagreements = _binary_disagreements(binary, threshold) + report.pop("_score_disagreements")
-    disagreements.sort(key=lambda d: (-d["severity"], d["idx"]))
+    # a verdict given without a score has no distance to the threshold (None): it leads, the judge was sure
+    disagreements.sort(key=lambda d: (-(math.inf if d["severity"] is None else d["severity"]), d["idx"]))
     report["disagreements"] = disagreements
     if report["n"] == 0:
         report["undefined"].setdefault("n", "no labelled sample was graded usably by this run")
@@ -168,7 +175,7 @@ def _binary_part(pairs: list[tuple[Label, JudgeCall]], undefined: dict[str, str]
     judge = [call.verdict for _, call in pairs]
     matrix = stats.confusion(human, judge, CLASSES)
     n = len(pairs)
-    accuracy = float(np.trace(matrix)) / n
+    accuracy = float(np.trace(matrix)) / n  # n > 0: pairs checked above
     kappa = stats.cohen_kappa(human, judge, CLASSES, seed=seed)
     out["accuracy"] = round(accuracy, 6)
     out["cohen_kappa"] = None if kappa.value is None else round(kappa.value, 6)
@@ -201,27 +208,30 @@ def _binary_disagreements(pairs: list[tuple[Label, JudgeCall]], threshold: float
     out = []
     for label, call in pairs:
         if label.verdict != call.verdict:
-            severity = abs((call.score or 0.0) - threshold)
+            # how far the score is from the line (no score, only the judge's own verdict: None, not a 0.0)
+            severity = None if call.score is None else round(abs(call.score - threshold), 6)
             out.append({"sample_id": call.sample_id, "idx": call.idx, "human": label.verdict,
                         "human_note": label.note, "judge": call.verdict, "judge_score": call.score,
-                        "rationale": call.rationale, "severity": round(severity, 6)})
+                        "rationale": call.rationale, "severity": severity})
     return out
 
 
 def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], float | None]:
-    """κ of (score ≥ t) against the labels for each candidate threshold t; the best t."""
+    """κ of the pass rule's verdict at threshold t against the labels for each candidate t; the best
+    t. A call without a score (a judge that gave its own verdict alone) keeps that verdict at every
+    t: NA is not zero, and a missing score read as 0.0 made every such PASS a FAIL."""
     scores = sorted({call.score for _, call in pairs if call.score is not None})
     if len(scores) < 2:
         return [], None
     human = [lab.verdict for lab, _ in pairs]
     sweep: list[dict[str, Any]] = []
     for t in scores:  # "score >= t" only changes at an observed score
-        # the pass rule on the score alone (the sweep asks what each threshold would make of it)
-        judge = ["PASS" if decide("ok", call.score or 0.0, None, t) == "pass" else "FAIL" for _, call in pairs]
+        # the pass rule at t (the sweep asks what each threshold would make of each call)
+        judge = ["PASS" if decide("ok", call.score, call.own, t) == "pass" else "FAIL" for _, call in pairs]
         k = stats.cohen_kappa(human, judge, CLASSES, ci=False).value
-        accuracy = sum(h == j for h, j in zip(human, judge, strict=True)) / len(human)
+        accuracy = mean(sum(h == j for h, j in zip(human, judge, strict=True)), len(human))
         sweep.append({"threshold": round(float(t), 6), "kappa": None if k is None else round(k, 6),
-                      "accuracy": round(accuracy, 6)})
+                      "accuracy": None if accuracy is None else round(accuracy, 6)})
     defined = [s for s in sweep if s["kappa"] is not None]
     best = max(defined, key=lambda s: (s["kappa"], -abs(s["threshold"] - DEFAULT_PASS_THRESHOLD)))["threshold"] if defined else None
     return sweep, best
@@ -422,8 +432,8 @@ def kappa_change(human: list[Any], before: list[Any], after: list[Any], *, key: 
     out: dict[str, Any] = {"key": key, "n": n,
                            "kappa_a": ka.value, "kappa_a_ci": ka.ci_list(), "kappa_a_reason": ka.reason,
                            "kappa_b": kb.value, "kappa_b_ci": kb.ci_list(), "kappa_b_reason": kb.reason,
-                           "accuracy_a": None if not n else sum(h == x for h, x in zip(human, before, strict=True)) / n,
-                           "accuracy_b": None if not n else sum(h == x for h, x in zip(human, after, strict=True)) / n,
+                           "accuracy_a": mean(sum(h == x for h, x in zip(human, before, strict=True)), n),
+                           "accuracy_b": mean(sum(h == x for h, x in zip(human, after, strict=True)), n),
                            "kappa_delta": None, "kappa_delta_ci": None}
     if ka.value is not None and kb.value is not None:
         out["kappa_delta"] = kb.value - ka.value

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
 
-from .usage import Tally, cost_of, exact_decimal, format_usd
+from .usage import Spent, cost_of, exact_decimal, format_usd
 
 
 class BudgetError(StudioError, ValueError):
@@ -54,11 +54,11 @@ def parse_money(text: str, what: str) -> Decimal:
 class Budget:
     """Shared by every judge client of one run (one event loop; locked anyway for the Ray path)."""
 
-    def __init__(self, caps: Caps, cancel: threading.Event, *, spent: Tally | None = None,
+    def __init__(self, caps: Caps, cancel: threading.Event, *, spent: Spent | None = None,
                  spent_cost: Fraction = Fraction(0)) -> None:
         self.caps = caps
         self.cancel = cancel
-        self.spent = spent or Tally()
+        self.spent = spent or Spent()
         self.cost = spent_cost
         self.stopped = False
         self._lock = threading.Lock()
@@ -79,7 +79,7 @@ class Budget:
     def spend(self, config: EndpointConfig, prompt_tokens: int, completion_tokens: int,
               cached_tokens: int = 0) -> None:
         with self._lock:
-            tally = Tally(1, prompt_tokens, completion_tokens, cached_tokens)
+            tally = Spent(1, prompt_tokens, completion_tokens, cached_tokens)
             self.spent.add(tally)
             price = cost_of(tally, config)
             if price is not None:

@@ -52,7 +52,7 @@ from studio.core.store.datasets import DatasetRecord, read_sample
 from studio.core.store.endpoints import EndpointRepository
 
 from .budget import Budget, Caps, check_priced
-from .usage import Tally, cost_of, cost_range, exact_decimal
+from .usage import Spent, cost_of, cost_range, exact_decimal
 
 #: a generation stops after this many failed calls in a row: the endpoint is not answering
 FAILURE_STREAK = 10
@@ -106,7 +106,7 @@ class GenerationProgress:
     calls: int
     in_flight: int
     elapsed: float
-    tally: Tally
+    tally: Spent
     cost: Fraction | None
 
     @property
@@ -123,7 +123,7 @@ class GenerationResult:
     stored: int
     generated: int  # this session
     errors: list[str]
-    tally: Tally
+    tally: Spent
     cost: Fraction | None
     reason: str = ""
     provenance: dict[str, Any] = field(default_factory=dict)
@@ -379,19 +379,19 @@ class _Writer:
 class _State:
     def __init__(self, config: EndpointConfig, previous: dict[str, Any]) -> None:
         self.config = config
-        self.tally = Tally()
+        self.tally = Spent()
         self.errors: list[str] = list(previous.get("error_examples") or [])
         self.error_count = int(previous.get("errors") or 0)
         self.streak = 0
         self.failed = ""
         self.started = time.perf_counter()
         # what earlier sessions of this generation spent (a resume adds to it)
-        self.before = Tally(int(previous.get("calls") or 0), int(previous.get("prompt_tokens") or 0),
+        self.before = Spent(int(previous.get("calls") or 0), int(previous.get("prompt_tokens") or 0),
                             int(previous.get("completion_tokens") or 0), int(previous.get("cached_tokens") or 0))
 
     def answered(self, response: ChatResponse) -> None:
         self.streak = 0
-        self.tally.add(Tally(1, response.prompt_tokens, response.completion_tokens, response.cached_tokens))
+        self.tally.add(Spent(1, response.prompt_tokens, response.completion_tokens, response.cached_tokens))
 
     def fail(self, message: str) -> None:
         self.streak += 1
@@ -399,8 +399,8 @@ class _State:
         if len(self.errors) < KEPT_ERRORS:
             self.errors.append(message)
 
-    def total(self) -> Tally:
-        total = Tally()
+    def total(self) -> Spent:
+        total = Spent()
         total.add(self.before)
         total.add(self.tally)
         return total

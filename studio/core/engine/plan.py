@@ -115,10 +115,8 @@ class RunPlan:
         text = self._json_format
         if self.overall == "mean":
             weights = [p.weight for p in self.graders]
-            total = sum(weights)
-            if total != 0:  # as ``_rule``: the weighted scores summed in slot order, over the weights' sum
-                mul = operator.mul
-                return [(run_id, row[0], row[1], "ok", sum(map(mul, weights, values)) / total, text % values,
+            if sum(weights) != 0:  # (else each row's ``_rule``: no overall score)
+                return [(run_id, row[0], row[1], "ok", weighted_mean(weights, values), text % values,
                          None, None, None, None, 0.0, 0, 0, False, 0)
                         for row, values in zip(batch, zip(*columns, strict=True), strict=True)]
         elif self.overall == "none":
@@ -178,10 +176,7 @@ class RunPlan:
         if self.overall == "none":
             return None
         if self.overall == "mean":
-            total = sum(p.weight for p, _ in usable)
-            if total == 0:
-                return None
-            return sum(p.weight * s for p, s in usable) / total
+            return weighted_mean([p.weight for p, _ in usable], [s for _, s in usable])
         if self.overall == "all-pass":
             return 1.0 if all(passed) else 0.0
         if self.overall == "composite" and self.composite is not None:
@@ -192,6 +187,14 @@ class RunPlan:
                 return None
             return combine(self.composite.mode, parts)[0]
         return None  # no overall rule: the row still holds every grader's score
+
+
+def weighted_mean(weights: Sequence[float], values: Sequence[float]) -> float | None:
+    """A sample's overall score by a suite's "mean" rule: its graders' scores weighted, summed in
+    slot order, over the weights' sum (None when they sum to 0). One function for the row built
+    from outcomes and the row built from a batch of plain scores, so the two cannot differ."""
+    total = sum(weights)
+    return sum(map(operator.mul, weights, values)) / total if total != 0 else None
 
 
 def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],

@@ -173,7 +173,8 @@ def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: 
         result["reason"] = ("no sample was scored in both arms (errors, NA and inconsistent pairwise "
                             "verdicts are left out)")
         return result
-    shift = stats.mean_difference([float(b.score or 0.0) for b, _ in pairs], [float(a.score or 0.0) for _, a in pairs])
+    shift = stats.mean_difference([float(b.score) for b, _ in pairs if b.score is not None],
+                                  [float(a.score) for _, a in pairs if a.score is not None])  # (every pair has both)
     flips = stats.proportion(sum(passed(b, threshold) != passed(a, threshold) for b, a in pairs), n)
     result.update(mean_shift=shift.value, ci=shift.ci_list(), flip_rate=flips.value, flip_rate_ci=flips.ci_list())
     if shift.ci is None:

@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
@@ -53,6 +53,8 @@ class RunRequest(RunSettings):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
     grader: str | None = None
+    #: a version number counts from 1 (a stored run's options keep whatever they were started with)
+    version: int | None = Field(default=None, ge=1)
     graders: list[str] | None = None
     #: a one-off suite's overall rule: none, mean, all-pass, or composite with ``overall_grader``
     overall: str | None = None
@@ -71,6 +73,19 @@ class RunRequest(RunSettings):
     #: ``--fail-under`` values as typed: ``0.9`` (the overall score) or ``KEY=0.9``
     fail_under: list[str] = Field(default_factory=list)
     reports: Reports = Field(default_factory=Reports)
+
+    @field_validator("max_cost", mode="before")
+    @classmethod
+    def _money(cls, value: Any) -> Any:
+        """``--max-cost`` as typed: an exact amount of US dollars (budget.parse_money's sentence when not)."""
+        if not isinstance(value, str):
+            return value
+        from .budget import BudgetError, parse_money
+
+        try:
+            return parse_money(value, "--max-cost")
+        except BudgetError as exc:  # (a ValueError: pydantic would restate it)
+            raise RequestRefused(str(exc)) from None
 
     @classmethod
     def asked(cls, **fields: Any) -> RunRequest:
@@ -264,7 +279,7 @@ def option_problem(exc: ValidationError) -> str:
     kind = first.get("type", "")
     given = first.get("input")
     if kind == "greater_than_equal":
-        said = f"must be {ctx.get('ge')} or more"
+        said = "must be zero or more" if ctx.get("ge") == 0 else f"must be {ctx.get('ge')} or more"
     elif kind == "greater_than":
         said = f"must be more than {ctx.get('gt')}"
     elif kind == "less_than_equal":

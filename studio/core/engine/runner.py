@@ -146,7 +146,9 @@ def conclude_unstarted(library: Library, run_id: int, exc: BaseException, only_f
     error = str(exc) if isinstance(exc, StudioError) else f"{type(exc).__name__}: {exc}"
     try:
         threshold = RunOptions.model_validate(library.runs.get(run_id).settings).pass_threshold
-        aggregates: dict[str, Any] | None = library.runs.aggregates(run_id, threshold)
+        from .summary import run_aggregates  # (imported once a run ends, not at its start)
+
+        aggregates: dict[str, Any] | None = run_aggregates(library, run_id, threshold)
     except Exception:  # a row that does not validate (or a library gone): its status still concludes
         aggregates = None
     library.runs.set_status(run_id, status, aggregates=aggregates, error=error, only_from=only_from)
@@ -264,6 +266,8 @@ def _end_tallies(library: Library, run_id: int, threshold: float,
     """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's aggregates, the kept
     tallies they were read from or None): from the tallies the writer kept when they are the stored
     rows' (``WrittenTallies.usable``), else computed from the stored rows."""
+    from .summary import run_aggregates  # (imported once a run ends, not at its start)
+
     if kept is not None and kept.untrusted is None:
         graders = run_graders(library, run_id)
         if kept.usable(graders, threshold, written_counts(library, run_id)):
@@ -273,11 +277,11 @@ def _end_tallies(library: Library, run_id: int, threshold: float,
                 kept.distrust(str(exc))
             else:
                 stored = stored_form(graders, tallies, overall, threshold)
-                aggregates = library.runs.aggregates(run_id, threshold, tally=overall, metrics=kept.metrics(),
-                                                     panels=kept.panels())
+                aggregates = run_aggregates(library, run_id, threshold, tally=overall,
+                                            metric_sums=kept.metric_sums(), panels=kept.panels())
                 return overall, stored, aggregates, kept
     overall, stored = stored_tallies(library, run_id, threshold)
-    return overall, stored, library.runs.aggregates(run_id, threshold, tally=overall), None
+    return overall, stored, run_aggregates(library, run_id, threshold, tally=overall), None
 
 
 def _with_usage(library: Library, run_id: int, stored: dict[str, Any], kept: WrittenTallies | None) -> dict[str, Any]:

@@ -213,13 +213,18 @@ def section_rows(library: Library, run_id: int, section: Section, *, order: str 
 
 def decision_of(row: dict[str, Any], threshold: float) -> str:
     """A ``section_rows`` row's decision by the pass rule (its details are still JSON text)."""
+    return decide(row["status"], row["score"], verdict_of(row), threshold)
+
+
+def verdict_of(row: dict[str, Any]) -> Any:
+    """The judge's own verdict in a ``section_rows`` row (its details still JSON text), or None."""
     details = row.get("details")
     if isinstance(details, str):
         try:
             details = json.loads(details)
         except ValueError:
             details = None
-    return decide(row["status"], row["score"], verdict_in(details), threshold)
+    return verdict_in(details)
 
 
 def first_line(value: str | None, width: int = 200) -> str:

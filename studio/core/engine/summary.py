@@ -19,12 +19,16 @@ out of both (their counts are kept).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
 from studio.core import intervals
-from studio.core.store.run_graders import Tally
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+from studio.core.store.ledger import Tally
+
+if TYPE_CHECKING:
+    from studio.core.store import Library
 
 #: what a summary without an interval (no scored result) says of its method
 INTERVAL_METHOD = intervals.T_PLAIN
@@ -104,24 +108,49 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
     """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py);
     ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
     interval stays in."""
-    mean = tally.score_sum / tally.n if tally.n else None
-    interval = mean_interval(tally, bounds)
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
+    figures = {"mean": mean(tally.score_sum, tally.n), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
+               "mean_duration_ms": mean(tally.duration_ms, tally.total)}
+    interval = mean_interval(tally, bounds)
     statuses = tally.statuses
     return GraderSummary(
-        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, mean=mean,
+        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, **figures,
         mean_ci=None if interval is None else interval.pair(),
         interval_method=INTERVAL_METHOD if interval is None else interval.method,
-        pass_rate=tally.decisions.get("pass", 0) / graded if graded else None,
         score_min=tally.score_min, score_max=tally.score_max,
         counts={"ok": statuses.get("ok", 0), "error": statuses.get("error", 0),
                 "invalid": statuses.get("invalid", 0), "na": statuses.get("skipped", 0)},
         decisions=dict(tally.decisions), prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens, cached_tokens=tally.cached_tokens, cached=tally.cached,
-        mean_duration_ms=tally.duration_ms / tally.total if tally.total else None,
         cost=cost)
 
 
 def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
     """The summary with its cost (exact USD) filled in: usage is read after the sections exist."""
     return summary.model_copy(update={"cost": cost})
+
+
+def mean(total: float, n: int) -> float | None:
+    """``total`` over ``n`` things, None for none (undefined is not 0): a mean, a pass rate (passes
+    over pass + fail), a time per sample. The one division of the studio's figures: every surface
+    reads them from here (tests/test_one_rule.py finds no other)."""
+    return total / n if n else None
+
+
+def run_aggregates(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
+                   tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
+                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A run's stored aggregates: what its ``results`` rows add up to (store/runs ``facts``, the
+    given ``tally``, ``metric_sums`` and ``panels`` when its writer kept them) with the figures of
+    their summary (``summarize``): mean, pass rate, time per sample, each ``scores`` key's mean."""
+    facts = library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels)
+    summary = summarize("run", 0, threshold, facts.tally)
+    counted = facts.tally
+    return {
+        "count": counted.total, "mean": summary.mean, "pass_rate": summary.pass_rate, "pass_threshold": threshold,
+        "min": counted.score_min, "max": counted.score_max, "mean_duration_ms": summary.mean_duration_ms,
+        "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
+        "cached_tokens": counted.cached_tokens, "cached": counted.cached, "statuses": facts.statuses,
+        "metrics": {key: mean(total, n) for key, (total, n) in facts.metric_sums.items()},
+        **facts.panels,
+    }

@@ -24,16 +24,17 @@ PER = 1_000_000  # prices are per million tokens
 
 
 @dataclass
-class Tally:
-    """Tokens and judge calls answered (cache hits are not calls: they cost nothing; a call that
-    failed, retries included, reported no usage and is not counted)."""
+class Spent:
+    """Tokens and judge calls answered: what was spent (a run's results add up to the ledger's
+    ``Tally``, store/ledger.py). Cache hits are not calls: they cost nothing; a call that failed,
+    retries included, reported no usage and is not counted."""
 
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
 
-    def add(self, other: Tally) -> None:
+    def add(self, other: Spent) -> None:
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
@@ -60,7 +61,7 @@ def cost_range(config: EndpointConfig | None, prompt_tokens: int,
     return low, full + Fraction(max_completion_tokens) * Fraction(config.price_output) / PER
 
 
-def cost_of(tally: Tally, config: EndpointConfig | None) -> Fraction | None:
+def cost_of(tally: Spent, config: EndpointConfig | None) -> Fraction | None:
     """Exact USD for ``tally`` at ``config``'s prices; None when the input or output price is unknown.
 
     The prompt tokens the endpoint served from its prompt cache (a part of ``prompt_tokens``) cost
@@ -104,9 +105,9 @@ def format_usd(value: Fraction | None) -> str:
 class Usage:
     """A run's usage: by grader key, by endpoint name, and in total (costs may be None)."""
 
-    graders: dict[str, Tally] = field(default_factory=dict)
-    endpoints: dict[str, Tally] = field(default_factory=dict)
-    total: Tally = field(default_factory=Tally)
+    graders: dict[str, Spent] = field(default_factory=dict)
+    endpoints: dict[str, Spent] = field(default_factory=dict)
+    total: Spent = field(default_factory=Spent)
     grader_cost: dict[str, Fraction | None] = field(default_factory=dict)
     endpoint_cost: dict[str, Fraction | None] = field(default_factory=dict)
     cost: Fraction | None = None
@@ -114,7 +115,7 @@ class Usage:
     unpriced: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        def line(tally: Tally, cost: Fraction | None) -> dict[str, Any]:
+        def line(tally: Spent, cost: Fraction | None) -> dict[str, Any]:
             return {"calls": tally.calls, "prompt_tokens": tally.prompt_tokens,
                     "completion_tokens": tally.completion_tokens, "cached_tokens": tally.cached_tokens,
                     "cost_usd": None if cost is None else exact_decimal(cost)}
@@ -139,7 +140,7 @@ class Usage:
         return out
 
 
-def _tally_text(t: Tally) -> str:
+def _tally_text(t: Spent) -> str:
     return (f"{t.calls:,} calls, {t.prompt_tokens:,} prompt tokens ({t.cached_tokens:,} cached), "
             f"{t.completion_tokens:,} completion tokens")
 
@@ -162,7 +163,7 @@ _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
   WHERE src.details IS NOT NULL AND json_extract(src.details, '$.components') IS NOT NULL GROUP BY 1"""
 
 
-def section_usage(library: Library, run_id: int, section: Any) -> dict[str, Tally]:
+def section_usage(library: Library, run_id: int, section: Any) -> dict[str, Spent]:
     """The section's (engine/sections.py ``Section``) tokens and calls per endpoint name (rows
     naming none: the section's own). A completed run's are read from its stored tallies (the
     ``usage`` of its grader's entry, stored at its end: ``endpoint_rows``)."""
@@ -170,13 +171,13 @@ def section_usage(library: Library, run_id: int, section: Any) -> dict[str, Tall
     if rows is None:
         rows = endpoint_rows(library, run_id, section.suite, section.slot, section.key, section.dataset_id,
                              section.summary.tokens)
-    out: dict[str, Tally] = {}
+    out: dict[str, Spent] = {}
     for endpoint, calls, prompt, completion, cached in rows:
-        tally = Tally(int(calls or 0), int(prompt or 0), int(completion or 0), int(cached or 0))
+        tally = Spent(int(calls or 0), int(prompt or 0), int(completion or 0), int(cached or 0))
         if not (tally.calls or tally.tokens):
             continue
         name = endpoint or section.endpoint or "(no endpoint)"
-        out.setdefault(name, Tally()).add(tally)
+        out.setdefault(name, Spent()).add(tally)
     return out
 
 
@@ -222,18 +223,18 @@ def run_usage(library: Library, run: Any) -> Usage:
     usage = Usage()
     costs: list[Fraction | None] = []
     for key, tallies in per_section.items():
-        grader = usage.graders.setdefault(key, Tally())
+        grader = usage.graders.setdefault(key, Spent())
         grader_costs: list[Fraction | None] = []
         for name, tally in tallies.items():
             grader.add(tally)
-            usage.endpoints.setdefault(name, Tally()).add(tally)
+            usage.endpoints.setdefault(name, Spent()).add(tally)
             usage.total.add(tally)
             grader_costs.append(cost_of(tally, configs.get(name)))
         usage.grader_cost[key] = _sum(grader_costs)
         costs.extend(grader_costs)
     for name, tally in usage.endpoints.items():
         usage.endpoint_cost[name] = cost_of(tally, configs.get(name))
-    usage.unpriced = [n for n in names if cost_of(Tally(), configs.get(n)) is None]
+    usage.unpriced = [n for n in names if cost_of(Spent(), configs.get(n)) is None]
     usage.cost = _sum(costs)
     return usage
 

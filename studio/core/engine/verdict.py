@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.models.pass_rule import reaches
 
 if TYPE_CHECKING:  # a run's sections (and their summary) are imported once it is graded, not before
     from .sections import RunSections
@@ -134,7 +135,7 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
     if thresholds.overall is not None and each is None:
         if mean is None:
             failed.append(f"no mean score to compare with --fail-under {thresholds.overall:g}")
-        elif mean < thresholds.overall:
+        elif not reaches(mean, thresholds.overall):
             what = "overall score" if run.suite else "mean"
             failed.append(f"{what} {mean:.4f} is below --fail-under {thresholds.overall:g}")
     checks = []
@@ -147,7 +148,7 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
             if section.mean is None:
                 ok = False
                 failed.append(f"{section.key} has no mean score to compare with {option}")
-            elif section.mean < limit:
+            elif not reaches(section.mean, limit):
                 ok = False
                 failed.append(f"{section.key} mean {section.mean:.4f} is below {option}")
         checks.append(GraderCheck(key=section.key, version=section.version, mean=section.mean,

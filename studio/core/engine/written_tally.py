@@ -7,7 +7,7 @@ VM, plus the rows' tally, the per-key means of ``runs.aggregates`` and the usage
 million-sample built-in run's CPU and most of a suite's extra over one grader
 (bench/profiles/issue38_suite_after_tally.txt). The runner's writer holds every row it writes while
 the row's values are still Python values, so it adds them up there: a batch of plain scores (status
-ok, no details, no verdict) in C-level passes (``sum(map(threshold.__le__, scores))``...), any other
+ok, no details, no verdict) in C-level passes (``pass_rule.plain_decisions``...), any other
 row through ``pass_rule.decide`` (the one rule, never a copy of it).
 
 Why it can be trusted: it is used only when this process wrote every row of the run exactly once,
@@ -34,53 +34,33 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Sequence
-from itertools import chain
-from operator import itemgetter, mul
+from operator import itemgetter
 from typing import Any
 
-from studio.core.models.pass_rule import SCORED_STATUSES, decide
-from studio.core.store.run_graders import RunGrader, Tally
+from studio.core.models.pass_rule import SCORED_STATUSES, decide, plain_decisions, scored_score
+from studio.core.store.ledger import (
+    AT,
+    DEFAULTS,
+    OUTCOME,
+    Batch,
+    Folding,
+    GraderRow,
+    Tally,
+    Total,
+    sum_parts,
+)
+from studio.core.store.run_graders import RunGrader
 
-#: the columns of a result row (store/runs ``outcome_values``) and of a suite's per-grader row
-#: (``grader_values``): both hold status, score, scores, details, duration and tokens at these places
-_IDX_RESULT, _IDX_GRADER = 1, 2
-_STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = 3, 4, 5, 7, 10
-_TOKENS = (itemgetter(11), itemgetter(12), itemgetter(14))  # prompt, completion, cached tokens
-_CACHED = itemgetter(13)
+#: where a result row (store/ledger.py ``ResultRow``) and a suite's per-grader row (``GraderRow``)
+#: hold the fields read here: the same places from ``status`` on; the sample index of each
+_IDX_RESULT, _IDX_GRADER = AT["sample_idx"], GraderRow._fields.index("sample_idx")
+_STATUS, _SCORE, _SCORES, _DETAILS, _DURATION = (AT[n] for n in ("status", "score", "scores", "details", "duration_ms"))
+_TOKENS = tuple(itemgetter(AT[n]) for n in ("prompt_tokens", "completion_tokens", "cached_tokens"))
+_CACHED = itemgetter(AT["cached"])
 _OK = {"ok"}
 _NONE = {None}
-_STATUSES = ("ok", "error", "invalid", "skipped")
 #: token sums are stored as SQL sums of doubles: exact below this
 _EXACT_INT = 2 ** 53
-
-
-#: integers below this add up exactly as floats
-_EXACT_FLOAT_INT = 2.0 ** 53
-
-
-def exact_parts(values: Sequence[float]) -> tuple[float, ...]:
-    """``values``' sum as floats whose sum is it (to 2**-106 of it): whatever the batches a run's
-    rows came in, the total is the same (a run's mean does not depend on its lane's batch sizes)."""
-    total = math.fsum(values)
-    rest = math.fsum(chain(values, (-total,)))
-    return (total, rest) if rest else (total,)
-
-
-class Total:
-    """A running sum kept as a few floats (``exact_parts``), read correctly rounded."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self) -> None:
-        self.parts: list[float] = []
-
-    def add(self, parts: Iterable[float]) -> None:
-        self.parts.extend(parts)
-        if len(self.parts) > 256:
-            self.parts = list(exact_parts(self.parts))
-
-    def value(self) -> float:
-        return math.fsum(self.parts)
 
 
 class Untrusted(Exception):
@@ -96,53 +76,35 @@ def _number(value: Any) -> float:
     return number
 
 
-class Sums:
-    """One tally being added up (the fields of ``run_graders.Tally``)."""
+def _score(value: Any) -> float | None:
+    """A row's score as the ledger reads it: a number, or None for none (and for a number that is
+    not finite: the pass rule's NA, what SQL's ``scored_sql`` and its decision read it as)."""
+    if value is None:
+        return None
+    if type(value) is not float and type(value) is not int:
+        raise Untrusted(f"a score of type {type(value).__name__}")
+    number = float(value)
+    return number if math.isfinite(number) else None
 
-    __slots__ = ("total", "statuses", "decisions", "n", "score_sum", "score_sumsq", "score_min", "score_max",
-                 "tokens", "cached", "duration_ms", "endpoint")
+
+class Sums:
+    """One tally being added up: the ledger's folds (store/ledger.py ``Folding``) over batches of
+    rows read here, the rows' values checked to be the ones the store keeps."""
+
+    __slots__ = ("folding", "endpoint")
 
     def __init__(self) -> None:
-        self.total = 0
-        self.statuses = dict.fromkeys(_STATUSES, 0)
-        self.decisions = {"pass": 0, "fail": 0, "na": 0, "error": 0}
-        self.n = 0
-        self.score_sum = Total()
-        self.score_sumsq = Total()
-        self.score_min: float | None = None
-        self.score_max: float | None = None
-        self.tokens = [0, 0, 0]
-        self.cached = 0
-        self.duration_ms = 0.0
+        self.folding = Folding()
         #: a row's details name an endpoint (the usage probe of ``usage.endpoint_rows`` would find it)
         self.endpoint = False
 
     def tally(self) -> Tally:
-        if max(self.tokens) >= _EXACT_INT:
+        tally = self.folding.tally()
+        if max(tally.prompt_tokens, tally.completion_tokens, tally.cached_tokens) >= _EXACT_INT:
             raise Untrusted("token sums beyond a double's exact integers")
-        if not all(map(math.isfinite, (self.score_sum.value(), self.score_sumsq.value(), self.duration_ms))):
+        if not all(map(math.isfinite, (tally.score_sum, tally.score_sumsq, tally.duration_ms))):
             raise Untrusted("sums beyond a double's range")
-        return Tally(total=self.total, statuses=dict(self.statuses), decisions=dict(self.decisions), n=self.n,
-                     score_sum=self.score_sum.value(), score_sumsq=self.score_sumsq.value(),
-                     score_min=self.score_min,
-                     score_max=self.score_max, prompt_tokens=self.tokens[0], completion_tokens=self.tokens[1],
-                     cached_tokens=self.tokens[2], cached=self.cached, duration_ms=self.duration_ms)
-
-    def _scored(self, scores: Sequence[float]) -> tuple[float, ...]:
-        """Adds the scores up; returns their sum (``exact_parts``)."""
-        low, high = min(scores), max(scores)
-        largest = max(-low, high)
-        if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
-            total: tuple[float, ...] = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
-            squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
-        else:
-            total, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
-        self.n += len(scores)
-        self.score_sum.add(total)
-        self.score_sumsq.add(squares)
-        self.score_min = low if self.score_min is None else min(self.score_min, low)
-        self.score_max = high if self.score_max is None else max(self.score_max, high)
-        return total
+        return tally
 
     def add_plain(self, scores: Sequence[float], threshold: float) -> tuple[float, ...]:
         """Rows of status ok, no details, no tokens, no time, each with a finite float score: the
@@ -151,12 +113,9 @@ class Sums:
         if not scores:
             return ()
         count = len(scores)
-        passed = sum(map(threshold.__le__, scores))  # the rule's last two clauses: at or above, below
-        self.total += count
-        self.statuses["ok"] += count
-        self.decisions["pass"] += passed
-        self.decisions["fail"] += count - passed
-        return self._scored(scores)
+        return self.folding.add(Batch(rows=count, counts={"status": {"ok": count},
+                                                          "decision": plain_decisions(scores, threshold, True)},
+                                      scores=scores))
 
     def add_rows(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
         """Result rows (``outcome_values``) or per-grader rows (``grader_values``) at ``threshold``."""
@@ -164,45 +123,43 @@ class Sums:
             return
         scores = list(map(itemgetter(_SCORE), rows))
         kinds = set(map(type, scores))
-        if bare(rows) and kinds <= {float, type(None)}:
-            if kinds == {float} and all(map(math.isfinite, scores)):  # the usual batch: plain scores
-                self.add_plain(scores, threshold)  # floats, checked above
-            elif kinds == {type(None)}:  # an ok result without a score: NA (a suite's rows of no overall)
-                self.total += len(rows)
-                self.statuses["ok"] += len(rows)
-                self.decisions["na"] += len(rows)
-            else:
-                self._each(rows, threshold)
-                return
-            self._costs(rows)
+        if bare(rows) and kinds <= {float, type(None)}:  # the usual batch: plain scores (or a suite's NA)
+            finite = kinds == {float} and all(map(math.isfinite, scores))
+            scored = scores if finite else [s for s in scores if s is not None and math.isfinite(s)]
+            count = len(rows)
+            self.folding.add(Batch(rows=count, counts={"status": {"ok": count},
+                                                       "decision": plain_decisions(scores, threshold, finite)},
+                                   scores=scored, costs=self._costs(rows)))
             return
         self._each(rows, threshold)
 
-    def _costs(self, rows: Sequence[tuple[Any, ...]]) -> None:
+    @staticmethod
+    def _costs(rows: Sequence[tuple[Any, ...]]) -> dict[str, float]:
         durations = list(map(itemgetter(_DURATION), rows))
         if set(map(type, durations)) - {float, int}:
             raise Untrusted("a duration that is not a number")
-        self.duration_ms += sum(durations)
-        for part, getter in enumerate(_TOKENS):
+        costs: dict[str, float] = {"duration_ms": sum(durations)}
+        for name, getter in zip(("prompt_tokens", "completion_tokens", "cached_tokens"), _TOKENS, strict=True):
             total = sum(map(getter, rows))
             if type(total) is not int:
                 raise Untrusted("a token count that is not an integer")
-            self.tokens[part] += total
+            costs[name] = total
         cached = sum(map(_CACHED, rows))
         if type(cached) is not int:
             raise Untrusted("a cached flag that is not 0 or 1")
-        self.cached += cached
+        costs["cached"] = cached
+        return costs
 
     def _each(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
         """Row by row through the pass rule (a judge's verdicts, errors, NA, details)."""
         scored: list[float] = []
-        statuses, decisions = self.statuses, self.decisions
+        statuses: dict[str, int] = {}
+        decisions: dict[str, int] = {}
         for row in rows:
-            status, score, details = row[_STATUS], row[_SCORE], row[_DETAILS]
+            status, details = row[_STATUS], row[_DETAILS]
             if type(status) is not str:
                 raise Untrusted("a status that is not text")
-            if score is not None:
-                score = _number(score)
+            score = _score(row[_SCORE])
             verdict = None
             if details is not None:
                 parsed = _json_text(details, "details")
@@ -210,15 +167,23 @@ class Sums:
                     verdict = parsed.get("verdict")
                 if '"endpoint"' in details:
                     self.endpoint = True
-            decisions[decide(status, score, verdict, threshold)] += 1
-            if status in statuses:
-                statuses[status] += 1
-            if score is not None and status in SCORED_STATUSES:
-                scored.append(score)
-        self.total += len(rows)
-        if scored:
-            self._scored(scored)
-        self._costs(rows)
+            decision = decide(status, score, verdict, threshold)
+            decisions[decision] = decisions.get(decision, 0) + 1
+            statuses[status] = statuses.get(status, 0) + 1
+            counted = scored_score(status, score)
+            if counted is not None:
+                scored.append(counted)
+        self.folding.add(Batch(rows=len(rows), counts={"status": statuses, "decision": decisions}, scores=scored,
+                               costs=self._costs(rows)))
+
+
+#: a grader row's outcome columns when it said nothing but a score (the store's defaults)
+_NOTHING_SAID = {**dict.fromkeys(OUTCOME), **DEFAULTS, "status": "ok"}
+
+
+def _plain_grader_row(score: float | None) -> tuple[Any, ...]:
+    """The values of the grader row a plain score in a sample row stands for (no key: not written)."""
+    return GraderRow(None, None, None, **{**_NOTHING_SAID, "score": score})  # type: ignore[arg-type]
 
 
 def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
@@ -227,7 +192,7 @@ def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
 
 
 class Means:
-    """The sums and counts behind ``runs.aggregates``' per-key means (its ``_metrics``)."""
+    """The sums and counts behind a run's per-key means (store/runs ``_metric_sums``)."""
 
     def __init__(self) -> None:
         self.sums: dict[str, Total] = {}
@@ -239,8 +204,8 @@ class Means:
             self.sums.setdefault(key, Total()).add(parts)
             self.counts[key] = self.counts.get(key, 0) + count
 
-    def means(self) -> dict[str, float]:
-        return {key: self.sums[key].value() / count for key, count in self.counts.items()}
+    def sums_and_counts(self) -> dict[str, tuple[float, int]]:
+        return {key: (self.sums[key].value(), count) for key, count in self.counts.items()}
 
 
 def _json_text(text: Any, what: str) -> Any:
@@ -346,9 +311,7 @@ class WrittenTallies:
 
     @staticmethod
     def _parts(scores: list[float]) -> tuple[float, ...]:
-        if all(map(float.is_integer, scores)) and max(map(abs, scores)) * len(scores) < _EXACT_FLOAT_INT:
-            return (sum(scores),)
-        return exact_parts(scores)
+        return sum_parts(scores)
 
     def _suite_rows(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
         """A suite batch that is not all plain scores: each grader's own rows, and for every sample
@@ -375,7 +338,7 @@ class WrittenTallies:
                 if counted and number is not None:
                     self.means.add(key, (number,), 1)
                 if (slot, row[_IDX_RESULT]) not in written:
-                    plain[n].append((None, None, None, "ok", number, None, None, None, None, None, 0.0, 0, 0, 0, 0))
+                    plain[n].append(_plain_grader_row(number))
         for n, own in enumerate(plain):
             self.graders[n].add_rows(own, self.thresholds[n])
         if grader_rows:  # grader rows whose sample row is not in this write
@@ -402,12 +365,12 @@ class WrittenTallies:
         """(each grader's tally in slot order, the ``results`` rows' tally); raises ``Untrusted``."""
         return [s.tally() for s in self.graders], self.overall.tally()
 
-    def metrics(self) -> dict[str, float]:
-        """``runs.aggregates``' per-key means: a suite's by its graders' keys only (``_metrics``)."""
-        means = self.means.means()
+    def metric_sums(self) -> dict[str, tuple[float, int]]:
+        """``runs.facts``' per-key sums and counts: a suite's by its graders' keys only (``_metric_sums``)."""
+        sums = self.means.sums_and_counts()
         if self.suite:
-            return {key: means[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in means}
-        return means
+            return {key: sums[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in sums}
+        return sums
 
     def panels(self) -> dict[str, Any] | None:
         """``runs.aggregates``' panels: none when no ``results`` row has details; else None (read them)."""

@@ -98,8 +98,8 @@ class CompositeScorer(PanelScorer):
                             **_usage_of(outcome)})
             if outcome.status == "error" or (outcome.status != "skipped" and outcome.score is None):
                 errors.append(f"{name}: {outcome.error or 'no score'}")
-            elif outcome.status != "skipped":
-                parts.append((name, component.weight, float(outcome.score or 0.0)))
+            elif outcome.status != "skipped" and outcome.score is not None:  # (a missing score errored above)
+                parts.append((name, component.weight, float(outcome.score)))
         tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes),
                   "completion_tokens": sum(o.completion_tokens for o in outcomes),
                   "cached_tokens": sum(o.cached_tokens for o in outcomes),

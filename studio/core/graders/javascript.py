@@ -17,10 +17,11 @@ from typing import Any
 from studio.core.kinds import Kind, refused
 from studio.core.models import JavascriptGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
+from studio.core.models.pass_rule import promptfoo_passes
 from studio.core.sandbox import payloads
 from studio.core.sandbox.node import NodePool, cpu_limit, find_node, missing_reason
 from studio.core.sandbox.pool import default_size
-from studio.core.sandbox.results import to_outcome
+from studio.core.sandbox.results import OK, to_outcome
 from studio.core.sandbox.session import GraderSession, GraderSpec
 from studio.core.sandbox.settings import SandboxSettings
 from studio.core.scoring import GradingContext, ScorerBase
@@ -102,7 +103,19 @@ class JavascriptScorer(ScorerBase):
             return [Outcome.failure(missing_reason()) for _ in samples]
         entries = session.run([payload(self.grader, s) for s in samples], cancel=self.ctx.cancel)
         key, memory_mb, output_kib = self.grader.metric.key, self.spec.memory_mb, self.spec.output_kib
-        return [to_outcome(e, "promptfoo", key, memory_mb, output_kib) for e in entries]
+        return [to_outcome(self._decided(e), "promptfoo", key, memory_mb, output_kib) for e in entries]
+
+    def _decided(self, entry: list[Any]) -> list[Any]:
+        """A number the code returned, with promptfoo's pass for it and its reason (the harness hands
+        a number over undecided: ``pass_rule.promptfoo_passes`` at the assertion's threshold, inverted
+        by ``not-javascript``); any other entry as it came."""
+        value = entry[2] if len(entry) > 2 and entry[1] == OK else None
+        if not (isinstance(value, dict) and value.get("number") is True):
+            return entry
+        raw = promptfoo_passes(value.get("score"), self.grader.threshold)
+        passed = raw != self.grader.negate
+        reason = "Assertion passed" if passed else f"Custom function returned {'true' if raw else 'false'}"
+        return [*entry[:2], {"pass": passed, "score": value.get("score"), "reason": reason}, *entry[3:]]
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         if self.ctx.cancel.is_set():

@@ -14,10 +14,13 @@ The rule, in order:
 2. status ``skipped`` (a judge's NA) is **na**: left out of the pass rate, never a fail;
 3. status ``invalid`` (a return that is not a score, scored 0 by MKA1's rule) is a **fail**;
 4. an ok result whose judge gave its own verdict PASS or FAIL is that verdict, whatever its score;
-5. an ok result without a score (and without a verdict) is **na**;
+5. an ok result without a score (and without a verdict) is **na**; a score that is not a finite
+   number (NaN, ±inf: a teammate's row, a hand edit) is no score: NA is not zero, and SQLite stores
+   NaN as NULL while PostgreSQL keeps it and orders it above every number;
 6. an ok result's score at or above the threshold is a **pass**, below it a **fail**.
 
-The pass rate is pass / (pass + fail); the mean counts ok and invalid scores (``SCORED_STATUSES``).
+The pass rate is pass / (pass + fail); the mean counts ok and invalid scores (``SCORED_STATUSES``)
+that are finite numbers (``scored_score``, ``scored_sql``).
 A run's threshold is read by ``run_threshold``: the one the run was started with (its settings),
 else the one its stored aggregates were computed at, else ``DEFAULT_PASS_THRESHOLD``.
 """
@@ -25,7 +28,8 @@ else the one its stored aggregates were computed at, else ``DEFAULT_PASS_THRESHO
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
@@ -44,6 +48,9 @@ NOT_PASSED: tuple[Decision, ...] = ("fail", "error")
 DEFAULT_PASS_THRESHOLD = 0.5
 #: the statuses whose scores the mean counts (an invalid result as the 0 it was given)
 SCORED_STATUSES = ("ok", "invalid")
+#: the largest finite double: SQL tells a finite score by ``BETWEEN -LARGEST AND LARGEST`` (SQLite
+#: has no isfinite; NaN is NULL there, and in PostgreSQL NaN is above every number)
+LARGEST = sys.float_info.max
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def _holds(clause: Clause, status: str, score: float | None, verdict: Any, thres
     if clause.verdict is not None and verdict != clause.verdict:
         return False
     if clause.score == "missing":
-        return score is None
+        return score is None or not math.isfinite(score)
     if clause.score == "at_least":
         return score is not None and score >= threshold
     if clause.score == "below":
@@ -103,10 +110,66 @@ def _holds(clause: Clause, status: str, score: float | None, verdict: Any, thres
 
 def decide(status: str, score: float | None, verdict: Any, threshold: float) -> Decision:
     """The rule for one result: ``verdict`` is the judge's own (``details["verdict"]``) or None."""
+    clause = deciding_clause(status, score, verdict, threshold)
+    return OTHERWISE if clause is None else clause.decision
+
+
+def deciding_clause(status: str, score: float | None, verdict: Any, threshold: float) -> Clause | None:
+    """The clause of ``RULE`` that decides the result (None: no clause holds, ``OTHERWISE``): what
+    a report says of why (a fail by the judge's own verdict, or by a score below the threshold)."""
     for clause in RULE:
         if _holds(clause, status, score, verdict, threshold):
-            return clause.decision
-    return OTHERWISE
+            return clause
+    return None
+
+
+def at_least_source(score: str, threshold: str) -> str:
+    """The rule's at-least clause as source text over two expressions (Python's and JavaScript's
+    alike), for code a platform runs without the studio (the promptfoo provider an export writes):
+    the clause written out from here, not typed again beside it."""
+    return f"({score}) >= ({threshold})"
+
+
+def promptfoo_passes(value: Any, threshold: float | None) -> bool:
+    """promptfoo's rule for a number a ``javascript`` assertion returns (its handleJavascript): at
+    or above the assertion's own threshold, above 0 without one; not a finite number never passes.
+    A platform's rule, kept beside the studio's so no other module compares a score: the studio's
+    own decision of the result is still ``decide``'s, at the run's threshold."""
+    if type(value) not in (int, float) or not math.isfinite(value):
+        return False
+    return bool(value >= threshold) if threshold is not None else value > 0
+
+
+def reaches(value: float, line: float) -> bool:
+    """A figure at or above its line (a run's mean and ``--fail-under``): the rule's at-least
+    clause, for a run's gate as for one result's score."""
+    return value >= line
+
+
+def scored_score(status: str, score: float | None) -> float | None:
+    """The score a mean counts of a result: a finite score of a status the mean counts, else None."""
+    if score is None or status not in SCORED_STATUSES or not math.isfinite(score):
+        return None
+    return score
+
+
+def plain_decisions(scores: Sequence[float | None], threshold: float, finite: bool = False) -> dict[str, int]:
+    """The decisions of ok results without a verdict whose scores are ``scores``, counted in C-level
+    passes: the rule's score clauses read for a batch of plain scores (the hot path of a built-in
+    check's run, a million rows). A None or a number that is not finite is no score (``finite``:
+    the caller checked that every one is a finite float)."""
+    missing = next(c.decision for c in RULE if c.score == "missing" and c.verdict is None)
+    at_least = next(c.decision for c in RULE if c.score == "at_least" and c.verdict is None)
+    below = next(c.decision for c in RULE if c.score == "below" and c.verdict is None)
+    given = len(scores)
+    if not finite and (set(map(type, scores)) != {float} or not all(map(math.isfinite, scores))):  # type: ignore[arg-type]
+        scores = [s for s in scores if s is not None and math.isfinite(s)]
+    counts: dict[str, int] = dict.fromkeys(DECISIONS, 0)
+    counts[missing] += given - len(scores)
+    reached = sum(map(float(threshold).__le__, scores))  # type: ignore[arg-type]  # finite floats
+    counts[at_least] += reached
+    counts[below] += len(scores) - reached
+    return counts
 
 
 def verdict_in(details: Any) -> Any:
@@ -146,7 +209,7 @@ def run_threshold(settings: Mapping[str, Any] | None, aggregates: Mapping[str, A
 def decision_sql(status: ColumnElement[Any], score: ColumnElement[Any], verdict: ColumnElement[Any],
                  threshold: float) -> ColumnElement[Any]:
     """``RULE`` as an SQL ``CASE`` over the given column expressions, giving the decision's name."""
-    from sqlalchemy import and_, case, literal, true
+    from sqlalchemy import and_, case, literal, not_, or_, true
 
     limit = check_threshold(threshold)
     whens = []
@@ -157,7 +220,7 @@ def decision_sql(status: ColumnElement[Any], score: ColumnElement[Any], verdict:
         if clause.verdict is not None:
             parts.append(verdict == clause.verdict)
         if clause.score == "missing":
-            parts.append(score.is_(None))
+            parts.append(or_(score.is_(None), not_(score.between(literal(-LARGEST), literal(LARGEST)))))
         elif clause.score == "at_least":
             parts.append(score >= literal(limit))
         elif clause.score == "below":
@@ -178,6 +241,13 @@ def decision_sql_text(status: str = "status", score: str = "score",
                               literal_column(f"json_extract({details}, '$.verdict')", String()),
                               threshold)
     return str(expression.compile(dialect=sqlite.dialect(), compile_kwargs={"literal_binds": True}))
+
+
+def scored_sql(status: str = "status", score: str = "score") -> str:
+    """``scored_score`` in SQL over column names: the score a mean counts, else NULL."""
+    statuses = ", ".join(f"'{s}'" for s in SCORED_STATUSES)
+    return (f"CASE WHEN {status} IN ({statuses}) AND {score} BETWEEN {-LARGEST!r} AND {LARGEST!r}"
+            f" THEN {score} END")
 
 
 def decision_in_sql(decisions: tuple[str, ...], **columns: Any) -> str:

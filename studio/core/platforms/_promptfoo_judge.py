@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, at_least_source
 
 from ._base import PlatformError
 from ._judge_prompts import Message, PortableJudge, Section, Slot
@@ -57,9 +57,11 @@ def call_api(prompt, options, context):
                 % result["skipped"]}
     if "error" in result:
         return {"output": json.dumps({"pass": False, "score": 0.0, "reason": result["error"]})}
-    passed = result["score"] >= config.get("pass_threshold", 0.5)
+    passed = PASSES
     return {"output": json.dumps({"pass": passed, "score": result["score"], "reason": result["reason"]})}
-'''
+'''.replace(
+    # the pass rule's clause, at the threshold the export writes into the assertion's config (always)
+    "PASSES", at_least_source('result["score"]', 'config["pass_threshold"]'))
 
 # which var holds the graded text: ``output`` (promptfoo's own) for a grader alone, the row's
 # ``completion`` when the export writes the dataset (promptfoo parses a JSON-looking output, and

@@ -14,6 +14,7 @@ import json
 import re
 import time
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -480,15 +481,17 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
     return counts, float(low), float(high)
 
 
-def load_summary(library: Any, run_id: int, live: bool = False) -> RunSummary:
-    """The run with aggregates (stored ones for a finished run, computed for a live one) and a histogram."""
+def load_summary(library: Any, run_id: int, live: bool,
+                 aggregates_of: Callable[[Any, int, float], dict[str, Any]]) -> RunSummary:
+    """The run with aggregates (stored ones for a finished run, ``aggregates_of(library, run_id,
+    threshold)`` for a live one: engine/summary.py ``run_aggregates``, which the caller above the
+    store hands down) and a histogram."""
     start = time.perf_counter()
     run = library.runs.get(run_id)
     dataset_id = library.runs.raw(run_id).dataset_id
     aggregates = dict(run.aggregates)
     if live or "count" not in aggregates:
-        threshold = run.pass_threshold
-        aggregates = library.runs.aggregates(run_id, threshold) | {
+        aggregates = aggregates_of(library, run_id, run.pass_threshold) | {
             k: v for k, v in aggregates.items() if k == "batch_metrics"}
     bins, low, high = histogram(library.engine, run_id)
     return RunSummary(run, dataset_id, aggregates, bins, low, high, time.perf_counter() - start)

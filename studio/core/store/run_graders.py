@@ -18,14 +18,15 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from studio.core.models.pass_rule import decision_sql_text, run_threshold
+from studio.core.models.pass_rule import decision_sql_text, run_threshold, scored_sql
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
+from .ledger import COSTS, DEFAULTS, OUTCOME, RESULT_COLUMNS, Tally, fold_sql
 from .suites import score_range
 
-_COLUMNS = ("sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-            "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens")
+#: a grader's row as ``rows_sql`` gives it: a ``ledger.ResultRow`` without its run
+_COLUMNS = RESULT_COLUMNS
 
 
 class RunGrader(BaseModel):
@@ -38,26 +39,6 @@ class RunGrader(BaseModel):
     threshold: float
     #: the scores the grader's kind can give (None: any finite number)
     score_range: tuple[float, float] | None = None
-
-
-class Tally(BaseModel):
-    """The sums one grader's results add up to (``tally``): what engine/summary.py turns into the
-    run's one summary. Counts by status and by the pass rule's decision; sums over scored results
-    (status ok or invalid, with a score)."""
-
-    total: int = 0
-    statuses: dict[str, int]
-    decisions: dict[str, int]
-    n: int = 0
-    score_sum: float = 0.0
-    score_sumsq: float = 0.0
-    score_min: float | None = None
-    score_max: float | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached_tokens: int = 0
-    cached: int = 0
-    duration_ms: float = 0.0
 
 
 def _run_row(library: Any, run_id: int) -> Any:
@@ -91,18 +72,16 @@ def rows_sql(suite: bool) -> str:
     suite run ?1 slot, ?2 JSON path of the key, ?3 run, ?4 dataset; a run of one grader ?1 run."""
     if not suite:
         return "SELECT " + ", ".join(f"r.{c} AS {c}" for c in _COLUMNS) + " FROM results r WHERE r.run_id = ?1"
+    sample = {"sample_idx": "r.sample_idx", "sample_id": "r.sample_id", "status": "coalesce(g.status, 'ok')",
+              "score": "CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION)"
+                       " ELSE g.score END",
+              **{c: f"coalesce(g.{c}, {DEFAULTS[c]!r})" for c in DEFAULTS}}
     return (
-        "SELECT r.sample_idx AS sample_idx, r.sample_id AS sample_id, coalesce(g.status, 'ok') AS status,"
-        " CASE WHEN g.status IS NULL THEN CAST(json_extract(r.scores, ?2) AS DOUBLE PRECISION) ELSE g.score END AS score,"
-        " g.scores AS scores, g.rationale AS rationale, g.details AS details, g.error AS error, g.raw AS raw,"
-        " coalesce(g.duration_ms, 0) AS duration_ms, coalesce(g.prompt_tokens, 0) AS prompt_tokens,"
-        " coalesce(g.completion_tokens, 0) AS completion_tokens, coalesce(g.cached, 0) AS cached,"
-        " coalesce(g.cached_tokens, 0) AS cached_tokens"
-        " FROM results r LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.slot = ?1"
+        "SELECT " + ", ".join(f"{sample.get(c, 'g.' + c)} AS {c}" for c in _COLUMNS)
+        + " FROM results r LEFT JOIN grader_results g ON g.run_id = r.run_id AND g.slot = ?1"
         " AND g.sample_idx = r.sample_idx WHERE r.run_id = ?3"
-        " UNION ALL SELECT g.sample_idx, s.sample_id, g.status, g.score, g.scores, g.rationale, g.details,"
-        " g.error, g.raw, g.duration_ms, g.prompt_tokens, g.completion_tokens, g.cached, g.cached_tokens"
-        " FROM grader_results g LEFT JOIN samples s ON s.dataset_id = ?4 AND s.idx = g.sample_idx"
+        " UNION ALL SELECT g.sample_idx, s.sample_id, " + ", ".join(f"g.{c}" for c in OUTCOME)
+        + " FROM grader_results g LEFT JOIN samples s ON s.dataset_id = ?4 AND s.idx = g.sample_idx"
         " WHERE g.run_id = ?3 AND g.slot = ?1 AND NOT EXISTS"
         " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)"
     )
@@ -170,34 +149,25 @@ def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, lis
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
 
-_TALLIED = ("status", "score", "details", "prompt_tokens", "completion_tokens", "cached_tokens", "cached", "duration_ms")
+_TALLIED = ("status", "score", "details", *COSTS)
 
 
 def _tally_parts(threshold: float, suffix: str = "", present: bool = False) -> tuple[str, str]:
-    """(each row's columns, the sums over them) of one tally, over columns named ``status{suffix}``...
-    Each row's decision and scored score are computed once, in a subquery the planner may not fold
-    into the sums (the caller's fence); folded, every sum re-evaluated its own copy of them (half the
-    query's time, bench/profiles/issue38_summary.txt). ``present``: a row whose status is NULL is
-    not this grader's (a suite's one-pass tally) and counts nowhere."""
+    """(each row's columns, the sums over them: ``ledger.fold_sql``) of one tally, over columns
+    named ``status{suffix}``... Each row's decision and scored score are computed once, in a
+    subquery the planner may not fold into the sums (the caller's fence); folded, every sum
+    re-evaluated its own copy of them (half the query's time, bench/profiles/issue38_summary.txt).
+    ``present``: a row whose status is NULL is not this grader's (a suite's one-pass tally) and
+    counts nowhere."""
     status, score = f"status{suffix}", f"score{suffix}"
     decision = decision_sql_text(status, score, f"details{suffix}", threshold)
     if present:
         decision = f"CASE WHEN {status} IS NULL THEN NULL ELSE {decision} END"
     d, sc = f"d{suffix}", f"sc{suffix}"
-    inner = (f"{status}, {decision} AS {d}, CASE WHEN {status} IN ('ok', 'invalid') THEN {score} END AS {sc}, "
-             + ", ".join(f"{c}{suffix}" for c in _TALLIED[3:]))
-    outer = (
-        # count(CASE ...), not sum(condition): PostgreSQL has no sum of booleans
-        f"count({status if present else '*'}), count(CASE WHEN {status} = 'ok' THEN 1 END),"
-        f" count(CASE WHEN {status} = 'error' THEN 1 END), count(CASE WHEN {status} = 'invalid' THEN 1 END),"
-        f" count(CASE WHEN {status} = 'skipped' THEN 1 END),"
-        f" count(CASE WHEN {d} = 'pass' THEN 1 END), count(CASE WHEN {d} = 'fail' THEN 1 END),"
-        f" count(CASE WHEN {d} = 'na' THEN 1 END), count(CASE WHEN {d} = 'error' THEN 1 END),"
-        f" count({sc}), sum({sc}), sum({sc} * {sc}), min({sc}), max({sc}),"
-        # token sums as floats: sum() of integers overflows on counts stored before they were bounded
-        f" sum(CAST(prompt_tokens{suffix} AS DOUBLE PRECISION)), sum(CAST(completion_tokens{suffix} AS DOUBLE PRECISION)),"
-        f" sum(CAST(cached_tokens{suffix} AS DOUBLE PRECISION)), sum(cached{suffix}), sum(duration_ms{suffix})"
-    )
+    inner = (f"{status}, {decision} AS {d}, {scored_sql(status, score)} AS {sc}, "
+             + ", ".join(f"{c}{suffix}" for c in COSTS))
+    outer = fold_sql({"status": status, "decision": d, "score": sc, **{c: f"{c}{suffix}" for c in COSTS}},
+                     present=status if present else None)
     return inner, outer
 
 
@@ -214,16 +184,7 @@ def _fence(conn: Any) -> str:
 
 
 def _tally_of(values: Sequence[Any]) -> Tally:
-    (total, ok, error, invalid, skipped, passed, failed, na, errored, n, total_score, sumsq, low, high,
-     prompt, completion, cached_tokens, cached, duration) = (v if v is not None else 0 for v in values)
-    return Tally(total=total, statuses={"ok": ok, "error": error, "invalid": invalid, "skipped": skipped},
-                 decisions={"pass": passed, "fail": failed, "na": na, "error": errored},
-                 n=n, score_sum=float(total_score), score_sumsq=float(sumsq),
-                 score_min=None if values[12] is None else float(low),
-                 score_max=None if values[13] is None else float(high),
-                 prompt_tokens=int(prompt), completion_tokens=int(completion), cached_tokens=int(cached_tokens),
-                 cached=cached,
-                 duration_ms=float(duration))
+    return Tally.of_values(values)
 
 
 def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:

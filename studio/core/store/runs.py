@@ -9,6 +9,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, cast
 
@@ -16,21 +17,16 @@ from sqlalchemy import Connection, Engine, Select, func, insert, select, text, u
 
 from studio.core.models import Outcome, RunInfo
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decision_sql_text
+from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.outside import json_text, storable_text
 
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
+from .ledger import AT, DEFAULTS, GRADER_COLUMNS, OUTCOME, RESULT_COLUMNS, Tally
 from .panel_stats import panel_aggregates
-from .run_graders import STORED_KEY, Tally
+from .run_graders import STORED_KEY, rows_sql, tally_sql
 from .tables import datasets, graders, results, run_graders, runs
-
-RESULT_COLUMNS = (
-    "sample_idx", "sample_id", "status", "score", "scores", "rationale", "details", "error", "raw",
-    "duration_ms", "prompt_tokens", "completion_tokens", "cached", "cached_tokens",
-)
-
 
 _INSERT_RESULT = (
     "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
@@ -38,11 +34,6 @@ _INSERT_RESULT = (
 )
 
 
-#: a per-grader row of a suite run (``grader_values``): run_id, slot, sample_idx, then these
-GRADER_COLUMNS = (
-    "status", "score", "scores", "rationale", "details", "error", "raw", "duration_ms", "prompt_tokens",
-    "completion_tokens", "cached", "cached_tokens",
-)
 _INSERT_GRADER = ("INSERT OR REPLACE INTO grader_results (run_id, slot, sample_idx, " + ", ".join(GRADER_COLUMNS)
                   + ") VALUES (" + ", ".join("?" for _ in range(len(GRADER_COLUMNS) + 3)) + ")")
 _INSERT_NEW_GRADER = _INSERT_GRADER.replace("INSERT OR REPLACE", "INSERT OR IGNORE", 1)
@@ -105,9 +96,12 @@ _PG_FROM_INCOMING = (
 
 #: the parts of a row that make it plain (status ok; no rationale, details, error or raw; no tokens,
 #: not cached: False == 0), and the six values a plain row is bound as (``_PLAIN_COLUMNS``)
-_PLAIN_PARTS = itemgetter(3, 6, 7, 8, 9, 11, 12, 13, 14)
-_PLAIN_KEY = {("ok", None, None, None, None, 0, 0, 0, 0)}
-_NARROW = itemgetter(0, 1, 2, 4, 5, 10)
+_PLAIN = {"status": "ok", "rationale": None, "details": None, "error": None, "raw": None, "prompt_tokens": 0,
+          "completion_tokens": 0, "cached": 0, "cached_tokens": 0}
+_PLAIN_PARTS = itemgetter(*(AT[name] for name in _PLAIN))
+_PLAIN_ROW = tuple(_PLAIN.values())
+_PLAIN_KEY = {_PLAIN_ROW}
+_NARROW = itemgetter(*(AT[name] for name in ("run_id", "sample_idx", "sample_id", "score", "scores", "duration_ms")))
 
 
 def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> list[tuple[str, list[tuple[Any, ...]]]]:
@@ -120,14 +114,12 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
     current: list[tuple[Any, ...]] = []
     narrow = True
     for row in payload:
-        # (a chained ``is`` and ``or``, not slices compared to tuples: 0.2 vs 0.4 us a row)
-        if (row[3] == "ok" and row[6] is row[7] is row[8] is row[9] is None
-                and not (row[11] or row[12] or row[13] or row[14])):
+        if _PLAIN_PARTS(row) == _PLAIN_ROW:  # (False == 0: a cached flag bound as a bool is plain too)
             if not narrow:
                 if current:
                     runs_.append((full, current))
                 current, narrow = [], True
-            current.append((row[0], row[1], row[2], row[4], row[5], row[10]))
+            current.append(_NARROW(row))
         else:
             if narrow:
                 if current:
@@ -151,6 +143,19 @@ def _stored_counts(stored: Any) -> dict[str, int] | None:
     if sum(tally.statuses.values()) != tally.total:
         return None
     return {status: count for status, count in tally.statuses.items() if count}
+
+
+@dataclass(frozen=True)
+class RowFacts:
+    """What a run's ``results`` rows add up to (``RunRepository.facts``)."""
+
+    tally: Tally
+    #: by status, every status stored (zero counts left out)
+    statuses: dict[str, int]
+    #: each ``scores`` key: (sum, count) of its values over the scored rows
+    metric_sums: dict[str, tuple[float, int]]
+    #: ``pairwise`` / ``jury`` entries (panel_stats.py), {} for other runs
+    panels: dict[str, Any]
 
 
 def pid_alive(pid: int) -> bool:
@@ -201,8 +206,8 @@ def scores_prefix(key: str) -> str:
     return prefix
 
 
-#: where a row tuple (``outcome_values``) holds the fields the engine reads back
-ROW_IDX, ROW_STATUS, ROW_ERROR = 1, 3, 8
+#: where a row tuple (``outcome_values``: a ``ledger.ResultRow``'s values) holds the fields the engine reads back
+ROW_IDX, ROW_STATUS, ROW_ERROR = AT["sample_idx"], AT["status"], AT["error"]
 
 
 def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, duration_ms: float) -> tuple[Any, ...]:
@@ -246,12 +251,7 @@ def scored_rows(run_id: int, keyed: Sequence[tuple[Any, ...]], values: Sequence[
 def row_outcome(row: Sequence[Any]) -> Outcome:
     """The Outcome a row tuple (``outcome_values``) stands for: for the readers of a run's progress
     events, who get the rows the writer wrote."""
-    return Outcome(
-        status=row[3], score=row[4], scores=json.loads(row[5]) if row[5] else {}, rationale=row[6],
-        details=json.loads(row[7]) if row[7] else {}, error=row[8],
-        raw=None if row[9] is None else json.loads(row[9]), duration_ms=row[10], prompt_tokens=row[11],
-        completion_tokens=row[12], cached=bool(row[13]), cached_tokens=row[14],
-    )
+    return grader_row_outcome(row[AT["status"]:])
 
 
 def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
@@ -277,13 +277,16 @@ def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[A
 
 
 def grader_row_outcome(row: Sequence[Any]) -> Outcome:
-    """The Outcome a stored ``grader_results`` row (from ``status`` on) stands for."""
-    return Outcome(
-        status=row[0], score=row[1], scores=json.loads(row[2]) if row[2] else {}, rationale=row[3],
-        details=json.loads(row[4]) if row[4] else {}, error=row[5], raw=None if row[6] is None else json.loads(row[6]),
-        duration_ms=row[7] or 0.0, prompt_tokens=row[8] or 0, completion_tokens=row[9] or 0, cached=bool(row[10]),
-        cached_tokens=row[11] or 0,
-    )
+    """The Outcome a row's ``ledger.OUTCOME`` columns (a stored ``grader_results`` row from
+    ``status`` on) stand for; a stored NULL cost as its column's default."""
+    read = dict(zip(OUTCOME, row, strict=True))
+    for name in ("scores", "details", "raw"):
+        read[name] = json.loads(read[name]) if read[name] else None
+    for name, default in DEFAULTS.items():
+        if read[name] is None:
+            read[name] = default
+    return Outcome(**{**read, "scores": read["scores"] or {}, "details": read["details"] or {},
+                      "cached": bool(read["cached"])})
 
 
 def result_dict(row: Any) -> dict[str, Any]:
@@ -637,94 +640,50 @@ class RunRepository:
         with self._engine.connect() as conn:
             return [result_dict(row) for row in conn.execute(query)]
 
-    def aggregates(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD,
-                   tally: Tally | None = None, metrics: dict[str, float] | None = None,
-                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Mean over scored samples (invalid count as the 0 they were given; errors and skipped
-        are left out, as an NA is), pass rate by the pass rule (models/pass_rule: pass / (pass +
-        fail)), per-metric means, latency and token totals. ``tally``: the run's ``results`` rows
-        already added up at ``pass_threshold`` (run_graders ``stored_tallies``, at a run's end),
-        which every figure but the metrics and panels is read from instead of a pass of its own;
-        with it, ``metrics`` and ``panels`` already added up (engine/written_tally.py) are used as given."""
-        if tally is not None and sum(tally.statuses.values()) == tally.total:
-            with self._engine.connect() as conn:
-                if metrics is None:
-                    metrics = self._metrics(conn, run_id)
-                if panels is None:
-                    panels = panel_aggregates(conn, run_id)
-            graded = tally.decisions["pass"] + tally.decisions["fail"]
-            return {
-                "count": tally.total,
-                "mean": tally.score_sum / tally.n if tally.n else None,
-                "pass_rate": tally.decisions["pass"] / graded if graded else None,
-                "pass_threshold": pass_threshold,
-                "min": tally.score_min,
-                "max": tally.score_max,
-                "mean_duration_ms": tally.duration_ms / tally.total if tally.total else None,
-                "prompt_tokens": tally.prompt_tokens,
-                "completion_tokens": tally.completion_tokens,
-                "cached_tokens": tally.cached_tokens,
-                "cached": tally.cached,
-                "statuses": {k: v for k, v in tally.statuses.items() if v},
-                "metrics": metrics,
-                **panels,
-            }
-        decision = decision_sql_text("status", "score", "details", pass_threshold)
+    def facts(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD, tally: Tally | None = None,
+              metric_sums: dict[str, tuple[float, int]] | None = None,
+              panels: dict[str, Any] | None = None) -> RowFacts:
+        """What the run's ``results`` rows add up to, as the store answers it: their tally at
+        ``pass_threshold`` (ledger.py's folds in SQL, unless ``tally`` is given: kept by the run's
+        writer, engine/written_tally.py), the counts by status (every status stored, a status the
+        ledger does not know included), each ``scores`` key's sum and count over the scored rows,
+        and the panels (pairwise judges, juries). The figures read from them (mean, pass rate...)
+        are engine/summary.py's ``run_aggregates``: no formula here."""
         with self._engine.connect() as conn:
-            row = conn.execute(text(
-                f"""SELECT count(*) AS n,
-                          avg(CASE WHEN status IN ('ok','invalid') THEN score END) AS mean,
-                          avg(CASE {decision} WHEN 'pass' THEN 1.0 WHEN 'fail' THEN 0.0 END) AS pass_rate,
-                          min(CASE WHEN status IN ('ok','invalid') THEN score END) AS min,
-                          max(CASE WHEN status IN ('ok','invalid') THEN score END) AS max,
-                          avg(duration_ms) AS mean_ms,
-                          sum(CAST(prompt_tokens AS DOUBLE PRECISION)) AS prompt_tokens,
-                          sum(CAST(completion_tokens AS DOUBLE PRECISION)) AS completion_tokens,
-                          sum(CAST(cached_tokens AS DOUBLE PRECISION)) AS cached_tokens,
-                          sum(cached) AS cached
-                   FROM results WHERE run_id = :r"""
-            ), {"r": run_id}).one()
-            metrics = self._metrics(conn, run_id)
-            statuses: dict[str, int] = dict(conn.execute(
-                select(results.c.status, func.count()).where(results.c.run_id == run_id).group_by(results.c.status)
-            ).all())
-            panels = panel_aggregates(conn, run_id)  # pairwise judges and juries only
-        return {
-            "count": row.n,
-            "mean": row.mean,
-            "pass_rate": row.pass_rate,
-            "pass_threshold": pass_threshold,
-            "min": row.min,
-            "max": row.max,
-            "mean_duration_ms": row.mean_ms,
-            # summed as floats, which cannot overflow (sum() of two 5e18 integers stored before counts
-            # were bounded raised "integer overflow" on every show and report of the run)
-            "prompt_tokens": int(row.prompt_tokens or 0),
-            "completion_tokens": int(row.completion_tokens or 0),
-            "cached_tokens": int(row.cached_tokens or 0),
-            "cached": row.cached or 0,
-            "statuses": statuses,
-            "metrics": metrics,
-            **panels,
-        }
+            if tally is None:
+                fence = " LIMIT -1" if conn.dialect.name == "sqlite" else " OFFSET 0"
+                tally = Tally.of_values(conn.exec_driver_sql(
+                    tally_sql(rows_sql(False), pass_threshold, fence), (run_id,)).one())
+            statuses = {k: v for k, v in tally.statuses.items() if v}
+            if sum(tally.statuses.values()) != tally.total:  # a status the ledger does not count
+                statuses = dict(conn.execute(select(results.c.status, func.count()).where(
+                    results.c.run_id == run_id).group_by(results.c.status)).all())
+            if metric_sums is None:
+                metric_sums = self._metric_sums(conn, run_id)
+            if panels is None:
+                panels = panel_aggregates(conn, run_id)  # pairwise judges and juries only
+        return RowFacts(tally=tally, statuses=statuses, metric_sums=metric_sums, panels=panels)
 
     @staticmethod
-    def _metrics(conn: Connection, run_id: int) -> dict[str, float]:
-        """The mean of each key of the scored results' ``scores``, by key. A suite run's keys are
-        its graders' (plan.sample_rows writes no other): one json_extract a key, a quarter of the
-        time of splitting every row with json_each and grouping (bench/profiles/issue38_summary.txt)."""
+    def _metric_sums(conn: Connection, run_id: int) -> dict[str, tuple[float, int]]:
+        """Each key of the scored results' ``scores``: (sum, count) of its values. A suite run's
+        keys are its graders' (plan.sample_rows writes no other): one json_extract a key, a quarter
+        of the time of splitting every row with json_each and grouping
+        (bench/profiles/issue38_summary.txt)."""
         where = "WHERE results.run_id = :r AND results.scores IS NOT NULL AND results.status IN ('ok','invalid')"
         suite = conn.execute(select(runs.c.suite).where(runs.c.id == run_id)).scalar()
         keys = sorted(conn.execute(select(run_graders.c.grader_key).where(run_graders.c.run_id == run_id)).scalars()) \
             if suite else []
         if not keys or any('"' in key for key in keys):
-            return dict(conn.execute(text(
-                "SELECT j.key, avg(CAST(j.value AS DOUBLE PRECISION)) FROM results, json_each(results.scores) AS j "
-                + where + " GROUP BY j.key"), {"r": run_id}).all())
-        means = ", ".join(f"avg(CAST(json_extract(results.scores, :k{n}) AS DOUBLE PRECISION))" for n in range(len(keys)))
-        row = conn.execute(text(f"SELECT {means} FROM results {where}"),
+            found = conn.execute(text(
+                "SELECT j.key, sum(CAST(j.value AS DOUBLE PRECISION)), count(CAST(j.value AS DOUBLE PRECISION))"
+                " FROM results, json_each(results.scores) AS j " + where + " GROUP BY j.key"), {"r": run_id}).all()
+            return {key: (float(total), int(n)) for key, total, n in found if n}
+        value = "CAST(json_extract(results.scores, :k{n}) AS DOUBLE PRECISION)"
+        parts = ", ".join(f"sum({value.format(n=n)}), count({value.format(n=n)})" for n in range(len(keys)))
+        row = conn.execute(text(f"SELECT {parts} FROM results {where}"),
                            {"r": run_id, **{f"k{n}": f'$."{key}"' for n, key in enumerate(keys)}}).one()
-        return {key: value for key, value in zip(keys, row, strict=True) if value is not None}
+        return {key: (float(row[2 * n]), int(row[2 * n + 1])) for n, key in enumerate(keys) if row[2 * n + 1]}
 
     # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------
     def insert_new_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> int:

@@ -26,6 +26,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.types import TypeEngine
 
+from .ledger import GraderRow, ResultRow, column_specs
+
 
 class _SqliteTime(sqlite.DATETIME):
     """SQLite's DATETIME read leniently: SQLite stores a time as text, and a teammate's or a hand
@@ -137,26 +139,23 @@ runs = Table(
     Column("author", String, nullable=False, default=""),
 )
 
+_TYPES: dict[str, Any] = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
+
+
+def _row_columns(row: type[tuple[Any, ...]], skip: int) -> list[Column[Any]]:
+    """The table's columns of a result row's declaration (ledger.py ``column_specs``)."""
+    return [Column(name, _TYPES[kind], nullable=nullable, **({} if default is None else {"default": default}))
+            for name, kind, nullable, default in column_specs(row, skip)]
+
+
 results = Table(
     "results",
     metadata,
     Column("id", Integer, primary_key=True),
     Column("run_id", Integer, ForeignKey("runs.id"), nullable=False),
-    Column("sample_idx", Integer, nullable=False),
-    Column("sample_id", String, nullable=False),
-    Column("status", String, nullable=False),
-    Column("score", Float, nullable=True),
-    Column("scores", Text, nullable=True),
-    Column("rationale", Text, nullable=True),
-    Column("details", Text, nullable=True),
-    Column("error", Text, nullable=True),
-    Column("raw", Text, nullable=True),
-    Column("duration_ms", Float, nullable=False, default=0.0),
-    Column("prompt_tokens", Integer, nullable=False, default=0),
-    Column("completion_tokens", Integer, nullable=False, default=0),
-    Column("cached", Integer, nullable=False, default=0),  # 0/1, as the write path binds it
-    Column("cached_tokens", Integer, nullable=False, default=0),
+    *_row_columns(ResultRow, 1),  # store/ledger.py: the row declared once
 )
+
 
 endpoints = Table(
     "endpoints",
@@ -260,18 +259,7 @@ grader_results = Table(
     Column("run_id", Integer, primary_key=True),
     Column("slot", Integer, primary_key=True),
     Column("sample_idx", Integer, primary_key=True),
-    Column("status", String, nullable=False),
-    Column("score", Float, nullable=True),
-    Column("scores", Text, nullable=True),
-    Column("rationale", Text, nullable=True),
-    Column("details", Text, nullable=True),
-    Column("error", Text, nullable=True),
-    Column("raw", Text, nullable=True),
-    Column("duration_ms", Float, nullable=False, default=0.0),
-    Column("prompt_tokens", Integer, nullable=False, default=0),
-    Column("completion_tokens", Integer, nullable=False, default=0),
-    Column("cached", Integer, nullable=False, default=0),  # 0/1, as the write path binds it
-    Column("cached_tokens", Integer, nullable=False, default=0),
+    *_row_columns(GraderRow, 3),
 )
 
 # --- review queues (issue 48; store/queues.py) ------------------------------------------------------

@@ -416,6 +416,8 @@ class ResultsView(QtWidgets.QWidget):
 
 def _summary_and_figures(library: object, run_id: int, live: bool) -> RunSummary:
     """The band's aggregates and histogram, with the verdict, usage and cost ``run`` prints."""
-    summary = load_summary(library, run_id, live)
+    from studio.core.engine.summary import run_aggregates
+
+    summary = load_summary(library, run_id, live, run_aggregates)
     summary.figures = run_figures(library, run_id, summary.aggregates, summary.run)
     return summary

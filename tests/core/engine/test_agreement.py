@@ -16,6 +16,7 @@ from sklearn.metrics import cohen_kappa_score
 
 from studio.core.engine.agreement import agreement, compare
 from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, RangeJudge, Sample
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import LabelInput
@@ -49,7 +50,7 @@ def lib(library: Library, request: pytest.FixtureRequest) -> Library:
 def _run(lib: Library, outcomes: dict[int, Outcome], grader: str = "g", threshold: float = 0.5) -> int:
     run = start_run(lib, grader, "d", RunOptions(pass_threshold=threshold))
     lib.runs.write_results(run.id, [(i, f"s{i}", o) for i, o in outcomes.items()])
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id, threshold))
+    lib.runs.set_status(run.id, "completed", aggregates=run_aggregates(lib, run.id, threshold))
     return run.id
 
 
@@ -180,3 +181,32 @@ def test_compare_refuses_runs_on_different_datasets(lib: Library) -> None:
     other = start_run(lib, "g", "other")
     with pytest.raises(Conflict, match="same dataset"):
         compare(lib, run_a, other.id)
+
+
+def test_the_sweep_keeps_a_judges_own_verdict_without_a_score(lib: Library) -> None:
+    """A call with no score but its own PASS is a PASS at every threshold (NA is not zero: read as
+    0.0, it was a FAIL at each, and no threshold reached the agreement the judge has)."""
+    scores = [0.1 * (i % 10) for i in range(N)]
+    outcomes = {i: Outcome.scored(s, {}) for i, s in enumerate(scores)}
+    verdicts_only = range(0, N, 3)
+    for i in verdicts_only:
+        outcomes[i] = Outcome(status="ok", score=None, details={"verdict": "PASS"}, rationale="said PASS")
+    run = _run(lib, outcomes)
+    lib.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS" if i in verdicts_only or s >= 0.65
+                                         else "FAIL") for i, s in enumerate(scores)])
+    report = agreement(lib, run)
+    assert report["n"] == N and report["best_threshold"] == pytest.approx(0.7)
+    best = next(s for s in report["threshold_sweep"] if s["threshold"] == report["best_threshold"])
+    assert best["kappa"] == pytest.approx(1.0) and best["accuracy"] == pytest.approx(1.0)
+
+
+def test_a_disagreement_without_a_score_has_no_distance_to_the_threshold(lib: Library) -> None:
+    """Its severity (how far the score is from the threshold) is undefined, not |0.0 - threshold|,
+    and it leads the list: the judge gave its verdict outright."""
+    outcomes = {i: Outcome.scored(0.9 if i % 2 else 0.1, {}) for i in range(N)}
+    outcomes[7] = Outcome(status="ok", score=None, details={"verdict": "FAIL"}, rationale="said FAIL")
+    run = _run(lib, outcomes)
+    lib.labels.put_many("d", [LabelInput(sample_id=f"s{i}", verdict="PASS") for i in range(N)])
+    found = agreement(lib, run)["disagreements"]
+    assert found[0]["sample_id"] == "s7" and found[0]["severity"] is None and found[0]["judge_score"] is None
+    assert {d["severity"] for d in found[1:]} == {0.4}

@@ -18,7 +18,8 @@ from studio.core.engine.reports.github import MAX_LINES, workflow_commands
 from studio.core.engine.reports.junit import junit_xml
 from studio.core.engine.reports.markdown import cell
 from studio.core.engine.sections import load_run
-from studio.core.engine.usage import Tally, cost_of, exact_decimal, format_usd, run_usage
+from studio.core.engine.summary import run_aggregates
+from studio.core.engine.usage import Spent, cost_of, exact_decimal, format_usd, run_usage
 from studio.core.engine.verdict import ThresholdError, check_keys, judge, parse_thresholds
 from studio.core.judges.http.providers.anthropic import PROVIDER as AnthropicAdapter
 from studio.core.judges.http.providers.openai import PROVIDER as OpenAIAdapter
@@ -43,7 +44,7 @@ def make_run(library: Library, outcomes: list[Outcome], status: str = "completed
     run_id = library.runs.create(library.graders.get("g").id, 1, dataset.id, len(outcomes),
                                  settings={"pass_threshold": 0.5}).id
     library.runs.write_results(run_id, [(i, sid, o) for i, (sid, o) in enumerate(zip(ids, outcomes, strict=True))])
-    library.runs.set_status(run_id, status, aggregates=library.runs.aggregates(run_id, 0.5))
+    library.runs.set_status(run_id, status, aggregates=run_aggregates(library, run_id, 0.5))
     return run_id
 
 
@@ -96,6 +97,20 @@ def test_junit_stays_valid_xml_whatever_the_judge_wrote(library: Library, tmp_pa
     assert (suite.tests, suite.failures, suite.skipped) == (2, 1, 1)
 
 
+def test_junit_says_which_clause_of_the_rule_failed_a_sample(library: Library, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A judge's own FAIL decides before its score (pass_rule: the verdict clause), even when the
+    score is also below the threshold: the failure is the verdict's, as the rule says, not the score's."""
+    run_id = make_run(library, [Outcome.scored(0.0, {}, details={"verdict": "FAIL"}, rationale="wrong"),
+                                Outcome.scored(0.9, {}, details={"verdict": "FAIL"}, rationale="wrong too"),
+                                Outcome.scored(0.1, {}, rationale="low")], ids=["a", "b", "c"])
+    path = tmp_path / "j.xml"
+    path.write_text(junit_xml(library, load_run(library, run_id)), encoding="utf-8")
+    cases = list(next(iter(JUnitXml.fromfile(str(path)))))
+    assert [(c.result[0].type, c.result[0].message) for c in cases] == [
+        ("verdict", "the judge's verdict is FAIL: wrong"), ("verdict", "the judge's verdict is FAIL: wrong too"),
+        ("below threshold", "score 0.1000 < pass threshold 0.5: low")]
+
+
 def test_markdown_cells_escape_tables() -> None:
     assert cell("a | b\nc `d` <e>") == "a \\| b c \\`d\\` \\<e\\>"
 
@@ -134,10 +149,10 @@ def test_cached_prompt_tokens_cost_the_cached_price_where_one_is_set() -> None:
 
     plain = EndpointConfig(name="a", base_url="http://x/v1", model="m", price_input="2", price_output="8")
     cheap = plain.model_copy(update={"price_cached_input": Decimal("0.5")})
-    tally = Tally(calls=3, prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
+    tally = Spent(calls=3, prompt_tokens=1000, completion_tokens=100, cached_tokens=600)
     assert cost_of(tally, plain) == Fraction(1000 * 2 + 100 * 8, 1_000_000)  # no discount known: full price
     assert cost_of(tally, cheap) == Fraction(400 * 2 + 600 * Fraction("0.5") + 100 * 8) / 1_000_000
-    odd = Tally(calls=1, prompt_tokens=10, completion_tokens=0, cached_tokens=50)  # never more cached than sent
+    odd = Spent(calls=1, prompt_tokens=10, completion_tokens=0, cached_tokens=50)  # never more cached than sent
     assert cost_of(odd, cheap) == Fraction(10 * Fraction("0.5"), 1_000_000)
     estimate = EndpointEstimate(calls=1, prompt_tokens=1000, max_completion_tokens=10, config=cheap)
     low, high = estimate.cost_range() or (None, None)
@@ -158,14 +173,14 @@ def test_money_is_exact_until_shown() -> None:
 def test_a_budget_stops_admitting_at_its_cap() -> None:
     cancel = threading.Event()
     config = EndpointConfig(name="a", base_url="http://x/v1", model="m", price_input="1", price_output="1")
-    budget = Budget(Caps(max_cost=Decimal("0.000003")), cancel, spent=Tally(0, 0, 0, 0))
+    budget = Budget(Caps(max_cost=Decimal("0.000003")), cancel, spent=Spent(0, 0, 0, 0))
     assert budget.admit()
     budget.spend(config, 1, 1)  # $0.000002
     assert budget.admit() and not cancel.is_set()
     budget.spend(config, 1, 0)  # $0.000003: the cap
     assert not budget.admit() and cancel.is_set() and budget.stopped
     assert "stopped: budget" in budget.reason and budget.to_json()["spent_cost_usd"] == "0.000003"
-    tokens = Budget(Caps(max_tokens=10), threading.Event(), spent=Tally(0, 9, 0, 0))
+    tokens = Budget(Caps(max_tokens=10), threading.Event(), spent=Spent(0, 9, 0, 0))
     assert tokens.admit()
     tokens.spend(config, 1, 0)
     assert not tokens.admit()
@@ -199,10 +214,10 @@ def test_tokenizer_choice() -> None:
 def test_a_run_without_judges_has_no_usage_and_a_judge_without_usage_still_counts_calls(library: Library) -> None:
     run_id = make_run(library, [Outcome.scored(1.0, {}), Outcome.scored(0.0, {})])
     usage = run_usage(library, load_run(library, run_id))
-    assert usage.total == Tally() and usage.lines() == [] and usage.endpoints == {}
+    assert usage.total == Spent() and usage.lines() == [] and usage.endpoints == {}
     # an endpoint that reports no usage: no tokens, but its calls are still counted
     library.runs.write_results(run_id, [(1, "s1", Outcome(score=0.0, details=judge_details("quiet", 2)))])
-    library.runs.set_status(run_id, "completed", aggregates=library.runs.aggregates(run_id, 0.5))
+    library.runs.set_status(run_id, "completed", aggregates=run_aggregates(library, run_id, 0.5))
     quiet = run_usage(library, load_run(library, run_id)).endpoints["quiet"]
     assert (quiet.calls, quiet.tokens) == (2, 0)
 

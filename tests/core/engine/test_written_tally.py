@@ -23,6 +23,7 @@ from studio.core.engine import runner
 from studio.core.engine.plan import RunPlan, assemble
 from studio.core.engine.planning import plan_of
 from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.engine.written_tally import WrittenTallies
 from studio.core.models import BinaryJudge, BuiltinGrader, FunctionGrader, Outcome
 from studio.core.models.suite import SuiteDefinition, SuiteMember
@@ -102,9 +103,9 @@ def check_against_sql(lib: Library, run_id: int, kept: WrittenTallies, threshold
     for mine, theirs in zip(tallies, computed, strict=True):
         same(mine, theirs)
     same(overall, tally(lib, rows_sql(False), (run_id,), threshold))
-    same_aggregates(lib.runs.aggregates(run_id, threshold, tally=overall, metrics=kept.metrics(),
+    same_aggregates(run_aggregates(lib, run_id, threshold, tally=overall, metric_sums=kept.metric_sums(),
                                         panels=kept.panels()),
-                    lib.runs.aggregates(run_id, threshold))
+                    run_aggregates(lib, run_id, threshold))
 
 
 # -- random rows ---------------------------------------------------------------------------------
@@ -248,8 +249,12 @@ def test_rows_written_twice_or_by_another_writer_are_told(lib: Library) -> None:
     fresh = WrittenTallies(plan)
     assert not fresh.usable(graders, 0.25, (0, 0, 0, 0))  # asked at another threshold
     odd = WrittenTallies(plan)
-    odd.add([outcome_values(run.id, 20, "s20", Outcome(score=float("nan")))], [])
-    assert odd.untrusted is not None  # a value the store may not keep as it is
+    odd.add([(*outcome_values(run.id, 20, "s20", Outcome(score=0.5))[:4], "0.5",
+              *outcome_values(run.id, 20, "s20", Outcome(score=0.5))[5:])], [])
+    assert odd.untrusted is not None  # a value the store may not keep as it is (text for a score)
+    nan = WrittenTallies(plan)  # a score that is not a number is no score, in SQL as here (store/ledger.py)
+    nan.add([outcome_values(run.id, 20, "s20", Outcome(score=float("nan")))], [])
+    assert nan.untrusted is None
 
 
 # -- real runs -----------------------------------------------------------------------------------
@@ -278,7 +283,7 @@ def stored_equals_computed(lib: Library, run_id: int) -> None:
     same(overall_tally(lib, run_id), tally(lib, rows_sql(False), (run_id,), threshold))
     run = lib.runs.get(run_id)
     same_aggregates({k: v for k, v in run.aggregates.items() if k not in ("batch_metrics", "executor", "budget")},
-                    lib.runs.aggregates(run_id, threshold))
+                    run_aggregates(lib, run_id, threshold))
     from studio.core.engine.usage import endpoint_rows
 
     row = lib.runs.raw(run_id)
@@ -315,7 +320,7 @@ def test_a_resumed_run_computes_its_tallies(lib: Library, paths: list[int], fake
     # a cancelled run keeps no tallies; its aggregates, kept, are the computed ones
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates) and paths == []
     same_aggregates({k: v for k, v in first.aggregates.items() if k != "batch_metrics"},
-                    lib.runs.aggregates(run.id, first.pass_threshold))
+                    run_aggregates(lib, run.id, first.pass_threshold))
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
     assert paths == [run.id]  # the resume did not write every row: computed

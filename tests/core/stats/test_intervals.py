@@ -13,7 +13,7 @@ from scipy import stats as sps
 from studio.core import intervals
 from studio.core.engine.summary import summarize
 from studio.core.stats import proportion
-from studio.core.store.run_graders import Tally
+from studio.core.store.ledger import Tally
 
 
 def _sums(scores: list[float]) -> tuple[int, float, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.store import Conflict, Library, NotFound
 
@@ -34,14 +35,14 @@ def test_aggregates_leave_errors_and_skips_out_of_the_mean(library: Library) -> 
     library.runs.write_results(run_id, [
         (0, "q0", Outcome(status="ok", score=1.0)), (1, "q1", Outcome(status="invalid", score=0.0)),
         (2, "q2", Outcome(status="error", error="boom")), (3, "q3", Outcome(status="skipped"))])
-    agg = library.runs.aggregates(run_id, pass_threshold=0.5)
+    agg = run_aggregates(library, run_id, 0.5)
     assert agg["count"] == 4 and agg["mean"] == 0.5 and agg["pass_rate"] == 0.5
     assert agg["statuses"] == {"ok": 1, "invalid": 1, "error": 1, "skipped": 1}
     assert library.runs.results(run_id, failed_only=True)[0]["sample_idx"] == 1
 
 
 def test_an_empty_run_has_no_mean_rather_than_zero(library: Library) -> None:
-    agg = library.runs.aggregates(new_run(library))
+    agg = run_aggregates(library, new_run(library))
     assert agg["count"] == 0 and agg["mean"] is None and agg["pass_rate"] is None
 
 

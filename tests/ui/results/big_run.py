@@ -5,6 +5,7 @@ Importable as ``big_run`` because pytest puts this folder on sys.path; the bench
 
 from __future__ import annotations
 
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Sample, Turn
 from studio.core.store import Library
 
@@ -32,5 +33,5 @@ def build_big_run(lib: Library, n: int) -> int:
         raw.execute("COMMIT")
     finally:
         raw.close()
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
+    lib.runs.set_status(run.id, "completed", aggregates=run_aggregates(lib, run.id))
     return run.id

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from studio.core.engine.runner import start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, Sample
 from studio.core.store import Library
 from studio.ui.context import AppContext
@@ -25,7 +26,7 @@ def view(qtbot, qapp, library: Library, db_path) -> Iterator[ResultsView]:  # ty
     run = start_run(library, "g", "d")
     library.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(1.0 if i % 2 else 0.0, {}))
                                         for i in range(6)])
-    library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id))
+    library.runs.set_status(run.id, "completed", aggregates=run_aggregates(library, run.id))
     ctx = AppContext(library, db_path)
     widget = ResultsView(ctx)
     qtbot.addWidget(widget)
@@ -89,7 +90,7 @@ def test_the_grid_shows_the_unstable_samples_of_a_repeat_group(qtbot, view: Resu
     for run, flip in ((first, None), (second, 4)):
         library.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(
             (1.0 if i % 2 else 0.0) if i != flip else 1.0, {})) for i in range(6)])
-        library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id))
+        library.runs.set_status(run.id, "completed", aggregates=run_aggregates(library, run.id))
     view.set_run(second.id)
     assert view.filters.repeat_runs == (first.id, second.id)
     view.set_filter(ResultFilter(labels="unstable"))

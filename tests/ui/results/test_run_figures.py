@@ -10,6 +10,7 @@ from typing import Any
 from junitparser import JUnitXml
 
 from studio.core.engine.sections import load_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.engine.usage import format_usd, run_usage
 from studio.core.models import BinaryJudge, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
@@ -32,7 +33,7 @@ def judged_run(lib: Any) -> int:
                              details={"endpoint": "priced", "calls": calls},
                              prompt_tokens=1000, completion_tokens=30, cached_tokens=200 * i))
         for i in range(4)])
-    lib.runs.set_status(run_id, "completed", aggregates=lib.runs.aggregates(run_id, 0.5))
+    lib.runs.set_status(run_id, "completed", aggregates=run_aggregates(lib, run_id, 0.5))
     return run_id
 
 

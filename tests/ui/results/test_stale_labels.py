@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BuiltinGrader, Outcome, Sample
 from studio.core.models.labels import LabelInput
 from studio.core.store import Library
@@ -25,7 +26,7 @@ Key = QtCore.Qt.Key
 def _finished_run(library: Library, dataset: str) -> int:
     run = start_run(library, "g", dataset, RunOptions(use_cache=False))
     library.runs.write_results(run.id, [(i, f"s{i}", Outcome.scored(1.0 if i % 2 else 0.0, {})) for i in range(6)])
-    library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id))
+    library.runs.set_status(run.id, "completed", aggregates=run_aggregates(library, run.id))
     return run.id
 
 

@@ -9,6 +9,7 @@ in properties).
 
 from __future__ import annotations
 
+from studio.core.models.pass_rule import reaches
 from studio.core.store import Library
 
 from ..sections import RunSections, first_line, section_rows
@@ -37,7 +38,7 @@ def workflow_commands(library: Library, run: RunSections, verdict: Verdict,
         lines.append(command("error", f"Grader Studio run {info.id} not done",
                              f"run {info.id} ended {info.status}: " + "; ".join(verdict.reasons)))
     if verdict.fail_under is not None and verdict.fail_under_applies_to == "overall" and (
-            verdict.mean is None or verdict.mean < verdict.fail_under):
+            verdict.mean is None or not reaches(verdict.mean, verdict.fail_under)):
         mean = "none" if verdict.mean is None else f"{verdict.mean:.4f}"
         what = "overall score" if run.suite else "overall mean"
         lines.append(command("error", f"Grader Studio run {info.id} below threshold",

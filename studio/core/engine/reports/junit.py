@@ -15,9 +15,10 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from typing import Any
 
+from studio.core.models.pass_rule import deciding_clause
 from studio.core.store import Library
 
-from ..sections import RunSections, Section, decision_of, first_line, section_rows
+from ..sections import RunSections, Section, decision_of, first_line, section_rows, verdict_of
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -43,12 +44,13 @@ def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
         return "error"
     if decision == "fail":
         rationale = first_line(row["rationale"]) or first_line(row["error"])
+        clause = deciding_clause(status, score, verdict_of(row), section.pass_threshold)
         if status == "invalid":
             why, kind = f"invalid: {first_line(row['error']) or 'not a score'}", "invalid"
-        elif score is None or score >= section.pass_threshold:  # the judge's own FAIL
-            why, kind = "the judge's verdict is FAIL", "verdict"
-        else:
+        elif clause is not None and clause.score == "below":
             why, kind = f"score {score:.4f} < pass threshold {section.pass_threshold:g}", "below threshold"
+        else:  # the rule's verdict clause decided: the judge's own FAIL
+            why, kind = "the judge's verdict is FAIL", "verdict"
         message = why + (f": {rationale}" if rationale and status != "invalid" else "")
         element = ET.SubElement(case, "failure", message=_clean(message), type=kind)
         element.text = _clean(row["rationale"] or row["error"] or "")

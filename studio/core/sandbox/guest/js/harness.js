@@ -114,9 +114,9 @@ function normalize(grader, result) {
     return { pass, score: pass ? 1 : 0, reason: pass ? 'Assertion passed' : `Custom function returned ${result ? 'true' : 'false'}` };
   }
   if (typeof result === 'number') {
-    const rawPass = grader.threshold === null || grader.threshold === undefined ? result > 0 : result >= grader.threshold;
-    const pass = rawPass !== inverse;
-    return { pass, score: result, reason: pass ? 'Assertion passed' : `Custom function returned ${rawPass ? 'true' : 'false'}` };
+    // handed over undecided: whether a number passes (promptfoo's rule at the assertion's threshold,
+    // inverted by not-javascript) is decided by the studio's one pass rule module (graders/javascript.py)
+    return { number: true, score: result };
   }
   const pass = result.pass !== inverse;
   const reason = pass === result.pass ? result.reason : pass ? 'Assertion passed' : `Custom function returned ${result.pass ? 'true' : 'false'}`;

@@ -1,0 +1,336 @@
+"""A run's numbers declared once: the result row and the tally's folds, from which the SQL and the Python are made.
+
+The result row (``ResultRow``: a ``results`` row; ``GraderRow``: a suite's per-grader row) is one
+declaration of its columns, their order and types: the tables' columns (tables.py), the writers'
+inserts and bound values (runs.py), the positions the engine reads a written row at (``AT``) and the
+typed readers (``ResultRow._make``) are made from it, where each used to spell the fifteen fields
+out with index constants of its own.
+
+Why: a run's sums were written twice, as SQL (``run_graders.tally_sql``: nineteen aggregates in a
+fixed order, read back by position) and as Python (``engine/written_tally.py``: the same sums kept
+as the writer writes), and the two copies were held equal only by a test; a fold added to one and
+not the other would have been caught late, if at all. Here each fold (a count by status or by
+decision, n, the sum, the sum of squares, the minimum and maximum of the scored scores, the tokens,
+the time) is one line of ``FOLDS``; ``fold_sql`` makes the SELECT's aggregates from it,
+``Tally.of_values`` reads them back by the same list, and ``Folding`` (the streaming accumulator)
+adds a batch up by the same list. tests/core/store/test_ledger.py holds the two equal on random
+rows, non-finite scores and NA included, on SQLite and PostgreSQL.
+
+What a fold reads of a row (its ``over``):
+
+* ``row``: every row of the grader;
+* ``status``: the row's status (ok, error, invalid, skipped);
+* ``decision``: the pass rule's decision (models/pass_rule.py: its ``decide`` and its SQL);
+* ``score``: the *scored* score: a finite score of a row whose status the mean counts
+  (``pass_rule.scored_score``; a score that is not a finite number is no score, as NA is);
+* a cost column: ``prompt_tokens``, ``completion_tokens``, ``cached_tokens``, ``cached``, ``duration_ms``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from operator import mul
+from typing import Any, Literal, NamedTuple, get_type_hints
+
+from pydantic import BaseModel
+
+from studio.core.models.pass_rule import DECISIONS
+
+
+class ResultRow(NamedTuple):
+    """One ``results`` row as the writer binds it: the run, the sample, then what its grader said
+    (``OUTCOME``). A plain tuple in this order is a ``ResultRow``'s values (the write path builds
+    tuples: a NamedTuple's constructor costs a run of a million rows a second)."""
+
+    run_id: int
+    sample_idx: int
+    sample_id: str
+    status: str
+    score: float | None
+    scores: str | None  # JSON text
+    rationale: str | None
+    details: str | None  # JSON text
+    error: str | None
+    raw: str | None  # JSON text
+    duration_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: int  # 0/1
+    cached_tokens: int
+
+
+class GraderRow(NamedTuple):
+    """One ``grader_results`` row (a suite run's grader result that the sample row's ``scores`` does
+    not say whole): the run, the grader's slot, the sample, then the same ``OUTCOME`` columns at the
+    same places as a ``ResultRow``'s (the engine reads either kind of row at ``AT``)."""
+
+    run_id: int
+    slot: int
+    sample_idx: int
+    status: str
+    score: float | None
+    scores: str | None
+    rationale: str | None
+    details: str | None
+    error: str | None
+    raw: str | None
+    duration_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached: int
+    cached_tokens: int
+
+
+#: the columns of what a grader said, shared by both rows, in order
+OUTCOME: tuple[str, ...] = ResultRow._fields[3:]
+assert GraderRow._fields[3:] == OUTCOME  # the engine reads both rows at the same places
+#: a column's place in a written row (either kind, from ``status`` on; ``sample_idx`` of a ResultRow)
+AT: dict[str, int] = {name: n for n, name in enumerate(ResultRow._fields)}
+#: the columns a ``results`` insert names after ``run_id``; a ``grader_results`` insert's after its key
+RESULT_COLUMNS: tuple[str, ...] = ResultRow._fields[1:]
+GRADER_COLUMNS: tuple[str, ...] = OUTCOME
+#: each column's SQL type where it is not its Python type's (SQLAlchemy's name): keys and status are
+#: short strings, JSON and texts are Text
+_SQL_TYPE = {"sample_id": "String", "status": "String"}
+#: the defaults the tables give a column the writer leaves out (a plain row: ``runs._PLAIN_COLUMNS``)
+DEFAULTS = {"duration_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "cached": 0, "cached_tokens": 0}
+
+
+def column_specs(row: type[tuple[Any, ...]], skip: int) -> list[tuple[str, str, bool, Any]]:
+    """(name, SQLAlchemy type name, nullable, default) of each of ``row``'s columns after the first
+    ``skip`` (the key columns its table declares itself): what tables.py builds the table from."""
+    hints = get_type_hints(row)
+    out = []
+    for name in row._fields[skip:]:  # type: ignore[attr-defined]
+        hint = hints[name]
+        nullable = type(None) in getattr(hint, "__args__", ())
+        base = next((t for t in getattr(hint, "__args__", (hint,)) if t is not type(None)), hint)
+        kind = _SQL_TYPE.get(name) or {int: "Integer", float: "Float", str: "Text"}[base]
+        out.append((name, kind, nullable, DEFAULTS.get(name)))
+    return out
+
+
+#: the statuses a result row can have (models/result ``OutcomeStatus``), counted one by one
+STATUSES = ("ok", "error", "invalid", "skipped")
+#: the cost columns a tally adds up, as the result row names them
+COSTS = ("prompt_tokens", "completion_tokens", "cached_tokens", "cached", "duration_ms")
+
+Op = Literal["count", "sum", "sumsq", "min", "max"]
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One figure of a tally: ``op`` over what the row gives as ``over``, counting only the rows
+    whose ``over`` equals ``equals`` when one is given. ``name``: the ``Tally`` field it fills
+    (``group.key`` for a count by status or decision)."""
+
+    name: str
+    op: Op
+    over: str
+    equals: str | None = None
+    #: a sum of integers the SQL adds as doubles (token sums stored before counts were bounded
+    #: overflowed SQL's integer sum)
+    as_double: bool = False
+
+
+FOLDS: tuple[Fold, ...] = (
+    Fold("total", "count", "row"),
+    *(Fold(f"statuses.{s}", "count", "status", s) for s in STATUSES),
+    *(Fold(f"decisions.{d}", "count", "decision", d) for d in DECISIONS),
+    Fold("n", "count", "score"),
+    Fold("score_sum", "sum", "score"),
+    Fold("score_sumsq", "sumsq", "score"),
+    Fold("score_min", "min", "score"),
+    Fold("score_max", "max", "score"),
+    Fold("prompt_tokens", "sum", "prompt_tokens", as_double=True),
+    Fold("completion_tokens", "sum", "completion_tokens", as_double=True),
+    Fold("cached_tokens", "sum", "cached_tokens", as_double=True),
+    Fold("cached", "sum", "cached"),
+    Fold("duration_ms", "sum", "duration_ms"),
+)
+
+
+class Tally(BaseModel):
+    """The sums one grader's results add up to (``FOLDS``): what engine/summary.py turns into the
+    run's one summary. Counts by status and by the pass rule's decision; sums over scored results
+    (status ok or invalid, with a finite score)."""
+
+    total: int = 0
+    statuses: dict[str, int]
+    decisions: dict[str, int]
+    n: int = 0
+    score_sum: float = 0.0
+    score_sumsq: float = 0.0
+    score_min: float | None = None
+    score_max: float | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cached: int = 0
+    duration_ms: float = 0.0
+
+    @classmethod
+    def of_values(cls, values: Sequence[Any]) -> Tally:
+        """The tally from one row of ``fold_sql``'s aggregates (in ``FOLDS``' order; SQL's NULL
+        sum of no row is 0, its NULL minimum of none stays None)."""
+        fields: dict[str, Any] = {"statuses": {}, "decisions": {}}
+        for fold, value in zip(FOLDS, values, strict=True):
+            _put(fields, fold.name, _typed(fold, value))
+        return cls.model_validate(fields)
+
+
+#: each Tally field's type: an int field of a sum stored as a double (tokens) comes back an int
+_INTEGER_FIELDS = {"total", "n", "prompt_tokens", "completion_tokens", "cached_tokens", "cached"}
+
+
+def _typed(fold: Fold, value: Any) -> Any:
+    if fold.op in ("min", "max"):
+        return None if value is None else float(value)
+    if value is None:
+        value = 0
+    if fold.op == "count" or fold.name.split(".")[0] in _INTEGER_FIELDS:
+        return int(value)
+    return float(value)
+
+
+def _put(fields: dict[str, Any], name: str, value: Any) -> None:
+    group, _, key = name.partition(".")
+    if key:
+        fields[group][key] = value
+    else:
+        fields[group] = value
+
+
+#: a score whose square the SQL tally takes as 0 (``fold_sql``)
+_TINY = 1e-150
+
+
+# --- the folds as SQL -----------------------------------------------------------------------------
+def fold_sql(columns: Mapping[str, str], present: str | None = None) -> str:
+    """``FOLDS`` as SQL aggregates over a subquery's ``columns`` (``over`` -> column name: "status",
+    "decision", "score" (already the scored score), and each of ``COSTS``); ``present``: a column
+    that is NULL where a row is not this grader's (a suite's one-pass tally), which then counts
+    nowhere. Counts as ``count(CASE ...)``: PostgreSQL has no sum of booleans."""
+    parts = []
+    for fold in FOLDS:
+        if fold.over == "row":
+            parts.append(f"count({present or '*'})")
+            continue
+        column = columns[fold.over]
+        if fold.op == "count":
+            parts.append(f"count({column})" if fold.equals is None
+                         else f"count(CASE WHEN {column} = '{fold.equals}' THEN 1 END)")
+        elif fold.op == "sumsq":
+            # a square that rounds to 0 is PostgreSQL's "underflow" error: a score under 1e-150
+            # adds nothing a double keeps beside any other square
+            parts.append(f"sum(CASE WHEN abs({column}) < {_TINY!r} THEN 0.0 ELSE {column} * {column} END)")
+        elif fold.op == "sum" and fold.as_double:
+            parts.append(f"sum(CAST({column} AS DOUBLE PRECISION))")
+        else:
+            parts.append(f"{fold.op}({column})")
+    return ", ".join(parts)
+
+
+# --- the folds as a streaming accumulator ---------------------------------------------------------
+#: integers below this add up exactly as floats
+_EXACT_FLOAT_INT = 2.0 ** 53
+
+
+def exact_parts(values: Sequence[float]) -> tuple[float, ...]:
+    """``values``' sum as floats whose sum is it (to 2**-106 of it): whatever the batches a run's
+    rows came in, the total is the same (a run's mean does not depend on its lane's batch sizes)."""
+    total = math.fsum(values)
+    rest = math.fsum(chain(values, (-total,)))
+    return (total, rest) if rest else (total,)
+
+
+def sum_parts(values: Sequence[float]) -> tuple[float, ...]:
+    """``exact_parts``, with whole numbers small enough to add exactly as they are (a check's 0 and 1)."""
+    if not values:
+        return ()
+    largest = max(map(abs, values))
+    if largest * len(values) < _EXACT_FLOAT_INT and all(map(float.is_integer, values)):
+        return (sum(values),)
+    return exact_parts(values)
+
+
+class Total:
+    """A running sum kept as a few floats (``exact_parts``), read correctly rounded."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[float] = []
+
+    def add(self, parts: Iterable[float]) -> None:
+        self.parts.extend(parts)
+        if len(self.parts) > 256:
+            self.parts = list(exact_parts(self.parts))
+
+    def value(self) -> float:
+        return math.fsum(self.parts)
+
+
+@dataclass
+class Batch:
+    """Rows of one grader reduced to what the folds read: how many, the counts by ``status`` and by
+    ``decision``, the scored scores (finite floats) and each cost column's sum (``COSTS``)."""
+
+    rows: int
+    counts: dict[str, Mapping[str, int]]
+    scores: Sequence[float] = ()
+    costs: Mapping[str, float] = field(default_factory=dict)
+
+
+class Folding:
+    """``FOLDS`` kept as batches arrive (``add``), read as a ``Tally`` (``tally``): the same figures
+    ``fold_sql`` gives over the same rows. Float sums are kept exact (``Total``), so they do not
+    depend on the batches the rows came in; SQL adds in its scan order (equal to a relative 1e-12)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        # float sums of scores kept exact (``Total``); counts and cost sums as plain numbers
+        self.values: list[Any] = [None if f.op in ("min", "max") else Total() if f.over == "score" and f.op != "count"
+                                  else 0 for f in FOLDS]
+
+    def add(self, batch: Batch) -> tuple[float, ...]:
+        """Adds ``batch`` up; returns its scores' sum as ``exact_parts`` (() without scores)."""
+        scores = batch.scores
+        parts: tuple[float, ...] = ()
+        figures: dict[str, Any] = {"count": len(scores)}
+        if scores:
+            low, high = min(scores), max(scores)
+            largest = max(-low, high)
+            if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
+                parts = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
+                squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
+            else:
+                parts, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
+            figures.update(sum=parts, sumsq=squares, min=low, max=high)
+        values, counts, costs = self.values, batch.counts, batch.costs
+        for n, fold in enumerate(FOLDS):
+            over, op = fold.over, fold.op
+            if over == "row":
+                values[n] += batch.rows
+            elif over == "score":
+                if op == "count":
+                    values[n] += figures["count"]
+                elif scores:
+                    if op in ("sum", "sumsq"):
+                        values[n].add(figures[op])
+                    else:
+                        found = figures[op]
+                        values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
+            elif op == "count":
+                values[n] += counts.get(over, {}).get(fold.equals or "", 0)
+            else:  # a cost column's sum
+                values[n] += costs.get(over, 0)
+        return parts
+
+    def tally(self) -> Tally:
+        """The tally so far (sums read correctly rounded)."""
+        return Tally.of_values([v.value() if isinstance(v, Total) else v for v in self.values])
