@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from studio.core.engine.usage import Tally, cost_of, endpoint_configs, format_usd
+from studio.core.engine.usage import Spent, cost_of, endpoint_configs, format_usd
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import verdict_in
 from studio.core.outside import shown_time
@@ -78,7 +78,7 @@ class Prices:
         for part in parts:
             if not isinstance(part, dict):
                 continue
-            tally = Tally(0, int(part.get("prompt_tokens") or 0), int(part.get("completion_tokens") or 0),
+            tally = Spent(0, int(part.get("prompt_tokens") or 0), int(part.get("completion_tokens") or 0),
                           int(part.get("cached_tokens") or 0))
             if not tally.tokens:
                 continue
