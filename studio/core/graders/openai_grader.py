@@ -34,6 +34,7 @@ from studio.core.models.openai_grader import (
     PYTHON_SECONDS,
     OpenAIGrader,
 )
+from studio.core.models.pass_rule import reaches
 from studio.core.sandbox import payloads
 from studio.core.scoring import GradingContext, ScorerBase
 
@@ -121,7 +122,7 @@ class _Part:
         threshold = self.criterion.get("pass_threshold")
         details = {**self.details, **extra}
         if isinstance(threshold, (int, float)):
-            details["passed"] = score >= threshold
+            details["passed"] = reaches(score, threshold)  # OpenAI's own pass line
         return Outcome.scored(score, {}, details=details)
 
     async def aclose(self) -> None:
@@ -333,15 +334,16 @@ class _Multi(_Part):
             if failed:
                 out.append(_failure("; ".join(failed), {**self.details, "graders": subs}))
                 continue
+            scores = {n: float(o.score) for n, o in outcomes.items() if o.score is not None}  # each scored (above)
             try:
-                value = openai_formula.evaluate(self.formula, {n: float(o.score or 0.0) for n, o in outcomes.items()})
+                value = openai_formula.evaluate(self.formula, scores)
             except openai_formula.FormulaError as exc:
                 out.append(_failure(str(exc), {**self.details, "graders": subs}))
                 continue
             tokens = {"prompt_tokens": sum(o.prompt_tokens for o in outcomes.values()),
                       "completion_tokens": sum(o.completion_tokens for o in outcomes.values())}
             scored = self.ok(value, graders=subs)
-            out.append(scored.model_copy(update={**tokens, "scores": {n: float(o.score or 0.0) for n, o in outcomes.items()}}))
+            out.append(scored.model_copy(update={**tokens, "scores": scores}))
         return out
 
     async def aclose(self) -> None:
