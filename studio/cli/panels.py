@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studio.core.engine.summary import RunAggregates
 
 
 def _share(value: float | None, ci: list[float] | None) -> str:
@@ -17,13 +20,13 @@ def _number(value: float | None, ci: list[float] | None) -> str:
     return f"{value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def print_panels(agg: dict[str, Any]) -> None:
-    pairwise = agg.get("pairwise")
+def print_panels(agg: RunAggregates) -> None:
+    pairwise = agg.pairwise
     if pairwise:
-        ci = agg.get("pairwise_ci") or {}
+        ci = agg.pairwise_ci
         print("  pairwise (both orders asked): " + "  ".join(
             f"{key.replace('_', ' ')} {_share(pairwise[key], ci.get(key))}" for key in pairwise))
-    jury = agg.get("jury")
+    jury = agg.jury
     if jury:
         print(f"  jury agreement: Fleiss kappa {_number(jury.get('fleiss_kappa'), jury.get('fleiss_kappa_ci'))}"
               f"  Krippendorff alpha {_number(jury.get('krippendorff_alpha'), jury.get('krippendorff_alpha_ci'))}"

@@ -12,6 +12,7 @@ from studio.core.outside import iso_time
 
 if TYPE_CHECKING:
     from studio.core.engine.sections import RunSections
+    from studio.core.engine.summary import RunAggregates
     from studio.core.store.library import Library
 
 
@@ -24,9 +25,10 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
         from studio.core.engine.sections import load_run
 
         run = load_run(library, info.id)
-    aggregates = dict(info.aggregates)
-    if run is not None:
-        aggregates = figures(run)
+    from studio.core.engine.summary import stored_summary
+
+    stored = stored_summary(info)
+    aggregates = (figures(run) if run is not None else stored).as_json()
     out: dict[str, Any] = {
         "id": info.id,
         "status": info.status,
@@ -41,7 +43,7 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
         "created_at": iso_time(info.created_at),
         "finished_at": iso_time(info.finished_at),
         # pairwise judges and juries: their own numbers, computed from the stored results
-        **{key: info.aggregates[key] for key in ("pairwise", "pairwise_ci", "jury") if key in info.aggregates},
+        **stored.panels_json(),
     }
     if info.suite is not None:  # the run has several graders: they are under "graders"
         out["grader"] = out["grader_version"] = None
@@ -50,9 +52,9 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
     return out
 
 
-def figures(run: RunSections) -> dict[str, Any]:
-    """The run's aggregates with the summary's figures (``RunSections.aggregates``)."""
-    return run.aggregates()
+def figures(run: RunSections) -> RunAggregates:
+    """The run's figures with the summary's (``RunSections.figures``)."""
+    return run.figures()
 
 
 def suite_fields(run: RunSections) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from studio.core.engine.sections import load_run
+from studio.core.engine.summary import stored_summary
 from studio.core.models import RunInfo
 from studio.core.outside import printable_json, shown_time
 from studio.core.store.reports import iter_records, result_record, run_query
@@ -54,7 +55,7 @@ def when(moment: datetime | None) -> str:
 def list_rows(infos: list[RunInfo]) -> list[list[Any]]:
     rows = []
     for i in infos:
-        mean = i.aggregates.get("mean")
+        mean = stored_summary(i).mean
         rows.append([i.id, i.status, i.label, i.dataset, f"{i.done}/{i.total}",
                      "" if mean is None else f"{mean:.4f}", when(i.created_at)])
     return rows

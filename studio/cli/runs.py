@@ -84,12 +84,13 @@ def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None =
     """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
     when the library (or the run's sections) is given, else the aggregates as stored."""
     from studio.core.engine.sections import load_run
+    from studio.core.engine.summary import stored_summary
 
     from .run_report import figures
 
     if run is None and library is not None:
         run = load_run(library, info.id)
-    agg = figures(run) if run is not None else info.aggregates
+    agg = figures(run) if run is not None else stored_summary(info)
     if info.suite is not None:
         name = info.suite.get("key") or "graders " + ",".join(info.suite.get("graders") or [])
         version = f" v{info.suite['version']}" if info.suite.get("version") else ""
@@ -105,20 +106,22 @@ def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None =
             print(f"  overall score ({run.rule}{f': {grader}' if grader else ''}): {_grader_line(run.overall, False)}")
     elif run is not None and run.headline is not None:
         print(f"  {_grader_line(run.headline, False)}")
-    elif agg.get("mean") is not None:
-        print(f"  mean {agg['mean']:.4f}  pass rate {agg['pass_rate']:.1%} (score >= {agg.get('pass_threshold')})")
+    elif agg.mean is not None:
+        rate = agg.pass_rate
+        print(f"  mean {agg.mean:.4f}  pass rate {'n/a' if rate is None else f'{rate:.1%}'}"
+              f" (score >= {agg.pass_threshold})")
     if info.suite is None:  # a suite's "metrics" are its graders' means, printed above
-        for key, value in sorted((agg.get("metrics") or {}).items()):
+        for key, value in sorted(agg.metrics.items()):
             print(f"  metric {key}: {value:.4f}")
-    for key, value in sorted((agg.get("batch_metrics") or {}).items()):
+    for key, value in sorted(agg.batch_metrics.items()):
         print(f"  batch metric {key}: {value}")
-    if agg.get("pairwise") or agg.get("jury"):
+    if agg.pairwise or agg.jury:
         from .panels import print_panels
 
         print_panels(agg)
-    if agg.get("stopped"):
-        print(f"  {agg['stopped']}")
-    where = agg.get("executor")
+    if agg.stopped:
+        print(f"  {agg.stopped}")
+    where = agg.executor
     if where:
         if where.get("placement") == "cluster":
             modes = ", ".join(f"{m} x{n}" for m, n in sorted((where.get("node_isolation") or {}).items()))

@@ -77,6 +77,7 @@ def test_rows_are_plain_text_and_na_is_not_zero() -> None:
 def test_results_summary_shows_pairwise_and_jury_numbers() -> None:
     from types import SimpleNamespace
 
+    from studio.core.engine.summary import RunAggregates
     from studio.core.store.results_query import RunSummary
     from studio.ui.results.summary import aggregates_html
 
@@ -85,7 +86,7 @@ def test_results_summary_shows_pairwise_and_jury_numbers() -> None:
     agg = {"pass_threshold": 0.5, "pairwise": {"win_a": 0.5, "win_b": 0.25, "tie": 0.0, "inconsistent": 0.25,
                                                "position_consistency": 0.75, "first_position_rate": None},
            "jury": {"fleiss_kappa": 0.4, "krippendorff_alpha": None, "ties": 1}}
-    text = aggregates_html(RunSummary(run, 1, agg, [], 0.0, 1.0, 0.0))
+    text = aggregates_html(RunSummary(run, 1, RunAggregates.read(agg), [], 0.0, 1.0, 0.0))
     assert "position consistency <b>75.0%</b>" in text and "first position rate <b>—</b>" in text
     assert "Fleiss κ <b>0.400</b>" in text and "Krippendorff α <b>—</b>" in text
 

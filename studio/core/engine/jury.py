@@ -14,6 +14,8 @@ from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import decide, word
 from studio.core.store.library import Library
 
+from .summary import stored_summary
+
 CLASSES = ("PASS", "FAIL")
 
 
@@ -21,7 +23,7 @@ def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> di
     """Per juror: n labelled samples it answered, accuracy and Cohen's κ (with intervals) against
     the human PASS/FAIL labels, and its tokens. ``{}`` for a run that is not a jury's."""
     info = library.runs.get(run_id)
-    jury = info.aggregates.get("jury")
+    jury = stored_summary(info).jury
     if not jury:
         return {}
     labels = {sid: lab.verdict for sid, lab in library.labels.current(info.dataset, key).items()

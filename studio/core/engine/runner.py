@@ -50,6 +50,7 @@ from .written_tally import Untrusted, WrittenTallies
 
 if TYPE_CHECKING:
     from .executors import Executor
+    from .summary import RunAggregates
 
 FLUSH_ROWS = 2000
 FLUSH_SECONDS = 0.1
@@ -213,60 +214,56 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
         ctx.close()
     # every grader's tally (and the results rows', which the aggregates are read from), kept for a
     # completed run's readers (run_graders STORED_KEY): as written, or the run's one pass over its results
-    overall, stored, aggregates, kept = _end_tallies(library, run_id, options.pass_threshold, kept)
+    overall, stored, figures, kept = _end_tallies(library, run_id, options.pass_threshold, kept)
     if metrics:
-        aggregates["batch_metrics"] = metrics
+        figures = figures.updated(batch_metrics=metrics)
     if executor is not None and executor.name != "local":
-        aggregates["executor"] = executor.report()
+        figures = figures.updated(executor=executor.report())
     stopped = streak.stopped if streak is not None else None
     if ctx.halted is not None:  # no call could succeed: the samples not graded wait for a resume
         left = info.total - library.runs.get(run_id).done
         reason = (f"{ctx.halted}; the run stopped with {left} sample(s) not graded, kept for "
                   f"`grader-studio run --resume {run_id}` once that is fixed")
-        aggregates["stopped"] = reason
-        library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=reason)
+        figures = figures.updated(stopped=reason)
+        library.runs.set_status(run_id, "stopped", aggregates=figures.as_json(), error=reason)
         return library.runs.get(run_id)
     if ctx.budget is not None:
-        aggregates["budget"] = ctx.budget.to_json()
+        figures = figures.updated(budget=ctx.budget.to_json())
         if ctx.budget.stopped and not stopped:  # the cap set ``cancel``, not the user
             # the last calls may reach the cap with nothing left to grade: that run is complete
             unfinished = library.runs.get(run_id).done < info.total
-            if unfinished:
-                aggregates["stopped"] = ctx.budget.reason
-            else:
-                aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
+            aggregates = figures.updated(stopped=ctx.budget.reason).as_json() if unfinished else (
+                figures.as_json() | {STORED_KEY: _with_usage(library, run_id, stored, kept)})
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
     if stopped:
-        aggregates["stopped"] = stopped
-        library.runs.set_status(run_id, "failed", aggregates=aggregates, error=stopped)
+        library.runs.set_status(run_id, "failed", aggregates=figures.updated(stopped=stopped).as_json(), error=stopped)
         return library.runs.get(run_id)
     # a cancel that came once every sample was graded (the window quitting as the run ends) stops
     # nothing: the run is complete, and is never stored as cancelled
     status = "cancelled" if cancel.is_set() and library.runs.get(run_id).done < info.total else "completed"
-    errored = (aggregates.get("statuses") or {}).get("error", 0)
+    errored = figures.statuses.get("error", 0)
     refused = library.runs.refused_errors(run_id) if status == "completed" and errored else 0
     if refused:  # samples a refused key never let grade (written so by older versions): not complete
         reason = (f"{refused} sample(s) hold an error from a refused key or proxy credentials (HTTP 401, "
                   f"403 or 407), so they were never graded: once the key is fixed, `grader-studio run "
                   f"--resume {run_id} --retry-errors` grades them")
-        aggregates["stopped"] = reason
-        library.runs.set_status(run_id, "stopped", aggregates=aggregates, error=reason)
+        library.runs.set_status(run_id, "stopped", aggregates=figures.updated(stopped=reason).as_json(), error=reason)
         return library.runs.get(run_id)
-    if status == "completed":  # only a completed run reads its stored tallies: any other may resume
-        aggregates[STORED_KEY] = _with_usage(library, run_id, stored, kept)
-    library.runs.set_status(run_id, status, aggregates=aggregates,
+    # only a completed run reads its stored tallies: any other may resume
+    tallies = {STORED_KEY: _with_usage(library, run_id, stored, kept)} if status == "completed" else {}
+    library.runs.set_status(run_id, status, aggregates=figures.as_json() | tallies,
                             only_from=("running",) if status == "cancelled" else None)
     return library.runs.get(run_id)
 
 
 def _end_tallies(library: Library, run_id: int, threshold: float,
-                 kept: WrittenTallies | None) -> tuple[Any, dict[str, Any], dict[str, Any], WrittenTallies | None]:
-    """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's aggregates, the kept
+                 kept: WrittenTallies | None) -> tuple[Any, dict[str, Any], RunAggregates, WrittenTallies | None]:
+    """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's figures, the kept
     tallies they were read from or None): from the tallies the writer kept when they are the stored
     rows' (``WrittenTallies.usable``), else computed from the stored rows."""
-    from .summary import run_aggregates  # (imported once a run ends, not at its start)
+    from .summary import run_summary  # (imported once a run ends, not at its start)
 
     if kept is not None and kept.untrusted is None:
         graders = run_graders(library, run_id)
@@ -277,11 +274,11 @@ def _end_tallies(library: Library, run_id: int, threshold: float,
                 kept.distrust(str(exc))
             else:
                 stored = stored_form(graders, tallies, overall, threshold)
-                aggregates = run_aggregates(library, run_id, threshold, tally=overall,
-                                            metric_sums=kept.metric_sums(), panels=kept.panels())
-                return overall, stored, aggregates, kept
+                figures = run_summary(library, run_id, threshold, tally=overall,
+                                      metric_sums=kept.metric_sums(), panels=kept.panels())
+                return overall, stored, figures, kept
     overall, stored = stored_tallies(library, run_id, threshold)
-    return overall, stored, run_aggregates(library, run_id, threshold, tally=overall), None
+    return overall, stored, run_summary(library, run_id, threshold, tally=overall), None
 
 
 def _with_usage(library: Library, run_id: int, stored: dict[str, Any], kept: WrittenTallies | None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from studio.core.store.run_graders import (
     run_graders,
 )
 
-from .summary import GraderSummary, summarize
+from .summary import GraderSummary, RunAggregates, stored_summary, summarize
 from .summary import with_cost as add_cost
 from .usage import exact_decimal, run_usage
 
@@ -52,10 +52,6 @@ class Section:
         """By result status: ok, error, invalid, skipped (= NA)."""
         counts = self.summary.counts
         return {"ok": counts["ok"], "error": counts["error"], "invalid": counts["invalid"], "skipped": counts["na"]}
-
-    @property
-    def aggregates(self) -> dict[str, Any]:
-        return self.summary.aggregates()
 
     @property
     def mean(self) -> float | None:
@@ -111,26 +107,26 @@ class RunSections:
     def summaries(self) -> list[GraderSummary]:
         return [s.summary for s in self.sections]
 
-    def aggregates(self) -> dict[str, Any]:
-        """The run's stored aggregates with every figure a summary states taken from the summary:
+    def figures(self) -> RunAggregates:
+        """The run's stored figures with every figure a summary states taken from the summary:
         the headline's (one grader, or a suite's overall score; a suite without an overall rule has
         none) and, for a suite, each grader's mean as its "metric" (never a mean over the overall
         rows, which leave out every sample another grader errored on). What ``run --json`` prints
         under "aggregates", and the window's band reads."""
-        aggregates = {k: v for k, v in self.info.aggregates.items() if k != "graders"}
+        figures = stored_summary(self.info).without("graders")
         headline = self.headline
         if headline is not None:
-            aggregates.update(headline.aggregates())
-            aggregates.update(prompt_tokens=headline.prompt_tokens, completion_tokens=headline.completion_tokens,
-                              cached_tokens=headline.cached_tokens, cached=headline.cached,
-                              mean_duration_ms=headline.mean_duration_ms, count=headline.total)
+            figures = figures.updated(RunAggregates.read(headline.aggregates_json()))
+            figures = figures.updated(
+                prompt_tokens=headline.prompt_tokens, completion_tokens=headline.completion_tokens,
+                cached_tokens=headline.cached_tokens, cached=headline.cached,
+                mean_duration_ms=headline.mean_duration_ms, count=headline.total)
         elif self.suite:
-            for key in ("mean", "mean_ci", "pass_rate", "n", "min", "max"):
-                aggregates[key] = None
+            figures = figures.updated(mean=None, mean_ci=None, pass_rate=None, n=None, score_min=None, score_max=None)
         if self.suite:
-            aggregates["metrics"] = {s.key: s.mean for s in self.summaries if s.mean is not None}
-            aggregates["pass_threshold"] = self.info.pass_threshold
-        return aggregates
+            figures = figures.updated(metrics={s.key: s.mean for s in self.summaries if s.mean is not None},
+                                      pass_threshold=self.info.pass_threshold)
+        return figures
 
 
 def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: RunInfo | None = None) -> RunSections:

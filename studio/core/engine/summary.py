@@ -19,7 +19,8 @@ out of both (their counts are kept).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +29,7 @@ from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.ledger import Tally
 
 if TYPE_CHECKING:
+    from studio.core.models import RunInfo
     from studio.core.store import Library
 
 #: what a summary without an interval (no scored result) says of its method
@@ -73,7 +75,7 @@ class GraderSummary(BaseModel):
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def aggregates(self) -> dict[str, Any]:
+    def aggregates_json(self) -> dict[str, Any]:
         """The ``aggregates`` object of ``run --json`` (kept from before: mean, mean_ci, pass_rate, n)."""
         low, high = self.mean_ci if self.mean_ci is not None else (None, None)
         return {"mean": self.mean, "mean_ci": [low, high], "interval": self.interval_method,
@@ -83,7 +85,7 @@ class GraderSummary(BaseModel):
     def to_json(self) -> dict[str, Any]:
         """One grader under ``run --json``'s "graders" (and a suite's "overall")."""
         return {"key": self.key, "version": self.version, "weight": self.weight, "threshold": self.threshold,
-                "aggregates": self.aggregates(), "counts": dict(self.counts), "decisions": dict(self.decisions),
+                "aggregates": self.aggregates_json(), "counts": dict(self.counts), "decisions": dict(self.decisions),
                 "total": self.total,
                 "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens,
                            "cached": self.cached_tokens},
@@ -137,20 +139,223 @@ def mean(total: float, n: int) -> float | None:
     return total / n if n else None
 
 
-def run_aggregates(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
-                   tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
-                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A run's stored aggregates: what its ``results`` rows add up to (store/runs ``facts``, the
-    given ``tally``, ``metric_sums`` and ``panels`` when its writer kept them) with the figures of
-    their summary (``summarize``): mean, pass rate, time per sample, each ``scores`` key's mean."""
+class RunAggregates:
+    """A run's figures, typed: what its ``results`` rows add up to (count, mean with its interval,
+    pass rate, range, time per sample, tokens, statuses, each ``scores`` key's mean), what its
+    writer added (batch metrics, where it ran, its budget, why it stopped) and its panels (a
+    pairwise judge's shares, a jury's agreement). Every surface (``run``, ``runs show``, ``run
+    --json``, the window's band and lists, the verdict, the jury's card) reads these attributes;
+    the JSON stored in ``runs.aggregates`` and printed under ``--json``'s "aggregates" is made
+    from it in one place (``as_json``), its keys in the order they came (a surface's output stays
+    byte for byte what it was). ``read`` is the one reader of that JSON (tests/test_one_rule.py
+    finds no surface reading it by key)."""
+
+    __slots__ = ("_values",)
+
+    #: each figure's JSON key (the attribute of the same name, but ``score_min``/``score_max``)
+    FIELDS: ClassVar[dict[str, str]] = {
+        "count": "count", "mean": "mean", "mean_ci": "mean_ci", "interval": "interval", "pass_rate": "pass_rate",
+        "pass_threshold": "pass_threshold", "n": "n", "score_min": "min", "score_max": "max",
+        "mean_duration_ms": "mean_duration_ms", "prompt_tokens": "prompt_tokens",
+        "completion_tokens": "completion_tokens", "cached_tokens": "cached_tokens", "cached": "cached",
+        "statuses": "statuses", "metrics": "metrics", "batch_metrics": "batch_metrics", "pairwise": "pairwise",
+        "pairwise_ci": "pairwise_ci", "jury": "jury", "executor": "executor", "budget": "budget",
+        "stopped": "stopped"}
+
+    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = dict(values or {})
+
+    @classmethod
+    def read(cls, stored: Mapping[str, Any] | None) -> RunAggregates:
+        """The figures of a stored ``aggregates`` object (``RunInfo.aggregates``, or one JSON)."""
+        return cls(stored)
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``aggregates`` object: stored in ``runs.aggregates``, printed by ``run --json``."""
+        return dict(self._values)
+
+    def updated(self, other: RunAggregates | None = None, **figures: Any) -> RunAggregates:
+        """These figures with ``other``'s and then ``figures`` (attribute names) over them; a figure
+        new here comes after the ones already present (as a dict's update)."""
+        values = dict(self._values)
+        if other is not None:
+            values.update(other._values)
+        for name, value in figures.items():
+            values[self.FIELDS[name]] = value
+        return RunAggregates(values)
+
+    def without(self, *keys: str) -> RunAggregates:
+        """These figures without the JSON ``keys`` (a suite's stored "graders": its sections say it)."""
+        return RunAggregates({k: v for k, v in self._values.items() if k not in keys})
+
+    def panels_json(self) -> dict[str, Any]:
+        """A pairwise judge's or a jury's figures as stored (``run --json`` prints them at its top)."""
+        return {key: self._values[key] for key in ("pairwise", "pairwise_ci", "jury") if key in self._values}
+
+    def has(self, name: str) -> bool:
+        """Whether the figure (an attribute name) was stored at all (a stored one may be None)."""
+        return self.FIELDS[name] in self._values
+
+    def _get(self, name: str, default: Any = None) -> Any:
+        value = self._values.get(self.FIELDS[name])
+        return default if value is None else value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunAggregates) and self._values == other._values
+
+    __hash__ = None  # type: ignore[assignment]  # (its JSON objects are not hashable)
+
+    def __repr__(self) -> str:
+        return f"RunAggregates({self._values!r})"
+
+    @property
+    def count(self) -> int | None:
+        """Results stored (every status); None when not counted."""
+        return self._get("count")
+
+    @property
+    def mean(self) -> float | None:
+        return self._get("mean")
+
+    @property
+    def mean_ci(self) -> tuple[float, float] | None:
+        """The mean's 95% interval (None without one)."""
+        pair = self._get("mean_ci")
+        if not pair or pair[0] is None or pair[1] is None:
+            return None
+        return float(pair[0]), float(pair[1])
+
+    @property
+    def interval(self) -> str | None:
+        """How the interval was worked out (core/intervals.py's method name)."""
+        return self._get("interval")
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self._get("pass_rate")
+
+    @property
+    def pass_threshold(self) -> float:
+        return float(self._get("pass_threshold", DEFAULT_PASS_THRESHOLD))
+
+    @property
+    def n(self) -> int | None:
+        """Scored results: the mean's n."""
+        return self._get("n")
+
+    @property
+    def score_min(self) -> float | None:
+        return self._get("score_min")
+
+    @property
+    def score_max(self) -> float | None:
+        return self._get("score_max")
+
+    @property
+    def mean_duration_ms(self) -> float | None:
+        return self._get("mean_duration_ms")
+
+    @property
+    def prompt_tokens(self) -> int:
+        return int(self._get("prompt_tokens", 0))
+
+    @property
+    def completion_tokens(self) -> int:
+        return int(self._get("completion_tokens", 0))
+
+    @property
+    def cached_tokens(self) -> int:
+        return int(self._get("cached_tokens", 0))
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cached(self) -> int:
+        """Results read from the judge cache."""
+        return int(self._get("cached", 0))
+
+    @property
+    def statuses(self) -> dict[str, int]:
+        """Results by status ({} when not counted)."""
+        return dict(self._get("statuses", {}))
+
+    @property
+    def metrics(self) -> dict[str, float | None]:
+        """Each ``scores`` key's mean (a suite's: each grader's mean)."""
+        return dict(self._get("metrics", {}))
+
+    @property
+    def batch_metrics(self) -> dict[str, Any]:
+        """A batch grader's metrics over the whole run."""
+        return dict(self._get("batch_metrics", {}))
+
+    @property
+    def pairwise(self) -> dict[str, float | None]:
+        """A pairwise judge's shares (win_a, ..., position consistency); {} for other runs."""
+        return dict(self._get("pairwise", {}))
+
+    @property
+    def pairwise_ci(self) -> dict[str, list[float] | None]:
+        return dict(self._get("pairwise_ci", {}))
+
+    @property
+    def jury(self) -> dict[str, Any]:
+        """A jury's agreement (store/panel_stats.py ``jury_summary``); {} for other runs."""
+        return dict(self._get("jury", {}))
+
+    @property
+    def executor(self) -> dict[str, Any]:
+        """Where a run not graded on this machine ran (engine/executors ``report``); {} otherwise."""
+        return dict(self._get("executor", {}))
+
+    @property
+    def budget(self) -> dict[str, Any]:
+        return dict(self._get("budget", {}))
+
+    @property
+    def stopped(self) -> str | None:
+        """Why the run stopped before its end (None: it did not)."""
+        return self._get("stopped") or None
+
+
+def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
+                tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
+                panels: dict[str, Any] | None = None) -> RunAggregates:
+    """A run's figures: what its ``results`` rows add up to (store/runs ``facts``, the given
+    ``tally``, ``metric_sums`` and ``panels`` when its writer kept them) with the figures of their
+    summary (``summarize``): mean, pass rate, time per sample, each ``scores`` key's mean."""
     facts = library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels)
     summary = summarize("run", 0, threshold, facts.tally)
     counted = facts.tally
-    return {
+    return RunAggregates({
         "count": counted.total, "mean": summary.mean, "pass_rate": summary.pass_rate, "pass_threshold": threshold,
         "min": counted.score_min, "max": counted.score_max, "mean_duration_ms": summary.mean_duration_ms,
         "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
         "cached_tokens": counted.cached_tokens, "cached": counted.cached, "statuses": facts.statuses,
         "metrics": {key: mean(total, n) for key, (total, n) in facts.metric_sums.items()},
         **facts.panels,
-    }
+    })
+
+
+def run_aggregates(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
+                   tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
+                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``run_summary`` as the JSON ``runs.aggregates`` stores (``RunAggregates.as_json``)."""
+    return run_summary(library, run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels).as_json()
+
+
+def stored_summary(info: RunInfo) -> RunAggregates:
+    """The figures the run stored (``RunInfo.aggregates``), typed."""
+    return RunAggregates.read(info.aggregates)
+
+
+def band_summary(library: Library, info: RunInfo, live: bool) -> RunAggregates:
+    """The figures the window's band shows: a finished run's as stored, a live run's (or one that
+    stored none) counted now, with the batch metrics its end stored."""
+    stored = stored_summary(info)
+    if not live and stored.has("count"):
+        return stored
+    figures = run_summary(library, info.id, info.pass_threshold)
+    return figures.updated(batch_metrics=stored.batch_metrics) if stored.has("batch_metrics") else figures

@@ -121,7 +121,9 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
     not_done: list[str] = []
     failed: list[str] = []
     if info.status != "completed":
-        stopped = info.aggregates.get("stopped")
+        from .summary import stored_summary  # (a run's figures: read once it is graded)
+
+        stopped = stored_summary(info).stopped
         not_done.append(f"the run ended {info.status}" + (f" ({stopped})" if stopped else ""))
     errored = info.counts.get("error", 0) + info.counts.get("invalid", 0)
     if errored:

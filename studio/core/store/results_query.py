@@ -423,7 +423,7 @@ class RunSummary:
 
     run: Any  # RunInfo
     dataset_id: int
-    aggregates: dict[str, Any]
+    aggregates: Any  # engine/summary.py RunAggregates: the run's figures
     bins: list[int]
     low: float
     high: float
@@ -482,16 +482,12 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
 
 
 def load_summary(library: Any, run_id: int, live: bool,
-                 aggregates_of: Callable[[Any, int, float], dict[str, Any]]) -> RunSummary:
-    """The run with aggregates (stored ones for a finished run, ``aggregates_of(library, run_id,
-    threshold)`` for a live one: engine/summary.py ``run_aggregates``, which the caller above the
-    store hands down) and a histogram."""
+                 aggregates_of: Callable[[Any, Any, bool], Any]) -> RunSummary:
+    """The run with its figures (``aggregates_of(library, run, live)``: engine/summary.py
+    ``band_summary``, which the caller above the store hands down) and a histogram."""
     start = time.perf_counter()
     run = library.runs.get(run_id)
     dataset_id = library.runs.raw(run_id).dataset_id
-    aggregates = dict(run.aggregates)
-    if live or "count" not in aggregates:
-        aggregates = aggregates_of(library, run_id, run.pass_threshold) | {
-            k: v for k, v in aggregates.items() if k == "batch_metrics"}
+    aggregates = aggregates_of(library, run, live)
     bins, low, high = histogram(library.engine, run_id)
     return RunSummary(run, dataset_id, aggregates, bins, low, high, time.perf_counter() - start)

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from studio.core.engine.summary import stored_summary
 from studio.core.kinds import ByKind, get_kind
 from studio.core.models import GraderDefinition, JuryGrader, RunInfo
 from studio.core.outside import shown_time
@@ -196,7 +197,7 @@ class ReportCard(QtWidgets.QWidget):
             from studio.core.engine.jury import juror_agreement
 
             for run in library.runs.list(grader_key=key, limit=20):
-                if run.aggregates.get("jury"):
+                if stored_summary(run).jury:
                     return run, juror_agreement(library, run.id)
             return None
 
@@ -207,7 +208,7 @@ class ReportCard(QtWidgets.QWidget):
                 self.jury_status.setText("Jurors: no run of this jury yet. Run it to see how its jurors agree.")
                 return
             run, per_juror = found
-            self.show_jury(run.id, run.dataset, run.aggregates["jury"], per_juror)
+            self.show_jury(run.id, run.dataset, stored_summary(run).jury, per_juror)
 
         def failed(exc: BaseException) -> None:
             if ticket == self._ticket:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core import safe_files
+from studio.core.engine.summary import RunAggregates
 
 from ..context import AppContext
 from ..file_dialogs import save_file
@@ -30,7 +31,7 @@ class RunFigures:
     run: Any = None
 
 
-def run_figures(library: Any, run_id: int, aggregates: dict[str, Any], info: Any = None) -> RunFigures:
+def run_figures(library: Any, run_id: int, aggregates: RunAggregates, info: Any = None) -> RunFigures:
     """Off the GUI thread, for a finished run only: a live run refreshes twice a second and its
     aggregates already count its tokens, while the usage per endpoint reads every judge row's details
     (about a second for 20,000 judge results). Usage only when the run spent tokens. ``info``: the
@@ -42,7 +43,7 @@ def run_figures(library: Any, run_id: int, aggregates: dict[str, Any], info: Any
     run = load_run(library, run_id, info=info)
     if run.info.status in ("pending", "running"):  # no verdict yet, and its usage still grows
         return RunFigures(verdict=None, usage=None)
-    spent = (aggregates.get("prompt_tokens") or 0) + (aggregates.get("completion_tokens") or 0)
+    spent = aggregates.tokens
     usage = run.usage if run.usage is not None else run_usage(library, run)
     return RunFigures(verdict=judge(run), usage=usage if spent or usage.total.tokens else None, run=run)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.results_query import RunSummary
 
 from ..plain import breakable, short
@@ -25,34 +24,33 @@ def aggregates_html(summary: RunSummary) -> str:
     run, agg = summary.run, summary.aggregates
     sections = getattr(summary.figures, "run", None)
     if sections is not None:
-        agg = {**agg, **sections.aggregates()}
+        agg = agg.updated(sections.figures())
     title = (f"<b>Run {run.id}</b> · {html.escape(short(run.label))} on "
              f"{html.escape(short(run.dataset))} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
              f" · {run.done:,}/{run.total:,}")
-    threshold = agg.get("pass_threshold", DEFAULT_PASS_THRESHOLD)
-    rate = agg.get("pass_rate")
-    low, high = (agg.get("mean_ci") or [None, None])[:2]
-    interval = "" if low is None or high is None else f" <span style='color:#8a8f98'>[{low:.4f}, {high:.4f}]</span>"
-    headline = (f"mean <b>{_fmt(agg.get('mean'), '.4f')}</b>{interval} &nbsp; pass rate <b>"
+    threshold = agg.pass_threshold
+    rate = agg.pass_rate
+    interval = "" if agg.mean_ci is None else (
+        f" <span style='color:#8a8f98'>[{agg.mean_ci[0]:.4f}, {agg.mean_ci[1]:.4f}]</span>")
+    headline = (f"mean <b>{_fmt(agg.mean, '.4f')}</b>{interval} &nbsp; pass rate <b>"
                 f"{'—' if rate is None else f'{rate:.1%}'}</b> <span style='color:#8a8f98'>(≥ {threshold:g})</span>")
-    if agg.get("n") is not None:
-        headline += f" &nbsp; n {agg['n']:,}"
-    if agg.get("min") is not None:
-        headline += f" &nbsp; range {_fmt(agg.get('min'), '.3g')}–{_fmt(agg.get('max'), '.3g')}"
-    statuses = agg.get("statuses") or run.counts or {}
+    if agg.n is not None:
+        headline += f" &nbsp; n {agg.n:,}"
+    if agg.score_min is not None:
+        headline += f" &nbsp; range {_fmt(agg.score_min, '.3g')}–{_fmt(agg.score_max, '.3g')}"
+    statuses = agg.statuses or run.counts or {}
     ordered = [s for s in STATUS_ORDER if s in statuses] + sorted(s for s in statuses if s not in STATUS_ORDER)
     chips = " &nbsp; ".join(
         f"<span style='color:{status_hex(s)}; font-weight:600'>{html.escape(s)} {statuses[s]:,}</span>"
         for s in ordered)
     extra = []
-    if agg.get("mean_duration_ms") is not None:
-        extra.append(f"{agg['mean_duration_ms']:.0f} ms/sample")
-    tokens = (agg.get("prompt_tokens") or 0) + (agg.get("completion_tokens") or 0)
-    if tokens:
-        extra.append(f"{tokens:,} tokens")
-    if agg.get("cached"):
-        extra.append(f"{agg['cached']:,} cached")
-    metrics = agg.get("metrics") or {}
+    if agg.mean_duration_ms is not None:
+        extra.append(f"{agg.mean_duration_ms:.0f} ms/sample")
+    if agg.tokens:
+        extra.append(f"{agg.tokens:,} tokens")
+    if agg.cached:
+        extra.append(f"{agg.cached:,} cached")
+    metrics = agg.metrics
     shown = {k: v for k, v in metrics.items() if not (k == "score" and len(metrics) == 1)}
     metric_line = " &nbsp; ".join(f"{html.escape(short(k, 60))} <b>{_fmt(v)}</b>" for k, v in sorted(shown.items()))
     lines = [title, headline + (" &nbsp; " + chips if chips else "")]
@@ -60,7 +58,7 @@ def aggregates_html(summary: RunSummary) -> str:
         lines += [grader_html(found) for found in sections.summaries]
     elif metric_line:
         lines.append(metric_line)
-    pairwise, jury = agg.get("pairwise"), agg.get("jury")
+    pairwise, jury = agg.pairwise, agg.jury
     if pairwise:  # a pairwise judge: both orders were asked for every sample
         lines.append(" &nbsp; ".join(f"{key.replace('_', ' ')} <b>{'—' if v is None else f'{v:.1%}'}</b>"
                                      for key, v in pairwise.items()))

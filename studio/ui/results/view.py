@@ -416,8 +416,8 @@ class ResultsView(QtWidgets.QWidget):
 
 def _summary_and_figures(library: object, run_id: int, live: bool) -> RunSummary:
     """The band's aggregates and histogram, with the verdict, usage and cost ``run`` prints."""
-    from studio.core.engine.summary import run_aggregates
+    from studio.core.engine.summary import band_summary
 
-    summary = load_summary(library, run_id, live, run_aggregates)
+    summary = load_summary(library, run_id, live, band_summary)
     summary.figures = run_figures(library, run_id, summary.aggregates, summary.run)
     return summary

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.engine.summary import stored_summary
 from studio.core.models import RunInfo
 from studio.core.outside import shown_time
 
@@ -87,7 +88,7 @@ class RunsModel(QtCore.QAbstractTableModel):
         if role == RunIdRole:
             return info.id
         if role == _ROLE.DisplayRole:
-            mean = info.aggregates.get("mean")
+            mean = stored_summary(info).mean
             return (
                 str(info.id), info.status, info.label, info.dataset,
                 f"{info.done:,}/{info.total:,}", "" if mean is None else f"{mean:.3f}",

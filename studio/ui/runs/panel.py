@@ -17,6 +17,7 @@ from typing import Any
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.request import RunRequest
 from studio.core.engine.runner import Progress, RunOptions
+from studio.core.engine.summary import stored_summary
 from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo
 
@@ -558,7 +559,8 @@ class RunPanel(QtWidgets.QWidget):
     def _on_completed(self, info: RunInfo) -> None:
         elapsed = self.worker.last_progress.elapsed if self.worker and self.worker.last_progress else None
         self._finish()
-        mean = info.aggregates.get("mean")
+        figures = stored_summary(info)
+        mean = figures.mean
         text = f"Run {info.id} {info.status}: {info.done:,} of {info.total:,} samples"
         if elapsed is not None:
             text += f" in {elapsed:.1f} s"
@@ -567,7 +569,7 @@ class RunPanel(QtWidgets.QWidget):
         failed = info.counts.get("error", 0) + info.counts.get("invalid", 0)
         if failed:
             text += f" · {failed:,} failed"
-        stopped = info.aggregates.get("stopped")
+        stopped = figures.stopped
         if stopped:  # why (a key refused, a budget reached): what to fix before resuming
             text += f" · {stopped}"
         self._bar_done = info.done

@@ -23,6 +23,7 @@ from studio.core.engine.queues import (
     shots_from_queue,
 )
 from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BinaryJudge, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Conflict, Library, NotFound
@@ -62,7 +63,7 @@ def _run(lib: Library, verdicts: list[str | float], dataset: str = "d") -> int:
             outcome = Outcome.scored(1.0 if v == "PASS" else 0.0, {}, details={"verdict": v}, rationale=f"said {v}")
         rows.append((i, f"s{i}", outcome))
     lib.runs.write_results(run.id, rows)
-    lib.runs.set_status(run.id, "completed", aggregates=lib.runs.aggregates(run.id))
+    lib.runs.set_status(run.id, "completed", aggregates=run_aggregates(lib, run.id))
     return run.id
 
 
