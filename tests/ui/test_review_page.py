@@ -13,6 +13,7 @@ import pytest
 
 from studio.core.engine.queues import QueueRule, create_queue
 from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.summary import run_aggregates
 from studio.core.models import BinaryJudge, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
@@ -32,7 +33,7 @@ def _fill(library: Library, port: int) -> int:
     library.runs.write_results(run.id, [
         (i, f"s{i}", Outcome.scored(0.0 if i % 2 else 1.0, {}, details={"verdict": "FAIL" if i % 2 else "PASS"},
                                     rationale=RATIONALE if i % 2 else "fine")) for i in range(6)])
-    library.runs.set_status(run.id, "completed", aggregates=library.runs.aggregates(run.id))
+    library.runs.set_status(run.id, "completed", aggregates=run_aggregates(library, run.id))
     return run.id
 
 
