@@ -121,7 +121,7 @@ class NewQueueDialog(QtWidgets.QDialog):
         layout.addWidget(self.buttons)
 
         self.buttons.rejected.connect(self.reject)
-        self.create_button.clicked.connect(self.create)
+        self.create_button.clicked.connect(self.make_queue)
         self.rule.currentIndexChanged.connect(lambda _i: self._show_fields())
         self.dataset.currentIndexChanged.connect(lambda _i: self._fill_runs())
         self.runs.itemChanged.connect(lambda _item: self._fill_graders())
@@ -211,7 +211,7 @@ class NewQueueDialog(QtWidgets.QDialog):
             fields["graders"] = [self.grader_a.currentText(), self.grader_b.currentText()]
         return QueueRule.model_validate(fields)
 
-    def create(self) -> None:
+    def make_queue(self) -> None:
         name = self.name.text().strip()
         if not name:
             self.status.setText("Give the queue a name.")
