@@ -26,11 +26,6 @@ RULE_CHOICES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 
 
-def names(text: str) -> list[str]:
-    """Comma- or space-separated user names, as the CLI's --assign/--lead read them."""
-    return [n for n in text.replace(",", " ").split() if n]
-
-
 class NewQueueDialog(QtWidgets.QDialog):
     """Name, dataset, runs, rule (and its own fields), reviewers, labels wanted, leads; Create."""
 
@@ -212,6 +207,8 @@ class NewQueueDialog(QtWidgets.QDialog):
         return QueueRule.model_validate(fields)
 
     def make_queue(self) -> None:
+        from studio.core.engine.queues import create_queue, user_names
+
         name = self.name.text().strip()
         if not name:
             self.status.setText("Give the queue a name.")
@@ -224,18 +221,17 @@ class NewQueueDialog(QtWidgets.QDialog):
                 not self.grader_a.currentText() or self.grader_a.currentText() == self.grader_b.currentText()):
             self.status.setText("Disagreements between graders need one suite run and two different graders of it.")
             return
-        reviewers = names(self.reviewers.text()) if self.named.isChecked() else []
+        reviewers = user_names(self.reviewers.text()) if self.named.isChecked() else []
         if self.named.isChecked() and not reviewers:
             self.status.setText("Name the reviewers (comma-separated), or choose Everyone.")
             return
-        from studio.core.engine.queues import create_queue
 
         try:
             rule = self.rule_of()
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
             self.status.setText(describe_error(exc))
             return
-        library, wanted, leads = self.ctx.library, self.labels_wanted.value(), names(self.leads.text())
+        library, wanted, leads = self.ctx.library, self.labels_wanted.value(), user_names(self.leads.text())
         self.create_button.setEnabled(False)
         self.status.setText("Choosing the samples…")
         self.ctx.tasks.run(lambda: create_queue(library, name, runs, rule, labels_wanted=wanted,
