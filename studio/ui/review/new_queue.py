@@ -151,8 +151,8 @@ class NewQueueDialog(QtWidgets.QDialog):
         for run in self.all_runs:
             if run.dataset != dataset:
                 continue
-            graders = f"suite of {', '.join(run.suite.get('graders', []))}" if run.suite else run.grader_key
-            item = QtWidgets.QListWidgetItem(f"run {run.id} · {graders} v{run.grader_version} · {run.status} · "
+            graders = f" ({', '.join(run.suite.get('graders') or [])})" if run.suite and run.suite.get("key") else ""
+            item = QtWidgets.QListWidgetItem(f"run {run.id} · {run.label}{graders} · {run.status} · "
                                              f"{run.done}/{run.total}")
             item.setData(Qt.ItemDataRole.UserRole, run.id)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
