@@ -5,7 +5,8 @@
 Builds the demo library in a temporary file, grades the demo QA dataset with the demo judge (the
 scripted judge over HTTP), makes a review queue of a random 12 for ann and bob (lea leads), has ann
 label most of it, then opens the window as bob: a sample shown blind (23), the same sample once bob
-labelled it, side by side with ann and the judge (24), and lea's Agreement tab (25).
+labelled it, side by side with ann and the judge (24), lea's Agreement tab (25), and lea's New review
+queue dialog over the page, the low-confidence rule chosen (26: the screen, the dialog being its own window).
 """
 
 from __future__ import annotations
@@ -89,6 +90,18 @@ def main() -> int:
         wait(app, 0.5)
         shots.append(out / "25-review-agreement.png")
         save_png(window.grab(), shots[-1])
+        page.tabs.setCurrentIndex(0)
+        dialog = page.new_queue(runs=[run.id])
+        wait(app, 10, lambda: dialog.runs.count() > 0)
+        dialog.name.setText("qa-borderline")
+        dialog.rule.setCurrentIndex(3)  # low-confidence verdicts: the margin alone
+        dialog.named.setChecked(True)
+        dialog.reviewers.setText("ann, bob, cy")
+        dialog.labels_wanted.setValue(2)
+        wait(app, 0.5)
+        shots.append(out / "26-review-new-queue.png")
+        save_png(app.primaryScreen().grabWindow(0), shots[-1])
+        dialog.reject()
         for path in shots:
             print(path)
     finally:

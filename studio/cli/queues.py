@@ -35,7 +35,11 @@ def _verdict(text: str) -> str | None:
 
 
 def _names(text: str | None) -> list[str]:
-    return [n.strip() for n in (text or "").split(",") if n.strip()]
+    from studio.core.engine.queues import (
+        user_names,  # the engine's, which the window's dialog reads too
+    )
+
+    return user_names(text)
 
 
 def cmd_create(args: argparse.Namespace, app: CliApp) -> int:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -634,10 +635,13 @@ class MainWindow(QtWidgets.QMainWindow):
                 event.ignore()
                 return
             self.run_panel.shutdown()
-        sharing = getattr(self, "sharing", None)
-        if sharing is not None and sharing.is_running():  # a half-written page is never left behind
-            sharing.cancel()
-            sharing.process.waitForFinished(5000)
+        if "studio.ui.runs.share_html" in sys.modules:  # a half-written page is never left behind
+            from .runs.share_html import ShareHtml
+
+            for sharing in self.findChildren(ShareHtml):  # File ▸ Export's and the Compare tab's
+                if sharing.is_running():
+                    sharing.cancel()
+                    sharing.process.waitForFinished(5000)
         self.save_state()
         event.accept()
         self.live.stop()

@@ -50,6 +50,11 @@ class QueueRule(BaseModel):
     graders: list[str] | None = None
 
 
+def user_names(text: str | None) -> list[str]:
+    """The user names of a comma-separated list (the CLI's --assign/--lead, the window's fields)."""
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
 # --- choosing samples -------------------------------------------------------------------------------
 def _runs_of_one_dataset(library: Library, run_ids: list[int]) -> str:
     if not run_ids:

@@ -3,6 +3,8 @@
 Mean delta with a paired bootstrap interval, wins/losses/ties, the pass/fail flips with both
 rationales side by side and McNemar's exact p; with labels, both runs' κ side by side, the
 answer to "did my edit help?". A grader's versions offer "compare with previous run" (``compare_latest``).
+Share as HTML… writes the comparison shown as ``runs compare A B --html`` does, in a child process
+(ui/runs/share_html.py, as File ▸ Export ▸ Share run as HTML; the window cancels it on close).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from ..context import AppContext
 from ..eliding import ElidedCombo
 from ..messages import describe_error
-from ..plain import breakable, short
+from ..plain import breakable, plain_label, short
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
 from .view import fmt
@@ -31,6 +33,14 @@ class CompareView(QtWidgets.QWidget):
         self.run_a = ElidedCombo(20)  # a run's long name elides in the middle, whole in its tooltip
         self.run_b = ElidedCombo(20)
         self.go = QtWidgets.QPushButton("Compare")
+        self.share = QtWidgets.QPushButton("Share as HTML…")
+        self.share.setToolTip("Write the comparison shown as one self-contained HTML file to share "
+                              "(grader-studio runs compare A B --html)")
+        self.share.setEnabled(False)
+        self.share_status = plain_label("")
+        self.share_status.setWordWrap(True)
+        self.share_status.hide()
+        self.sharing: Any = None
         self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
         self.summary = QtWidgets.QLabel("Pick two runs on the same dataset.")
         self.summary.setWordWrap(True)
@@ -48,12 +58,15 @@ class CompareView(QtWidgets.QWidget):
         bar.addWidget(self.run_b, 1)
         bar.addWidget(self.grader)
         bar.addWidget(self.go)
+        bar.addWidget(self.share)
         layout = QtWidgets.QVBoxLayout(self)
         layout.addLayout(bar)
         layout.addWidget(self.summary)
+        layout.addWidget(self.share_status)
         layout.addWidget(QtWidgets.QLabel("Pass/fail flips (click one to read B's result)"))
         layout.addWidget(self.table, 1)
         self.go.clicked.connect(self.compute)
+        self.share.clicked.connect(lambda: self.share_html())
         self.table.cellClicked.connect(self._open_row)
 
     def reload(self) -> None:
@@ -138,7 +151,34 @@ class CompareView(QtWidgets.QWidget):
                 self.table.setItem(r, c, QtWidgets.QTableWidgetItem(str(text)))
         self.table.resizeColumnsToContents()
         self.table.horizontalHeader().setStretchLastSection(True)
+        self.share.setEnabled(self.ctx.db_path is not None)
         self.compared.emit(report)
+
+    def share_html(self) -> Any:
+        """The comparison shown (its two runs, and its one grader of suite runs), written by a child
+        process; the view stays free meanwhile."""
+        if self.report is None or self.ctx.db_path is None:
+            return None
+        from ..file_dialogs import save_file
+        from ..runs.share_html import ShareCompareHtml
+
+        a, b = self.report["run_a"]["id"], self.report["run_b"]["id"]
+        path = save_file(self, "Share comparison as HTML", f"compare-{a}-{b}.html", "HTML files (*.html)")
+        if not path:
+            return None
+        if self.sharing is not None and self.sharing.is_running():
+            self.sharing.cancel()
+        self.sharing = ShareCompareHtml(self.ctx.db_path, a, b, path, self.report.get("grader"), self)
+        self.sharing.done.connect(lambda where: self._shared(f"Wrote the comparison of runs {a} and {b} to {where}: "
+                                                             "open it in any browser."))
+        self.sharing.failed.connect(lambda why: self._shared(f"The comparison was not shared: {why}"))
+        self.sharing.start()
+        self._shared(f"Writing the comparison of runs {a} and {b} as HTML…")
+        return self.sharing
+
+    def _shared(self, text: str) -> None:
+        self.share_status.setText(text)
+        self.share_status.show()
 
     def _open_row(self, row: int, _column: int) -> None:
         if self.report is not None and 0 <= row < len(self.report["flips"]):

@@ -29,7 +29,7 @@ from ..results.thread_view import ThreadView
 KEYS = {Qt.Key.Key_P: "PASS", Qt.Key.Key_F: "FAIL", Qt.Key.Key_N: "NA"}
 HIDDEN = ("Hidden until you label this sample: the judge's verdict, score and rationale, and the other "
           "reviewers' labels. Press P (pass), F (fail) or N (not applicable); they then show side by side.")
-NO_QUEUE = ("No review queue yet. A lead creates one from runs, e.g.\n"
+NO_QUEUE = ("No review queue yet. A lead creates one from runs with New queue… above, or\n"
             "grader-studio queues create NAME --run N --rule failed --assign ann,bob\n"
             "(rules: random --n N --seed S, disagreements of two runs, low-confidence, failed).")
 
@@ -93,12 +93,16 @@ class ReviewPage(QtWidgets.QWidget):
         self.queues.setMinimumContentsLength(18)
         self.queues.setToolTip("The review queue: samples chosen from runs for a team to label")
         self.refresh_button = QtWidgets.QPushButton("Refresh")
+        self.new_button = QtWidgets.QPushButton("New queue…")
+        self.new_button.setToolTip("A queue of samples chosen from runs of one dataset by a rule, for reviewers "
+                                   "to label (grader-studio queues create)")
         self.progress = plain_label("")
         self.progress.setWordWrap(True)
         top = QtWidgets.QHBoxLayout()
         top.addWidget(plain_label("Queue"))
         top.addWidget(self.queues)
         top.addWidget(self.refresh_button)
+        top.addWidget(self.new_button)
         top.addWidget(self.progress, 1)
 
         self.model = QueueSamples()
@@ -218,7 +222,8 @@ class ReviewPage(QtWidgets.QWidget):
         layout.addWidget(split, 1)
 
         self.queues.currentIndexChanged.connect(lambda _i: self.open_queue())
-        self.refresh_button.clicked.connect(self.reload)
+        self.refresh_button.clicked.connect(lambda: self.reload())
+        self.new_button.clicked.connect(lambda: self.new_queue())
         self.list.selectionModel().currentChanged.connect(self._picked)
         self.agreement_button.clicked.connect(self.compute_agreement)
         self.shots_button.clicked.connect(self.make_shots)
@@ -256,9 +261,19 @@ class ReviewPage(QtWidgets.QWidget):
         self.where.setText(describe_error(exc))
         self._enable()
 
-    def reload(self) -> None:
-        """The queue list (keeping the one shown)."""
-        keep = self.queues.currentText()
+    def new_queue(self, runs: list[int] | None = None) -> Any:
+        """The New review queue dialog (``runs`` ticked); the created queue opens here."""
+        from .new_queue import NewQueueDialog
+
+        dialog = NewQueueDialog(self.ctx, self, runs=runs)
+        dialog.created.connect(lambda name: self.reload(select=name))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
+
+    def reload(self, select: str | None = None) -> None:
+        """The queue list (keeping the one shown, or showing ``select``)."""
+        keep = select or self.queues.currentText()
         library = self.ctx.library
         self.ctx.tasks.run(lambda: [q.name for q in library.queues.list()], lambda names: self._queues(names, keep),
                            self._failed)

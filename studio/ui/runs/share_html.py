@@ -1,4 +1,5 @@
-"""File ▸ Export ▸ Share run as HTML: the run shown, written as one self-contained page (docs/viewer.md).
+"""File ▸ Export ▸ Share run as HTML: the run shown, written as one self-contained page (docs/viewer.md);
+the Compare tab's Share as HTML… writes two runs' comparison the same way (``ShareCompareHtml``).
 
 Why a child process and not a thread: the page is the CLI's ``runs export RUN --format html`` — its
 header is ``runs show``'s, read by the CLI's summary functions, which the window's layer may not import
@@ -42,9 +43,13 @@ class ShareHtml(QObject):
         self.process.finished.connect(self._finished)
         self.process.errorOccurred.connect(self._error)
 
+    def arguments(self) -> list[str]:
+        """The CLI command the child runs (after the library's own arguments)."""
+        return ["runs", "export", str(self.run_id), "--format", "html", "-o", self.path]
+
     def start(self) -> None:
         program, *args = child_command(self.db_path)
-        self.process.start(program, [*args, "runs", "export", str(self.run_id), "--format", "html", "-o", self.path])
+        self.process.start(program, [*args, *self.arguments()])
 
     def is_running(self) -> bool:
         return self.process.state() != QtCore.QProcess.ProcessState.NotRunning
@@ -66,3 +71,16 @@ class ShareHtml(QObject):
     def _error(self, error: QtCore.QProcess.ProcessError) -> None:
         if error == QtCore.QProcess.ProcessError.FailedToStart:  # no finished() follows this one
             self.failed.emit(f"the export could not start ({self.process.errorString()})")
+
+
+class ShareCompareHtml(ShareHtml):
+    """One export of ``runs compare A B --html`` (``grader``: one grader of suite runs) to ``path``."""
+
+    def __init__(self, db_path: Path | str, run_a: int, run_b: int, path: str, grader: str | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(db_path, run_b, path, parent)
+        self.run_a, self.run_b, self.grader = run_a, run_b, grader
+
+    def arguments(self) -> list[str]:
+        return ["runs", "compare", str(self.run_a), str(self.run_b), "--html", "-o", self.path,
+                *(["--grader", self.grader] if self.grader else [])]

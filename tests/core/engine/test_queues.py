@@ -22,10 +22,11 @@ from studio.core.engine.queues import (
     reviewer_agreement,
     shots_from_queue,
 )
-from studio.core.engine.runner import RunOptions, start_run
+from studio.core.engine.runner import RunOptions, run_grader, start_run
 from studio.core.engine.summary import run_aggregates
-from studio.core.models import BinaryJudge, Outcome, Sample, Turn
+from studio.core.models import BinaryJudge, BuiltinGrader, Outcome, Sample, Turn
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Conflict, Library, NotFound
 from studio.core.store.queues import NotAllowed, QueueLabel
 
@@ -88,6 +89,27 @@ def test_each_rule_chooses_its_samples(lib: Library) -> None:
     assert first.size == 5 and lib.queues.samples("r1") == lib.queues.samples("r2")
     assert lib.queues.samples("r1") != lib.queues.samples("r3") and other.size == 5
     assert first.rule == {"rule": "random", "n": 5, "seed": 7, "margin": 0.1}
+
+
+def test_disagreements_between_two_graders_of_one_suite_run(lib: Library) -> None:
+    """The rule's second form: one suite run, two of its graders; a sample both graded and judged
+    differently is chosen, whatever the suite's overall score says."""
+    answers = ["Paris", "Paris, surely", "Lyon", "It is Paris", "Paris", "Marseille"]
+    lib.datasets.create("geo", [Sample(id=f"g{i}", messages=[Turn(role="user", content="Capital of France?")],
+                                       completion=a, expected="Paris") for i, a in enumerate(answers)])
+    lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    lib.graders.create(BuiltinGrader(key="contains", function="contains"))
+    lib.suites.create(SuiteDefinition(key="geo-suite", overall="mean", graders=[
+        SuiteMember(grader="exact"), SuiteMember(grader="contains")]))
+    run = run_grader(lib, "geo-suite", "geo")
+    assert run.status == "completed"
+    q = create_queue(lib, "graders", [run.id], QueueRule(rule="disagreements", graders=["exact", "contains"]))
+    assert lib.queues.samples("graders") == [("g1", "exact FAIL, contains PASS"), ("g3", "exact FAIL, contains PASS")]
+    assert q.rule == {"rule": "disagreements", "seed": 0, "margin": 0.1, "graders": ["exact", "contains"]}
+    with pytest.raises(Conflict, match="one suite run and two grader keys"):
+        create_queue(lib, "x", [run.id], QueueRule(rule="disagreements", graders=["exact"]))
+    with pytest.raises(Conflict, match="one suite run and two grader keys"):
+        create_queue(lib, "x", [run.id, run.id], QueueRule(rule="disagreements", graders=["exact", "contains"]))
 
 
 def test_bad_input_is_a_sentence(lib: Library) -> None:
