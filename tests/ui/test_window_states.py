@@ -17,6 +17,7 @@ HERE = Path(__file__).resolve().parent
 SIZES = [(1280, 800), (1366, 768)]
 
 
+@pytest.mark.slow  # ~18 s a size on two cores: in the slow suite, which .ci/run runs too
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_no_state_grows_the_window_past_the_screen(tmp_path: Path, size: tuple[int, int]) -> None:

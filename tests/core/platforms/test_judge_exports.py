@@ -285,6 +285,7 @@ def test_promptfoo_eval_runs_and_sends_the_studio_prompt(tmp_path: Path, library
                 assert same_score(outcome.score, component["score"]), (grader.key, sample.id, component)
 
 
+@pytest.mark.slow  # an Inspect eval per dataset (~20 s): in the slow suite, which .ci/run runs too
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", RUN_DATASETS)
 def test_inspect_task_runs_and_sends_the_studio_prompt(tmp_path: Path, library: Library,
