@@ -268,24 +268,27 @@ class _Model(_Part):
         return out
 
     async def _one(self, sample: Sample) -> Outcome:
+        """One call through the judge path's ``Trace``: the outcome keeps the exact prompt, the raw
+        answer, tokens and the call (counted as every judge's), with an echoed key redacted."""
         from studio.core.judges.http.chat import ChatRequest
         from studio.core.judges.http.errors import JudgeError
+        from studio.core.judges.trace import Trace
 
+        trace = Trace(self.client)
         if self.cancel.is_set():
-            return _failure("cancelled", self.details)
+            return trace.failure("cancelled", self.details)
         try:
             request = ChatRequest(messages=self.messages(sample), json_mode=True, json_schema=self.schema,
                                   **self.params)
-            response = await self.client.chat(request)
+            response = await trace.ask(str(self.criterion["type"]), request)
         except (TemplateError, JudgeError) as exc:
-            return _failure(str(exc), self.details)
-        usage = {"prompt_tokens": response.prompt_tokens, "completion_tokens": response.completion_tokens,
-                 "cached": response.cached}
+            return trace.failure(str(exc), self.details)
         try:
             outcome = self.read(response.text)
         except ValueError as exc:
-            outcome = _failure(str(exc), {**self.details, "answer": response.text})
-        return outcome.model_copy(update={**usage, "raw": response.text})
+            return trace.failure(str(exc), {**self.details, "answer": response.text})
+        return trace.outcome(score=outcome.score, rationale=outcome.rationale, details=outcome.details,
+                             status=outcome.status, error=outcome.error)
 
     def read(self, text: str) -> Outcome:
         try:

@@ -106,3 +106,31 @@ def test_cosine_uses_the_endpoints_embeddings(endpoint: EndpointConfig, score: A
     expected = [similarity.cosine(embed(o), embed(r)) for o, r in texts]
     assert [o.score for o in out] == pytest.approx(expected) and out[0].score == pytest.approx(1.0)
     assert [o.details["passed"] for o in out] == [True, expected[1] >= 0.9]
+
+
+def test_a_model_grader_keeps_its_call_and_stores_no_echoed_key(
+        library: Any, fake_judge: FakeJudgeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A score_model's result is a judge's: the exact prompt, the raw answer and the call are kept
+    (counted in the run's usage), and a key the endpoint echoes back is stored nowhere."""
+    from judge_helpers import add_endpoint
+
+    from studio.core.engine.runner import RunOptions, run_grader
+
+    key = "sk-openai-grader-echo-7c1f93ab52"
+    monkeypatch.setenv("JUDGE_API_KEY", key)
+    add_endpoint(library, fake_judge, name="fake", api_key_env="JUDGE_API_KEY")
+    fake_judge.add_rule(r"A: Paris", json.dumps({"result": 6, "note": f"your key is {key}"}))
+    library.graders.create(OpenAIGrader(key="h", criterion={**SCORE, "sampling_params": {}}, endpoint="fake"))
+    library.datasets.create("d", [row({"question": "capital?"}, "Paris", 0)])
+    run = run_grader(library, "h", "d", RunOptions())
+    assert fake_judge.last_authorization == f"Bearer {key}"
+    [result] = library.runs.results(run.id)
+    assert result["score"] == 6.0
+    [call] = result["details"]["calls"]
+    assert "Q: capital? A: Paris" in json.dumps(call["messages"]) and call["prompt_tokens"] > 0
+    stored = json.dumps(result)
+    assert key not in stored and "***" in stored
+    from studio.core.engine.sections import load_run
+    from studio.core.engine.usage import run_usage
+
+    assert run_usage(library, load_run(library, run.id)).total.calls == 1  # "0 calls" before
