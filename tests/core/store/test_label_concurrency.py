@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from at_once import at_once
 
 from studio.core.models import Sample
 from studio.core.models.labels import LabelInput
@@ -28,25 +29,15 @@ def db_path(any_db: Path | str) -> Path | str:
 def test_labellers_at_once_lose_nothing(db_path: Path | str) -> None:
     with Library.open(db_path) as lib:
         lib.datasets.create("d", [Sample(id=f"s{w}-{i}", completion="x") for w in range(WRITERS) for i in range(N)])
-    barrier = threading.Barrier(WRITERS)
-    errors: list[BaseException] = []
 
-    def work(w: int) -> None:
-        try:
-            with Library.open(db_path) as lib:
-                barrier.wait()
-                for i in range(N):  # one label a transaction, as the window's keys write them
-                    lib.labels.put("d", LabelInput(sample_id=f"s{w}-{i}", verdict="PASS", note=f"w{w}",
-                                                   labeler=f"user{w}"))
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            errors.append(exc)
+    def work(w: int, barrier: threading.Barrier) -> None:
+        with Library.open(db_path) as lib:
+            barrier.wait()
+            for i in range(N):  # one label a transaction, as the window's keys write them
+                lib.labels.put("d", LabelInput(sample_id=f"s{w}-{i}", verdict="PASS", note=f"w{w}",
+                                               labeler=f"user{w}"))
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(WRITERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert at_once(work, [(w,) for w in range(WRITERS)]) == []
     with Library.open(db_path) as lib:
         current = lib.labels.current("d")
     assert len(current) == WRITERS * N
@@ -61,27 +52,17 @@ def test_analysts_saving_graders_at_once_lose_nothing(db_path: Path | str) -> No
 
     saves = 8
     Library.open(db_path).close()  # the library exists (first opens migrate it)
-    barrier = threading.Barrier(WRITERS)
-    errors: list[BaseException] = []
 
     def grader(w: int, v: int) -> FunctionGrader:
         return FunctionGrader(key=f"g{w}", name=f"G{w}", source=f"async def grade(thread):\n    return {v}.0\n")
 
-    def work(w: int) -> None:
-        try:
-            with Library.open(db_path) as lib:
-                barrier.wait()
-                lib.graders.create(grader(w, 0))
-                for v in range(1, saves):
-                    lib.graders.save(grader(w, v))
-        except BaseException as exc:  # noqa: BLE001 (reported below)
-            errors.append(exc)
+    def work(w: int, barrier: threading.Barrier) -> None:
+        with Library.open(db_path) as lib:
+            barrier.wait()
+            lib.graders.create(grader(w, 0))
+            for v in range(1, saves):
+                lib.graders.save(grader(w, v))
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in range(WRITERS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert at_once(work, [(w,) for w in range(WRITERS)]) == []
     with Library.open(db_path) as lib:
         assert {lib.graders.get(f"g{w}").current_version for w in range(WRITERS)} == {saves}

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from at_once import at_once
 
 from studio.core.models import Sample
 from studio.core.store import Library
@@ -41,20 +42,7 @@ def _label_all(location: Path | str, reviewer: str, verdict: str, note: str, bar
 def test_reviewers_labelling_at_once_lose_nothing(db_path: Path | str) -> None:
     _queue(db_path)
     writers = [("ann", "PASS", "ann 1"), ("bob", "FAIL", "bob"), ("cy", "NA", "cy"), ("ann", "FAIL", "ann 2")]
-    barrier = threading.Barrier(len(writers))
-    errors: list[BaseException] = []
-
-    def work(who: str, verdict: str, note: str) -> None:
-        try:
-            _label_all(db_path, who, verdict, note, barrier)
-        except BaseException as exc:  # noqa: BLE001 (reported below, with the thread's name)
-            errors.append(exc)
-
-    threads = [threading.Thread(target=work, args=w) for w in writers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = at_once(lambda who, verdict, note, barrier: _label_all(db_path, who, verdict, note, barrier), writers)
     assert errors == []
     with Library.open(db_path) as lib:
         labels = lib.queues.labels("q")
