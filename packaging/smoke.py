@@ -201,6 +201,22 @@ class Smoke:
         same = report("pip", pip.stdout) == report("bundle", bundle.stdout)
         self.check("demo: the same library report", same, f"pip {pip.stdout!r}\nbundle {bundle.stdout!r}")
 
+    def share_html(self) -> None:
+        """The demo's judge run shared as one HTML page (the viewer's code is package data: a bundle
+        without it cannot write the page): the same page from both apps over one library (each demo's
+        judge run took its own times), but for when it was written."""
+        pages = {}
+        for which in ("pip", "bundle"):
+            out = self.work / f"{which}-run.html"
+            result = self.run(which, self.db["pip"], "runs", "export", "1", "--format", "html", "-o", str(out))
+            if result.returncode != 0 or not out.is_file():
+                self.fail(f"share as HTML: the {which} app exited {result.returncode}: {_tail(result)}")
+                return
+            text = out.read_text(encoding="utf-8")
+            pages[which] = re.sub(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?( UTC)?", "WHEN", text)
+        self.check(f"share as HTML: run 1's page, {len(pages['pip']):,} characters, the same from both apps",
+                   pages["pip"] == pages["bundle"], "the pages differ")
+
     def compare_run(self, name: str, grader: str, dataset: str, *extra: str, path: str | None = None,
                     expect: Callable[[list[dict[str, object]]], str | None] | None = None) -> None:
         rows = {}
@@ -625,6 +641,7 @@ def main(argv: list[str] | None = None) -> int:
         smoke.no_python()
         smoke.version()
         smoke.demo()
+        smoke.share_html()
         figures: dict[str, float] = {}
         for step in args.only or STEPS:
             if step == "window":
