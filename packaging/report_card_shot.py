@@ -19,14 +19,10 @@ from studio.core.engine.probes import probe_judge
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
-from studio.ui.context import AppContext
-from studio.ui.main_window import MainWindow
-from studio.ui.qt import QtCore, QtWidgets
-from studio.ui.theme import apply_theme
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from screenshots import SIZE, wait  # noqa: E402
+from screenshots import open_window, wait  # noqa: E402
 
 
 def main() -> int:
@@ -39,16 +35,7 @@ def main() -> int:
                                                        model="fake-judge"))
     probe_judge(library, "pairwise-preference", "qa-pairs", ["position", "verbosity", "reference", "repeat"],
                 limit=40, endpoint="first-answer-judge")
-    app = QtWidgets.QApplication(sys.argv[:1])
-    font = app.font()
-    font.setPointSizeF(max(10.0, font.pointSizeF()))
-    app.setFont(font)
-    apply_theme(app, "light")
-    settings = QtCore.QSettings(str(db.with_suffix(".ini")), QtCore.QSettings.Format.IniFormat)
-    ctx = AppContext(library, db, settings)
-    window = MainWindow(ctx)
-    window.resize(*SIZE)
-    window.show()
+    app, window = open_window(library, db, db.with_suffix(".ini"))
     wait(app, 1.0)
     window.open_grader("pairwise-preference")
     page = window.page

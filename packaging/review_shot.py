@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from screenshots import SIZE, save_png, wait  # noqa: E402
+from screenshots import open_window, save_png, wait  # noqa: E402
 
 from studio.core.demo import build_demo  # noqa: E402
 from studio.core.demo.run import DEMO_JUDGE  # noqa: E402
@@ -26,10 +26,6 @@ from studio.core.engine.queues import QueueRule, create_queue  # noqa: E402
 from studio.core.engine.runner import RunOptions, execute_run, start_run  # noqa: E402
 from studio.core.store import Library  # noqa: E402
 from studio.ui.app import shut_down, start_demo_servers  # noqa: E402
-from studio.ui.context import AppContext  # noqa: E402
-from studio.ui.main_window import MainWindow  # noqa: E402
-from studio.ui.qt import QtCore, QtWidgets  # noqa: E402
-from studio.ui.theme import apply_theme  # noqa: E402
 
 
 def main() -> int:
@@ -55,16 +51,8 @@ def main() -> int:
         library.queues.put_label("qa-spot-check", sid, "PASS", reviewer="bob")
     os.environ["GRADER_STUDIO_USER"] = "bob"
 
-    app = QtWidgets.QApplication(sys.argv[:1])
-    font = app.font()
-    font.setPointSizeF(max(10.0, font.pointSizeF()))
-    app.setFont(font)
-    apply_theme(app, "light")
-    settings = QtCore.QSettings(str(db.with_suffix(".ini")), QtCore.QSettings.Format.IniFormat)
-    ctx = AppContext(library, db, settings)
-    window = MainWindow(ctx)
-    window.resize(*SIZE)
-    window.show()
+    app, window = open_window(library, db, db.with_suffix(".ini"))
+    ctx = window.ctx
     wait(app, 1.0)
     try:
         window.tabs.setCurrentWidget(window.review_tab)

@@ -27,6 +27,22 @@ from studio.ui.theme import apply_theme
 SIZE = (1280, 800)
 
 
+def open_window(library: Library, db: Path, settings_file: Path,
+                size: tuple[int, ...] = SIZE) -> tuple[QtWidgets.QApplication, MainWindow]:
+    """The window as every screenshot shows it: a readable font (10 pt at least), the light theme,
+    settings in ``settings_file`` (never the user's), resized to ``size`` and shown."""
+    app = QtWidgets.QApplication(sys.argv[:1])
+    font = app.font()
+    font.setPointSizeF(max(10.0, font.pointSizeF()))
+    app.setFont(font)
+    apply_theme(app, "light")
+    settings = QtCore.QSettings(str(settings_file), QtCore.QSettings.Format.IniFormat)
+    window = MainWindow(AppContext(library, db, settings))
+    window.resize(*size)
+    window.show()
+    return app, window
+
+
 def wait(app: QtWidgets.QApplication, seconds: float, until: Callable[[], bool] | None = None) -> bool:
     """Let the window paint and background work report (a script may spin; the window never does)."""
     end = time.monotonic() + seconds
@@ -60,20 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
-    app = QtWidgets.QApplication(sys.argv[:1])
-    font = app.font()
-    font.setPointSizeF(max(10.0, font.pointSizeF()))
-    app.setFont(font)
-    apply_theme(app, "light")
-    settings_file = Path(tempfile.mkdtemp()) / "settings.ini"
-    settings = QtCore.QSettings(str(settings_file), QtCore.QSettings.Format.IniFormat)
-    ctx = AppContext(Library.open(args.db), Path(args.db), settings)
+    library = Library.open(args.db)
     servers, problems = start_demo_servers()
     for problem in problems:
         print("warning:", problem, file=sys.stderr)
-    window = MainWindow(ctx)
-    window.resize(*size)
-    window.show()
+    app, window = open_window(library, Path(args.db), Path(tempfile.mkdtemp()) / "settings.ini", size)
+    ctx = window.ctx
     wait(app, 1.0, lambda: "checking" not in window.sandbox_label.text())
     shots: list[Path] = []
 
