@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .qt import QtCore, QtGui, QtWidgets
 
+if TYPE_CHECKING:
+    from studio.core.demo.fake_http import FakeServerBase
 
-def start_demo_servers() -> tuple[list[Any], list[str]]:
+    from .context import AppContext
+
+
+def start_demo_servers() -> tuple[list[FakeServerBase], list[str]]:
     """The fake judge (and reward server) the demo library points at; problems come back as text."""
-    servers: list[Any] = []
+    servers: list[FakeServerBase] = []
     problems: list[str] = []
     from studio.core.demo import DEMO_JUDGE_PORT, DEMO_REWARD_PORT
     from studio.core.demo.fake_server import FakeJudgeServer, FakeRewardServer
@@ -25,7 +30,7 @@ def start_demo_servers() -> tuple[list[Any], list[str]]:
     return servers, problems
 
 
-def shut_down(ctx: Any, servers: list[Any]) -> None:
+def shut_down(ctx: AppContext, servers: list[FakeServerBase]) -> None:
     """After the window: stop the demo servers, close the context, and end the sandbox workers."""
     for server in servers:
         server.stop()
@@ -62,7 +67,7 @@ def run_app(db_path: Path | str, *, serve_demo_judge: bool = False) -> int:
         return 1
     ctx = AppContext(library, db_path)
     apply_theme(app, str(ctx.settings.value("ui/theme", "light")))
-    servers: list[Any] = []
+    servers: list[FakeServerBase] = []
     problems: list[str] = []
     if serve_demo_judge:
         servers, problems = start_demo_servers()

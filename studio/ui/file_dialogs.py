@@ -19,12 +19,10 @@ Nothing else in studio/ui makes a ``QFileDialog`` (tests/ui/test_file_dialogs.py
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.store.file_guard import LibraryFileInUse, is_library_file
 
 from .plain import message_box
-from .qt import QtCore, QtWidgets
+from .qt import QtCore, QtGui, QtWidgets
 
 _Dialog = QtWidgets.QFileDialog
 
@@ -32,7 +30,7 @@ _Dialog = QtWidgets.QFileDialog
 class NameOnlyIcons(QtWidgets.QFileIconProvider):
     """A file's icon and type from its name: Qt's own provider reads the file to guess them."""
 
-    def icon(self, what: Any) -> Any:
+    def icon(self, what: QtGui.QAbstractFileIconProvider.IconType | QtCore.QFileInfo) -> QtGui.QIcon:
         if isinstance(what, QtCore.QFileInfo):
             kind = QtWidgets.QFileIconProvider.IconType
             return super().icon(kind.Folder if what.isDir() else kind.File)

@@ -10,12 +10,25 @@ by the library, never written over another's).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from .qt import QObject, QTimer
 
 if TYPE_CHECKING:
+    from studio.core.store.watch import LibraryWatcher
+
     from .context import AppContext
+    from .runs.panel import RunPanel
+    from .suites.page import SuitesPage
+
+
+class LiveWindow(Protocol):
+    """What the live view refreshes in the window (a protocol: the window imports this module)."""
+
+    suites_page: SuitesPage
+    run_panel: RunPanel
+
+    def say(self, text: str) -> None: ...
 
 #: how often the window looks; well inside the promised 2 s, and a look is a read of one pragma
 #: or of the notifications already received
@@ -23,11 +36,11 @@ INTERVAL_MS = 500
 
 
 class LiveView(QObject):
-    def __init__(self, ctx: AppContext, window: Any) -> None:
-        super().__init__(window)
+    def __init__(self, ctx: AppContext, window: LiveWindow) -> None:
+        super().__init__(window if isinstance(window, QObject) else None)
         self.ctx = ctx
         self.window = window
-        self.watcher: Any = None
+        self.watcher: LibraryWatcher | None = None
         try:
             from studio.core.store.watch import LibraryWatcher
 

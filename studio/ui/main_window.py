@@ -11,7 +11,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from studio.core.store.location import display, short_name
 
@@ -34,7 +34,14 @@ from .window_size import restore_geometry
 if TYPE_CHECKING:
     from studio.core.sandbox.info import SandboxInfo
 
+    from .agreement import AgreementView, CompareView
+    from .datasets.generate import GenerateDialog
     from .editor.code_editor import CodeEditor
+    from .review import ReviewPage
+    from .runs.share_html import ShareHtml
+
+#: a page that opens a sample in Run & results
+_SamplePage = TypeVar("_SamplePage", "AgreementView", "CompareView")
 
 TAB_GRADER, TAB_DATASETS, TAB_RUN = range(3)
 
@@ -238,7 +245,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._action(help_menu, "About Grader Studio", lambda: self.messages.info(
             "Grader Studio", "Author, try and ship the graders that score LLM outputs."))
 
-    def generate_outputs(self) -> Any:
+    def generate_outputs(self) -> GenerateDialog:
         self.tabs.setCurrentIndex(TAB_DATASETS)
         dialog = self.datasets_view.open_generate()
         dialog.show()
@@ -298,14 +305,22 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- status -------------------------------------------------------------------------------------------
     # -- agreement and compare ------------------------------------------------------------------------
     @property
-    def agreement_view(self) -> Any:
-        return self.agreement_tab.page
+    def agreement_view(self) -> AgreementView:
+        from .agreement import AgreementView
+
+        page = self.agreement_tab.page
+        assert isinstance(page, AgreementView)  # what _agreement_page builds
+        return page
 
     @property
-    def compare_view(self) -> Any:
-        return self.compare_tab.page
+    def compare_view(self) -> CompareView:
+        from .agreement import CompareView
 
-    def _with_samples(self, view: Any) -> Any:
+        page = self.compare_tab.page
+        assert isinstance(page, CompareView)  # what _compare_page builds
+        return page
+
+    def _with_samples(self, view: _SamplePage) -> _SamplePage:
         view.open_sample.connect(self.show_sample)
         return view
 
@@ -472,7 +487,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.export_dialog = ExportDialog(self.ctx, definition, self.messages, self, self.theme)
         self.export_dialog.open()
 
-    def share_html(self) -> Any:
+    def share_html(self) -> ShareHtml | None:
         """File ▸ Export ▸ Share run as HTML: the run shown in Run & results, written by a child process."""
         run_id = self.run_panel.results.run_id
         if run_id is None:
@@ -649,21 +664,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self.ctx.close()
 
 
-def _agreement_page(ctx: AppContext, messages: Messages) -> Any:
+def _agreement_page(ctx: AppContext, messages: Messages) -> AgreementView:
     """The agreement page, its module (pyqtgraph, numpy) imported on first use."""
     from .agreement import AgreementView
 
     return AgreementView(ctx, messages=messages)
 
 
-def _compare_page(ctx: AppContext) -> Any:
+def _compare_page(ctx: AppContext) -> CompareView:
     """The compare page, its module imported on first use."""
     from .agreement import CompareView
 
     return CompareView(ctx)
 
 
-def _review_page(ctx: AppContext, messages: Messages) -> Any:
+def _review_page(ctx: AppContext, messages: Messages) -> ReviewPage:
     """The Review page (review queues), its module imported on first use."""
     from .review import ReviewPage
 

@@ -8,7 +8,7 @@ problems, unreachable endpoints ...) is shown as it is; anything else, a bare ``
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import ValidationError
 
@@ -17,6 +17,9 @@ from studio.core.errors import bug_report, is_user_error
 from . import file_dialogs
 from .plain import message_box
 from .qt import QtWidgets
+
+if TYPE_CHECKING:
+    from studio.core.store.endpoint_trust import Pending
 
 Answer = Literal["save", "discard", "cancel"]
 EditsAnswer = Literal["save", "saved", "cancel"]
@@ -92,7 +95,7 @@ class Messages:
         clicked = box.clickedButton()
         return "save" if clicked is save else "saved" if clicked is saved else "cancel"
 
-    def approve_endpoint(self, held: Any) -> bool:
+    def approve_endpoint(self, held: Pending) -> bool:
         """Where a run or a Test would send the key to an endpoint not approved here: the changes,
         who made them, Approve or Cancel (dialogs/endpoint_trust.py)."""
         from .dialogs.endpoint_trust import ApproveEndpointDialog

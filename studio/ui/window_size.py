@@ -9,8 +9,6 @@ since unplugged monitor gives way to the first-launch size.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .qt import QtCore, QtGui, QtWidgets
 
 #: on a large monitor the first window stops growing here: a page is read, not spread across 4K
@@ -101,9 +99,11 @@ def fit_inside(window: QtWidgets.QWidget) -> None:
                 max(area.top(), min(frame.top(), bottom - size.height() - extra.height())))
 
 
-def restore_geometry(window: QtWidgets.QWidget, saved: Any) -> None:
-    """Restore ``saved`` (a ``saveGeometry()`` blob) when it fits the current screen, else size afresh."""
-    if saved is not None and window.restoreGeometry(saved):
+def restore_geometry(window: QtWidgets.QWidget, saved: object) -> None:
+    """Restore ``saved`` (a ``saveGeometry()`` blob) when it fits the current screen, else size afresh.
+    ``saved`` is what QSettings gives back: anything else there (a hand-edited settings file) is no
+    geometry, and the window is sized afresh rather than refused."""
+    if isinstance(saved, QtCore.QByteArray | bytes | bytearray) and window.restoreGeometry(saved):
         area = available_geometry(window)
         if window.isMaximized() or fits(_frame_of(window), area):
             _FitOnShow.watch(window)

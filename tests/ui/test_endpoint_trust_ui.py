@@ -144,13 +144,13 @@ def test_generate_asks_before_sending_the_key_and_cancel_sends_nothing(
         qtbot.waitUntil(lambda: not dialog.running and bool(messages.approvals), timeout=15_000)
         assert [h.config.name for h in messages.approvals] == ["judge"]
         assert "your key is not sent until you approve" in dialog.status.text()
-        assert theirs.requests == [] and approved.requests == [] and dialog.result is None
+        assert theirs.requests == [] and approved.requests == [] and dialog.generation is None
 
         messages.approve_answer = True
         dialog.start()
-        qtbot.waitUntil(lambda: dialog.result is not None or (not dialog.running and "Generat" not in dialog.status.text()), timeout=30_000)
-        assert dialog.result is not None, (dialog.status.text(), messages.approvals)
-        assert dialog.result.stored == 1 and len(messages.approvals) == 2
+        qtbot.waitUntil(lambda: dialog.generation is not None or (not dialog.running and "Generat" not in dialog.status.text()), timeout=30_000)
+        assert dialog.generation is not None, (dialog.status.text(), messages.approvals)
+        assert dialog.generation.stored == 1 and len(messages.approvals) == 2
         assert [h["authorization"] for _, h in theirs.requests] == [f"Bearer {KEY}"]
         assert pending(EndpointRepository.of(ctx.library).get("judge")) is None
 

@@ -99,7 +99,7 @@ def test_the_generate_dialog_proposes_a_free_name_and_resumes_in_the_window(qtbo
         assert dialog.resume_button.isVisible()
         with qtbot.waitSignal(dialog.generated, timeout=30_000):
             dialog.resume_button.click()
-        assert dialog.result.status == "complete" and dialog.result.stored == 6, dialog.status.text()
+        assert dialog.generation.status == "complete" and dialog.generation.stored == 6, dialog.status.text()
         assert "--" not in dialog.status.text()
         assert ctx.library.datasets.get("qa-model-a-3").sample_count == 6
         assert not dialog.resume_button.isVisible()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
@@ -20,6 +20,11 @@ from ..plain import breakable, plain_label, short
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
 from .view import fmt
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+    from ..runs.share_html import ShareCompareHtml
 
 
 class CompareView(QtWidgets.QWidget):
@@ -40,7 +45,7 @@ class CompareView(QtWidgets.QWidget):
         self.share_status = plain_label("")
         self.share_status.setWordWrap(True)
         self.share_status.hide()
-        self.sharing: Any = None
+        self.sharing: ShareCompareHtml | None = None
         self.grader = GraderPick()  # suite runs: one grader, or the overall (ui/suites/grader_pick.py)
         self.summary = QtWidgets.QLabel("Pick two runs on the same dataset.")
         self.summary.setWordWrap(True)
@@ -154,7 +159,7 @@ class CompareView(QtWidgets.QWidget):
         self.share.setEnabled(self.ctx.db_path is not None)
         self.compared.emit(report)
 
-    def share_html(self) -> Any:
+    def share_html(self) -> ShareCompareHtml | None:
         """The comparison shown (its two runs, and its one grader of suite runs), written by a child
         process; the view stays free meanwhile."""
         if self.report is None or self.ctx.db_path is None:
@@ -185,7 +190,7 @@ class CompareView(QtWidgets.QWidget):
             self.open_sample.emit(self.report["run_b"]["id"], self.report["flips"][row]["sample_id"])
 
 
-def _compare(library: Any, a: int, b: int, grader: str | None = None) -> Any:
+def _compare(library: Library, a: int, b: int, grader: str | None = None) -> dict[str, Any]:
     """The comparison, in the task's thread (the statistics' imports wait for the first one)."""
     from studio.core.engine.agreement import compare
 

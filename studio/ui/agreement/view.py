@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,10 @@ from ..plain import esc, short
 from ..plots import pg
 from ..qt import Qt, QtWidgets, Signal
 from ..suites.grader_pick import GraderPick
+
+if TYPE_CHECKING:
+    from studio.core.models import RunInfo
+    from studio.core.store.library import Library
 
 HOW_TO_LABEL = ("To get human labels: open the run in Run & results, select a result and press P (pass), "
                 "F (fail) or N (not applicable), or a digit for a score; each key moves to the next sample. "
@@ -41,7 +45,7 @@ def fmt(value: float | None, ci: list[float] | None = None) -> str:
     return f"{value:.3f}" + (f" <span style='color:#6b7280'>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
 
 
-def _plain_axes(plot: Any) -> None:
+def _plain_axes(plot: pg.PlotWidget) -> None:
     """No SI prefix on a plot's unitless 0–1 axes: pyqtgraph 0.14 scales such an axis by 1000 whatever
     enableAutoSIPrefix(False) says, and setLabel forgets the ranges (κ read 0–600 on a suite run)."""
     for side in ("left", "bottom"):
@@ -261,7 +265,7 @@ class AgreementView(QtWidgets.QWidget):
         self.run.blockSignals(False)
         self.compute()
 
-    def _first_labelled(self, runs: list[Any]) -> int:
+    def _first_labelled(self, runs: list[RunInfo]) -> int:
         """Open on the newest run whose dataset has labels (the demo's judge run on first open)."""
         for i, info in enumerate(runs):
             try:
@@ -464,7 +468,7 @@ class AgreementView(QtWidgets.QWidget):
             pass
 
 
-def _agreement(library: Any, run_id: int, key: str, grader: str | None = None) -> Any:
+def _agreement(library: Library, run_id: int, key: str, grader: str | None = None) -> dict[str, Any]:
     """The report, in the task's thread: the statistics (scipy: over a second of imports) load on
     the first report, not before the window's first paint."""
     from studio.core.engine.agreement import agreement

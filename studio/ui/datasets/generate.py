@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..context import AppContext
 from ..messages import Messages, describe_error
 from ..qt import QObject, Qt, QtWidgets, Signal
+
+if TYPE_CHECKING:
+    from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
+    from studio.core.store.endpoint_trust import Pending
 
 
 class _Relay(QObject):
@@ -23,7 +27,7 @@ class _Relay(QObject):
     progressed = Signal(object)
 
 
-def progress_text(progress: Any) -> str:
+def progress_text(progress: GenerationProgress) -> str:
     from studio.core.engine.usage import format_usd
 
     parts = [f"{progress.stored:,} of {progress.planned:,} answers", f"{progress.rate:.1f} a second",
@@ -74,10 +78,10 @@ class GenerateDialog(QtWidgets.QDialog):
         self.ctx = ctx
         self.setWindowTitle("Generate outputs")
         self.cancel_event: threading.Event | None = None
-        self.result: Any = None
+        self.generation: GenerationResult | None = None  # not ``result``: that is QDialog.result(), the dialog code
         #: asks before the key goes to an endpoint a teammate changed (the window's Messages)
-        self.approve_endpoint: Callable[[Any], bool] = Messages(self).approve_endpoint
-        self._launched: tuple[str, Any, bool] | None = None
+        self.approve_endpoint: Callable[[Pending], bool] = Messages(self).approve_endpoint
+        self._launched: tuple[str, GenerationSettings | None, bool] | None = None
         self.relay = _Relay(self)
         self.relay.progressed.connect(self._on_progress)
 
@@ -201,7 +205,7 @@ class GenerateDialog(QtWidgets.QDialog):
             return
         self._launch(name, settings)
 
-    def _launch(self, name: str, settings: Any, resume: bool = False) -> None:
+    def _launch(self, name: str, settings: GenerationSettings | None, resume: bool = False) -> None:
         from studio.core.engine.generate import generate
 
         cancel = self.cancel_event = threading.Event()
@@ -214,7 +218,7 @@ class GenerateDialog(QtWidgets.QDialog):
         self.cancel_button.setEnabled(True)
         self.status.setText("Resuming…" if resume else "Generating…")
 
-        def work() -> Any:
+        def work() -> GenerationResult:
             return generate(library, name, settings, resume=resume, cancel=cancel, on_progress=relay.progressed.emit)
 
         self.ctx.tasks.run(work, self._on_done, self._on_error)
@@ -225,7 +229,7 @@ class GenerateDialog(QtWidgets.QDialog):
             self.cancel_button.setEnabled(False)
             self.status.setText("Cancelling: waiting for the calls in flight; every answer is kept…")
 
-    def _on_progress(self, progress: Any) -> None:
+    def _on_progress(self, progress: GenerationProgress) -> None:
         self.progress.setRange(0, max(1, progress.planned))
         self.progress.setValue(progress.stored)
         if self.cancel_event is not None and not self.cancel_event.is_set():
@@ -239,11 +243,11 @@ class GenerateDialog(QtWidgets.QDialog):
             widget.setEnabled(True)
         self._offer_resume()
 
-    def _on_done(self, result: Any) -> None:
+    def _on_done(self, result: GenerationResult) -> None:
         from studio.core.engine.usage import format_usd
 
         self._finish()
-        self.result = result
+        self.generation = result
         self.progress.setRange(0, max(1, result.planned))
         self.progress.setValue(result.stored)
         cost = "" if result.cost is None else f", {format_usd(result.cost)}"

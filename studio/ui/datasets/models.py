@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -29,7 +27,7 @@ class _HeaderedModel(QtCore.QAbstractTableModel):
     def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == _ROLE.DisplayRole:
             return self.HEADERS[section]
         return None
@@ -58,7 +56,7 @@ class DatasetsModel(_HeaderedModel):
     def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.records)
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> object:
         record = self.record(index.row()) if index.isValid() else None
         if record is None:
             return None
@@ -74,7 +72,11 @@ class DatasetsModel(_HeaderedModel):
         return None
 
 
-def load_sample_page(engine: Engine, dataset_id: int, start: int, stop: int) -> list[tuple[Any, ...]]:
+#: a page's row: idx, sample id, and the first 400 characters of input, completion and expected
+SampleCells = tuple[int, str, str | None, str | None, str | None]
+
+
+def load_sample_page(engine: Engine, dataset_id: int, start: int, stop: int) -> list[SampleCells]:
     sql = ("SELECT idx, sample_id, substr(input_text, 1, 400), substr(completion, 1, 400),"
            " substr(expected, 1, 400) FROM samples WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx")
     with engine.connect() as conn:
@@ -130,7 +132,7 @@ class SamplesModel(_HeaderedModel):
     def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else self.count
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> object:
         if not index.isValid():
             return None
         if role == _ROLE.TextAlignmentRole and index.column() == 0:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.store.datasets import DatasetRecord
 
@@ -16,6 +16,9 @@ from ..results.thread_view import ThreadView
 from .generate import GenerateDialog, provenance_text
 from .importer import SUFFIXES, ImportPanel
 from .models import DatasetsModel, SamplesModel, load_sample
+
+if TYPE_CHECKING:
+    from studio.core.store.endpoint_trust import Pending
 
 
 def dropped_file(mime: QtCore.QMimeData) -> Path | None:
@@ -35,7 +38,7 @@ class DatasetsView(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         #: the window's question before a key goes to an endpoint a teammate changed (Generate's)
-        self.approve_endpoint: Callable[[Any], bool] | None = None
+        self.approve_endpoint: Callable[[Pending], bool] | None = None
         self.setAcceptDrops(True)
         self.datasets = DatasetsModel(ctx, self)
         self.samples = SamplesModel(ctx, self)

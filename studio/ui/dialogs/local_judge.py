@@ -7,14 +7,17 @@ background task; the server lives as long as the window (stopped when the applic
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..context import AppContext
 from ..file_dialogs import open_file
 from ..messages import describe_error
 from ..qt import QtWidgets, Signal
 
-_RUNNING: dict[str, Any] = {}  # endpoint name -> LocalJudgeServer, for the life of the application
+if TYPE_CHECKING:
+    from studio.core.judges.http.local_server import LocalJudgeInfo, LocalJudgeServer
+
+_RUNNING: dict[str, LocalJudgeServer] = {}  # endpoint name -> LocalJudgeServer, for the life of the application
 
 
 def stop_local_judges() -> None:
@@ -81,7 +84,7 @@ class LocalJudgeOffer(QtWidgets.QGroupBox):
         self.start_button.setEnabled(False)
         self.status.setText("Starting the llama.cpp server…")
 
-        def work() -> Any:
+        def work() -> LocalJudgeInfo:
             server = LocalJudgeServer(Path(model) if model else None, name=name,
                                       log=db.with_name(f"{name}-llama.log"))
             server.start()
@@ -93,7 +96,7 @@ class LocalJudgeOffer(QtWidgets.QGroupBox):
             _RUNNING[name] = server
             return info
 
-        def done(info: Any) -> None:
+        def done(info: LocalJudgeInfo) -> None:
             self.start_button.setEnabled(True)
             probe = info.probe
             lines = [f"✓ Endpoint “{info.endpoint.name}” at {info.endpoint.base_url}: {info.endpoint.label}.",

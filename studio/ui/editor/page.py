@@ -8,11 +8,10 @@ arrives after the user opened another grader is dropped (each request carries a 
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from studio.core.checks import Check, check_definition, quick_checks
 from studio.core.graders.registry import kind_labels
-from studio.core.models import GraderDefinition
+from studio.core.models import GraderDefinition, Outcome
 from studio.core.models.definition import dump_grader
 from studio.core.outside import shown_time
 from studio.core.store.graders import GraderRecord
@@ -23,7 +22,7 @@ from ..eliding import ElidedLabel
 from ..icons import icon
 from ..library.actions import GraderActions
 from ..messages import describe_error
-from ..qt import Qt, QTimer, QtWidgets, Signal
+from ..qt import Qt, QtGui, QTimer, QtWidgets, Signal
 from .bodies import make_body
 from .body import DefinitionBody
 from .checks_panel import ChecksPanel
@@ -288,12 +287,12 @@ class GraderPage(QtWidgets.QWidget):
             self.checks.show_checks(checks)
             self.body.show_checks(checks)
 
-    def hideEvent(self, event: Any) -> None:  # noqa: N802
+    def hideEvent(self, event: QtGui.QHideEvent) -> None:  # noqa: N802
         """No re-check of a page nobody sees (another tab, a closed window): it waits for the page."""
         self._recheck.stop()
         super().hideEvent(event)
 
-    def showEvent(self, event: Any) -> None:  # noqa: N802
+    def showEvent(self, event: QtGui.QShowEvent) -> None:  # noqa: N802
         super().showEvent(event)
         if self.checks.stale and not self.read_only:
             self._recheck.start()
@@ -424,7 +423,7 @@ class GraderPage(QtWidgets.QWidget):
         self.try_panel.set_running()
         library = self.ctx.library
 
-        def done(outcome: Any) -> None:
+        def done(outcome: Outcome) -> None:
             if ticket == self._ticket:
                 self.try_panel.show_outcome(outcome)
                 score = "no score" if outcome.score is None else f"score {outcome.score:.3g}"

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.models import GraderDefinition, Outcome, Sample
 
 from ..context import AppContext
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
 from ..plain import plain_label
 from ..qt import QtWidgets, Signal
 from ..samples import SamplePicker
@@ -29,7 +32,7 @@ def score_text(outcome: Outcome) -> str:
     return "–" if score is None else score
 
 
-def grade_one(ctx_library: Any, definition: GraderDefinition, sample: Sample) -> Outcome:
+def grade_one(ctx_library: Library, definition: GraderDefinition, sample: Sample) -> Outcome:
     """Off the GUI thread: build the scorer a run would use, grade one sample, close it."""
     from studio.core.graders.registry import make_scorer
     from studio.core.scoring import GradingContext

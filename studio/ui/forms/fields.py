@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable, Mapping
+from typing import Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -18,7 +19,8 @@ from ..qt import QtWidgets, Signal
 MULTILINE = {"command", "source", "prompt", "criteria", "system_prompt", "description"}
 
 
-def _unwrap(annotation: Any) -> tuple[Any, bool]:
+def _unwrap(annotation: object) -> tuple[object, bool]:
+    """A field's type without its ``| None``, and whether it had one."""
     origin = get_origin(annotation)
     if origin in (Union, types.UnionType):
         args = [a for a in get_args(annotation) if a is not type(None)]
@@ -32,7 +34,8 @@ def _label(name: str) -> str:
 
 
 class _Field:
-    def __init__(self, name: str, annotation: Any, default: Any, description: str | None, changed: Any) -> None:
+    def __init__(self, name: str, annotation: object, default: object, description: str | None,
+                 changed: Callable[..., object]) -> None:
         self.name = name
         self.kind, self.optional = _unwrap(annotation)
         self.default = default
@@ -90,17 +93,19 @@ class _Field:
         if description:
             self.widget.setToolTip(description)
 
-    def set(self, value: Any) -> None:
+    def set(self, value: object) -> None:
         w = self.widget
         if isinstance(w, QtWidgets.QComboBox):
             index = w.findData(value)
             w.setCurrentIndex(max(0, index))
         elif isinstance(w, QtWidgets.QCheckBox):
             w.setChecked(bool(value))
-        elif isinstance(w, (QtWidgets.QSpinBox, QtWidgets.QDoubleSpinBox)):
-            w.setValue(value if value is not None else 0)
+        elif isinstance(w, QtWidgets.QSpinBox):
+            w.setValue(value if isinstance(value, int) else 0)
+        elif isinstance(w, QtWidgets.QDoubleSpinBox):
+            w.setValue(value if isinstance(value, int | float) else 0.0)
         elif isinstance(w, ModelFields):
-            w.load(value if isinstance(value, dict) else (value.model_dump() if value is not None else {}))
+            w.load(value if isinstance(value, dict) else (value.model_dump() if isinstance(value, BaseModel) else {}))
         elif isinstance(w, QtWidgets.QPlainTextEdit):
             if isinstance(value, list):
                 w.setPlainText("\n".join(str(v) for v in value))
@@ -109,7 +114,8 @@ class _Field:
         elif isinstance(w, QtWidgets.QLineEdit):
             w.setText("" if value is None else (value if isinstance(value, str) else json.dumps(value)))
 
-    def get(self) -> Any:
+    def get(self) -> object:
+        """The widget's value as the model's field takes it (a variant: the field's type decides)."""
         w = self.widget
         if isinstance(w, QtWidgets.QComboBox):
             return w.currentData()
@@ -129,7 +135,7 @@ class _Field:
             return None
         if self.kind in (int, float):
             try:
-                return self.kind(text)
+                return int(text) if self.kind is int else float(text)
             except ValueError:
                 return text  # let the model say what is wrong
         return text
@@ -170,7 +176,7 @@ class ModelFields(QtWidgets.QWidget):
             else:
                 form.addRow(_label(name), field.widget)
 
-    def load(self, data: dict[str, Any]) -> None:
+    def load(self, data: Mapping[str, object]) -> None:
         """``data`` is a full ``model_dump`` (every field present)."""
         blocked = self.blockSignals(True)
         try:
@@ -180,7 +186,7 @@ class ModelFields(QtWidgets.QWidget):
         finally:
             self.blockSignals(blocked)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, object]:
         return {name: field.get() for name, field in self.fields.items()}
 
     def set_read_only(self, read_only: bool) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 from ..qt import Qt, QtWidgets, Signal, tool_button
+
+#: a table cell's value as ``TableEditor.rows`` reads it: a number for an int/float column that
+#: parses, else the text (the model then names the field that is wrong)
+Cell = str | int | float
 
 
 class StepsEditor(QtWidgets.QWidget):
@@ -108,7 +112,7 @@ class StepsEditor(QtWidgets.QWidget):
 class RowDialog(QtWidgets.QDialog):
     """One row of a ``TableEditor`` in a roomy editor: a text box per long text, a field per number."""
 
-    def __init__(self, columns: list[tuple[str, str]], values: list[Any], title: str, read_only: bool,
+    def __init__(self, columns: list[tuple[str, str]], values: Sequence[object], title: str, read_only: bool,
                  parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
@@ -148,8 +152,8 @@ class RowDialog(QtWidgets.QDialog):
         layout.addWidget(buttons)
         self.resize(720, 560 if texts > 1 else 360)
 
-    def values(self) -> list[Any]:
-        out: list[Any] = []
+    def values(self) -> list[str]:
+        out: list[str] = []
         for field in self.fields:
             if isinstance(field, QtWidgets.QPlainTextEdit):
                 out.append(field.toPlainText())
@@ -173,11 +177,11 @@ class TableEditor(QtWidgets.QWidget):
     changed = Signal()
 
     def __init__(self, columns: list[tuple[str, str]], parent: QtWidgets.QWidget | None = None,
-                 defaults: list[Any] | None = None, noun: str = "row") -> None:
+                 defaults: Sequence[object] | None = None, noun: str = "row") -> None:
         super().__init__(parent)
         self.columns = columns
         self.noun = noun
-        self.defaults = defaults or ["" for _ in columns]
+        self.defaults: Sequence[object] = defaults or ["" for _ in columns]
         self._read_only = False
         self.dialog: RowDialog | None = None  # the row editor while it is open
         self.table = QtWidgets.QTableWidget(0, len(columns))
@@ -241,8 +245,8 @@ class TableEditor(QtWidgets.QWidget):
         if self.long_text:
             self.edit_row(row, new=True)
 
-    def row_values(self, row: int) -> list[Any]:
-        values: list[Any] = []
+    def row_values(self, row: int) -> list[str]:
+        values: list[str] = []
         for col in range(len(self.columns)):
             widget = self.table.cellWidget(row, col)
             if isinstance(widget, QtWidgets.QComboBox):
@@ -267,7 +271,7 @@ class TableEditor(QtWidgets.QWidget):
         self.dialog = None
         return accepted
 
-    def _set_row(self, row: int, values: list[Any]) -> None:
+    def _set_row(self, row: int, values: Sequence[object]) -> None:
         self.table.blockSignals(True)
         for col, value in enumerate(values):
             widget = self.table.cellWidget(row, col)
@@ -279,7 +283,7 @@ class TableEditor(QtWidgets.QWidget):
                 self.table.setItem(row, col, item)
         self.table.blockSignals(False)
 
-    def _append(self, values: list[Any]) -> None:
+    def _append(self, values: Sequence[object]) -> None:
         row = self.table.rowCount()
         self.table.insertRow(row)
         for col, (_title, kind) in enumerate(self.columns):
@@ -302,7 +306,7 @@ class TableEditor(QtWidgets.QWidget):
                 self.table.removeRow(row)
         self.changed.emit()
 
-    def set_rows(self, rows: list[list[Any]]) -> None:
+    def set_rows(self, rows: Sequence[Sequence[object]]) -> None:
         blocked = self.blockSignals(True)
         self.table.blockSignals(True)
         self.table.setRowCount(0)
@@ -311,10 +315,10 @@ class TableEditor(QtWidgets.QWidget):
         self.table.blockSignals(False)
         self.blockSignals(blocked)
 
-    def rows(self) -> list[list[Any]]:
+    def rows(self) -> list[list[Cell]]:
         out = []
         for row in range(self.table.rowCount()):
-            values: list[Any] = []
+            values: list[Cell] = []
             for col, (_title, kind) in enumerate(self.columns):
                 widget = self.table.cellWidget(row, col)
                 if isinstance(widget, QtWidgets.QComboBox):

@@ -9,7 +9,7 @@ Every cell is plain text.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from studio.core.engine.summary import stored_summary
@@ -24,6 +24,7 @@ from ..qt import Qt, QtWidgets
 from ..samples import preferred_dataset
 
 if TYPE_CHECKING:
+    from studio.core.store.endpoint_trust import Pending
     from studio.core.store.probe_reports import ProbeRecord
 
 COLUMNS = ("Probe", "n", "Measure", "95% interval", "Verdicts flipped", "Result")
@@ -35,13 +36,13 @@ EXPLAIN = {
 }
 
 
-def _num(value: Any, signed: bool = False) -> str:
+def _num(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "n/a"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
 
 
-def _interval(ci: Any) -> str:
+def _interval(ci: Sequence[float] | None) -> str:
     return "" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
@@ -95,7 +96,7 @@ class ReportCard(QtWidgets.QWidget):
         self.cancel: threading.Event | None = None
         self._ticket = 0
         #: asks before the key goes to an endpoint a teammate changed (the window's Messages)
-        self.approve_endpoint: Callable[[Any], bool] = Messages(self).approve_endpoint
+        self.approve_endpoint: Callable[[Pending], bool] = Messages(self).approve_endpoint
         self.dataset = ElidedCombo(14)  # a long dataset name elides in the middle, whole in its tooltip
         self.limit = QtWidgets.QSpinBox(minimum=2, maximum=100_000, value=50)
         self.limit.setToolTip("probe only the first N samples (each probe makes several calls per sample)")
@@ -271,7 +272,7 @@ class ReportCard(QtWidgets.QWidget):
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Probing {key} on {dataset}…")
 
-        def work() -> Any:
+        def work() -> dict[str, Any]:  # the report, as stored and printed with --json
             from studio.core.engine.probes import probe_judge
 
             return probe_judge(library, key, dataset, limit=limit, cancel=cancel)
@@ -279,7 +280,7 @@ class ReportCard(QtWidgets.QWidget):
         # shown while the same grader is open: the page may be set again meanwhile (the live view
         # re-reads an open grader when the library changes, as this probe's own report does), which
         # moves the ticket but leaves this report the newest of this grader
-        def done(report: Any) -> None:
+        def done(report: dict[str, Any]) -> None:
             self._finished()
             if self.key == key:
                 self.show_report(report, f"Probed on {dataset} ({report['samples']} samples) just now")
@@ -310,5 +311,5 @@ _PANELS: ByKind[None] = ByKind("report card panel")
 
 
 @_PANELS.on(JuryGrader)
-def _jury_panel(card: Any, key: str, ticket: int) -> None:
+def _jury_panel(card: ReportCard, key: str, ticket: int) -> None:
     card._load_jury(key, ticket)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from studio.core.errors import StudioError
 from studio.core.models import GraderDefinition, parse_grader
@@ -22,6 +22,18 @@ from ..messages import Messages
 from ..qt import QObject, QtWidgets, Signal
 from .new_dialog import NewGraderDialog
 from .versions import DiffView, VersionsDialog
+
+if TYPE_CHECKING:
+    from studio.core.platforms import ImportResult, Platform
+    from studio.core.store import StaleVersion
+
+
+class NewDialog(Protocol):
+    """What ``new`` asks of the New grader dialog (tests answer it without showing one)."""
+
+    def exec(self) -> int: ...
+
+    def definition(self) -> GraderDefinition: ...
 
 T = TypeVar("T")
 
@@ -36,7 +48,7 @@ class GraderActions(QObject):
         self.ctx = ctx
         self.messages = messages
         #: replaced in tests to answer the New dialog without showing it
-        self.new_dialog_factory: Callable[..., Any] = NewGraderDialog
+        self.new_dialog_factory: Callable[..., NewDialog] = NewGraderDialog
         #: the window's guard: may the grader ``key`` be left (unsaved edits saved, discarded or kept)?
         self.may_leave: Callable[[str], bool] = lambda key: True
 
@@ -111,7 +123,7 @@ class GraderActions(QObject):
             self._changed(f"Saved {record.key} as v{record.current_version}.")
         return record
 
-    def offer_stale_diff(self, stale: Any, definition: GraderDefinition) -> QtWidgets.QDialog | None:
+    def offer_stale_diff(self, stale: StaleVersion, definition: GraderDefinition) -> QtWidgets.QDialog | None:
         """Another analyst saved since these edits began: say who, keep the edits in the editor, and
         offer the stored version and the edits side by side (nothing is written over)."""
         from studio.core.models.files import to_yaml
@@ -190,7 +202,7 @@ class GraderActions(QObject):
         """Create the graders of a platform's file (format detected); returns the keys created."""
         from studio.core.platforms import detect_platform
 
-        def read() -> Any:
+        def read() -> tuple[Platform, ImportResult]:
             platform = detect_platform(Path(path))
             if not platform.imports:
                 raise StudioError(f"{platform.label} has no grader file format to import from")
@@ -225,7 +237,7 @@ class GraderActions(QObject):
             self.open_requested.emit(created[0])
         return created
 
-    def _openai_eval(self, path: Path, graders: list[Any], refused: list[str]) -> dict[str, str]:
+    def _openai_eval(self, path: Path, graders: list[GraderDefinition], refused: list[str]) -> dict[str, str]:
         """An OpenAI eval's suite (and a dataset of ``NAME.items.jsonl`` when it lies beside the
         file), as ``grader-studio import EVAL.json --items ITEMS.jsonl`` makes them."""
         from studio.core.platforms import openai_evals

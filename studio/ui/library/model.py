@@ -8,7 +8,6 @@ whole list is held; ``reload`` resets it when the library changes). Searching is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from studio.core.graders.registry import kind_labels
 from studio.core.store.graders import GraderRecord
@@ -94,7 +93,7 @@ class LibraryModel(QtCore.QAbstractItemModel):
             return Qt.ItemFlag.ItemIsEnabled
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         if not index.isValid():
             return None
         if not index.internalId():

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core import safe_files
 from studio.core.engine.summary import RunAggregates
@@ -19,19 +19,26 @@ from ..file_dialogs import save_file
 from ..messages import describe_error
 from ..qt import QtGui, QtWidgets, Signal
 
+if TYPE_CHECKING:
+    from studio.core.engine.sections import RunSections
+    from studio.core.engine.usage import Usage
+    from studio.core.engine.verdict import Verdict
+    from studio.core.models import RunInfo
+    from studio.core.store.library import Library
+
 
 @dataclass
 class RunFigures:
     """What the summary band adds under the aggregates: the verdict and the usage."""
 
-    verdict: Any  # engine.verdict.Verdict
-    usage: Any  # engine.usage.Usage, or None when the run spent no tokens
+    verdict: Verdict | None  # None while the run is pending or running
+    usage: Usage | None  # None when the run spent no tokens
     #: the run's sections with their one summary each (engine/sections.py ``RunSections``): every
     #: figure the band states of a finished run is read from it, as ``run`` prints it
-    run: Any = None
+    run: RunSections | None = None
 
 
-def run_figures(library: Any, run_id: int, aggregates: RunAggregates, info: Any = None) -> RunFigures:
+def run_figures(library: Library, run_id: int, aggregates: RunAggregates, info: RunInfo | None = None) -> RunFigures:
     """Off the GUI thread, for a finished run only: a live run refreshes twice a second and its
     aggregates already count its tokens, while the usage per endpoint reads every judge row's details
     (about a second for 20,000 judge results). Usage only when the run spent tokens. ``info``: the
@@ -120,7 +127,7 @@ class ReportButton(QtWidgets.QToolButton):
         self.ctx.tasks.run(work, self.saved.emit, lambda exc: self.failed.emit(describe_error(exc)))
 
 
-def write_report(library: Any, run_id: int, kind: str, path: Path) -> str:
+def write_report(library: Library, run_id: int, kind: str, path: Path) -> str:
     from studio.core.engine.sections import load_run
     from studio.core.engine.verdict import judge
 

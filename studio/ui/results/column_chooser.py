@@ -7,10 +7,15 @@ remembered across runs and sessions by column key, a grader's column by its grad
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Protocol
 
 from ..qt import QtCore, QtWidgets
 from .columns import COLUMNS
+
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from .model import ResultsModel
 
 SINGLE_KEY = "results/hidden_columns"
 SUITE_KEY = "results/suite_hidden_columns"
@@ -18,17 +23,28 @@ SUITE_KEY = "results/suite_hidden_columns"
 SUITE_HIDDEN = frozenset({"idx", "input", "completion", "expected", "error", "latency", "tokens", "cached"})
 
 
-def _keys(value: Any) -> set[str] | None:
+class ColumnHost(Protocol):
+    """What the chooser needs of the results view that holds it (a protocol, so this module does
+    not import the view that imports it)."""
+
+    ctx: AppContext
+    model: ResultsModel
+    table: QtWidgets.QTableView
+    columns: ColumnChooser
+
+
+def _keys(value: object) -> set[str] | None:
+    """The hidden columns as QSettings gives them back: None (never set), one string, or a list."""
     if value is None:
         return None
     if isinstance(value, str):
         return {value} if value else set()
-    return {str(v) for v in value}
+    return {str(v) for v in value} if isinstance(value, Iterable) else None
 
 
 class ColumnChooser(QtCore.QObject):
-    def __init__(self, view: Any) -> None:
-        super().__init__(view)
+    def __init__(self, view: ColumnHost) -> None:
+        super().__init__(view if isinstance(view, QtCore.QObject) else None)
         self.view = view
         settings = view.ctx.settings
         self.suite = False
@@ -65,7 +81,7 @@ class ColumnChooser(QtCore.QObject):
         self.view.ctx.settings.setValue(SUITE_KEY if self.suite else SINGLE_KEY, sorted(self.hidden))
 
 
-def add_chooser(menu: QtWidgets.QMenu, view: Any) -> None:
+def add_chooser(menu: QtWidgets.QMenu, view: ColumnHost) -> None:
     """A checkable entry per column, in the order the grid shows them; the last shown one stays."""
     header = view.table.horizontalHeader()
     columns = view.model.columns

@@ -191,7 +191,7 @@ class DetailPane(QtWidgets.QWidget):
             self.tabs.setCurrentWidget(self.judge if has_judgement(result) else self.thread_view)
 
 
-def _sample(data: Any) -> Sample | None:
+def _sample(data: object) -> Sample | None:
     if not isinstance(data, dict):
         return None
     try:

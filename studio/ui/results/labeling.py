@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from studio.core.models.broken import BrokenRow
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput, label_value
@@ -34,17 +34,22 @@ from ..messages import Messages, describe_error
 from ..qt import QtCore, QtGui, QtWidgets, Signal
 from .columns import COLUMN_INDEX
 
+if TYPE_CHECKING:
+    from ..context import AppContext
+    from .filters import FilterBar
+    from .model import ResultsModel
+
 
 class LabelHost(Protocol):
     """What the labeller needs of the results view that holds it (a protocol, so this module does
     not import the view that imports it)."""
 
-    ctx: Any
-    model: Any
-    filters: Any
-    table: Any
+    ctx: AppContext
+    model: ResultsModel
+    filters: FilterBar
+    table: QtWidgets.QTableView
     run_id: int | None
-    result_selected: Any
+    result_selected: QtCore.SignalInstance  # (int): the result id the detail pane shows
     shown_result: dict[str, Any] | None
 
     def select_row(self, row: int) -> None: ...

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -279,7 +278,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
     def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self.columns):
             if role == _ROLE.DisplayRole:
                 return self.columns[section].title
@@ -294,7 +293,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemNeverHasChildren
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> object:
         if not index.isValid():
             return None
         row, col = index.row(), index.column()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.store.results_query import RunSummary
 
@@ -13,8 +13,11 @@ from .ci_reports import figures_html
 from .histogram import ScoreHistogram
 from .status import STATUS_ORDER, status_hex
 
+if TYPE_CHECKING:
+    from studio.core.engine.summary import GraderSummary
 
-def _fmt(value: Any, spec: str = ".3f") -> str:
+
+def _fmt(value: float | None, spec: str = ".3f") -> str:
     return "—" if value is None else format(value, spec)
 
 
@@ -73,7 +76,7 @@ def aggregates_html(summary: RunSummary) -> str:
     return "<br>".join(lines)
 
 
-def grader_html(found: Any) -> str:
+def grader_html(found: GraderSummary) -> str:
     """One grader of a suite run (an engine/summary.py ``GraderSummary``): mean, interval, pass rate, n."""
     interval = found.interval_text()
     rate = "—" if found.pass_rate is None else f"{found.pass_rate:.1%}"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from studio.core.models import Sample, Turn
 
@@ -47,7 +46,7 @@ def _pretty_arguments(arguments: str) -> str:
 
 
 def bubble(role: str, content: str, *, label: str | None = None,
-           tool_calls: Iterable[Mapping[str, Any]] = (), note: str = "") -> str:
+           tool_calls: Iterable[Mapping[str, object]] = (), note: str = "") -> str:
     """One turn as an HTML bubble (a one-cell table: the layout Qt's rich text does well)."""
     colour, fill, right = ROLE_STYLES.get(role, _DEFAULT_STYLE)
     title = html.escape(label or role)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.store.reports import export_csv
 from studio.core.store.results_query import (
@@ -29,6 +29,9 @@ from .filters import FilterBar
 from .labeling import Labeler
 from .model import ResultsModel
 from .summary import SummaryBar
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
 
 #: the detail pane sits beside the grid (issue 24: under it, a 1280x800 screen showed 4 rows); the key
 #: changed with the orientation so a size saved for the old bottom pane is not applied sideways
@@ -414,7 +417,7 @@ class ResultsView(QtWidgets.QWidget):
         self.result_selected.emit(rid)
 
 
-def _summary_and_figures(library: object, run_id: int, live: bool) -> RunSummary:
+def _summary_and_figures(library: Library, run_id: int, live: bool) -> RunSummary:
     """The band's aggregates and histogram, with the verdict, usage and cost ``run`` prints."""
     from studio.core.engine.summary import band_summary
 

@@ -9,12 +9,17 @@ engine's sentence, shown in the dialog as plain text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..context import AppContext
 from ..messages import describe_error
 from ..plain import plain_label
 from ..qt import Qt, QtWidgets, Signal
+
+if TYPE_CHECKING:
+    from studio.core.engine.queues import QueueRule
+    from studio.core.models import RunInfo
+    from studio.core.store.queues import Queue
 
 #: the rules as a lead reads them: (label, the engine's rule, the fields it needs)
 RULE_CHOICES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -37,7 +42,7 @@ class NewQueueDialog(QtWidgets.QDialog):
         super().__init__(parent)
         self.ctx = ctx
         self.setWindowTitle("New review queue")
-        self.all_runs: list[Any] = []
+        self.all_runs: list[RunInfo] = []
         self._preselect = set(runs or [])
         self.name = QtWidgets.QLineEdit()
         self.name.setPlaceholderText("e.g. capital-failures")
@@ -126,7 +131,7 @@ class NewQueueDialog(QtWidgets.QDialog):
         ctx.tasks.run(lambda: library.runs.list(limit=1000), self._loaded, self._failed)
 
     # --- loading -----------------------------------------------------------------------------------
-    def _loaded(self, runs: list[Any]) -> None:
+    def _loaded(self, runs: list[RunInfo]) -> None:
         self.all_runs = runs
         datasets = sorted({r.dataset for r in runs})
         chosen = next((r.dataset for r in runs if r.id in self._preselect), None)
@@ -192,12 +197,12 @@ class NewQueueDialog(QtWidgets.QDialog):
         return sorted(int(self.runs.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.runs.count())
                       if self.runs.item(i).checkState() == Qt.CheckState.Checked)
 
-    def rule_of(self) -> Any:
+    def rule_of(self) -> QueueRule:
         """The engine's ``QueueRule`` from the fields the chosen rule shows (the others are left out)."""
         from studio.core.engine.queues import QueueRule
 
         _label, rule, needed = RULE_CHOICES[self.rule.currentIndex()]
-        fields: dict[str, Any] = {"rule": rule}
+        fields: dict[str, object] = {"rule": rule}
         if "n" in needed:
             fields.update(n=self.n.value(), seed=self.seed.value())
         if "margin" in needed:
@@ -237,7 +242,7 @@ class NewQueueDialog(QtWidgets.QDialog):
         self.ctx.tasks.run(lambda: create_queue(library, name, runs, rule, labels_wanted=wanted,
                                                 assignees=reviewers, leads=leads), self._created, self._failed)
 
-    def _created(self, queue: Any) -> None:
+    def _created(self, queue: Queue) -> None:
         self.status.setText(f"Queue {queue.name}: {queue.size} samples.")
         self.created.emit(queue.name)
         self.accept()

@@ -15,8 +15,9 @@ from which settled samples become few-shot examples of a new judge version or a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from studio.core.store.authors import current_user
 
@@ -25,6 +26,14 @@ from ..messages import Messages, describe_error
 from ..plain import plain_label
 from ..qt import Qt, QtCore, QtGui, QtWidgets
 from ..results.thread_view import ThreadView
+
+if TYPE_CHECKING:
+    from studio.core.models import Sample
+    from studio.core.store.queues import Progress, Queue, ReviewItem
+
+    from .new_queue import NewQueueDialog
+
+T = TypeVar("T")
 
 KEYS = {Qt.Key.Key_P: "PASS", Qt.Key.Key_F: "FAIL", Qt.Key.Key_N: "NA"}
 HIDDEN = ("Hidden until you label this sample: the judge's verdict, score and rationale, and the other "
@@ -43,8 +52,8 @@ class Shown:
     size: int
     reason: str
     question: str
-    sample: Any
-    item: Any
+    sample: Sample
+    item: ReviewItem
     judges: list[dict[str, Any]]
 
 
@@ -63,7 +72,7 @@ class QueueSamples(QtCore.QAbstractListModel):
     def rowCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: N802, B008
         return 0 if parent.isValid() else len(self.rows)
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = 0) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = 0) -> object:
         if not index.isValid():
             return None
         sample_id, reason, mine = self.rows[index.row()]
@@ -84,7 +93,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.ctx = ctx
         self.messages = messages or Messages(self)
         self.user = current_user()
-        self.queue: Any = None
+        self.queue: Queue | None = None
         self.shown: Shown | None = None
         self.first_judge = ""  # the queue's first run's grader: the few-shots' suggested judge
         self._asked = 0  # the newest load asked: older answers are dropped
@@ -247,11 +256,11 @@ class ReviewPage(QtWidgets.QWidget):
         return super().eventFilter(watched, event)
 
     # --- loading -----------------------------------------------------------------------------------
-    def _run(self, fn: Any, done: Any) -> None:
+    def _run(self, fn: Callable[[], T], done: Callable[[T], None]) -> None:
         self._asked += 1
         asked = self._asked
 
-        def deliver(result: Any) -> None:
+        def deliver(result: T) -> None:
             if asked == self._asked:
                 done(result)
 
@@ -261,7 +270,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.where.setText(describe_error(exc))
         self._enable()
 
-    def new_queue(self, runs: list[int] | None = None) -> Any:
+    def new_queue(self, runs: list[int] | None = None) -> NewQueueDialog:
         """The New review queue dialog (``runs`` ticked); the created queue opens here."""
         from .new_queue import NewQueueDialog
 
@@ -300,7 +309,7 @@ class ReviewPage(QtWidgets.QWidget):
             return
         library, user = self.ctx.library, self.user
 
-        def load() -> tuple[Any, list[tuple[str, str, bool]], Any, str | None, str]:
+        def load() -> tuple[Queue, list[tuple[str, str, bool]], list[Progress], str | None, str]:
             queue = library.queues.get(name)
             labels = library.queues.labels(name)
             rows = [(sid, reason, user in labels.get(sid, {})) for sid, reason in library.queues.samples(name)]
@@ -309,7 +318,7 @@ class ReviewPage(QtWidgets.QWidget):
 
         self._run(load, self._opened)
 
-    def _opened(self, loaded: tuple[Any, list[tuple[str, str, bool]], Any, str | None, str]) -> None:
+    def _opened(self, loaded: tuple[Queue, list[tuple[str, str, bool]], list[Progress], str | None, str]) -> None:
         self.queue, rows, progress, target, self.first_judge = loaded
         self.model.reset(rows)
         self._say_progress(progress)
@@ -326,7 +335,7 @@ class ReviewPage(QtWidgets.QWidget):
             return
         self.show_sample(target)
 
-    def _say_progress(self, progress: list[Any]) -> None:
+    def _say_progress(self, progress: list[Progress]) -> None:
         if self.queue is None:
             return
         mine = next((p for p in progress if p.reviewer == self.user), None)
@@ -342,12 +351,12 @@ class ReviewPage(QtWidgets.QWidget):
             return
         library, name, user = self.ctx.library, self.queue.name, self.user
 
-        def load() -> tuple[list[tuple[str, str, bool]], Any]:
+        def load() -> tuple[list[tuple[str, str, bool]], list[Progress]]:
             labels = library.queues.labels(name)
             rows = [(sid, reason, user in labels.get(sid, {})) for sid, reason in library.queues.samples(name)]
             return rows, library.queues.progress(name)
 
-        def done(loaded: tuple[list[tuple[str, str, bool]], Any]) -> None:
+        def done(loaded: tuple[list[tuple[str, str, bool]], list[Progress]]) -> None:
             rows, progress = loaded
             if self.queue is not None and self.queue.name == name:
                 current = self.shown.sample_id if self.shown else None
@@ -411,7 +420,7 @@ class ReviewPage(QtWidgets.QWidget):
         rows: list[tuple[str, str, str]] = []
         if item.mine is not None:
             rows.append((f"you ({item.reviewer})", item.mine.verdict or "", item.mine.note))
-        elif self.user in self.queue.leads:
+        elif self.queue is not None and self.user in self.queue.leads:
             rows.append(("you (lead)", "not labelled", "a lead sees everything, to settle"))
         rows += [(other.reviewer, other.verdict or "", other.note) for other in item.others or []]
         rows += [(f"judge: run {j['run_id']} ({j['grader']} v{j['grader_version']})", j["verdict"]

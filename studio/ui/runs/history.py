@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.engine.summary import stored_summary
 from studio.core.models import RunInfo
 from studio.core.outside import shown_time
@@ -61,7 +59,7 @@ class RunsModel(QtCore.QAbstractTableModel):
     def row_of(self, run_id: int) -> int | None:
         return next((i for i, r in enumerate(self.runs) if r.id == run_id), None)
 
-    def update_run(self, run_id: int, **changes: Any) -> None:
+    def update_run(self, run_id: int, **changes: object) -> None:
         """Show a live run's progress without re-listing every run."""
         row = self.row_of(run_id)
         if row is None:
@@ -75,12 +73,12 @@ class RunsModel(QtCore.QAbstractTableModel):
     def columnCount(self, parent: QtCore.QModelIndex | QtCore.QPersistentModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(HEADERS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> Any:
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = _ROLE.DisplayRole) -> object:
         if orientation == Qt.Orientation.Horizontal and role == _ROLE.DisplayRole and section < len(HEADERS):
             return HEADERS[section]
         return None
 
-    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> Any:
+    def data(self, index: QtCore.QModelIndex | QtCore.QPersistentModelIndex, role: int = _ROLE.DisplayRole) -> object:
         info = self.run_at(index.row()) if index.isValid() else None
         if info is None:
             return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.request import RunRequest
@@ -28,6 +28,9 @@ from ..plain import breakable
 from ..qt import Qt, QtCore, QtGui, QTimer, QtWidgets, Signal, tool_button
 from ..results.status import status_hex
 from ..results.view import ResultsView
+
+if TYPE_CHECKING:
+    from studio.core.store.endpoint_trust import Pending
 from ..samples import preferred_dataset
 from ..suites.picker import add_suites, fill_versions, grader_row, one_off_keys
 from .history import RunsModel, resumable
@@ -69,6 +72,7 @@ def progress_text(progress: Progress) -> str:
 class RunPanel(QtWidgets.QWidget):
     run_started = Signal(int)
     run_finished = Signal(object)  # RunInfo, or None when the run failed
+    several_button: QtWidgets.QToolButton  # beside the grader picker, set by suites/picker.py grader_row
 
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None,
                  messages: Messages | None = None) -> None:
@@ -83,7 +87,7 @@ class RunPanel(QtWidgets.QWidget):
         self.confirm_grader: Callable[[str], bool] = lambda key: True
         #: asked where the run would send the user's key to an endpoint they have not approved
         #: (the window: the approval dialog, dialogs/endpoint_trust.py); no answer is no
-        self.approve_endpoint: Callable[[Any], bool] = lambda held: False
+        self.approve_endpoint: Callable[[Pending], bool] = lambda held: False
 
         # a long name elides in the middle, whole in the tooltip and the popup: the run row fits 1280
         # px beside the sidebar (issue 35)

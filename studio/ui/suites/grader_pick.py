@@ -10,10 +10,13 @@ shared grader: the first grader ``compare`` prints for such runs (cli/agreement.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..eliding import ElidedCombo
 from ..qt import QtWidgets
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
 
 
 class GraderPick(ElidedCombo):
@@ -23,7 +26,7 @@ class GraderPick(ElidedCombo):
         self.setVisible(False)
         self._runs: tuple[int, ...] = ()
 
-    def refresh(self, library: Any, run_ids: list[int]) -> None:
+    def refresh(self, library: Library, run_ids: list[int]) -> None:
         """Offer the graders of ``run_ids`` (kept when the runs did not change)."""
         runs = tuple(run_ids)
         if runs == self._runs:

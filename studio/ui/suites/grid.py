@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide
 from studio.core.store.results_query import GRADER_SORT, ResultRow
 
 from ..qt import QtCore, QtWidgets
-from ..results.column_chooser import add_chooser
+from ..results.column_chooser import ColumnHost, add_chooser
 from ..results.columns import COLUMN_INDEX, COLUMNS, Column
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+    from ..results.filters import FilterBar
 
 PASS, FAIL = "✓", "✗"
 #: the fixed columns a suite run's grid shows after its scores; the others wait in the column chooser
@@ -87,7 +92,7 @@ def overall_column(threshold: float) -> Column:
                   tip=f"The suite's overall score; a pass at {threshold:g} or more")
 
 
-def grader_columns(library: Any, run_id: int) -> tuple[tuple[Column, ...], dict[str, float]]:
+def grader_columns(library: Library, run_id: int) -> tuple[tuple[Column, ...], dict[str, float]]:
     """The columns of a suite run's graders (none for a run of one grader), and each grader's
     pass threshold (the suite's, else the run's)."""
     info = library.runs.get(run_id)
@@ -107,11 +112,23 @@ def grader_columns(library: Any, run_id: int) -> tuple[tuple[Column, ...], dict[
     return tuple(columns), thresholds
 
 
+class GridHost(ColumnHost, Protocol):
+    """What the suite grid needs of the results view it wires (a protocol: the view imports this)."""
+
+    filters: FilterBar
+
+    def fit_grid_to(self, width: int) -> None: ...
+
+    def detail_min(self) -> int: ...
+
+    def width(self) -> int: ...
+
+
 class SuiteGrid(QtCore.QObject):
     """Wires a ``ResultsView`` for suite runs: call ``show_run(run_id)`` after the view's ``set_run``."""
 
-    def __init__(self, view: Any) -> None:
-        super().__init__(view)
+    def __init__(self, view: GridHost) -> None:
+        super().__init__(view if isinstance(view, QtCore.QObject) else None)
         self.view = view
         self.thresholds: dict[str, float] = {}
         header = view.table.horizontalHeader()
@@ -122,7 +139,7 @@ class SuiteGrid(QtCore.QObject):
         model = self.view.model
         columns, self.thresholds = grader_columns(self.view.ctx.library, run_id) if run_id is not None else ((), {})
         overall: dict[str, Column] | None = None
-        if columns:
+        if columns and run_id is not None:  # columns come only with a run
             overall = {"score": overall_column(self.view.ctx.library.runs.get(run_id).pass_threshold)}
         if columns == model.extra_columns and (overall or {}).keys() == model.replaced.keys():
             return

@@ -3,14 +3,32 @@ suite of several graders picked in a checklist ("Several graders…")."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..qt import Qt, QtWidgets, tool_button
+
+if TYPE_CHECKING:
+    from studio.core.store.library import Library
+
+    from ..context import AppContext
 
 ONE_OFF = "graders:"  # the picker's data of a one-off suite: "graders:a,b,c"
 
 
-def add_suites(combo: QtWidgets.QComboBox, library: Any) -> None:
+class PickerHost(Protocol):
+    """What the "Several…" row needs of the run page holding the picker (a protocol: the page
+    imports this module)."""
+
+    several_button: QtWidgets.QToolButton
+
+    @property
+    def ctx(self) -> AppContext: ...
+
+    @property
+    def grader(self) -> QtWidgets.QComboBox: ...
+
+
+def add_suites(combo: QtWidgets.QComboBox, library: Library) -> None:
     """Append the live suites to ``combo`` (data: the suite key; a suite key is never a grader's)."""
     for record in library.suites.list():
         count = len(record.definition.graders)
@@ -35,7 +53,7 @@ def one_off_keys(data: object) -> list[str] | None:
     return None
 
 
-def fill_versions(combo: QtWidgets.QComboBox, library: Any, key: str) -> bool:
+def fill_versions(combo: QtWidgets.QComboBox, library: Library, key: str) -> bool:
     """The versions of suite ``key`` into ``combo`` (True), or False when ``key`` names no suite."""
     if one_off_keys(key) is not None:
         combo.addItem("current versions", None)
@@ -49,7 +67,7 @@ def fill_versions(combo: QtWidgets.QComboBox, library: Any, key: str) -> bool:
     return True
 
 
-def grader_row(panel: Any) -> QtWidgets.QWidget:
+def grader_row(panel: PickerHost) -> QtWidgets.QWidget:
     """The run page's grader picker with a "Several…" button beside it: tick graders, run them as a
     one-off suite (one pass over the dataset, a score column each)."""
     from .page import GraderChecklist
@@ -63,7 +81,8 @@ def grader_row(panel: Any) -> QtWidgets.QWidget:
     button.setToolTip("Run several graders together over the dataset (a one-off suite)")
 
     def pick() -> None:
-        dialog = GraderChecklist(panel.ctx, "Run several graders", parent=panel)
+        dialog = GraderChecklist(panel.ctx, "Run several graders",
+                                 parent=panel if isinstance(panel, QtWidgets.QWidget) else None)
         current = one_off_keys(panel.grader.currentData())
         if current:
             dialog.check(current)

@@ -16,6 +16,7 @@ from studio.core.demo.fake_server import FakeJudgeServer
 from studio.core.paths import demo_dir
 from studio.core.store.endpoints import EndpointRepository
 from studio.ui.datasets import DatasetsView
+from studio.ui.qt import QtWidgets
 
 WAIT_MS = 30_000
 
@@ -76,7 +77,9 @@ def test_dialog_generates_and_the_dataset_opens_with_provenance(qtbot, ctx, serv
     with qtbot.waitSignal(dialog.generated, timeout=WAIT_MS) as done:
         dialog.generate_button.click()
     assert done.args == ["qa-model-a"]
-    assert dialog.result.status == "complete" and dialog.result.stored == 12
+    assert dialog.generation.status == "complete" and dialog.generation.stored == 12
+    # the outcome does not shadow QDialog.result(), the dialog's code (it was kept as ``result``)
+    assert dialog.result() == QtWidgets.QDialog.DialogCode.Rejected
     assert "complete: 12 of 12 answers" in dialog.status.text()
     record = ctx.library.datasets.get("qa-model-a")
     assert record.provenance["parameters"]["system"] == "Answer in one word."
@@ -101,8 +104,8 @@ def test_cancel_keeps_what_was_generated(qtbot, ctx, server: GatedServer) -> Non
     with qtbot.waitSignal(dialog.generated, timeout=WAIT_MS):
         dialog.cancel_button.click()
         server.gate = 2  # the two calls in flight are answered (and kept); no further call starts
-    assert dialog.result.status == "cancelled"
-    assert dialog.result.stored == 9 and server.seen == 9
+    assert dialog.generation.status == "cancelled"
+    assert dialog.generation.stored == 9 and server.seen == 9
     record = ctx.library.datasets.get("qa-model-a")
     assert record.sample_count == 9 and record.provenance["status"] == "cancelled"
     assert [s.id for s in ctx.library.datasets.samples("qa-model-a")] == [f"qa-{n:03d}" for n in range(1, 10)]

@@ -11,23 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from studio.core.graders.registry import get_kind
 
 from ...context import AppContext
 from ..body import DefinitionBody
 
+if TYPE_CHECKING:
+    from .judge import JudgeBody
 
-def _body(module: str, name: str = "BODY") -> Any:
+
+def _body(module: str, name: str = "BODY") -> Callable[..., DefinitionBody]:
     """The body class ``name`` of ``module`` here, imported when a page first needs it."""
-    return getattr(import_module(f".{module}", __package__), name)
+    return cast("Callable[..., DefinitionBody]", getattr(import_module(f".{module}", __package__), name))
 
 
-def judge_body(kind: str) -> Any:
+def judge_body(kind: str) -> type[JudgeBody]:
     """The designer body class a judge kind declares (``KIND.body``, "module:attribute")."""
     module, _, name = get_kind(kind).body.partition(":")
-    return getattr(import_module(module), name or "BODY")
+    return cast("type[JudgeBody]", getattr(import_module(module), name or "BODY"))
 
 
 #: KIND.editor -> how its body is made from (context, kind, theme)

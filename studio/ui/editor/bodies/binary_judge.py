@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import BinaryJudge, JudgeBase
+
 from ...judges.lists import TableEditor
 from .judge import EXAMPLES_HINT, JudgeBody, _messages, _user_text
 
@@ -18,7 +20,8 @@ class BinaryJudgeBody(JudgeBody):
         self._add_examples(self.shots, EXAMPLES_HINT)
         self.shots.changed.connect(self._emit_changed)
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, BinaryJudge)  # narrows the type: the kind's descriptor chose this body
         self.criteria.setPlainText(d.criteria)
         self.shots.set_rows([[_user_text(s.messages), s.completion, s.reasoning, s.verdict] for s in d.examples])
 

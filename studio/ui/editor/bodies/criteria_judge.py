@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import CriteriaJudge, JudgeBase
+
 from ...judges.lists import TableEditor
 from .judge import JudgeBody
 
@@ -19,7 +21,8 @@ class CriteriaJudgeBody(JudgeBody):
         self.form.addRow(self.criteria_table)  # the page is titled Criteria: the table takes its width
         self.criteria_table.changed.connect(self._emit_changed)
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, CriteriaJudge)  # narrows the type: the kind's descriptor chose this body
         self.criteria_table.set_rows([[c.text, c.weight] for c in d.criteria])
 
     def _kind_values(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 from studio.core.graders.registry import get_kind
 from studio.core.kinds import Kind
 from studio.core.models import GraderDefinition, JudgeBase
+from studio.core.models.thread import Turn
 
 from ...context import AppContext
 from ...judges.lists import TableEditor
@@ -180,13 +181,12 @@ class JudgeBody(DefinitionBody):
         self.endpoint.setCurrentText(definition.endpoint or "")
         self.model.setText(definition.model or "")
         self.temperature.setValue(definition.temperature)
-        d: Any = definition
-        self._load_kind(d)
+        self._load_kind(definition)
         for table in self.findChildren(TableEditor):
             counted = getattr(table, "counted", None)
             if counted is not None:
                 counted()
-        self._load_templates(d)
+        self._load_templates(definition)
         self.schedule_preview()
 
     def values(self) -> dict[str, Any]:
@@ -212,7 +212,7 @@ class JudgeBody(DefinitionBody):
         return self.templates.current_editor()
 
     # -- what each judge kind's body adds ---------------------------------------------------------------
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
         """Show the kind's own fields of definition ``d``."""
 
     def _kind_values(self) -> dict[str, Any]:
@@ -222,7 +222,7 @@ class JudgeBody(DefinitionBody):
     def _set_kind_read_only(self, read_only: bool) -> None:
         """Lock or unlock the kind's own fields."""
 
-    def _load_templates(self, d: Any) -> None:
+    def _load_templates(self, d: JudgeBase) -> None:
         self.templates.set_text("system_template", d.system_template)
         self.templates.set_text("user_template", d.user_template)
 
@@ -247,9 +247,9 @@ def _scrolled(widget: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
     return scroll
 
 
-def _user_text(messages: list[Any]) -> str:
+def _user_text(messages: list[Turn]) -> str:
     return "\n".join(m.content for m in messages if m.role == "user")
 
 
-def _messages(text: Any) -> list[dict[str, str]]:
+def _messages(text: object) -> list[dict[str, str]]:
     return [{"role": "user", "content": str(text)}] if str(text).strip() else []

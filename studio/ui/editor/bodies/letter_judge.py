@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import JudgeBase, LetterJudge
+
 from ...qt import QtWidgets
 from .judge import JudgeBody
 
@@ -27,7 +29,8 @@ class LetterJudgeBody(JudgeBody):
         self.templates.configure([("template", "Prompt", ""), ("instructions", "Instructions", "")],
                                  variables, "format")
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, LetterJudge)  # narrows the type: the kind's descriptor chose this body
         self.partial_credit.setChecked(d.partial_credit)
         self.include_history.setChecked(d.include_history)
         self.grade_pattern.setText(d.grade_pattern or "")
@@ -41,7 +44,8 @@ class LetterJudgeBody(JudgeBody):
             widget.setEnabled(not read_only)
         self.grade_pattern.setReadOnly(read_only)
 
-    def _load_templates(self, d: Any) -> None:
+    def _load_templates(self, d: JudgeBase) -> None:
+        assert isinstance(d, LetterJudge)  # narrows the type: the kind's descriptor chose this body
         self.templates.set_text("template", d.template)
         self.templates.set_text("instructions", d.instructions)
 

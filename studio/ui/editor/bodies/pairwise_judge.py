@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import JudgeBase
+from studio.core.models.panels import PairwiseJudge
+
 from ...qt import QtWidgets
 from .judge import JudgeBody
 
@@ -22,7 +25,8 @@ class PairwiseJudgeBody(JudgeBody):
         for widget in (self.answer_a, self.answer_b):
             widget.textChanged.connect(self._emit_changed)
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, PairwiseJudge)  # narrows the type: the kind's descriptor chose this body
         self.criteria.setPlainText(d.criteria)
         self.answer_a.setText(d.answer_a)
         self.answer_b.setText(d.answer_b)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import JudgeBase, PrebuiltJudge
+
 from ...qt import QtWidgets
 from .judge import JudgeBody, _builtin_templates
 
@@ -26,7 +28,8 @@ class PrebuiltJudgeBody(JudgeBody):
             self.templates.editors[field].setPlaceholderText("Empty: the judge's built-in template is used.\n\n" + text)
         self._emit_changed()
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, PrebuiltJudge)  # narrows the type: the kind's descriptor chose this body
         self.metric_type.setCurrentIndex(max(0, self.metric_type.findData(d.metric_type)))
 
     def _kind_values(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from studio.core.models.judges import subrange_gaps, subrange_problems
+from studio.core.models.judges import JudgeBase, RangeJudge, subrange_gaps, subrange_problems
 
 from ...judges.lists import StepsEditor, TableEditor
 from ...qt import QtWidgets
@@ -66,7 +66,8 @@ class RangeJudgeBody(JudgeBody):
         label.style().unpolish(label)
         label.style().polish(label)
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, RangeJudge)  # narrows the type: the kind's descriptor chose this body
         self.criteria.setPlainText(d.criteria)
         self.low.setValue(d.score_range[0])
         self.high.setValue(d.score_range[1])

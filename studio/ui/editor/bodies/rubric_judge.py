@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.models.judges import JudgeBase, RubricJudge
+
 from ...qt import QtWidgets
 from .judge import JudgeBody
 
@@ -29,7 +31,8 @@ class RubricJudgeBody(JudgeBody):
         self.templates.configure([("prompt", "Rubric prompt", ""), ("system_prompt", "System prompt", "")],
                                  variables, "format")
 
-    def _load_kind(self, d: Any) -> None:
+    def _load_kind(self, d: JudgeBase) -> None:
+        assert isinstance(d, RubricJudge)  # narrows the type: the kind's descriptor chose this body
         self.provider.setCurrentText(d.provider)
         self.max_retries.setValue(d.max_retries)
         self.timeout.setValue(d.timeout)
@@ -42,7 +45,8 @@ class RubricJudgeBody(JudgeBody):
         for widget in (self.provider, self.max_retries, self.timeout):
             widget.setEnabled(not read_only)
 
-    def _load_templates(self, d: Any) -> None:
+    def _load_templates(self, d: JudgeBase) -> None:
+        assert isinstance(d, RubricJudge)  # narrows the type: the kind's descriptor chose this body
         self.templates.set_text("prompt", d.prompt)
         self.templates.set_text("system_prompt", d.system_prompt)
 
