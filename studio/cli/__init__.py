@@ -14,8 +14,8 @@ import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import Any, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import NoReturn, TypeVar, overload
 
 from studio import __version__
 from studio.core.errors import StudioError, bug_report
@@ -64,15 +64,29 @@ def _command_in(argv: Sequence[str]) -> str | None:
     return None
 
 
+_N = TypeVar("_N")
+
+
 class CommandParser(argparse.ArgumentParser):
     """A parser that refuses an argument it does not know itself, with its own usage: argparse
     leaves a subcommand's unknown options to the top parser, which then printed the top-level usage
     (``grader-studio [-h] ... COMMAND``) for ``runs show 1 --bogus``. Subparsers take this class
     from their parent, so every level answers for its own arguments."""
 
-    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
-        # passed through as given: argparse's overloads type the result by the namespace passed in
-        parsed, extras = super().parse_known_args(*args, **kwargs)
+    # argparse's overloads: the result is typed by the namespace passed in
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: None = None) -> tuple[argparse.Namespace, list[str]]: ...
+
+    @overload
+    def parse_known_args(self, args: Iterable[str] | None, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    @overload
+    def parse_known_args(self, *, namespace: _N) -> tuple[_N, list[str]]: ...
+
+    def parse_known_args(self, args: Iterable[str] | None = None,
+                         namespace: _N | None = None) -> tuple[_N | argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras

@@ -14,6 +14,7 @@ from studio.core.models.labels import DEFAULT_KEY
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
 from .broken import say_broken
+from .parsers import Subparsers
 
 
 def _num(value: float | None, digits: int = 3) -> str:
@@ -167,7 +168,7 @@ def cmd_align(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def add_compare_parser(sub: Any, name: str) -> argparse.ArgumentParser:
+def add_compare_parser(sub: Subparsers, name: str) -> argparse.ArgumentParser:
     """``compare`` (and ``runs compare``): run B against run A, per grader for suite runs."""
     p = sub.add_parser(name, help=COMMAND_HELP[name])
     p.add_argument("run_a", type=int)
@@ -180,7 +181,7 @@ def add_compare_parser(sub: Any, name: str) -> argparse.ArgumentParser:
     return p
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("agreement", help=COMMAND_HELP["agreement"])
     p.add_argument("run_id", type=int)
     p.add_argument("--labels", default=DEFAULT_KEY, help=f"label set key (default {DEFAULT_KEY})")

@@ -12,6 +12,9 @@ from studio.core.errors import StudioError
 from studio.core.outside import printable_json
 
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
     from studio.core.store.library import Library
 
 
@@ -117,12 +120,12 @@ class CliApp:
             self._library = None
 
     @staticmethod
-    def print_json(data: Any) -> None:
+    def print_json(data: dict[str, Any] | list[Any]) -> None:
         # (raw controls escaped, so the guard has nothing to make visible: the values stay exact)
         sys.stdout.write(printable_json(json.dumps(data, indent=2, default=str, ensure_ascii=False)) + "\n")
 
     @staticmethod
-    def print_table(rows: list[list[Any]], headers: list[str]) -> None:
+    def print_table(rows: Sequence[Sequence[object]], headers: list[str]) -> None:
         """Aligned plain-text table for people; scripts use --json."""
         cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
         widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
@@ -132,5 +135,5 @@ class CliApp:
                 print("  ".join("-" * w for w in widths))
 
 
-def add_json_flag(parser: Any) -> None:
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")

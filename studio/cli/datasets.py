@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from studio.core.datasets import FORMATS, DatasetError, DatasetStream
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .parsers import Subparsers
 
 
 def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
@@ -78,7 +78,7 @@ def _short(text: str, width: int = 110) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     datasets = sub.add_parser("datasets", help=COMMAND_HELP["datasets"])
     dsub = datasets.add_subparsers(dest="action", metavar="ACTION", required=True)
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from studio.core.demo import build_demo
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
+from .parsers import Subparsers
 
 
 def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
@@ -46,7 +46,7 @@ def cmd_demo(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("demo", help=COMMAND_HELP["demo"])
     p.add_argument("--open", action="store_true", help="then open the studio window on it")
     add_json_flag(p)

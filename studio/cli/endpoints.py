@@ -7,7 +7,7 @@ import asyncio
 import getpass
 import os
 import sys
-from typing import Any
+from collections.abc import Iterator
 
 from pydantic import ValidationError
 
@@ -26,6 +26,7 @@ from studio.core.store.endpoint_trust import key_variable_problem, pending, plai
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
+from .parsers import Subparsers
 
 
 class _ProviderNames:
@@ -37,7 +38,7 @@ class _ProviderNames:
 
         return name in provider_names()
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         from studio.core.judges.http.providers import provider_names
 
         return iter(provider_names())
@@ -57,7 +58,7 @@ def cmd_add(args: argparse.Namespace, app: CliApp) -> int:
     repo = app.library.endpoints
     if not args.replace and args.name in repo.names():
         raise CliError(f"an endpoint named {args.name!r} exists; use --replace to overwrite it")
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "name": args.name,
         "kind": args.kind,
         "base_url": args.base_url,
@@ -236,7 +237,7 @@ def cmd_test(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     group = sub.add_parser("endpoints", help=COMMAND_HELP["endpoints"])
     commands = group.add_subparsers(dest="endpoints_command", metavar="ACTION", required=True)
 

@@ -19,6 +19,7 @@ from studio.core.store.graders import GraderRecord
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
 from .listing import TABLE_HEADERS, grader_fields, table_row
+from .parsers import Subparsers
 
 
 class GraderFileError(CliError):
@@ -203,7 +204,7 @@ def cmd_export_file(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     graders = sub.add_parser("graders", help=COMMAND_HELP["graders"])
     gsub = graders.add_subparsers(dest="action", metavar="ACTION", required=True)
 

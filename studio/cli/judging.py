@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.judges.render import render_prompt
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .parsers import Subparsers
+
+if TYPE_CHECKING:
+    from studio.core.demo.fake_http import FakeServerBase
 
 
 def _dataset_name(app: CliApp, name: str | None) -> str:
@@ -92,7 +96,7 @@ def cmd_fake_judge(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _listen(server: Any, host: str, port: int, option: str) -> None:
+def _listen(server: FakeServerBase, host: str, port: int, option: str) -> None:
     """Start ``server``; a port that cannot be had is one sentence naming it and the way out."""
     import errno
 
@@ -117,7 +121,7 @@ point an endpoint at it:
   grader-studio endpoints add local --base-url http://127.0.0.1:8765/v1 --model fake-judge"""
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("render", help=COMMAND_HELP["render"])
     p.add_argument("grader", help="grader key")
     p.add_argument("--sample", type=int, required=True, metavar="N", help="sample index (0-based)")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from studio.core.datasets.label_files import label_record, read_labels, write_labels
 from studio.core.models.broken import BrokenRow
@@ -19,6 +18,7 @@ from studio.core.store.labels import broken_version
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
+from .parsers import Subparsers
 
 
 def _scale(text: str) -> tuple[float, float]:
@@ -113,7 +113,7 @@ def cmd_history(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     labels = sub.add_parser("labels", help=COMMAND_HELP["labels"])
     lsub = labels.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = lsub.add_parser("import", help="add labels from JSONL or CSV (all or nothing; another person's "

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from .app import COMMAND_HELP, CliApp, CliError
+from .parsers import Subparsers
 
 
 def cmd_copy(args: argparse.Namespace, app: CliApp) -> int:
@@ -37,7 +37,7 @@ def cmd_info(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     parser = sub.add_parser("library", help=COMMAND_HELP["library"])
     lsub = parser.add_subparsers(dest="library_command", metavar="ACTION", required=True)
     p = lsub.add_parser("copy", help="copy a whole library between SQLite and PostgreSQL (into an empty one)")

@@ -25,6 +25,9 @@ _FLAGS = frozenset({"--json", "--all", "--trash"})
 _QUERY = """SELECT g.key, g.kind, g.name, g.locked, g.deleted_at, g.current_version, g.updated_at
 FROM graders g JOIN grader_versions v ON v.grader_id = g.id AND v.version = g.current_version
 {where} ORDER BY g.kind, g.key"""
+#: one row of ``_QUERY``: key, kind, name, locked, deleted_at, current_version, updated_at (DATETIME text)
+#: (a time column may hold anything a hand edit put there)
+GraderRow = tuple[str, str, str, int, str | None, int, object]
 
 #: the grader kinds this studio reads (grader_shapes.py, kept equal to the models by a test:
 #: importing the registry here would cost what this path saves)
@@ -124,18 +127,20 @@ def lean_list(argv: Sequence[str]) -> int | None:
 
 
 class _BadTime(ValueError):
-    def __init__(self, key: Any, value: Any) -> None:
+    def __init__(self, key: str, value: object) -> None:
         super().__init__(f"{key!r}: {value!r}")
         self.key, self.value = key, value
 
 
-def _record(row: tuple[Any, ...]) -> dict[str, Any]:
+def _record(row: GraderRow) -> dict[str, Any]:
     """``graders.record_dict`` of one row (the stored DATETIME text read as the library reads it)."""
     key, kind, name, locked, deleted, version, updated = row
     try:
-        when = datetime.fromisoformat(updated)
-    except (TypeError, ValueError):
-        raise _BadTime(key, updated) from None
+        when = datetime.fromisoformat(updated) if isinstance(updated, str) else None
+    except ValueError:
+        when = None
+    if when is None:  # NULL, a number, a word: no time
+        raise _BadTime(key, updated)
     return grader_fields(key, kind, name, version, bool(locked), deleted is not None, when)
 
 
@@ -143,7 +148,7 @@ def _record(row: tuple[Any, ...]) -> dict[str, Any]:
 TABLE_HEADERS = ["KEY", "KIND", "VERSION", "LOCK", "STATE", "NAME"]
 
 
-def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, name: str) -> list[Any]:
+def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, name: str) -> list[str | int]:
     return [key, kind, version, "locked" if locked else "", "deleted" if deleted else "", name]
 
 

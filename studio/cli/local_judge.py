@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.http.local_server import DEMO_LABEL, LocalJudgeServer
 from studio.core.store.endpoints import EndpointRepository
 
 from .app import COMMAND_HELP, CliApp
+from .parsers import Subparsers
 
 
 def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
@@ -48,7 +48,7 @@ def cmd_local_judge(args: argparse.Namespace, app: CliApp) -> int:
         server.stop()
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "local-judge",
         help=COMMAND_HELP["local-judge"],

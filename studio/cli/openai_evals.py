@@ -14,8 +14,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .parsers import Subparsers
+
 if TYPE_CHECKING:  # the commands import these when they run: ``runs`` registers this module's parser
+    from studio.core.engine.sections import RunSections
     from studio.core.models import GraderDefinition
+    from studio.core.platforms import ExportResult
 
     from .app import CliApp
 
@@ -54,7 +58,7 @@ def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[Grad
 # ---- runs report's criteria table and runs compare-external ----------------------------------------
 
 
-def criteria_table(run: Any) -> list[str]:
+def criteria_table(run: RunSections) -> list[str]:
     """Per criterion (each grader of a suite run): passed / failed / errored and the pass rate, the
     way OpenAI's eval dashboard showed a run; the counts are the run's summary's decisions."""
     if not run.suite:
@@ -107,7 +111,7 @@ def _side(side: dict[str, Any]) -> str:
     return f"{verdict} ({'-' if score is None else f'{score:.4g}'})"
 
 
-def register_runs(rsub: Any) -> None:
+def register_runs(rsub: Subparsers) -> None:
     from .app import add_json_flag
 
     p = rsub.add_parser("compare-external",
@@ -119,17 +123,19 @@ def register_runs(rsub: Any) -> None:
     p.set_defaults(func=cmd_compare_external)
 
 
-def exported_eval(app: CliApp, keys: list[str], named: list[tuple[str, Any]]) -> Any:
+def exported_eval(app: CliApp, keys: list[str], named: list[tuple[str, GraderDefinition]]) -> ExportResult | None:
     """``export SUITE --to openai`` of a suite imported from an OpenAI eval: the eval file again (its
     envelope as it was, each grader's criterion in its place); None for any other export."""
     from studio.core.platforms import ExportResult, get_platform, openai_evals
+    from studio.core.platforms.openai import OpenAIPlatform
 
     if len(keys) != 1 or not app.library.suites.exists(keys[0]):
         return None
     suite = app.library.suites.get(keys[0]).definition
     if suite.origin is None:
         return None
-    platform: Any = get_platform("openai")
+    platform = get_platform("openai")
+    assert isinstance(platform, OpenAIPlatform)  # the registry's "openai"
     result = ExportResult()
     criteria = []
     for _key, definition in named:

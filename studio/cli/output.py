@@ -16,8 +16,8 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import TextIO
 
 from studio.core.outside import printable
 
@@ -93,7 +93,7 @@ class CommandGuard:
             self.unguarded.write(_defuse(text, at_start))
         return size
 
-    def writelines(self, lines: Any) -> None:
+    def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
             self.write(line)
 
@@ -110,7 +110,7 @@ class CommandGuard:
             self._held = ""
         self.unguarded.flush()
 
-    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer ... of the real stream
+    def __getattr__(self, name: str) -> object:  # encoding, isatty, fileno, buffer ... of the real stream
         return getattr(self.unguarded, name)
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from .app import CliApp, add_json_flag
+from .parsers import Subparsers
 
 
 def cmd_pair(args: argparse.Namespace, app: CliApp) -> int:
@@ -22,7 +22,7 @@ def cmd_pair(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register_pair(dsub: Any) -> None:
+def register_pair(dsub: Subparsers) -> None:
     p = dsub.add_parser("pair", help="pair two datasets' completions of the same samples (for a pairwise judge)")
     p.add_argument("a", help="dataset whose completions become answer A")
     p.add_argument("b", help="dataset whose completions become answer B")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from studio.core.engine.probes import PROBES, probe_judge
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .parsers import Subparsers
 
 
-def _fmt(value: Any, ci: Any = None, percent: bool = False) -> str:
+def _fmt(value: float | None, ci: Sequence[float] | None = None, percent: bool = False) -> str:
     if value is None:
         return "n/a"
     text = f"{value:.1%}" if percent else f"{value:+.3f}"
@@ -65,7 +67,7 @@ def cmd_probe(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "probe", help=COMMAND_HELP["probe"],
         description="Runs the judge on the samples and on perturbed copies and reports, per probe, "

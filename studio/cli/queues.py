@@ -15,11 +15,19 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.safe_files import write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .parsers import Subparsers
+
+if TYPE_CHECKING:
+    from studio.core.engine.sections import RunSections
+    from studio.core.models import RunInfo
+    from studio.core.store.library import Library
+
+    from .run_show import SummaryJson, SummaryPrinter
 
 #: what a reviewer may type for a verdict (the window's P / F / N keys, or the word)
 VERDICT_WORDS = {"p": "PASS", "pass": "PASS", "f": "FAIL", "fail": "FAIL", "n": "NA", "na": "NA"}
@@ -61,7 +69,7 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
 
 
 def _rule_text(rule: dict[str, Any]) -> str:
-    name = rule.get("rule", "?")
+    name = str(rule.get("rule", "?"))
     if name == "random":
         return f"random {rule.get('n')} with seed {rule.get('seed', 0)}"
     if name == "low_confidence":
@@ -324,7 +332,7 @@ def cmd_rerun(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     queues = sub.add_parser("queues", help=COMMAND_HELP["queues"])
     qsub = queues.add_subparsers(dest="action", metavar="ACTION", required=True)
     p = qsub.add_parser("create", help="a queue of samples chosen from runs of one dataset by a rule")
@@ -412,18 +420,19 @@ class AdjudicatedFaces:
     with its basis) and ``figures_basis``; the terminal's summary is headed "as judged" and followed
     by both pass rates, each saying which it is. The stored results are never changed."""
 
-    def __init__(self, app: CliApp, run_id: int, summary: Any, print_summary: Any) -> None:
+    def __init__(self, app: CliApp, run_id: int, summary: SummaryJson, print_summary: SummaryPrinter) -> None:
         from studio.core.engine.queues import adjudicated
 
         self.report = adjudicated(app.library, run_id)
         self._summary, self._print_summary = summary, print_summary
 
-    def json_summary(self, info: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return {**self._summary(info, *args, **kwargs), "figures_basis": "as judged", "adjudicated": self.report}
+    def json_summary(self, info: RunInfo, library: Library | None = None,
+                     run: RunSections | None = None) -> dict[str, Any]:
+        return {**self._summary(info, library, run), "figures_basis": "as judged", "adjudicated": self.report}
 
-    def terminal_summary(self, info: Any, *args: Any, **kwargs: Any) -> None:
+    def terminal_summary(self, info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> None:
         print("figures below as judged (the judge's verdicts as stored):")
-        self._print_summary(info, *args, **kwargs)
+        self._print_summary(info, library, run)
         self.say_both()
 
     def say_both(self, then: str = "") -> None:

@@ -15,9 +15,9 @@ import argparse
 import json
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.engine.summary import stored_summary
@@ -36,6 +36,23 @@ from studio.core.store.run_graders import run_graders
 from .app import CliApp, CliError
 from .tables import STATUS_COLOURS, Column, paint, print_table, terminal_width, use_colour
 
+if TYPE_CHECKING:
+    from studio.core.engine.sections import RunSections
+    from studio.core.store.library import Library
+
+
+class SummaryJson(Protocol):
+    """``run_report.summary``: the run's ``--json`` summary (``runs show --adjudicated`` adds to it)."""
+
+    def __call__(self, info: RunInfo, library: Library | None = None,
+                 run: RunSections | None = None) -> dict[str, Any]: ...
+
+
+class SummaryPrinter(Protocol):
+    """``runs._print_summary``: the run's summary for a person."""
+
+    def __call__(self, info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> None: ...
+
 RESULT_COLUMNS = (Column("#", right=True), Column("SAMPLE"), Column("RESULT", colour=True),
                   Column("SCORE", right=True), Column("INPUT", flexible=True), Column("OUTPUT", flexible=True),
                   Column("EXPECTED", flexible=True), Column("WHY", flexible=True))
@@ -52,8 +69,8 @@ def when(moment: datetime | None) -> str:
     return shown_time(moment)
 
 
-def list_rows(infos: list[RunInfo]) -> list[list[Any]]:
-    rows = []
+def list_rows(infos: list[RunInfo]) -> list[list[object]]:
+    rows: list[list[object]] = []
     for i in infos:
         mean = stored_summary(i).mean
         rows.append([i.id, i.status, i.label, i.dataset, f"{i.done}/{i.total}",
@@ -73,13 +90,13 @@ def _filter(args: argparse.Namespace, threshold: float) -> ResultFilter:
     return ResultFilter()
 
 
-def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[Any]]:
+def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[object]]:
     return [[r["index"], r["sample_id"], outcome_word(r["status"], r["score"], r["details"], threshold),
              "" if r["score"] is None else f"{r['score']:.3f}", r["input"], r["completion"], r["expected"],
              r["error"] or r["rationale"]] for r in records]
 
 
-def _matching(args: argparse.Namespace, info: RunInfo, run: Any) -> int | None:
+def _matching(args: argparse.Namespace, info: RunInfo, run: RunSections) -> int | None:
     """How many results the filter selects, from the run's one summary (no second pass over the
     run): not passed = the pass rule's fail + error decisions, errors = error + invalid statuses."""
     if args.failed:
@@ -93,7 +110,7 @@ def _matching(args: argparse.Namespace, info: RunInfo, run: Any) -> int | None:
 def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, Any]]) -> None:
     """``{"run": head, "results": [...]}`` as ``print_json`` writes it (indent 2), one record at a
     time: a million results cost one record's memory, not a million dicts and their text."""
-    def dumps(value: Any, indent: str) -> str:
+    def dumps(value: object, indent: str) -> str:
         return printable_json(json.dumps(value, indent=2, default=str, ensure_ascii=False)).replace("\n", "\n" + indent)
 
     out.write('{\n  "run": ' + dumps(head, "  ") + ',\n  "results": [')
@@ -104,7 +121,7 @@ def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, 
     out.write("\n  ]\n}\n" if wrote else "]\n}\n")
 
 
-def cmd_show(args: argparse.Namespace, app: CliApp, summary: Any, print_summary: Any,
+def cmd_show(args: argparse.Namespace, app: CliApp, summary: SummaryJson, print_summary: SummaryPrinter,
              info: RunInfo | None = None) -> int:
     if info is None:
         info = app.library.runs.get(args.run_id)
@@ -246,7 +263,8 @@ def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[
         _verdict_lists(entry.get("details") or {}, para, section, colour)
 
 
-def _verdict_lists(details: dict[str, Any], para: Any, section: Any, colour: bool) -> None:
+def _verdict_lists(details: dict[str, Any], para: Callable[..., None], section: Callable[[str], None],
+                   colour: bool) -> None:
     """A judge's per-item verdicts (criteria, claims ...) kept in its details, numbered."""
     for name, rows in details.items():
         if name == "calls" or not isinstance(rows, list) or not rows:

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from studio.core.engine.executors import RAY_HINT, ray_available
 from studio.core.engine.executors.placement import DRIVER_NOTE, cluster_note
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
+from .parsers import Subparsers
+
+if TYPE_CHECKING:
+    from studio.core.sandbox.node import NodeInfo
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     parser = sub.add_parser("sandbox-info", help=COMMAND_HELP["sandbox-info"])
     add_json_flag(parser)
     parser.set_defaults(func=sandbox_info_command)
@@ -43,7 +47,7 @@ def sandbox_info_command(args: argparse.Namespace, app: CliApp) -> int:
     return 0 if info.protections else 1
 
 
-def _print_node(node: Any) -> None:
+def _print_node(node: NodeInfo) -> None:
     """The javascript graders' Node workers: which node, and the layers measured inside one."""
     if node.node is None:
         print(f"javascript graders: {node.problem}")

@@ -12,11 +12,14 @@ import contextlib
 import io
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.safe_files import open_text
 
 from .app import CliApp, CliError
+
+if TYPE_CHECKING:
+    from studio.core.engine.reports.viewer import Cut
 
 #: ``runs show``'s summary printer (cli/runs.py ``_print_summary``)
 PrintSummary = Callable[..., None]
@@ -52,7 +55,7 @@ def add_compare_html_flags(p: argparse.ArgumentParser, print_summary: PrintSumma
     add_cut_flags(p)
 
 
-def _cut(args: argparse.Namespace) -> Any:
+def _cut(args: argparse.Namespace) -> Cut:
     from studio.core.engine.reports.viewer import Cut
 
     return Cut(prompts=not args.no_prompts, text_chars=args.cut_text).checked()

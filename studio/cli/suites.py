@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -19,10 +19,14 @@ from studio.core.models.broken import BrokenRow
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
 from studio.core.outside import iso_time, shown_time
+
+if TYPE_CHECKING:
+    from studio.core.store.suites import SuiteRecord
 from studio.core.safe_files import read_regular_text, write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .broken import broken_json, say_broken
+from .parsers import Subparsers
 
 
 def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, float]:
@@ -45,7 +49,7 @@ def _pairs(values: list[str] | None, option: str, keys: list[str]) -> dict[str, 
     return out
 
 
-def _overall(rule: str | None) -> dict[str, Any]:
+def _overall(rule: str | None) -> dict[str, str | None]:
     if rule is None:
         return {}
     if rule in ("mean", "all-pass", "none"):
@@ -53,7 +57,7 @@ def _overall(rule: str | None) -> dict[str, Any]:
     return {"overall": "composite", "overall_grader": rule}
 
 
-def _definition(**fields: Any) -> SuiteDefinition:
+def _definition(**fields: object) -> SuiteDefinition:
     try:
         return SuiteDefinition(**fields)
     except ValidationError as exc:
@@ -94,7 +98,7 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _record_json(record: Any) -> dict[str, Any]:
+def _record_json(record: SuiteRecord) -> dict[str, Any]:
     return {"key": record.key, "name": record.name, "version": record.current_version, "locked": record.locked,
             "deleted": record.deleted, **record.definition.model_dump(mode="json", exclude={"key", "name"})}
 
@@ -256,7 +260,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     suites = sub.add_parser("suites", help=COMMAND_HELP["suites"])
     ssub = suites.add_subparsers(dest="action", metavar="ACTION", required=True)
 

@@ -14,7 +14,7 @@ import sys
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from studio.core.outside import printable
 
@@ -68,7 +68,7 @@ def width_of(text: str) -> int:
     return total
 
 
-def one_line(text: Any) -> str:
+def one_line(text: object) -> str:
     """A cell is one line: newlines and runs of blanks collapse to one space, and control
     characters are made visible here (``outside.printable``), before the cell's width is measured."""
     return printable(" ".join(("" if text is None else str(text)).split()))
@@ -119,7 +119,7 @@ def fit(widths: list[int], columns: Sequence[Column], total: int) -> list[int]:
     return widths
 
 
-def render(rows: Sequence[Sequence[Any]], columns: Sequence[Column], *, width: int | None = None,
+def render(rows: Sequence[Sequence[object]], columns: Sequence[Column], *, width: int | None = None,
            colour: bool = False) -> list[str]:
     """The table's lines, none wider than ``width`` (the terminal's by default)."""
     total = terminal_width() if width is None else width
@@ -141,7 +141,7 @@ def render(rows: Sequence[Sequence[Any]], columns: Sequence[Column], *, width: i
     return lines
 
 
-def print_table(rows: Sequence[Sequence[Any]], columns: Sequence[Column], stream: TextIO | None = None) -> None:
+def print_table(rows: Sequence[Sequence[object]], columns: Sequence[Column], stream: TextIO | None = None) -> None:
     stream = stream or sys.stdout
     for text in render(rows, columns, width=terminal_width(stream), colour=use_colour(stream)):
         stream.write(text + "\n")

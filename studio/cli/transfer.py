@@ -9,7 +9,7 @@ from typing import Any
 
 from studio.core.engine.planning import targets
 from studio.core.judges.reward_keys import secret_requests
-from studio.core.models import dump_grader
+from studio.core.models import GraderDefinition, dump_grader
 from studio.core.platforms import (
     ExportResult,
     Platform,
@@ -26,9 +26,10 @@ from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .parsers import Subparsers
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     names = ", ".join(platforms())
     exp = sub.add_parser(
         "export",
@@ -131,7 +132,7 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, Any]]:
+def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, GraderDefinition]]:
     """(key, definition) of every grader named: a grader key is its current version; a suite key is
     each of its graders at the version the suite pins (``engine.planning.targets``, as ``run`` reads it)."""
     library = app.library
@@ -141,7 +142,7 @@ def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, Any]]:
             for name in args.key for key, version in targets(library, name)]
 
 
-def _export_eval(args: argparse.Namespace, app: CliApp, named: list[tuple[str, Any]]) -> ExportResult:
+def _export_eval(args: argparse.Namespace, app: CliApp, named: list[tuple[str, GraderDefinition]]) -> ExportResult:
     """Graders (or a suite's) plus a dataset as one eval in the platform's own form (``export_eval``)."""
     samples = app.library.datasets.samples(args.dataset)
     from .generate import generated_by  # a generated dataset's eval generates as the studio did
@@ -153,7 +154,7 @@ def _export_eval(args: argparse.Namespace, app: CliApp, named: list[tuple[str, A
 
 
 def _export(args: argparse.Namespace, app: CliApp, platform: Platform,
-            named: list[tuple[str, Any]]) -> ExportResult:
+            named: list[tuple[str, GraderDefinition]]) -> ExportResult:
     if not args.all and len(named) == 1:
         return platform.export(named[0][1])
     graders = [definition for _, definition in named]

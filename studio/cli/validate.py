@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from studio.core.checks import check_definition
 from studio.core.models import files as definition_files
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .graders import load_grader_file
+from .parsers import Subparsers
 
 _MARKS = {"passed": "ok  ", "failed": "FAIL", "warning": "warn", "skipped": "skip"}
 
@@ -43,7 +43,7 @@ def cmd_schema(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("validate", help=COMMAND_HELP["validate"])
     p.add_argument("file", help="*.grader.yaml, *.grader.json or a .py function grader")
     add_json_flag(p)

@@ -30,4 +30,5 @@ def kind_icon(kind: str) -> QtGui.QIcon:
         glyph, colour = get_kind(kind).icon
     except UnknownKind:  # a stored grader of a kind no module declares any more
         glyph, colour = GENERIC_ICON
-    return qtawesome.icon(glyph, color=colour)
+    made: QtGui.QIcon = qtawesome.icon(glyph, color=colour)  # (qtawesome is untyped)
+    return made

@@ -80,7 +80,9 @@ def load_sample_page(engine: Engine, dataset_id: int, start: int, stop: int) -> 
     sql = ("SELECT idx, sample_id, substr(input_text, 1, 400), substr(completion, 1, 400),"
            " substr(expected, 1, 400) FROM samples WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx")
     with engine.connect() as conn:
-        return conn.connection.driver_connection.execute(sql, (dataset_id, start, stop)).fetchall()  # type: ignore[union-attr]
+        rows: list[SampleCells] = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+            sql, (dataset_id, start, stop)).fetchall()
+        return rows
 
 
 def load_sample(engine: Engine, dataset_id: int, idx: int) -> Sample | None:

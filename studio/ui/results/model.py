@@ -85,7 +85,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
         self.ctx = ctx
         self._query: ResultQuery | None = None      # what the user asked for
         self._shown: ResultQuery | None = None      # what ``_ids`` holds
-        self._ids: array = array("q")
+        self._ids: array[int] = array("q")
         self._rows: dict[int, ResultRow] = {}
         self._cells: dict[int, tuple[str, ...]] = {}
         self._loading = False
@@ -229,7 +229,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
             self._relayout(new)
         self.loaded.emit(len(self._ids))
 
-    def _relayout(self, new: array) -> None:
+    def _relayout(self, new: array[int]) -> None:
         """Swap in a reordered/grown id list, keeping persistent indexes (selection) on their result."""
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
@@ -327,7 +327,7 @@ class ResultsModel(QtCore.QAbstractTableModel):
         return None
 
 
-def _position(ids: array, rid: int | None) -> int | None:
+def _position(ids: array[int], rid: int | None) -> int | None:
     if rid is None:
         return None
     try:
