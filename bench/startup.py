@@ -52,12 +52,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: what the first call cannot do without, and no change of ours can make cheaper: the libraries a
 #: judge run needs imported (aiohttp's import builds its two default TLS contexts, each loading the
 #: system CA store), pydantic's models (``import pydantic`` alone is lazy) and the keyring's backend
-#: discovery (its entry-point scan and every backend's import; the macOS API is not looked for off
-#: macOS, as credentials.py does); best of ``--repeat``
+#: discovery (its entry-point scan and every backend's import, asked as credentials.py asks it: the
+#: macOS API not looked for off macOS, SecretStorage not imported when no D-Bus session bus is
+#: named, as SecretService cannot reach one then); best of ``--repeat``
 FLOOR_CHILDREN = {
     "import sqlalchemy, aiohttp": "import sqlalchemy, aiohttp",
     "+ pydantic's BaseModel, the keyring's discovery": (
-        "import sys; sys.platform == 'darwin' or sys.modules.setdefault('keyring.backends.macOS.api', None)\n"
+        "import os, sys; sys.platform == 'darwin' or sys.modules.setdefault('keyring.backends.macOS.api', None)\n"
+        "'DBUS_SESSION_BUS_ADDRESS' in os.environ or sys.modules.setdefault('secretstorage', None)\n"
         "import sqlalchemy, aiohttp, keyring; from pydantic import BaseModel, Field; keyring.get_keyring()"),
 }
 

@@ -6,7 +6,9 @@ Open it once per process (``Library.open``) and pass it around; the repositories
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
@@ -16,11 +18,13 @@ from .datasets import DatasetRepository
 from .endpoints import EndpointRepository
 from .graders import GraderRepository
 from .judge_cache import JudgeCacheRepository
-from .labels import LabelRepository
 from .location import Location, checked, display, is_server_url
-from .queues import QueueRepository
 from .runs import RunRepository
 from .suites import SuiteRepository
+
+if TYPE_CHECKING:
+    from .labels import LabelRepository
+    from .queues import QueueRepository
 
 
 class Library:
@@ -37,9 +41,21 @@ class Library:
         self.datasets = DatasetRepository(engine)
         self.runs = RunRepository(engine)
         self.endpoints = EndpointRepository(engine)
-        self.labels = LabelRepository(engine)
         self.judge_cache = JudgeCacheRepository(engine)
-        self.queues = QueueRepository(engine)  # review queues (issue 48)
+
+    # the labels and the review queues (issue 48), imported on first use: a run never reads them
+    # before its first call (bench/README.md, section 10)
+    @functools.cached_property
+    def labels(self) -> LabelRepository:
+        from .labels import LabelRepository
+
+        return LabelRepository(self.engine)
+
+    @functools.cached_property
+    def queues(self) -> QueueRepository:
+        from .queues import QueueRepository
+
+        return QueueRepository(self.engine)
 
     @classmethod
     def open(cls, location: Location) -> Library:
