@@ -19,6 +19,7 @@ out of both (their counts are kept).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from studio.core import intervals
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
-from studio.core.store.ledger import Tally
+from studio.core.store.ledger import SPLITS, Tally
 
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
@@ -100,9 +101,24 @@ class GraderSummary(BaseModel):
 
 
 def mean_interval(tally: Tally, bounds: tuple[float, float] | None = None) -> intervals.Interval | None:
-    """The tally's mean's 95% interval within ``bounds`` (the grader's score range; None: unbounded)."""
-    return intervals.mean_interval(tally.n, tally.score_sum, tally.score_sumsq, bounds,
+    """The tally's mean's 95% interval within ``bounds`` (the grader's score range; None: unbounded;
+    None too when the scores' sum or sum of squares is beyond a double: no finite spread)."""
+    return intervals.mean_interval(tally.n, tally.sum_of_scores(), tally.sum_of_squares(), bounds,
                                    observed=(tally.score_min, tally.score_max))
+
+
+def score_mean(tally: Tally) -> float | None:
+    """The scored scores' mean (None without one), also of huge scores whose sum a double cannot
+    hold (two scores of 1e308: 1e308): each part of the sum (store/ledger ``Split``) over n, then
+    put together, within the smallest and largest score."""
+    low = mean(tally.score_sum, tally.n)
+    if low is None or not tally.score_sum_high:
+        return low
+    whole = SPLITS["sum"].whole(low, mean(tally.score_sum_high, tally.n) or 0.0)
+    smallest, largest = tally.score_min, tally.score_max
+    if smallest is not None and largest is not None:
+        whole = min(largest, max(smallest, whole))
+    return whole if math.isfinite(whole) else None
 
 
 def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
@@ -111,7 +127,7 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
     ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
     interval stays in."""
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
-    figures = {"mean": mean(tally.score_sum, tally.n), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
+    figures = {"mean": score_mean(tally), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
                "mean_duration_ms": mean(tally.duration_ms, tally.total)}
     interval = mean_interval(tally, bounds)
     statuses = tally.statuses
@@ -135,8 +151,9 @@ def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
 def mean(total: float, n: int) -> float | None:
     """``total`` over ``n`` things, None for none (undefined is not 0): a mean, a pass rate (passes
     over pass + fail), a time per sample. The one division of the studio's figures: every surface
-    reads them from here (tests/test_one_rule.py finds no other)."""
-    return total / n if n else None
+    reads them from here (tests/test_one_rule.py finds no other). A total that is not a finite
+    number (a sum past the largest double) has no mean either: None, never inf or NaN shown."""
+    return total / n if n and math.isfinite(total) else None
 
 
 class RunAggregates:
