@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from studio.core.engine.summary import summarize
 from studio.core.engine.written_tally import Sums
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.models.pass_rule import decide, scored_score
 from studio.core.store import Library
-from studio.core.engine.summary import summarize
 from studio.core.store.ledger import FOLDS, SPLITS, Tally
 from studio.core.store.run_graders import rows_sql, tally
 from studio.core.store.runs import outcome_values
@@ -86,13 +86,13 @@ def same(streamed: Tally, computed: Tally, scored: list[float]) -> None:
             terms = [Fraction(split.term(s) if high else s if split.power == 1 else 0.0 if abs(s) < 1e-150 else s * s)
                      for s in scored if (abs(s) >= split.limit) == high]
             name = f"score_{op}{'_high' if high else ''}"
-            for tally in (streamed, computed):
-                assert near(getattr(tally, name), sum(terms, Fraction(0)), _slack(terms)), (name, tally)
+            for read in (streamed, computed):
+                assert near(getattr(read, name), sum(terms, Fraction(0)), _slack(terms)), (name, read)
     for whole, power in (("sum_of_scores", 1), ("sum_of_squares", 2)):
         terms = [Fraction(s) ** power for s in scored]
-        for tally in (streamed, computed):
-            value = getattr(tally, whole)()
-            assert near(value, sum(terms, Fraction(0)), _slack(terms)), (whole, tally)
+        for read in (streamed, computed):
+            value = getattr(read, whole)()
+            assert near(value, sum(terms, Fraction(0)), _slack(terms)), (whole, read)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
