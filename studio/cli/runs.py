@@ -111,7 +111,7 @@ def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None =
               f" (score >= {agg.pass_threshold})")
     if info.suite is None:  # a suite's "metrics" are its graders' means, printed above
         for key, value in sorted(agg.metrics.items()):
-            print(f"  metric {key}: {value:.4f}")
+            print(f"  metric {key}: {'n/a' if value is None else f'{value:.4f}'}")  # (None: a sum past a double)
     for key, value in sorted(agg.batch_metrics.items()):
         print(f"  batch metric {key}: {value}")
     if agg.pairwise or agg.jury:
