@@ -372,7 +372,9 @@ class Folding:
         part's, which may be inf)."""
         scores = batch.scores
         parts: tuple[float, ...] = ()
-        figures: dict[Any, Any] = {"count": len(scores)}
+        figures: dict[str, Any] = {"count": len(scores)}
+        #: each split sum's parts (``SPLITS``) of the batch, by (op, high)
+        sums: dict[tuple[str, bool], tuple[float, ...]] = {}
         if scores:
             low, high = min(scores), max(scores)
             largest = max(-low, high)
@@ -380,15 +382,16 @@ class Folding:
             if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
                 parts = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
                 squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
-                figures.update({("sum", True): nothing, ("sumsq", True): nothing})
+                sums.update({("sum", True): nothing, ("sumsq", True): nothing})
             elif largest < SPLITS["sumsq"].limit:  # no huge score: every term in the low parts
                 parts, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
-                figures.update({("sum", True): nothing, ("sumsq", True): nothing})
+                sums.update({("sum", True): nothing, ("sumsq", True): nothing})
             else:
-                parts, squares = self._split(scores, figures)
-            figures.update({("sum", False): parts, ("sumsq", False): squares, "min": low, "max": high})
-            if figures["sum", True]:
-                parts = (*parts, SPLITS["sum"].whole(0.0, math.fsum(figures["sum", True])))
+                parts, squares = self._split(scores, sums)
+            sums.update({("sum", False): parts, ("sumsq", False): squares})
+            figures.update(min=low, max=high)
+            if sums["sum", True]:
+                parts = (*parts, SPLITS["sum"].whole(0.0, math.fsum(sums["sum", True])))
         values, counts, costs = self.values, batch.counts, batch.costs
         for n, fold in enumerate(FOLDS):
             over, op = fold.over, fold.op
@@ -399,7 +402,7 @@ class Folding:
                     values[n] += figures["count"]
                 elif scores:
                     if op in SPLITS:
-                        values[n].add(figures[op, fold.high])
+                        values[n].add(sums[op, fold.high])
                     else:
                         found = figures[op]
                         values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
@@ -410,14 +413,15 @@ class Folding:
         return parts
 
     @staticmethod
-    def _split(scores: Sequence[float], figures: dict[Any, Any]) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """A batch with a huge score: each split sum's parts (``Split``) into ``figures``; returns
+    def _split(scores: Sequence[float], sums: dict[tuple[str, bool], tuple[float, ...]]
+               ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """A batch with a huge score: each split sum's high parts (``Split``) into ``sums``; returns
         the low parts (the scores' and the squares')."""
         low_parts = []
         for op, split in SPLITS.items():
             limit = split.limit
             terms = [s if split.power == 1 else s * s for s in scores if abs(s) < limit]
-            figures[op, True] = exact_parts([split.term(s) for s in scores if abs(s) >= limit])
+            sums[op, True] = exact_parts([split.term(s) for s in scores if abs(s) >= limit])
             low_parts.append(exact_parts(terms))
         return low_parts[0], low_parts[1]
 

@@ -680,7 +680,7 @@ class RunRepository:
         def sums(value: str) -> str:
             return f"{split.sql(value, False)}, {split.sql(value, True)}, count({value})"
 
-        def total(low: Any, high: Any) -> float:
+        def total(low: float | None, high: float | None) -> float:
             return split.whole(float(low or 0.0), float(high or 0.0))
 
         if not keys or any('"' in key for key in keys):
