@@ -15,7 +15,11 @@ machine sets PYTHONDONTWRITEBYTECODE: an uncompiled tree would compile every mod
 
 Targets (issue 38): the suite within 1.3x the single grader's time (one pass over the samples, the
 scoring the only extra); peak memory flat (about the single run's).
-Run: ``python bench/suite_throughput.py [--samples N] [--rounds R] [--base DIR [--base DIR2]]``.
+``--functions``: a suite of two sandboxed function graders (the raw lane: each worker gets the stored
+JSON) against the first alone; the suite's host reads no sample but a failed one's, as the lone
+grader's raw lane (engine/stored_samples.py), so its CPU over the lone grader's is the second
+grader's work; ``--base`` a checkout from before that (every sample parsed on the host).
+Run: ``python bench/suite_throughput.py [--samples N] [--rounds R] [--functions] [--base DIR [--base DIR2]]``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.core.models import BuiltinGrader
+from studio.core.models import BuiltinGrader, FunctionGrader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
 
@@ -45,9 +49,17 @@ GRADERS = [
 #: ``--with-f1``: token_f1 in place of ends_with (it tokenises both texts: alone it costs several
 #: times exact_match, so that suite measures the checks more than the engine)
 F1 = BuiltinGrader(key="f1", function="token_f1")
+#: ``--functions``: two sandboxed function graders (two contracts), the raw lane
+FUNCTIONS = [
+    FunctionGrader(key="same", source="from adaptive_harmony import StringThread\n\n"
+                   "async def grade(thread: StringThread) -> float:\n"
+                   "    return 1.0 if thread.completion() == thread.metadata.get('expected') else 0.0\n"),
+    FunctionGrader(key="sevens", contract="promptfoo",
+                   source="def get_assert(output, context):\n    return 1.0 if output.endswith('7') else 0.0\n"),
+]
 
 
-def build(db: Path, n: int, graders: list[BuiltinGrader] = GRADERS) -> None:
+def build(db: Path, n: int, graders: list[BuiltinGrader] | list[FunctionGrader] = GRADERS) -> None:
     with Library.open(db) as lib:
         for grader in graders:
             lib.graders.create(grader)
@@ -82,12 +94,13 @@ def timed(cli: list[str], env: dict[str, str], *args: str) -> tuple[float, float
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def report(label: str, n: int, one: list[tuple[float, float, float]], suite: list[tuple[float, float, float]]) -> None:
+def report(label: str, n: int, one: list[tuple[float, float, float]], suite: list[tuple[float, float, float]],
+           alone: str = "exact_match", what: str = "five built-ins") -> None:
     best_one, best_suite = min(one), min(suite)
     cpu_one, cpu_suite = min(r[1] for r in one), min(r[1] for r in suite)
-    print(f"[{label}] one grader (exact_match): best {best_one[0]:.2f} s wall, {cpu_one:.2f} s CPU "
+    print(f"[{label}] one grader ({alone}): best {best_one[0]:.2f} s wall, {cpu_one:.2f} s CPU "
           f"({cpu_one / n * 1e6:.1f} us a sample), {n / best_one[0]:,.0f} samples/s, peak {max(r[2] for r in one):.0f} MB")
-    print(f"[{label}] suite of five built-ins:  best {best_suite[0]:.2f} s wall, {cpu_suite:.2f} s CPU "
+    print(f"[{label}] suite of {what}:  best {best_suite[0]:.2f} s wall, {cpu_suite:.2f} s CPU "
           f"({cpu_suite / n * 1e6:.1f} us a sample), {n / best_suite[0]:,.0f} samples/s, peak {max(r[2] for r in suite):.0f} MB")
     print(f"[{label}] suite / one: wall {best_suite[0] / best_one[0]:.2f}x, CPU {cpu_suite / cpu_one:.2f}x "
           f"(goal <= {TARGET_RATIO}x)")
@@ -107,11 +120,13 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--with-f1", action="store_true", help="token_f1 in place of ends_with")
+    parser.add_argument("--functions", action="store_true", help="a suite of two sandboxed function graders")
     parser.add_argument("--base", type=Path, action="append", default=[],
                         help="a checkout of a commit to compare with (before); may be repeated")
     args = parser.parse_args()
-    graders = [*GRADERS[:3], F1, GRADERS[4]] if args.with_f1 else GRADERS
-    print("suite: " + ", ".join(g.function for g in graders))
+    graders: list[BuiltinGrader] | list[FunctionGrader] = (
+        FUNCTIONS if args.functions else [*GRADERS[:3], F1, GRADERS[4]] if args.with_f1 else GRADERS)
+    print("suite: " + ", ".join(g.key for g in graders))
     versions: dict[str, Path | None] = {base.resolve().name: base.resolve() for base in args.base}
     versions["this"] = None
     for tree in (Path(__file__).resolve().parents[1], *args.base):
@@ -126,7 +141,7 @@ def main() -> int:
         load_before = os.getloadavg()[0]
         rows = extra = 0
         for _ in range(args.rounds):
-            for target, key in (("one", "exact"), ("suite", "five")):
+            for target, key in (("one", graders[0].key), ("suite", "five")):
                 for version, path in versions.items():
                     fresh(clean, db)  # every run on the same fresh library
                     env = {**os.environ, "GRADER_STUDIO_DB": str(db)}
@@ -142,7 +157,8 @@ def main() -> int:
     print(f"samples {args.samples:,}, rounds {args.rounds}, load average {load_before:.1f} -> {load_after:.1f} "
           f"({os.cpu_count()} CPUs)")
     for version in versions:
-        report(version, args.samples, times[version]["one"], times[version]["suite"])
+        report(version, args.samples, times[version]["one"], times[version]["suite"], graders[0].key,
+               "two sandboxed functions" if args.functions else "five built-ins")
     for base in versions:
         if base == "this":
             continue

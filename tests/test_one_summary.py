@@ -8,10 +8,15 @@ now engine/summary.py's ``RunAggregates`` (attributes mypy checks); its JSON is 
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 
-from studio.core.engine.summary import RunAggregates
+import pytest
+
+from studio.core.engine.summary import RunAggregates, summarize
+from studio.core.store.ledger import Tally
 
 STUDIO = Path(__file__).resolve().parent.parent / "studio"
 
@@ -66,3 +71,56 @@ def test_an_absent_figure_is_none_not_zero() -> None:
     assert figures.tokens == 0 and figures.statuses == {} and figures.stopped is None
     assert RunAggregates.read({"mean_ci": [None, None]}).mean_ci is None
     assert RunAggregates.read({"mean_ci": [0.1, 0.9]}).mean_ci == (0.1, 0.9)
+
+
+# ---- the pass rate's 95% interval ------------------------------------------------------------------------
+def _wilson(passes: int, graded: int) -> tuple[float, float]:
+    """Wilson's score interval worked out by hand: (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    z = 1.959963984540054
+    p = passes / graded
+    centre = p + z * z / (2 * graded)
+    half = z * math.sqrt(p * (1 - p) / graded + z * z / (4 * graded * graded))
+    return (centre - half) / (1 + z * z / graded), (centre + half) / (1 + z * z / graded)
+
+
+def _tally(passes: int, fails: int, na: int = 0, errors: int = 0) -> Tally:
+    graded = passes + fails
+    return Tally(total=graded + na + errors, statuses={"ok": graded, "skipped": na, "error": errors},
+                 decisions={"pass": passes, "fail": fails, "na": na, "error": errors}, n=graded,
+                 score_sum=float(passes), score_sumsq=float(passes), score_min=0.0 if fails else 1.0,
+                 score_max=1.0 if passes else 0.0)
+
+
+@pytest.mark.parametrize(("passes", "fails", "expected"), [  # (scipy's binomtest(...).proportion_ci("wilson"))
+    (3, 1, (0.30064184258240184, 0.9544127391902995)),  # 3 of 4
+    (0, 10, (0.0, 0.27753279986288926)),  # 0/n: not [0, 0]
+    (10, 0, (0.7224672001371109, 1.0)),  # n/n: not [1, 1]
+    (1, 0, (0.20654931437723745, 1.0)),  # one graded result is enough for an interval
+    (24, 36, (0.2856949053488255, 0.5263394650795924)),
+])
+def test_the_pass_rate_carries_its_wilson_interval(passes: int, fails: int, expected: tuple[float, float]) -> None:
+    found = summarize("g", 1, 0.5, _tally(passes, fails, na=2, errors=1))  # NA and errors: out of both
+    assert found.pass_rate == passes / (passes + fails)
+    assert found.pass_rate_ci == pytest.approx(expected, abs=1e-12)
+    assert found.pass_rate_ci == pytest.approx(_wilson(passes, passes + fails), abs=1e-12)
+    low, high = found.pass_rate_ci
+    assert found.aggregates_json()["pass_rate_ci"] == [low, high]
+    assert found.pass_rate_text() == f"{passes / (passes + fails):.1%} [{low:.1%}, {high:.1%}]"
+    assert found.pass_rate_text("words") == f"{passes / (passes + fails):.1%} ({low:.1%} to {high:.1%})"
+    # stored in runs.aggregates and read back typed
+    read = RunAggregates.read(json.loads(json.dumps(found.aggregates_json())))
+    assert read.pass_rate_ci == (low, high) and read.pass_rate_text() == found.pass_rate_text()
+
+
+def test_no_graded_result_has_no_rate_and_no_interval() -> None:
+    """NA is not zero: only NA and errors give no rate, no interval, and nothing printed as 0%."""
+    found = summarize("g", 1, 0.5, _tally(0, 0, na=3, errors=2))
+    assert found.pass_rate is None and found.pass_rate_ci is None and found.pass_rate_text() == ""
+    assert found.aggregates_json()["pass_rate_ci"] is None
+    assert RunAggregates.read(found.aggregates_json()).pass_rate_ci is None
+
+
+def test_a_run_stored_before_the_rate_had_its_interval_reads_none() -> None:
+    older = RunAggregates.read({"count": 4, "mean": 0.75, "pass_rate": 0.75, "pass_threshold": 0.5})
+    assert older.pass_rate == 0.75 and older.pass_rate_ci is None and older.pass_rate_text() == "75.0%"
+    assert not older.has("pass_rate_ci")

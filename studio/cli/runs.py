@@ -107,12 +107,11 @@ def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None =
     elif run is not None and run.headline is not None:
         print(f"  {_grader_line(run.headline, False)}")
     elif agg.mean is not None:
-        rate = agg.pass_rate
-        print(f"  mean {agg.mean:.4f}  pass rate {'n/a' if rate is None else f'{rate:.1%}'}"
+        print(f"  mean {agg.mean:.4f}  pass rate {agg.pass_rate_text() or 'n/a'}"
               f" (score >= {agg.pass_threshold})")
     if info.suite is None:  # a suite's "metrics" are its graders' means, printed above
         for key, value in sorted(agg.metrics.items()):
-            print(f"  metric {key}: {value:.4f}")
+            print(f"  metric {key}: {'n/a' if value is None else f'{value:.4f}'}")  # (None: a sum past a double)
     for key, value in sorted(agg.batch_metrics.items()):
         print(f"  batch metric {key}: {value}")
     if agg.pairwise or agg.jury:
@@ -273,10 +272,10 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
 
 
 def _grader_line(found: GraderSummary, named: bool = True) -> str:
-    """``key vN: mean 0.4000 [0.2750, 0.5250]  pass rate 40.0% (>= 0.5)  n 60  ok 58 error 2``."""
+    """``key vN: mean 0.4000 [0.2750, 0.5250]  pass rate 40.0% [28.6%, 52.6%] (>= 0.5)  n 60  ok 58 error 2``."""
     mean = "none" if found.mean is None else f"{found.mean:.4f}"
     ci = found.interval_text()
-    rate = "" if found.pass_rate is None else f"  pass rate {found.pass_rate:.1%} (>= {found.threshold:g})"
+    rate = "" if found.pass_rate is None else f"  pass rate {found.pass_rate_text()} (>= {found.threshold:g})"
     counts = "  ".join(f"{k} {v}" for k, v in found.counts.items() if v)
     return (f"{found.label}: " if named else "") + f"mean {mean}{' ' + ci if ci else ''}{rate}  n {found.n}" + (
         f"  {counts}" if counts else "")

@@ -123,10 +123,12 @@ def mean_interval(n: int, total: float, sumsq: float, bounds: tuple[float, float
     """The 95% interval of the mean of ``n`` scores from their sum and sum of squares (the run's
     tally), by the rule in the module's docstring. ``bounds``: the range the grader's scores can
     take (None: any finite number); ``observed``: the smallest and largest score seen (to tell
-    0/1 scores of a grader without declared bounds). None when there is no interval (n = 0, or
-    fewer than 2 unbounded scores)."""
-    if n <= 0:
-        return None
+    0/1 scores of a grader without declared bounds). None when there is no interval (n = 0,
+    fewer than 2 unbounded scores, or a sum or sum of squares that is not finite: scores whose
+    squares add up past the largest double have a spread no double states, and inf − inf would
+    make a NaN of the variance)."""
+    if n <= 0 or not (math.isfinite(total) and math.isfinite(sumsq)):
+        return None  # a sum past the largest double: no finite spread, so no interval to state
     if bounds is None:
         smallest, largest = observed
         if smallest is not None and largest is not None and smallest >= 0.0 and largest <= 1.0 \

@@ -58,6 +58,23 @@ def _rate(value: float | None) -> str:
     return "none" if value is None else f"{value:.1%}"
 
 
+def _rate_ci(pair: list[float] | None) -> tuple[str, str] | None:
+    """The pass rate's 95% interval as every surface prints it (none: no graded result)."""
+    return None if pair is None else (_rate(pair[0]), _rate(pair[1]))
+
+
+def _pair(found: re.Match[str], low: str, high: str) -> tuple[str, str] | None:
+    return None if found[low] is None else (found[low], found[high])
+
+
+def _wilson(passes: int, graded: int) -> list[float]:
+    """Wilson's 95% score interval, by hand."""
+    z = 1.959963984540054
+    p = passes / graded
+    centre, half = p + z * z / (2 * graded), z * (p * (1 - p) / graded + z * z / (4 * graded * graded)) ** 0.5
+    return [(centre - half) / (1 + z * z / graded), (centre + half) / (1 + z * z / graded)]
+
+
 def from_json(doc: dict[str, Any]) -> Figures:
     """``run --json`` / ``runs report --json`` / ``runs show --json``'s run."""
     out: Figures = {}
@@ -66,13 +83,14 @@ def from_json(doc: dict[str, Any]) -> Figures:
         low, high = agg["mean_ci"]
         out[entry["key"]] = {"mean": _four(agg["mean"]),
                              "ci": None if low is None else (_four(low), _four(high)),
-                             "rate": _rate(agg["pass_rate"]), "n": agg["n"],
+                             "rate": _rate(agg["pass_rate"]), "rate_ci": _rate_ci(agg["pass_rate_ci"]), "n": agg["n"],
                              "counts": {k: v for k, v in entry["counts"].items() if v}}
     return out
 
 
 LINE = re.compile(r"^  (?:(?P<key>\S+) v\d+|overall score \(mean\)): mean (?P<mean>\S+)"
-                  r"(?: \[(?P<low>\S+), (?P<high>\S+)\])?(?:  pass rate (?P<rate>\S+%) \(>= \S+\))?"
+                  r"(?: \[(?P<low>\S+), (?P<high>\S+)\])?(?:  pass rate (?P<rate>\S+%)(?: \[(?P<rlow>\S+), (?P<rhigh>\S+)\])?"
+                  r" \(>= \S+\))?"
                   r"  n (?P<n>\d+)(?P<counts>.*)$")
 
 
@@ -86,12 +104,13 @@ def from_stdout(text: str) -> Figures:
         counts = dict(zip(found["counts"].split()[::2], map(int, found["counts"].split()[1::2]), strict=True))
         out[found["key"] or "overall"] = {
             "mean": found["mean"], "ci": None if found["low"] is None else (found["low"], found["high"]),
-            "rate": found["rate"] or "none", "n": int(found["n"]), "counts": counts}
+            "rate": found["rate"] or "none", "rate_ci": _pair(found, "rlow", "rhigh"), "n": int(found["n"]),
+            "counts": counts}
     return out
 
 
 ROW = re.compile(r"^\| (?:(?P<key>\S+) v\d+|overall \(mean\)) \| (?P<mean>\S+)(?: \((?P<low>\S+) to (?P<high>\S+)\))? \| "
-                 r"(?P<rate>\S+) \(score >= \S+\) \| (?P<ok>\d+) \| (?P<invalid>\d+) \| (?P<error>\d+) \| (?P<na>\d+) \|$")
+                 r"(?P<rate>\S+)(?: \((?P<rlow>\S+) to (?P<rhigh>\S+)\))? \(score >= \S+\) \| (?P<ok>\d+) \| (?P<invalid>\d+) \| (?P<error>\d+) \| (?P<na>\d+) \|$")
 
 
 def from_markdown(text: str) -> Figures:
@@ -103,7 +122,8 @@ def from_markdown(text: str) -> Figures:
         counts = {k: int(found[k]) for k in ("ok", "error", "invalid", "na") if int(found[k])}
         out[found["key"] or "overall"] = {
             "mean": found["mean"], "ci": None if found["low"] is None else (found["low"], found["high"]),
-            "rate": found["rate"] if found["rate"] != "n/a" else "none", "counts": counts}
+            "rate": found["rate"] if found["rate"] != "n/a" else "none", "rate_ci": _pair(found, "rlow", "rhigh"),
+            "counts": counts}
     return out
 
 
@@ -118,12 +138,14 @@ def from_window(db_path: Path, run_id: int) -> Figures:
     for line in band.split("<br>"):
         text = html.unescape(re.sub(r"<[^>]+>", "", line)).replace("\xa0", " ")
         found = re.match(r"^(?:(?P<key>\S+) v\d+: )?mean (?P<mean>\S+)(?: \[(?P<low>\S+), (?P<high>\S+)\])?"
-                         r" +pass rate (?P<rate>\S+) \(≥ \S+\) +n (?P<n>[\d,]+)", text)
+                         r" +pass rate (?P<rate>\S+)(?: \[(?P<rlow>\S+), (?P<rhigh>\S+)\])? \(≥ \S+\) +n (?P<n>[\d,]+)",
+                         text)
         if found is None:
             continue
         out[found["key"] or "overall"] = {
             "mean": found["mean"], "ci": None if found["low"] is None else (found["low"], found["high"]),
-            "rate": found["rate"] if found["rate"] != "—" else "none", "n": int(found["n"].replace(",", ""))}
+            "rate": found["rate"] if found["rate"] != "—" else "none", "rate_ci": _pair(found, "rlow", "rhigh"),
+            "n": int(found["n"].replace(",", ""))}
     return out
 
 
@@ -164,16 +186,16 @@ def every_surface(cli, db_path: Path, run_id: int, tmp: Path, reference: Figures
     report = cli("runs", "report", str(run_id), "--junit", str(junit), "--markdown", str(markdown), "--github",
                  "--fail-under", "exact=1.01", "--fail-under", "judge=1.01")
     assert report.returncode in (1, 2), report.stderr
-    same(reference, from_stdout(report.stdout), ("mean", "ci", "rate", "n", "counts"), "runs report stdout")
+    same(reference, from_stdout(report.stdout), ("mean", "ci", "rate", "rate_ci", "n", "counts"), "runs report stdout")
     assert "metric " not in report.stdout  # a suite's graders are its metrics, each stated once
     report_json = json.loads(cli("runs", "report", str(run_id), "--json").stdout)
-    same(reference, from_json(report_json), ("mean", "ci", "rate", "n", "counts"), "runs report --json")
+    same(reference, from_json(report_json), ("mean", "ci", "rate", "rate_ci", "n", "counts"), "runs report --json")
     shown = cli("runs", "show", str(run_id))
-    same(reference, from_stdout(shown.stdout), ("mean", "ci", "rate", "n", "counts"), "runs show")
+    same(reference, from_stdout(shown.stdout), ("mean", "ci", "rate", "rate_ci", "n", "counts"), "runs show")
     shown_json = json.loads(cli("runs", "show", str(run_id), "--json").stdout)["run"]
-    same(reference, from_json(shown_json), ("mean", "ci", "rate", "n", "counts"), "runs show --json")
-    same(reference, from_markdown(markdown.read_text()), ("mean", "ci", "rate", "counts"), "markdown")
-    same(reference, from_window(db_path, run_id), ("mean", "ci", "rate", "n"), "the window's summary")
+    same(reference, from_json(shown_json), ("mean", "ci", "rate", "rate_ci", "n", "counts"), "runs show --json")
+    same(reference, from_markdown(markdown.read_text()), ("mean", "ci", "rate", "rate_ci", "counts"), "markdown")
+    same(reference, from_window(db_path, run_id), ("mean", "ci", "rate", "rate_ci", "n"), "the window's summary")
     graders = {g["key"]: g for g in report_json["graders"]}
     for key, found in from_junit(junit).items():
         decisions = graders[key]["decisions"]
@@ -209,8 +231,8 @@ def test_a_stopped_and_resumed_suite_run_says_the_same_everywhere(cli, suite_db:
     assert finished["status"] == "completed" and finished["done"] == 36
     reference = from_json(finished)
     # the resumed run's own output (stdout, its markdown and JUnit) says what every later reading says
-    same(reference, from_stdout(resumed.stdout), ("mean", "ci", "rate", "n", "counts"), "run --resume stdout")
-    same(reference, from_markdown(markdown.read_text()), ("mean", "ci", "rate", "counts"), "run --resume markdown")
+    same(reference, from_stdout(resumed.stdout), ("mean", "ci", "rate", "rate_ci", "n", "counts"), "run --resume stdout")
+    same(reference, from_markdown(markdown.read_text()), ("mean", "ci", "rate", "rate_ci", "counts"), "run --resume markdown")
     assert {k: v["mean"] for k, v in from_junit(junit).items()} == {k: reference[k]["mean"] for k in ("exact", "judge")}
     every_surface(cli, suite_db, stopped["id"], tmp_path, reference)
     # six answers in a cycle: exact passes the three bare "Paris"; the judge passes those, fails "Lyon",
@@ -218,6 +240,7 @@ def test_a_stopped_and_resumed_suite_run_says_the_same_everywhere(cli, suite_db:
     assert reference["exact"]["n"] == 36 and reference["exact"]["mean"] == _four(18 / 36)
     assert reference["judge"]["counts"] == {"ok": 24, "error": 6, "na": 6}
     assert reference["judge"]["rate"] == _rate(18 / 24)
+    assert reference["judge"]["rate_ci"] == _rate_ci(_wilson(18, 24)) == ("55.1%", "88.0%")
 
     # the same samples graded in one go give the same figures
     uncapped = json.loads(cli("run", "ci", "qa", "--json").stdout)

@@ -115,11 +115,14 @@ def test_junit_markdown_github_and_json_per_grader(cli, suited: FakeJudgeServer,
     # markdown: per grader mean (and interval), pass rate at its threshold, counts, five worst
     text = markdown.read_text()
     assert f"| exact v1 | {graders['exact']['aggregates']['mean']:.4f} (" in text
-    assert "| exact v1 | 0.5000 (" in text and "50.0% (score >= 1) | 12 | 0 | 0 | 0 |" in text
+    # (the pass rate's 95% Wilson interval: 6 of 12 pass)
+    assert "| exact v1 | 0.5000 (" in text and "50.0% (25.4% to 74.6%) (score >= 1) | 12 | 0 | 0 | 0 |" in text
     for key in ("judge", "strict"):
         agg = graders[key]["aggregates"]
         assert f"| {key} v1 | {agg['mean']:.4f} (" in text
-        assert f"{agg['pass_rate']:.1%} (score >= 0.5) | {PASSING + FAILING} | 0 | 1 | {NA} |" in text
+        low, high = agg["pass_rate_ci"]
+        assert (f"{agg['pass_rate']:.1%} ({low:.1%} to {high:.1%}) (score >= 0.5) | {PASSING + FAILING} | 0 | 1 | {NA} |"
+                in text)
     overall = out["overall"]["aggregates"]
     assert f"| overall (mean) | {overall['mean']:.4f}" in text
     for key in ("exact", "judge", "strict"):

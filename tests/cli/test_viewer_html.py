@@ -140,6 +140,10 @@ def test_the_header_shows_runs_show_numbers(lib: Library_, browser: Any) -> None
         assert figure("mean") == f"{agg['mean']:.4f}"
         assert figure("mean_ci") == f"[{agg['mean_ci'][0]:.4f}, {agg['mean_ci'][1]:.4f}]"
         assert figure("pass_rate") == f"{agg['pass_rate'] * 100:.1f}%"
+        low, high = agg["pass_rate_ci"]  # (Wilson's, as runs show prints it)
+        assert figure("pass_rate_ci") == f"[{low * 100:.1f}%, {high * 100:.1f}%]"
+        assert f"pass rate {agg['pass_rate']:.1%} [{low:.1%}, {high:.1%}]" in run_main("runs", "show", str(run),
+                                                                                      db=lib.db).stdout
         assert figure("n") == str(agg["n"])
         assert figure("done") == f"{shown['done']}/{shown['total']}"
         assert figure("counts") == "  ".join(f"{k} {v}" for k, v in sorted(shown["counts"].items()))
@@ -158,7 +162,9 @@ def test_the_header_shows_runs_show_numbers(lib: Library_, browser: Any) -> None
     for grader in suite["graders"]:
         cells = page.eval_on_selector(f'table.graders tr[data-grader="{grader["key"]}"]',
                                       "tr => Array.from(tr.cells).map(c => c.textContent)")
-        assert cells[1] == f"{grader['aggregates']['mean']:.4f}" and cells[4] == str(grader["aggregates"]["n"])
+        low, high = grader["aggregates"]["pass_rate_ci"]
+        assert cells[1] == f"{grader['aggregates']['mean']:.4f}" and cells[5] == str(grader["aggregates"]["n"])
+        assert cells[4] == f"[{low * 100:.1f}%, {high * 100:.1f}%]"
     watched.check_clean()
 
 

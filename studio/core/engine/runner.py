@@ -43,7 +43,7 @@ from .planning import one_off_suite, plan_of, record_suite_run, run_total, unkno
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
-from .stored_samples import StoredSamples, broken_results
+from .stored_samples import StoredSamples, broken_results, failed_rows, regraded
 from .streak import STREAK_LIMIT, FailureStreak
 from .usage import endpoint_rows
 from .written_tally import Untrusted, WrittenTallies
@@ -361,6 +361,8 @@ class _Slots:
         # the rows lane: a raw-lane scorer that turns its replies into the store's rows itself (the
         # sandboxed function grader), so no Outcome is built per sample on the way to the database
         self.rows_lane = self.single and self.raw is True and "rows" in one.lanes
+        #: a suite whose every scorer takes the stored JSON: no sample is parsed but a failed one's
+        self.raw_suite = not self.single and not self.texts and all(self.raw_ok)
         sizes = [sc.batch_size for sc in self.scorers]
         self.batch_size = None if None in sizes else min(x for x in sizes if x is not None)
         self.parallel = max(1, max(sc.parallel_batches for sc in self.scorers))
@@ -412,6 +414,8 @@ class _Slots:
         ``batch``: stored rows (``pending``); a row that is no sample is that sample's error."""
         if self.single and self.raw is True:
             return await self._grade_raw_checked(run_id, batch), [], None
+        if self.raw_suite:
+            return await self._grade_suite_checked(run_id, batch, partial, cancel, stopping)
         good, parsed, broken = self.samples.split(batch, texts=self.texts)
         if not broken:
             return await self._grade_good(run_id, good, parsed, partial, cancel, stopping)
@@ -438,6 +442,25 @@ class _Slots:
         if good:
             fixed.update({row[ROW_IDX]: row for row in await self._grade_one(run_id, good)})
         return [fixed.get(row[ROW_IDX], row) for row in rows]
+
+    async def _grade_suite_checked(self, run_id: int, batch: Sequence[Any], partial: dict[int, dict[int, Outcome]],
+                                   cancel: threading.Event, stopping: Callable[[], bool]) -> _Graded:
+        """``_grade_raw_checked`` for a suite whose every grader takes the stored JSON
+        (stored_samples.py): the batch graded raw, then only the failed samples' rows read."""
+        before = {row[0]: partial[row[0]] for row in batch if row[0] in partial} if partial else {}
+        first = await self._grade_suite(run_id, batch, [], partial, cancel, stopping)
+        suspects = failed_rows(batch, first[0], first[1])
+        good, _, broken = self.samples.split(suspects) if suspects else (suspects, [], [])
+        if not broken:
+            return first
+        for idx in [row[0] for row in suspects]:  # (``assemble`` moved them on: graded again as they were)
+            if idx in before:
+                partial[idx] = before[idx]
+            else:
+                partial.pop(idx, None)
+        again = await self._grade_suite(run_id, good, [], partial, cancel, stopping) if good else ([], [], None)
+        errors = broken_results(self.plan, run_id, broken, partial)
+        return (*regraded(batch, first[:2], again[:2], {row[0] for row in good}, errors, broken), None)
 
     async def _grade_good(self, run_id: int, batch: Sequence[Any], parsed: list[Sample],
                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event,

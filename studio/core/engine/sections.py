@@ -122,7 +122,8 @@ class RunSections:
                 cached_tokens=headline.cached_tokens, cached=headline.cached,
                 mean_duration_ms=headline.mean_duration_ms, count=headline.total)
         elif self.suite:
-            figures = figures.updated(mean=None, mean_ci=None, pass_rate=None, n=None, score_min=None, score_max=None)
+            figures = figures.updated(mean=None, mean_ci=None, pass_rate=None, pass_rate_ci=None, n=None,
+                                      score_min=None, score_max=None)
         if self.suite:
             figures = figures.updated(metrics={s.key: s.mean for s in self.summaries if s.mean is not None},
                                       pass_threshold=self.info.pass_threshold)

@@ -11,7 +11,12 @@ as a run with per-sample errors does (``runs show``, ``--resume`` and ``--retry-
 
 A run of one sandboxed function grader hands the worker the stored JSON unparsed (the raw lane,
 its speed): there only the rows of samples that failed are read (``runner._Slots._grade_raw_checked``),
-a broken one gets its sentence, and a good one that failed with it is graded again without it.
+a broken one gets its sentence, and a good one that failed with it is graded again without it. A
+suite whose every grader takes the stored JSON (sandboxed functions) does the same
+(``_grade_suite_checked``): reading every row cost 2-15 us a sample on the host for nothing but to
+find the rare broken one, which the workers fail anyway (``failed_rows``, ``regraded``;
+bench/suite_throughput.py ``--raw-suite``). A broken row is still that sample's error for every
+grader, with the same sentence, and the others' results are the parsed path's.
 """
 
 from __future__ import annotations
@@ -25,11 +30,17 @@ from studio.core.models import Outcome, Sample
 from studio.core.models.broken import BrokenRow
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord, read_sample
-from studio.core.store.runs import outcome_values
+from studio.core.store.ledger import GraderRow
+from studio.core.store.runs import ROW_IDX, ROW_STATUS, outcome_values
 
 from .plan import RunPlan, assemble
 
 _COMPLETION = itemgetter(2)  # of a text row (store/run_inputs.py)
+#: where a suite's per-grader row holds its sample's index (its status: where a result row's is)
+_GRADER_IDX = GraderRow._fields.index("sample_idx")
+#: the statuses of a sample that may have failed for its row (a row that is no JSON fails the
+#: worker's whole request; a field of the wrong type fails the payload's builder)
+_FAILED = ("error", "invalid")
 #: a broken row of a batch: its idx, its sample id, what the person is told
 Broken = tuple[int, str, BrokenRow]
 
@@ -87,3 +98,31 @@ def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial
         wanted = [k for k, (idx, _, _) in enumerate(broken) if planned.slot not in partial.get(idx, ())]
         graded.append((planned.slot, wanted, [Outcome.failure(broken[k][2].sentence()) for k in wanted]))
     return assemble(plan, run_id, rows, graded, partial, False)
+
+
+def failed_rows(batch: Sequence[tuple[Any, ...]], rows: Sequence[tuple[Any, ...]],
+                grader_rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``batch``'s stored rows whose sample failed with some grader (``rows``: the sample rows,
+    ``grader_rows``: a suite's per-grader rows, as graded): the only rows the raw lanes read."""
+    failed = {row[ROW_IDX] for row in rows if row[ROW_STATUS] in _FAILED}
+    failed.update(row[_GRADER_IDX] for row in grader_rows if row[ROW_STATUS] in _FAILED)
+    return [row for row in batch if row[0] in failed] if failed else []
+
+
+Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+
+
+def regraded(batch: Sequence[tuple[Any, ...]], first: Rows, again: Rows, again_idx: set[int], errors: Rows,
+             broken: Sequence[Broken]) -> Rows:
+    """A raw suite batch's rows (``first``: sample rows and per-grader rows, graded with every
+    stored row) with the failed samples' replaced: the good ones (``again_idx``) by ``again``,
+    graded without the broken rows, and the ``broken`` ones by their ``errors``
+    (``broken_results``). In the parsed path's order: the good samples' rows in the batch's order,
+    then the broken ones'."""
+    drop = again_idx | {idx for idx, _, _ in broken}
+    position = {row[0]: k for k, row in enumerate(batch)}
+    kept = [row for row in first[0] if row[ROW_IDX] not in drop] + again[0]
+    kept.sort(key=lambda row: position[row[ROW_IDX]])
+    per_grader = [row for row in first[1] if row[_GRADER_IDX] not in drop] + again[1]
+    per_grader.sort(key=lambda row: position[row[_GRADER_IDX]])
+    return kept + errors[0], per_grader + errors[1]

@@ -14,11 +14,13 @@ invalid as the 0 they were given) that stays in the grader's score range (core/i
 for two-valued scores such as 0/1, else Student's t clipped to the range); ``interval_method`` names
 the one used.
 The pass rate is pass / (pass + fail) by the pass rule (models/pass_rule); NA and errors are left
-out of both (their counts are kept).
+out of both (their counts are kept). Its 95% interval is Wilson's (``pass_rate_ci``, in [0, 1],
+defined from one graded result; none without one: NA is not 0%).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,7 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from studio.core import intervals
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
-from studio.core.store.ledger import Tally
+from studio.core.store.ledger import SPLITS, Tally
 
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
@@ -53,6 +55,8 @@ class GraderSummary(BaseModel):
     mean_ci: tuple[float, float] | None
     interval_method: str = INTERVAL_METHOD
     pass_rate: float | None
+    #: the pass rate's 95% Wilson interval (passes out of pass + fail); None without a graded result
+    pass_rate_ci: tuple[float, float] | None = None
     score_min: float | None = None
     score_max: float | None = None
     #: by status: ok, error, invalid, na (a skipped result: a judge's NA)
@@ -79,7 +83,8 @@ class GraderSummary(BaseModel):
         """The ``aggregates`` object of ``run --json`` (kept from before: mean, mean_ci, pass_rate, n)."""
         low, high = self.mean_ci if self.mean_ci is not None else (None, None)
         return {"mean": self.mean, "mean_ci": [low, high], "interval": self.interval_method,
-                "pass_rate": self.pass_rate, "pass_threshold": self.threshold, "n": self.n,
+                "pass_rate": self.pass_rate, "pass_rate_ci": None if self.pass_rate_ci is None else list(self.pass_rate_ci),
+                "pass_threshold": self.threshold, "n": self.n,
                 "min": self.score_min, "max": self.score_max}
 
     def to_json(self) -> dict[str, Any]:
@@ -98,11 +103,49 @@ class GraderSummary(BaseModel):
         low, high = self.mean_ci
         return f"[{low:.4f}, {high:.4f}]" if style == "brackets" else f"{low:.4f} to {high:.4f}"
 
+    def pass_rate_text(self, style: str = "brackets") -> str:
+        """The pass rate with its 95% interval (``rate_text``); "" without a graded result."""
+        return rate_text(self.pass_rate, self.pass_rate_ci, style)
+
+
+def rate_text(rate: float | None, ci: tuple[float, float] | None, style: str = "brackets") -> str:
+    """A pass rate and its interval as the terminal (``40.0% [27.5%, 53.9%]``) or markdown
+    (``40.0% (27.5% to 53.9%)``) prints it; "" without a rate (NA is not 0%)."""
+    if rate is None:
+        return ""
+    interval = rate_interval_text(ci, style)
+    if not interval:
+        return f"{rate:.1%}"
+    return f"{rate:.1%} {interval}" if style == "brackets" else f"{rate:.1%} ({interval})"
+
+
+def rate_interval_text(ci: tuple[float, float] | None, style: str = "brackets") -> str:
+    """A pass rate's interval alone: ``[27.5%, 53.9%]`` or ``27.5% to 53.9%``; "" without one."""
+    if ci is None:
+        return ""
+    low, high = ci
+    return f"[{low:.1%}, {high:.1%}]" if style == "brackets" else f"{low:.1%} to {high:.1%}"
+
 
 def mean_interval(tally: Tally, bounds: tuple[float, float] | None = None) -> intervals.Interval | None:
-    """The tally's mean's 95% interval within ``bounds`` (the grader's score range; None: unbounded)."""
-    return intervals.mean_interval(tally.n, tally.score_sum, tally.score_sumsq, bounds,
+    """The tally's mean's 95% interval within ``bounds`` (the grader's score range; None: unbounded;
+    None too when the scores' sum or sum of squares is beyond a double: no finite spread)."""
+    return intervals.mean_interval(tally.n, tally.sum_of_scores(), tally.sum_of_squares(), bounds,
                                    observed=(tally.score_min, tally.score_max))
+
+
+def score_mean(tally: Tally) -> float | None:
+    """The scored scores' mean (None without one), also of huge scores whose sum a double cannot
+    hold (two scores of 1e308: 1e308): each part of the sum (store/ledger ``Split``) over n, then
+    put together, within the smallest and largest score."""
+    low = mean(tally.score_sum, tally.n)
+    if low is None or not tally.score_sum_high:
+        return low
+    whole = SPLITS["sum"].whole(low, mean(tally.score_sum_high, tally.n) or 0.0)
+    smallest, largest = tally.score_min, tally.score_max
+    if smallest is not None and largest is not None:
+        whole = min(largest, max(smallest, whole))
+    return whole if math.isfinite(whole) else None
 
 
 def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
@@ -111,12 +154,13 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
     ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
     interval stays in."""
     graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
-    figures = {"mean": mean(tally.score_sum, tally.n), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
+    figures = {"mean": score_mean(tally), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
                "mean_duration_ms": mean(tally.duration_ms, tally.total)}
     interval = mean_interval(tally, bounds)
     statuses = tally.statuses
     return GraderSummary(
         key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, **figures,
+        pass_rate_ci=intervals.wilson(tally.decisions.get("pass", 0), graded),
         mean_ci=None if interval is None else interval.pair(),
         interval_method=INTERVAL_METHOD if interval is None else interval.method,
         score_min=tally.score_min, score_max=tally.score_max,
@@ -135,8 +179,9 @@ def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
 def mean(total: float, n: int) -> float | None:
     """``total`` over ``n`` things, None for none (undefined is not 0): a mean, a pass rate (passes
     over pass + fail), a time per sample. The one division of the studio's figures: every surface
-    reads them from here (tests/test_one_rule.py finds no other)."""
-    return total / n if n else None
+    reads them from here (tests/test_one_rule.py finds no other). A total that is not a finite
+    number (a sum past the largest double) has no mean either: None, never inf or NaN shown."""
+    return total / n if n and math.isfinite(total) else None
 
 
 class RunAggregates:
@@ -155,7 +200,7 @@ class RunAggregates:
     #: each figure's JSON key (the attribute of the same name, but ``score_min``/``score_max``)
     FIELDS: ClassVar[dict[str, str]] = {
         "count": "count", "mean": "mean", "mean_ci": "mean_ci", "interval": "interval", "pass_rate": "pass_rate",
-        "pass_threshold": "pass_threshold", "n": "n", "score_min": "min", "score_max": "max",
+        "pass_rate_ci": "pass_rate_ci", "pass_threshold": "pass_threshold", "n": "n", "score_min": "min", "score_max": "max",
         "mean_duration_ms": "mean_duration_ms", "prompt_tokens": "prompt_tokens",
         "completion_tokens": "completion_tokens", "cached_tokens": "cached_tokens", "cached": "cached",
         "statuses": "statuses", "metrics": "metrics", "batch_metrics": "batch_metrics", "pairwise": "pairwise",
@@ -200,6 +245,18 @@ class RunAggregates:
         value = self._values.get(self.FIELDS[name])
         return default if value is None else value
 
+    def _float(self, name: str) -> float | None:
+        value = self._get(name)
+        return None if value is None else float(value)
+
+    def _int(self, name: str) -> int | None:
+        value = self._get(name)
+        return None if value is None else int(value)
+
+    def _text(self, name: str) -> str | None:
+        value = self._get(name)
+        return None if value is None else str(value)
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RunAggregates) and self._values == other._values
 
@@ -211,28 +268,34 @@ class RunAggregates:
     @property
     def count(self) -> int | None:
         """Results stored (every status); None when not counted."""
-        return self._get("count")
+        return self._int("count")
 
     @property
     def mean(self) -> float | None:
-        return self._get("mean")
+        return self._float("mean")
 
     @property
     def mean_ci(self) -> tuple[float, float] | None:
         """The mean's 95% interval (None without one)."""
-        pair = self._get("mean_ci")
-        if not pair or pair[0] is None or pair[1] is None:
-            return None
-        return float(pair[0]), float(pair[1])
+        return _pair(self._get("mean_ci"))
+
+    @property
+    def pass_rate_ci(self) -> tuple[float, float] | None:
+        """The pass rate's 95% Wilson interval (None without one, and for a run stored before it was)."""
+        return _pair(self._get("pass_rate_ci"))
+
+    def pass_rate_text(self, style: str = "brackets") -> str:
+        """The pass rate with its interval (``rate_text``); "" without a rate."""
+        return rate_text(self.pass_rate, self.pass_rate_ci, style)
 
     @property
     def interval(self) -> str | None:
         """How the interval was worked out (core/intervals.py's method name)."""
-        return self._get("interval")
+        return self._text("interval")
 
     @property
     def pass_rate(self) -> float | None:
-        return self._get("pass_rate")
+        return self._float("pass_rate")
 
     @property
     def pass_threshold(self) -> float:
@@ -241,19 +304,19 @@ class RunAggregates:
     @property
     def n(self) -> int | None:
         """Scored results: the mean's n."""
-        return self._get("n")
+        return self._int("n")
 
     @property
     def score_min(self) -> float | None:
-        return self._get("score_min")
+        return self._float("score_min")
 
     @property
     def score_max(self) -> float | None:
-        return self._get("score_max")
+        return self._float("score_max")
 
     @property
     def mean_duration_ms(self) -> float | None:
-        return self._get("mean_duration_ms")
+        return self._float("mean_duration_ms")
 
     @property
     def prompt_tokens(self) -> int:
@@ -320,6 +383,13 @@ class RunAggregates:
         return self._get("stopped") or None
 
 
+def _pair(stored: Any) -> tuple[float, float] | None:
+    """A stored [low, high] interval (None: none, or either end missing)."""
+    if not stored or stored[0] is None or stored[1] is None:
+        return None
+    return float(stored[0]), float(stored[1])
+
+
 def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
                 tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
                 panels: dict[str, Any] | None = None) -> RunAggregates:
@@ -330,7 +400,8 @@ def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_T
     summary = summarize("run", 0, threshold, facts.tally)
     counted = facts.tally
     return RunAggregates({
-        "count": counted.total, "mean": summary.mean, "pass_rate": summary.pass_rate, "pass_threshold": threshold,
+        "count": counted.total, "mean": summary.mean, "pass_rate": summary.pass_rate,
+        "pass_rate_ci": None if summary.pass_rate_ci is None else list(summary.pass_rate_ci), "pass_threshold": threshold,
         "min": counted.score_min, "max": counted.score_max, "mean_duration_ms": summary.mean_duration_ms,
         "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
         "cached_tokens": counted.cached_tokens, "cached": counted.cached, "statuses": facts.statuses,

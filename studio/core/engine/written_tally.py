@@ -42,6 +42,7 @@ from studio.core.store.ledger import (
     AT,
     DEFAULTS,
     OUTCOME,
+    SPLITS,
     Batch,
     Folding,
     GraderRow,
@@ -61,6 +62,8 @@ _OK = {"ok"}
 _NONE = {None}
 #: token sums are stored as SQL sums of doubles: exact below this
 _EXACT_INT = 2 ** 53
+#: a part of a per-key sum kept here: below the limit of a split sum's low part (``ledger.SPLITS``)
+_HUGE = SPLITS["sum"].limit
 
 
 class Untrusted(Exception):
@@ -199,7 +202,11 @@ class Means:
         self.counts: dict[str, int] = {}
 
     def add(self, key: str, parts: Iterable[float], count: int) -> None:
-        """``count`` values of ``key`` whose sum is ``parts``' (``exact_parts``)."""
+        """``count`` values of ``key`` whose sum is ``parts``' (``exact_parts``). A part from 2**960 on
+        (a huge score: ``ledger.Split``) could add up past a double: SQL's split sums say those."""
+        parts = tuple(parts)
+        if any(not abs(part) < _HUGE for part in parts):
+            raise Untrusted("a score whose sum may pass the largest double")
         if count:
             self.sums.setdefault(key, Total()).add(parts)
             self.counts[key] = self.counts.get(key, 0) + count

@@ -134,6 +134,9 @@ class Fold:
     #: a sum of integers the SQL adds as doubles (token sums stored before counts were bounded
     #: overflowed SQL's integer sum)
     as_double: bool = False
+    #: a score's sum or sum of squares in two parts (``Split``): ``high`` is the part of the huge
+    #: scores, scaled down so that no sum of them overflows
+    high: bool = False
 
 
 FOLDS: tuple[Fold, ...] = (
@@ -142,7 +145,9 @@ FOLDS: tuple[Fold, ...] = (
     *(Fold(f"decisions.{d}", "count", "decision", d) for d in DECISIONS),
     Fold("n", "count", "score"),
     Fold("score_sum", "sum", "score"),
+    Fold("score_sum_high", "sum", "score", high=True),
     Fold("score_sumsq", "sumsq", "score"),
+    Fold("score_sumsq_high", "sumsq", "score", high=True),
     Fold("score_min", "min", "score"),
     Fold("score_max", "max", "score"),
     Fold("prompt_tokens", "sum", "prompt_tokens", as_double=True),
@@ -162,8 +167,14 @@ class Tally(BaseModel):
     statuses: dict[str, int]
     decisions: dict[str, int]
     n: int = 0
+    #: the scored scores' sum and sum of squares, each in two parts that no run's rows overflow
+    #: (``SPLITS``): the terms of the scores under the split's limit as they are (``score_sum``,
+    #: ``score_sumsq``), the huge scores' terms scaled down (``..._high``, 0 without such a score);
+    #: ``sum_of_scores`` and ``sum_of_squares`` read them whole
     score_sum: float = 0.0
+    score_sum_high: float = 0.0
     score_sumsq: float = 0.0
+    score_sumsq_high: float = 0.0
     score_min: float | None = None
     score_max: float | None = None
     prompt_tokens: int = 0
@@ -180,6 +191,14 @@ class Tally(BaseModel):
         for fold, value in zip(FOLDS, values, strict=True):
             _put(fields, fold.name, _typed(fold, value))
         return cls.model_validate(fields)
+
+    def sum_of_scores(self) -> float:
+        """The scored scores' sum (±inf beyond the largest double)."""
+        return SPLITS["sum"].whole(self.score_sum, self.score_sum_high)
+
+    def sum_of_squares(self) -> float:
+        """The scored scores' sum of squares (inf beyond the largest double)."""
+        return SPLITS["sumsq"].whole(self.score_sumsq, self.score_sumsq_high)
 
 
 #: each Tally field's type: an int field of a sum stored as a double (tokens) comes back an int
@@ -208,6 +227,58 @@ def _put(fields: dict[str, Any], name: str, value: Any) -> None:
 _TINY = 1e-150
 
 
+@dataclass(frozen=True)
+class Split:
+    """A sum over the scored scores kept as two sums that never overflow a double, whatever a
+    teammate's scores: PostgreSQL fails a query whose float sum or product overflows ("value out of
+    range: overflow"), where SQLite and Python give inf, and an inf sum cannot be taken back (two
+    scores of 1e308 have a mean of 1e308). The terms (``power``: 1 the score, 2 its square) of the
+    scores under ``limit`` in magnitude are added as they are (every ordinary run: the sum is the
+    plain sum, and the other part 0); the others' after scaling the score by 2**-``scale`` (exact: a
+    power of two). Each term of either part is under 2**(1023 - 63), so no count of rows a table can
+    hold adds up past a double."""
+
+    limit: float
+    scale: int
+    power: int
+
+    @property
+    def factor(self) -> float:
+        return math.ldexp(1.0, -self.scale)
+
+    def term(self, score: float) -> float:
+        """A huge score's term in the ``high`` part."""
+        scaled = score * self.factor
+        return scaled if self.power == 1 else scaled * scaled
+
+    def whole(self, low: float, high: float) -> float:
+        """The sum of both parts (±inf beyond the largest double)."""
+        if not high:
+            return low
+        try:
+            return low + math.ldexp(high, self.scale * self.power)
+        except OverflowError:
+            return math.copysign(math.inf, high)
+
+    def sql(self, column: str, high: bool) -> str:
+        """The part as an SQL sum over ``column`` (NULL: no score). A square under ``_TINY`` counts
+        0: PostgreSQL fails a product that rounds to 0 ("underflow") and a double keeps nothing of it
+        beside any other square."""
+        if high:
+            scaled = f"({column} * {self.factor!r})"
+            term = scaled if self.power == 1 else f"{scaled} * {scaled}"
+            return f"sum(CASE WHEN abs({column}) >= {self.limit!r} THEN {term} END)"
+        tiny = f"WHEN abs({column}) < {_TINY!r} THEN 0.0 " if self.power == 2 else ""
+        term = column if self.power == 1 else f"{column} * {column}"
+        return f"sum(CASE {tiny}WHEN abs({column}) < {self.limit!r} THEN {term} END)"
+
+
+#: the two split sums of a tally: the scores' (huge: from 2**960, scaled by 2**-64) and their
+#: squares' (huge: from 2**480, whose square passes 2**960; scaled by 2**-544 before squaring)
+SPLITS = {"sum": Split(limit=2.0 ** 960, scale=64, power=1),
+          "sumsq": Split(limit=2.0 ** 480, scale=544, power=2)}
+
+
 # --- the folds as SQL -----------------------------------------------------------------------------
 def fold_sql(columns: Mapping[str, str], present: str | None = None) -> str:
     """``FOLDS`` as SQL aggregates over a subquery's ``columns`` (``over`` -> column name: "status",
@@ -223,10 +294,8 @@ def fold_sql(columns: Mapping[str, str], present: str | None = None) -> str:
         if fold.op == "count":
             parts.append(f"count({column})" if fold.equals is None
                          else f"count(CASE WHEN {column} = '{fold.equals}' THEN 1 END)")
-        elif fold.op == "sumsq":
-            # a square that rounds to 0 is PostgreSQL's "underflow" error: a score under 1e-150
-            # adds nothing a double keeps beside any other square
-            parts.append(f"sum(CASE WHEN abs({column}) < {_TINY!r} THEN 0.0 ELSE {column} * {column} END)")
+        elif fold.over == "score" and fold.op in SPLITS:
+            parts.append(SPLITS[fold.op].sql(column, fold.high))
         elif fold.op == "sum" and fold.as_double:
             parts.append(f"sum(CAST({column} AS DOUBLE PRECISION))")
         else:
@@ -298,19 +367,31 @@ class Folding:
                                   else 0 for f in FOLDS]
 
     def add(self, batch: Batch) -> tuple[float, ...]:
-        """Adds ``batch`` up; returns its scores' sum as ``exact_parts`` (() without scores)."""
+        """Adds ``batch`` up; returns its scores' sum as ``exact_parts`` (() without scores; a
+        batch with a score from 2**960 on: the low part's, see ``Split``, and the whole of the high
+        part's, which may be inf)."""
         scores = batch.scores
         parts: tuple[float, ...] = ()
         figures: dict[str, Any] = {"count": len(scores)}
+        #: each split sum's parts (``SPLITS``) of the batch, by (op, high)
+        sums: dict[tuple[str, bool], tuple[float, ...]] = {}
         if scores:
             low, high = min(scores), max(scores)
             largest = max(-low, high)
+            nothing: tuple[float, ...] = ()
             if largest * largest * len(scores) < _EXACT_FLOAT_INT and all(map(float.is_integer, scores)):
                 parts = (sum(scores),)  # whole numbers (a check's 0 and 1): exact as they are
                 squares: tuple[float, ...] = (sum(map(mul, scores, scores)),)
-            else:
+                sums.update({("sum", True): nothing, ("sumsq", True): nothing})
+            elif largest < SPLITS["sumsq"].limit:  # no huge score: every term in the low parts
                 parts, squares = exact_parts(scores), exact_parts(list(map(mul, scores, scores)))
-            figures.update(sum=parts, sumsq=squares, min=low, max=high)
+                sums.update({("sum", True): nothing, ("sumsq", True): nothing})
+            else:
+                parts, squares = self._split(scores, sums)
+            sums.update({("sum", False): parts, ("sumsq", False): squares})
+            figures.update(min=low, max=high)
+            if sums["sum", True]:
+                parts = (*parts, SPLITS["sum"].whole(0.0, math.fsum(sums["sum", True])))
         values, counts, costs = self.values, batch.counts, batch.costs
         for n, fold in enumerate(FOLDS):
             over, op = fold.over, fold.op
@@ -320,8 +401,8 @@ class Folding:
                 if op == "count":
                     values[n] += figures["count"]
                 elif scores:
-                    if op in ("sum", "sumsq"):
-                        values[n].add(figures[op])
+                    if op in SPLITS:
+                        values[n].add(sums[op, fold.high])
                     else:
                         found = figures[op]
                         values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
@@ -330,6 +411,19 @@ class Folding:
             else:  # a cost column's sum
                 values[n] += costs.get(over, 0)
         return parts
+
+    @staticmethod
+    def _split(scores: Sequence[float], sums: dict[tuple[str, bool], tuple[float, ...]]
+               ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        """A batch with a huge score: each split sum's high parts (``Split``) into ``sums``; returns
+        the low parts (the scores' and the squares')."""
+        low_parts = []
+        for op, split in SPLITS.items():
+            limit = split.limit
+            terms = [s if split.power == 1 else s * s for s in scores if abs(s) < limit]
+            sums[op, True] = exact_parts([split.term(s) for s in scores if abs(s) >= limit])
+            low_parts.append(exact_parts(terms))
+        return low_parts[0], low_parts[1]
 
     def tally(self) -> Tally:
         """The tally so far (sums read correctly rounded)."""

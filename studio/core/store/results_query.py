@@ -11,6 +11,7 @@ than the query itself.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from array import array
@@ -22,6 +23,7 @@ from sqlalchemy import Engine
 
 from studio.core.models.pass_rule import (
     DEFAULT_PASS_THRESHOLD,
+    LARGEST,
     NOT_PASSED,
     decide,
     decision_in_sql,
@@ -432,7 +434,12 @@ class RunSummary:
     figures: Any = None
 
 
-_BUCKET_SQL = "min(CAST((score - ?) / ? AS INTEGER), ?)"
+_BUCKET_SQL = "min(CAST(({score} - ?) / ? AS INTEGER), ?)"
+#: a score the histogram counts: a finite number (±inf and NaN are no score, as the pass rule says)
+_FINITE = f"score BETWEEN {-LARGEST!r} AND {LARGEST!r}"
+#: the halved score of a range past the largest double (a score under 1e-300 counts as 0: PostgreSQL
+#: fails a product that rounds to 0, "underflow")
+_HALVED = "(CASE WHEN abs(score) < 1e-300 THEN 0.0 ELSE score * 0.5 END)"
 
 
 def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], float, float]:
@@ -444,7 +451,7 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
     with engine.connect() as conn:
         raw = driver_connection(conn.connection)
         low, high = raw.execute(
-            "SELECT min(score), max(score) FROM results WHERE run_id = ? AND score IS NOT NULL", (run_id,)
+            f"SELECT min(score), max(score) FROM results WHERE run_id = ? AND {_FINITE}", (run_id,)
         ).fetchone()
         if low is None:
             return [0] * bins, 0.0, 1.0
@@ -452,27 +459,30 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
             low, high = 0.0, 1.0
         elif low == high:
             low, high = low - 0.5, high + 0.5
-        width = (high - low) / bins
+        # a range past the largest double (a teammate's -1e308 and 1e308): the buckets of halved scores
+        scale = 1.0 if math.isfinite(high - low) else 0.5
+        bucket_sql = _BUCKET_SQL.format(score="score" if scale == 1.0 else _HALVED)
+        start, width = low * scale, (high * scale - low * scale) / bins
         counts = [0] * bins
         if conn.dialect.name != "sqlite":  # PostgreSQL's CAST rounds: its buckets are its own GROUP BY's
             for bucket, n in raw.execute(
-                f"SELECT {_BUCKET_SQL} AS b, count(*) FROM results WHERE run_id = ? AND score IS NOT NULL GROUP BY b",
-                (low, width, bins - 1, run_id),
+                f"SELECT {bucket_sql} AS b, count(*) FROM results WHERE run_id = ? AND {_FINITE} GROUP BY b",
+                (start, width, bins - 1, run_id),
             ):
                 counts[max(0, int(bucket))] += n
             return counts, float(low), float(high)
-        edges = [low + i * width for i in range(1, bins)]
+        edges = [(start + i * width) / scale for i in range(1, bins)]
         for i in range(bins):
-            lower = "score >= ?" if i else "score IS NOT NULL"
-            upper = " AND score < ?" if i < bins - 1 else ""
+            lower = "score >= ?" if i else _FINITE
+            upper = " AND score < ?" if i < bins - 1 else f" AND {_FINITE}"
             params = [run_id, *([edges[i - 1]] if i else []), *([edges[i]] if i < bins - 1 else [])]
             (counts[i],) = raw.execute(f"SELECT count(*) FROM results WHERE run_id = ? AND {lower}{upper}",
                                        params).fetchone()
         for i, edge in enumerate(edges, start=1):  # scores a hair from an edge: the bucket expression decides
-            near = abs(edge) * 1e-9 + width * 1e-9
+            near = abs(edge) * 1e-9 + width / scale * 1e-9
             for score, bucket, n in raw.execute(
-                f"SELECT score, {_BUCKET_SQL}, count(*) FROM results WHERE run_id = ? AND score >= ? AND score <= ?"
-                " GROUP BY score", (low, width, bins - 1, run_id, edge - near, edge + near)):
+                f"SELECT score, {bucket_sql}, count(*) FROM results WHERE run_id = ? AND score >= ? AND score <= ?"
+                " GROUP BY score", (start, width, bins - 1, run_id, edge - near, edge + near)):
                 placed = i - 1 if score < edge else i
                 bucket = max(0, int(bucket))
                 if bucket != placed:

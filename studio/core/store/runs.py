@@ -23,7 +23,7 @@ from studio.core.outside import json_text, storable_text
 from .authors import current_user
 from .database import driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
-from .ledger import AT, DEFAULTS, GRADER_COLUMNS, OUTCOME, RESULT_COLUMNS, Tally
+from .ledger import AT, DEFAULTS, GRADER_COLUMNS, OUTCOME, RESULT_COLUMNS, SPLITS, Tally
 from .panel_stats import panel_aggregates
 from .run_graders import STORED_KEY, rows_sql, tally_sql
 from .tables import datasets, graders, results, run_graders, runs
@@ -674,16 +674,26 @@ class RunRepository:
         suite = conn.execute(select(runs.c.suite).where(runs.c.id == run_id)).scalar()
         keys = sorted(conn.execute(select(run_graders.c.grader_key).where(run_graders.c.run_id == run_id)).scalars()) \
             if suite else []
+        # each sum in the ledger's two parts (a teammate's 1e308s fail PostgreSQL's plain float sum)
+        split = SPLITS["sum"]
+
+        def sums(value: str) -> str:
+            return f"{split.sql(value, False)}, {split.sql(value, True)}, count({value})"
+
+        def total(low: float | None, high: float | None) -> float:
+            return split.whole(float(low or 0.0), float(high or 0.0))
+
         if not keys or any('"' in key for key in keys):
             found = conn.execute(text(
-                "SELECT j.key, sum(CAST(j.value AS DOUBLE PRECISION)), count(CAST(j.value AS DOUBLE PRECISION))"
+                f"SELECT j.key, {sums('CAST(j.value AS DOUBLE PRECISION)')}"
                 " FROM results, json_each(results.scores) AS j " + where + " GROUP BY j.key"), {"r": run_id}).all()
-            return {key: (float(total), int(n)) for key, total, n in found if n}
+            return {key: (total(low, high), int(n)) for key, low, high, n in found if n}
         value = "CAST(json_extract(results.scores, :k{n}) AS DOUBLE PRECISION)"
-        parts = ", ".join(f"sum({value.format(n=n)}), count({value.format(n=n)})" for n in range(len(keys)))
+        parts = ", ".join(sums(value.format(n=n)) for n in range(len(keys)))
         row = conn.execute(text(f"SELECT {parts} FROM results {where}"),
                            {"r": run_id, **{f"k{n}": f'$."{key}"' for n, key in enumerate(keys)}}).one()
-        return {key: (float(row[2 * n]), int(row[2 * n + 1])) for n, key in enumerate(keys) if row[2 * n + 1]}
+        return {key: (total(row[3 * n], row[3 * n + 1]), int(row[3 * n + 2]))
+                for n, key in enumerate(keys) if row[3 * n + 2]}
 
     # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------
     def insert_new_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> int:

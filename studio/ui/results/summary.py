@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from studio.core.engine.summary import rate_interval_text
 from studio.core.store.results_query import RunSummary
 
 from ..plain import breakable, short
@@ -32,11 +33,10 @@ def aggregates_html(summary: RunSummary) -> str:
              f"{html.escape(short(run.dataset))} · <span style='color:{status_hex(run.status)}'>{run.status}</span>"
              f" · {run.done:,}/{run.total:,}")
     threshold = agg.pass_threshold
-    rate = agg.pass_rate
     interval = "" if agg.mean_ci is None else (
         f" <span style='color:#8a8f98'>[{agg.mean_ci[0]:.4f}, {agg.mean_ci[1]:.4f}]</span>")
-    headline = (f"mean <b>{_fmt(agg.mean, '.4f')}</b>{interval} &nbsp; pass rate <b>"
-                f"{'—' if rate is None else f'{rate:.1%}'}</b> <span style='color:#8a8f98'>(≥ {threshold:g})</span>")
+    headline = (f"mean <b>{_fmt(agg.mean, '.4f')}</b>{interval} &nbsp; pass rate "
+                f"{_rate_html(agg.pass_rate, agg.pass_rate_ci)} <span style='color:#8a8f98'>(≥ {threshold:g})</span>")
     if agg.n is not None:
         headline += f" &nbsp; n {agg.n:,}"
     if agg.score_min is not None:
@@ -79,11 +79,20 @@ def aggregates_html(summary: RunSummary) -> str:
 def grader_html(found: GraderSummary) -> str:
     """One grader of a suite run (an engine/summary.py ``GraderSummary``): mean, interval, pass rate, n."""
     interval = found.interval_text()
-    rate = "—" if found.pass_rate is None else f"{found.pass_rate:.1%}"
     return (f"{html.escape(short(found.label, 60))}: mean <b>{_fmt(found.mean, '.4f')}</b>"
             + (f" <span style='color:#8a8f98'>{interval}</span>" if interval else "")
-            + f" &nbsp; pass rate <b>{rate}</b> <span style='color:#8a8f98'>(≥ {found.threshold:g})</span>"
+            + f" &nbsp; pass rate {_rate_html(found.pass_rate, found.pass_rate_ci)}"
+            + f" <span style='color:#8a8f98'>(≥ {found.threshold:g})</span>"
             + f" &nbsp; n {found.n:,}")
+
+
+def _rate_html(rate: float | None, ci: tuple[float, float] | None) -> str:
+    """A pass rate in bold and its 95% interval in grey, as the mean's (engine/summary ``rate_text``
+    and ``rate_interval_text`` word it for the terminal); "—" without a graded result (NA is not 0%)."""
+    if rate is None:
+        return "<b>—</b>"
+    interval = rate_interval_text(ci)
+    return f"<b>{rate:.1%}</b>" + (f" <span style='color:#8a8f98'>{interval}</span>" if interval else "")
 
 
 #: the most lines of figures the band shows at once; more (a suite's line per grader) scroll within it

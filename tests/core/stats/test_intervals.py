@@ -13,7 +13,7 @@ from scipy import stats as sps
 from studio.core import intervals
 from studio.core.engine.summary import summarize
 from studio.core.stats import proportion
-from studio.core.store.ledger import Tally
+from studio.core.store.ledger import Batch, Folding, Tally
 
 
 def _sums(scores: list[float]) -> tuple[int, float, float]:
@@ -110,3 +110,29 @@ def test_unbounded_scores_keep_the_plain_t_interval_and_none_below_two() -> None
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 7, 12, 29, 30, 31, 100, 5000])
 def test_t_quantile_is_scipys(df: int) -> None:
     assert intervals.t_quantile(df) == pytest.approx(float(sps.t.ppf(0.975, df)), abs=1e-6)
+
+
+@pytest.mark.parametrize("bounds", [None, (0.0, 1.0), (-1e300, 1e300)])
+@pytest.mark.parametrize(("total", "sumsq"), [(2e155, math.inf), (math.inf, math.inf), (-math.inf, math.inf)])
+def test_a_sum_past_the_largest_double_gives_no_interval(bounds: tuple[float, float] | None, total: float,
+                                                        sumsq: float) -> None:
+    """Scores whose squares (or sum) add up past a double have no finite spread to state: no
+    interval, never [-inf, inf] nor a NaN-made [inf, inf] (inf - inf in the variance)."""
+    assert intervals.mean_interval(3, total, sumsq, bounds, observed=(1.0, 1e155)) is None
+
+
+def test_the_summary_of_huge_scores_keeps_their_mean_and_states_no_interval() -> None:
+    """Two scores of 1e308 sum past the largest double; their mean is still 1e308 (issue 45's ledger
+    on PostgreSQL failed the run: "value out of range: overflow"). A score of 1e155's square is
+    past it: the mean is stated, the interval is not."""
+    def _tally(scores: list[float]) -> Tally:  # the ledger's streaming tally (its sums split: ``SPLITS``)
+        folding = Folding()
+        folding.add(Batch(rows=len(scores), counts={"status": {"ok": len(scores)}}, scores=scores))
+        return folding.tally()
+
+    found = summarize("f", 1, 0.5, _tally([1e308, 1e308]))
+    assert found.mean == 1e308 and found.mean_ci is None
+    found = summarize("f", 1, 0.5, _tally([1e155, 3.0, -2.0]))
+    assert found.mean == pytest.approx(1e155 / 3) and found.mean_ci is None
+    found = summarize("f", 1, 0.5, _tally([1e308, 1e308, -1e308, 1.0]))
+    assert found.mean == pytest.approx((1e308 + 1.0) / 4) and found.mean_ci is None

@@ -9,27 +9,35 @@ from __future__ import annotations
 
 import json
 import math
+import operator
+import sys
+from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from studio.core.engine.summary import summarize
 from studio.core.engine.written_tally import Sums
 from studio.core.models import BuiltinGrader, Outcome, Sample, Turn
 from studio.core.models.pass_rule import decide, scored_score
 from studio.core.store import Library
-from studio.core.store.ledger import FOLDS, Tally
+from studio.core.store.ledger import FOLDS, SPLITS, Tally
 from studio.core.store.run_graders import rows_sql, tally
 from studio.core.store.runs import outcome_values
 
+#: huge finite scores: a square past the largest double from 2**512 (~1.3e154) on, a sum of two past
+#: it from ~9e307; and the splits' edges (store/ledger ``SPLITS``)
+HUGE = st.one_of(st.floats(min_value=1e154, max_value=sys.float_info.max),
+                 st.sampled_from([2.0 ** 480, 2.0 ** 512, 2.0 ** 960, 1e308, sys.float_info.max]))
 SCORES = st.one_of(st.none(), st.sampled_from([0.0, 0.5, 1.0, -1.0, 1e-200, math.nan, math.inf, -math.inf]),
-                   st.floats(min_value=-10, max_value=10, allow_nan=False))
+                   st.floats(min_value=-10, max_value=10, allow_nan=False), HUGE, HUGE.map(operator.neg))
 VERDICTS = st.one_of(st.none(), st.sampled_from(["PASS", "FAIL", "NA"]))
 ROWS = st.tuples(st.sampled_from(["ok", "ok", "ok", "error", "invalid", "skipped"]), SCORES, VERDICTS,
                  st.integers(0, 500), st.integers(0, 50), st.booleans(),
                  st.floats(min_value=0, max_value=5000, allow_nan=False))
 THRESHOLDS = st.sampled_from([0.0, 0.5, 1.0, -1.0, 0.3])
-FLOATS = ("score_sum", "score_sumsq", "duration_ms")
+FLOATS = ("score_sum", "score_sum_high", "score_sumsq", "score_sumsq_high", "duration_ms")
 
 #: one run whose rows each example replaces (a run a example made PostgreSQL's examples slow)
 _RUN: dict[str, int] = {}
@@ -53,10 +61,38 @@ def _run(library: Library) -> int:
     return _RUN[key]
 
 
-def same(streamed: Tally, computed: Tally) -> None:
+def _slack(terms: list[Fraction]) -> Fraction:
+    """How far a sum of ``terms`` added one by one in any order may lie from their exact sum: n
+    roundings, each within 2**-52 of the partial sum, itself within the terms' absolute sum."""
+    return len(terms) * Fraction(2) ** -52 * sum(map(abs, terms), Fraction(0)) + Fraction(1, 10 ** 9)
+
+
+def near(value: float, exact: Fraction, slack: Fraction) -> bool:
+    """``value`` is the exact sum up to the rounding of its additions (inf: the exact sum is past
+    the largest double, to that rounding)."""
+    if math.isinf(value):
+        return abs(exact) + slack >= Fraction(sys.float_info.max) and (exact > 0) == (value > 0)
+    return abs(Fraction(value) - exact) <= slack + abs(exact) * Fraction(2) ** -50
+
+
+def same(streamed: Tally, computed: Tally, scored: list[float]) -> None:
+    """The two tallies are equal, and both hold the sums of ``scored`` (each part of a split sum,
+    store/ledger ``SPLITS``) up to the rounding of SQL's additions in its scan order (the streaming
+    tally adds exactly)."""
     assert streamed.model_dump(exclude=set(FLOATS)) == computed.model_dump(exclude=set(FLOATS))
-    for name in FLOATS:
-        assert getattr(streamed, name) == pytest.approx(getattr(computed, name), rel=1e-12, abs=1e-9), name
+    assert streamed.duration_ms == pytest.approx(computed.duration_ms, rel=1e-12, abs=1e-9)
+    for op, split in SPLITS.items():
+        for high in (False, True):
+            terms = [Fraction(split.term(s) if high else s if split.power == 1 else 0.0 if abs(s) < 1e-150 else s * s)
+                     for s in scored if (abs(s) >= split.limit) == high]
+            name = f"score_{op}{'_high' if high else ''}"
+            for read in (streamed, computed):
+                assert near(getattr(read, name), sum(terms, Fraction(0)), _slack(terms)), (name, read)
+    for whole, power in (("sum_of_scores", 1), ("sum_of_squares", 2)):
+        terms = [Fraction(s) ** power for s in scored]
+        for read in (streamed, computed):
+            value = getattr(read, whole)()
+            assert near(value, sum(terms, Fraction(0)), _slack(terms)), (whole, read)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -78,14 +114,30 @@ def test_streaming_and_sql_tallies_agree(library: Library, rows: list[tuple], th
         start += cut
     streamed = sums.tally()
     computed = tally(library, rows_sql(False), (run_id,), threshold)
-    same(streamed, computed)
-    # and both are what the pass rule and the mean's rule say, row by row
     scored = [s for status, score, *_ in rows if (s := scored_score(status, score)) is not None]
+    same(streamed, computed, scored)
+    # and both are what the pass rule and the mean's rule say, row by row
     assert computed.n == len(scored) and computed.total == len(rows)
     decisions = [decide(status, score, verdict, threshold) for status, score, verdict, *_ in rows]
     assert computed.decisions == {d: decisions.count(d) for d in ("pass", "fail", "na", "error")}
     assert computed.score_min == (min(scored) if scored else None)
-    assert all(math.isfinite(v) for v in (computed.score_sum, computed.score_sumsq))
+    assert all(math.isfinite(getattr(computed, name)) for name in FLOATS)  # (what a stored tally's JSON holds)
+    # the summary says what is honest: a mean within the scores (also of scores whose sum a double
+    # cannot hold), an interval only when the spread is finite, never inf or NaN shown as a number
+    summary = summarize("g", 1, threshold, computed)
+    if scored:
+        exact_mean = sum(map(Fraction, scored), Fraction(0)) / len(scored)
+        assert summary.mean is not None and min(scored) <= summary.mean <= max(scored)
+        slack = _slack([Fraction(s) / len(scored) for s in scored])
+        assert abs(Fraction(summary.mean) - exact_mean) <= slack + abs(exact_mean) * Fraction(2) ** -48
+    else:
+        assert summary.mean is None
+    if summary.mean_ci is not None:
+        low, high = summary.mean_ci
+        assert math.isfinite(low) and math.isfinite(high) and low <= summary.mean <= high
+    if not math.isfinite(computed.sum_of_squares()):
+        assert summary.mean_ci is None
+    json.dumps(summary.to_json(), allow_nan=False)
 
 
 def test_a_tally_is_read_back_by_its_folds() -> None:

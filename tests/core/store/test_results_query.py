@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import tracemalloc
 
 import pytest
@@ -85,3 +86,17 @@ def test_a_big_id_array_costs_the_array_not_a_list_of_every_id(monkeypatch: pyte
     # the array (8 bytes an id, over-allocated as it grows) and one slice; a list of every id
     # would add 8 bytes of pointer and 32 of int an id
     assert peak < 2 * 8 * n
+
+
+def test_the_histogram_of_huge_and_non_finite_scores(library: Library) -> None:
+    """A teammate's scores of ±1e308 (their range past the largest double: PostgreSQL failed the
+    bucket's ``score - low``, "value out of range: overflow"), the smallest double, and ±inf and NaN
+    (no score: never a bucket's edge) count in the histogram's buckets, on both backends."""
+    query = scored_run(library)
+    scores = [-1e308, 1e308, 5e-324, 0.0, 1.0, -math.inf, math.inf, math.nan]
+    library.runs.write_results(query.run_id, [(10 + i, f"h{i}", Outcome(status="ok", score=s))
+                                              for i, s in enumerate(scores)])
+    counts, low, high = histogram(library.engine, query.run_id, bins=4)
+    assert (low, high) == (-1e308, 1e308)
+    # finite scores only: the five of scored_run (0 to 1) and 5e-324, 0, 1 in the bucket from 0
+    assert counts == [1, 0, 8, 1]

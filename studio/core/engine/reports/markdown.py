@@ -104,15 +104,15 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
            f"**Verdict: {outcome}** ({cell(verdict.sentence.removeprefix('verdict: '))})", "",
            f"Run {info.id} ({info.status}), {info.done:,} of {info.total:,} samples graded"
            + _suite_words(run) + ".", ""]
-    out += ["| grader | mean (95% CI) | pass rate | ok | invalid | error | NA |",
+    out += ["| grader | mean (95% CI) | pass rate (95% CI) | ok | invalid | error | NA |",
             "| --- | --- | --- | ---: | ---: | ---: | ---: |"]
     rows = ([(f"overall ({cell(run.rule)})", run.overall)] if run.overall is not None else [])  # a suite's own
     rows += [(cell(section.label), section.summary) for section in run.sections]
     for name, found in rows:  # every figure from the run's one summary (engine/summary.py)
         ci = found.interval_text("words")
-        rate, counts = found.pass_rate, found.counts
+        counts = found.counts
         out.append(f"| {name} | {_fmt(found.mean)}{f' ({ci})' if ci else ''} | "
-                   f"{'n/a' if rate is None else f'{rate:.1%}'} (score >= {found.threshold:g}) | "
+                   f"{found.pass_rate_text('words') or 'n/a'} (score >= {found.threshold:g}) | "
                    f"{counts['ok']} | {counts['invalid']} | {counts['error']} | {counts['na']} |")
     for section in run.sections:
         worst = list(section_rows(library, info.id, section, order="score ASC, sample_idx", limit=WORST,

@@ -26,6 +26,8 @@
   function child(parent, node) { parent.appendChild(node); return node; }
   function num(v, digits) { return v === null || v === undefined ? "—" : Number(v).toFixed(digits); }
   function pct(v) { return v === null || v === undefined ? "—" : (v * 100).toFixed(1) + "%"; }
+  // a pass rate's 95% interval as runs show prints it ([27.5%, 53.9%]); "—" without one (no graded result)
+  function rateCi(pair) { return pair && pair[0] !== null ? "[" + pct(pair[0]) + ", " + pct(pair[1]) + "]" : "—"; }
   function short(text, n) { text = text.replace(/\s+/g, " "); return text.length > n ? text.slice(0, n) + "…" : text; }
 
   // ---- rows: one index space; a comparison maps it to each run's rows -------------------------------
@@ -230,6 +232,7 @@
         card("mean", num(agg.mean, 4), prefix + "mean"),
         card("95% interval", ci || "—", prefix + "mean_ci"),
         card("pass rate (≥ " + agg.pass_threshold + ")", pct(agg.pass_rate), prefix + "pass_rate"),
+        card("pass rate's 95% interval", rateCi(agg.pass_rate_ci), prefix + "pass_rate_ci"),
         card("n scored", agg.n === undefined || agg.n === null ? "—" : String(agg.n), prefix + "n"),
         card("samples", h.done + "/" + h.total, prefix + "done"),
         card("results", counts || "—", prefix + "counts"),
@@ -240,7 +243,7 @@
     if (!h.graders || !h.graders.length) { return null; }
     var t = el("table", "graders");
     var head = add(el("tr"), el("th", null, "grader"), el("th", null, "mean"), el("th", null, "95% interval"),
-                   el("th", null, "pass rate"), el("th", null, "n"), el("th", null, "ok / error / invalid / NA"));
+                   el("th", null, "pass rate"), el("th", null, "its 95% interval"), el("th", null, "n"), el("th", null, "ok / error / invalid / NA"));
     add(t, head);
     h.graders.concat(h.overall ? [h.overall] : []).forEach(function (g) {
       var a = g.aggregates, tr = el("tr");
@@ -248,7 +251,7 @@
       add(t, add(tr, el("td", null, g === h.overall ? "overall (" + g.rule + ")" : g.key + " v" + g.version),
                  el("td", "n", num(a.mean, 4)),
                  el("td", "n", a.mean_ci && a.mean_ci[0] !== null ? "[" + num(a.mean_ci[0], 4) + ", " + num(a.mean_ci[1], 4) + "]" : "—"),
-                 el("td", "n", pct(a.pass_rate)), el("td", "n", String(a.n)),
+                 el("td", "n", pct(a.pass_rate)), el("td", "n", rateCi(a.pass_rate_ci)), el("td", "n", String(a.n)),
                  el("td", "n", [g.counts.ok, g.counts.error, g.counts.invalid, g.counts.na].join(" / "))));
     });
     return t;
