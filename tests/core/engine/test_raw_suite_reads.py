@@ -113,3 +113,33 @@ def test_a_suite_of_raw_graders_reads_only_failed_rows_and_stores_what_the_parse
         assert by_idx[idx][2] == "error" and sentences[0] in by_idx[idx][7]
     assert {g[1] for g in graders if g[2] == "error"} == set(BROKEN) | (failing - set(BROKEN))
     assert all(by_idx[i][2] == "ok" for i in range(N) if i not in BROKEN and i not in failing)
+
+
+def test_a_resumed_raw_suite_run_with_broken_rows_ends_as_a_fresh_one(lib: Library, db_path: Path) -> None:
+    """As after a kill: some samples' rows are gone (broken ones, failing ones, good ones), and for a
+    few only one grader's row was written before the kill; the resume grades what is missing, keeps
+    what graders already gave, and the run stores what a run that never stopped stores."""
+    from studio.core.engine.runner import execute_run, start_run
+
+    fresh = run_grader(lib, "functions", "geo")
+    run = start_run(lib, "functions", "geo")
+    execute_run(lib, run.id)
+    gone = {3, 6, 7, 10, 12, 20, 29, 33}  # broken (3, 7, 12, 29), failing (6, 10), good (20, 33)
+    half = {2, 13, 14}  # the sample row gone, the first grader's row kept: a kill between the two
+    with lib.engine.begin() as conn:
+        for idx in gone | half:
+            conn.exec_driver_sql("DELETE FROM results WHERE run_id = ? AND sample_idx = ?", (run.id, idx))
+        for idx in gone:
+            conn.exec_driver_sql("DELETE FROM grader_results WHERE run_id = ? AND sample_idx = ?", (run.id, idx))
+        for idx in half:
+            conn.exec_driver_sql("DELETE FROM grader_results WHERE run_id = ? AND sample_idx = ? AND slot > 0",
+                                 (run.id, idx))
+        conn.exec_driver_sql("UPDATE runs SET status = 'cancelled' WHERE id = ?", (run.id,))
+        kept = conn.exec_driver_sql("SELECT sample_idx, count(*) FROM grader_results WHERE run_id = ?"
+                                    " AND sample_idx IN (2, 13, 14) GROUP BY sample_idx", (run.id,)).fetchall()
+    assert sorted(kept) == [(2, 1), (13, 1), (14, 1)]
+    written: list[int] = []
+    resumed = execute_run(lib, run.id, on_progress=lambda p: written.extend(p.written_indices()))
+    assert resumed.status == "completed" and resumed.done == N
+    assert sorted(written) == sorted(gone | half)  # each missing sample once, nothing else
+    assert stored(db_path, resumed.id) == stored(db_path, fresh.id)
