@@ -23,6 +23,7 @@ from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 if TYPE_CHECKING:
     from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
+    from studio.core.engine.request import RunRequest
 
 
 class ProgressLine:
@@ -207,14 +208,15 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
     return 0
 
 
-def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[argparse.Namespace, CliApp], int],
-                        endpoint: str) -> int:
+def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunRequest,
+                        grade: Callable[[argparse.Namespace, CliApp, RunRequest], int]) -> int:
     """``run GRADER|SUITE DATASET --generate-with ENDPOINT``: generate DATASET's outputs with the
     endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is resumed, a
-    finished one reused), then grade them with ``grade`` (the run command). One budget covers both
-    (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the generation's
-    cost is shown apart from the judging's (a ``generation`` block and ``cost_usd`` in --json, a
-    section in --markdown, a line otherwise)."""
+    finished one reused), then grade them with ``grade`` (the run command's, given the run
+    ``request`` on the generated dataset). One budget covers both (``--max-cost``/``--max-tokens``:
+    the run gets what the generation left), and the generation's cost is shown apart from the
+    judging's (a ``generation`` block and ``cost_usd`` in --json, a section in --markdown, a line
+    otherwise). ``args`` only names the generation's endpoint, name and model, and how to print."""
     import contextlib
     import io
     import json
@@ -222,44 +224,43 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
     from studio.core.engine.generate import GenerationSettings, output_name
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    from .ci import request_of
-
-    caps = request_of(args)  # the run's own arguments (--limit, --pass-threshold, caps), before generating
-    if args.resume is not None or args.dry_run or args.repeat is not None:
+    endpoint = str(args.generate_with)
+    if request.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
-    positional = "grader" if args.graders is not None else "dataset"
-    source = getattr(args, positional)
+    source = request.dataset
     if not source:
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
     name = args.generate_name or output_name(source, endpoint)
     # --limit N grades the first N samples: only those are generated
-    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)
+    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=request.limit)
     resume = name in {d.name for d in app.library.datasets.list()}
-    result = run_generation(app, name, settings, resume=resume, concurrency=args.concurrency, max_cost=caps.max_cost,
-                            max_spend_tokens=caps.max_tokens, quiet=args.json or args.progress_jsonl)
+    result = run_generation(app, name, settings, resume=resume, concurrency=request.concurrency,
+                            max_cost=request.max_cost, max_spend_tokens=request.max_tokens,
+                            quiet=args.json or args.progress_jsonl)
     print(result_line(result), file=sys.stderr)
     if result.status != "complete":
         raise CliError(f"not graded: the generation of {name!r} is {result.status} ({result.reason or 'see above'})")
-    if caps.max_cost is not None:
-        left = caps.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
-        if left <= 0:
-            raise CliError(f"not graded: the generation spent the whole --max-cost (${caps.max_cost})")
-        args.max_cost = str(left)
-    if caps.max_tokens is not None:
-        if result.tally.tokens >= caps.max_tokens:
-            raise CliError(f"not graded: the generation spent the whole --max-tokens ({caps.max_tokens:,})")
-        args.max_tokens = caps.max_tokens - result.tally.tokens
-    setattr(args, positional, name)
+    left: dict[str, Any] = {"dataset": name}  # the run grades the generated outputs, with what is left to spend
+    if request.max_cost is not None:
+        money = request.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
+        if money <= 0:
+            raise CliError(f"not graded: the generation spent the whole --max-cost (${request.max_cost})")
+        left["max_cost"] = money
+    if request.max_tokens is not None:
+        if result.tally.tokens >= request.max_tokens:
+            raise CliError(f"not graded: the generation spent the whole --max-tokens ({request.max_tokens:,})")
+        left["max_tokens"] = request.max_tokens - result.tally.tokens
+    graded = request.model_copy(update=left)
     generation = result_json(result)
     if not args.json:
-        code = grade(args, app)
+        code = grade(args, app, graded)
         judging = _judging_cost(app, name)
         print(f"cost: generation {format_usd(result.cost)} ({result.tally.calls} calls to {endpoint})"
               f" + judging {format_usd(judging)}" + _total(result.cost, judging))
     else:
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            code = grade(args, app)
+            code = grade(args, app, graded)
         report = json.loads(captured.getvalue())
         judging_text = (((report.get("usage") or {}).get("total") or {}).get("cost_usd"))
         judging = None if judging_text is None else Fraction(judging_text)
@@ -268,12 +269,13 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
                               "total": None if result.cost is None or judging is None
                               else exact_decimal(result.cost + judging)}
         app.print_json(report)
-    if getattr(args, "markdown", None) or getattr(args, "junit", None):
+    reports = request.reports
+    if reports.markdown or reports.junit:
         judging_cost = _judging_cost(app, name)
-        if args.markdown:
-            _markdown_section(Path(args.markdown), result, judging_cost)
-        if args.junit:
-            _junit_properties(Path(args.junit), result, judging_cost)
+        if reports.markdown:
+            _markdown_section(reports.markdown, result, judging_cost)
+        if reports.junit:
+            _junit_properties(reports.junit, result, judging_cost)
     return code
 
 

@@ -207,22 +207,29 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    """``run``: its arguments become one run request here, once; each way of running it (generate
+    first, repeat, dry run, grade) takes that request."""
+    request = request_of(args)
     if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
         from .generate import generate_then_grade
 
-        endpoint, args.generate_with = args.generate_with, None
-        return generate_then_grade(args, app, cmd_run, endpoint)
+        return generate_then_grade(args, app, request, grade_request)
     if args.repeat is not None and not args.dry_run:
         from .repeat import run_repeated
 
-        return run_repeated(args, app)
+        return run_repeated(args, app, request)
     if args.dry_run:
         from .dry import run_dry
 
-        return run_dry(args, app)
+        return run_dry(args, app, request)
+    return grade_request(args, app, request)
+
+
+def grade_request(args: argparse.Namespace, app: CliApp, request: RunRequest) -> int:
+    """Check the request, grade the run, conclude it (verdict, usage, report files) and print it;
+    ``args`` only says how to print (``--json``, ``--progress-jsonl``, stdin, ``--allow-unsandboxed``)."""
     stream = JsonLines() if args.progress_jsonl else None
     try:
-        request = request_of(args)
         checked = _run(args, app, request, stream)
         done = conclude(app.library, checked.run_id, checked.checked,
                         github=sys.stderr if (args.json or stream) else sys.stdout)
@@ -259,7 +266,7 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
     exits 2 and leaves no run behind."""
     from .sandbox_notice import warn_if_degraded
 
-    warn_if_degraded(app, args, stream)
+    warn_if_degraded(app, request, bool(getattr(args, "allow_unsandboxed", False)), stream)
     checked = request.check(app.library)
     info = request.start(app.library, checked)
     resume_gc()  # start-up is over (the grader's kind and its scorer's modules are imported): app.pause_gc

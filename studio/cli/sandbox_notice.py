@@ -8,14 +8,22 @@ isolation is weaker.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from studio.core.kinds import get_kind
 from studio.core.models.common import walk
 
 from .app import CliApp, CliError
+
+if TYPE_CHECKING:
+    from studio.core.engine.request import RunRequest
+
+
+class Emits(Protocol):
+    """Where ``--progress-jsonl`` lines go (cli/runs.py ``JsonLines``)."""
+
+    def emit(self, event: str, **fields: Any) -> None: ...
 
 
 def _kinds(definition: Any) -> set[str]:
@@ -29,26 +37,26 @@ def _runs_code(definition: Any) -> bool:
     return any(get_kind(kind).sandboxed for kind in _kinds(definition))
 
 
-def _definition(app: CliApp, args: argparse.Namespace) -> Any:
-    if args.resume is not None:
-        info = app.library.runs.get(args.resume)
+def _definition(app: CliApp, request: RunRequest) -> Any:
+    if request.resume is not None:
+        info = app.library.runs.get(request.resume)
         return app.library.graders.version(info.grader_key, info.grader_version).definition
-    record = app.library.graders.get(args.grader)
-    return app.library.graders.version(args.grader, args.version or record.current_version).definition
+    key = str(request.grader)
+    record = app.library.graders.get(key)
+    return app.library.graders.version(key, request.version or record.current_version).definition
 
 
-def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) -> None:
-    """Apply ``--allow-unsandboxed``; refuse (exit 2) or warn when the grader runs code without
-    bubblewrap. A grader or run that does not exist is left to the run itself to report."""
-    allowed = bool(getattr(args, "allow_unsandboxed", False))
+def warn_if_degraded(app: CliApp, request: RunRequest, allowed: bool, stream: Emits | None = None) -> None:
+    """Apply ``--allow-unsandboxed`` (``allowed``); refuse (exit 2) or warn when the request's grader
+    runs code without bubblewrap. A grader or run that does not exist is left to the run itself to report."""
     if allowed or "studio.core.sandbox.settings" in sys.modules:  # else its opt-in is still unset
         from studio.core.sandbox.settings import allow_unsandboxed
 
         allow_unsandboxed(allowed)
-    if (args.resume is None and not (args.grader and args.dataset)):
+    if request.resume is None and not (request.grader and request.dataset):
         return
     try:
-        definition = _definition(app, args)
+        definition = _definition(app, request)
     except Exception:  # noqa: BLE001 - reported by the run with its own sentence
         return
     if not _runs_code(definition):

@@ -122,8 +122,8 @@ def run_budget(library: Any, run_id: int, max_cost: Decimal | None, max_tokens: 
                cancel: threading.Event) -> Budget:
     """The budget of a run about to grade: its caps, and what its stored results already spent."""
     from .sections import load_run
-    from .usage import run_usage
 
-    usage = run_usage(library, load_run(library, run_id))
+    usage = load_run(library, run_id).usage  # the run's usage, read once with its sections
+    assert usage is not None  # (load_run reads it unless asked not to)
     return Budget(Caps(max_cost=max_cost, max_tokens=max_tokens), cancel, spent=usage.total,
                   spent_cost=usage.cost or Fraction(0))

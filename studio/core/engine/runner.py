@@ -179,6 +179,10 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
 
         ctx.budget = run_budget(library, run_id, options.max_cost, options.max_tokens, cancel)
 
+    keep = options.keep_going if keep_going is None else keep_going
+    streak = None if keep else FailureStreak(list(itertools.islice(
+        (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
+
     def pending(raw: bool | str) -> Iterator[Any]:
         if raw == TEXTS:  # (idx, sample id, completion, expected, JSON if no completion): built-in checks
             return iter_texts(library.engine, dataset.id, limit=limit, skip=done)
@@ -190,9 +194,6 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
     # the whole heap the process already held (the app, a caller's data): keep that out of the
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
-    keep = options.keep_going if keep_going is None else keep_going
-    streak = None if keep else FailureStreak(list(itertools.islice(
-        (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
     try:
         if executor is None:
             from .executors import make_executor

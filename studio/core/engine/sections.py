@@ -26,10 +26,11 @@ from studio.core.store.run_graders import (
     overall_tally,
     run_graders,
 )
+from studio.core.store.run_spend import SpendOf
 
 from .summary import GraderSummary, RunAggregates, stored_summary, summarize
 from .summary import with_cost as add_cost
-from .usage import exact_decimal, run_usage
+from .usage import Usage, exact_decimal, run_usage
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class RunSections:
     #: a suite run's overall score (its summary, keyed "overall"), None without an overall rule
     overall: GraderSummary | None = field(default=None)
     #: the run's tokens and cost per grader and endpoint (engine/usage.py ``Usage``), read once
-    usage: Any = None
+    usage: Usage | None = None
 
     @property
     def suite(self) -> bool:
@@ -106,6 +107,11 @@ class RunSections:
     @property
     def summaries(self) -> list[GraderSummary]:
         return [s.summary for s in self.sections]
+
+    def spend_of(self) -> list[SpendOf]:
+        """What the store needs to count each section's spend (store/run_spend.py)."""
+        return [SpendOf(key=s.key, slot=s.slot, suite=s.suite, dataset_id=s.dataset_id, tokens=s.summary.tokens,
+                        endpoint=s.endpoint) for s in self.sections]
 
     def figures(self) -> RunAggregates:
         """The run's stored figures with every figure a summary states taken from the summary:
