@@ -138,8 +138,10 @@ class RunRequest(RunSettings):
     def check(self, library: Library) -> Checked:
         """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
         the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
+        from studio.core.store.targets import targets
+
         from .budget import Caps
-        from .planning import run_total, targets
+        from .planning import run_total
         from .reports import check_report_path
         from .verdict import check_keys, parse_thresholds
 
@@ -293,16 +295,18 @@ def option_problem(exc: ValidationError) -> str:
 
 
 def _baseline(library: Library, run_id: int, dataset: str) -> RunSections:
+    """``--baseline``'s run, read once: it must have graded the same dataset (refused before the run exists)."""
     from studio.core.store import LibraryError
 
-    from .reports.markdown import check_baseline
     from .sections import load_run
 
     try:
         baseline = load_run(library, run_id)
-        check_baseline(dataset, baseline)
     except LibraryError as exc:
         raise RequestRefused(f"--baseline: {exc}") from None
+    if baseline.info.dataset != dataset:
+        raise RequestRefused(f"--baseline: --baseline run {run_id} graded dataset {baseline.info.dataset!r}, "
+                             f"not {dataset!r}: a baseline must be a run of the same dataset")
     return baseline
 
 

@@ -37,9 +37,10 @@ from studio.core.store.run_graders import (
 )
 from studio.core.store.run_inputs import iter_texts
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
+from studio.core.store.targets import unknown_target
 
 from .plan import RunPlan, assemble
-from .planning import one_off_suite, plan_of, record_suite_run, run_total, unknown_target
+from .planning import one_off_suite, plan_of, record_suite_run, run_total
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings

@@ -127,11 +127,6 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
         cost=cost)
 
 
-def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
-    """The summary with its cost (exact USD) filled in: usage is read after the sections exist."""
-    return summary.model_copy(update={"cost": cost})
-
-
 def mean(total: float, n: int) -> float | None:
     """``total`` over ``n`` things, None for none (undefined is not 0): a mean, a pass rate (passes
     over pass + fail), a time per sample. The one division of the studio's figures: every surface

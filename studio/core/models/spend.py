@@ -89,6 +89,11 @@ def exact_decimal(value: Fraction) -> str:
     return f"{Decimal(scaled.numerator).scaleb(-digits):f}"
 
 
+def usd(value: Fraction | None) -> str | None:
+    """A cost as a summary states it: an exact decimal string, None when unknown."""
+    return None if value is None else exact_decimal(value)
+
+
 def format_usd(value: Fraction | None) -> str:
     """For people: cents for amounts of a dollar and more, four significant decimals below."""
     if value is None:
