@@ -282,13 +282,12 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
 def _judging_cost(app: CliApp, dataset: str) -> Fraction | None:
     """What the newest run over ``dataset`` spent on its judges."""
     from studio.core.engine.sections import load_run
-    from studio.core.engine.usage import run_usage
 
     runs = [r for r in app.library.runs.list() if r.dataset == dataset]
     if not runs:
         return None
     newest = max(runs, key=lambda r: r.id)
-    return run_usage(app.library, load_run(app.library, newest.id)).cost
+    return load_run(app.library, newest.id).usage.cost
 
 
 def _total(generation: Fraction | None, judging: Fraction | None) -> str:

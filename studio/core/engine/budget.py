@@ -124,6 +124,5 @@ def run_budget(library: Any, run_id: int, max_cost: Decimal | None, max_tokens: 
     from .sections import load_run
 
     usage = load_run(library, run_id).usage  # the run's usage, read once with its sections
-    assert usage is not None  # (load_run reads it unless asked not to)
     return Budget(Caps(max_cost=max_cost, max_tokens=max_tokens), cancel, spent=usage.total,
                   spent_cost=usage.cost or Fraction(0))

@@ -240,12 +240,11 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
     """The verdict and usage of a finished run, and its report files written; ``--github``'s
     workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
     from .sections import load_run
-    from .usage import run_usage
     from .verdict import judge
 
     run = load_run(library, run_id)
     verdict = judge(run, checked.thresholds)
-    usage = run.usage if run.usage is not None else run_usage(library, run)
+    usage = run.usage
     try:
         if checked.junit is not None:
             from .reports.junit import junit_xml

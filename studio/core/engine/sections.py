@@ -63,10 +63,10 @@ class Section:
 class RunSections:
     info: RunInfo
     sections: list[Section]
+    #: the run's tokens and cost per grader and endpoint (models/spend.py ``Usage``), read once
+    usage: Usage
     #: a suite run's overall score (its summary, keyed "overall"), None without an overall rule
     overall: GraderSummary | None = field(default=None)
-    #: the run's tokens and cost per grader and endpoint (engine/usage.py ``Usage``), read once
-    usage: Usage | None = None
 
     @property
     def suite(self) -> bool:
@@ -127,34 +127,31 @@ class RunSections:
         return figures
 
 
-def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: RunInfo | None = None) -> RunSections:
-    """The run and its sections, each with its summary (NotFound for an unknown run); ``with_cost``
-    fills each summary's cost from the run's usage. ``info``: the run as the caller just read it
-    (``runs.get`` counts the run's results by status: a pass over a million-result run's status
-    index not worth making twice). The store answers twice, once each: the run's graders with their
-    tallies (``run_tallies``), then, with their tokens, their spend (``run_spend``), which is priced
-    (models/spend.py) before any summary is made."""
+def load_run(library: Library, run_id: int, *, info: RunInfo | None = None) -> RunSections:
+    """The run and its sections, each with its summary and its cost (NotFound for an unknown run).
+    ``info``: the run as the caller just read it (``runs.get`` counts the run's results by status:
+    a pass over a million-result run's status index not worth making twice). The store answers
+    twice, once each: the run's graders with their tallies (``run_tallies``), then, with their
+    tokens, their spend (``run_spend``), which is priced (models/spend.py) before any summary is made."""
     answer = run_tallies(library, run_id, info)
     info = answer.info
     suite = info.suite is not None
-    usage = None
-    if with_cost:
-        spend = run_spend(library, run_id, [
-            SpendOf(key=g.key, slot=g.slot, suite=suite, dataset_id=answer.dataset_id,
-                    tokens=t.prompt_tokens + t.completion_tokens, endpoint=info.endpoint or g.endpoint)
-            for g, t in zip(answer.graders, answer.tallies, strict=True)])
-        usage = priced(spend.graders, spend.configs)
+    spend = run_spend(library, run_id, [
+        SpendOf(key=g.key, slot=g.slot, suite=suite, dataset_id=answer.dataset_id,
+                tokens=t.prompt_tokens + t.completion_tokens, endpoint=info.endpoint or g.endpoint)
+        for g, t in zip(answer.graders, answer.tallies, strict=True)])
+    usage = priced(spend.graders, spend.configs)
     sections = [
         Section(key=g.key, version=g.version, pass_threshold=g.threshold,
                 summary=summarize(g.key, g.version, g.threshold, t, weight=g.weight, bounds=g.score_range,
-                                  cost=None if usage is None else usd(usage.grader_cost.get(g.key))),
+                                  cost=usd(usage.grader_cost.get(g.key))),
                 endpoint=info.endpoint or g.endpoint, suite=suite, slot=g.slot, dataset_id=answer.dataset_id)
         for g, t in zip(answer.graders, answer.tallies, strict=True)]
     overall = None
     if answer.overall is not None:
         overall = summarize("overall", info.grader_version, info.pass_threshold, answer.overall,
-                            bounds=answer.overall_bounds, cost=None if usage is None else usd(usage.cost))
-    return RunSections(info=info, sections=sections, overall=overall, usage=usage)
+                            bounds=answer.overall_bounds, cost=usd(usage.cost))
+    return RunSections(info=info, sections=sections, usage=usage, overall=overall)
 
 
 def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:

@@ -31,6 +31,7 @@ from studio.core.store.ledger import Tally
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
     from studio.core.store import Library
+    from studio.core.store.runs import RowFacts
 
 #: what a summary without an interval (no scored result) says of its method
 INTERVAL_METHOD = intervals.T_PLAIN
@@ -319,9 +320,15 @@ def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_T
                 tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
                 panels: dict[str, Any] | None = None) -> RunAggregates:
     """A run's figures: what its ``results`` rows add up to (store/runs ``facts``, the given
-    ``tally``, ``metric_sums`` and ``panels`` when its writer kept them) with the figures of their
-    summary (``summarize``): mean, pass rate, time per sample, each ``scores`` key's mean."""
-    facts = library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels)
+    ``tally``, ``metric_sums`` and ``panels`` when its writer kept them), as ``run_figures`` states them."""
+    return run_figures(library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels),
+                       threshold)
+
+
+def run_figures(facts: RowFacts, threshold: float) -> RunAggregates:
+    """The figures of what a run's ``results`` rows add up to (``facts``, as the store answered them)
+    with the figures of their summary (``summarize``): mean, pass rate, time per sample, each
+    ``scores`` key's mean."""
     summary = summarize("run", 0, threshold, facts.tally)
     counted = facts.tally
     return RunAggregates({

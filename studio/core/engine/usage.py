@@ -42,8 +42,8 @@ __all__ = ["PER", "Spent", "Usage", "cost_of", "cost_range", "endpoint_configs",
 
 
 def run_usage(library: Library, run: Spending) -> Usage:
-    """Totals per grader and per endpoint of a run (engine/sections.py ``RunSections``: usage is
-    read by ``load_run``, which imports this module), priced with each endpoint's current prices:
-    the store answers each section's spend and the endpoints' configurations once."""
+    """Totals per grader and per endpoint of a run's sections, priced with each endpoint's current
+    prices, read again (``load_run`` reads them once with the sections: ``RunSections.usage``): the
+    store answers each section's spend and the endpoints' configurations once."""
     answer = run_spend(library, run.info.id, run.spend_of())
     return priced(answer.graders, answer.configs)

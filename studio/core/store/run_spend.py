@@ -124,3 +124,21 @@ def stored_usage(row: Any, slot: int, key: str) -> list[EndpointRow] | None:
     entry = stored_entry(row, slot, key)
     usage = None if entry is None else entry.get("usage")
     return usage if isinstance(usage, list) else None
+
+
+def with_usage(library: Library, run_id: int, stored: dict[str, Any], quiet: set[int]) -> dict[str, Any]:
+    """A completed run's stored tallies (the ``run_graders.STORED_KEY`` entry) with each grader's
+    tokens and calls per endpoint (``endpoint_rows``, under "usage": what ``run_spend`` reads once
+    the run is complete, instead of a pass of its own). A grader that spent no token and whose rows,
+    as written, name no endpoint (its slot in ``quiet``) has none (the probe of ``endpoint_rows``
+    would find none: a built-in run's rows are not read again)."""
+    row = library.runs.raw(run_id)
+    for entry in stored["graders"]:
+        counted = entry["tally"]
+        tokens = counted["prompt_tokens"] + counted["completion_tokens"]
+        if not tokens and entry["slot"] in quiet:
+            entry["usage"] = []
+            continue
+        entry["usage"] = endpoint_rows(library, run_id, bool(row.suite), entry["slot"], entry["key"], row.dataset_id,
+                                       tokens)
+    return stored
