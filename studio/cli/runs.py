@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 from studio.core.engine import events
 from studio.core.engine.executors import make_executor
 from studio.core.engine.planning import plan_of
+from studio.core.engine.progress import Progress
 from studio.core.engine.request import Checked, RunRequest, conclude
-from studio.core.engine.runner import Progress, RunOptions, conclude_unstarted, execute_run
+from studio.core.engine.runner import RunOptions, conclude_unstarted, execute_run
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.models import RunInfo
 from studio.core.models.broken import BrokenRow
@@ -43,8 +44,10 @@ from .ci import json_fields, print_outcome, reports_of, request_of
 from .tables import Column, print_table
 
 if TYPE_CHECKING:
+    from studio.core.engine.executors import Executor
     from studio.core.engine.sections import RunSections
     from studio.core.engine.summary import GraderSummary
+    from studio.core.store import Library
 
 # what a run prints once graded (the run's sections, its summary, the results' reports, ``runs
 # show``) is imported by the function printing it: not before a run's first judge call (issue 32)
@@ -80,7 +83,7 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None = None) -> None:
+def _print_summary(info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> None:
     """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
     when the library (or the run's sections) is given, else the aggregates as stored."""
     from studio.core.engine.sections import load_run
@@ -165,7 +168,7 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
-def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | None]:
+def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Executor, str | None]:
     """The run's executor, connected; and for a cluster, the header line saying where it grades."""
     info = app.library.runs.get(run_id)
     options = RunOptions.model_validate(info.settings)

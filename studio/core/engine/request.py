@@ -25,9 +25,10 @@ from studio.core.safe_files import write_text
 from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
-    from studio.core.models import RunInfo
+    from studio.core.models import GraderDefinition, RunInfo
     from studio.core.store import Library
 
+    from .budget import Caps
     from .runner import RunOptions
     from .sections import RunSections
     from .usage import Usage
@@ -336,7 +337,7 @@ def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: 
                 resolve_api_key(config)  # raises when the key may not go there
 
 
-def _judge_endpoints(definition: Any) -> Iterator[str | None]:
+def _judge_endpoints(definition: GraderDefinition) -> Iterator[str | None]:
     """The endpoint each part of a grader calls with the user's key (None: the run's, or the
     library's only one): a prompt judge's, a model-backed function's, a composite's or a jury's
     parts' (``walk``). Read from the models alone, so a run's start imports no other kind
@@ -347,7 +348,7 @@ def _judge_endpoints(definition: Any) -> Iterator[str | None]:
         yield from grader.own_endpoints()
 
 
-def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:
+def _check_caps(library: Library, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
     """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
     from .budget import BudgetError, check_priced
 
