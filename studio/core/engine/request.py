@@ -139,6 +139,7 @@ class RunRequest(RunSettings):
     def check(self, library: Library) -> Checked:
         """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
         the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
+        from studio.core.store import LibraryError
         from studio.core.store.targets import targets
 
         from .budget import Caps
@@ -163,14 +164,20 @@ class RunRequest(RunSettings):
             graded = targets(library, self.grader, self.version, self.graders)
             dataset = str(self.dataset)
             endpoint = self.endpoint
+        if self.reports.baseline is not None:  # a run of the same dataset (read whole as the run concludes)
+            try:
+                compared = library.runs.get(self.reports.baseline).dataset
+            except LibraryError as exc:
+                raise RequestRefused(f"--baseline: {exc}") from None
+            if compared != dataset:
+                raise RequestRefused(f"--baseline: --baseline run {self.reports.baseline} graded dataset "
+                                     f"{compared!r}, not {dataset!r}: a baseline must be a run of the same dataset")
+        if self.resume is None:
             run_total(library.datasets.get(dataset), self.options())  # a run of nothing is refused
         thresholds = parse_thresholds(self.fail_under)
         check_keys(thresholds, [key for key, _ in graded])
         junit = check_report_path(self.reports.junit, "--junit") if self.reports.junit else None
         markdown = check_report_path(self.reports.markdown, "--markdown") if self.reports.markdown else None
-        baseline = None
-        if self.reports.baseline is not None:
-            baseline = _baseline(library, self.reports.baseline, dataset)
         executor = self.executor_name(previous)
         if self.resume is None or self.executor is not None or self.ray_address is not None:
             _check_executor(executor)
@@ -178,8 +185,8 @@ class RunRequest(RunSettings):
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
         _check_approvals(library, graded, endpoint)
-        return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
-                       executor=executor)
+        return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown,
+                       baseline=self.reports.baseline, executor=executor)
 
     # -- the run ---------------------------------------------------------------------------------
     def start(self, library: Library, checked: Checked | None = None) -> RunInfo:
@@ -218,13 +225,14 @@ class RunRequest(RunSettings):
 
 @dataclass
 class Checked:
-    """A request that passed ``check``: its thresholds, report files and baseline, read once."""
+    """A request that passed ``check``: its thresholds and report files, read once, and its baseline
+    run (one of the same dataset, read whole as the run concludes)."""
 
     request: RunRequest
     thresholds: Thresholds
     junit: Path | None = None
     markdown: Path | None = None
-    baseline: RunSections | None = None
+    baseline: int | None = None
     executor: str = "local"
 
 
@@ -244,6 +252,7 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
     from .verdict import judge
 
     run = load_run(library, run_id)
+    baseline = None if checked.baseline is None else load_run(library, checked.baseline)
     verdict = judge(run, checked.thresholds)
     usage = run.usage
     try:
@@ -254,7 +263,7 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
         if checked.markdown is not None:
             from .reports.markdown import append_step_summary, markdown_report
 
-            text = markdown_report(library, run, verdict, baseline=checked.baseline, usage=usage)
+            text = markdown_report(library, run, verdict, baseline=baseline, usage=usage)
             write_text(checked.markdown, text)
             append_step_summary(text)  # GitHub Actions shows it on the run's page
     except OSError as exc:
@@ -292,22 +301,6 @@ def option_problem(exc: ValidationError) -> str:
         said = str(first.get("msg", "is not valid")).removeprefix("Value error, ").lower()
         return f"{option}: {said}" + ("" if isinstance(given, dict | list) else f" (not {given!r})")
     return f"{option} {said}, not {given!r}"
-
-
-def _baseline(library: Library, run_id: int, dataset: str) -> RunSections:
-    """``--baseline``'s run, read once: it must have graded the same dataset (refused before the run exists)."""
-    from studio.core.store import LibraryError
-
-    from .sections import load_run
-
-    try:
-        baseline = load_run(library, run_id)
-    except LibraryError as exc:
-        raise RequestRefused(f"--baseline: {exc}") from None
-    if baseline.info.dataset != dataset:
-        raise RequestRefused(f"--baseline: --baseline run {run_id} graded dataset {baseline.info.dataset!r}, "
-                             f"not {dataset!r}: a baseline must be a run of the same dataset")
-    return baseline
 
 
 def _check_executor(name: str) -> None:
