@@ -222,6 +222,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
     import json
 
     from studio.core.engine.generate import GenerationSettings, output_name
+    from studio.core.engine.reports import Generated
     from studio.core.engine.usage import exact_decimal, format_usd
 
     endpoint = str(args.generate_with)
@@ -250,7 +251,12 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
         if result.tally.tokens >= request.max_tokens:
             raise CliError(f"not graded: the generation spent the whole --max-tokens ({request.max_tokens:,})")
         left["max_tokens"] = request.max_tokens - result.tally.tokens
-    graded = request.model_copy(update=left)
+    # the run's reports say where its outputs came from and what making them cost (engine/reports/generation.py)
+    p = result.provenance
+    generated = Generated(dataset=result.dataset, stored=result.stored, endpoint=p.get("endpoint"),
+                          model=p.get("model"), source_dataset=p.get("source_dataset"), calls=result.tally.calls,
+                          tokens=result.tally.tokens, cost=None if result.cost is None else exact_decimal(result.cost))
+    graded = request.model_copy(update={**left, "reports": request.reports.model_copy(update={"generated": generated})})
     generation = result_json(result)
     if not args.json:
         code = grade(args, app, graded)
@@ -269,13 +275,6 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
                               "total": None if result.cost is None or judging is None
                               else exact_decimal(result.cost + judging)}
         app.print_json(report)
-    reports = request.reports
-    if reports.markdown or reports.junit:
-        judging_cost = _judging_cost(app, name)
-        if reports.markdown:
-            _markdown_section(reports.markdown, result, judging_cost)
-        if reports.junit:
-            _junit_properties(reports.junit, result, judging_cost)
     return code
 
 
@@ -294,51 +293,6 @@ def _total(generation: Fraction | None, judging: Fraction | None) -> str:
     from studio.core.engine.usage import format_usd
 
     return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
-
-
-def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
-    """The run's Markdown report gains where its outputs came from and what making them cost."""
-    from studio.core import safe_files
-    from studio.core.engine.reports.markdown import cell
-    from studio.core.engine.usage import format_usd
-
-    p = result.provenance
-    text = safe_files.read_regular_text(path) if path.exists() else ""
-    section = (f"\n## Outputs generated\n\n"
-               f"Dataset {cell(result.dataset)}: {result.stored} answers from endpoint {cell(p.get('endpoint'))} "
-               f"(model {cell(p.get('model'))}) to the inputs of {cell(p.get('source_dataset'))}.\n\n"
-               f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
-               f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
-               f"| judging | | | {format_usd(judging)} |\n")
-    safe_files.write_text(path, text + section)
-    from studio.core.engine.reports.markdown import append_step_summary
-
-    append_step_summary(section)  # GitHub Actions' run page shows it under the run's own summary
-
-
-def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
-    """Each test suite of the run's JUnit report names the model whose outputs it graded and what
-    generating them cost, apart from the judging's cost."""
-    import xml.etree.ElementTree as ET
-
-    from studio.core import safe_files
-    from studio.core.engine.usage import exact_decimal
-
-    if not path.exists():
-        return
-    root = ET.fromstring(safe_files.read_regular_text(path))
-    p = result.provenance
-    values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
-              ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),
-              ("generation_tokens", result.tally.tokens),
-              ("generation_cost_usd", "" if result.cost is None else exact_decimal(result.cost)),
-              ("judging_cost_usd", "" if judging is None else exact_decimal(judging)))
-    for props in root.iter("properties"):
-        for name, value in values:
-            ET.SubElement(props, "property", name=name, value=str(value))
-    ET.indent(root)
-    safe_files.write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
-                          + "\n")
 
 
 def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:

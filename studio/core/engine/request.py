@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
 
+from .reports import Generated
 from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ class Reports(BaseModel):
     markdown: Path | None = None
     github: bool = False
     baseline: int | None = None
+    #: the generation the run's outputs came from (``run --generate-with``): said in the reports
+    generated: Generated | None = None
 
 
 class RunRequest(RunSettings):
@@ -248,6 +251,7 @@ class Finished:
 def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | None = None) -> Finished:
     """The verdict and usage of a finished run, and its report files written; ``--github``'s
     workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
+    from .reports.generation import junit_properties, markdown_section
     from .sections import load_run
     from .verdict import judge
 
@@ -255,15 +259,21 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
     baseline = None if checked.baseline is None else load_run(library, checked.baseline)
     verdict = judge(run, checked.thresholds)
     usage = run.usage
+    generated = checked.request.reports.generated
     try:
         if checked.junit is not None:
             from .reports.junit import junit_xml
 
-            write_text(checked.junit, junit_xml(library, run))  # never through a planted link
+            xml = junit_xml(library, run)
+            if generated is not None:
+                xml = junit_properties(xml, generated, usage.cost)
+            write_text(checked.junit, xml)  # never through a planted link
         if checked.markdown is not None:
             from .reports.markdown import append_step_summary, markdown_report
 
             text = markdown_report(library, run, verdict, baseline=baseline, usage=usage)
+            if generated is not None:
+                text += markdown_section(generated, usage.cost)
             write_text(checked.markdown, text)
             append_step_summary(text)  # GitHub Actions shows it on the run's page
     except OSError as exc:
