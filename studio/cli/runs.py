@@ -22,7 +22,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -209,10 +209,26 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             signal.signal(signal.SIGINT, previous)
 
 
+@contextlib.contextmanager
+def _reported(stream: JsonLines | None) -> Iterator[None]:
+    """With ``--progress-jsonl``, whatever stops the run before its summary is an "error" line
+    (a bug still leaves its traceback on stderr)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        if stream is not None:
+            stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
+        raise
+
+
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
     """``run``: its arguments become one run request here, once; each way of running it (generate
     first, repeat, dry run, grade) takes that request."""
-    request = request_of(args)
+    stream = JsonLines() if args.progress_jsonl else None
+    with _reported(stream):  # a value refused as the request is made is the stream's error line too
+        request = request_of(args)
     if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
         from .generate import generate_then_grade
 
@@ -232,16 +248,10 @@ def grade_request(args: argparse.Namespace, app: CliApp, request: RunRequest) ->
     """Check the request, grade the run, conclude it (verdict, usage, report files) and print it;
     ``args`` only says how to print (``--json``, ``--progress-jsonl``, stdin, ``--allow-unsandboxed``)."""
     stream = JsonLines() if args.progress_jsonl else None
-    try:
+    with _reported(stream):
         checked = _run(args, app, request, stream)
         done = conclude(app.library, checked.run_id, checked.checked,
                         github=sys.stderr if (args.json or stream) else sys.stdout)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        if stream is not None:  # a bug still leaves its traceback on stderr
-            stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
-        raise
     from .run_report import summary
 
     info = done.run.info
