@@ -22,18 +22,21 @@ def reports_of(args: argparse.Namespace) -> Reports:
 
 
 def request_of(args: argparse.Namespace) -> RunRequest:
-    """``run``'s arguments as the engine's run request (parsing only: the engine checks it)."""
+    """``run``'s arguments as the engine's run request, made once (parsing only: the engine checks
+    it); ``--generate-with``, ``--repeat`` and ``--dry-run`` take this request, never the arguments."""
     graders = None if args.graders is None else args.graders.split(",")
     grader, dataset = args.grader, args.dataset
     if graders is not None and dataset is None:  # run --graders a,b,c DATASET: the one positional
         grader, dataset = None, grader
+    reports = reports_of(args)
+    overall = overall_of(args.overall)
     return RunRequest.asked(grader=grader, graders=graders, dataset=dataset, resume=args.resume,
                              retry_errors=bool(getattr(args, "retry_errors", False)), version=args.version,
                              limit=args.limit, concurrency=args.concurrency, endpoint=args.endpoint,
                              use_cache=not args.no_cache, pass_threshold=args.pass_threshold, keep_going=args.keep_going,
                              executor=args.executor, ray_address=args.ray_address, max_cost=args.max_cost,
                              max_tokens=args.max_tokens, fail_under=list(args.fail_under or []),
-                             reports=reports_of(args), **overall_of(args.overall))
+                             reports=reports, **overall)
 
 
 def overall_of(rule: str | None) -> dict[str, str | None]:

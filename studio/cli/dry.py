@@ -8,21 +8,24 @@ run is made, the judge cache is read, not written.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from studio.core.engine.dry_run import dry_run
 
 from .app import CliApp, CliError
-from .ci import request_of
+
+if TYPE_CHECKING:
+    from studio.core.engine.request import RunRequest
 
 
-def run_dry(args: argparse.Namespace, app: CliApp) -> int:
-    graders = None if args.graders is None else args.graders.split(",")
-    grader, dataset = (None, args.grader) if graders is not None and args.dataset is None else (args.grader, args.dataset)
-    if args.resume is not None or not ((grader or graders) and dataset) or (graders and grader):
+def run_dry(args: argparse.Namespace, app: CliApp, request: RunRequest) -> int:
+    """``args`` only says how many repeats and how to print; what would run is ``request``."""
+    grader, graders, dataset = request.grader, request.graders, request.dataset
+    if request.resume is not None or not ((grader or graders) and dataset) or (graders and grader):
         raise CliError("--dry-run takes GRADER (or a suite) and DATASET, or --graders A,B DATASET (not --resume)",
                        code=2)
-    options = request_of(args).options()  # the run request the run itself would make
-    estimates = dry_run(app.library, grader, dataset, options, repeats=args.repeat or 1, graders=graders)
+    options = request.options()  # the run's own options: what the run itself would make
+    estimates = dry_run(app.library, grader, str(dataset), options, repeats=args.repeat or 1, graders=graders)
     if args.json:
         app.print_json({"dry_run": True, "graders": [e.to_json() for e in estimates]})
         return 0

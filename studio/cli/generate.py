@@ -23,6 +23,7 @@ from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 
 if TYPE_CHECKING:
     from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
+    from studio.core.engine.request import RunRequest
 
 
 class ProgressLine:
@@ -207,59 +208,65 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
     return 0
 
 
-def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[argparse.Namespace, CliApp], int],
-                        endpoint: str) -> int:
+def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunRequest,
+                        grade: Callable[[argparse.Namespace, CliApp, RunRequest], int]) -> int:
     """``run GRADER|SUITE DATASET --generate-with ENDPOINT``: generate DATASET's outputs with the
     endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is resumed, a
-    finished one reused), then grade them with ``grade`` (the run command). One budget covers both
-    (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the generation's
-    cost is shown apart from the judging's (a ``generation`` block and ``cost_usd`` in --json, a
-    section in --markdown, a line otherwise)."""
+    finished one reused), then grade them with ``grade`` (the run command's, given the run
+    ``request`` on the generated dataset). One budget covers both (``--max-cost``/``--max-tokens``:
+    the run gets what the generation left), and the generation's cost is shown apart from the
+    judging's (a ``generation`` block and ``cost_usd`` in --json, a section in --markdown, a line
+    otherwise). ``args`` only names the generation's endpoint, name and model, and how to print."""
     import contextlib
     import io
     import json
 
     from studio.core.engine.generate import GenerationSettings, output_name
+    from studio.core.engine.reports import Generated
     from studio.core.engine.usage import exact_decimal, format_usd
 
-    from .ci import request_of
-
-    caps = request_of(args)  # the run's own arguments (--limit, --pass-threshold, caps), before generating
-    if args.resume is not None or args.dry_run or args.repeat is not None:
+    endpoint = str(args.generate_with)
+    if request.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
-    positional = "grader" if args.graders is not None else "dataset"
-    source = getattr(args, positional)
+    source = request.dataset
     if not source:
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
     name = args.generate_name or output_name(source, endpoint)
     # --limit N grades the first N samples: only those are generated
-    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=args.limit)
+    settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=request.limit)
     resume = name in {d.name for d in app.library.datasets.list()}
-    result = run_generation(app, name, settings, resume=resume, concurrency=args.concurrency, max_cost=caps.max_cost,
-                            max_spend_tokens=caps.max_tokens, quiet=args.json or args.progress_jsonl)
+    result = run_generation(app, name, settings, resume=resume, concurrency=request.concurrency,
+                            max_cost=request.max_cost, max_spend_tokens=request.max_tokens,
+                            quiet=args.json or args.progress_jsonl)
     print(result_line(result), file=sys.stderr)
     if result.status != "complete":
         raise CliError(f"not graded: the generation of {name!r} is {result.status} ({result.reason or 'see above'})")
-    if caps.max_cost is not None:
-        left = caps.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
-        if left <= 0:
-            raise CliError(f"not graded: the generation spent the whole --max-cost (${caps.max_cost})")
-        args.max_cost = str(left)
-    if caps.max_tokens is not None:
-        if result.tally.tokens >= caps.max_tokens:
-            raise CliError(f"not graded: the generation spent the whole --max-tokens ({caps.max_tokens:,})")
-        args.max_tokens = caps.max_tokens - result.tally.tokens
-    setattr(args, positional, name)
+    left: dict[str, Any] = {"dataset": name}  # the run grades the generated outputs, with what is left to spend
+    if request.max_cost is not None:
+        money = request.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
+        if money <= 0:
+            raise CliError(f"not graded: the generation spent the whole --max-cost (${request.max_cost})")
+        left["max_cost"] = money
+    if request.max_tokens is not None:
+        if result.tally.tokens >= request.max_tokens:
+            raise CliError(f"not graded: the generation spent the whole --max-tokens ({request.max_tokens:,})")
+        left["max_tokens"] = request.max_tokens - result.tally.tokens
+    # the run's reports say where its outputs came from and what making them cost (engine/reports/generation.py)
+    p = result.provenance
+    generated = Generated(dataset=result.dataset, stored=result.stored, endpoint=p.get("endpoint"),
+                          model=p.get("model"), source_dataset=p.get("source_dataset"), calls=result.tally.calls,
+                          tokens=result.tally.tokens, cost=None if result.cost is None else exact_decimal(result.cost))
+    graded = request.model_copy(update={**left, "reports": request.reports.model_copy(update={"generated": generated})})
     generation = result_json(result)
     if not args.json:
-        code = grade(args, app)
+        code = grade(args, app, graded)
         judging = _judging_cost(app, name)
         print(f"cost: generation {format_usd(result.cost)} ({result.tally.calls} calls to {endpoint})"
               f" + judging {format_usd(judging)}" + _total(result.cost, judging))
     else:
         captured = io.StringIO()
         with contextlib.redirect_stdout(captured):
-            code = grade(args, app)
+            code = grade(args, app, graded)
         report = json.loads(captured.getvalue())
         judging_text = (((report.get("usage") or {}).get("total") or {}).get("cost_usd"))
         judging = None if judging_text is None else Fraction(judging_text)
@@ -268,76 +275,24 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, grade: Callable[[
                               "total": None if result.cost is None or judging is None
                               else exact_decimal(result.cost + judging)}
         app.print_json(report)
-    if getattr(args, "markdown", None) or getattr(args, "junit", None):
-        judging_cost = _judging_cost(app, name)
-        if args.markdown:
-            _markdown_section(Path(args.markdown), result, judging_cost)
-        if args.junit:
-            _junit_properties(Path(args.junit), result, judging_cost)
     return code
 
 
 def _judging_cost(app: CliApp, dataset: str) -> Fraction | None:
     """What the newest run over ``dataset`` spent on its judges."""
     from studio.core.engine.sections import load_run
-    from studio.core.engine.usage import run_usage
 
     runs = [r for r in app.library.runs.list() if r.dataset == dataset]
     if not runs:
         return None
     newest = max(runs, key=lambda r: r.id)
-    return run_usage(app.library, load_run(app.library, newest.id)).cost
+    return load_run(app.library, newest.id).usage.cost
 
 
 def _total(generation: Fraction | None, judging: Fraction | None) -> str:
     from studio.core.engine.usage import format_usd
 
     return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
-
-
-def _markdown_section(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
-    """The run's Markdown report gains where its outputs came from and what making them cost."""
-    from studio.core import safe_files
-    from studio.core.engine.reports.markdown import cell
-    from studio.core.engine.usage import format_usd
-
-    p = result.provenance
-    text = safe_files.read_regular_text(path) if path.exists() else ""
-    section = (f"\n## Outputs generated\n\n"
-               f"Dataset {cell(result.dataset)}: {result.stored} answers from endpoint {cell(p.get('endpoint'))} "
-               f"(model {cell(p.get('model'))}) to the inputs of {cell(p.get('source_dataset'))}.\n\n"
-               f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
-               f"| generation | {result.tally.calls} | {result.tally.tokens:,} | {format_usd(result.cost)} |\n"
-               f"| judging | | | {format_usd(judging)} |\n")
-    safe_files.write_text(path, text + section)
-    from studio.core.engine.reports.markdown import append_step_summary
-
-    append_step_summary(section)  # GitHub Actions' run page shows it under the run's own summary
-
-
-def _junit_properties(path: Path, result: GenerationResult, judging: Fraction | None) -> None:
-    """Each test suite of the run's JUnit report names the model whose outputs it graded and what
-    generating them cost, apart from the judging's cost."""
-    import xml.etree.ElementTree as ET
-
-    from studio.core import safe_files
-    from studio.core.engine.usage import exact_decimal
-
-    if not path.exists():
-        return
-    root = ET.fromstring(safe_files.read_regular_text(path))
-    p = result.provenance
-    values = (("generated_by_endpoint", p.get("endpoint")), ("generated_by_model", p.get("model")),
-              ("generated_from", p.get("source_dataset")), ("generation_calls", result.tally.calls),
-              ("generation_tokens", result.tally.tokens),
-              ("generation_cost_usd", "" if result.cost is None else exact_decimal(result.cost)),
-              ("judging_cost_usd", "" if judging is None else exact_decimal(judging)))
-    for props in root.iter("properties"):
-        for name, value in values:
-            ET.SubElement(props, "property", name=name, value=str(value))
-    ET.indent(root)
-    safe_files.write_text(path, '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
-                          + "\n")
 
 
 def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.engine.consistency import consistency, repeat_run
 from studio.core.engine.sections import load_run
 from studio.core.engine.verdict import judge, verdict_line
 
 from .app import CliApp, CliError
-from .ci import request_of
+
+if TYPE_CHECKING:
+    from studio.core.engine.request import RunRequest
 
 
 def _print(report: dict[str, Any]) -> None:
@@ -29,21 +31,24 @@ def _print(report: dict[str, Any]) -> None:
         print(f"    {sample['sample_id']}: verdicts {sample['verdicts']} spread {sample['spread']}")
 
 
-def run_repeated(args: argparse.Namespace, app: CliApp) -> int:
-    if args.resume is not None or args.progress_jsonl:
+def run_repeated(args: argparse.Namespace, app: CliApp, asked: RunRequest) -> int:
+    """``args`` only says how many times (``--repeat``) and how to print; the run is ``asked``."""
+    if asked.resume is not None or args.progress_jsonl:
         raise CliError("--repeat takes GRADER and DATASET (no --resume, no --progress-jsonl)", code=2)
-    if not (args.grader and args.dataset):
+    if not (asked.grader and asked.dataset):
         raise CliError("run --repeat needs GRADER and DATASET", code=2)
     if args.repeat < 2:
         raise CliError("--repeat needs N >= 2 (one run cannot disagree with itself)", code=2)
-    if args.junit or args.markdown or args.github or args.baseline is not None or args.max_cost or args.max_tokens:
+    reports = asked.reports
+    if (reports.junit or reports.markdown or reports.github or reports.baseline is not None
+            or asked.max_cost is not None or asked.max_tokens):
         raise CliError("--repeat makes several runs: write their reports with `runs report RUN_ID`", code=2)
     # the one request every run is (engine/request.py): its thresholds read and checked once, as a
     # single run's are; each repetition bypasses the cache (a cached answer cannot disagree)
-    request = request_of(args).model_copy(update={"use_cache": False})
+    request = asked.model_copy(update={"use_cache": False})
     thresholds = request.check(app.library).thresholds
     options = request.options()
-    infos = repeat_run(app.library, args.grader, args.dataset, options, args.repeat)
+    infos = repeat_run(app.library, asked.grader, asked.dataset, options, args.repeat)
     report = consistency(app.library, [i.id for i in infos])
     from .run_report import summary
 

@@ -22,15 +22,16 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import make_executor
 from studio.core.engine.planning import plan_of
+from studio.core.engine.progress import Progress
 from studio.core.engine.request import Checked, RunRequest, conclude
-from studio.core.engine.runner import Progress, RunOptions, conclude_unstarted, execute_run
+from studio.core.engine.runner import RunOptions, conclude_unstarted, execute_run
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.models import RunInfo
 from studio.core.models.broken import BrokenRow
@@ -43,8 +44,10 @@ from .ci import json_fields, print_outcome, reports_of, request_of
 from .tables import Column, print_table
 
 if TYPE_CHECKING:
+    from studio.core.engine.executors import Executor
     from studio.core.engine.sections import RunSections
     from studio.core.engine.summary import GraderSummary
+    from studio.core.store import Library
 
 # what a run prints once graded (the run's sections, its summary, the results' reports, ``runs
 # show``) is imported by the function printing it: not before a run's first judge call (issue 32)
@@ -80,7 +83,7 @@ class ProgressBar:
         self.stream.flush()
 
 
-def _print_summary(info: RunInfo, library: Any = None, run: RunSections | None = None) -> None:
+def _print_summary(info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> None:
     """The run's summary for a terminal: every figure from its one summary (engine/summary.py)
     when the library (or the run's sections) is given, else the aggregates as stored."""
     from studio.core.engine.sections import load_run
@@ -164,7 +167,7 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
-def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Any, str | None]:
+def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Executor, str | None]:
     """The run's executor, connected; and for a cluster, the header line saying where it grades."""
     info = app.library.runs.get(run_id)
     options = RunOptions.model_validate(info.settings)
@@ -205,32 +208,49 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
             signal.signal(signal.SIGINT, previous)
 
 
-def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
-    if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
-        from .generate import generate_then_grade
-
-        endpoint, args.generate_with = args.generate_with, None
-        return generate_then_grade(args, app, cmd_run, endpoint)
-    if args.repeat is not None and not args.dry_run:
-        from .repeat import run_repeated
-
-        return run_repeated(args, app)
-    if args.dry_run:
-        from .dry import run_dry
-
-        return run_dry(args, app)
-    stream = JsonLines() if args.progress_jsonl else None
+@contextlib.contextmanager
+def _reported(stream: JsonLines | None) -> Iterator[None]:
+    """With ``--progress-jsonl``, whatever stops the run before its summary is an "error" line
+    (a bug still leaves its traceback on stderr)."""
     try:
-        request = request_of(args)
-        checked = _run(args, app, request, stream)
-        done = conclude(app.library, checked.run_id, checked.checked,
-                        github=sys.stderr if (args.json or stream) else sys.stdout)
+        yield
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        if stream is not None:  # a bug still leaves its traceback on stderr
+        if stream is not None:
             stream.error(exc.__cause__ if isinstance(exc, CliError) and exc.__cause__ is not None else exc)
         raise
+
+
+def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
+    """``run``: its arguments become one run request here, once; each way of running it (generate
+    first, repeat, dry run, grade) takes that request."""
+    stream = JsonLines() if args.progress_jsonl else None
+    with _reported(stream):  # a value refused as the request is made is the stream's error line too
+        request = request_of(args)
+    if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
+        from .generate import generate_then_grade
+
+        return generate_then_grade(args, app, request, grade_request)
+    if args.repeat is not None and not args.dry_run:
+        from .repeat import run_repeated
+
+        return run_repeated(args, app, request)
+    if args.dry_run:
+        from .dry import run_dry
+
+        return run_dry(args, app, request)
+    return grade_request(args, app, request)
+
+
+def grade_request(args: argparse.Namespace, app: CliApp, request: RunRequest) -> int:
+    """Check the request, grade the run, conclude it (verdict, usage, report files) and print it;
+    ``args`` only says how to print (``--json``, ``--progress-jsonl``, stdin, ``--allow-unsandboxed``)."""
+    stream = JsonLines() if args.progress_jsonl else None
+    with _reported(stream):
+        checked = _run(args, app, request, stream)
+        done = conclude(app.library, checked.run_id, checked.checked,
+                        github=sys.stderr if (args.json or stream) else sys.stdout)
     from .run_report import summary
 
     info = done.run.info
@@ -258,7 +278,7 @@ def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: Jso
     exits 2 and leaves no run behind."""
     from .sandbox_notice import warn_if_degraded
 
-    warn_if_degraded(app, args, stream)
+    warn_if_degraded(app, request, bool(getattr(args, "allow_unsandboxed", False)), stream)
     checked = request.check(app.library)
     info = request.start(app.library, checked)
     resume_gc()  # start-up is over (the grader's kind and its scorer's modules are imported): app.pause_gc

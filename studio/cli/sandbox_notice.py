@@ -8,52 +8,55 @@ isolation is weaker.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from studio.core.kinds import get_kind
 from studio.core.models.common import walk
 
 from .app import CliApp, CliError
 
-
-def _kinds(definition: Any) -> set[str]:
-    """The kinds of this grader and of every grader inside it (``walk``)."""
-    return {grader.kind for grader in walk(definition)}
+if TYPE_CHECKING:
+    from studio.core.engine.request import RunRequest
 
 
-def _runs_code(definition: Any) -> bool:
-    """Does this grader (or a component of a composite) run code in the sandbox? Its kinds'
-    descriptors say (``sandboxed``)."""
-    return any(get_kind(kind).sandboxed for kind in _kinds(definition))
+class Emits(Protocol):
+    """Where ``--progress-jsonl`` lines go (cli/runs.py ``JsonLines``)."""
+
+    def emit(self, event: str, **fields: Any) -> None: ...
 
 
-def _definition(app: CliApp, args: argparse.Namespace) -> Any:
-    if args.resume is not None:
-        info = app.library.runs.get(args.resume)
-        return app.library.graders.version(info.grader_key, info.grader_version).definition
-    record = app.library.graders.get(args.grader)
-    return app.library.graders.version(args.grader, args.version or record.current_version).definition
+def _kinds_run(app: CliApp, request: RunRequest) -> set[str]:
+    """The kinds of the request's grader and its parts when one of them runs code in the sandbox
+    (their descriptors say: ``sandboxed``); empty when none does, or when the run or grader does not
+    exist (the run itself reports that, with its own sentence)."""
+    if request.resume is None and not (request.grader and request.dataset):
+        return set()
+    try:
+        if request.resume is not None:
+            info = app.library.runs.get(request.resume)
+            definition = app.library.graders.version(info.grader_key, info.grader_version).definition
+        else:
+            key = str(request.grader)
+            record = app.library.graders.get(key)
+            definition = app.library.graders.version(key, request.version or record.current_version).definition
+    except Exception:  # noqa: BLE001 - reported by the run with its own sentence
+        return set()
+    kinds = {grader.kind for grader in walk(definition)}
+    return kinds if any(get_kind(kind).sandboxed for kind in kinds) else set()
 
 
-def warn_if_degraded(app: CliApp, args: argparse.Namespace, stream: Any = None) -> None:
-    """Apply ``--allow-unsandboxed``; refuse (exit 2) or warn when the grader runs code without
-    bubblewrap. A grader or run that does not exist is left to the run itself to report."""
-    allowed = bool(getattr(args, "allow_unsandboxed", False))
+def warn_if_degraded(app: CliApp, request: RunRequest, allowed: bool, stream: Emits | None = None) -> None:
+    """Apply ``--allow-unsandboxed`` (``allowed``); refuse (exit 2) or warn when the request's grader
+    runs code without bubblewrap. A grader or run that does not exist is left to the run itself to report."""
+    kinds = _kinds_run(app, request)
     if allowed or "studio.core.sandbox.settings" in sys.modules:  # else its opt-in is still unset
         from studio.core.sandbox.settings import allow_unsandboxed
 
         allow_unsandboxed(allowed)
-    if (args.resume is None and not (args.grader and args.dataset)):
+    if not kinds:
         return
-    try:
-        definition = _definition(app, args)
-    except Exception:  # noqa: BLE001 - reported by the run with its own sentence
-        return
-    if not _runs_code(definition):
-        return
-    if "javascript" in _kinds(definition):
+    if "javascript" in kinds:
         from studio.core.sandbox.node import find_node, missing_reason
 
         if find_node() is None:  # refused before a run exists, not as an error on every sample

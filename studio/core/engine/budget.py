@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,6 +21,9 @@ from studio.core.errors import StudioError
 from studio.core.models.endpoints import EndpointConfig
 
 from .usage import Spent, cost_of, exact_decimal, format_usd
+
+if TYPE_CHECKING:
+    from studio.core.store import Library
 
 
 class BudgetError(StudioError, ValueError):
@@ -118,12 +121,11 @@ def check_priced(caps: Caps, configs: list[EndpointConfig]) -> None:
             f"`grader-studio endpoints add NAME ... --price-input USD --price-output USD --replace`")
 
 
-def run_budget(library: Any, run_id: int, max_cost: Decimal | None, max_tokens: int | None,
+def run_budget(library: Library, run_id: int, max_cost: Decimal | None, max_tokens: int | None,
                cancel: threading.Event) -> Budget:
     """The budget of a run about to grade: its caps, and what its stored results already spent."""
     from .sections import load_run
-    from .usage import run_usage
 
-    usage = run_usage(library, load_run(library, run_id))
+    usage = load_run(library, run_id).usage  # the run's usage, read once with its sections
     return Budget(Caps(max_cost=max_cost, max_tokens=max_tokens), cancel, spent=usage.total,
                   spent_cost=usage.cost or Fraction(0))

@@ -149,10 +149,9 @@ def _schema_of(payload: dict[str, Any]) -> dict[str, Any] | None:
     fmt = payload.get("response_format")
     if isinstance(fmt, dict):
         inner = fmt.get("json_schema")
-        if isinstance(inner, dict) and isinstance(inner.get("schema"), dict):
-            return inner["schema"]
-        if isinstance(fmt.get("schema"), dict):
-            return fmt["schema"]
+        for schema in (inner.get("schema") if isinstance(inner, dict) else None, fmt.get("schema")):
+            if isinstance(schema, dict):
+                return schema
     return None
 
 
@@ -215,7 +214,7 @@ def dry_run(library: Library, grader_key: str | None, dataset_name: str, options
             repeats: int = 1, graders: list[str] | None = None) -> list[GraderEstimate]:
     """One estimate per grader of the run: a grader, a suite's graders (``grader_key`` a suite key)
     or ``graders`` (``run --graders a,b,c``), grading nothing and writing nothing."""
-    from .planning import targets
+    from studio.core.store.targets import targets
 
     options = options or RunOptions()
     dataset = library.datasets.get(dataset_name)

@@ -8,13 +8,16 @@ the ``RunPlan`` the executors grade.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from studio.core.models import CompositeGrader, RunInfo, parse_grader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.near_names import did_you_mean
-from studio.core.store import Library, LibraryError, NotFound
+from studio.core.store import Library
+from studio.core.store.datasets import DatasetRecord
 from studio.core.store.suites import InvalidSuite
+from studio.core.store.targets import targets, unknown_target
+
+__all__ = ["one_off_suite", "plan_of", "record_suite_run", "run_total", "targets", "unknown_target"]
 
 from .plan import PlannedGrader, RunPlan
 from .preflight import check_run_configuration
@@ -43,46 +46,6 @@ def _first_error(exc: ValueError) -> str:
     return str(exc)
 
 
-def targets(library: Library, name: str | None, version: int | None = None,
-            graders: list[str] | None = None) -> list[tuple[str, int]]:
-    """(key, version) of every grader a run would grade: ``graders`` (``run --graders a,b,c``), a
-    suite's members (each at its pinned or current version; ``version`` is then the suite's), or the
-    one grader ``name`` (a grader wins when a key is both, as ``start_run`` decides)."""
-    if graders is not None:
-        keys = [k.strip() for k in graders if k.strip()]
-        return [(k, library.graders.get(k).current_version) for k in keys]
-    if not name:
-        raise InvalidSuite("name a grader or a suite to run")
-    try:
-        record = library.graders.get(name)
-    except LibraryError as exc:
-        if not library.suites.exists(name):
-            _refuse_trashed_suite(library, name)
-            raise unknown_target(library, name, exc) from None
-        suite = library.suites.version(name, version or library.suites.get(name).current_version)
-        return [(m.grader, m.version or library.graders.get(m.grader).current_version)
-                for m in suite.definition.graders]
-    return [(record.key, version or record.current_version)]
-
-
-def unknown_target(library: Library, name: str, error: LibraryError) -> LibraryError:
-    """What ``run NAME`` says when NAME is neither a grader nor a suite: near keys of both offered
-    (a grader in the trash keeps its own sentence)."""
-    if "in the trash" in str(error):
-        return error
-    keys = [r.key for r in library.graders.list()] + [r.key for r in library.suites.list()]
-    return NotFound(f"no grader or suite with key {name!r}{did_you_mean(name, keys)}")
-
-
-def _refuse_trashed_suite(library: Library, name: str) -> None:
-    """A suite in the trash does not run: say so rather than that no grader has that key."""
-    try:
-        library.suites.get(name, include_deleted=True)
-    except LibraryError:
-        return
-    raise InvalidSuite(f"suite {name!r} is in the trash; restore it first (grader-studio suites restore {name})")
-
-
 def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str, options: Any, *,
                      suite_version: int | None = None, saved: bool = True) -> RunInfo:
     """Record a suite run (status pending): every grader resolved to a version and checked first."""
@@ -109,7 +72,14 @@ def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str
                                settings=options.model_dump(mode="json", exclude_none=True), slots=slots, suite=plan)
 
 
-def run_total(dataset: Any, options: Any) -> int:
+class _Samples(Protocol):
+    """What ``run_total`` reads of a run's options (``runner.RunOptions``)."""
+
+    limit: int | None
+    samples: list[int] | None
+
+
+def run_total(dataset: DatasetRecord, options: _Samples) -> int:
     """How many samples a new run grades (the dataset's, at most ``limit``, or the ``samples`` asked
     for that it has); a run that would grade none is refused before it is recorded (``runs list``
     would show a run "completed" with nothing graded, and CI would read it as a pass)."""

@@ -22,12 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
 
+from .reports import Generated
 from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
-    from studio.core.models import RunInfo
+    from studio.core.models import GraderDefinition, RunInfo
     from studio.core.store import Library
 
+    from .budget import Caps
     from .runner import RunOptions
     from .sections import RunSections
     from .usage import Usage
@@ -43,6 +45,8 @@ class Reports(BaseModel):
     markdown: Path | None = None
     github: bool = False
     baseline: int | None = None
+    #: the generation the run's outputs came from (``run --generate-with``): said in the reports
+    generated: Generated | None = None
 
 
 class RunRequest(RunSettings):
@@ -138,8 +142,11 @@ class RunRequest(RunSettings):
     def check(self, library: Library) -> Checked:
         """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
         the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
+        from studio.core.store import LibraryError
+        from studio.core.store.targets import targets
+
         from .budget import Caps
-        from .planning import run_total, targets
+        from .planning import run_total
         from .reports import check_report_path
         from .verdict import check_keys, parse_thresholds
 
@@ -160,14 +167,20 @@ class RunRequest(RunSettings):
             graded = targets(library, self.grader, self.version, self.graders)
             dataset = str(self.dataset)
             endpoint = self.endpoint
+        if self.reports.baseline is not None:  # a run of the same dataset (read whole as the run concludes)
+            try:
+                compared = library.runs.get(self.reports.baseline).dataset
+            except LibraryError as exc:
+                raise RequestRefused(f"--baseline: {exc}") from None
+            if compared != dataset:
+                raise RequestRefused(f"--baseline: --baseline run {self.reports.baseline} graded dataset "
+                                     f"{compared!r}, not {dataset!r}: a baseline must be a run of the same dataset")
+        if self.resume is None:
             run_total(library.datasets.get(dataset), self.options())  # a run of nothing is refused
         thresholds = parse_thresholds(self.fail_under)
         check_keys(thresholds, [key for key, _ in graded])
         junit = check_report_path(self.reports.junit, "--junit") if self.reports.junit else None
         markdown = check_report_path(self.reports.markdown, "--markdown") if self.reports.markdown else None
-        baseline = None
-        if self.reports.baseline is not None:
-            baseline = _baseline(library, self.reports.baseline, dataset)
         executor = self.executor_name(previous)
         if self.resume is None or self.executor is not None or self.ray_address is not None:
             _check_executor(executor)
@@ -175,8 +188,8 @@ class RunRequest(RunSettings):
         for key, version in graded:
             _check_caps(library, caps, executor, key, version, endpoint)
         _check_approvals(library, graded, endpoint)
-        return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown, baseline=baseline,
-                       executor=executor)
+        return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown,
+                       baseline=self.reports.baseline, executor=executor)
 
     # -- the run ---------------------------------------------------------------------------------
     def start(self, library: Library, checked: Checked | None = None) -> RunInfo:
@@ -215,13 +228,14 @@ class RunRequest(RunSettings):
 
 @dataclass
 class Checked:
-    """A request that passed ``check``: its thresholds, report files and baseline, read once."""
+    """A request that passed ``check``: its thresholds and report files, read once, and its baseline
+    run (one of the same dataset, read whole as the run concludes)."""
 
     request: RunRequest
     thresholds: Thresholds
     junit: Path | None = None
     markdown: Path | None = None
-    baseline: RunSections | None = None
+    baseline: int | None = None
     executor: str = "local"
 
 
@@ -237,22 +251,29 @@ class Finished:
 def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | None = None) -> Finished:
     """The verdict and usage of a finished run, and its report files written; ``--github``'s
     workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
+    from .reports.generation import junit_properties, markdown_section
     from .sections import load_run
-    from .usage import run_usage
     from .verdict import judge
 
     run = load_run(library, run_id)
+    baseline = None if checked.baseline is None else load_run(library, checked.baseline)
     verdict = judge(run, checked.thresholds)
-    usage = run.usage if run.usage is not None else run_usage(library, run)
+    usage = run.usage
+    generated = checked.request.reports.generated
     try:
         if checked.junit is not None:
             from .reports.junit import junit_xml
 
-            write_text(checked.junit, junit_xml(library, run))  # never through a planted link
+            xml = junit_xml(library, run)
+            if generated is not None:
+                xml = junit_properties(xml, generated, usage.cost)
+            write_text(checked.junit, xml)  # never through a planted link
         if checked.markdown is not None:
             from .reports.markdown import append_step_summary, markdown_report
 
-            text = markdown_report(library, run, verdict, baseline=checked.baseline, usage=usage)
+            text = markdown_report(library, run, verdict, baseline=baseline, usage=usage)
+            if generated is not None:
+                text += markdown_section(generated, usage.cost)
             write_text(checked.markdown, text)
             append_step_summary(text)  # GitHub Actions shows it on the run's page
     except OSError as exc:
@@ -292,20 +313,6 @@ def option_problem(exc: ValidationError) -> str:
     return f"{option} {said}, not {given!r}"
 
 
-def _baseline(library: Library, run_id: int, dataset: str) -> RunSections:
-    from studio.core.store import LibraryError
-
-    from .reports.markdown import check_baseline
-    from .sections import load_run
-
-    try:
-        baseline = load_run(library, run_id)
-        check_baseline(dataset, baseline)
-    except LibraryError as exc:
-        raise RequestRefused(f"--baseline: {exc}") from None
-    return baseline
-
-
 def _check_executor(name: str) -> None:
     """``--executor ray`` without Ray installed: the sentence saying how to get it."""
     from .executors import RAY_HINT, ExecutorError, ray_available
@@ -333,7 +340,7 @@ def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: 
                 resolve_api_key(config)  # raises when the key may not go there
 
 
-def _judge_endpoints(definition: Any) -> Iterator[str | None]:
+def _judge_endpoints(definition: GraderDefinition) -> Iterator[str | None]:
     """The endpoint each part of a grader calls with the user's key (None: the run's, or the
     library's only one): a prompt judge's, a model-backed function's, a composite's or a jury's
     parts' (``walk``). Read from the models alone, so a run's start imports no other kind
@@ -344,7 +351,7 @@ def _judge_endpoints(definition: Any) -> Iterator[str | None]:
         yield from grader.own_endpoints()
 
 
-def _check_caps(library: Library, caps: Any, executor: str, grader: str, version: int, endpoint: str | None) -> None:
+def _check_caps(library: Library, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
     """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
     from .budget import BudgetError, check_priced
 

@@ -28,25 +28,22 @@ from studio.core.graders.registry import make_scorer
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
-from studio.core.store.run_graders import (
-    STORED_KEY,
-    run_graders,
-    stored_form,
-    stored_tallies,
-    written_counts,
-)
-from studio.core.store.run_inputs import iter_texts
+from studio.core.store.ledger import Tally
+from studio.core.store.run_end import end_tallies
+from studio.core.store.run_graders import STORED_KEY
+from studio.core.store.run_inputs import TEXTS, Pending
+from studio.core.store.run_spend import with_usage
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
+from studio.core.store.targets import unknown_target
 
 from .plan import RunPlan, assemble
-from .planning import one_off_suite, plan_of, record_suite_run, run_total, unknown_target
+from .planning import one_off_suite, plan_of, record_suite_run, run_total
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
 from .run_settings import RunSettings
 from .stored_samples import StoredSamples, broken_results, failed_rows, regraded
 from .streak import STREAK_LIMIT, FailureStreak
-from .usage import endpoint_rows
-from .written_tally import Untrusted, WrittenTallies
+from .written_tally import WrittenTallies
 
 if TYPE_CHECKING:
     from .executors import Executor
@@ -59,8 +56,6 @@ TARGET_BATCH_SECONDS = 0.1
 #: graded batches waiting for the writer, per grading task: beyond that a producer waits, so a fast
 #: grader cannot pile a whole run's results up in memory ahead of the database
 OUTBOX_PER_WORKER = 2
-#: ``pending``'s text lane: rows of the columns a built-in check reads (store/run_inputs.py)
-TEXTS = "texts"
 
 
 class RunOptions(RunSettings):
@@ -179,20 +174,17 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
 
         ctx.budget = run_budget(library, run_id, options.max_cost, options.max_tokens, cancel)
 
-    def pending(raw: bool | str) -> Iterator[Any]:
-        if raw == TEXTS:  # (idx, sample id, completion, expected, JSON if no completion): built-in checks
-            return iter_texts(library.engine, dataset.id, limit=limit, skip=done)
-        # (idx, sample id, stored JSON): checked and parsed a batch at a time (``_Slots.grade``), a
-        # row that is no sample becomes that sample's error (stored_samples.py)
-        return library.datasets.iter_raw(dataset.id, limit=limit, skip=done)
+    keep = options.keep_going if keep_going is None else keep_going
+    streak = None if keep else FailureStreak(list(itertools.islice(
+        (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
 
+    # the samples to grade, in the lane the scorers read: stored JSON rows are checked and parsed a
+    # batch at a time (``_Slots.grade``), a row that is no sample becoming that sample's error (stored_samples.py)
+    pending = Pending(library.engine, library.datasets, dataset.id, limit, done)
     # A run allocates a few short-lived objects per sample; every full collection would also walk
     # the whole heap the process already held (the app, a caller's data): keep that out of the
     # collector's sight while grading (gc.unfreeze hands it back, nothing is lost).
     gc.freeze()
-    keep = options.keep_going if keep_going is None else keep_going
-    streak = None if keep else FailureStreak(list(itertools.islice(
-        (i for i in range(dataset.sample_count if limit is None else limit) if i not in done), STREAK_LIMIT)))
     try:
         if executor is None:
             from .executors import make_executor
@@ -215,6 +207,8 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
     # every grader's tally (and the results rows', which the aggregates are read from), kept for a
     # completed run's readers (run_graders STORED_KEY): as written, or the run's one pass over its results
     overall, stored, figures, kept = _end_tallies(library, run_id, options.pass_threshold, kept)
+    # the slots whose rows, as written, name no endpoint: a completed run stores no usage probe of theirs
+    quiet = set() if kept is None else {slot for slot, _ in kept.slots if kept.names_no_endpoint(slot)}
     if metrics:
         figures = figures.updated(batch_metrics=metrics)
     if executor is not None and executor.name != "local":
@@ -233,7 +227,7 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
             # the last calls may reach the cap with nothing left to grade: that run is complete
             unfinished = library.runs.get(run_id).done < info.total
             aggregates = figures.updated(stopped=ctx.budget.reason).as_json() if unfinished else (
-                figures.as_json() | {STORED_KEY: _with_usage(library, run_id, stored, kept)})
+                figures.as_json() | {STORED_KEY: with_usage(library, run_id, stored, quiet)})
             library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
                                     error=ctx.budget.reason if unfinished else None)
             return library.runs.get(run_id)
@@ -252,50 +246,21 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
         library.runs.set_status(run_id, "stopped", aggregates=figures.updated(stopped=reason).as_json(), error=reason)
         return library.runs.get(run_id)
     # only a completed run reads its stored tallies: any other may resume
-    tallies = {STORED_KEY: _with_usage(library, run_id, stored, kept)} if status == "completed" else {}
+    tallies = {STORED_KEY: with_usage(library, run_id, stored, quiet)} if status == "completed" else {}
     library.runs.set_status(run_id, status, aggregates=figures.as_json() | tallies,
                             only_from=("running",) if status == "cancelled" else None)
     return library.runs.get(run_id)
 
 
 def _end_tallies(library: Library, run_id: int, threshold: float,
-                 kept: WrittenTallies | None) -> tuple[Any, dict[str, Any], RunAggregates, WrittenTallies | None]:
+                 kept: WrittenTallies | None) -> tuple[Tally, dict[str, Any], RunAggregates, WrittenTallies | None]:
     """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's figures, the kept
-    tallies they were read from or None): from the tallies the writer kept when they are the stored
-    rows' (``WrittenTallies.usable``), else computed from the stored rows."""
-    from .summary import run_summary  # (imported once a run ends, not at its start)
+    tallies they were read from or None): the store answers once (``run_end.end_tallies``), from
+    the tallies the writer kept when they are the stored rows', else from the stored rows."""
+    from .summary import run_figures  # (imported once a run ends, not at its start)
 
-    if kept is not None and kept.untrusted is None:
-        graders = run_graders(library, run_id)
-        if kept.usable(graders, threshold, written_counts(library, run_id)):
-            try:
-                tallies, overall = kept.tallies()
-            except Untrusted as exc:
-                kept.distrust(str(exc))
-            else:
-                stored = stored_form(graders, tallies, overall, threshold)
-                figures = run_summary(library, run_id, threshold, tally=overall,
-                                      metric_sums=kept.metric_sums(), panels=kept.panels())
-                return overall, stored, figures, kept
-    overall, stored = stored_tallies(library, run_id, threshold)
-    return overall, stored, run_summary(library, run_id, threshold, tally=overall), None
-
-
-def _with_usage(library: Library, run_id: int, stored: dict[str, Any], kept: WrittenTallies | None) -> dict[str, Any]:
-    """A completed run's stored tallies with each grader's tokens and calls per endpoint (what its
-    readers' ``usage.section_usage`` read once the run is complete, instead of a pass of their own).
-    A grader that spent no token and whose rows, as written, name no endpoint has none (the probe
-    of ``endpoint_rows`` would find none: a built-in run's rows are not read again)."""
-    row = library.runs.raw(run_id)
-    for entry in stored["graders"]:
-        counted = entry["tally"]
-        tokens = counted["prompt_tokens"] + counted["completion_tokens"]
-        if kept is not None and not tokens and kept.names_no_endpoint(entry["slot"]):
-            entry["usage"] = []
-            continue
-        entry["usage"] = endpoint_rows(library, run_id, bool(row.suite), entry["slot"], entry["key"], row.dataset_id,
-                                       tokens)
-    return stored
+    end = end_tallies(library, run_id, threshold, None if kept is None else kept.claim())
+    return end.overall, end.stored, run_figures(end.facts, threshold), kept if end.as_written else None
 
 
 def run_grader(library: Library, grader_key: str, dataset_name: str, options: RunOptions | None = None, *,

@@ -12,24 +12,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
-from fractions import Fraction
+from dataclasses import dataclass, field
 from typing import Any
 
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decide, verdict_in
+from studio.core.models.spend import Usage, priced, usd
 from studio.core.store import Library
-from studio.core.store.run_graders import (
-    RunGrader,
-    grader_source,
-    grader_tallies,
-    overall_tally,
-    run_graders,
-)
+from studio.core.store.run_graders import grader_source, run_tallies
+from studio.core.store.run_spend import SpendOf, run_spend
 
 from .summary import GraderSummary, RunAggregates, stored_summary, summarize
-from .summary import with_cost as add_cost
-from .usage import exact_decimal, run_usage
 
 
 @dataclass(frozen=True)
@@ -70,10 +63,10 @@ class Section:
 class RunSections:
     info: RunInfo
     sections: list[Section]
+    #: the run's tokens and cost per grader and endpoint (models/spend.py ``Usage``), read once
+    usage: Usage
     #: a suite run's overall score (its summary, keyed "overall"), None without an overall rule
     overall: GraderSummary | None = field(default=None)
-    #: the run's tokens and cost per grader and endpoint (engine/usage.py ``Usage``), read once
-    usage: Any = None
 
     @property
     def suite(self) -> bool:
@@ -107,6 +100,11 @@ class RunSections:
     def summaries(self) -> list[GraderSummary]:
         return [s.summary for s in self.sections]
 
+    def spend_of(self) -> list[SpendOf]:
+        """What the store needs to count each section's spend (store/run_spend.py)."""
+        return [SpendOf(key=s.key, slot=s.slot, suite=s.suite, dataset_id=s.dataset_id, tokens=s.summary.tokens,
+                        endpoint=s.endpoint) for s in self.sections]
+
     def figures(self) -> RunAggregates:
         """The run's stored figures with every figure a summary states taken from the summary:
         the headline's (one grader, or a suite's overall score; a suite without an overall rule has
@@ -130,60 +128,31 @@ class RunSections:
         return figures
 
 
-def load_run(library: Library, run_id: int, *, with_cost: bool = True, info: RunInfo | None = None) -> RunSections:
-    """The run and its sections, each with its summary (NotFound for an unknown run); ``with_cost``
-    fills each summary's cost from the run's usage (engine/usage.py). ``info``: the run as the caller
-    just read it (``runs.get`` counts the run's results by status: a pass over a million-result
-    run's status index not worth making twice)."""
-    if info is None or info.id != run_id:
-        info = library.runs.get(run_id)
-    dataset_id = library.runs.raw(run_id).dataset_id
+def load_run(library: Library, run_id: int, *, info: RunInfo | None = None) -> RunSections:
+    """The run and its sections, each with its summary and its cost (NotFound for an unknown run).
+    ``info``: the run as the caller just read it (``runs.get`` counts the run's results by status:
+    a pass over a million-result run's status index not worth making twice). The store answers
+    twice, once each: the run's graders with their tallies (``run_tallies``), then, with their
+    tokens, their spend (``run_spend``), which is priced (models/spend.py) before any summary is made."""
+    answer = run_tallies(library, run_id, info)
+    info = answer.info
     suite = info.suite is not None
-    sections = []
-    graders = run_graders(library, run_id)
-    for grader, tallied in zip(graders, grader_tallies(library, run_id, graders), strict=True):
-        found = summarize(grader.key, grader.version, grader.threshold, tallied, weight=grader.weight,
-                          bounds=grader.score_range)
-        sections.append(Section(key=grader.key, version=grader.version, pass_threshold=grader.threshold,
-                                summary=found,
-                                endpoint=info.endpoint or _grader_endpoint(library, grader.key, grader.version),
-                                suite=suite, slot=grader.slot, dataset_id=dataset_id))
+    spend = run_spend(library, run_id, [
+        SpendOf(key=g.key, slot=g.slot, suite=suite, dataset_id=answer.dataset_id,
+                tokens=t.prompt_tokens + t.completion_tokens, endpoint=info.endpoint or g.endpoint)
+        for g, t in zip(answer.graders, answer.tallies, strict=True)])
+    usage = priced(spend.graders, spend.configs)
+    sections = [
+        Section(key=g.key, version=g.version, pass_threshold=g.threshold,
+                summary=summarize(g.key, g.version, g.threshold, t, weight=g.weight, bounds=g.score_range,
+                                  cost=usd(usage.grader_cost.get(g.key))),
+                endpoint=info.endpoint or g.endpoint, suite=suite, slot=g.slot, dataset_id=answer.dataset_id)
+        for g, t in zip(answer.graders, answer.tallies, strict=True)]
     overall = None
-    if suite and info.overall_rule is not None:
-        overall = summarize("overall", info.grader_version, info.pass_threshold, overall_tally(library, run_id),
-                            bounds=overall_bounds(info.overall_rule, graders))
-    run = RunSections(info=info, sections=sections, overall=overall)
-    if not with_cost:
-        return run
-    usage = run_usage(library, run)
-    costed = [replace(s, summary=add_cost(s.summary, _usd(usage.grader_cost.get(s.key)))) for s in sections]
-    return replace(run, sections=costed, overall=None if overall is None else add_cost(overall, _usd(usage.cost)),
-                   usage=usage)
-
-
-def overall_bounds(rule: str, graders: list[RunGrader]) -> tuple[float, float] | None:
-    """The range a suite's overall score can take, which its interval stays in: 0/1 for all-pass;
-    for the weighted mean of graders that all declare a range (and weigh ≥ 0), the hull of their
-    ranges; else None (a composite's own rule: its interval still stays in [0, 1] when every overall
-    score is 0 or 1, core/intervals.py)."""
-    if rule == "all-pass":
-        return 0.0, 1.0
-    ranges = [g.score_range for g in graders]
-    if rule != "mean" or not ranges or any(r is None for r in ranges) or any(g.weight < 0 for g in graders):
-        return None
-    return min(r[0] for r in ranges if r), max(r[1] for r in ranges if r)
-
-
-def _usd(cost: Fraction | None) -> str | None:
-    return None if cost is None else exact_decimal(cost)
-
-
-def _grader_endpoint(library: Library, key: str, version: int) -> str | None:
-    try:
-        definition = library.graders.version(key, version).definition
-    except Exception:  # a purged grader: its rows still name their endpoint
-        return None
-    return getattr(definition, "endpoint", None)
+    if answer.overall is not None:
+        overall = summarize("overall", info.grader_version, info.pass_threshold, answer.overall,
+                            bounds=answer.overall_bounds, cost=usd(usage.cost))
+    return RunSections(info=info, sections=sections, usage=usage, overall=overall)
 
 
 def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:

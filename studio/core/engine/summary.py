@@ -33,6 +33,7 @@ from studio.core.store.ledger import SPLITS, Tally
 if TYPE_CHECKING:
     from studio.core.models import RunInfo
     from studio.core.store import Library
+    from studio.core.store.runs import RowFacts
 
 #: what a summary without an interval (no scored result) says of its method
 INTERVAL_METHOD = intervals.T_PLAIN
@@ -169,11 +170,6 @@ def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight:
         decisions=dict(tally.decisions), prompt_tokens=tally.prompt_tokens,
         completion_tokens=tally.completion_tokens, cached_tokens=tally.cached_tokens, cached=tally.cached,
         cost=cost)
-
-
-def with_cost(summary: GraderSummary, cost: str | None) -> GraderSummary:
-    """The summary with its cost (exact USD) filled in: usage is read after the sections exist."""
-    return summary.model_copy(update={"cost": cost})
 
 
 def mean(total: float, n: int) -> float | None:
@@ -394,9 +390,15 @@ def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_T
                 tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
                 panels: dict[str, Any] | None = None) -> RunAggregates:
     """A run's figures: what its ``results`` rows add up to (store/runs ``facts``, the given
-    ``tally``, ``metric_sums`` and ``panels`` when its writer kept them) with the figures of their
-    summary (``summarize``): mean, pass rate, time per sample, each ``scores`` key's mean."""
-    facts = library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels)
+    ``tally``, ``metric_sums`` and ``panels`` when its writer kept them), as ``run_figures`` states them."""
+    return run_figures(library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels),
+                       threshold)
+
+
+def run_figures(facts: RowFacts, threshold: float) -> RunAggregates:
+    """The figures of what a run's ``results`` rows add up to (``facts``, as the store answered them)
+    with the figures of their summary (``summarize``): mean, pass rate, time per sample, each
+    ``scores`` key's mean."""
     summary = summarize("run", 0, threshold, facts.tally)
     counted = facts.tally
     return RunAggregates({

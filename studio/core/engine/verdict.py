@@ -132,6 +132,7 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
         failed.append(f"{errored} sample(s) errored or were invalid"
                       + (f" (by grader: {', '.join(by_grader)})" if by_grader else ""))
     mean = run.overall_mean
+    head = _head(run, mean, thresholds)  # what the verdict states: the figures and their thresholds
     # a suite without an overall rule: a bare --fail-under is every grader's (NO_OVERALL)
     each = thresholds.overall if not run.has_overall_score else None
     if thresholds.overall is not None and each is None:
@@ -158,14 +159,16 @@ def judge(run: RunSections, thresholds: Thresholds | None = None) -> Verdict:
     reasons = not_done + failed
     code = EXIT_NOT_DONE if not_done else EXIT_FAIL if failed else EXIT_PASS
     outcome: Literal["pass", "fail", "not done"] = ("not done" if not_done else "fail" if failed else "pass")
+    sentence = (f"{head}: PASS" if code == EXIT_PASS else
+                f"{head}: {'NOT DONE' if code == EXIT_NOT_DONE else 'FAIL'}: " + "; ".join(reasons))
     return Verdict(passed=not reasons, mean=mean, fail_under=thresholds.overall, reasons=reasons,
-                   outcome=outcome, exit_code=code, sentence=_sentence(run, mean, thresholds, reasons, code),
+                   outcome=outcome, exit_code=code, sentence=sentence,
                    graders=checks, grader_thresholds=dict(thresholds.graders),
                    fail_under_applies_to="overall" if run.has_overall_score else "each grader")
 
 
-def _sentence(run: RunSections, mean: float | None, thresholds: Thresholds, reasons: list[str],
-              code: int) -> str:
+def _head(run: RunSections, mean: float | None, thresholds: Thresholds) -> str:
+    """The verdict sentence's head: the run's score (or its graders' means) and the thresholds asked."""
     limits = []
     if run.has_overall_score:
         head = f"verdict: {'overall score' if run.suite else 'mean'} {'none' if mean is None else f'{mean:.4f}'}"
@@ -177,11 +180,7 @@ def _sentence(run: RunSections, mean: float | None, thresholds: Thresholds, reas
         if thresholds.overall is not None:
             limits.append(f"threshold {thresholds.overall:g} for each grader")
     limits += [f"{k} threshold {v:g}" for k, v in thresholds.graders.items()]
-    head += "".join(f", {x}" for x in limits)
-    if code == EXIT_PASS:
-        return f"{head}: PASS"
-    label = "NOT DONE" if code == EXIT_NOT_DONE else "FAIL"
-    return f"{head}: {label}: " + "; ".join(reasons)
+    return head + "".join(f", {x}" for x in limits)
 
 
 def verdict_line(verdict: Verdict | dict[str, Any]) -> str | None:

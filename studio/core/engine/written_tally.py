@@ -50,6 +50,7 @@ from studio.core.store.ledger import (
     Total,
     sum_parts,
 )
+from studio.core.store.run_end import Written, WrittenRows
 from studio.core.store.run_graders import RunGrader
 
 #: where a result row (store/ledger.py ``ResultRow``) and a suite's per-grader row (``GraderRow``)
@@ -355,18 +356,33 @@ class WrittenTallies:
                     self.orphans.setdefault(idx, set()).add(slot)
 
     # -- at the run's end ------------------------------------------------------------------------
+    def rows(self) -> WrittenRows:
+        """The rows written, as the store holds them against its own (store/run_end.py)."""
+        return WrittenRows(slots=list(self.slots), thresholds=list(self.thresholds), threshold=self.threshold,
+                           counts=list(self.counts))
+
     def usable(self, graders: Sequence[RunGrader], threshold: float, stored_counts: Sequence[int]) -> bool:
         """Whether these tallies are the stored rows' (``stored_counts``: ``run_graders.written_counts``)
         for ``graders`` (``run_graders.run_graders``) at the run's ``threshold``."""
         if self.untrusted is not None:
             return False
-        if [(g.slot, g.key) for g in graders] != self.slots or [float(g.threshold) for g in graders] != self.thresholds:
-            self.distrust("the run's graders or thresholds are not the plan's")
-        elif float(threshold) != self.threshold:
-            self.distrust("asked at another threshold")
-        elif list(stored_counts) != self.counts:
-            self.distrust(f"stored rows {list(stored_counts)} are not the rows written {self.counts}")
+        problem = self.rows().mismatch(graders, threshold, stored_counts)
+        if problem is not None:
+            self.distrust(problem)
         return self.untrusted is None
+
+    def claim(self) -> Written | None:
+        """What the writer wrote, with its tallies, for the store to hold against its rows at the
+        run's end (``run_end.end_tallies``); None when they cannot be used."""
+        if self.untrusted is not None:
+            return None
+        try:
+            tallies, overall = self.tallies()
+        except Untrusted as exc:
+            self.distrust(str(exc))
+            return None
+        return Written(rows=self.rows(), tallies=tallies, overall=overall, metric_sums=self.metric_sums(),
+                       panels=self.panels())
 
     def tallies(self) -> tuple[list[Tally], Tally]:
         """(each grader's tally in slot order, the ``results`` rows' tally); raises ``Untrusted``."""

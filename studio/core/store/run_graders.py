@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
+from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decision_sql_text, run_threshold, scored_sql
 from studio.core.near_names import did_you_mean
 
@@ -39,6 +41,8 @@ class RunGrader(BaseModel):
     threshold: float
     #: the scores the grader's kind can give (None: any finite number)
     score_range: tuple[float, float] | None = None
+    #: the grader's own endpoint (a judge's; a run's --endpoint wins), for usage rows naming none
+    endpoint: str | None = None
 
 
 def _run_row(library: Any, run_id: int) -> Any:
@@ -55,7 +59,7 @@ def run_graders(library: Any, run_id: int) -> list[RunGrader]:
         out.append(RunGrader(slot=slot.slot, key=slot.grader_key, version=slot.grader_version,
                              kind=definition.kind, weight=slot.weight,
                              threshold=threshold if slot.threshold is None else slot.threshold,
-                             score_range=score_range(definition)))
+                             score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None)))
     return out
 
 
@@ -264,6 +268,48 @@ def overall_tally(library: Any, run_id: int) -> Tally:
     if isinstance(entry, dict) and entry.get("threshold") == threshold:
         return Tally.model_validate(entry["tally"])
     return tally(library, rows_sql(False), (row.id,), threshold)
+
+
+@dataclass(frozen=True)
+class RunTallies:
+    """What the store answers of a run for its sections (engine/sections.py ``load_run``), in one
+    reading: the run, where its rows are, its graders by slot with each one's tally at its own
+    threshold, and a suite with an overall rule's overall score (its tally at the run's threshold
+    and the range it can take); None for any other run."""
+
+    info: RunInfo
+    dataset_id: int
+    graders: list[RunGrader]
+    tallies: list[Tally]
+    overall: Tally | None = None
+    overall_bounds: tuple[float, float] | None = None
+
+
+def run_tallies(library: Any, run_id: int, info: RunInfo | None = None) -> RunTallies:
+    """Run ``run_id``'s ``RunTallies`` (NotFound for an unknown run); ``info``: the run as the caller
+    just read it (``runs.get`` counts the run's results by status: not worth doing twice)."""
+    if info is None or info.id != run_id:
+        info = library.runs.get(run_id)
+    dataset_id = _run_row(library, run_id).dataset_id
+    graders = run_graders(library, run_id)
+    tallies = grader_tallies(library, run_id, graders)
+    if info.suite is None or info.overall_rule is None:
+        return RunTallies(info=info, dataset_id=dataset_id, graders=graders, tallies=tallies)
+    return RunTallies(info=info, dataset_id=dataset_id, graders=graders, tallies=tallies,
+                      overall=overall_tally(library, run_id), overall_bounds=overall_bounds(info.overall_rule, graders))
+
+
+def overall_bounds(rule: str, graders: Sequence[RunGrader]) -> tuple[float, float] | None:
+    """The range a suite's overall score can take, which its interval stays in: 0/1 for all-pass;
+    for the weighted mean of graders that all declare a range (and weigh ≥ 0), the hull of their
+    ranges; else None (a composite's own rule: its interval still stays in [0, 1] when every overall
+    score is 0 or 1, core/intervals.py)."""
+    if rule == "all-pass":
+        return 0.0, 1.0
+    ranges = [g.score_range for g in graders]
+    if rule != "mean" or not ranges or any(r is None for r in ranges) or any(g.weight < 0 for g in graders):
+        return None
+    return min(r[0] for r in ranges if r), max(r[1] for r in ranges if r)
 
 
 # --- a completed run's tallies, stored once ---------------------------------------------------------

@@ -11,17 +11,47 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from sqlalchemy import Engine
 
 from .database import driver_connection
+
+#: ``Pending``'s text lane: rows of the columns a built-in check reads
+TEXTS = "texts"
 
 #: (idx, sample id, completion, expected, the sample's JSON when it has no completion, else None)
 TextRow = tuple[int, str, "str | None", "str | None", "str | None"]
 
 _QUERY = ("SELECT idx, sample_id, completion, expected, CASE WHEN completion IS NULL THEN data END"
           " FROM samples WHERE dataset_id = ? AND idx >= ? AND idx < ? ORDER BY idx")
+
+
+class RawRows(Protocol):
+    """The library's datasets (store/datasets.py ``DatasetRepository``), as ``Pending`` reads them."""
+
+    def iter_raw(self, dataset_id: int, *, offset: int = 0, limit: int | None = None,
+                 skip: set[int] | None = None, page: int = 5000) -> Iterator[tuple[int, str, str]]: ...
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The samples a run still has to grade (the first ``limit`` of the dataset's, those in ``skip``
+    left out), opened in the lane its scorers read: called with ``TEXTS``, the text rows
+    (``iter_texts``: idx, sample id, completion, expected, JSON if no completion; built-in checks);
+    else the stored JSON rows (idx, sample id, JSON), checked and parsed by the engine a batch at a time."""
+
+    engine: Engine
+    datasets: RawRows
+    dataset_id: int
+    limit: int | None
+    skip: set[int]
+
+    def __call__(self, raw: bool | str) -> Iterator[Any]:
+        if raw == TEXTS:
+            return iter_texts(self.engine, self.dataset_id, limit=self.limit, skip=self.skip)
+        return self.datasets.iter_raw(self.dataset_id, limit=self.limit, skip=self.skip)
 
 
 def iter_texts(engine: Engine, dataset_id: int, *, limit: int | None = None, skip: set[int] | None = None,

@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from judge_helpers import add_endpoint, cancelled_after, qa
 
-from studio.core.engine import runner
 from studio.core.engine.plan import RunPlan, assemble
 from studio.core.engine.planning import plan_of
 from studio.core.engine.runner import Progress, RunOptions, execute_run, run_grader, start_run
@@ -27,7 +26,7 @@ from studio.core.engine.summary import run_aggregates
 from studio.core.engine.written_tally import WrittenTallies
 from studio.core.models import BinaryJudge, BuiltinGrader, FunctionGrader, Outcome
 from studio.core.models.suite import SuiteDefinition, SuiteMember
-from studio.core.store import Library
+from studio.core.store import Library, run_end
 from studio.core.store.run_graders import (
     STORED_KEY,
     Tally,
@@ -267,7 +266,7 @@ def paths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         computed.append(run_id)
         return stored_tallies(library, run_id, threshold)
 
-    monkeypatch.setattr(runner, "stored_tallies", counting)
+    monkeypatch.setattr(run_end, "stored_tallies", counting)  # the store's answer at a run's end
     return computed
 
 

@@ -67,6 +67,18 @@ def test_progress_jsonl_streams_events_and_ends_with_the_summary(math_library: L
     assert result.stderr == ""  # no progress bar: stderr is not a terminal
 
 
+def test_progress_jsonl_reports_a_value_refused_as_the_request_is_made_as_an_error_line(
+        library: Library, db_path: Path) -> None:
+    """The run request is made once, before any way of running it: a value it refuses (here
+    ``--limit 0``) is still the stream's one error line, as every refusal after it is."""
+    result = subprocess.run(
+        [sys.executable, "-m", "studio", "--db", str(db_path), "run", "g", "d", "--limit", "0", "--progress-jsonl"],
+        capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert result.returncode == 2
+    (error,) = events(result.stdout)
+    assert error["event"] == "error" and error["user_error"] is True and "--limit" in error["message"]
+
+
 def test_progress_jsonl_reports_a_missing_run_as_an_error_line(library: Library, db_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "studio", "--db", str(db_path), "run", "--resume", "99", "--progress-jsonl"],

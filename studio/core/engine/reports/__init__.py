@@ -6,7 +6,10 @@ Each module turns a run's sections (``engine/sections.py``) into one format; the
 
 from __future__ import annotations
 
+from fractions import Fraction
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
 
 from studio.core.errors import StudioError
 
@@ -24,3 +27,22 @@ def check_report_path(path: str | Path, option: str) -> Path:
     if not parent.is_dir():
         raise ReportPathError(f"{option} {str(path)!r}: the folder {str(parent)!r} does not exist")
     return target
+
+
+class Generated(BaseModel):
+    """The generation a run's outputs came from (the CLI fills it from ``GenerationResult``)."""
+
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+
+    dataset: str
+    stored: int
+    endpoint: str | None = None
+    model: str | None = None
+    source_dataset: str | None = None
+    calls: int = 0
+    tokens: int = 0
+    #: exact USD (None: the endpoint has no prices)
+    cost: str | None = None
+
+    def price(self) -> Fraction | None:
+        return None if self.cost is None else Fraction(self.cost)

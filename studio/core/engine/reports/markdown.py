@@ -18,7 +18,6 @@ from typing import Any
 
 from studio.core.models.pass_rule import SCORED_STATUSES
 from studio.core.store import Library
-from studio.core.store.errors import Conflict
 
 from ..sections import RunSections, Section, decision_of, first_line, section_rows
 from ..usage import Usage, format_usd
@@ -87,13 +86,6 @@ def change(library: Library, run: RunSections, section: Section, baseline: RunSe
     else:
         reading = f"no clear change against run {baseline.info.id}: the interval includes 0"
     return Change(n=len(common), mean_delta=delta.value, ci=delta.ci, up=up, down=down, reading=reading)
-
-
-def check_baseline(run_dataset: str, baseline: RunSections) -> None:
-    """A baseline must have graded the same dataset (refused before the run exists)."""
-    if baseline.info.dataset != run_dataset:
-        raise Conflict(f"--baseline run {baseline.info.id} graded dataset {baseline.info.dataset!r}, "
-                       f"not {run_dataset!r}: a baseline must be a run of the same dataset")
 
 
 def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
