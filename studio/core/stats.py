@@ -89,7 +89,7 @@ def _kappa_batch(codes_h: np.ndarray, codes_j: np.ndarray, k: int, weights: np.n
     de = (w * expected).sum(axis=(1, 2))
     do = (w * counts).sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = 1.0 - do / de
+        out: np.ndarray = 1.0 - do / de
     out[de <= 1e-15] = np.nan
     return out
 
@@ -194,7 +194,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     yc = y - y.mean(axis=1, keepdims=True)
     denominator = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = (xc * yc).sum(axis=1) / denominator
+        out: np.ndarray = (xc * yc).sum(axis=1) / denominator
     out[denominator <= 1e-15] = np.nan  # a constant resample: undefined
     return out
 

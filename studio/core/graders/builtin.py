@@ -23,6 +23,7 @@ from studio.core.graders.inspect_text import (
     trim_punctuation,
 )
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
@@ -35,7 +36,7 @@ class NoReference(ValueError):
     pass
 
 
-def row_item(sample: Sample) -> dict:
+def row_item(sample: Sample) -> JsonObject:
     """The dataset row as OpenAI's ``item`` (an OpenAI-shaped row's own ``item``, else the row)."""
     item = sample.fields.get("item")
     return item if isinstance(item, dict) else sample.fields

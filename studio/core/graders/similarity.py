@@ -90,7 +90,7 @@ def wordnet() -> Any:
     if str(folder) not in nltk.data.path:  # nltk reads only below its data path
         nltk.data.path.append(str(folder))
 
-    class _Reader(WordNetCorpusReader):
+    class _Reader(WordNetCorpusReader):  # type: ignore[misc]  # nltk ships no types: its classes are Any
         def open(self, fileid: str) -> Any:
             if fileid == "lexnames":
                 return io.StringIO("".join(f"{n:02d}\t{name}\t0\n" for n, name in enumerate(_LEXNAMES)))

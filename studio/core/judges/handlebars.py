@@ -211,15 +211,17 @@ def _resolve(scope: _Scope, segments: tuple[str, ...]) -> Any:
     return value
 
 
-def _text(value: Any, escape: bool) -> str:
+def _text(value: object, escape: bool) -> str:
     """pybars' ``prepare``: None is empty, booleans are true/false, the rest is ``str()``."""
     if value is None:
         return ""
-    if type(value) is not str:
+    if type(value) is str:
+        text = value
+    else:
         if callable(value) or isinstance(value, _Scope):
             raise Unsupported
-        value = ("true" if value else "false") if type(value) is bool else str(value)
-    return value.translate(_ESCAPES) if escape else value
+        text = ("true" if value else "false") if type(value) is bool else str(value)
+    return text.translate(_ESCAPES) if escape else text
 
 
 def _render(nodes: tuple[Node, ...] | list[Node], scope: _Scope, out: list[str]) -> None:

@@ -88,7 +88,8 @@ class JudgeScorer(ScorerBase):
         if self.ctx.cancel.is_set():
             return trace.failure("cancelled")
         try:
-            return await self.module.score(self.grader, sample, trace, self.memo)
+            outcome: Outcome = await self.module.score(self.grader, sample, trace, self.memo)  # a judge module
+            return outcome
         except JudgeError as exc:
             return trace.failure(str(exc))
         except Exception as exc:  # a bug must not stop the run; the message says it is one

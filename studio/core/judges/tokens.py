@@ -63,7 +63,7 @@ def _encoding(name: str) -> _Encoding | None:
             import bpe_openai
         except ImportError:  # an install without it counts by the approximation, and says so
             return None
-        encoding = bpe_openai.get_encoding(name)
+        encoding: _Encoding = bpe_openai.get_encoding(name)  # bpe_openai ships no types
         encoding.encode("")
     return encoding
 

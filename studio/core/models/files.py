@@ -21,7 +21,8 @@ from studio.core.safe_files import read_regular, read_regular_text, write_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from .common import GraderBase
-from .definition import GRADER_ADAPTER, GraderDefinition, dump_grader, union_json_schema
+from .definition import GRADER_ADAPTER, dump_grader, union_json_schema
+from .union import GraderDefinition
 
 SCHEMA_VERSION = 1
 

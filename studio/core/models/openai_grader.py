@@ -55,7 +55,7 @@ class OpenAIGrader(GraderBase):
                 found = json.loads(self.as_written)
             except ValueError:
                 return self.criterion
-            if found == self.criterion:
+            if isinstance(found, dict) and found == self.criterion:  # only a dict equals the criterion
                 return found
         return self.criterion
 

@@ -40,7 +40,11 @@ from ._judge_prompts import (
     portable_or_reason,
     with_sections,
 )
-from .registry import get_platform
+from .letta import LettaPlatform
+from .mka1 import Mka1Platform
+from .openai import OpenAIPlatform
+from .promptfoo import PromptfooPlatform
+from .registry import get_platform, platform_of
 
 TARGETS = ("promptfoo", "inspect", "openai", "letta", "mka1")
 
@@ -146,13 +150,13 @@ def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sam
     """The eval calls the model under test: its endpoint is the provider, each test's prompt the
     chat the studio sent (a JSON list of messages, which promptfoo's chat providers read as such),
     and the judges grade the provider's ``output`` (not the stored completion, left out of the vars)."""
-    platform = get_platform("promptfoo")
+    platform = platform_of("promptfoo", PromptfooPlatform)
     tests = [{"description": str(s.id),
               "vars": {**{k: v for k, v in r.items() if isinstance(v, str) and k != "completion"},
                        "chat": json.dumps(messages, ensure_ascii=False)}}
              for s, r, messages in zip(samples, rows, generated.messages, strict=True)]
     config_file = "promptfooconfig.yaml"
-    result = platform._config(graders, config_file, tests,  # type: ignore[attr-defined]
+    result = platform._config(graders, config_file, tests,
                               provider=("{{ chat | safe }}", generated.promptfoo_provider()))
     result.notes.append(f"{config_file}: the provider is {generated.endpoint!r} (model {generated.model}), which "
                         "generated this dataset; each test sends the sample's chat as the studio did")
@@ -216,11 +220,11 @@ def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows:
                judges: list[PortableJudge], slug: str) -> ExportResult:
     from ._promptfoo_judge import completion_var
 
-    platform = get_platform("promptfoo")
+    platform = platform_of("promptfoo", PromptfooPlatform)
     tests = [{"description": str(s.id), "vars": {k: v for k, v in r.items() if isinstance(v, str)}}
              for s, r in zip(samples, rows, strict=True)]
     with completion_var("completion"):
-        return platform._config(graders, "promptfooconfig.yaml", tests)  # type: ignore[attr-defined]
+        return platform._config(graders, "promptfooconfig.yaml", tests)
 
 
 TASK = '''"""Inspect AI eval exported by Grader Studio: dataset {name!r} scored by {keys}.
@@ -300,9 +304,9 @@ def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: l
 
 def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
             judges: list[PortableJudge], slug: str) -> ExportResult:
-    platform = get_platform("openai")
+    platform = platform_of("openai", OpenAIPlatform)
     result = ExportResult()
-    criteria = [platform.to_json(g, result.warnings) for g in graders]  # type: ignore[attr-defined]
+    criteria = [platform.to_json(g, result.warnings) for g in graders]
     items = [with_sections(judges, r) for r in rows]
     names = sorted({k for item in items for k, v in item.items() if isinstance(v, str)})
     item_schema = {"type": "object", "properties": {k: {"type": "string"} for k in names}, "required": names}
@@ -325,8 +329,8 @@ def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: li
 
 def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
            judges: list[PortableJudge], slug: str) -> ExportResult:
-    platform = get_platform("letta")
-    result = platform._suite(graders, name=slug, suite_file="suite.yaml")  # type: ignore[attr-defined]
+    platform = platform_of("letta", LettaPlatform)
+    result = platform._suite(graders, name=slug, suite_file="suite.yaml")
     lines = []
     for sample, r in zip(samples, rows, strict=True):
         line: dict[str, Any] = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
@@ -346,11 +350,11 @@ def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list
     """A suite manifest whose tasks read ``<slug>.jsonl``: MKA1's own keys (prompt, target, the turns as
     ``messages``), the row's fields, and the judge slots, so an exported judge reads exactly what the
     studio's prompt shows."""
-    platform = get_platform("mka1")
+    platform = platform_of("mka1", Mka1Platform)
     result = ExportResult()
     tasks = []
     for grader in graders:  # the declarations and tasks alone: the rows here carry the slots and the dataset
-        task = platform.task(grader, platform.declaration(grader, result.warnings))  # type: ignore[attr-defined]
+        task = platform.task(grader, platform.declaration(grader, result.warnings))
         task["dataset"] = {"source": "file", "format": "jsonl", "name": f"{slug}.jsonl"}
         tasks.append(task)
     lines = []

@@ -37,7 +37,8 @@ from studio.core.kinds import ByKind
 from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, RubricJudge, Sample, Turn
 
 from ._base import PlatformError
-from ._fields import _MODEL, chosen_model, endpoint_config, export_model  # noqa: F401 (re-exported)
+from ._fields import _MODEL, endpoint_config
+from ._fields import export_model as export_model  # re-exported for the CLI
 
 
 @dataclass(frozen=True)

@@ -300,9 +300,10 @@ def _fine_tuning(data: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
 def grader_for(criterion: dict[str, Any], key: str) -> GraderDefinition:
     """The studio grader of one criterion: a studio kind when it holds the criterion exactly (it
     exports back to the same JSON), else the criterion itself as an ``openai_grader``."""
-    from .registry import get_platform
+    from .openai import OpenAIPlatform
+    from .registry import platform_of
 
-    platform: Any = get_platform("openai")
+    platform = platform_of("openai", OpenAIPlatform)
     try:
         mapped = platform.from_json(criterion, key)
         if platform.can_export(mapped).ok and platform.to_json(mapped, []) == criterion:

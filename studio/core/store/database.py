@@ -66,7 +66,7 @@ def driver_connection(pooled: PoolProxiedConnection) -> DriverConnection:
     The pool types it as optional (none once the connection is closed); a closed connection here
     is a bug worth a loud error rather than an AttributeError further on.
     """
-    raw = pooled.driver_connection
+    raw: DriverConnection | None = pooled.driver_connection  # sqlite3's or psycopg's (the docstring's two)
     if raw is None:
         raise LibraryError("the library's connection is closed")
     return raw

@@ -223,7 +223,7 @@ class DatasetRepository:
         """Add samples after the last one, in one transaction (with the provenance so far, if
         given): what is committed survives the process being killed. Returns the new count."""
         with self._engine.begin() as conn:
-            count = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
+            count: int = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
             rows = [(dataset_id, count + n, *sample) if isinstance(sample, SampleRow)
                     else _sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
             if rows:

@@ -221,7 +221,7 @@ class IdSnapshot:
     """The ordered ids matching a query, and how long SQLite took (the refresh throttle uses it)."""
 
     query: ResultQuery
-    ids: array
+    ids: array[int]
     seconds: float
 
 
@@ -247,7 +247,7 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
 ID_SLICE_CHARS = 1 << 16
 
 
-def id_array(text: str) -> array:
+def id_array(text: str) -> array[int]:
     """A JSON array of integers (``[1,2,3]``) as an ``array('q')``, parsed a slice at a time.
 
     ``json.loads`` of the whole text holds every id as a Python int in a list at once (a million:

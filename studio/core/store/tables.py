@@ -18,6 +18,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     MetaData,
+    Row,
     String,
     Table,
     Text,
@@ -28,6 +29,10 @@ from sqlalchemy.types import TypeEngine
 
 from .ledger import GraderRow, ResultRow, column_specs
 
+#: a row of one of these tables as a whole-table ``select`` returns it: its columns are read by name
+#: and checked by the repository's pydantic model, so their types are not spelled here
+TableRow = Row[*tuple[object, ...]]
+
 
 class _SqliteTime(sqlite.DATETIME):
     """SQLite's DATETIME read leniently: SQLite stores a time as text, and a teammate's or a hand
@@ -35,6 +40,9 @@ class _SqliteTime(sqlite.DATETIME):
     took down every list holding the row. A model that needs the time then refuses the row, which
     its reader shows as broken (models/broken.py); PostgreSQL's timestamp type refuses such a
     write in the first place."""
+
+    def __init__(self) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # SQLAlchemy's takes untyped *args, **kwargs
 
     def result_processor(self, dialect: Dialect, coltype: object) -> Any:
         parse = super().result_processor(dialect, coltype)

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
+from sqlalchemy import Connection, Engine, Table, insert, select, update
 
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
@@ -28,6 +28,7 @@ from studio.core.outside import printable
 from .authors import current_user
 from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, Locked, NotFound, StaleVersion
+from .tables import TableRow
 
 D = TypeVar("D")
 R = TypeVar("R")
@@ -84,7 +85,7 @@ class Versioned:
         self.head_values = head_values
 
     # -- reading -------------------------------------------------------------------------------
-    def row(self, conn: Connection, key: str) -> Row | None:
+    def row(self, conn: Connection, key: str) -> TableRow | None:
         return conn.execute(select(self.head).where(self.head.c.key == key)).first()
 
     def missing(self, conn: Connection, key: str, hint: str = "", *, trashed: bool = False) -> NotFound:
@@ -94,7 +95,7 @@ class Versioned:
         keys = conn.execute(select(self.head.c.key).where(where).order_by(self.head.c.key)).scalars()
         return NotFound(f"no {self.noun} with key {key!r}{hint}{did_you_mean(key, keys) if not hint else ''}")
 
-    def live_row(self, conn: Connection, key: str) -> Row:
+    def live_row(self, conn: Connection, key: str) -> TableRow:
         row = self.row(conn, key)
         if row is None:
             raise self.missing(conn, key)
@@ -102,7 +103,7 @@ class Versioned:
             raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
         return row
 
-    def get_row(self, conn: Connection, key: str, include_deleted: bool) -> Row:
+    def get_row(self, conn: Connection, key: str, include_deleted: bool) -> TableRow:
         row = self.row(conn, key)
         if row is None or (row.deleted_at is not None and not include_deleted):
             hint = " (it is in the trash: restore it first)" if row is not None else ""
@@ -113,7 +114,7 @@ class Versioned:
         return conn.execute(select(self.versions.c.definition).where(
             self.owner == head_id, self.versions.c.version == version)).scalar()
 
-    def version_rows(self, key: str) -> list[Row]:
+    def version_rows(self, key: str) -> list[TableRow]:
         with self.engine.connect() as conn:
             row = self.row(conn, key)
             if row is None:
@@ -127,7 +128,7 @@ class Versioned:
             {self.owner.name: head_id, "version": version, "action": action, "definition": text,
              "message": message, "created_at": utcnow(), "author": current_user()}))
 
-    def _head_for_update(self, conn: Connection, key: str) -> Row:
+    def _head_for_update(self, conn: Connection, key: str) -> TableRow:
         """The live head row, locked for this transaction (two analysts saving at once queue here:
         on SQLite by taking the write lock before the first read, database.take_turns)."""
         if conn.dialect.name == "sqlite":
@@ -140,7 +141,7 @@ class Versioned:
             raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
         return row
 
-    def _refuse_locked(self, row: Row, doing: str) -> None:
+    def _refuse_locked(self, row: TableRow, doing: str) -> None:
         """A locked key refuses edits and deletes; the sentence names the lock's owner."""
         if not row.locked:
             return
@@ -300,7 +301,7 @@ class Validated(Generic[D]):
         except ValueError as exc:  # the head row itself (a time that is no time)
             return self.broken(self.noun, key, author, exc, key)
 
-    def version(self, record: Callable[..., V], key: str, row: Row) -> V:
+    def version(self, record: Callable[..., V], key: str, row: TableRow) -> V:
         """One stored version validated; a ``BrokenRowError`` naming it."""
         definition = self.definition(key, row.version, row.author, row.definition)
         try:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from studio.core.judges.http.providers import provider_of
+from studio.core.json_types import JsonObject
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.outside import decode_outside, loads_outside
 
@@ -131,7 +132,8 @@ class JudgeClient:
         payload = {"model": model or self.config.embedding_model or self.model, "input": inputs}
         response = await self._cached_call("embeddings", payload, _parse_embeddings,
                                            deployment=str(payload["model"]))
-        return response.raw
+        body: JsonObject = response.raw  # _parse_embeddings passes an object only
+        return body
 
     async def post(
         self, path: str, payload: dict[str, Any], check: Callable[[Any], Any]

@@ -20,11 +20,11 @@ from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key, unset_key_variable
 from studio.core.judges.http.providers import provider_of
-from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.endpoints import EndpointConfig, StructuredOutput
 
 from .errors import EndpointCallError
 from .proxies import describe_route
-from .structured import PROBE_ORDER, StructuredOutput
+from .structured import PROBE_ORDER
 
 PROBE_SCHEMA: dict[str, Any] = {
     "type": "object",

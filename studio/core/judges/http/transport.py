@@ -355,7 +355,7 @@ async def _read(response: aiohttp.ClientResponse, max_body: int) -> bytes:
     return b"".join(chunks)
 
 
-def _inflate(inflate: Any, data: bytes, room: int, limit: int) -> bytes:
+def _inflate(inflate: zlib._Decompress, data: bytes, room: int, limit: int) -> bytes:
     """Decompress ``data``, never producing more than ``room`` bytes (a bomb stops here)."""
     try:
         out = inflate.decompress(data, room + 1)

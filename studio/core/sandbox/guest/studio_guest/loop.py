@@ -17,6 +17,7 @@ from . import confine, contracts, payloads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep typing out of the worker's start-up
+    import contextvars
     from collections.abc import Callable
     from typing import Any
 
@@ -363,7 +364,7 @@ class Worker:
 
 
 #: set on the first overlapped batch (contextvars stays out of the worker's start-up until then)
-_SAMPLE_CAPTURE: Any = None
+_SAMPLE_CAPTURE: contextvars.ContextVar[Capture | None] | None = None
 
 
 def _vm_bytes() -> int:
