@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from studio.core.models import GraderBase, Sample
@@ -89,7 +90,7 @@ class GraderKind(Protocol):
     def scorer(self) -> str: ...
     #: the fields of a small working definition ("New grader" starts from it)
     @property
-    def starter(self) -> dict[str, Any]: ...
+    def starter(self) -> JsonObject: ...
     #: the window's editor body: "function", "judge" (the designer body ``body`` names), "form" or "yaml"
     @property
     def editor(self) -> str: ...
@@ -180,7 +181,7 @@ class Kind:
     family: Family = "judge"
     rank: int = 100
     icon: tuple[str, str] = GENERIC_ICON
-    starter: dict[str, Any] = field(default_factory=dict)
+    starter: JsonObject = field(default_factory=dict)
     preview: Callable[[Any, Sample], Any] | None = None
     default_templates: Callable[[str], tuple[str, str]] | None = None
     variables: tuple[tuple[str, str], ...] = ()

@@ -46,6 +46,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
+
 
 @functools.cache
 def _re2() -> Any:
@@ -155,7 +157,7 @@ def budget_scope(scope: str) -> Iterator[None]:
         _BUDGET.reset(token)
 
 
-def _ask_helper(request: dict[str, Any], pattern: str) -> Any:
+def _ask_helper(request: JsonObject, pattern: str) -> Any:
     """The helper's answer, within the run's budget of stopped matches (see the module docstring)."""
     current = _BUDGET.get()
     if current is not None:
@@ -268,7 +270,7 @@ def search(pattern: str, text: str, flags: int = 0) -> Found | None:
     return None if answer is None else Found(tuple(answer), dict(compiled.groupindex))
 
 
-def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
+def findall(pattern: str, text: str, flags: int = 0) -> JsonArray:
     """``re.findall`` under the deadline (always in the helper: RE2 steps over empty matches
     differently from ``re``, and ``search_all`` extraction is rare)."""
     compile_python(pattern, flags)
@@ -333,7 +335,7 @@ class _Helper:
         self._answers = answers
         return process
 
-    def ask(self, request: dict[str, Any], pattern: str) -> Any:
+    def ask(self, request: JsonObject, pattern: str) -> Any:
         with self._lock:
             if self._process is None or self._process.poll() is not None:
                 self._process = self._start()

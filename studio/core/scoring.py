@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from studio.core.json_types import JsonObject
 from studio.core.models import GraderDefinition, Outcome, Sample
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ class GradingContext:
     use_cache: bool = True
     concurrency: int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JsonObject = field(default_factory=dict)
     #: makes the model bridge (MKA1 ``ctx.responses_create``) for an endpoint name; set by the
     #: grader kind that needs one, so this low layer never imports the judges
     bridge_factory: Callable[[str | None], Any] | None = None

@@ -13,6 +13,8 @@ import csv
 from collections.abc import Iterable, Mapping
 from typing import Any, TextIO
 
+from studio.core.json_types import JsonValue
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -44,5 +46,5 @@ class CsvDictWriter:
     def writeheader(self) -> None:
         self._writer.writerow(self.fieldnames)
 
-    def writerow(self, row: Mapping[str, Any]) -> None:
+    def writerow(self, row: Mapping[str, JsonValue]) -> None:
         self._writer.writerow(row.get(k, "") for k in self.fieldnames)

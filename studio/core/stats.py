@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy import stats as sps
 
+from studio.core.json_types import JsonObject
+
 from .intervals import wilson
 
 BOOTSTRAP_RESAMPLES = 2000
@@ -31,7 +33,7 @@ class Stat:
     value: float | None
     reason: str | None = None
     ci: tuple[float, float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
     @property
     def defined(self) -> bool:

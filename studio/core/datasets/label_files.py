@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models.labels import Label, LabelInput
 from studio.core.outside import iso_time
 from studio.core.safe_files import file_problem
@@ -98,7 +99,7 @@ def read_labels(path: Path | str, known_ids: Iterable[str] | None = None) -> lis
     return out
 
 
-def label_record(label: Label) -> dict[str, Any]:
+def label_record(label: Label) -> JsonObject:
     return {"sample_id": label.sample_id, "label": label.verdict, "score": label.score, "note": label.note,
             "labeler": label.labeler, "version": label.version, "created_at": iso_time(label.created_at)}
 

@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.models import Sample, SampleRow
 from studio.core.safe_files import file_problem, open_regular, open_regular_text
 
@@ -221,7 +222,7 @@ def _careful_row(path: Path, number: int, line: str) -> Any:
     return row
 
 
-def csv_rows(path: Path, cell: Callable[[str], Any] = str) -> Iterator[tuple[int, dict[str, Any]]]:
+def csv_rows(path: Path, cell: Callable[[str], Any] = str) -> Iterator[tuple[int, JsonObject]]:
     """(the line a record starts on, {column: ``cell(value)``}) for each record of a CSV file, read by
     the one strict reader (``csv_records``: a quote left open, a ragged row, a stray quote are refused,
     never half-read); an empty value is None. A UTF-8 BOM (a spreadsheet's "CSV UTF-8") is not part of

@@ -18,6 +18,7 @@ import hashlib
 import json
 from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.paths import demo_dir
 
 LABEL = "grader-studio fake-judge (a scripted model under test: canned answers, not a model)"
@@ -64,7 +65,7 @@ def serves(model: Any) -> bool:
     return isinstance(model, str) and model in PROFILES
 
 
-def answer(messages: list[dict[str, Any]], model: Any, seed: Any = None) -> str:
+def answer(messages: list[JsonObject], model: Any, seed: Any = None) -> str:
     """What the scripted model says to the last user message."""
     users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
     question = _normal(users[-1]) if users else ""

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import CompositeGrader, GraderDefinition, Outcome, Sample
 from studio.core.scoring import GradingContext, Scorer, ScorerBase
@@ -89,7 +90,7 @@ class CompositeScorer(PanelScorer):
         self.names = unique_names([c.label for c in grader.components])
 
     def combine(self, outcomes: list[Outcome]) -> Outcome:
-        details: list[dict[str, Any]] = []
+        details: list[JsonObject] = []
         parts: list[tuple[str, float, float]] = []
         errors = []
         for name, component, outcome in zip(self.names, self.grader.components, outcomes, strict=True):
@@ -125,7 +126,7 @@ class CompositeScorer(PanelScorer):
             merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
         return merged
 
-def _usage_of(outcome: Outcome) -> dict[str, Any]:
+def _usage_of(outcome: Outcome) -> JsonObject:
     """A judge component's endpoint and tokens, kept in the composite's details: the run's usage
     and cost are totalled per endpoint (engine/usage.py), and the components may use different ones."""
     endpoint = outcome.details.get("endpoint")

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.models.openai_grader import (
@@ -48,12 +49,12 @@ class TemplateError(ValueError):
     """A template variable the sample does not have."""
 
 
-def row_context(sample: Sample) -> dict[str, Any]:
+def row_context(sample: Sample) -> JsonObject:
     """``{"item": ..., "sample": ...}`` as OpenAI gives them to graders (the python grader's own)."""
     return payloads.mka1_sample(sample)
 
 
-def lookup(expr: str, context: dict[str, Any]) -> Any:
+def lookup(expr: str, context: JsonObject) -> Any:
     parts = _PATH.findall(expr)
     if not parts or "".join(p if p.startswith("[") else "." + p for p in parts).lstrip(".") != expr.replace(" ", ""):
         raise TemplateError(f"template variable {{{{ {expr} }}}} is not a path like item.x or sample.output_text")
@@ -71,7 +72,7 @@ def lookup(expr: str, context: dict[str, Any]) -> Any:
     return value
 
 
-def render(template: str, context: dict[str, Any]) -> str:
+def render(template: str, context: JsonObject) -> str:
     """OpenAI's template substitution; the text around the variables is kept as it is (no trimming)."""
     def one(match: re.Match[str]) -> str:
         value = lookup(match.group(1), context)
@@ -92,7 +93,7 @@ def string_check(operation: str, given: str, reference: str) -> float:
     raise ValueError(f"unknown string_check operation {operation!r}")
 
 
-def _failure(error: str, details: dict[str, Any]) -> Outcome:
+def _failure(error: str, details: JsonObject) -> Outcome:
     return Outcome(status="error", error=error, details=details)
 
 
@@ -102,9 +103,9 @@ class _Part:
     batch_size: int | None = 256
     io_bound = False
 
-    def __init__(self, criterion: dict[str, Any]) -> None:
+    def __init__(self, criterion: JsonObject) -> None:
         self.criterion = criterion
-        self.details: dict[str, Any] = {"openai_type": criterion["type"], "openai_name": criterion.get("name")}
+        self.details: JsonObject = {"openai_type": criterion["type"], "openai_name": criterion.get("name")}
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return [self.safe(s) for s in samples]
@@ -138,7 +139,7 @@ class _StringCheck(_Part):
 
 
 class _TextSimilarity(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None) -> None:
         super().__init__(criterion)
         self.metric = criterion["evaluation_metric"]
         self.details["metric"] = self.metric
@@ -182,7 +183,7 @@ class _TextSimilarity(_Part):
 
 
 class _Python(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, key: str) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, key: str) -> None:
         super().__init__(criterion)
         from studio.core.sandbox import scorer as sandbox_scorer
         from studio.core.sandbox.pool import shared_pool
@@ -222,14 +223,14 @@ class _Model(_Part):
     batch_size = 32
     io_bound = True
 
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None) -> None:
         super().__init__(criterion)
         from studio.core.judges.scorer import client_for
 
         self.client = client_for(ctx, endpoint, criterion.get("model"))
         self.cancel = ctx.cancel
         if criterion["type"] == "label_model":
-            result: dict[str, Any] = {"type": "string", "enum": list(criterion["labels"])}
+            result: JsonObject = {"type": "string", "enum": list(criterion["labels"])}
         else:
             result = {"type": "number"}
         self.schema = {"type": "object", "properties": {"result": result}, "required": ["result"],
@@ -242,7 +243,7 @@ class _Model(_Part):
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return list(await asyncio.gather(*(self._one(s) for s in samples)))
 
-    def messages(self, sample: Sample) -> list[Any]:
+    def messages(self, sample: Sample) -> JsonArray:
         from studio.core.judges.http.chat import ChatMessage
 
         ctx = row_context(sample)
@@ -315,7 +316,7 @@ class _Model(_Part):
 
 
 class _Multi(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None, key: str) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None, key: str) -> None:
         super().__init__(criterion)
         graders = criterion["graders"]
         if isinstance(graders, dict) and "type" in graders:  # the SDK types ``graders`` as one grader
@@ -354,7 +355,7 @@ class _Multi(_Part):
             await part.aclose()
 
 
-def build(criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None, key: str) -> _Part:
+def build(criterion: JsonObject, ctx: GradingContext, endpoint: str | None, key: str) -> _Part:
     kind = criterion.get("type")
     if kind == "string_check":
         return _StringCheck(criterion)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 
 #: where Debian's wordnet-base puts WordNet 3.0 (override with STUDIO_WORDNET_DIR)
 WORDNET_DIRS = ("/usr/share/wordnet",)
@@ -96,7 +97,7 @@ def wordnet() -> Any:
                 return io.StringIO("".join(f"{n:02d}\t{name}\t0\n" for n, name in enumerate(_LEXNAMES)))
             return super().open(fileid)
 
-        def map_wn(self, version: str = "3.0") -> dict[str, Any]:
+        def map_wn(self, version: str = "3.0") -> JsonObject:
             return {}  # the multilingual mapping (OMW) is not used by METEOR
 
     import warnings

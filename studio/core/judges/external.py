@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.errors import JudgeError
@@ -25,7 +26,7 @@ from studio.core.scoring import GradingContext, ScorerBase
 from .reward_keys import reward_key
 
 
-def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
+def score_payload(sample: Sample, completion: str | None = None) -> JsonObject:
     thread = sample.thread()
     turns = [{"role": t.role, "content": t.content} for t in sample.messages]
     text = sample.completion if completion is None else completion
@@ -39,7 +40,7 @@ def _check_score(body: Any) -> None:
         raise MalformedResponse("the reward server's answer has no 'reward'")
 
 
-def _batch_items(body: Any) -> list[Any] | None:
+def _batch_items(body: Any) -> JsonArray | None:
     """The answers of a batch: a bare list, or the ``responses`` list of an object; else None."""
     items = body.get("responses") if isinstance(body, dict) else body
     return items if isinstance(items, list) else None
@@ -50,7 +51,7 @@ def _check_batch(body: Any) -> None:
         raise MalformedResponse("the reward server's batch answer has no 'responses' list")
 
 
-def reward_outcome(body: dict[str, Any], started: float, attempts: int) -> Outcome:
+def reward_outcome(body: JsonObject, started: float, attempts: int) -> Outcome:
     duration = (time.perf_counter() - started) * 1000
     reward = body.get("reward")
     given = body.get("metadata")
@@ -98,7 +99,7 @@ class ExternalScorer(ScorerBase):
             return await self._batch(samples)
         return list(await asyncio.gather(*(self._one(s) for s in samples)))
 
-    def _payload(self, sample: Sample) -> dict[str, Any]:
+    def _payload(self, sample: Sample) -> JsonObject:
         completion = extracted_completion(self.grader, sample) if self.grader.extractor else None
         return score_payload(sample, completion)
 

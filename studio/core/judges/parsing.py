@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.outside import parse_outside
 
 _J = TypeVar("_J")
@@ -58,11 +59,11 @@ def _first_json(text: str, opener: str, closer: str, kind: type[_J]) -> _J | Non
     return None
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def parse_json_object(text: str) -> JsonObject | None:
     return _first_json(text, "{", "}", dict)
 
 
-def parse_json_list(text: str) -> list[Any] | None:
+def parse_json_list(text: str) -> JsonArray | None:
     found = _first_json(text, "[", "]", list)
     if found is not None:
         return found

@@ -13,6 +13,7 @@ import string
 from functools import lru_cache
 from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.handlebars import Node, compile_subset, render_subset, whitespace_control
 from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
@@ -46,7 +47,7 @@ def _pybars() -> Any:
     return pybars
 
 
-class StrictVars(dict[str, Any]):
+class StrictVars(JsonObject):
     """Root scope for Handlebars: a missing name raises instead of rendering as empty text.
 
     pybars swallows KeyError/AttributeError, so the lookup raises ``UnknownVariable``, which it
@@ -115,7 +116,7 @@ def dialect_of(template: str) -> str:
     return "handlebars"
 
 
-def render_handlebars(template: str, variables: dict[str, Any]) -> str:
+def render_handlebars(template: str, variables: JsonObject) -> str:
     """Our renderer for the subset the built-in prompts use (no pybars grammar to build), pybars
     for anything else; both give the same text and the same unknown-variable error."""
     nodes = _compile_subset(template)
@@ -129,7 +130,7 @@ def render_handlebars(template: str, variables: dict[str, Any]) -> str:
     return render_pybars(template, variables)
 
 
-def render_pybars(template: str, variables: dict[str, Any]) -> str:
+def render_pybars(template: str, variables: JsonObject) -> str:
     """Render with pybars itself: templates outside our subset, and the reference its tests
     compare our renderer with."""
     compiled = _compile(template)
@@ -143,7 +144,7 @@ def render_pybars(template: str, variables: dict[str, Any]) -> str:
         raise TemplateError(f"template error: {exc.__class__.__name__}: {exc}") from exc
 
 
-def render_openai(template: str, variables: dict[str, Any]) -> str:
+def render_openai(template: str, variables: JsonObject) -> str:
     """Substitute ``{{ sample.x }}`` / ``{{ item.x }}``; non-text values are written as JSON."""
 
     def lookup(match: re.Match[str]) -> str:
@@ -159,19 +160,19 @@ def render_openai(template: str, variables: dict[str, Any]) -> str:
     return _OPENAI_REF.sub(lookup, template)
 
 
-def render_template(template: str, variables: dict[str, Any]) -> str:
+def render_template(template: str, variables: JsonObject) -> str:
     """Render a judge template in whichever dialect it is written."""
     if dialect_of(template) == "openai":
         return render_openai(template, variables)
     return render_handlebars(template, variables)
 
 
-class _StrictFormatMap(dict[str, Any]):
+class _StrictFormatMap(JsonObject):
     def __missing__(self, key: str) -> Any:
         raise UnknownVariable(key, list(self.keys()))
 
 
-def render_format(template: str, variables: dict[str, Any]) -> str:
+def render_format(template: str, variables: JsonObject) -> str:
     """Python ``str.format`` rules (Letta): ``{name}``, ``{{`` for a literal brace."""
     try:
         return string.Formatter().vformat(template, (), _StrictFormatMap(variables))

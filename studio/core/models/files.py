@@ -17,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.safe_files import read_regular, read_regular_text, write_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
@@ -59,7 +60,7 @@ def _yaml() -> YAML:
     return yaml
 
 
-def to_document(grader: GraderBase) -> dict[str, Any]:
+def to_document(grader: GraderBase) -> JsonObject:
     return {"schema_version": SCHEMA_VERSION, **dump_grader(grader)}
 
 
@@ -168,7 +169,7 @@ def save(grader: GraderBase, path: str | Path) -> Path:
     return write_text(path, text)  # never through a link planted at ``path``
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JsonObject:
     """JSON Schema of a definition file: the grader union plus ``schema_version``."""
     schema = union_json_schema()
     return {

@@ -35,6 +35,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonValue
 
 if TYPE_CHECKING:  # SQLAlchemy is imported when SQL is asked for (start-up stays light)
     from sqlalchemy.sql.elements import ColumnElement
@@ -177,7 +178,7 @@ def verdict_in(details: Any) -> Any:
     return details.get("verdict") if isinstance(details, Mapping) else None
 
 
-def decide_result(result: Mapping[str, Any], threshold: float) -> Decision:
+def decide_result(result: Mapping[str, JsonValue], threshold: float) -> Decision:
     """The rule for a stored result or an outcome's fields (``status``, ``score``, ``details``)."""
     return decide(str(result.get("status")), result.get("score"), verdict_in(result.get("details")), threshold)
 
@@ -195,7 +196,7 @@ def word(status: str, decision: Decision) -> str:
     return {"pass": "PASS", "fail": "FAIL"}.get(decision, "NA")
 
 
-def run_threshold(settings: Mapping[str, Any] | None, aggregates: Mapping[str, Any] | None = None) -> float:
+def run_threshold(settings: Mapping[str, JsonValue] | None, aggregates: Mapping[str, JsonValue] | None = None) -> float:
     """A run's pass threshold: its settings' (what it was started with) first, since its stored
     aggregates may be older, then the aggregates', else ``DEFAULT_PASS_THRESHOLD``."""
     for source in (settings or {}, aggregates or {}):

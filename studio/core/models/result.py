@@ -8,6 +8,8 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.json_types import JsonObject
+
 from .pass_rule import DEFAULT_PASS_THRESHOLD, run_threshold
 
 __all__ = ["DEFAULT_PASS_THRESHOLD", "Outcome", "RunInfo", "valid_number"]
@@ -31,7 +33,7 @@ class Outcome(BaseModel):
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)
     rationale: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: JsonObject = Field(default_factory=dict)
     error: str | None = None
     raw: Any = None
     duration_ms: float = 0.0
@@ -43,10 +45,10 @@ class Outcome(BaseModel):
 
     @classmethod
     def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,
-               details: dict[str, Any] | None = None, rationale: str | None = None) -> Outcome:
+               details: JsonObject | None = None, rationale: str | None = None) -> Outcome:
         """An ok outcome: the constructor every scorer's hot path uses (validating a dict is the
         fastest way pydantic builds a model; ``model_construct`` is twice as slow)."""
-        data: dict[str, Any] = {"status": "ok", "score": score, "scores": scores, "duration_ms": duration_ms}
+        data: JsonObject = {"status": "ok", "score": score, "scores": scores, "duration_ms": duration_ms}
         if details:
             data["details"] = details
         if rationale is not None:
@@ -86,14 +88,14 @@ class RunInfo(BaseModel):
     total: int = 0
     done: int = 0
     counts: dict[str, int] = Field(default_factory=dict)
-    aggregates: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    aggregates: JsonObject = Field(default_factory=dict)
+    settings: JsonObject = Field(default_factory=dict)
     #: None: the library holds a time that is no time (a hand edit of a SQLite file): unknown
     created_at: datetime | None
     finished_at: datetime | None = None
     #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
     #: "overall_grader", "graders": [keys]}; None for a run of one grader
-    suite: dict[str, Any] | None = None
+    suite: JsonObject | None = None
 
     @property
     def overall_rule(self) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader, parse_grader
 
 NAME = "GRADER_STUDIO"
@@ -30,7 +31,7 @@ def _digest(module: str) -> str:
     return hashlib.sha256(module.encode("utf-8")).hexdigest()
 
 
-def portable_dump(grader: GraderDefinition) -> dict[str, Any]:
+def portable_dump(grader: GraderDefinition) -> JsonObject:
     """``dump_grader`` without this machine's own settings (fields marked ``LOCAL``: a folder, a key's
     variable name), which no export writes; composites' and juries' parts too."""
     dumped = dump_grader(grader)
@@ -92,7 +93,7 @@ IDENTITY = ("name", "description", "tags", "metric", "endpoint")
 META_KEY = "grader_studio"
 
 
-def identity(grader: GraderDefinition) -> dict[str, Any]:
+def identity(grader: GraderDefinition) -> JsonObject:
     """The identity fields ``grader`` sets (defaults left out), as plain data."""
     dumped = dump_grader(grader)
     return {name: dumped[name] for name in IDENTITY if name in dumped}
@@ -112,7 +113,7 @@ def restore_identity(grader: GraderDefinition, carried_fields: Any) -> GraderDef
         return grader
 
 
-def adapted_fields(grader: FunctionGrader) -> dict[str, Any]:
+def adapted_fields(grader: FunctionGrader) -> JsonObject:
     """The studio source a generated adapter wraps, and its contract (for ``unadapted``)."""
     return {"contract": grader.contract, "source": grader.source, "function_name": grader.function_name}
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.providers import get_provider
 from studio.core.models import GraderDefinition, Sample
 
@@ -65,8 +66,8 @@ class GeneratedBy:
     max_tokens: int | None = None
     api_key_env: str | None = None
 
-    def promptfoo_provider(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"apiBaseUrl": self.base_url}
+    def promptfoo_provider(self) -> JsonObject:
+        config: JsonObject = {"apiBaseUrl": self.base_url}
         if self.temperature is not None:
             config["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -97,7 +98,7 @@ def _jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def row(sample: Sample) -> dict[str, Any]:
+def row(sample: Sample) -> JsonObject:
     """One dataset row every target shares: the sample's own fields, its expected answer as
     ``reference``/``expected``, and the judge slots (which win over a field of the same name)."""
     fields = _jsonable(sample.fields)
@@ -145,7 +146,7 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
     return result
 
 
-def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                           judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
     """The eval calls the model under test: its endpoint is the provider, each test's prompt the
     chat the studio sent (a JSON list of messages, which promptfoo's chat providers read as such),
@@ -193,7 +194,7 @@ def {task}_generate() -> Task:
 '''
 
 
-def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                         judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
     """The task file gains a second task that generates with the model under test (``generate()``)
     on the chats the studio sent, named after the endpoint; the stored-completion task stays."""
@@ -216,7 +217,7 @@ def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sampl
     return result
 
 
-def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                judges: list[PortableJudge], slug: str) -> ExportResult:
     from ._promptfoo_judge import completion_var
 
@@ -278,7 +279,7 @@ def {task}() -> Task:
 '''
 
 
-def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
              judges: list[PortableJudge], slug: str) -> ExportResult:
     platform = get_platform("inspect")
     result = ExportResult()
@@ -302,7 +303,7 @@ def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: l
     return result
 
 
-def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
             judges: list[PortableJudge], slug: str) -> ExportResult:
     platform = platform_of("openai", OpenAIPlatform)
     result = ExportResult()
@@ -327,13 +328,13 @@ def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: li
     return result
 
 
-def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
            judges: list[PortableJudge], slug: str) -> ExportResult:
     platform = platform_of("letta", LettaPlatform)
     result = platform._suite(graders, name=slug, suite_file="suite.yaml")
     lines = []
     for sample, r in zip(samples, rows, strict=True):
-        line: dict[str, Any] = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
+        line: JsonObject = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
         rubric_vars = {k.removeprefix("var_"): v for k, v in r.items() if k.startswith("var_")}
         if rubric_vars:
             line["rubric_vars"] = rubric_vars
@@ -345,7 +346,7 @@ def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: lis
     return result
 
 
-def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
           judges: list[PortableJudge], slug: str) -> ExportResult:
     """A suite manifest whose tasks read ``<slug>.jsonl``: MKA1's own keys (prompt, target, the turns as
     ``messages``), the row's fields, and the judge slots, so an exported judge reads exactly what the
@@ -359,7 +360,7 @@ def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list
         tasks.append(task)
     lines = []
     for sample, r in zip(samples, rows, strict=True):
-        line: dict[str, Any] = {"id": str(sample.id), "prompt": sample.input_text(), "target": sample.expected or "",
+        line: JsonObject = {"id": str(sample.id), "prompt": sample.input_text(), "target": sample.expected or "",
                                 "messages": [{"role": t.role, "content": t.content} for t in sample.messages]}
         line.update(r)  # the row's own fields, then the slots, win
         lines.append(json.dumps(line, ensure_ascii=False))

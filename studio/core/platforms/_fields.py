@@ -15,6 +15,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from studio.core.json_types import JsonValue
 from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
 from studio.core.safe_files import read_regular, read_regular_text
 from studio.core.yaml_text import YamlRefused, read_yaml
@@ -236,11 +237,11 @@ def docstring(text: str) -> str:
 
 # The endpoints an export may describe (name -> EndpointConfig), set by the caller that has the
 # library (``with export_endpoints(...)``); a judge's endpoint then becomes a callable provider.
-_ENDPOINTS: ContextVar[Mapping[str, Any] | None] = ContextVar("export_endpoints", default=None)
+_ENDPOINTS: ContextVar[Mapping[str, JsonValue] | None] = ContextVar("export_endpoints", default=None)
 
 
 @contextmanager
-def export_endpoints(endpoints: Mapping[str, Any]) -> Iterator[None]:
+def export_endpoints(endpoints: Mapping[str, JsonValue]) -> Iterator[None]:
     token = _ENDPOINTS.set(dict(endpoints))
     try:
         yield

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models import RangeJudge
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 
@@ -102,7 +103,7 @@ def is_range_provider(provider: Any) -> bool:
             and isinstance(provider.get("config"), dict) and "score_range" in provider["config"])
 
 
-def judge_from(key: str, criteria: str, provider: dict[str, Any]) -> RangeJudge:
+def judge_from(key: str, criteria: str, provider: JsonObject) -> RangeJudge:
     """The range judge an exported llm-rubric assertion was written from (the endpoint becomes the
     model name: endpoints are the library's, not the config's)."""
     config = provider["config"]
@@ -124,11 +125,11 @@ def guidance(judge: RangeJudge) -> str:
     return "".join(f"\n{{% raw %}}{p}{{% endraw %}}\n" for p in parts)
 
 
-def range_assertion(judge: RangeJudge, endpoint: Any | None) -> tuple[dict[str, Any], dict[str, str]]:
+def range_assertion(judge: RangeJudge, endpoint: Any | None) -> tuple[JsonObject, dict[str, str]]:
     """The llm-rubric assertion and its provider file for ``judge`` (``endpoint``: its EndpointConfig
     when the export knows it, else the judge's model on OpenAI)."""
     low, high = judge.score_range
-    config: dict[str, Any] = {
+    config: JsonObject = {
         "base_url": endpoint.base_url if endpoint is not None else OPENAI_BASE,
         "model": judge.model or (endpoint.model if endpoint is not None else ""),
         "kind": endpoint.kind if endpoint is not None else "openai",

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models import Outcome, valid_number
 from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
 
@@ -58,7 +59,7 @@ def _mka1(value: Any, key: str) -> Outcome:
     if not scores:
         return Outcome.invalid("returned a dict without any finite numeric score in 'scores'", raw=_sanitise(value))
     score = scores.get(key, next(iter(scores.values())))
-    details: dict[str, Any] = {}
+    details: JsonObject = {}
     if "judge" in value:
         details["judge"] = _sanitise(value["judge"])
     return Outcome(status="ok", score=score, scores=scores, details=details)
@@ -98,7 +99,7 @@ def _promptfoo(value: Any, key: str) -> Outcome:
             return Outcome.invalid(f"'score' is not a finite number: {_describe(score)}", raw=_sanitise(value))
         final = float(score) if score is not None else (1.0 if passed else 0.0)
         reason = value.get("reason")
-        details: dict[str, Any] = {}
+        details: JsonObject = {}
         if passed is not None:
             details["pass"] = passed
         return Outcome(
@@ -125,7 +126,7 @@ def _sanitise(value: Any) -> Any:
     return value
 
 
-def failure_outcome(entry: list[Any], contract: str, memory_mb: int, output_kib: int) -> Outcome:
+def failure_outcome(entry: JsonArray, contract: str, memory_mb: int, output_kib: int) -> Outcome:
     """An entry whose status is not OK."""
     status = entry[1]
     if status == RAISED:
@@ -153,7 +154,7 @@ def failure_outcome(entry: list[Any], contract: str, memory_mb: int, output_kib:
 
 
 def to_outcome(
-    entry: list[Any], contract: str, key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0
+    entry: JsonArray, contract: str, key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0
 ) -> Outcome:
     if entry[1] == OK and len(entry) == 3 and contract == "adaptive" and type(entry[2]) is float and math.isfinite(entry[2]):
         # the hot path of a run: one plain float, nothing printed
@@ -176,7 +177,7 @@ def batch_outcomes(
         bad = Outcome.invalid("grade_batch must return a dict with 'metrics' and/or 'samples'", raw=_sanitise(value))
         return [bad.model_copy() for _ in sample_ids], {}
     metrics = _finite_scores(value.get("metrics"))
-    updates: dict[str, dict[str, Any]] = {}
+    updates: dict[str, JsonObject] = {}
     raw_updates = value.get("samples") or []
     if isinstance(raw_updates, list):
         for update in raw_updates:
@@ -189,7 +190,7 @@ def batch_outcomes(
             outcomes.append(Outcome(status="ok", details={"batch": True}))
             continue
         scores = _finite_scores(update.get("scores"))
-        details: dict[str, Any] = {"batch": True}
+        details: JsonObject = {"batch": True}
         if "judge" in update:
             details["judge"] = _sanitise(update["judge"])
         if "extracted_output" in update:
@@ -203,7 +204,7 @@ def batch_outcomes(
 
 
 def result_rows(
-    entries: Sequence[list[Any] | float], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str,
+    entries: Sequence[JsonArray | float], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str,
     key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0,
 ) -> list[tuple[Any, ...]]:
     """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.

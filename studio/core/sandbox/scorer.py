@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from studio.core.json_types import JsonArray
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
 from studio.core.store.runs import outcome_values
@@ -140,7 +141,7 @@ class FunctionScorer(ScorerBase):
         data = payloads.build(self.grader.contract, samples, self.grader.extractor)
         return self._run(session, data, [s.id for s in samples], False)
 
-    def _run(self, session: GraderSession, data: list[Any], ids: list[str], raw: bool) -> list[Outcome]:
+    def _run(self, session: GraderSession, data: JsonArray, ids: list[str], raw: bool) -> list[Outcome]:
         contract = self.grader.contract
         start = time.perf_counter()
         if contract == "mka1_batch":

@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
+
 from .results import LIMIT, MEMORY, NOT_LOADED, OK, RAISED, TOO_LARGE, UNSERIALISABLE
 
 #: deepest nesting of a result value a grader may return (a score dict with details is 3-4 deep)
@@ -79,7 +81,7 @@ def _text(value: Any, limit: int) -> str:
     return value[:limit] if isinstance(value, str) else str(type(value).__name__)
 
 
-def check_entry(entry: Any, limits: Limits, seen: set[int]) -> list[Any]:
+def check_entry(entry: Any, limits: Limits, seen: set[int]) -> JsonArray:
     """One result entry [index, status, value, extra...] made safe, or ProtocolError.
 
     A value over the result-size limit becomes a TOO_LARGE entry naming the size; printed text is
@@ -120,19 +122,19 @@ def check_entry(entry: Any, limits: Limits, seen: set[int]) -> list[Any]:
     else:
         value = _text(value, ERROR_CHARS)
         rest = [_extra(x) for x in rest[:2]]
-    out: list[Any] = [index, status, value, *rest]
+    out: JsonArray = [index, status, value, *rest]
     if printed is not None:
         out.append(printed)
     seen.add(index)
     return out
 
 
-def check_entries(entries: list[Any], limits: Limits, seen: set[int]) -> list[list[Any]]:
+def check_entries(entries: JsonArray, limits: Limits, seen: set[int]) -> list[JsonArray]:
     """``check_entry`` over a message's entries. The common entry, [index, OK, number or None]
     with nothing printed, is checked inline (the same checks: a list of three, an int index of
     this batch not seen before, the OK status, a scalar value): a run's hot path."""
     count = limits.count
-    checked: list[list[Any]] = []
+    checked: list[JsonArray] = []
     for entry in entries:
         if type(entry) is list and len(entry) == 3:
             index, status, value = entry
@@ -189,7 +191,7 @@ def _preview(value: Any) -> str:
         return f"<{type(value).__name__}>"
 
 
-def check_message(message: Any, rid: int) -> dict[str, Any]:
+def check_message(message: Any, rid: int) -> JsonObject:
     """The envelope: a dict answering the batch ``rid``."""
     if not isinstance(message, dict):
         raise ProtocolError("the grader wrote into the sandbox channel")

@@ -20,15 +20,17 @@ from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, Engine, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, Table, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
+from studio.core.json_types import JsonObject
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
 from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, NotFound
 from .tables import (
+    TableRow,
     datasets,
     queue_labels,
     queue_samples,
@@ -55,12 +57,12 @@ class Queue(BaseModel):
     name: str
     dataset: str
     runs: list[int]
-    rule: dict[str, Any]
+    rule: JsonObject
     labels_wanted: int
     #: the reviewers; empty: everyone who opens the library
     assignees: list[str]
     leads: list[str]
-    derived: list[dict[str, Any]] = Field(default_factory=list)
+    derived: list[JsonObject] = Field(default_factory=list)
     size: int = 0
     created_at: datetime | None = None
     author: str = ""
@@ -94,7 +96,7 @@ class JudgeSaid(BaseModel):
     score: float | None
     rationale: str | None
     error: str | None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: JsonObject = Field(default_factory=dict)
 
 
 class ReviewItem(BaseModel):
@@ -130,7 +132,7 @@ def _loads(value: str | None, default: Any) -> Any:
         return default
 
 
-def _object(value: str | None) -> dict[str, Any]:
+def _object(value: str | None) -> JsonObject:
     parsed = _loads(value, {})
     return parsed if isinstance(parsed, dict) else {}
 
@@ -140,7 +142,7 @@ class QueueRepository:
         self._engine = engine
 
     # --- queues -----------------------------------------------------------------------------------
-    def create(self, name: str, dataset_id: int, run_ids: Sequence[int], rule: dict[str, Any],
+    def create(self, name: str, dataset_id: int, run_ids: Sequence[int], rule: JsonObject,
                chosen: Sequence[tuple[str, str]], *, labels_wanted: int = 1,
                assignees: Sequence[str] = (), leads: Sequence[str] = ()) -> Queue:
         """A new queue of ``chosen`` (sample id, why it was chosen), in that order."""
@@ -239,7 +241,7 @@ class QueueRepository:
                              .values(runs=json.dumps([*ids, run_id])))
         return self.get(name)
 
-    def record_derived(self, name: str, entry: dict[str, Any]) -> None:
+    def record_derived(self, name: str, entry: JsonObject) -> None:
         """What was made from the queue (a judge version's few-shots, a curated dataset)."""
         with self._engine.begin() as conn:
             _lock(conn, f"queue {name}")
@@ -308,7 +310,7 @@ class QueueRepository:
                 if attempt == 4:
                     raise
 
-    def _current(self, conn: Connection, table: Any, queue_id: int, who: str) -> builtins.list[Any]:
+    def _current(self, conn: Connection, table: Table, queue_id: int, who: str) -> builtins.list[TableRow]:
         keys = [table.c.sample_id] + ([table.c.reviewer] if who == "reviewer" else [])
         newest = (select(*keys, func.max(table.c.version).label("v")).where(table.c.queue_id == queue_id)
                   .group_by(*keys).subquery())

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonObject
 from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
@@ -37,7 +38,7 @@ _COLUMNS = ("r.sample_idx, r.sample_id, r.status, r.score, r.scores, r.error, r.
 Progress = Callable[[int], None]
 
 
-def result_record(row: dict[str, Any]) -> dict[str, Any]:
+def result_record(row: JsonObject) -> JsonObject:
     """The per-sample JSON that scripts rely on (``runs show --json``, each ``--format jsonl`` line)."""
     return {
         "sample_id": row["sample_id"],
@@ -151,7 +152,7 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
 
 
 def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None, *,
-                 limit: int | None = None) -> Iterator[dict[str, Any]]:
+                 limit: int | None = None) -> Iterator[JsonObject]:
     """Each result ``query`` selects (the first ``limit``) as ``result_record`` plus its sample's
     input, completion and expected; a suite run's ``scores`` has every grader's key (null where it
     said NA or failed), a one-grader run's record names its ``grader``."""

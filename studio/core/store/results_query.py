@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models.pass_rule import (
     DEFAULT_PASS_THRESHOLD,
     NOT_PASSED,
@@ -148,9 +149,9 @@ class ResultQuery:
     def with_filter(self, flt: ResultFilter) -> ResultQuery:
         return replace(self, filter=flt)
 
-    def _where(self) -> tuple[str, list[Any], bool]:
+    def _where(self) -> tuple[str, JsonArray, bool]:
         clauses = ["r.run_id = ?"]
-        params: list[Any] = [self.run_id]
+        params: JsonArray = [self.run_id]
         needs_samples = self.sort_key in ("input", "completion", "expected")
         flt = self.filter
         if flt.statuses:
@@ -188,7 +189,7 @@ class ResultQuery:
             params.extend([pattern] * len(columns))
         return " AND ".join(clauses), params, needs_samples
 
-    def from_clause(self, needs_samples: bool) -> tuple[str, list[Any]]:
+    def from_clause(self, needs_samples: bool) -> tuple[str, JsonArray]:
         if not needs_samples:
             return "results r", []
         return "results r LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx", [self.dataset_id]
@@ -209,7 +210,7 @@ class ResultQuery:
         tie = "r.sample_idx" if self.sort_key not in INDEXED_SORTS or self.sort_key == "score" else "r.id"
         return f"{expr} {direction}, {tie} {direction}"
 
-    def select(self, columns: str) -> tuple[str, list[Any]]:
+    def select(self, columns: str) -> tuple[str, JsonArray]:
         """``SELECT columns`` of the matching results in grid order."""
         where, params, needs_samples = self._where()
         source, source_params = self.from_clause(needs_samples)
@@ -324,7 +325,7 @@ def _loads(text: str) -> Any:
         return {}
 
 
-def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, Any] | None:
+def load_result(engine: Engine, dataset_id: int, result_id: int) -> JsonObject | None:
     """One whole result with its sample's stored JSON: what the detail pane shows."""
     sql = (
         "SELECT r.*, s.data AS sample_data FROM results r"
@@ -351,13 +352,13 @@ def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, An
     return data
 
 
-def judged(entry: dict[str, Any]) -> bool:
+def judged(entry: JsonObject) -> bool:
     """A grader's result that a judge gave: it has a rationale or judge calls."""
     details = entry.get("details") or {}
     return bool(entry.get("rationale") or (isinstance(details, dict) and details.get("calls")))
 
 
-def judges_first(graders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def judges_first(graders: list[JsonObject]) -> list[JsonObject]:
     """A suite sample's graders with the judges (a rationale or judge calls) first, then the others,
     each group in suite order: the window's detail pane and ``runs show --sample`` both read this."""
     return [g for g in graders if judged(g)] + [g for g in graders if not judged(g)]
@@ -367,7 +368,7 @@ _GRADER_FIELDS = ("status", "score", "scores", "rationale", "details", "error", 
                   "prompt_tokens", "completion_tokens", "cached")
 
 
-def _suite_graders(engine: Engine, result: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _suite_graders(engine: Engine, result: JsonObject) -> list[JsonObject] | None:
     """A suite run's sample: each grader's result (key, version, score, rationale ...) in slot order;
     None for a run of one grader. A plain score has no row of its own: it is read from ``scores``."""
     with engine.connect() as conn:

@@ -10,10 +10,11 @@ before anything is written, so a refused file leaves the library as it was.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models import CompositeGrader, GraderDefinition, dump_grader
 from studio.core.models.files import (
     DefinitionError,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:  # the library imports every repository; a suite file needs on
 SCHEMA_VERSION = 1
 
 
-def suite_document(library: Library, key: str) -> dict[str, Any]:
+def suite_document(library: Library, key: str) -> JsonObject:
     """The file's content: ``schema_version``, ``suite`` and ``graders`` (one document each)."""
     record = library.suites.get(key)
     graders = []

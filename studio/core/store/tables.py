@@ -27,6 +27,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.types import TypeEngine
 
+from studio.core.json_types import JsonObject
+
 from .ledger import GraderRow, ResultRow, column_specs
 
 #: a row of one of these tables as a whole-table ``select`` returns it: its columns are read by name
@@ -147,7 +149,7 @@ runs = Table(
     Column("author", String, nullable=False, default=""),
 )
 
-_TYPES: dict[str, Any] = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
+_TYPES: JsonObject = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
 
 
 def _row_columns(row: type[tuple[Any, ...]], skip: int) -> list[Column[Any]]:

@@ -21,6 +21,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Table, insert, select, update
 
+from studio.core.json_types import JsonObject
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
 from studio.core.outside import printable
@@ -75,7 +76,7 @@ class VersionEntry(BaseModel, Generic[D]):
 
 class Versioned:
     def __init__(self, engine: Engine, head: Table, versions: Table, owner: str, noun: str,
-                 head_values: Callable[[Any], dict[str, Any]]) -> None:
+                 head_values: Callable[[Any], JsonObject]) -> None:
         self.engine = engine
         self.head = head
         self.versions = versions
@@ -291,7 +292,7 @@ class Validated(Generic[D]):
         except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise BrokenRowError(self.broken(f"{self.noun} version", f"{key} v{version}", author, exc, key)) from None
 
-    def head(self, record: Callable[..., R], fields: dict[str, Any], text: Any, author: Any) -> R | BrokenRow:
+    def head(self, record: Callable[..., R], fields: JsonObject, text: Any, author: Any) -> R | BrokenRow:
         """A head row and its current definition validated: its record, or what is broken."""
         key = str(fields.get("key"))
         try:

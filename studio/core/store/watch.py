@@ -17,6 +17,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from studio.core.json_types import JsonObject
+
 from . import file_guard
 
 #: a list of the window -> the tables whose changes it shows
@@ -66,7 +68,7 @@ class LibraryWatcher:
         self._library = library
         self._conn: Any = None
         self._version: int | None = None
-        self._signatures: dict[str, Any] = {}
+        self._signatures: JsonObject = {}
         self._released: Callable[[], object] | None = None
         if library.is_server:
             import psycopg
@@ -89,7 +91,7 @@ class LibraryWatcher:
     def _data_version(self) -> int:
         return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
 
-    def _read_signatures(self) -> dict[str, Any]:
+    def _read_signatures(self) -> JsonObject:
         out = {}
         for table, sql in _SIGNATURES.items():
             out[table] = tuple(self._conn.execute(sql).fetchone())

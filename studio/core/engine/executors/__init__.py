@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib.util
 from typing import Any
 
+from studio.core.json_types import JsonObject
+
 from .base import RAY_HINT, Executor, ExecutorError, GradeFn
 
 
@@ -22,7 +24,7 @@ class LocalExecutor:
     def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
         return local
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         return {"executor": "local"}
 
     def close(self) -> None:

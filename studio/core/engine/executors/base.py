@@ -10,6 +10,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.paths import extra_hint
 
 #: the signature of the engine's grading loop (``runner._grade``) and of every executor's replacement:
@@ -32,7 +33,7 @@ class Executor(Protocol):
         suite's): ``local`` (the engine's loop) or the executor's own."""
         ...
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         """What the run's aggregates record under ``executor``: where it ran, what was lost and re-run."""
         ...
 

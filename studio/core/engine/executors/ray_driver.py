@@ -35,6 +35,7 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from studio.core.engine.plan import assemble
 from studio.core.engine.progress import Progress, Written, grown_size
 from studio.core.engine.stored_samples import StoredSamples, broken_results
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
@@ -81,7 +82,7 @@ class _Actor:
     cpus: int
     ready: bool = False
     in_flight: int = 0
-    info: dict[str, Any] = field(default_factory=dict)
+    info: JsonObject = field(default_factory=dict)
 
 
 class RayExecutor:
@@ -102,14 +103,14 @@ class RayExecutor:
         self._reason: str | None = None
         self._actors: dict[Any, _Actor] = {}
         self._shunned_nodes: set[str] = set()
-        self._stats: dict[str, Any] = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
+        self._stats: JsonObject = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
 
     # -- the cluster ---------------------------------------------------------------------------------------
     def connect(self) -> str:
         """Join the cluster (or start a local Ray); returns the sentence the run header shows."""
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS") or None
-            kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
+            kwargs: JsonObject = {"log_to_driver": False, "logging_level": logging.ERROR,
                                       "namespace": "grader-studio", "runtime_env": RUNTIME_ENV}
             local = address is None
             if local:  # listens on 127.0.0.1 only (ray_local)
@@ -159,8 +160,8 @@ class RayExecutor:
             self.connect()
         return self._grade
 
-    def report(self) -> dict[str, Any]:
-        report: dict[str, Any] = {"executor": "ray", "placement": self._placement}
+    def report(self) -> JsonObject:
+        report: JsonObject = {"executor": "ray", "placement": self._placement}
         if self._where:
             report["where"] = self._where
         if self._reason:
@@ -308,7 +309,7 @@ class _Run:
         self.ex._stats["blocks"] += 1
         return _Block(self.blocks, chunk)
 
-    def _send(self, block: _Block) -> list[Any]:
+    def _send(self, block: _Block) -> JsonArray:
         """A block as the actor takes it: a suite's rows name the slots each sample still needs."""
         if not self.suite:
             return block.rows
@@ -348,7 +349,7 @@ class _Run:
             self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
                                       time.perf_counter() - self.start, Written(rows)))
 
-    def _accept(self, block: _Block, outcomes: list[Any]) -> None:
+    def _accept(self, block: _Block, outcomes: JsonArray) -> None:
         if block.number in self.finished_blocks:  # a block answered twice: the first answer stands
             self.ex._stats["duplicates_refused"] += len(block.rows)
             return

@@ -14,13 +14,14 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonObject
 from studio.core.outside import json_text, loads_outside
 from studio.core.store.judge_cache import JudgeCacheRepository
 
 MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)
 
 
-def request_body(payload: dict[str, Any]) -> bytes:
+def request_body(payload: JsonObject) -> bytes:
     """The exact bytes sent; canonical (sorted keys) so equal requests hash equally."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.json_types import JsonObject
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -37,7 +39,7 @@ class ChatRequest(BaseModel):
     # max_tokens: no call goes out unbounded (a local server would generate to its context's end)
     answer_tokens: int | None = None
     # the answer's exact JSON schema, asked for through whatever the endpoint supports
-    json_schema: dict[str, Any] | None = None
+    json_schema: JsonObject | None = None
 
 
 class TokenLogprob(BaseModel):

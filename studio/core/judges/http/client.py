@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from studio.core.judges.http.providers import provider_of
 from studio.core.json_types import JsonObject
+from studio.core.judges.http.providers import provider_of
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.outside import decode_outside, loads_outside
 
@@ -127,7 +127,7 @@ class JudgeClient:
         salt = "" if request.seed is None else f"seed={request.seed}"
         return await self._cached_call(self.adapter.path, payload, self.adapter.parse, salt)
 
-    async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> dict[str, Any]:
+    async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> JsonObject:
         """OpenAI ``/embeddings``; the raw JSON body is returned."""
         payload = {"model": model or self.config.embedding_model or self.model, "input": inputs}
         response = await self._cached_call("embeddings", payload, _parse_embeddings,
@@ -136,7 +136,7 @@ class JudgeClient:
         return body
 
     async def post(
-        self, path: str, payload: dict[str, Any], check: Callable[[Any], Any]
+        self, path: str, payload: JsonObject, check: Callable[[Any], Any]
     ) -> tuple[Any, int]:
         """POST with the same retries and limits, no cache; ``check`` raises MalformedResponse."""
 
@@ -168,7 +168,7 @@ class JudgeClient:
     async def _cached_call(
         self,
         path: str,
-        payload: dict[str, Any],
+        payload: JsonObject,
         parse: Callable[[Any], ChatResponse],
         salt: str = "",
         deployment: str | None = None,

@@ -45,6 +45,7 @@ from aiohttp.client_proto import ResponseHandler
 from yarl import URL
 
 from studio import __version__
+from studio.core.json_types import JsonArray
 
 from .credentials import remember_secret, scrub
 from .errors import CredentialsRefused, JudgeError
@@ -128,7 +129,7 @@ class _Connector(aiohttp.TCPConnector):
     def _counting_handler(self) -> ResponseHandler:
         return _CountingHandler(loop=self._loop)
 
-    async def connect(self, req: Any, traces: list[Any], timeout: Any) -> Any:
+    async def connect(self, req: Any, traces: JsonArray, timeout: Any) -> Any:
         for _ in range(self.limit or 64):
             connection = await super().connect(req, traces, timeout)
             protocol = connection.protocol

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from studio.core import saferegex
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, user
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.trace import Trace
@@ -134,7 +135,7 @@ def grade_value(grade: str) -> float:
     return number if math.isfinite(number) else 0.0
 
 
-async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     request = ChatRequest(messages=build_messages(judge, sample), temperature=judge.temperature,
                           max_tokens=judge.max_tokens)
     response = await trace.ask("grade", request)

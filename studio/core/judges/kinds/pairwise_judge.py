@@ -13,6 +13,7 @@ import asyncio
 import json
 from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatMessage, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import RenderedCall, RenderedPrompt
@@ -125,7 +126,7 @@ def combine(in_order: str, swapped_back: str) -> str:
     return in_order if in_order == swapped_back else "inconsistent"
 
 
-async def score(judge: PairwiseJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Any:
+async def score(judge: PairwiseJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Any:
     a, b = answers(judge, sample)
     (first, why_first), (second, why_second) = await asyncio.gather(
         trace.ask_verdict("A shown first", judge, build_messages(judge, sample, a, b), VERDICTS),

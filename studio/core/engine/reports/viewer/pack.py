@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.outside import printable_json
 
 #: the shortest cut a text may be given (a shorter one would leave no sentence readable)
@@ -77,7 +78,7 @@ class Packer:
             text = f"{text[:limit]}… [cut: {lost:,} more characters]"
         return self.name(text)
 
-    def cut_note(self) -> dict[str, Any]:
+    def cut_note(self) -> JsonObject:
         """How the file was cut, as the page states it."""
         return {"prompts": self.cut.prompts, "text_chars": self.cut.text_chars,
                 "texts_cut": self.texts_cut, "chars_cut": self.chars_cut}

@@ -18,6 +18,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from studio.core.judges.http.chat import ChatRequest, ChatResponse
@@ -60,7 +61,7 @@ class Provider:
     #: Inspect's model prefix for it (``<prefix>/<model>``); None: Inspect's generic OpenAI-compatible one
     inspect_prefix: str | None = None
 
-    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> JsonObject:
         raise NotImplementedError
 
     def headers(self, api_key: str | None) -> dict[str, str]:
@@ -77,7 +78,7 @@ class Provider:
         """Why ``model`` cannot be used on this provider (it would change the URL), or None."""
         return None
 
-    def answer(self, text: str, logprobs: bool) -> dict[str, Any]:
+    def answer(self, text: str, logprobs: bool) -> JsonObject:
         """An answer body of this API holding ``text`` (the dry run's stand-in for a call), read back
         by ``parse``."""
         raise NotImplementedError

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.adapters import (
     MalformedResponse,
     answer_budget,
@@ -30,10 +31,10 @@ class OpenAICompatible(Provider):
     openai_encodings = True
     promptfoo_id = "openai:chat"
 
-    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> JsonObject:
         from studio.core.judges.http.structured import response_format
 
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": model,
             "messages": [m.model_dump() for m in request.messages],
         }
@@ -80,7 +81,7 @@ class OpenAICompatible(Provider):
             raw=body,
         )
 
-    def answer(self, text: str, logprobs: bool) -> dict[str, Any]:
+    def answer(self, text: str, logprobs: bool) -> JsonObject:
         block = None
         if logprobs:
             block = {"content": [{"token": text, "logprob": 0.0, "top_logprobs": [{"token": text, "logprob": 0.0}]}]}
