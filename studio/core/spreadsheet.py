@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import TextIO
 
 from studio.core.json_types import JsonValue
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def escape_cell(value: Any) -> Any:
+def escape_cell(value: object) -> object:
     """``value`` with a leading ``'`` when it is text a spreadsheet would read as a formula."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
@@ -32,7 +32,8 @@ class CsvWriter:
         self._writer = csv.writer(out)
         self.raw = raw
 
-    def writerow(self, row: Iterable[Any]) -> None:
+    def writerow(self, row: Iterable[object]) -> None:
+
         self._writer.writerow(list(row) if self.raw else [escape_cell(v) for v in row])
 
 

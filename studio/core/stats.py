@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats as sps
@@ -96,7 +95,7 @@ def _kappa_batch(codes_h: np.ndarray, codes_j: np.ndarray, k: int, weights: np.n
     return out
 
 
-def cohen_kappa(human: Sequence[Any], judge: Sequence[Any], classes: Sequence[Any], *,
+def cohen_kappa(human: Sequence[Hashable], judge: Sequence[Hashable], classes: Sequence[Hashable], *,
                 weights: str | None = None, ci: bool = True, seed: int = DEFAULT_SEED,
                 resamples: int = BOOTSTRAP_RESAMPLES) -> Stat:
     """Cohen's κ over ``classes`` (ordered; ``weights='quadratic'`` for an ordinal scale), with a
@@ -249,7 +248,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> Stat:
 
 
 # --- self-agreement of repeated grading -----------------------------------------------------------
-def fleiss_kappa(ratings: Sequence[Sequence[Any]]) -> Stat:
+def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> Stat:
     """Fleiss' κ: each row is one sample's N repeated verdicts (the same N for every row)."""
     rows = [list(r) for r in ratings]
     if not rows:
@@ -302,7 +301,7 @@ def proportion(successes: int, n: int) -> Stat:
     return Stat(successes / n, ci=ci, extra={"n": n})
 
 
-def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Any:
+def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Iterator[np.ndarray]:
     """Index arrays (rows of resampled row numbers), a few resamples at a time to bound memory."""
     rng = np.random.default_rng(seed)
     per_chunk = max(1, chunk_cells // max(n, 1))
@@ -313,7 +312,7 @@ def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_
         done += size
 
 
-def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED,
+def fleiss_kappa_interval(ratings: Sequence[Sequence[Hashable]], *, seed: int = DEFAULT_SEED,
                           resamples: int = 500) -> Stat:
     """Fleiss' κ with a percentile bootstrap interval over samples (rows), vectorised: a run's
     aggregates compute it for every jury run, thousands of samples included."""

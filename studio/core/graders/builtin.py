@@ -27,7 +27,7 @@ from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
-from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ScorerBase, TextRow
 
 from .jsregex import translate as translate_js
 
@@ -370,7 +370,7 @@ class BuiltinScorer(ScorerBase):
         """``score_batch`` where a plain score is a float (see ``score_value``)."""
         return [score_value(self.grader, s) for s in samples]
 
-    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
+    async def score_texts(self, rows: Sequence[TextRow]) -> list[float | Outcome]:
         """``score_values`` over (idx, sample id, completion, expected, JSON or None) rows
         (the ``texts`` lane); a sample without a completion is parsed from its JSON and scored whole."""
         check = self._check
@@ -380,7 +380,9 @@ class BuiltinScorer(ScorerBase):
             return check(subs, list(map(_EXPECTED, rows)))
         keep = [k for k, sub in enumerate(subs) if sub is not None]
         out: list[float | Outcome] = [
-            0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(row[4]))
+            # a row without a completion carries its sample's JSON (the engine's texts lane)
+            0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(cast(str, row[4])))
+
             for row in rows]
         for k, value in zip(keep, check([subs[k] for k in keep], [rows[k][3] for k in keep]), strict=True):
             out[k] = value

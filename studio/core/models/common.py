@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,8 @@ SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 STORED: JsonObject = {"stored": True}
 
 
-def is_stored(context: Any) -> bool:
+def is_stored(context: object) -> bool:
+
     """Whether a validator runs on a definition read back from the library (see ``STORED``)."""
     return isinstance(context, dict) and bool(context.get("stored"))
 

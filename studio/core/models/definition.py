@@ -8,11 +8,11 @@ like any other. This module adds the composite, parsing and dumping, and the def
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 from .common import STORED, GraderBase
 from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
@@ -74,7 +74,8 @@ def union_json_schema() -> JsonObject:
     return {**union, "$defs": defs}
 
 
-def _pointed(schema: Any) -> Any:
+def _pointed(schema: JsonValue) -> JsonValue:
+
     """``schema`` with each nested definition's placeholder replaced by a reference to the union."""
     if isinstance(schema, dict):
         if schema.get(_PLACEHOLDER):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 from .pass_rule import DEFAULT_PASS_THRESHOLD, run_threshold
 
@@ -35,7 +35,7 @@ class Outcome(BaseModel):
     rationale: str | None = None
     details: JsonObject = Field(default_factory=dict)
     error: str | None = None
-    raw: Any = None
+    raw: JsonValue = None
     duration_ms: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -56,15 +56,16 @@ class Outcome(BaseModel):
         return cls.model_validate(data)
 
     @classmethod
-    def failure(cls, error: str, *, duration_ms: float = 0.0, raw: Any = None) -> Outcome:
+    def failure(cls, error: str, *, duration_ms: float = 0.0, raw: JsonValue = None) -> Outcome:
         return cls(status="error", score=None, error=error, duration_ms=duration_ms, raw=raw)
 
     @classmethod
-    def invalid(cls, error: str, raw: Any, *, duration_ms: float = 0.0) -> Outcome:
+    def invalid(cls, error: str, raw: JsonValue, *, duration_ms: float = 0.0) -> Outcome:
         return cls(status="invalid", score=0.0, error=error, raw=raw, duration_ms=duration_ms)
 
 
-def valid_number(value: Any) -> TypeGuard[int | float]:
+def valid_number(value: object) -> TypeGuard[int | float]:
+
     """Platforms' rule: int or float, not bool, finite (an int beyond a float's range is not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
 

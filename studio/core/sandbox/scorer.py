@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from studio.core.json_types import JsonArray
 from studio.core.models import FunctionGrader, Outcome, Sample
-from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ResultRowValues, ScorerBase
 from studio.core.store.runs import outcome_values
 
 from . import payloads
@@ -117,7 +117,7 @@ class FunctionScorer(ScorerBase):
             return [Outcome.failure("cancelled") for _ in rows]
         return await self._in_thread(self._run, [t for _, t in rows], [i for i, _ in rows], True)
 
-    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]:
         """``score_raw_batch`` straight to the store's result rows (``outcome_values`` form) of
         ``run_id``, for (idx, sample id, sample JSON) triples: the worker's checked entries become
         rows without an Outcome each (a run's hot path; ``results.result_rows``)."""
@@ -126,7 +126,7 @@ class FunctionScorer(ScorerBase):
             return [outcome_values(run_id, idx, sid, cancelled) for idx, sid, _ in batch]
         return await self._in_thread(self._run_rows, run_id, batch)
 
-    def _run_rows(self, session: GraderSession, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+    def _run_rows(self, session: GraderSession, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]:
         texts = [text for _, _, text in batch]
         if self.grader.contract == "mka1_batch":
             outcomes = self._run(session, texts, [sid for _, sid, _ in batch], True)

@@ -16,14 +16,13 @@ from typing import cast
 
 from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models import MAX_SOURCE_BYTES, FunctionGrader
+from studio.core.scoring import ModelBridge
 
 from .launch import SandboxRefused
 from .pool import WorkerPool
 from .process import WorkerDied, WorkerProcess
 from .results import LIMIT, MEMORY, NOT_LOADED, OK
 from .settings import SandboxSettings
-
-ModelBridge = Callable[[str, JsonObject], JsonObject]
 
 RECYCLE_CPU_SECONDS = 120.0
 LOAD_GRACE_SECONDS = 0.5

@@ -43,9 +43,6 @@ class _SqliteTime(sqlite.DATETIME):
     its reader shows as broken (models/broken.py); PostgreSQL's timestamp type refuses such a
     write in the first place."""
 
-    def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]  # SQLAlchemy's takes untyped *args, **kwargs
-
     def result_processor(self, dialect: Dialect, coltype: object) -> Any:
         parse = super().result_processor(dialect, coltype)
         if parse is None:
@@ -67,7 +64,9 @@ class Timestamp(TypeDecorator[datetime]):
     cache_ok = True
 
     def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        return dialect.type_descriptor(_SqliteTime() if dialect.name == "sqlite" else DateTime())
+        if dialect.name == "sqlite":  # SQLAlchemy's SQLite DATETIME takes untyped *args, **kwargs
+            return dialect.type_descriptor(_SqliteTime())  # type: ignore[no-untyped-call]
+        return dialect.type_descriptor(DateTime())
 
 
 metadata = MetaData()
