@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 from pydantic import ValidationError
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Sample, SampleRow, Turn
 
 DatasetFormat = Literal["adaptive", "openai", "letta", "mka1", "flat"]
@@ -48,7 +48,7 @@ def detect_format(row: JsonObject) -> DatasetFormat:
     return "flat"
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -56,14 +56,14 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _first(row: JsonObject, keys: tuple[str, ...]) -> Any:
+def _first(row: JsonObject, keys: tuple[str, ...]) -> JsonValue:
     for key in keys:
         if key in row and row[key] is not None and row[key] != "":
             return row[key]
     return None
 
 
-def _value(row: JsonObject, keys: tuple[str, ...]) -> Any:
+def _value(row: JsonObject, keys: tuple[str, ...]) -> JsonValue:
     """The first of ``keys`` the row sets, an empty string included: ``""`` is an answer (an empty
     reference scores differently from none at all), only a missing key or null is 'no value'."""
     for key in keys:
@@ -82,7 +82,7 @@ def _control(text: str) -> str | None:
     return None if found is None else found.group()
 
 
-def _id(default_id: str, *candidates: Any) -> str:
+def _id(default_id: str, *candidates: JsonValue) -> str:
     """The first id given; 0 is an id (only null and "" are not). A NUL is refused: C code, SQLite
     tools and file names cut an id at it, so two ids could become one. Any other control character
     or line break is refused too: an id is printed on one line, and a line break in it would let a
@@ -100,7 +100,7 @@ def _id(default_id: str, *candidates: Any) -> str:
     return default_id
 
 
-def _turns(value: Any) -> list[Turn]:
+def _turns(value: JsonValue) -> list[Turn]:
     """A prompt given as text, or as a list of chat messages."""
     if value is None:
         return []
@@ -203,7 +203,7 @@ CONVERTERS: dict[str, Callable[[JsonObject, str], Sample]] = {
 }
 
 
-def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
+def row_to_sample(row: JsonValue, fmt: str, default_id: str) -> Sample:
     if not isinstance(row, dict):
         raise RowError(f"a row must be a JSON object, got {type(row).__name__}")
     try:
@@ -280,7 +280,7 @@ _new_tuple = tuple.__new__
 _PLAIN: dict[str, Callable[[JsonObject, str], SampleRow | None]] = {"adaptive": _plain_adaptive}
 
 
-def row_to_stored(row: Any, fmt: str, default_id: str) -> SampleRow:
+def row_to_stored(row: JsonValue, fmt: str, default_id: str) -> SampleRow:
     """``row_to_sample`` in the library's stored form: a plain row is checked by type alone and
     written as is (an import's hot path); any other goes through ``row_to_sample`` (and raises the
     same ``RowError``)."""

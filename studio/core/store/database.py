@@ -80,7 +80,7 @@ def sqlite_connection(pooled: PoolProxiedConnection) -> sqlite3.Connection:
     return raw
 
 
-def inserted_id(result: CursorResult[Any]) -> int:
+def inserted_id(result: CursorResult[*tuple[object, ...]]) -> int:
     """The integer primary key of the row an INSERT just made.
 
     SQLAlchemy types the key as optional (other statements have none); every table here has an
@@ -139,7 +139,7 @@ def _sqlite_engine(path: Path | str) -> Engine:
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         if str(path) != ":memory:":
@@ -243,7 +243,7 @@ def damaged(exc: DBAPIError) -> bool:
     return type(exc.orig) is sqlite3.DatabaseError
 
 
-def _refuse_foreign(cursor: Any, path: Path | str) -> None:
+def _refuse_foreign(cursor: sqlite3.Cursor, path: Path | str) -> None:
     """A SQLite file with tables but none of ours is another program's database: the studio's
     tables are never added to it (a library from before Alembic has ``graders``). Asked on the
     connection's first use, before anything (WAL mode included) writes to the file."""

@@ -10,13 +10,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from pydantic import BaseModel, field_validator
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Sample, SampleRow
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
@@ -47,7 +46,7 @@ class DatasetRecord(BaseModel):
 
     @field_validator("provenance", mode="before")
     @classmethod
-    def _parse_provenance(cls, value: Any) -> Any:
+    def _parse_provenance(cls, value: JsonValue) -> JsonValue:
         try:
             parsed = json.loads(value) if isinstance(value, str) else value
         except (ValueError, RecursionError):

@@ -11,7 +11,7 @@ import json
 
 from sqlalchemy import Connection, Engine, func, select
 
-from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models import GraderBase, GraderDefinition, dump_grader, parse_grader
 from studio.core.models.broken import BrokenRow, BrokenRowError
 from studio.core.outside import loads_outside
 
@@ -46,8 +46,8 @@ class GraderRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         #: the versioning pattern suites share (store/versioned.py)
-        self._v = Versioned(engine, graders, grader_versions, "grader_id", "grader",
-                            lambda d: {"kind": d.kind, "name": d.name})
+        self._v: Versioned[GraderBase] = Versioned(engine, graders, grader_versions, "grader_id", "grader",
+                                                   lambda d: {"kind": d.kind, "name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
     def _row(self, conn: Connection, key: str) -> TableRow | None:

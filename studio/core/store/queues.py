@@ -17,13 +17,13 @@ import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, Table, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
@@ -125,7 +125,7 @@ class Progress(BaseModel):
     total: int
 
 
-def _loads(value: str | None, default: Any) -> Any:
+def _loads(value: str | None, default: JsonValue) -> JsonValue:
     try:
         return json.loads(value) if value else default
     except ValueError:
@@ -168,7 +168,7 @@ class QueueRepository:
                 for i, (sid, reason) in enumerate(chosen)])
         return self.get(name)
 
-    def _row(self, conn: Connection, name: str) -> Any:
+    def _row(self, conn: Connection, name: str) -> TableRow:
         row = conn.execute(select(review_queues, datasets.c.name.label("dataset"))
                            .join(datasets, datasets.c.id == review_queues.c.dataset_id)
                            .where(review_queues.c.name == name)).first()
@@ -178,7 +178,7 @@ class QueueRepository:
         return row
 
     @staticmethod
-    def _queue(conn: Connection, row: Any) -> Queue:
+    def _queue(conn: Connection, row: TableRow) -> Queue:
         size = conn.execute(select(func.count()).select_from(queue_samples)
                             .where(queue_samples.c.queue_id == row.id)).scalar() or 0
         return Queue(id=row.id, name=row.name, dataset=row.dataset, runs=_loads(row.runs, []),
@@ -284,7 +284,7 @@ class QueueRepository:
         self._append(queue_settlements, "author", queue, sample_id, author, verdict, note)
         return self.settlements(name).get(sample_id)
 
-    def _append(self, table: Any, who: str, queue: Queue, sample_id: str, person: str,
+    def _append(self, table: Table, who: str, queue: Queue, sample_id: str, person: str,
                 verdict: str | None, note: str) -> None:
         for attempt in range(5):  # a writer that lost the race for a version number tries the next
             try:
@@ -403,7 +403,7 @@ class QueueRepository:
         return None
 
 
-def _label(row: Any, person: str) -> QueueLabel:
+def _label(row: TableRow, person: str) -> QueueLabel:
     return QueueLabel(sample_id=row.sample_id, reviewer=person, version=row.version, verdict=row.verdict,
                       note=row.note or "", created_at=row.created_at)
 

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from sqlalchemy import Engine
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
@@ -90,7 +90,7 @@ def metric_keys(engine: Engine, run_id: int) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
-def _json(text: str | None, default: Any = None) -> Any:
+def _json(text: str | None, default: JsonValue = None) -> JsonValue:
     if text is None:
         return default
     try:

@@ -16,11 +16,15 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the library imports every repository
+    from .library import Library
 
 from sqlalchemy import Engine
 
-from studio.core.json_types import JsonArray, JsonObject
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
+from studio.core.models import RunInfo
 from studio.core.models.pass_rule import (
     DEFAULT_PASS_THRESHOLD,
     NOT_PASSED,
@@ -109,7 +113,7 @@ def failing_sql(threshold: float) -> str:
     return decision_in_sql(NOT_PASSED, **_RESULT_COLUMNS, threshold=threshold)
 
 
-def outcome_word(status: str, score: float | None, details: Any, threshold: float) -> str:
+def outcome_word(status: str, score: float | None, details: object, threshold: float) -> str:
     """What a reviewer reads first (``pass_rule.word`` of the pass rule's decision): PASS or FAIL
     for a graded result, NA for an ok result without a score, else the status."""
     return word(status, decide(status, score, verdict_in(details), threshold))
@@ -318,7 +322,7 @@ def load_rows(engine: Engine, dataset_id: int, ids: list[int], label_set_id: int
     return out
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:
@@ -411,7 +415,7 @@ def result_id_of(engine: Engine, run_id: int, sample: str) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _raw(text: str) -> Any:
+def _raw(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:
@@ -422,7 +426,7 @@ def _raw(text: str) -> Any:
 class RunSummary:
     """What the header above the grid shows: the run, its aggregates and a score histogram."""
 
-    run: Any  # RunInfo
+    run: RunInfo
     dataset_id: int
     aggregates: Any  # engine/summary.py RunAggregates: the run's figures
     bins: list[int]
@@ -483,7 +487,7 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
 
 
 def load_summary(library: Any, run_id: int, live: bool,
-                 aggregates_of: Callable[[Any, Any, bool], Any]) -> RunSummary:
+                 aggregates_of: Callable[[Library, RunInfo, bool], Any]) -> RunSummary:
     """The run with its figures (``aggregates_of(library, run, live)``: engine/summary.py
     ``band_summary``, which the caller above the store hands down) and a histogram."""
     start = time.perf_counter()

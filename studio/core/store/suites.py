@@ -55,7 +55,8 @@ class SuiteRepository:
     def __init__(self, engine: Engine, graders: GraderRepository) -> None:
         self._engine = engine
         self._graders = graders
-        self._v = Versioned(engine, suites, suite_versions, "suite_id", "suite", lambda d: {"name": d.name})
+        self._v: Versioned[SuiteDefinition] = Versioned(engine, suites, suite_versions, "suite_id", "suite",
+                                                        lambda d: {"name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
     def _record(self, row: TableRow, text: str | None, author: str = "") -> SuiteRecord:

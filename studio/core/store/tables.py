@@ -6,8 +6,9 @@ million rows) want plain statements, and the repositories return pydantic models
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import (
     Boolean,
@@ -43,12 +44,12 @@ class _SqliteTime(sqlite.DATETIME):
     its reader shows as broken (models/broken.py); PostgreSQL's timestamp type refuses such a
     write in the first place."""
 
-    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[object], datetime | None] | None:
         parse = super().result_processor(dialect, coltype)
         if parse is None:
             return None
 
-        def read(value: Any) -> datetime | None:
+        def read(value: object) -> datetime | None:
             try:
                 return cast(datetime | None, parse(value))
             except (ValueError, TypeError):
@@ -63,7 +64,7 @@ class Timestamp(TypeDecorator[datetime]):
     impl = DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[datetime]:
         if dialect.name == "sqlite":  # SQLAlchemy's SQLite DATETIME takes untyped *args, **kwargs
             return dialect.type_descriptor(_SqliteTime())  # type: ignore[no-untyped-call]
         return dialect.type_descriptor(DateTime())
@@ -151,7 +152,7 @@ runs = Table(
 _TYPES: JsonObject = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
 
 
-def _row_columns(row: type[tuple[Any, ...]], skip: int) -> list[Column[Any]]:
+def _row_columns(row: type[tuple[object, ...]], skip: int) -> list[Column[object]]:
     """The table's columns of a result row's declaration (ledger.py ``column_specs``)."""
     return [Column(name, _TYPES[kind], nullable=nullable, **({} if default is None else {"default": default}))
             for name, kind, nullable, default in column_specs(row, skip)]

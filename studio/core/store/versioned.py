@@ -16,7 +16,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Connection, Engine, Table, insert, select, update
@@ -74,9 +74,9 @@ class VersionEntry(BaseModel, Generic[D]):
     author: str = ""
 
 
-class Versioned:
+class Versioned(Generic[D]):
     def __init__(self, engine: Engine, head: Table, versions: Table, owner: str, noun: str,
-                 head_values: Callable[[Any], JsonObject]) -> None:
+                 head_values: Callable[[D], JsonObject]) -> None:
         self.engine = engine
         self.head = head
         self.versions = versions
@@ -165,7 +165,7 @@ class Versioned:
             return "recreate", None
         return "refuse", self.exists_sentence(key)
 
-    def create(self, key: str, definition: Any, text: str, message: str = "") -> None:
+    def create(self, key: str, definition: D, text: str, message: str = "") -> None:
         """Create ``key``; a key in the trash is recreated (its history continues)."""
         now = utcnow()
         values = self.head_values(definition)
@@ -185,7 +185,7 @@ class Versioned:
                     locked=False, deleted_at=None, current_version=version, updated_at=now, **values))
                 self._append(conn, row.id, version, "recreate", text, message)
 
-    def save(self, key: str, definition: Any, text: str, message: str = "",
+    def save(self, key: str, definition: D, text: str, message: str = "",
              same: Callable[[str], bool] | None = None, base_version: int | None = None) -> bool:
         """Store an edit as a new version; False when it equals the current one (nothing added).
         ``same(stored text)`` compares beyond the text (a definition stored by an older release).
@@ -259,7 +259,16 @@ def when(moment: datetime | None) -> str:
     return "an unknown time" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def lock_sentence(row: Any) -> str:
+class _Locked(Protocol):
+    """A head row or its record: who holds the lock and since when."""
+
+    @property
+    def locked_by(self) -> str | None: ...
+    @property
+    def locked_at(self) -> datetime | None: ...
+
+
+def lock_sentence(row: _Locked | TableRow) -> str:
     """"locked by alice since 2026-11-27 09:14 UTC" (the lock's owner by name, and since when)."""
     if not row.locked_by:
         return "locked"
@@ -282,17 +291,17 @@ class Validated(Generic[D]):
                 f" (`{self.command} versions {word}` lists them) or save a new one, or delete the {self.noun} with"
                 f" `grader-studio {self.command} delete {word}` (in the window: Delete)")
 
-    def broken(self, what: str, ident: str, author: Any, exc: Exception, key: str) -> BrokenRow:
+    def broken(self, what: str, ident: str, author: object, exc: Exception, key: str) -> BrokenRow:
         return BrokenRow(what, ident, str(author or ""), reason_of(exc), self.repair(key), "" if ident == key else key)
 
-    def definition(self, key: str, version: Any, author: Any, text: Any) -> D:
+    def definition(self, key: str, version: object, author: object, text: object) -> D:
         """A stored definition validated on read; a ``BrokenRowError`` naming the version."""
         try:
             return self.parse(text if isinstance(text, str) else "null")
         except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise BrokenRowError(self.broken(f"{self.noun} version", f"{key} v{version}", author, exc, key)) from None
 
-    def head(self, record: Callable[..., R], fields: JsonObject, text: Any, author: Any) -> R | BrokenRow:
+    def head(self, record: Callable[..., R], fields: JsonObject, text: object, author: object) -> R | BrokenRow:
         """A head row and its current definition validated: its record, or what is broken."""
         key = str(fields.get("key"))
         try:

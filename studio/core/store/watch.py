@@ -15,7 +15,10 @@ import itertools
 import sqlite3
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the library imports every repository
+    from .library import Library
 
 from studio.core.json_types import JsonObject
 
@@ -64,7 +67,7 @@ def _lists_of(tables: set[str]) -> set[str]:
 class LibraryWatcher:
     """``changes()``: the names of ``LISTS`` changed since the previous call (never blocks long)."""
 
-    def __init__(self, library: Any) -> None:
+    def __init__(self, library: Library) -> None:
         self._library = library
         self._conn: Any = None
         self._version: int | None = None
