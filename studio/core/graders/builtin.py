@@ -10,8 +10,8 @@ import json
 import operator
 import re
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 from studio.core import saferegex
 from studio.core.graders.inspect_text import (
@@ -339,7 +339,7 @@ def text_check(grader: BuiltinGrader) -> TextCheck | None:
         if (zero_empty and "" in subs) or (reference_rule and (None in wants or "" in wants)):
             return [one(sub, ref) for sub, ref in zip(subs, refs, strict=True)]
         if compare is None:
-            hits: Any = map(ascii_printable, subs)
+            hits: Iterator[bool] = map(ascii_printable, subs)
         else:
             # no reference is empty text (``_required_reference``)
             texts = cast(Sequence[str], ["" if w is None else w for w in wants] if None in wants else wants)

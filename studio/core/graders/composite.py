@@ -11,7 +11,10 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the judges load when a prompt is rendered
+    from studio.core.judges.render import RenderedPrompt
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
 from studio.core.json_types import JsonObject
@@ -142,7 +145,7 @@ def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer
     return CompositeScorer(grader, ctx)
 
 
-def render_composite(grader: CompositeGrader, sample: Sample) -> Any:
+def render_composite(grader: CompositeGrader, sample: Sample) -> RenderedPrompt:
     """Every call inside a composite, each labelled with its component (``render_parts``)."""
     from studio.core.judges.render import render_parts
 

@@ -24,9 +24,12 @@ import asyncio
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from studio.core.json_types import JsonArray, JsonObject
+if TYPE_CHECKING:  # a cosine criterion loads the judges
+    from studio.core.judges.http.client import JudgeClient
+
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.models.openai_grader import (
@@ -54,11 +57,11 @@ def row_context(sample: Sample) -> JsonObject:
     return payloads.mka1_sample(sample)
 
 
-def lookup(expr: str, context: JsonObject) -> Any:
+def lookup(expr: str, context: JsonObject) -> JsonValue:
     parts = _PATH.findall(expr)
     if not parts or "".join(p if p.startswith("[") else "." + p for p in parts).lstrip(".") != expr.replace(" ", ""):
         raise TemplateError(f"template variable {{{{ {expr} }}}} is not a path like item.x or sample.output_text")
-    value: Any = context
+    value: JsonValue = context
     for part in parts:
         if part.startswith("["):
             index = int(part[1:-1])
@@ -119,7 +122,7 @@ class _Part:
     def score(self, sample: Sample) -> Outcome:
         raise NotImplementedError
 
-    def ok(self, score: float, **extra: Any) -> Outcome:
+    def ok(self, score: float, **extra: JsonValue) -> Outcome:
         threshold = self.criterion.get("pass_threshold")
         details = {**self.details, **extra}
         if isinstance(threshold, (int, float)):
@@ -143,7 +146,7 @@ class _TextSimilarity(_Part):
         super().__init__(criterion)
         self.metric = criterion["evaluation_metric"]
         self.details["metric"] = self.metric
-        self.client: Any = None
+        self.client: JudgeClient | None = None
         if self.metric == "cosine":
             from studio.core.judges.scorer import client_for
 
@@ -156,20 +159,21 @@ class _TextSimilarity(_Part):
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         if self.client is None:
             return [self.safe(s) for s in samples]
-        return list(await asyncio.gather(*(self._cosine(s) for s in samples)))
+        client = self.client
+        return list(await asyncio.gather(*(self._cosine(client, s) for s in samples)))
 
     def score(self, sample: Sample) -> Outcome:
         ctx = row_context(sample)
         assert self.function is not None
         return self.ok(self.function(render(self.criterion["input"], ctx), render(self.criterion["reference"], ctx)))
 
-    async def _cosine(self, sample: Sample) -> Outcome:
+    async def _cosine(self, client: JudgeClient, sample: Sample) -> Outcome:
         from studio.core.judges.http.errors import JudgeError
 
         try:
             ctx = row_context(sample)
             texts = [render(self.criterion["input"], ctx), render(self.criterion["reference"], ctx)]
-            body = await self.client.embeddings(texts)
+            body = await client.embeddings(texts)
             vectors = [d["embedding"] for d in sorted(body["data"], key=lambda d: d.get("index", 0))]
             return self.ok(similarity.cosine(vectors[0], vectors[1]))
         except (TemplateError, JudgeError) as exc:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from studio.core.json_types import JsonArray, JsonObject
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.errors import JudgeError
@@ -22,6 +22,9 @@ from studio.core.kinds import NATIVE, Kind
 from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Sample, valid_number
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
+
+if TYPE_CHECKING:  # render imports the kinds
+    from studio.core.judges.render import RenderedPrompt
 
 from .reward_keys import reward_key
 
@@ -35,18 +38,18 @@ def score_payload(sample: Sample, completion: str | None = None) -> JsonObject:
     return {"turns": turns, "metadata": thread.metadata, "id": sample.id}
 
 
-def _check_score(body: Any) -> None:
+def _check_score(body: JsonValue) -> None:
     if not isinstance(body, dict) or "reward" not in body:
         raise MalformedResponse("the reward server's answer has no 'reward'")
 
 
-def _batch_items(body: Any) -> JsonArray | None:
+def _batch_items(body: JsonValue) -> JsonArray | None:
     """The answers of a batch: a bare list, or the ``responses`` list of an object; else None."""
     items = body.get("responses") if isinstance(body, dict) else body
     return items if isinstance(items, list) else None
 
 
-def _check_batch(body: Any) -> None:
+def _check_batch(body: JsonValue) -> None:
     if _batch_items(body) is None:
         raise MalformedResponse("the reward server's batch answer has no 'responses' list")
 
@@ -133,7 +136,7 @@ class ExternalScorer(ScorerBase):
                 outcomes.append(reward_outcome(item, started, attempts))
         return outcomes
 
-    async def info(self) -> Any:
+    async def info(self) -> JsonValue:
         return await self.client.get("info")
 
     async def aclose(self) -> None:
@@ -146,7 +149,7 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     return ExternalScorer(grader, ctx)
 
 
-def render_request(grader: ExternalEndpoint, sample: Sample) -> Any:
+def render_request(grader: ExternalEndpoint, sample: Sample) -> RenderedPrompt:
     """The JSON the reward server would receive for ``sample`` (the designer's preview)."""
     import json
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 Role = Literal["system", "user", "assistant"]
 
@@ -68,7 +68,7 @@ class ChatResponse(BaseModel):
     attempts: int = 1
     latency_ms: float = 0.0
     queue_ms: float = 0.0  # waiting for a connection slot (and the rate limit), not the server
-    raw: Any = None
+    raw: JsonValue = None
 
 
 def system(text: str) -> ChatMessage:

@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from studio.core.errors import StudioError
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from studio.core.judges.http.chat import ChatRequest, ChatResponse
@@ -67,7 +68,7 @@ class Provider:
     def headers(self, api_key: str | None) -> dict[str, str]:
         raise NotImplementedError
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         raise NotImplementedError
 
     def url_for(self, config: EndpointConfig, path: str, model: str | None = None) -> str:
@@ -84,7 +85,7 @@ class Provider:
         raise NotImplementedError
 
 
-def _declared(module: Any, found: dict[str, Provider]) -> None:
+def _declared(module: ModuleType, found: dict[str, Provider]) -> None:
     provider = getattr(module, "PROVIDER", None)
     if isinstance(provider, Provider):
         if provider.name in found and found[provider.name] is not provider:

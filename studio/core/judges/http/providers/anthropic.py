@@ -3,9 +3,9 @@ with the API version, and usage counted without its prompt cache's tokens."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import (
     MalformedResponse,
     answer_budget,
@@ -66,7 +66,7 @@ class Anthropic(Provider):
             headers["x-api-key"] = api_key
         return headers
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         from studio.core.judges.http.chat import ChatResponse
 
         try:

@@ -4,9 +4,9 @@ one request shape; they differ only in which optional fields they fill, e.g. lla
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import (
     MalformedResponse,
     answer_budget,
@@ -59,7 +59,7 @@ class OpenAICompatible(Provider):
     def headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         from studio.core.judges.http.chat import ChatResponse
 
         try:
@@ -88,7 +88,7 @@ class OpenAICompatible(Provider):
         return {"choices": [{"message": {"role": "assistant", "content": text}, "logprobs": block}], "usage": {}}
 
 
-def _logprobs(block: Any) -> list[TokenLogprob] | None:
+def _logprobs(block: JsonValue) -> list[TokenLogprob] | None:
     from studio.core.judges.http.chat import TokenLogprob
 
     if not isinstance(block, dict) or not isinstance(block.get("content"), list):
