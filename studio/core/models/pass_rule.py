@@ -32,15 +32,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from studio.core.errors import StudioError
-from studio.core.json_types import JsonValue
+from studio.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # SQLAlchemy is imported when SQL is asked for (start-up stays light)
     from sqlalchemy.sql.elements import ColumnElement
-
-    from .result import Outcome
 
 Decision = Literal["pass", "fail", "na", "error"]
 DECISIONS: tuple[Decision, ...] = ("pass", "fail", "na", "error")
@@ -185,7 +183,18 @@ def decide_result(result: Mapping[str, JsonValue], threshold: float) -> Decision
     return decide(str(result.get("status")), result.get("score"), verdict_in(result.get("details")), threshold)
 
 
-def decide_outcome(outcome: Outcome, threshold: float) -> Decision:
+class _Decided(Protocol):
+    """What the rule reads of an ``Outcome`` (result.py, which imports this module)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def details(self) -> JsonObject: ...
+
+
+def decide_outcome(outcome: _Decided, threshold: float) -> Decision:
     """The rule for an ``Outcome`` (what a scorer returned)."""
     return decide(outcome.status, outcome.score, verdict_in(outcome.details), threshold)
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from studio.core.json_types import JsonObject
 from studio.core.models import GraderDefinition, Sample
 from studio.core.models.function import MAX_SOURCE_BYTES
 from studio.core.models.openai_grader import OPENAI_TYPES, PYTHON_SOURCE_LIMIT, OpenAIGrader
 
-from ._base import PlatformError
+from ._base import PlatformError, Support
 from ._fields import read_json, read_text, slug
 
 if TYPE_CHECKING:
@@ -298,13 +298,23 @@ def _fine_tuning(data: JsonObject) -> list[tuple[str, Any, list[str]]]:
     return []
 
 
+class _OpenAIJson(Protocol):
+    """What a criterion's import reads of the openai platform (``openai.OpenAIPlatform``)."""
+
+    def from_json(self, data: JsonObject, key: str | None = None) -> GraderDefinition: ...
+
+    def can_export(self, grader: GraderDefinition) -> Support: ...
+
+    def to_json(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject: ...
+
+
 def grader_for(criterion: JsonObject, key: str) -> GraderDefinition:
     """The studio grader of one criterion: a studio kind when it holds the criterion exactly (it
     exports back to the same JSON), else the criterion itself as an ``openai_grader``."""
-    from .openai import OpenAIPlatform
-    from .registry import platform_of
+    from .registry import get_platform
 
-    platform = platform_of("openai", OpenAIPlatform)
+    # the registry's "openai" is openai.py's OpenAIPlatform (which imports this module)
+    platform = cast(_OpenAIJson, get_platform("openai"))
     try:
         mapped = platform.from_json(criterion, key)
         if platform.can_export(mapped).ok and platform.to_json(mapped, []) == criterion:
