@@ -13,8 +13,6 @@ import csv
 from collections.abc import Iterable, Mapping
 from typing import TextIO
 
-from studio.core.json_types import JsonValue
-
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -47,5 +45,5 @@ class CsvDictWriter:
     def writeheader(self) -> None:
         self._writer.writerow(self.fieldnames)
 
-    def writerow(self, row: Mapping[str, JsonValue]) -> None:
+    def writerow(self, row: Mapping[str, object]) -> None:
         self._writer.writerow(row.get(k, "") for k in self.fieldnames)

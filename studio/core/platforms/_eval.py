@@ -26,9 +26,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.providers import get_provider
 from studio.core.models import GraderDefinition, Sample
 
@@ -94,7 +93,7 @@ def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefini
     return out
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> JsonValue:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 

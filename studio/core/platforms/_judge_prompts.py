@@ -18,7 +18,7 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.answers import (
@@ -35,7 +35,16 @@ from studio.core.judges.kinds import binary_judge, range_judge, rubric_judge
 from studio.core.judges.templates import format_fields, render_handlebars
 from studio.core.judges.variables import extracted_completion, sample_variables
 from studio.core.kinds import ByKind
-from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, RubricJudge, Sample, Turn
+from studio.core.models import (
+    BinaryJudge,
+    GraderBase,
+    GraderDefinition,
+    JudgeBase,
+    RangeJudge,
+    RubricJudge,
+    Sample,
+    Turn,
+)
 
 from ._base import PlatformError
 from ._fields import _MODEL, endpoint_config
@@ -155,11 +164,13 @@ def message_json(message: Message) -> JsonObject:
 
 # ---- the model an export names -----------------------------------------------------------------
 
-def model_id(judge: Any) -> str:
+def model_id(judge: GraderBase) -> str:
     """The model id a platform gets: ``--model``, else the judge's model, else its endpoint's model.
 
     Never the endpoint's *name*: a name means nothing to the platform. Raises when none is known.
     """
+    if not isinstance(judge, JudgeBase):  # only a judge names a model (the callers export judges)
+        raise TypeError(f"a {judge.kind} grader names no model")
     chosen = _MODEL.get() or judge.model
     if chosen:
         return str(chosen)
@@ -189,7 +200,7 @@ SLOT_DOCS = {
 }
 
 
-def item_fields(sample: Sample, judge: Any | None = None) -> JsonObject:
+def item_fields(sample: Sample, judge: GraderBase | None = None) -> JsonObject:
     """Every slot's value for ``sample``, computed by the studio's own judge code.
 
     Rubric variables (``rubric_vars`` of the row) become ``var_<name>`` fields, flat, because some
@@ -263,7 +274,7 @@ def _constants(messages: list[ChatMessage]) -> tuple[Message, ...]:
     return tuple(Message(m.role, (m.content,)) for m in messages)
 
 
-def _no_templates(judge: Any) -> None:
+def _no_templates(judge: JudgeBase) -> None:
     if judge.system_template or judge.user_template:
         raise PlatformError("it has its own Handlebars templates, which this target's templating cannot "
                             "reproduce exactly (export it to Adaptive, which runs Handlebars)")
@@ -271,7 +282,7 @@ def _no_templates(judge: Any) -> None:
         raise PlatformError("it grades an extractor's output; the exported judge reads the response text only")
 
 
-def _settings(judge: Any, budget: int) -> JsonObject:
+def _settings(judge: JudgeBase, budget: int) -> JsonObject:
     config = endpoint_config(judge.endpoint)
     max_tokens = judge.max_tokens or (config.max_tokens if config is not None else None) or budget
     settings: JsonObject = {"model": model_id(judge), "temperature": float(judge.temperature),

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, at_least_source
 
@@ -129,7 +128,7 @@ def judge_assertion(grader: GraderDefinition, judge: PortableJudge) -> tuple[Jso
     return assertion, {PROVIDER_FILE: PROVIDER, RUNTIME_FILE: runtime}
 
 
-def is_studio_judge(provider: Any) -> bool:
+def is_studio_judge(provider: JsonValue) -> bool:
     return (isinstance(provider, dict) and provider.get("id") == PROVIDER_ID
             and isinstance(provider.get("config"), dict) and isinstance(provider["config"].get("grader"), dict))
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.kinds import Carry, GraderKind, get_kind, kind_of
 from studio.core.models import (
     BinaryJudge,
@@ -169,7 +168,7 @@ class Mka1Platform(Platform):
     # ---- import -------------------------------------------------------------------------------
 
     @staticmethod
-    def _is_grader(data: Any) -> bool:
+    def _is_grader(data: JsonValue) -> bool:
         # OpenAI python graders look alike but carry a name; MKA1 declarations never do
         return (
             isinstance(data, dict) and data.get("type") == "python" and "name" not in data

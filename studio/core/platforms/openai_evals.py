@@ -19,9 +19,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import GraderDefinition, Sample
 from studio.core.models.function import MAX_SOURCE_BYTES
 from studio.core.models.openai_grader import OPENAI_TYPES, PYTHON_SOURCE_LIMIT, OpenAIGrader
@@ -105,7 +105,7 @@ def _bad(path: str, what: str) -> MalformedEval:
     return MalformedEval(f"{path}: {what}")
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -114,7 +114,7 @@ def _string(data: JsonObject, key: str, path: str) -> None:
         raise _bad(f"{path}.{key}", f"must be a string, not {type(data.get(key)).__name__}")
 
 
-def check_criterion(data: Any, path: str, lost: list[str], *, top: bool = True) -> None:
+def check_criterion(data: JsonValue, path: str, lost: list[str], *, top: bool = True) -> None:
     """Refuse the first malformed field of one grader (``MalformedEval`` with its path); list what is
     read but not carried in ``lost``."""
     if not isinstance(data, dict):
@@ -181,7 +181,7 @@ def _score_model(data: JsonObject, path: str, lost: list[str]) -> None:
             raise _bad(f"{path}.sampling_params.{key}", "must be a number")
 
 
-def _messages(messages: Any, path: str, lost: list[str]) -> None:
+def _messages(messages: JsonValue, path: str, lost: list[str]) -> None:
     if not isinstance(messages, list) or not messages:
         raise _bad(path, "must be a non-empty list of messages")
     for n, message in enumerate(messages):
@@ -229,7 +229,7 @@ def _multi(data: JsonObject, path: str, lost: list[str]) -> None:
         raise _bad(f"{path}.calculate_output", str(exc)) from None
 
 
-def _criteria(items: Any, path: str, lost: list[str]) -> list[tuple[str, JsonObject]]:
+def _criteria(items: JsonValue, path: str, lost: list[str]) -> list[tuple[str, JsonObject]]:
     if not isinstance(items, list):
         raise _bad(path, "must be a list of graders")
     if not items:
@@ -248,7 +248,7 @@ def _criteria(items: Any, path: str, lost: list[str]) -> list[tuple[str, JsonObj
     return out
 
 
-def read_eval(data: Any, stem: str) -> EvalFile:
+def read_eval(data: JsonValue, stem: str) -> EvalFile:
     """Any of the five shapes, checked; ``stem`` names an eval that has no name of its own."""
     lost: list[str] = []
     if isinstance(data, list):
@@ -283,7 +283,7 @@ def read_eval(data: Any, stem: str) -> EvalFile:
     raise _bad("(the file)", "not an OpenAI eval: no testing_criteria, grader or type field")
 
 
-def _fine_tuning(data: JsonObject) -> list[tuple[str, Any, list[str]]]:
+def _fine_tuning(data: JsonObject) -> list[tuple[str, JsonValue, list[str]]]:
     """The grader of a fine-tuning config: ``{grader, model_sample?, item?}`` (graders' run/validate),
     a reinforcement method ``{type: reinforcement, reinforcement: {grader, hyperparameters}}``, its
     inner ``{grader, hyperparameters}``, or a job body whose ``method`` is one."""
@@ -339,7 +339,7 @@ def unique_keys(names: list[str]) -> list[str]:
 # ---- items ----------------------------------------------------------------------------------------
 
 
-def item_row(line: Any, where: str) -> JsonObject:
+def item_row(line: JsonValue, where: str) -> JsonObject:
     """One items line as OpenAI's run data source holds it: ``{"item": ..., "sample": ...}``. A plain
     row is the item itself; its stored output column, when it has one, becomes the sample's
     ``output_text`` (and ``output_json`` when it is JSON), the column staying in the item."""
@@ -393,7 +393,7 @@ def load(path: Path) -> EvalFile:
         raise MalformedEval(f"{path.name}: {exc}") from None
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: JsonValue) -> bool:
     """Whether parsed JSON is meant as an OpenAI eval in one of the five shapes (detection only)."""
     if isinstance(data, list):
         types = [i.get("type") if isinstance(i, dict) else None for i in data]

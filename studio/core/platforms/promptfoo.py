@@ -11,10 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from studio.core.graders.jsregex import JS_SPACE
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.providers import provider_of
 from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
@@ -23,7 +22,9 @@ from studio.core.models import (
     Component,
     CompositeGrader,
     FunctionGrader,
+    GraderBase,
     GraderDefinition,
+    JudgeBase,
     PrebuiltJudge,
     RangeJudge,
     RubricJudge,
@@ -245,7 +246,7 @@ def _function_assertion(platform: PromptfooPlatform, grader: FunctionGrader, war
     return {"type": "python", "value": ref}, {"source", "contract", "function_name"}, False
 
 
-def _exact_assertion(grader: BinaryJudge | RangeJudge | RubricJudge, exact: Any,
+def _exact_assertion(grader: BinaryJudge | RangeJudge | RubricJudge, exact: JsonValue,
                      files: dict[str, str]) -> Assertion:
     """The studio's own judge messages, sent by a generated provider (``_promptfoo_judge``)."""
     data, judge_files = judge_assertion(grader, exact)
@@ -344,9 +345,11 @@ class PromptfooPlatform(Platform):
         return data
 
     @staticmethod
-    def provider(grader: Any, warnings: list[str]) -> str | JsonObject | None:
+    def provider(grader: GraderBase, warnings: list[str]) -> str | JsonObject | None:
         """A provider promptfoo can call: the endpoint's base URL and model when the export knows the
         endpoint (an OpenAI-compatible chat provider), else ``openai:<model>``."""
+        if not isinstance(grader, JudgeBase):  # an assertion that asks a model is a judge's
+            raise TypeError(f"a {grader.kind} grader names no model")
         config = endpoint_config(grader.endpoint)
         if config is None:
             if grader.endpoint and not grader.model:
@@ -542,10 +545,10 @@ class PromptfooPlatform(Platform):
         raise PlatformError(f"promptfoo assertion type {kind!r} has no studio grader kind")
 
 
-def _placed_asserts(config: JsonObject) -> list[tuple[str, Any]]:
+def _placed_asserts(config: JsonObject) -> list[tuple[str, JsonValue]]:
     """Every assertion of the config with its place: ``defaultTest assert 2``, ``tests[3] assert 1``
     (1-based, a test's description added when it has one), in file order."""
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, JsonValue]] = []
     default = config.get("defaultTest")
     if isinstance(default, dict):
         found += [(f"defaultTest assert {i}", a) for i, a in enumerate(default.get("assert") or [], 1)]
