@@ -20,7 +20,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from studio.core.json_types import JsonArray, JsonObject
 
@@ -83,7 +82,7 @@ def describe_exit(code: int | None, memory_mb: int | None = None) -> str:
     return f"the worker exited with code {code} (os._exit or a fatal error in the grader)"
 
 
-def _prctl() -> Any:
+def _prctl() -> Callable[..., int] | None:
     try:
         import ctypes
 

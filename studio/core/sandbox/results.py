@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
-from studio.core.json_types import JsonArray, JsonObject
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.models import Outcome, valid_number
+from studio.core.scoring import ResultRowValues
 from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
 
 # status codes of a worker entry [index, status, value, ...]
@@ -21,7 +21,7 @@ OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED = range(7)
 _NUMBER_TYPES = (int, float)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: JsonValue) -> str:
     if isinstance(value, bool):
         return f"returned a bool ({value}); return a number such as 1.0 or 0.0"
     if isinstance(value, float) and not math.isfinite(value):
@@ -33,26 +33,26 @@ def _describe(value: Any) -> str:
     return f"returned {type(value).__name__} instead of a number"
 
 
-def _finite_scores(raw: Any) -> dict[str, float]:
+def _finite_scores(raw: JsonValue) -> dict[str, float]:
     if not isinstance(raw, dict):
         return {}
     return {str(k): float(v) for k, v in raw.items() if valid_number(v)}
 
 
-def _number(value: Any, key: str) -> Outcome:
+def _number(value: JsonValue, key: str) -> Outcome:
     if type(value) in _NUMBER_TYPES and valid_number(value):
         score = float(value)
         return Outcome.scored(score, {key: score})
     return Outcome.invalid(_describe(value), raw=_jsonable(value))
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: JsonValue) -> JsonValue:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
 
 
-def _mka1(value: Any, key: str) -> Outcome:
+def _mka1(value: JsonValue, key: str) -> Outcome:
     if not isinstance(value, dict):
         return _number(value, key)
     scores = _finite_scores(value.get("scores"))
@@ -65,7 +65,7 @@ def _mka1(value: Any, key: str) -> Outcome:
     return Outcome(status="ok", score=score, scores=scores, details=details)
 
 
-def _letta(value: Any, key: str) -> Outcome:
+def _letta(value: JsonValue, key: str) -> Outcome:
     if isinstance(value, dict) and value.get("__grade_result__"):
         score = value.get("score")
         if not valid_number(score):
@@ -84,7 +84,7 @@ def _letta(value: Any, key: str) -> Outcome:
     return _number(value, key)
 
 
-def _promptfoo(value: Any, key: str) -> Outcome:
+def _promptfoo(value: JsonValue, key: str) -> Outcome:
     if isinstance(value, bool):
         verdict = 1.0 if value else 0.0
         return Outcome(status="ok", score=verdict, scores={key: verdict}, details={"pass": value})
@@ -115,7 +115,7 @@ def _promptfoo(value: Any, key: str) -> Outcome:
 _BY_CONTRACT = {"adaptive": _number, "mka1_sample": _mka1, "letta": _letta, "promptfoo": _promptfoo}
 
 
-def _sanitise(value: Any) -> Any:
+def _sanitise(value: JsonValue) -> JsonValue:
     """JSON-safe copy for storage (NaN/inf as text)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -170,7 +170,7 @@ def to_outcome(
 
 
 def batch_outcomes(
-    value: Any, sample_ids: list[str], key: str
+    value: JsonValue, sample_ids: list[str], key: str
 ) -> tuple[list[Outcome], dict[str, float]]:
     """MKA1 ``grade_batch``: {metrics, samples: [{sample_id, scores, judge, extracted_output}]}."""
     if not isinstance(value, dict) or not ({"metrics", "samples"} & value.keys()):
@@ -204,9 +204,9 @@ def batch_outcomes(
 
 
 def result_rows(
-    entries: Sequence[JsonArray | float], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str,
+    entries: Sequence[JsonArray | float], batch: Sequence[tuple[int, str, str]], run_id: int, contract: str,
     key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0,
-) -> list[tuple[Any, ...]]:
+) -> list[ResultRowValues]:
     """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.
 
     A bare float (a plain finite score, ``GraderSession.run_scores``) or an entry that is one
@@ -216,7 +216,7 @@ def result_rows(
     """
     prefix = scores_prefix(key)
 
-    def other(row: tuple[Any, ...], entry: Any) -> tuple[Any, ...]:
+    def other(row: tuple[int, str, str], entry: JsonValue) -> ResultRowValues:
         # what scored_rows does not take whole: a non-finite float (wire.check_floats hands over
         # none) and every entry; an entry of one finite float, nothing printed, is still a plain row
         if type(entry) is float:

@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from studio.core.json_types import JsonArray
 from studio.core.models import FunctionGrader, Outcome, Sample
@@ -89,7 +89,7 @@ class FunctionScorer(ScorerBase):
         finally:
             self._idle.append(session)
 
-    def _limit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _limit(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Sessions a batch may use: all for a plain grader, ``_async_workers`` for an async one."""
         if self._gate_open:
             return contextlib.nullcontext()
@@ -97,7 +97,7 @@ class FunctionScorer(ScorerBase):
             self._gate = asyncio.Semaphore(self._async_workers)
         return self._gate
 
-    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def _in_thread(self, fn: Callable[..., _T], *args: object) -> _T:
         async with self._limit():
             session = self._session()
             try:
