@@ -14,9 +14,8 @@ import json
 import math
 import time
 from collections import Counter
-from typing import Any
 
-from studio.core.json_types import JsonArray, JsonObject
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.tokens import counter_for
 
 from . import fake_model
@@ -100,7 +99,7 @@ class FakeJudgeServer(FakeServerBase):
     def add_rule(self, pattern: str, reply: str, probs: list[float] | None = None) -> None:
         self.judge.rules.append(Rule(pattern=pattern, reply=reply, probs=probs))
 
-    def route(self, method: str, path: str, body: Any) -> Any | None:
+    def route(self, method: str, path: str, body: JsonValue) -> JsonValue:
         if method == "GET" and path in ("/v1/models", "/models"):
             return {
                 "object": "list",
@@ -193,7 +192,7 @@ class FakeJudgeServer(FakeServerBase):
             self.usage_sent["completion_tokens"] += completion
             self.usage_sent["cached_tokens"] += cached
 
-    def _prompt_usage(self, model: Any, messages: JsonArray) -> tuple[int, int]:
+    def _prompt_usage(self, model: JsonValue, messages: JsonArray) -> tuple[int, int]:
         """(prompt tokens, of which cached): counted with the model's own tokenizer when it is an
         OpenAI model (as OpenAI would bill it), else one token a word; the first message counts as
         cached when the same one came before (OpenAI caches a repeated prompt prefix)."""
@@ -272,7 +271,7 @@ class FakeRewardServer(FakeServerBase):
     back as is, to exercise invalid-reward handling.
     """
 
-    def route(self, method: str, path: str, body: Any) -> Any | None:
+    def route(self, method: str, path: str, body: JsonValue) -> JsonValue:
         if method == "GET" and path == "/info":
             return {"name": "fake-reward-server", "description": LABEL, "version": "1"}
         if method == "POST" and path == "/score":
@@ -292,7 +291,7 @@ class FakeRewardServer(FakeServerBase):
         )
         expected = str((request.get("metadata") or {}).get("expected") or "")
         scripted = markers(text.replace("[[reward=", "[[judge:reward="))
-        reward: Any
+        reward: JsonValue
         if "reward" in scripted:
             try:
                 reward = float(scripted["reward"])

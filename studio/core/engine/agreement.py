@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from studio.core import stats
 from studio.core.json_types import JsonArray, JsonObject
 from studio.core.kinds import get_kind
+from studio.core.models import RunInfo
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result, verdict_in
 from studio.core.store import Library
@@ -402,7 +402,7 @@ def _model_of(library: Library, dataset: str) -> JsonObject | None:
     return {"endpoint": provenance.get("endpoint"), "model": provenance.get("model")}
 
 
-def _run_summary(library: Library, info: Any, grader: str | None = None) -> JsonObject:
+def _run_summary(library: Library, info: RunInfo, grader: str | None = None) -> JsonObject:
     where = {"dataset": info.dataset, "generated_by": _model_of(library, info.dataset)}
     if grader is not None:
         return {"id": info.id, "grader": grader, "grader_version": _version_of(library, info.id, grader),

@@ -11,13 +11,13 @@ reports is measured on a sample it learned from.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import cast
 
 import numpy as np
 
 from studio.core.json_types import JsonObject
 from studio.core.kinds import get_kind, kinds
-from studio.core.models import BinaryShot, RangeShot, Sample
+from studio.core.models import BinaryShot, GraderBase, RangeJudge, RangeShot, Sample
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.store import Conflict, Library
 
@@ -127,7 +127,7 @@ def _binary_change(library: Library, before: int, after: int, human: JsonObject,
                         key=options.labels, seed=options.seed)
 
 
-def _shots(library: Library, dataset: str, definition: Any, disagreements: list[JsonObject],
+def _shots(library: Library, dataset: str, definition: GraderBase, disagreements: list[JsonObject],
            limit: int, binary: bool) -> list[BinaryShot | RangeShot]:
     shots: list[BinaryShot | RangeShot] = []
     record = library.datasets.get(dataset)
@@ -139,7 +139,8 @@ def _shots(library: Library, dataset: str, definition: Any, disagreements: list[
             shots.append(BinaryShot(messages=sample.messages, completion=sample.completion or "",
                                     reasoning=reasoning, verdict=item["human"]))
         else:
-            low, high = definition.score_range
+            # the kind that learns scores (Kind.align "score") is the range judge, with its range
+            low, high = cast(RangeJudge, definition).score_range
             score = int(round(min(high, max(low, float(item["human"])))))
             reasoning = note or f"A human reviewer scored this {score}."
             shots.append(RangeShot(messages=sample.messages, completion=sample.completion or "",

@@ -9,15 +9,14 @@ so neither rebuilds the other's shapes by hand.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from studio.core.errors import bug_report, is_user_error
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 from .progress import Progress
 
 
-def encode(event: str, **fields: Any) -> str:
+def encode(event: str, **fields: JsonValue) -> str:
     """One line (no newline) for ``event`` with ``fields``."""
     return json.dumps({"event": event, **fields}, ensure_ascii=False, default=str)
 

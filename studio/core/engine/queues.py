@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from studio.core import stats
 from studio.core.json_types import JsonObject
 from studio.core.kinds import get_kind
+from studio.core.models import BinaryJudge
 from studio.core.models.labels import Label, LabelInput
 from studio.core.store import Conflict, Library
 from studio.core.store.queues import Queue, QueueLabel, ReviewItem
@@ -135,7 +136,7 @@ def question_of(library: Library, queue: Queue) -> str:
     if not queue.runs:
         return ""
     info = library.runs.get(queue.runs[0])
-    definition: Any = library.graders.version(info.grader_key, info.grader_version).definition
+    definition = library.graders.version(info.grader_key, info.grader_version).definition
     criteria = getattr(definition, "criteria", None)
     if isinstance(criteria, str) and criteria.strip():
         return criteria.strip()
@@ -374,8 +375,9 @@ def shots_from_queue(library: Library, name: str, judge_key: str, sample_ids: li
     record = library.graders.get(judge_key)
     if record.locked:
         raise Conflict(f"grader {judge_key!r} is locked: unlock it to save a version with new examples")
-    definition: Any = library.graders.version(judge_key, record.current_version).definition
-    if get_kind(definition.kind).align != "verdict":
+    definition = library.graders.version(judge_key, record.current_version).definition
+    # a judge answering PASS/FAIL: the binary judge (the one kind whose align is "verdict")
+    if get_kind(definition.kind).align != "verdict" or not isinstance(definition, BinaryJudge):
         raise Conflict(f"few-shot examples from a queue's verdicts go to a judge that answers PASS/FAIL; "
                        f"{judge_key!r} is a {definition.kind}")
     settled = _settled_choice(library, name, sample_ids)

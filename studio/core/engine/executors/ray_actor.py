@@ -16,17 +16,16 @@ import os
 import socket
 import threading
 import time
-from typing import Any
 
 from studio.core.graders.registry import make_scorer
 from studio.core.json_types import JsonArray, JsonObject
-from studio.core.models import Outcome, Sample, parse_grader, walk
+from studio.core.models import GraderBase, Outcome, Sample, parse_grader, walk
 from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
 from studio.core.scoring import GradingContext, Scorer
 
 
-def _runs_functions(grader: Any) -> bool:
+def _runs_functions(grader: GraderBase) -> bool:
     return any(part.kind == "function" for part in walk(grader))
 
 

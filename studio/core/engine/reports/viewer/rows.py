@@ -11,10 +11,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from studio.core.engine.usage import Spent, cost_of, endpoint_configs, format_usd
-from studio.core.json_types import JsonArray, JsonObject
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import verdict_in
 from studio.core.outside import shown_time
@@ -35,7 +35,7 @@ _SELECT = ("r.sample_idx, r.sample_id, r.status, r.score, r.error, r.rationale, 
            " r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.duration_ms, s.input_text, s.data")
 
 
-def finite(value: Any) -> float | None:
+def finite(value: JsonValue) -> float | None:
     """A score as JSON can carry it: None for no score (and for a NaN or infinity, which is none)."""
     if value is None:
         return None
@@ -43,7 +43,7 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _loads(text: Any) -> Any:
+def _loads(text: JsonValue) -> JsonValue:
     if text is None or isinstance(text, (dict, list)):
         return text
     try:
@@ -59,16 +59,16 @@ class Prices:
 
     def __init__(self, library: Library, default: str | None) -> None:
         self.library, self.default = library, default
-        self._configs: JsonObject = {}
+        self._configs: dict[str, EndpointConfig | None] = {}
 
-    def _config(self, name: str | None) -> Any:
+    def _config(self, name: str | None) -> EndpointConfig | None:
         if name is None:
             return None
         if name not in self._configs:
             self._configs.update(endpoint_configs(self.library, [name]))
         return self._configs[name]
 
-    def __call__(self, details: Any, prompt: Any, completion: Any, cached: Any) -> str | None:
+    def __call__(self, details: JsonValue, prompt: JsonValue, completion: JsonValue, cached: JsonValue) -> str | None:
         details = details if isinstance(details, dict) else {}
         parts = details.get("components")
         if not isinstance(parts, list):
@@ -97,9 +97,9 @@ class Words:
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self._known: dict[tuple[Any, ...], str] = {}
+        self._known: dict[tuple[str, float | None, str | int | float | None], str] = {}
 
-    def __call__(self, status: str, score: float | None, details: Any) -> str:
+    def __call__(self, status: str, score: float | None, details: JsonValue) -> str:
         verdict = verdict_in(details)
         key = (status, score, verdict if isinstance(verdict, (str, int, float, type(None))) else repr(verdict))
         found = self._known.get(key)
@@ -137,7 +137,7 @@ class Columns:
         return dict(self.__dict__)
 
 
-def pack_calls(packer: Packer, details: Any, raw: Any) -> Any:
+def pack_calls(packer: Packer, details: JsonValue, raw: JsonValue) -> JsonValue:
     """A result's exact prompts and answers (details["calls"], judges/trace.py), or its raw answer."""
     if not packer.cut.prompts:
         return None
@@ -222,7 +222,7 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
                    _graders(library, run_id, packer, by_sample, len(cols.idx)) if info.suite else [], by_sample)
 
 
-def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: Any) -> None:
+def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: JsonValue) -> None:
     if not isinstance(metadata, dict):
         return
     for key, value in metadata.items():
