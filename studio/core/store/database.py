@@ -51,6 +51,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+#: a row as a DB-API driver gives it (sqlite3's tuple, psycopg's): the drivers type its values as
+#: Any, and the hot paths read them by position, each checked where it is read (like decoded JSON)
+DriverRow = tuple[Any, ...]
+
+
 class DriverConnection(Protocol):
     """What the hot paths use of a driver's own connection: sqlite3's, or psycopg's with the
     library's qmark cursor (``postgres.py``), so the same ``?`` SQL runs on both."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from sqlalchemy import Engine
 
@@ -19,7 +19,7 @@ from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library
-from studio.core.store.database import driver_connection
+from studio.core.store.database import DriverRow, driver_connection
 from studio.core.store.results_query import ResultQuery
 
 FETCH_ROWS = 2000
@@ -100,7 +100,7 @@ def _json(text: str | None, default: JsonValue = None) -> JsonValue:
 
 
 def _rows(engine: Engine, query: ResultQuery, progress: Progress | None,
-          limit: int | None = None, columns: str = _COLUMNS) -> Iterator[tuple[Any, ...]]:
+          limit: int | None = None, columns: str = _COLUMNS) -> Iterator[DriverRow]:
     """Every result ``query`` selects (the first ``limit`` of them), in its order, with its sample's
     texts (a streamed cursor); ``columns`` may name the sample's other fields (``s.data``)."""
     sql, params = query.select(columns)
