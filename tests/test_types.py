@@ -73,7 +73,20 @@ _RESTRUCTURED = {
 }
 
 #: the few places a bare ``Any`` is the honest type, by file: how many uses and why
-_ALLOWED_ANY: dict[str, tuple[int, str]] = {}
+_ALLOWED_ANY: dict[str, tuple[int, str]] = {
+    "studio/core/store/database.py": (4, "DriverRow and DriverConnection: a DB-API driver's rows, whose "
+                                         "values sqlite3 and psycopg type as Any (read by position)"),
+    "studio/core/store/postgres.py": (10, "the qmark cursor passes psycopg's overloaded execute/executemany "
+                                          "arguments through untouched"),
+    "studio/core/store/judge_cache.py": (1, "the dialect's own INSERT, chosen at run time (SQLite's and "
+                                            "PostgreSQL's are two classes with the same upsert)"),
+    "studio/core/engine/executors/ray_driver.py": (2, "a Ray actor handle: Ray's stubs type its methods "
+                                                      "without the .remote the handle gives them"),
+    "studio/core/judges/handlebars.py": (1, "a compiled template node: a tuple whose fields depend on its kind"),
+    "studio/core/store/results_query.py": (4, "the run summary's figures, filled in by layers above the "
+                                              "store (engine/summary.py, the window), and the window's "
+                                              "library handed through"),
+}
 
 
 def _any_uses(path: Path) -> int:

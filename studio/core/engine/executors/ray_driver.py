@@ -43,6 +43,7 @@ from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
 from studio.core.scoring import GradingContext
+from studio.core.store.database import DriverRow
 from studio.core.store.library import Library
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
@@ -270,7 +271,7 @@ class _Run:
         self.suite = plan.suite
         #: a suite's samples some graders finished before (resume): only the others grade them
         self.partial: dict[int, dict[int, Outcome]] = library.runs.partial(run_id) if self.suite else {}
-        self.grader_buffer: list[tuple[Any, ...]] = []  # store/runs.py's row tuples (typed there)
+        self.grader_buffer: list[DriverRow] = []
         self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
         self.library = library
         self.run_id = run_id
@@ -281,7 +282,7 @@ class _Run:
         self.cancel = cancel
         self.start = time.perf_counter()
         self.counts: dict[str, int] = {}
-        self.buffer: list[tuple[Any, ...]] = []  # store/runs.py's row tuples (typed there)
+        self.buffer: list[DriverRow] = []
         self.last_flush = time.perf_counter()
         self.block_size = FIRST_BLOCK
         self.blocks = 0
