@@ -17,8 +17,11 @@ import re
 import urllib.error
 import urllib.request
 from collections.abc import Awaitable, Callable
+from typing import Any
 
-from studio.core.json_types import JsonObject
+#: decoded JSON (the judge's config, a model's answer): this file is embedded verbatim in exports, so it
+#: names the boundary itself (studio/core/json_types.py is not there) and imports the standard library only
+JsonObject = dict[str, Any]
 
 FALLBACK_SAMPLES = 5
 FALLBACK_TEMPERATURE = 1.0
