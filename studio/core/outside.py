@@ -31,7 +31,9 @@ import math
 import re
 from datetime import datetime
 
-from studio.core.json_types import JsonValue
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the stdlib-only boundary the CLI's lean start-up shows text through: no typing import
+    from studio.core.json_types import JsonValue
 
 __all__ = ["MAX_DEPTH", "UNKNOWN_TIME", "decode_outside", "iso_time", "json_text", "loads_outside", "printable",
            "printable_json", "shown_time", "storable_json", "storable_text"]
