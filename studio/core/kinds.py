@@ -19,12 +19,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, ParamSpec, Protocol, TypeVar
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 
 if TYPE_CHECKING:
-    from studio.core.models import GraderBase, Sample
+    from studio.core.models import GraderBase
 
 #: where the studio's own kind modules live: prompt judges, graders reached over HTTP, graders run here
 KIND_PACKAGES = ("studio.core.judges.kinds", "studio.core.judges", "studio.core.graders")
@@ -89,7 +90,7 @@ class GraderKind(Protocol):
     def scorer(self) -> str: ...
     #: the fields of a small working definition ("New grader" starts from it)
     @property
-    def starter(self) -> dict[str, Any]: ...
+    def starter(self) -> JsonObject: ...
     #: the window's editor body: "function", "judge" (the designer body ``body`` names), "form" or "yaml"
     @property
     def editor(self) -> str: ...
@@ -112,7 +113,7 @@ class GraderKind(Protocol):
     @property
     def sandboxed(self) -> bool: ...
     @property
-    def label_scale(self) -> Callable[[Any], tuple[float, float]] | None: ...
+    def label_scale(self) -> Callable[..., tuple[float, float]] | None: ...  # of the kind's model
     @property
     def calls_note(self) -> str: ...
     @property
@@ -120,9 +121,9 @@ class GraderKind(Protocol):
     @property
     def lanes(self) -> frozenset[str]: ...
     @property
-    def preview(self) -> Callable[[Any, Sample], Any] | None: ...
+    def preview(self) -> Callable[..., object] | None: ...  # (the kind's model, a Sample) -> RenderedPrompt
     @property
-    def render(self) -> Callable[[Any, Sample], Any] | None: ...
+    def render(self) -> Callable[..., object] | None: ...  # (the kind's model, a Sample) -> RenderedPrompt
 
     @property
     def is_judge(self) -> bool: ...
@@ -180,8 +181,8 @@ class Kind:
     family: Family = "judge"
     rank: int = 100
     icon: tuple[str, str] = GENERIC_ICON
-    starter: dict[str, Any] = field(default_factory=dict)
-    preview: Callable[[Any, Sample], Any] | None = None
+    starter: JsonObject = field(default_factory=dict)
+    preview: Callable[..., object] | None = None
     default_templates: Callable[[str], tuple[str, str]] | None = None
     variables: tuple[tuple[str, str], ...] = ()
     sample_variables: bool = True
@@ -192,10 +193,10 @@ class Kind:
     elsewhere: Callable[[str], str] | None = None
     cluster: bool = False
     sandboxed: bool = False
-    label_scale: Callable[[Any], tuple[float, float]] | None = None
+    label_scale: Callable[..., tuple[float, float]] | None = None
     calls_note: str = ""
     pairs: bool = False
-    render: Callable[[Any, Sample], Any] | None = None
+    render: Callable[..., object] | None = None
     probes: bool | None = None
     lanes: frozenset[str] = frozenset({"samples"})
 
@@ -233,7 +234,7 @@ class Kind:
 # ---- behaviour written per kind outside the kind's module -------------------------------------
 
 R = TypeVar("R")
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
 
 
 def kind_of(model: type[GraderBase]) -> str:
@@ -255,8 +256,8 @@ class ByKind(Generic[R]):
         self.what = what
         self.rows: dict[str, Callable[..., R]] = {}
 
-    def on(self, *models: type[GraderBase]) -> Callable[[F], F]:
-        def register(fn: F) -> F:
+    def on(self, *models: type[GraderBase]) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        def register(fn: Callable[P, R]) -> Callable[P, R]:
             for model in models:
                 name = kind_of(model)
                 if name in self.rows and self.rows[name] is not fn:

@@ -30,7 +30,10 @@ import json
 import math
 import re
 from datetime import datetime
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the stdlib-only boundary the CLI's lean start-up shows text through: no typing import
+    from studio.core.json_types import JsonValue
 
 __all__ = ["MAX_DEPTH", "UNKNOWN_TIME", "decode_outside", "iso_time", "json_text", "loads_outside", "printable",
            "printable_json", "shown_time", "storable_json", "storable_text"]
@@ -72,7 +75,7 @@ def storable_text(text: str) -> str:
     return text.replace("\x00", REPLACEMENT)
 
 
-def storable_json(value: Any, depth: int = MAX_DEPTH, *, name_floats: bool = True) -> Any:
+def storable_json(value: object, depth: int = MAX_DEPTH, *, name_floats: bool = True) -> JsonValue:
     """``value`` (decoded JSON, or what a grader returned) with every string and key made
     storable, nesting past ``depth`` levels cut, and non-finite floats named. Never recurses
     deeper than ``depth`` (a value ten thousand deep is cut, not a RecursionError)."""
@@ -94,7 +97,7 @@ def storable_json(value: Any, depth: int = MAX_DEPTH, *, name_floats: bool = Tru
     return storable_text(str(value))
 
 
-def json_text(value: Any) -> str:
+def json_text(value: object) -> str:
     """``value`` as JSON text either backend stores and reads alike (``storable_json``'s rules).
     The usual value encodes and passes one search as it is; only a hostile one is walked."""
     try:
@@ -106,7 +109,7 @@ def json_text(value: Any) -> str:
     return _ENCODER.encode(storable_json(value))
 
 
-def parse_outside(text: str | bytes) -> Any:
+def parse_outside(text: str | bytes) -> JsonValue:
     """JSON text from outside decoded as it is (a NaN stays a float: a judge's score of NaN is
     refused for what it is, as the platforms' runtimes refuse it); a ValueError, never a
     RecursionError, when it is not JSON or is nested too deep to decode. Storing it goes
@@ -117,13 +120,14 @@ def parse_outside(text: str | bytes) -> Any:
         raise ValueError("JSON nested deeper than this studio decodes") from None
 
 
-def loads_outside(text: str | bytes) -> Any:
+def loads_outside(text: str | bytes) -> JsonValue:
     """JSON text from outside decoded and made storable; a ValueError (never a RecursionError)
     when it is not JSON or is nested too deep to decode."""
     return decode_outside(text)[0]
 
 
-def decode_outside(text: str | bytes) -> tuple[Any, str]:
+def decode_outside(text: str | bytes) -> tuple[JsonValue, str]:
+
     """(value, text) of JSON text from outside: the value made storable (``storable_json``), and
     the text it is stored as (``text`` itself when nothing changed, else the value re-encoded).
     A ValueError (never a RecursionError) when it is not JSON or is nested too deep to decode."""

@@ -44,11 +44,14 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Protocol
+
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 
 
 @functools.cache
-def _re2() -> Any:
+def _re2() -> ModuleType | None:
     """The [re2] fast path's module, imported on the first pattern compiled (not by every process
     that imports this module: a judge run's start-up, issue 32); None where google-re2 is missing
     (a dependency, but a platform without its wheel still works)."""
@@ -56,7 +59,9 @@ def _re2() -> Any:
         import re2
     except ImportError:  # pragma: no cover - exercised where google-re2 has no wheel
         return None
-    return re2
+    module: ModuleType = re2  # google-re2 ships no types (mypy sees Any)
+    return module
+
 
 
 #: how long one match may run in the helper before it is stopped (seconds)
@@ -155,7 +160,7 @@ def budget_scope(scope: str) -> Iterator[None]:
         _BUDGET.reset(token)
 
 
-def _ask_helper(request: dict[str, Any], pattern: str) -> Any:
+def _ask_helper(request: JsonObject, pattern: str) -> JsonValue:
     """The helper's answer, within the run's budget of stopped matches (see the module docstring)."""
     current = _BUDGET.get()
     if current is not None:
@@ -216,8 +221,21 @@ def _to_re2(pattern: str) -> str | None:
     return "".join(out)
 
 
+class _Re2Match(Protocol):
+    """What is read of an RE2 match: the whole match's text."""
+
+    def group(self, index: int) -> str: ...
+
+
+class _Re2Program(Protocol):
+    """What is used of a compiled RE2 program (google-re2's ``_Regexp``)."""
+
+    def search(self, text: str) -> _Re2Match | None: ...
+
+
 @functools.lru_cache(maxsize=256)
-def _compile_re2(pattern: str, flags: int) -> Any:
+def _compile_re2(
+pattern: str, flags: int) -> _Re2Program | None:
     re2 = _re2()
     if re2 is None or flags & ~_RE2_FLAGS:
         return None
@@ -228,12 +246,13 @@ def _compile_re2(pattern: str, flags: int) -> Any:
     options.log_errors = False
     options.case_sensitive = not flags & re.IGNORECASE
     try:
-        return re2.compile(spelled, options)
+        program: _Re2Program = re2.compile(spelled, options)  # google-re2 ships no types
+        return program
     except Exception:  # re2.error: a construct RE2 does not have (backreference, lookaround...)
         return None
 
 
-def _re2_for(pattern: str, flags: int, text: str) -> Any:
+def _re2_for(pattern: str, flags: int, text: str) -> _Re2Program | None:
     """The RE2 program that gives ``re``'s answer on ``text``, or None."""
     if not text.isascii() or not _RE2_SPACE_GAP.isdisjoint(text):
         return None
@@ -268,7 +287,7 @@ def search(pattern: str, text: str, flags: int = 0) -> Found | None:
     return None if answer is None else Found(tuple(answer), dict(compiled.groupindex))
 
 
-def findall(pattern: str, text: str, flags: int = 0) -> list[Any]:
+def findall(pattern: str, text: str, flags: int = 0) -> JsonArray:
     """``re.findall`` under the deadline (always in the helper: RE2 steps over empty matches
     differently from ``re``, and ``search_all`` extraction is rare)."""
     compile_python(pattern, flags)
@@ -333,7 +352,7 @@ class _Helper:
         self._answers = answers
         return process
 
-    def ask(self, request: dict[str, Any], pattern: str) -> Any:
+    def ask(self, request: JsonObject, pattern: str) -> JsonValue:
         with self._lock:
             if self._process is None or self._process.poll() is not None:
                 self._process = self._start()

@@ -11,16 +11,53 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import GraderDefinition, Outcome, Sample
+from studio.core.models.endpoints import EndpointConfig
 
 if TYPE_CHECKING:
     from studio.core.store.library import Library
 
 
+#: one result row as the store writes it (``store.runs.outcome_values``: run id, then its columns)
+ResultRowValues = tuple[object, ...]
+#: the ``texts`` lane's row: (idx, sample id, completion, expected, the sample's JSON or None)
+TextRow = tuple[int, str, str | None, str | None, str | None]
+
+#: the MKA1 model bridge: (call kind, its JSON arguments) -> the model's JSON answer
+
+ModelBridge = Callable[[str, JsonObject], JsonObject]
+
+
+class RunBudget(Protocol):
+    """The run's spend cap as judge clients and the run read it (engine/budget.py ``Budget``)."""
+
+    stopped: bool
+
+    @property
+    def reason(self) -> str: ...
+
+    def admit(self) -> bool: ...
+
+    def spend(self, config: EndpointConfig, prompt_tokens: int, completion_tokens: int,
+              cached_tokens: int = 0) -> None: ...
+
+    def to_json(self) -> JsonObject: ...
+
+
+class DryRunRecorder(Protocol):
+    """``run --dry-run``'s stand-in for the network (engine/dry_run.py ``Recorder``)."""
+
+    def hit(self, config: EndpointConfig) -> None: ...
+
+    def answer(self, client: object, path: str, payload: JsonObject) -> JsonValue: ...
+
+
 @dataclass
 class GradingContext:
+
     """What a scorer may use besides its definition.
 
     ``library`` resolves named endpoints (and holds the judge response cache); ``endpoint`` overrides
@@ -33,15 +70,15 @@ class GradingContext:
     use_cache: bool = True
     concurrency: int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
-    options: dict[str, Any] = field(default_factory=dict)
+    options: JsonObject = field(default_factory=dict)
     #: makes the model bridge (MKA1 ``ctx.responses_create``) for an endpoint name; set by the
     #: grader kind that needs one, so this low layer never imports the judges
-    bridge_factory: Callable[[str | None], Any] | None = None
+    bridge_factory: Callable[[str | None], ModelBridge] | None = None
     #: the run's spend cap (engine/budget.py ``Budget``): judge clients ask it before each call
-    budget: Any = None
+    budget: RunBudget | None = None
     #: ``run --dry-run``'s recorder (engine/dry_run.py): a judge call the cache cannot answer goes
     #: to its ``answer(client, path, payload)`` instead of the network
-    dry_run: Any = None
+    dry_run: DryRunRecorder | None = None
     #: why the run stops before it is done because no call could succeed (an endpoint refused its
     #: key, a proxy its credentials): set once by ``halt``
     halted: str | None = None
@@ -53,12 +90,12 @@ class GradingContext:
             self.halted = reason
         self.cancel.set()
 
-    def model_bridge(self, endpoint: str | None = None) -> Any:
+    def model_bridge(self, endpoint: str | None = None) -> ModelBridge | None:
         """The run's one model bridge, made on first request and shared by every grader in the run.
 
         ``None`` when nothing can make one. The run's ``endpoint`` wins over the grader's.
         """
-        bridge = self.options.get("model_bridge")
+        bridge: ModelBridge | None = self.options.get("model_bridge")  # made below, or a test's
         if bridge is None and self.bridge_factory is not None:
             bridge = self.options["model_bridge"] = self.bridge_factory(self.endpoint or endpoint)
         return bridge
@@ -109,9 +146,9 @@ class Scorer(Protocol):
 
     async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]: ...
 
-    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]: ...
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]: ...
 
-    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]: ...
+    async def score_texts(self, rows: Sequence[TextRow]) -> list[float | Outcome]: ...
 
     def calls_in_flight(self) -> int | None: ...
 
@@ -163,10 +200,10 @@ class ScorerBase:
     async def score_raw_batch(self, rows: Sequence[tuple[str, str]]) -> list[Outcome]:
         raise LaneNotDeclared(f"{type(self).__name__} does not declare the raw lane")
 
-    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]:
         raise LaneNotDeclared(f"{type(self).__name__} does not declare the rows lane")
 
-    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
+    async def score_texts(self, rows: Sequence[TextRow]) -> list[float | Outcome]:
         raise LaneNotDeclared(f"{type(self).__name__} does not declare the texts lane")
 
     def run_metrics(self) -> dict[str, float]:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import TextIO
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def escape_cell(value: Any) -> Any:
+def escape_cell(value: object) -> object:
     """``value`` with a leading ``'`` when it is text a spreadsheet would read as a formula."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
@@ -30,7 +30,8 @@ class CsvWriter:
         self._writer = csv.writer(out)
         self.raw = raw
 
-    def writerow(self, row: Iterable[Any]) -> None:
+    def writerow(self, row: Iterable[object]) -> None:
+
         self._writer.writerow(list(row) if self.raw else [escape_cell(v) for v in row])
 
 
@@ -44,5 +45,5 @@ class CsvDictWriter:
     def writeheader(self) -> None:
         self._writer.writerow(self.fieldnames)
 
-    def writerow(self, row: Mapping[str, Any]) -> None:
+    def writerow(self, row: Mapping[str, object]) -> None:
         self._writer.writerow(row.get(k, "") for k in self.fieldnames)

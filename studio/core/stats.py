@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats as sps
+
+from studio.core.json_types import JsonObject
 
 from .intervals import wilson
 
@@ -31,7 +32,7 @@ class Stat:
     value: float | None
     reason: str | None = None
     ci: tuple[float, float] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: JsonObject = field(default_factory=dict)
 
     @property
     def defined(self) -> bool:
@@ -89,12 +90,12 @@ def _kappa_batch(codes_h: np.ndarray, codes_j: np.ndarray, k: int, weights: np.n
     de = (w * expected).sum(axis=(1, 2))
     do = (w * counts).sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = 1.0 - do / de
+        out: np.ndarray = 1.0 - do / de
     out[de <= 1e-15] = np.nan
     return out
 
 
-def cohen_kappa(human: Sequence[Any], judge: Sequence[Any], classes: Sequence[Any], *,
+def cohen_kappa(human: Sequence[Hashable], judge: Sequence[Hashable], classes: Sequence[Hashable], *,
                 weights: str | None = None, ci: bool = True, seed: int = DEFAULT_SEED,
                 resamples: int = BOOTSTRAP_RESAMPLES) -> Stat:
     """Cohen's κ over ``classes`` (ordered; ``weights='quadratic'`` for an ordinal scale), with a
@@ -194,7 +195,7 @@ def _pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     yc = y - y.mean(axis=1, keepdims=True)
     denominator = np.sqrt((xc * xc).sum(axis=1) * (yc * yc).sum(axis=1))
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = (xc * yc).sum(axis=1) / denominator
+        out: np.ndarray = (xc * yc).sum(axis=1) / denominator
     out[denominator <= 1e-15] = np.nan  # a constant resample: undefined
     return out
 
@@ -247,7 +248,7 @@ def mcnemar_exact(only_a: int, only_b: int) -> Stat:
 
 
 # --- self-agreement of repeated grading -----------------------------------------------------------
-def fleiss_kappa(ratings: Sequence[Sequence[Any]]) -> Stat:
+def fleiss_kappa(ratings: Sequence[Sequence[Hashable]]) -> Stat:
     """Fleiss' κ: each row is one sample's N repeated verdicts (the same N for every row)."""
     rows = [list(r) for r in ratings]
     if not rows:
@@ -300,7 +301,7 @@ def proportion(successes: int, n: int) -> Stat:
     return Stat(successes / n, ci=ci, extra={"n": n})
 
 
-def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Any:
+def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_000) -> Iterator[np.ndarray]:
     """Index arrays (rows of resampled row numbers), a few resamples at a time to bound memory."""
     rng = np.random.default_rng(seed)
     per_chunk = max(1, chunk_cells // max(n, 1))
@@ -311,7 +312,7 @@ def resample_chunks(n: int, resamples: int, seed: int, chunk_cells: int = 2_000_
         done += size
 
 
-def fleiss_kappa_interval(ratings: Sequence[Sequence[Any]], *, seed: int = DEFAULT_SEED,
+def fleiss_kappa_interval(ratings: Sequence[Sequence[Hashable]], *, seed: int = DEFAULT_SEED,
                           resamples: int = 500) -> Stat:
     """Fleiss' κ with a percentile bootstrap interval over samples (rows), vectorised: a run's
     aggregates compute it for every jury run, thousands of samples included."""

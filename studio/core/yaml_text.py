@@ -13,8 +13,6 @@ common). An alias to its own enclosing node (a cycle) is always refused. Every r
 
 from __future__ import annotations
 
-from typing import Any
-
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.events import (
@@ -27,6 +25,7 @@ from ruamel.yaml.events import (
 from ruamel.yaml.nodes import ScalarNode
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonValue
 
 #: nesting far beyond any real file (a composite of composites is ~20 deep)
 MAX_DEPTH = 200
@@ -51,7 +50,7 @@ class YamlRefused(StudioError, ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-def _line(event: Any) -> int | None:
+def _line(event: object) -> int | None:
     mark = getattr(event, "start_mark", None)
     return mark.line + 1 if mark is not None else None
 
@@ -108,7 +107,8 @@ def check(text: str, source: str, *, aliases: bool, what: str = "this file") -> 
 
 
 def read_yaml(text: str, source: str, *, aliases: bool = False, lines: bool = False,
-              what: str = "this file") -> Any:
+              what: str = "this file") -> JsonValue:
+
     """``text`` as Python data after ``check``: ruamel's round-trip tree (``lines=True``: dict and
     list subclasses that remember each key's line) or plain dicts, lists and scalars."""
     try:

@@ -12,10 +12,11 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models.labels import Label, LabelInput
 from studio.core.outside import iso_time
 from studio.core.safe_files import file_problem
@@ -27,7 +28,7 @@ _VERDICTS = {"pass": "PASS", "fail": "FAIL", "na": "NA", "n/a": "NA", "true": "P
 FIELDS = ("sample_id", "label", "score", "note", "labeler", "version", "created_at")
 
 
-def _rows(path: Path) -> Iterator[tuple[int, Any]]:
+def _rows(path: Path) -> Iterator[tuple[int, JsonValue]]:
     """The file's rows by the datasets' own readers (a broken CSV record or JSON line is refused with
     its line, never half-read); CSV cells stay text, an empty one is absent."""
     if path.suffix.lower() != ".csv":
@@ -43,7 +44,7 @@ def _rows(path: Path) -> Iterator[tuple[int, Any]]:
         yield number, {k: v for k, v in row.items() if k and v is not None}
 
 
-def _label(row: Any) -> LabelInput:
+def _label(row: JsonValue) -> LabelInput:
     if not isinstance(row, dict):
         raise ValueError("a line must be an object with sample_id and label or score")
     if "sample_id" not in row or row["sample_id"] in (None, ""):
@@ -98,7 +99,7 @@ def read_labels(path: Path | str, known_ids: Iterable[str] | None = None) -> lis
     return out
 
 
-def label_record(label: Label) -> dict[str, Any]:
+def label_record(label: Label) -> JsonObject:
     return {"sample_id": label.sample_id, "label": label.verdict, "score": label.score, "note": label.note,
             "labeler": label.labeler, "version": label.version, "created_at": iso_time(label.created_at)}
 

@@ -7,12 +7,13 @@ import json
 import json.scanner
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypeVar
 
 import orjson
 from pydantic import BaseModel
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Sample, SampleRow
 from studio.core.safe_files import file_problem, open_regular, open_regular_text
 
@@ -52,10 +53,19 @@ def _int(text: str) -> int:
 #: one decoder (and its C scanner) for every row: ``json.loads`` with ``parse_int`` would build both
 #: again for each call, a third of the parse of a short row
 _DECODER = json.JSONDecoder(parse_int=_int)
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class taking itself
+class _Identified(Protocol):
+    """A converted row: a ``Sample`` or a ``SampleRow``, each with its sample id."""
+
+    @property
+    def id(self) -> str: ...
 
 
-def loads_json(text: str) -> Any:
+_Row = TypeVar("_Row", bound=_Identified)
+
+_SCAN: Callable[[str, int], tuple[JsonValue, int]] = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class taking itself
+
+
+def loads_json(text: str) -> JsonValue:
     """``json.loads`` that refuses integers longer than ``MAX_DIGITS`` with ``TooManyDigits``."""
     return _DECODER.decode(text)
 
@@ -73,7 +83,7 @@ _SHALLOW = 2 * MAX_DEPTH + 1
 _BLOCK = 1 << 20
 
 
-def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+def _too_deep(value: JsonValue, limit: int = MAX_DEPTH) -> bool:
     """Iterative, so that a hostile row cannot exhaust the stack of the code that checks it."""
     stack = [(value, 1)]
     while stack:
@@ -120,7 +130,7 @@ def _too_long(path: Path, number: int) -> DatasetError:
                         "(a row of a dataset is at most that long); is it one JSON value per line?")
 
 
-def jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+def jsonl_rows(path: Path) -> Iterator[tuple[int, JsonValue]]:
     """(line, value) for each JSON line of a file, blank lines skipped; ``DatasetError`` names the first
     line that is not one storable JSON value (not UTF-8, not JSON, too long or deep, a lone surrogate, a NUL)."""
     scan, count = _SCAN, str.count
@@ -161,7 +171,7 @@ _SURROGATE = ("a string holds a lone surrogate (a \\ud800-\\udfff escape without
               "write the character itself, or both halves of its pair")
 
 
-def _lone_surrogate(value: Any) -> bool:
+def _lone_surrogate(value: JsonValue) -> bool:
     """Whether a string (a key or a value) in ``value`` is not UTF-8-encodable: it holds half of a
     surrogate pair alone, which JSON's \\u escapes allow and no text file, database or grader
     can store. orjson's encoder tells in C when there is none (it refuses a surrogate, and only an
@@ -179,7 +189,7 @@ def _lone_surrogate(value: Any) -> bool:
     return False
 
 
-def _strings(value: Any) -> Iterator[str]:
+def _strings(value: JsonValue) -> Iterator[str]:
     """Every string in ``value``, keys included; iterative (a hostile row cannot exhaust the stack)."""
     stack = [value]
     while stack:
@@ -193,7 +203,7 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(item)
 
 
-def holds_nul(value: Any) -> bool:
+def holds_nul(value: JsonValue) -> bool:
     """Whether a string (a key or a value) in ``value`` holds a NUL character."""
     return any("\x00" in text for text in _strings(value))
 
@@ -202,7 +212,7 @@ def _nested(path: Path, number: int) -> DatasetError:
     return DatasetError(str(path), number, f"the JSON is nested more than {MAX_DEPTH} levels deep")
 
 
-def _careful_row(path: Path, number: int, line: str) -> Any:
+def _careful_row(path: Path, number: int, line: str) -> JsonValue:
     text = line.rstrip("\r")  # a trailing line break would move the error to "line 2, column 1"
     try:
         row = loads_json(text)
@@ -221,7 +231,7 @@ def _careful_row(path: Path, number: int, line: str) -> Any:
     return row
 
 
-def csv_rows(path: Path, cell: Callable[[str], Any] = str) -> Iterator[tuple[int, dict[str, Any]]]:
+def csv_rows(path: Path, cell: Callable[[str], JsonValue] = str) -> Iterator[tuple[int, JsonObject]]:
     """(the line a record starts on, {column: ``cell(value)``}) for each record of a CSV file, read by
     the one strict reader (``csv_records``: a quote left open, a ragged row, a stray quote are refused,
     never half-read); an empty value is None. A UTF-8 BOM (a spreadsheet's "CSV UTF-8") is not part of
@@ -248,7 +258,7 @@ def _line_at(path: Path) -> int | None:
     return None
 
 
-def _maybe_json(value: str | None) -> Any:
+def _maybe_json(value: str | None) -> JsonValue:
     """CSV cells holding JSON objects/lists (messages, metadata) are decoded."""
     if value and value[:1] in "[{":
         try:
@@ -261,7 +271,7 @@ def _maybe_json(value: str | None) -> Any:
     return value
 
 
-def read_rows(path: Path) -> Iterator[tuple[int, Any]]:
+def read_rows(path: Path) -> Iterator[tuple[int, JsonValue]]:
     if path.suffix.lower() == ".csv":
         return csv_rows(path, _maybe_json)
     if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
@@ -327,7 +337,7 @@ class DatasetStream:
                 break
         return _duplicate(str(self.path), lines.get(again), sample_id, lines.get(first))
 
-    def _each(self, convert: Any) -> Iterator[Any]:
+    def _each(self, convert: Callable[[JsonValue, str, str], _Row]) -> Iterator[_Row]:
         path, fmt, limit = str(self.path), self.format, self.limit
         seen: dict[str, int] = {}  # sample id -> line: the one per-row thing kept (a few dozen bytes)
         first_line = seen.setdefault if self._ids_in_memory else None

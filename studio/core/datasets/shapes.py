@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Literal
 
 import orjson
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Sample, SampleRow, Turn
 
 DatasetFormat = Literal["adaptive", "openai", "letta", "mka1", "flat"]
@@ -35,7 +36,7 @@ class RowError(ValueError):
     """A row that does not fit its format; the reader adds the line number."""
 
 
-def detect_format(row: dict[str, Any]) -> DatasetFormat:
+def detect_format(row: JsonObject) -> DatasetFormat:
     if "messages" in row:
         return "adaptive"
     if isinstance(row.get("item"), dict):
@@ -47,7 +48,7 @@ def detect_format(row: dict[str, Any]) -> DatasetFormat:
     return "flat"
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     if value is None:
         return None
     if isinstance(value, str):
@@ -55,14 +56,14 @@ def _text(value: Any) -> str | None:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _first(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(row: JsonObject, keys: tuple[str, ...]) -> JsonValue:
     for key in keys:
         if key in row and row[key] is not None and row[key] != "":
             return row[key]
     return None
 
 
-def _value(row: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _value(row: JsonObject, keys: tuple[str, ...]) -> JsonValue:
     """The first of ``keys`` the row sets, an empty string included: ``""`` is an answer (an empty
     reference scores differently from none at all), only a missing key or null is 'no value'."""
     for key in keys:
@@ -81,7 +82,7 @@ def _control(text: str) -> str | None:
     return None if found is None else found.group()
 
 
-def _id(default_id: str, *candidates: Any) -> str:
+def _id(default_id: str, *candidates: JsonValue) -> str:
     """The first id given; 0 is an id (only null and "" are not). A NUL is refused: C code, SQLite
     tools and file names cut an id at it, so two ids could become one. Any other control character
     or line break is refused too: an id is printed on one line, and a line break in it would let a
@@ -99,7 +100,7 @@ def _id(default_id: str, *candidates: Any) -> str:
     return default_id
 
 
-def _turns(value: Any) -> list[Turn]:
+def _turns(value: JsonValue) -> list[Turn]:
     """A prompt given as text, or as a list of chat messages."""
     if value is None:
         return []
@@ -111,7 +112,7 @@ def _turns(value: Any) -> list[Turn]:
     return [Turn(role="user", content=_text(value) or "")]
 
 
-def _adaptive(row: dict[str, Any], default_id: str) -> Sample:
+def _adaptive(row: JsonObject, default_id: str) -> Sample:
     messages = row.get("messages")
     if not isinstance(messages, list):
         raise RowError("'messages' must be a list of {role, content} objects")
@@ -135,7 +136,7 @@ def _adaptive(row: dict[str, Any], default_id: str) -> Sample:
     )
 
 
-def _openai(row: dict[str, Any], default_id: str) -> Sample:
+def _openai(row: JsonObject, default_id: str) -> Sample:
     item = row.get("item")
     if not isinstance(item, dict):
         raise RowError("an OpenAI row needs an 'item' object")
@@ -160,7 +161,7 @@ def _openai(row: dict[str, Any], default_id: str) -> Sample:
     )
 
 
-def _generic(row: dict[str, Any], default_id: str, expected_keys: tuple[str, ...]) -> Sample:
+def _generic(row: JsonObject, default_id: str, expected_keys: tuple[str, ...]) -> Sample:
     given = row.get("metadata")
     metadata = given if isinstance(given, dict) else {}
     extra = {k: v for k, v in row.items() if k not in INPUT_KEYS + OUTPUT_KEYS + ("id", "sample_id", "metadata")}
@@ -174,18 +175,18 @@ def _generic(row: dict[str, Any], default_id: str, expected_keys: tuple[str, ...
     )
 
 
-def _letta(row: dict[str, Any], default_id: str) -> Sample:
+def _letta(row: JsonObject, default_id: str) -> Sample:
     sample = _generic(row, default_id, ("ground_truth",) + EXPECTED_KEYS)
     if "rubric_vars" in row and not isinstance(row["rubric_vars"], dict):
         raise RowError("'rubric_vars' must be an object")
     return sample
 
 
-def _mka1(row: dict[str, Any], default_id: str) -> Sample:
+def _mka1(row: JsonObject, default_id: str) -> Sample:
     return _generic(row, default_id, ("target",) + EXPECTED_KEYS)
 
 
-def _flat(row: dict[str, Any], default_id: str) -> Sample:
+def _flat(row: JsonObject, default_id: str) -> Sample:
     if _first(row, INPUT_KEYS) is None and _value(row, OUTPUT_KEYS) is None:
         raise RowError(
             f"no input or output column: expected one of {', '.join(INPUT_KEYS + OUTPUT_KEYS)}"
@@ -193,7 +194,7 @@ def _flat(row: dict[str, Any], default_id: str) -> Sample:
     return _generic(row, default_id, EXPECTED_KEYS)
 
 
-CONVERTERS: dict[str, Callable[[dict[str, Any], str], Sample]] = {
+CONVERTERS: dict[str, Callable[[JsonObject, str], Sample]] = {
     "adaptive": _adaptive,
     "openai": _openai,
     "letta": _letta,
@@ -202,7 +203,7 @@ CONVERTERS: dict[str, Callable[[dict[str, Any], str], Sample]] = {
 }
 
 
-def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
+def row_to_sample(row: JsonValue, fmt: str, default_id: str) -> Sample:
     if not isinstance(row, dict):
         raise RowError(f"a row must be a JSON object, got {type(row).__name__}")
     try:
@@ -212,7 +213,7 @@ def row_to_sample(row: Any, fmt: str, default_id: str) -> Sample:
         raise RowError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
-def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
+def _plain_adaptive(row: JsonObject, default_id: str) -> SampleRow | None:
     """``_adaptive`` for a row with nothing to check but types: every message {role, content} of
     strings, a text completion and expected, an object metadata. None for anything else, which
     then takes the full path (pydantic, and the same error sentences). The stored JSON is the text
@@ -248,7 +249,7 @@ def _plain_adaptive(row: dict[str, Any], default_id: str) -> SampleRow | None:
     # a printable id has no control character (each is unprintable); any other takes _id's checks
     sample_id = given_id if type(given_id) is str and given_id and given_id.isprintable() \
         else _id(default_id, given_id, metadata.get("id"))
-    stored: dict[str, Any] = {"id": sample_id}
+    stored: JsonObject = {"id": sample_id}
     if turns:
         stored["messages"] = turns
     if completion is not None:
@@ -276,10 +277,10 @@ _dumps = orjson.dumps
 _new_tuple = tuple.__new__
 
 
-_PLAIN: dict[str, Callable[[dict[str, Any], str], SampleRow | None]] = {"adaptive": _plain_adaptive}
+_PLAIN: dict[str, Callable[[JsonObject, str], SampleRow | None]] = {"adaptive": _plain_adaptive}
 
 
-def row_to_stored(row: Any, fmt: str, default_id: str) -> SampleRow:
+def row_to_stored(row: JsonValue, fmt: str, default_id: str) -> SampleRow:
     """``row_to_sample`` in the library's stored form: a plain row is checked by type alone and
     written as is (an import's hot path); any other goes through ``row_to_sample`` (and raises the
     same ``RowError``)."""

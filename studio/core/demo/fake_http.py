@@ -16,9 +16,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from typing import Any, Self
+from typing import Self
 
 from studio.core.demo.fake_script import find_fault
+from studio.core.json_types import JsonValue
 
 SLOW_SECONDS = 5.0
 MAX_BODY = 32 * 1024 * 1024
@@ -34,7 +35,7 @@ class Reply:
     endless: bool = False  # announce 2 GiB and keep sending until the client hangs up
 
 
-def json_reply(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
+def json_reply(status: int, body: JsonValue, headers: dict[str, str] | None = None) -> Reply:
     return Reply(status, json.dumps(body).encode("utf-8"), headers or {})
 
 
@@ -235,7 +236,7 @@ class FakeServerBase:
                 self.required_key, f"Bearer {self.required_key}"):
             return json_reply(401, {"error": {"message": "Incorrect API key provided.",
                                               "type": "invalid_request_error", "code": "invalid_api_key"}})
-        body: Any = None
+        body: JsonValue = None
         if raw is not None:
             try:
                 body = json.loads(raw or b"{}")
@@ -258,5 +259,5 @@ class FakeServerBase:
             return json_reply(404, {"error": {"message": f"no route {method} {path}"}})
         return json_reply(200, result)
 
-    def route(self, method: str, path: str, body: Any) -> Any | None:
+    def route(self, method: str, path: str, body: JsonValue) -> JsonValue:
         raise NotImplementedError

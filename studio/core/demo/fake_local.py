@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from studio.core.json_types import JsonObject
 
 from .fake_http import Reply, json_reply
 
@@ -44,7 +45,7 @@ class LocalServerHabits:
     #: False: answers carry no ``usage`` block (some OpenAI-compatible servers and gateways)
     usage: bool = True
 
-    def refusal(self, body: dict[str, Any]) -> Reply | None:
+    def refusal(self, body: JsonObject) -> Reply | None:
         if body.get("logprobs") and not self.logprobs:
             return json_reply(500, {"error": {"message": LOGPROBS_REFUSAL, "type": "server_error"}})
         fmt = body.get("response_format")
@@ -68,13 +69,13 @@ class LocalServerHabits:
                 )
         return None
 
-    def pinned_schema(self, body: dict[str, Any]) -> bool:
+    def pinned_schema(self, body: JsonObject) -> bool:
         fmt = body.get("response_format")
         if not isinstance(fmt, dict):
             return False
         return "schema" in fmt or isinstance(fmt.get("json_schema"), dict)
 
-    def shape(self, text: str, body: dict[str, Any]) -> str:
+    def shape(self, text: str, body: JsonObject) -> str:
         """A small model's JSON: right fields, wrong nesting, unless the request pins the schema."""
         if not self.nests_json or self.pinned_schema(body):
             return text

@@ -16,8 +16,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from typing import Any
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.paths import demo_dir
 
 LABEL = "grader-studio fake-judge (a scripted model under test: canned answers, not a model)"
@@ -60,11 +60,11 @@ def _normal(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def serves(model: Any) -> bool:
+def serves(model: JsonValue) -> bool:
     return isinstance(model, str) and model in PROFILES
 
 
-def answer(messages: list[dict[str, Any]], model: Any, seed: Any = None) -> str:
+def answer(messages: list[JsonObject], model: JsonValue, seed: JsonValue = None) -> str:
     """What the scripted model says to the last user message."""
     users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
     question = _normal(users[-1]) if users else ""

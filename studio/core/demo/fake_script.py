@@ -23,8 +23,8 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.parsing import split_sentences
 
 from .fake_shots import learned_answer
@@ -151,7 +151,7 @@ class ScriptedJudge:
             return bool(response.strip()) and not REFUSAL.search(response)
         return contains_reference(response, reference)
 
-    def answer(self, messages: list[dict[str, Any]]) -> Answer:
+    def answer(self, messages: list[JsonObject]) -> Answer:
         contents = [str(m.get("content") or "") for m in messages]
         everything = "\n".join(contents)
         system = next(

@@ -14,8 +14,8 @@ import json
 import math
 import time
 from collections import Counter
-from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.tokens import counter_for
 
 from . import fake_model
@@ -99,7 +99,7 @@ class FakeJudgeServer(FakeServerBase):
     def add_rule(self, pattern: str, reply: str, probs: list[float] | None = None) -> None:
         self.judge.rules.append(Rule(pattern=pattern, reply=reply, probs=probs))
 
-    def route(self, method: str, path: str, body: Any) -> Any | None:
+    def route(self, method: str, path: str, body: JsonValue) -> JsonValue:
         if method == "GET" and path in ("/v1/models", "/models"):
             return {
                 "object": "list",
@@ -123,7 +123,7 @@ class FakeJudgeServer(FakeServerBase):
             self._ids += 1
             return self._ids
 
-    def _chat(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _chat(self, body: JsonObject) -> JsonObject:
         messages = body.get("messages") or []
         if self.model_under_test or fake_model.serves(body.get("model")):
             text = fake_model.answer(messages, body.get("model"), body.get("seed"))
@@ -179,7 +179,7 @@ class FakeJudgeServer(FakeServerBase):
             },
         })
 
-    def _usage_habit(self, reply: dict[str, Any]) -> dict[str, Any]:
+    def _usage_habit(self, reply: JsonObject) -> JsonObject:
         """The answer as sent: without its ``usage`` block for a server that reports none."""
         if not self.habits.usage:
             reply.pop("usage", None)
@@ -192,7 +192,7 @@ class FakeJudgeServer(FakeServerBase):
             self.usage_sent["completion_tokens"] += completion
             self.usage_sent["cached_tokens"] += cached
 
-    def _prompt_usage(self, model: Any, messages: list[Any]) -> tuple[int, int]:
+    def _prompt_usage(self, model: JsonValue, messages: JsonArray) -> tuple[int, int]:
         """(prompt tokens, of which cached): counted with the model's own tokenizer when it is an
         OpenAI model (as OpenAI would bill it), else one token a word; the first message counts as
         cached when the same one came before (OpenAI caches a repeated prompt prefix)."""
@@ -209,7 +209,7 @@ class FakeJudgeServer(FakeServerBase):
             self._prefixes.add(head)
         return prompt_tokens, (min(first, prompt_tokens) if seen and len(messages) > 1 else 0)
 
-    def _anthropic(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _anthropic(self, body: JsonObject) -> JsonObject:
         messages = list(body.get("messages") or [])
         if body.get("system"):
             messages.insert(0, {"role": "system", "content": body["system"]})
@@ -237,7 +237,7 @@ class FakeJudgeServer(FakeServerBase):
             },
         })
 
-    def _embeddings(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _embeddings(self, body: JsonObject) -> JsonObject:
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else [str(x) for x in inputs or []]
         return {
@@ -271,7 +271,7 @@ class FakeRewardServer(FakeServerBase):
     back as is, to exercise invalid-reward handling.
     """
 
-    def route(self, method: str, path: str, body: Any) -> Any | None:
+    def route(self, method: str, path: str, body: JsonValue) -> JsonValue:
         if method == "GET" and path == "/info":
             return {"name": "fake-reward-server", "description": LABEL, "version": "1"}
         if method == "POST" and path == "/score":
@@ -281,7 +281,7 @@ class FakeRewardServer(FakeServerBase):
             return {"responses": [self.score(r) for r in requests or []]}
         return None
 
-    def score(self, request: dict[str, Any]) -> dict[str, Any]:
+    def score(self, request: JsonObject) -> JsonObject:
         turns = request.get("turns") or []
         text = "\n".join(str(t.get("content") or "") for t in turns)
         completion = (
@@ -291,7 +291,7 @@ class FakeRewardServer(FakeServerBase):
         )
         expected = str((request.get("metadata") or {}).get("expected") or "")
         scripted = markers(text.replace("[[reward=", "[[judge:reward="))
-        reward: Any
+        reward: JsonValue
         if "reward" in scripted:
             try:
                 reward = float(scripted["reward"])

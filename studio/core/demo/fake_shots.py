@@ -11,7 +11,8 @@ An explicit ``[[judge:...]]`` marker on the sample still wins.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from studio.core.json_types import JsonObject
 
 _CASE = re.compile(r"\[\[case:([A-Za-z0-9_.-]+)\]\]")
 _VERDICT = re.compile(r'"verdict"\s*:\s*"(PASS|FAIL|NA)"')
@@ -22,7 +23,7 @@ def cases(text: str) -> list[str]:
     return _CASE.findall(text)
 
 
-def shot_answers(messages: list[dict[str, Any]]) -> dict[str, str]:
+def shot_answers(messages: list[JsonObject]) -> dict[str, str]:
     """Case name -> the answer its example was given: each user turn before the last one is an
     example, answered by the assistant turns after it up to the next example (a verdict, or a
     ``SCORE: n`` line)."""
@@ -50,7 +51,7 @@ def shot_answers(messages: list[dict[str, Any]]) -> dict[str, str]:
     return learned
 
 
-def learned_answer(messages: list[dict[str, Any]], subject: str) -> str | None:
+def learned_answer(messages: list[JsonObject], subject: str) -> str | None:
     """The answer an example of the same case taught, for the sample text ``subject``."""
     names = cases(subject)
     if not names:

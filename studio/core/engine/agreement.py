@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from studio.core import stats
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.kinds import get_kind
+from studio.core.models import RunInfo
 from studio.core.models.labels import DEFAULT_KEY, Label
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_result, verdict_in
 from studio.core.store import Library
@@ -69,7 +70,7 @@ def judge_calls(library: Library, run_id: int, grader: str | None = None) -> dic
     return calls
 
 
-def _stat(name: str, value: stats.Stat, out: dict[str, Any], undefined: dict[str, str]) -> None:
+def _stat(name: str, value: stats.Stat, out: JsonObject, undefined: dict[str, str]) -> None:
     out[name] = None if value.value is None else round(value.value, 6)
     if value.reason and value.value is None:
         undefined[name] = value.reason
@@ -99,7 +100,7 @@ def _scale(library: Library, run_id: int, dataset: str, key: str,
 
 
 def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: int = stats.DEFAULT_SEED,
-              sample_ids: set[str] | None = None, grader: str | None = None) -> dict[str, Any]:
+              sample_ids: set[str] | None = None, grader: str | None = None) -> JsonObject:
     """The agreement report of one run against the label set ``key`` of its dataset (restricted to
     ``sample_ids`` when given: align measures on its held-out part only); ``grader``: one grader
     of a suite run (else the run's own rows: a suite's overall score)."""
@@ -136,7 +137,7 @@ def agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *, seed: in
     if unlabelled:
         excluded["unlabelled"] = unlabelled
 
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "run_id": run_id, "grader": grader or run.grader_key,
         "grader_version": _version_of(library, run_id, grader) if grader else run.grader_version,
         "dataset": run.dataset, "labels": key, "pass_threshold": threshold,
@@ -166,8 +167,8 @@ def _scored(value: float | None) -> float:
     return float(value)
 
 
-def _binary_part(pairs: list[tuple[Label, JudgeCall]], undefined: dict[str, str], seed: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"accuracy": None, "cohen_kappa": None, "kappa_ci": None, "kappa_reading": None,
+def _binary_part(pairs: list[tuple[Label, JudgeCall]], undefined: dict[str, str], seed: int) -> JsonObject:
+    out: JsonObject = {"accuracy": None, "cohen_kappa": None, "kappa_ci": None, "kappa_reading": None,
                            "confusion": None, "per_class": None, "base_rate": None, "warnings": []}
     if not pairs:
         return out
@@ -204,7 +205,7 @@ def _binary_part(pairs: list[tuple[Label, JudgeCall]], undefined: dict[str, str]
     return out
 
 
-def _binary_disagreements(pairs: list[tuple[Label, JudgeCall]], threshold: float) -> list[dict[str, Any]]:
+def _binary_disagreements(pairs: list[tuple[Label, JudgeCall]], threshold: float) -> list[JsonObject]:
     out = []
     for label, call in pairs:
         if label.verdict != call.verdict:
@@ -216,7 +217,7 @@ def _binary_disagreements(pairs: list[tuple[Label, JudgeCall]], threshold: float
     return out
 
 
-def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], float | None]:
+def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[JsonObject], float | None]:
     """κ of the pass rule's verdict at threshold t against the labels for each candidate t; the best
     t. A call without a score (a judge that gave its own verdict alone) keeps that verdict at every
     t: NA is not zero, and a missing score read as 0.0 made every such PASS a FAIL."""
@@ -224,7 +225,7 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
     if len(scores) < 2:
         return [], None
     human = [lab.verdict for lab, _ in pairs]
-    sweep: list[dict[str, Any]] = []
+    sweep: list[JsonObject] = []
     for t in scores:  # "score >= t" only changes at an observed score
         # the pass rule at t (the sweep asks what each threshold would make of each call)
         judge = ["PASS" if decide("ok", call.score, call.own, t) == "pass" else "FAIL" for _, call in pairs]
@@ -238,8 +239,8 @@ def _sweep(pairs: list[tuple[Label, JudgeCall]]) -> tuple[list[dict[str, Any]], 
 
 
 def _score_part(library: Library, run_id: int, dataset: str, key: str, pairs: list[tuple[Label, JudgeCall]],
-                undefined: dict[str, str], seed: int, grader: str | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"spearman": None, "kendall": None, "pearson": None, "mae": None,
+                undefined: dict[str, str], seed: int, grader: str | None = None) -> JsonObject:
+    out: JsonObject = {"spearman": None, "kendall": None, "pearson": None, "mae": None,
                            "quadratic_kappa": None, "scale": None, "scale_mapping": None, "points": [],
                            "_score_disagreements": []}
     if not pairs:
@@ -281,7 +282,7 @@ def _integers(values: list[float]) -> bool:
     return all(abs(v - round(v)) < 1e-9 for v in values)
 
 
-def _qwk(human: list[float], mapped: list[float], scale: tuple[float, float], out: dict[str, Any],
+def _qwk(human: list[float], mapped: list[float], scale: tuple[float, float], out: JsonObject,
          undefined: dict[str, str], seed: int) -> None:
     low, high = scale
     if not (_integers([low, high]) and _integers(human)):
@@ -303,13 +304,13 @@ def _version_of(library: Library, run_id: int, grader: str) -> int | None:
 
 
 def suite_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY, *,
-                    seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+                    seed: int = stats.DEFAULT_SEED) -> JsonObject:
     """Agreement per grader of a suite run: {grader key: its report}."""
     return {g.key: agreement(library, run_id, key, seed=seed, grader=g.key) for g in run_graders(library, run_id)}
 
 
 def suite_compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
-                  seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+                  seed: int = stats.DEFAULT_SEED) -> JsonObject:
     """Compare per grader: every grader key both runs graded gets its own report (flips, paired
     interval); the graders only one run has are listed apart."""
     keys_a = [g.key for g in run_graders(library, run_a)]
@@ -323,7 +324,7 @@ def suite_compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_K
 
 
 def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
-            seed: int = stats.DEFAULT_SEED, grader: str | None = None) -> dict[str, Any]:
+            seed: int = stats.DEFAULT_SEED, grader: str | None = None) -> JsonObject:
     """Run B against run A on the samples both scored; with labels, both runs' agreement on the
     labelled samples both scored, and the change in κ with a paired bootstrap interval."""
     info_a, info_b = library.runs.get(run_a), library.runs.get(run_b)
@@ -363,7 +364,7 @@ def compare(library: Library, run_a: int, run_b: int, key: str = DEFAULT_KEY, *,
                                                                    "rationale": ca.rationale},
                           "b": {"verdict": cb.verdict, "score": cb.score, "rationale": cb.rationale}})
     mcnemar = stats.mcnemar_exact(only_a, only_b)
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "run_a": _run_summary(library, info_a, grader), "run_b": _run_summary(library, info_b, grader),
         "dataset": info_a.dataset, "grader": grader,
         "n_common": len(common), "excluded": not_common,
@@ -393,7 +394,7 @@ def same_inputs(library: Library, a: str, b: str) -> bool:
     return source(a) == source(b)
 
 
-def _model_of(library: Library, dataset: str) -> dict[str, Any] | None:
+def _model_of(library: Library, dataset: str) -> JsonObject | None:
     """The endpoint and model that generated ``dataset``'s completions (None: imported)."""
     provenance = library.datasets.get(dataset, include_deleted=True).provenance or {}
     if provenance.get("kind") != "generated":
@@ -401,7 +402,7 @@ def _model_of(library: Library, dataset: str) -> dict[str, Any] | None:
     return {"endpoint": provenance.get("endpoint"), "model": provenance.get("model")}
 
 
-def _run_summary(library: Library, info: Any, grader: str | None = None) -> dict[str, Any]:
+def _run_summary(library: Library, info: RunInfo, grader: str | None = None) -> JsonObject:
     where = {"dataset": info.dataset, "generated_by": _model_of(library, info.dataset)}
     if grader is not None:
         return {"id": info.id, "grader": grader, "grader_version": _version_of(library, info.id, grader),
@@ -413,7 +414,7 @@ def _run_summary(library: Library, info: Any, grader: str | None = None) -> dict
 
 
 def _labelled_side_by_side(library: Library, dataset: str, key: str, calls_a: dict[str, JudgeCall],
-                           calls_b: dict[str, JudgeCall], common: list[str], seed: int) -> dict[str, Any] | None:
+                           calls_b: dict[str, JudgeCall], common: list[str], seed: int) -> JsonObject | None:
     labels = library.labels.current(dataset, key)
     pairs = [(labels[s].verdict, calls_a[s].verdict, calls_b[s].verdict) for s in common
              if s in labels and labels[s].verdict in CLASSES]
@@ -422,14 +423,14 @@ def _labelled_side_by_side(library: Library, dataset: str, key: str, calls_a: di
     return kappa_change([p[0] for p in pairs], [p[1] for p in pairs], [p[2] for p in pairs], key=key, seed=seed)
 
 
-def kappa_change(human: list[Any], before: list[Any], after: list[Any], *, key: str = DEFAULT_KEY,
-                 seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+def kappa_change(human: JsonArray, before: JsonArray, after: JsonArray, *, key: str = DEFAULT_KEY,
+                 seed: int = stats.DEFAULT_SEED) -> JsonObject:
     """κ of two judges against the same labels on the same samples, and κ(after) − κ(before) with a
     paired bootstrap interval (both resampled with the same sample indices)."""
     n = len(human)
     ka = stats.cohen_kappa(human, before, CLASSES, seed=seed)
     kb = stats.cohen_kappa(human, after, CLASSES, seed=seed)
-    out: dict[str, Any] = {"key": key, "n": n,
+    out: JsonObject = {"key": key, "n": n,
                            "kappa_a": ka.value, "kappa_a_ci": ka.ci_list(), "kappa_a_reason": ka.reason,
                            "kappa_b": kb.value, "kappa_b_ci": kb.ci_list(), "kappa_b_reason": kb.reason,
                            "accuracy_a": mean(sum(h == x for h, x in zip(human, before, strict=True)), n),
@@ -453,7 +454,7 @@ def kappa_change(human: list[Any], before: list[Any], after: list[Any], *, key: 
     return out
 
 
-def _sentence(out: dict[str, Any]) -> str:
+def _sentence(out: JsonObject) -> str:
     def fmt(value: float | None, ci: list[float] | None) -> str:
         if value is None:
             return "undefined"

@@ -11,12 +11,13 @@ reports is measured on a sample it learned from.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import cast
 
 import numpy as np
 
+from studio.core.json_types import JsonObject
 from studio.core.kinds import get_kind, kinds
-from studio.core.models import BinaryShot, RangeShot, Sample
+from studio.core.models import BinaryShot, GraderBase, RangeJudge, RangeShot, Sample
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.store import Conflict, Library
 
@@ -49,7 +50,7 @@ def _grade(library: Library, key: str, version: int, dataset: str, indices: list
 
 
 def align(library: Library, judge_key: str, dataset: str, options: AlignOptions | None = None, *,
-          on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+          on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> JsonObject:
     options = options or AlignOptions()
     cancel = cancel or threading.Event()
     if not 0.0 < options.holdout < 1.0:
@@ -78,7 +79,7 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
                        on_progress, cancel)
     train_report = agreement(library, train_run, options.labels, sample_ids=set(train), seed=options.seed)
     shots = _shots(library, dataset, definition, train_report["disagreements"], options.max_shots, binary)
-    report: dict[str, Any] = {
+    report: JsonObject = {
         "judge": judge_key, "dataset": dataset, "labels": options.labels, "seed": options.seed,
         "holdout": options.holdout, "n_train": len(train), "n_holdout": len(held),
         "holdout_ids": sorted(held, key=index_of.__getitem__), "train_run": train_run,
@@ -110,7 +111,7 @@ def align(library: Library, judge_key: str, dataset: str, options: AlignOptions 
     return report
 
 
-def _side(report: dict[str, Any]) -> dict[str, Any]:
+def _side(report: JsonObject) -> JsonObject:
     keys = ("run_id", "grader_version", "n", "accuracy", "cohen_kappa", "kappa_ci", "kappa_reading",
             "spearman", "spearman_ci", "mae", "mae_ci", "excluded", "undefined")
     out = {k: report.get(k) for k in keys}
@@ -118,15 +119,15 @@ def _side(report: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _binary_change(library: Library, before: int, after: int, human: dict[str, Any],
-                   options: AlignOptions) -> dict[str, Any]:
+def _binary_change(library: Library, before: int, after: int, human: JsonObject,
+                   options: AlignOptions) -> JsonObject:
     a, b = judge_calls(library, before), judge_calls(library, after)
     both = [s for s in human if s in a and s in b and a[s].verdict and b[s].verdict]
     return kappa_change([human[s] for s in both], [a[s].verdict for s in both], [b[s].verdict for s in both],
                         key=options.labels, seed=options.seed)
 
 
-def _shots(library: Library, dataset: str, definition: Any, disagreements: list[dict[str, Any]],
+def _shots(library: Library, dataset: str, definition: GraderBase, disagreements: list[JsonObject],
            limit: int, binary: bool) -> list[BinaryShot | RangeShot]:
     shots: list[BinaryShot | RangeShot] = []
     record = library.datasets.get(dataset)
@@ -138,7 +139,8 @@ def _shots(library: Library, dataset: str, definition: Any, disagreements: list[
             shots.append(BinaryShot(messages=sample.messages, completion=sample.completion or "",
                                     reasoning=reasoning, verdict=item["human"]))
         else:
-            low, high = definition.score_range
+            # the kind that learns scores (Kind.align "score") is the range judge, with its range
+            low, high = cast(RangeJudge, definition).score_range
             score = int(round(min(high, max(low, float(item["human"])))))
             reasoning = note or f"A human reviewer scored this {score}."
             shots.append(RangeShot(messages=sample.messages, completion=sample.completion or "",

@@ -9,19 +9,19 @@ so neither rebuilds the other's shapes by hand.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from studio.core.errors import bug_report, is_user_error
+from studio.core.json_types import JsonObject, JsonValue
 
 from .progress import Progress
 
 
-def encode(event: str, **fields: Any) -> str:
+def encode(event: str, **fields: JsonValue) -> str:
     """One line (no newline) for ``event`` with ``fields``."""
     return json.dumps({"event": event, **fields}, ensure_ascii=False, default=str)
 
 
-def progress_fields(progress: Progress) -> dict[str, Any]:
+def progress_fields(progress: Progress) -> JsonObject:
     eta = progress.eta
     return dict(run_id=progress.run_id, done=progress.done, total=progress.total,
                 counts=progress.counts, elapsed=round(progress.elapsed, 4), rate=round(progress.rate, 3),
@@ -29,7 +29,7 @@ def progress_fields(progress: Progress) -> dict[str, Any]:
                 finished=progress.finished, in_flight=progress.in_flight)
 
 
-def error_fields(exc: BaseException) -> dict[str, Any]:
+def error_fields(exc: BaseException) -> JsonObject:
     """The class name is for the bug report only; the reader decides with ``user_error``, never by
     matching class names (which would tie the window to the core's exception hierarchy). A bug also
     carries ``report``: the sentence naming its traceback file (``bug_report``, written once)."""
@@ -39,7 +39,7 @@ def error_fields(exc: BaseException) -> dict[str, Any]:
     return fields
 
 
-def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
+def decode(line: bytes | bytearray | str) -> JsonObject | None:
     """The event on ``line``; ``None`` for a line that is not ours (a library printing to stdout)."""
     line = line.strip()
     if not (line.startswith("{") if isinstance(line, str) else line.startswith(b"{")):
@@ -51,7 +51,7 @@ def decode(line: bytes | bytearray | str) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
-def progress_from(event: dict[str, Any]) -> Progress:
+def progress_from(event: JsonObject) -> Progress:
     """The ``Progress`` a ``progress`` event carries (``written`` stays with the child)."""
     return Progress(
         run_id=int(event["run_id"]), done=int(event["done"]), total=int(event["total"]),
@@ -61,7 +61,7 @@ def progress_from(event: dict[str, Any]) -> Progress:
     )
 
 
-def describe_error(event: dict[str, Any]) -> str:
+def describe_error(event: JsonObject) -> str:
     """The sentence for an ``error`` event, as the window would have said it in-process."""
     name = event.get("error") or "Error"
     text = str(event.get("message") or "").strip()

@@ -7,9 +7,8 @@ and the current labels; the inter-judge agreement, which cannot change, is in th
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core import stats
+from studio.core.json_types import JsonObject
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import decide, word
 from studio.core.store.library import Library
@@ -19,7 +18,7 @@ from .summary import stored_summary
 CLASSES = ("PASS", "FAIL")
 
 
-def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> dict[str, Any]:
+def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> JsonObject:
     """Per juror: n labelled samples it answered, accuracy and Cohen's κ (with intervals) against
     the human PASS/FAIL labels, and its tokens. ``{}`` for a run that is not a jury's."""
     info = library.runs.get(run_id)
@@ -42,10 +41,10 @@ def juror_agreement(library: Library, run_id: int, key: str = DEFAULT_KEY) -> di
                 if verdict not in CLASSES:
                     continue
                 pairs[juror["name"]].append((human, verdict))
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     for name, items in pairs.items():
         cost = jury["per_juror"].get(name, {})
-        entry: dict[str, Any] = {"n": len(items), "prompt_tokens": cost.get("prompt_tokens", 0),
+        entry: JsonObject = {"n": len(items), "prompt_tokens": cost.get("prompt_tokens", 0),
                                  "completion_tokens": cost.get("completion_tokens", 0),
                                  "model": cost.get("model"), "endpoint": cost.get("endpoint")}
         if items:

@@ -9,9 +9,8 @@ prompts differ is left out and counted, never paired silently.
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.store.library import Library
 
 
@@ -19,7 +18,7 @@ class PairingError(StudioError):
     pass
 
 
-def pair_datasets(library: Library, a: str, b: str, name: str) -> dict[str, Any]:
+def pair_datasets(library: Library, a: str, b: str, name: str) -> JsonObject:
     """Create dataset ``name`` from the samples ``a`` and ``b`` share; returns what was paired."""
     if a == b:
         raise PairingError("pair two different datasets: a dataset compared with itself has no second answer")

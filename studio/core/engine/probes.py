@@ -25,12 +25,12 @@ import asyncio
 import statistics
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from studio.core import stats
 from studio.core.errors import StudioError
 from studio.core.graders.registry import make_scorer
 from studio.core.graders.text import normalize
+from studio.core.json_types import JsonObject
 from studio.core.kinds import get_kind
 from studio.core.models import (
     GraderDefinition,
@@ -159,7 +159,7 @@ def passed(outcome: Outcome, threshold: float) -> bool:
 
 
 def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: float,
-                direction: str) -> dict[str, Any]:
+                direction: str) -> JsonObject:
     """Mean paired shift (after - before) with its interval, flip rate, and the flag.
 
     ``direction`` "up": biased when the shift's interval lies above ``MIN_SHIFT`` (verbosity);
@@ -167,7 +167,7 @@ def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: 
     pairs = [(b, a) for b, a in zip(before, after, strict=True)
              if b.status == "ok" and a.status == "ok" and b.score is not None and a.score is not None]
     n = len(pairs)
-    result: dict[str, Any] = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None,
+    result: JsonObject = {"n": n, "mean_shift": None, "ci": None, "flip_rate": None, "flag": None,
                               "rule": RULES[direction]}
     if not n:
         result["reason"] = ("no sample was scored in both arms (errors, NA and inconsistent pairwise "
@@ -186,7 +186,7 @@ def shift_probe(before: Sequence[Outcome], after: Sequence[Outcome], threshold: 
     return result
 
 
-def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[str, Any]:
+def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> JsonObject:
     """Fleiss' κ of the verdicts over repeats, the mean per-sample score sd, the flip rate; flagged
     when the flip rate's interval lies above ``MIN_FLIP_RATE``."""
     rows: list[list[str]] = []
@@ -200,7 +200,7 @@ def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[
         if len(scores) == len(outcomes):
             sds.append(statistics.stdev(scores))
     n = len(rows)
-    result: dict[str, Any] = {"n": n, "repeats": len(passes), "kappa": None, "kappa_ci": None, "sd": None,
+    result: JsonObject = {"n": n, "repeats": len(passes), "kappa": None, "kappa_ci": None, "sd": None,
                               "flip_rate": None, "flag": None, "rule": RULES["repeat"]}
     if not n:
         result["reason"] = "no sample was graded in every repeat"
@@ -215,13 +215,13 @@ def repeat_probe(passes: Sequence[Sequence[Outcome]], threshold: float) -> dict[
     return result
 
 
-def position_probe(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def position_probe(outcomes: Sequence[Outcome]) -> JsonObject:
     rows = [(o.details["pairwise"]["verdict"], int(o.details["pairwise"]["first_picks"]),
              int(o.details["pairwise"]["decisive"])) for o in outcomes if "pairwise" in o.details]
     summary = pairwise_summary(rows)
     values, cis = summary["pairwise"], summary["pairwise_ci"]
     first_ci = cis["first_position_rate"]
-    result: dict[str, Any] = {
+    result: JsonObject = {
         "n": len(rows),
         "position_consistency": values["position_consistency"],
         "position_consistency_ci": cis["position_consistency"],
@@ -290,7 +290,7 @@ def default_probes(grader: GraderDefinition) -> list[str]:
 def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequence[str] | None = None, *,
                 limit: int | None = None, endpoint: str | None = None, repeats: int = DEFAULT_REPEATS,
                 pass_threshold: float = DEFAULT_PASS_THRESHOLD, cancel: threading.Event | None = None,
-                on_progress: ProbeProgress | None = None, save: bool = True) -> dict[str, Any]:
+                on_progress: ProbeProgress | None = None, save: bool = True) -> JsonObject:
     """Run the probes and return ``{"probes": {NAME: {...}}, ...}``; saved for the report card."""
     record = library.graders.get(grader_key)
     grader = record.definition
@@ -318,8 +318,8 @@ def probe_judge(library: Library, grader_key: str, dataset: str, probes: Sequenc
 
 
 async def _probe(runner: ProbeRunner, grader: GraderDefinition, samples: list[Sample], names: list[str],
-                 repeats: int, threshold: float) -> dict[str, Any]:
-    report: dict[str, Any] = {}
+                 repeats: int, threshold: float) -> JsonObject:
+    report: JsonObject = {}
     base = await runner.grade("original", samples)
     for name in names:
         if name == "verbosity":

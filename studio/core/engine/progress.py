@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import overload
 
 from studio.core.models import Outcome
+from studio.core.store.database import DriverRow
 from studio.core.store.runs import ROW_IDX, row_outcome
 
 
@@ -21,7 +22,7 @@ class Written(Sequence[tuple[int, Outcome]]):
 
     __slots__ = ("_rows",)
 
-    def __init__(self, rows: Sequence[tuple[Any, ...]]) -> None:
+    def __init__(self, rows: Sequence[DriverRow]) -> None:
         self._rows = rows
 
     def __len__(self) -> int:

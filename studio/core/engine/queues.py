@@ -14,13 +14,15 @@ from __future__ import annotations
 import itertools
 import threading
 from collections import Counter
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core import stats
+from studio.core.json_types import JsonObject
 from studio.core.kinds import get_kind
+from studio.core.models import BinaryJudge
 from studio.core.models.labels import Label, LabelInput
 from studio.core.store import Conflict, Library
 from studio.core.store.queues import Queue, QueueLabel, ReviewItem
@@ -134,7 +136,7 @@ def question_of(library: Library, queue: Queue) -> str:
     if not queue.runs:
         return ""
     info = library.runs.get(queue.runs[0])
-    definition: Any = library.graders.version(info.grader_key, info.grader_version).definition
+    definition = library.graders.version(info.grader_key, info.grader_version).definition
     criteria = getattr(definition, "criteria", None)
     if isinstance(criteria, str) and criteria.strip():
         return criteria.strip()
@@ -147,7 +149,7 @@ def question_of(library: Library, queue: Queue) -> str:
     return f"{definition.name or info.grader_key}: does the answer pass?"
 
 
-def judge_words(library: Library, item: ReviewItem) -> list[dict[str, Any]]:
+def judge_words(library: Library, item: ReviewItem) -> list[JsonObject]:
     """What each run said of a revealed item, by the pass rule (PASS / FAIL / NA / error): for the
     side-by-side view after labelling. Empty while the item is hidden."""
     out = []
@@ -175,11 +177,11 @@ def humans_answer(labels: dict[str, QueueLabel], settled: QueueLabel | None) -> 
 
 
 # --- agreement ------------------------------------------------------------------------------------
-def _kappa_json(value: stats.Stat) -> dict[str, Any]:
+def _kappa_json(value: stats.Stat) -> JsonObject:
     return {"value": value.value, "ci": value.ci_list(), "reason": value.reason}
 
 
-def reviewer_agreement(labels: dict[str, dict[str, QueueLabel]], *, seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+def reviewer_agreement(labels: dict[str, dict[str, QueueLabel]], *, seed: int = stats.DEFAULT_SEED) -> JsonObject:
     """Reviewers among themselves: Cohen's κ of every pair (on the samples both labelled PASS or
     FAIL), each reviewer against the majority of the others, and Fleiss' κ and Krippendorff's α
     over all (with bootstrap intervals). NA labels are left out (NA is no class to agree on)."""
@@ -222,7 +224,7 @@ def used_as_examples(queue: Queue) -> set[str]:
     return {sid for entry in queue.derived if entry.get("kind") == "judge_version" for sid in entry.get("samples", [])}
 
 
-def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SEED) -> dict[str, Any]:
+def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SEED) -> JsonObject:
     """The queue's report: reviewers among themselves, each run's judge against the humans' answer
     (side by side: a new judge version re-run on the queue beside the old), and the samples where
     humans disagree with each other or with a judge."""
@@ -233,7 +235,7 @@ def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SE
     learned = used_as_examples(queue)
     answers: dict[str, tuple[str | None, str]] = {
         sid: humans_answer(labels.get(sid, {}), settled.get(sid)) for sid in samples}
-    report: dict[str, Any] = {"queue": name, "dataset": queue.dataset, "size": queue.size,
+    report: JsonObject = {"queue": name, "dataset": queue.dataset, "size": queue.size,
                               "labels_wanted": queue.labels_wanted,
                               "humans": reviewer_agreement(labels, seed=seed),
                               "settled": len(settled), "judges": [], "disagreements": []}
@@ -281,7 +283,7 @@ def queue_agreement(library: Library, name: str, *, seed: int = stats.DEFAULT_SE
 
 
 def _changes(runs: list[int], judged: dict[int, dict[str, JudgeCall]], human: dict[str, str | None],
-             seed: int) -> list[dict[str, Any]]:
+             seed: int) -> list[JsonObject]:
     """Each later run against the queue's first: κ of both against the humans on the samples both
     judged, and the change with a paired bootstrap interval (``kappa_change``, as ``compare`` has)."""
     out = []
@@ -297,7 +299,7 @@ def _changes(runs: list[int], judged: dict[int, dict[str, JudgeCall]], human: di
 
 
 # --- a run's numbers as adjudicated ---------------------------------------------------------------
-def adjudicated(library: Library, run_id: int) -> dict[str, Any]:
+def adjudicated(library: Library, run_id: int) -> JsonObject:
     """The run's pass rate as judged and as adjudicated (the judge's verdict replaced by a lead's
     settlement in any queue over this run; the newest settlement when several queues settle one
     sample). The stored results are never changed: the judge's verdicts stay as they were."""
@@ -320,7 +322,7 @@ def adjudicated(library: Library, run_id: int) -> dict[str, Any]:
         final[sid] = new
     settled_counts = Counter(v for v in final.values() if v)
 
-    def side(counts: Counter[str], basis: str) -> dict[str, Any]:
+    def side(counts: Counter[str], basis: str) -> JsonObject:
         share = stats.proportion(counts["PASS"], counts["PASS"] + counts["FAIL"])
         return {"basis": basis, "pass": counts["PASS"], "fail": counts["FAIL"], "pass_rate": share.value,
                 "pass_rate_ci": share.ci_list(), "undefined": share.reason}
@@ -333,9 +335,9 @@ def adjudicated(library: Library, run_id: int) -> dict[str, Any]:
                     "score is the judge's, as judged; the stored results are unchanged"}
 
 
-def adjudicated_lines(report: dict[str, Any]) -> list[str]:
+def adjudicated_lines(report: JsonObject) -> list[str]:
     """The two pass rates as people read them, each saying which it is (CLI and window)."""
-    def line(side: dict[str, Any]) -> str:
+    def line(side: JsonObject) -> str:
         if side["pass_rate"] is None:
             return f"pass rate {side['basis']}: undefined ({side['undefined']})"
         low, high = side["pass_rate_ci"] or (None, None)
@@ -365,7 +367,7 @@ def _settled_choice(library: Library, name: str, sample_ids: list[str] | None) -
     return {sid: settled[sid] for sid in sample_ids}
 
 
-def shots_from_queue(library: Library, name: str, judge_key: str, sample_ids: list[str] | None = None) -> dict[str, Any]:
+def shots_from_queue(library: Library, name: str, judge_key: str, sample_ids: list[str] | None = None) -> JsonObject:
     """A new version of ``judge_key`` with the chosen settled samples as few-shot examples: the
     sample's thread, the lead's verdict, and the lead's note (else the reviewers' notes) as the
     reasoning. Without ``sample_ids``: every settled sample a run of the queue judged otherwise."""
@@ -373,8 +375,9 @@ def shots_from_queue(library: Library, name: str, judge_key: str, sample_ids: li
     record = library.graders.get(judge_key)
     if record.locked:
         raise Conflict(f"grader {judge_key!r} is locked: unlock it to save a version with new examples")
-    definition: Any = library.graders.version(judge_key, record.current_version).definition
-    if get_kind(definition.kind).align != "verdict":
+    definition = library.graders.version(judge_key, record.current_version).definition
+    # a judge answering PASS/FAIL: the binary judge (the one kind whose align is "verdict")
+    if get_kind(definition.kind).align != "verdict" or not isinstance(definition, BinaryJudge):
         raise Conflict(f"few-shot examples from a queue's verdicts go to a judge that answers PASS/FAIL; "
                        f"{judge_key!r} is a {definition.kind}")
     settled = _settled_choice(library, name, sample_ids)
@@ -406,7 +409,7 @@ def _reasoning(settled: QueueLabel, labels: dict[str, QueueLabel]) -> str:
     return " ".join(notes)
 
 
-def dataset_from_queue(library: Library, name: str, new_name: str, sample_ids: list[str] | None = None) -> dict[str, Any]:
+def dataset_from_queue(library: Library, name: str, new_name: str, sample_ids: list[str] | None = None) -> JsonObject:
     """A curated dataset of the chosen settled samples, each with the lead's verdict as its human
     label (label set ``human``), and provenance naming the source dataset, the queue and its runs."""
     queue = library.queues.get(name)
@@ -444,10 +447,10 @@ def rerun(library: Library, name: str, judge_key: str, options: RunOptions | Non
     return run.id
 
 
-def agreement_lines(report: dict[str, Any]) -> list[str]:
+def agreement_lines(report: JsonObject) -> list[str]:
     """A queue's agreement report as plain sentences (the window's Review page; the CLI prints the
     same figures as tables). Every interval is a 95% bootstrap interval; undefined says why."""
-    def fmt(stat: dict[str, Any]) -> str:
+    def fmt(stat: JsonObject) -> str:
         if stat["value"] is None:
             return f"undefined ({stat['reason']})"
         ci = stat["ci"]

@@ -21,8 +21,8 @@ import shutil
 import signal
 import time
 from collections.abc import Sequence
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BashGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
@@ -142,7 +142,7 @@ async def run_bash(grader: BashGrader, sample: Sample, settings: SandboxSettings
     stdout, stderr = bytes(out.kept), bytes(err.kept)
     code = proc.returncode
     score = 1.0 if code == 0 and not timed_out else 0.0
-    details: dict[str, Any] = {"exit_code": code, "timed_out": timed_out, "isolation": plan.mode,
+    details: JsonObject = {"exit_code": code, "timed_out": timed_out, "isolation": plan.mode,
                "stdout": stdout[:OUTPUT_LIMIT].decode(errors="replace"),
                "stderr": stderr[:OUTPUT_LIMIT].decode(errors="replace")}
     if budget.exceeded:

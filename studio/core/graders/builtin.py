@@ -10,8 +10,8 @@ import json
 import operator
 import re
 import time
-from collections.abc import Callable, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 from studio.core import saferegex
 from studio.core.graders.inspect_text import (
@@ -23,10 +23,11 @@ from studio.core.graders.inspect_text import (
     trim_punctuation,
 )
 from studio.core.graders.text import ascii_printable, first_number, normalize, token_f1
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import BuiltinGrader, BuiltinOptions, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
-from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ScorerBase, TextRow
 
 from .jsregex import translate as translate_js
 
@@ -35,7 +36,7 @@ class NoReference(ValueError):
     pass
 
 
-def row_item(sample: Sample) -> dict:
+def row_item(sample: Sample) -> JsonObject:
     """The dataset row as OpenAI's ``item`` (an OpenAI-shaped row's own ``item``, else the row)."""
     item = sample.fields.get("item")
     return item if isinstance(item, dict) else sample.fields
@@ -338,7 +339,7 @@ def text_check(grader: BuiltinGrader) -> TextCheck | None:
         if (zero_empty and "" in subs) or (reference_rule and (None in wants or "" in wants)):
             return [one(sub, ref) for sub, ref in zip(subs, refs, strict=True)]
         if compare is None:
-            hits: Any = map(ascii_printable, subs)
+            hits: Iterator[bool] = map(ascii_printable, subs)
         else:
             # no reference is empty text (``_required_reference``)
             texts = cast(Sequence[str], ["" if w is None else w for w in wants] if None in wants else wants)
@@ -369,7 +370,7 @@ class BuiltinScorer(ScorerBase):
         """``score_batch`` where a plain score is a float (see ``score_value``)."""
         return [score_value(self.grader, s) for s in samples]
 
-    async def score_texts(self, rows: Sequence[tuple[Any, ...]]) -> list[float | Outcome]:
+    async def score_texts(self, rows: Sequence[TextRow]) -> list[float | Outcome]:
         """``score_values`` over (idx, sample id, completion, expected, JSON or None) rows
         (the ``texts`` lane); a sample without a completion is parsed from its JSON and scored whole."""
         check = self._check
@@ -379,7 +380,9 @@ class BuiltinScorer(ScorerBase):
             return check(subs, list(map(_EXPECTED, rows)))
         keep = [k for k, sub in enumerate(subs) if sub is not None]
         out: list[float | Outcome] = [
-            0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(row[4]))
+            # a row without a completion carries its sample's JSON (the engine's texts lane)
+            0.0 if row[2] is not None else score_value(self.grader, Sample.model_validate_json(cast(str, row[4])))
+
             for row in rows]
         for k, value in zip(keep, check([subs[k] for k in keep], [rows[k][3] for k in keep]), strict=True):
             out[k] = value

@@ -11,9 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the judges load when a prompt is rendered
+    from studio.core.judges.render import RenderedPrompt
 
 from studio.core.graders.registry import make_scorer as make_sub_scorer
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import CompositeGrader, GraderDefinition, Outcome, Sample
 from studio.core.scoring import GradingContext, Scorer, ScorerBase
@@ -89,7 +93,7 @@ class CompositeScorer(PanelScorer):
         self.names = unique_names([c.label for c in grader.components])
 
     def combine(self, outcomes: list[Outcome]) -> Outcome:
-        details: list[dict[str, Any]] = []
+        details: list[JsonObject] = []
         parts: list[tuple[str, float, float]] = []
         errors = []
         for name, component, outcome in zip(self.names, self.grader.components, outcomes, strict=True):
@@ -125,7 +129,7 @@ class CompositeScorer(PanelScorer):
             merged.update({f"{name}.{k}": v for k, v in scorer.run_metrics().items()})
         return merged
 
-def _usage_of(outcome: Outcome) -> dict[str, Any]:
+def _usage_of(outcome: Outcome) -> JsonObject:
     """A judge component's endpoint and tokens, kept in the composite's details: the run's usage
     and cost are totalled per endpoint (engine/usage.py), and the components may use different ones."""
     endpoint = outcome.details.get("endpoint")
@@ -141,7 +145,7 @@ def make_scorer(grader: CompositeGrader, ctx: GradingContext) -> CompositeScorer
     return CompositeScorer(grader, ctx)
 
 
-def render_composite(grader: CompositeGrader, sample: Sample) -> Any:
+def render_composite(grader: CompositeGrader, sample: Sample) -> RenderedPrompt:
     """Every call inside a composite, each labelled with its component (``render_parts``)."""
     from studio.core.judges.render import render_parts
 

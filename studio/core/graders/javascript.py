@@ -12,8 +12,8 @@ import asyncio
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.kinds import Kind, refused
 from studio.core.models import JavascriptGrader, Outcome, Sample
 from studio.core.models.extractors import ExtractionError, extract
@@ -38,7 +38,7 @@ class JavascriptSpec(GraderSpec):
     negate: bool = False
     origin: str | None = None
 
-    def load_request(self) -> dict[str, Any]:
+    def load_request(self) -> JsonObject:
         return {"source": self.source, "form": self.form, "function": self.function_name,
                 "threshold": self.threshold, "negate": self.negate, "origin": self.origin}
 
@@ -50,7 +50,7 @@ def spec_of(grader: JavascriptGrader, settings: SandboxSettings) -> JavascriptSp
                           origin=grader.origin)
 
 
-def payload(grader: JavascriptGrader, sample: Sample) -> dict[str, Any]:
+def payload(grader: JavascriptGrader, sample: Sample) -> JsonObject:
     """promptfoo's (output, context) for one sample; an extractor picks the output text."""
     data = payloads.promptfoo(sample)
     context = data["context"]
@@ -105,7 +105,7 @@ class JavascriptScorer(ScorerBase):
         key, memory_mb, output_kib = self.grader.metric.key, self.spec.memory_mb, self.spec.output_kib
         return [to_outcome(self._decided(e), "promptfoo", key, memory_mb, output_kib) for e in entries]
 
-    def _decided(self, entry: list[Any]) -> list[Any]:
+    def _decided(self, entry: JsonArray) -> JsonArray:
         """A number the code returned, with promptfoo's pass for it and its reason (the harness hands
         a number over undecided: ``pass_rule.promptfoo_passes`` at the assertion's threshold, inverted
         by ``not-javascript``); any other entry as it came."""

@@ -9,11 +9,15 @@ tokens, from which the run's inter-judge agreement and each juror's cost are com
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the judges load when a prompt is rendered
+    from studio.core.judges.render import RenderedPrompt
 
 from studio.core.graders.composite import PanelScorer
+from studio.core.json_types import JsonObject
 from studio.core.kinds import NATIVE, Kind, approximated
-from studio.core.models import JuryGrader, Outcome
+from studio.core.models import JuryGrader, Outcome, Sample
 from studio.core.models.pass_rule import decide, decide_outcome, verdict_in
 from studio.core.scoring import GradingContext
 
@@ -60,12 +64,12 @@ class JuryScorer(PanelScorer):
         self.io_bound = True  # jurors are judges: their calls wait on servers, not on a core
 
     def combine(self, outcomes: list[Outcome]) -> Outcome:
-        jurors: list[dict[str, Any]] = []
+        jurors: list[JsonObject] = []
         answered: list[tuple[str, float, float]] = []
         passed: list[bool] = []
         failed: list[str] = []
         for name, juror, outcome in zip(self.names, self.grader.jurors, outcomes, strict=True):
-            entry: dict[str, Any] = {
+            entry: JsonObject = {
                 "name": name, "status": outcome.status, "score": outcome.score,
                 "verdict": juror_verdict(outcome, self.grader.threshold) if outcome.status == "ok" else None,
                 "prompt_tokens": outcome.prompt_tokens, "completion_tokens": outcome.completion_tokens,
@@ -127,7 +131,7 @@ def jury_elsewhere(label: str) -> str:
             "letter judges; otherwise export its jurors one by one")
 
 
-def render_jury(grader: JuryGrader, sample: Any) -> Any:
+def render_jury(grader: JuryGrader, sample: Sample) -> RenderedPrompt:
     """Every juror's calls, labelled with the juror (``render_parts``)."""
     from studio.core.judges.render import render_parts
 

@@ -24,8 +24,12 @@ import asyncio
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:  # a cosine criterion loads the judges
+    from studio.core.judges.http.client import JudgeClient
+
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.kinds import NATIVE, Kind, refused
 from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.models.openai_grader import (
@@ -48,16 +52,16 @@ class TemplateError(ValueError):
     """A template variable the sample does not have."""
 
 
-def row_context(sample: Sample) -> dict[str, Any]:
+def row_context(sample: Sample) -> JsonObject:
     """``{"item": ..., "sample": ...}`` as OpenAI gives them to graders (the python grader's own)."""
     return payloads.mka1_sample(sample)
 
 
-def lookup(expr: str, context: dict[str, Any]) -> Any:
+def lookup(expr: str, context: JsonObject) -> JsonValue:
     parts = _PATH.findall(expr)
     if not parts or "".join(p if p.startswith("[") else "." + p for p in parts).lstrip(".") != expr.replace(" ", ""):
         raise TemplateError(f"template variable {{{{ {expr} }}}} is not a path like item.x or sample.output_text")
-    value: Any = context
+    value: JsonValue = context
     for part in parts:
         if part.startswith("["):
             index = int(part[1:-1])
@@ -71,7 +75,7 @@ def lookup(expr: str, context: dict[str, Any]) -> Any:
     return value
 
 
-def render(template: str, context: dict[str, Any]) -> str:
+def render(template: str, context: JsonObject) -> str:
     """OpenAI's template substitution; the text around the variables is kept as it is (no trimming)."""
     def one(match: re.Match[str]) -> str:
         value = lookup(match.group(1), context)
@@ -92,7 +96,7 @@ def string_check(operation: str, given: str, reference: str) -> float:
     raise ValueError(f"unknown string_check operation {operation!r}")
 
 
-def _failure(error: str, details: dict[str, Any]) -> Outcome:
+def _failure(error: str, details: JsonObject) -> Outcome:
     return Outcome(status="error", error=error, details=details)
 
 
@@ -102,9 +106,9 @@ class _Part:
     batch_size: int | None = 256
     io_bound = False
 
-    def __init__(self, criterion: dict[str, Any]) -> None:
+    def __init__(self, criterion: JsonObject) -> None:
         self.criterion = criterion
-        self.details: dict[str, Any] = {"openai_type": criterion["type"], "openai_name": criterion.get("name")}
+        self.details: JsonObject = {"openai_type": criterion["type"], "openai_name": criterion.get("name")}
 
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return [self.safe(s) for s in samples]
@@ -118,7 +122,7 @@ class _Part:
     def score(self, sample: Sample) -> Outcome:
         raise NotImplementedError
 
-    def ok(self, score: float, **extra: Any) -> Outcome:
+    def ok(self, score: float, **extra: JsonValue) -> Outcome:
         threshold = self.criterion.get("pass_threshold")
         details = {**self.details, **extra}
         if isinstance(threshold, (int, float)):
@@ -138,11 +142,11 @@ class _StringCheck(_Part):
 
 
 class _TextSimilarity(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None) -> None:
         super().__init__(criterion)
         self.metric = criterion["evaluation_metric"]
         self.details["metric"] = self.metric
-        self.client: Any = None
+        self.client: JudgeClient | None = None
         if self.metric == "cosine":
             from studio.core.judges.scorer import client_for
 
@@ -155,20 +159,21 @@ class _TextSimilarity(_Part):
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         if self.client is None:
             return [self.safe(s) for s in samples]
-        return list(await asyncio.gather(*(self._cosine(s) for s in samples)))
+        client = self.client
+        return list(await asyncio.gather(*(self._cosine(client, s) for s in samples)))
 
     def score(self, sample: Sample) -> Outcome:
         ctx = row_context(sample)
         assert self.function is not None
         return self.ok(self.function(render(self.criterion["input"], ctx), render(self.criterion["reference"], ctx)))
 
-    async def _cosine(self, sample: Sample) -> Outcome:
+    async def _cosine(self, client: JudgeClient, sample: Sample) -> Outcome:
         from studio.core.judges.http.errors import JudgeError
 
         try:
             ctx = row_context(sample)
             texts = [render(self.criterion["input"], ctx), render(self.criterion["reference"], ctx)]
-            body = await self.client.embeddings(texts)
+            body = await client.embeddings(texts)
             vectors = [d["embedding"] for d in sorted(body["data"], key=lambda d: d.get("index", 0))]
             return self.ok(similarity.cosine(vectors[0], vectors[1]))
         except (TemplateError, JudgeError) as exc:
@@ -182,7 +187,7 @@ class _TextSimilarity(_Part):
 
 
 class _Python(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, key: str) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, key: str) -> None:
         super().__init__(criterion)
         from studio.core.sandbox import scorer as sandbox_scorer
         from studio.core.sandbox.pool import shared_pool
@@ -222,14 +227,14 @@ class _Model(_Part):
     batch_size = 32
     io_bound = True
 
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None) -> None:
         super().__init__(criterion)
         from studio.core.judges.scorer import client_for
 
         self.client = client_for(ctx, endpoint, criterion.get("model"))
         self.cancel = ctx.cancel
         if criterion["type"] == "label_model":
-            result: dict[str, Any] = {"type": "string", "enum": list(criterion["labels"])}
+            result: JsonObject = {"type": "string", "enum": list(criterion["labels"])}
         else:
             result = {"type": "number"}
         self.schema = {"type": "object", "properties": {"result": result}, "required": ["result"],
@@ -242,7 +247,7 @@ class _Model(_Part):
     async def score_batch(self, samples: Sequence[Sample]) -> list[Outcome]:
         return list(await asyncio.gather(*(self._one(s) for s in samples)))
 
-    def messages(self, sample: Sample) -> list[Any]:
+    def messages(self, sample: Sample) -> JsonArray:
         from studio.core.judges.http.chat import ChatMessage
 
         ctx = row_context(sample)
@@ -315,7 +320,7 @@ class _Model(_Part):
 
 
 class _Multi(_Part):
-    def __init__(self, criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None, key: str) -> None:
+    def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None, key: str) -> None:
         super().__init__(criterion)
         graders = criterion["graders"]
         if isinstance(graders, dict) and "type" in graders:  # the SDK types ``graders`` as one grader
@@ -354,7 +359,7 @@ class _Multi(_Part):
             await part.aclose()
 
 
-def build(criterion: dict[str, Any], ctx: GradingContext, endpoint: str | None, key: str) -> _Part:
+def build(criterion: JsonObject, ctx: GradingContext, endpoint: str | None, key: str) -> _Part:
     kind = criterion.get("type")
     if kind == "string_check":
         return _StringCheck(criterion)

@@ -29,7 +29,8 @@ def factory_for(kind: str) -> ScorerFactory:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         raise UnsupportedGrader(f"grader kind {kind!r} cannot run yet ({exc})") from exc
-    return getattr(module, attr)
+    factory: ScorerFactory = getattr(module, attr)  # the kind's descriptor names its scorer factory
+    return factory
 
 
 def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> Scorer:

@@ -17,12 +17,13 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 
 #: where Debian's wordnet-base puts WordNet 3.0 (override with STUDIO_WORDNET_DIR)
 WORDNET_DIRS = ("/usr/share/wordnet",)
@@ -78,7 +79,7 @@ def wordnet_dir() -> Path | None:
 
 
 @cache
-def wordnet() -> Any:
+def wordnet() -> object:
     """nltk's WordNet reader over the installed WordNet 3.0 files, or MetricUnavailable."""
     folder = wordnet_dir()
     if folder is None:
@@ -90,13 +91,13 @@ def wordnet() -> Any:
     if str(folder) not in nltk.data.path:  # nltk reads only below its data path
         nltk.data.path.append(str(folder))
 
-    class _Reader(WordNetCorpusReader):
-        def open(self, fileid: str) -> Any:
+    class _Reader(WordNetCorpusReader):  # type: ignore[misc]  # nltk ships no types: its classes are Any
+        def open(self, fileid: str) -> object:
             if fileid == "lexnames":
                 return io.StringIO("".join(f"{n:02d}\t{name}\t0\n" for n, name in enumerate(_LEXNAMES)))
             return super().open(fileid)
 
-        def map_wn(self, version: str = "3.0") -> dict[str, Any]:
+        def map_wn(self, version: str = "3.0") -> JsonObject:
             return {}  # the multilingual mapping (OMW) is not used by METEOR
 
     import warnings
@@ -113,11 +114,22 @@ def meteor(output: str, reference: str) -> float:
                               wordnet=wordnet()))
 
 
+class _RougeScore(Protocol):
+    fmeasure: float
+
+
+class _RougeScorer(Protocol):
+    """rouge_score's ``RougeScorer``: (target, prediction) -> a score per ROUGE kind."""
+
+    def score(self, target: str, prediction: str) -> Mapping[str, _RougeScore]: ...
+
+
 @cache
-def _rouge_scorer(kind: str) -> Any:
+def _rouge_scorer(kind: str) -> _RougeScorer:
     from rouge_score import rouge_scorer
 
-    return rouge_scorer.RougeScorer([kind])
+    scorer: _RougeScorer = rouge_scorer.RougeScorer([kind])  # rouge_score ships no types
+    return scorer
 
 
 def rouge(metric: str) -> Callable[[str, str], float]:

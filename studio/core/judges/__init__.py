@@ -9,7 +9,12 @@ Imports are lazy so ``import studio.core.judges`` stays cheap for the window.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .bridge import make_model_bridge as make_model_bridge
+    from .render import RenderedPrompt as RenderedPrompt
+    from .render import render_prompt as render_prompt
 
 _EXPORTS = {
     "RenderedPrompt": "render",
@@ -20,7 +25,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(name)

@@ -9,7 +9,7 @@ exact schema (see ``structured``) makes a parse error the model's fault, not the
 
 from __future__ import annotations
 
-from typing import Any
+from studio.core.json_types import JsonObject
 
 #: a verdict with a few sentences of reasoning (binary, criteria, pre-built items)
 VERDICT_TOKENS = 512
@@ -23,7 +23,7 @@ CLAIMS_TOKENS = 768
 DEFAULT_TOKENS = 1024
 
 
-def verdict_schema(verdicts: tuple[str, ...]) -> dict[str, Any]:
+def verdict_schema(verdicts: tuple[str, ...]) -> JsonObject:
     """``{"reasoning": str, "verdict": one of verdicts}``: what ``parse_verdict`` reads first."""
     return {
         "type": "object",
@@ -35,7 +35,7 @@ def verdict_schema(verdicts: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
-RUBRIC_ANSWER: dict[str, Any] = {
+RUBRIC_ANSWER: JsonObject = {
     "type": "object",
     "properties": {
         "score": {"type": "number", "minimum": 0, "maximum": 1},
@@ -44,4 +44,4 @@ RUBRIC_ANSWER: dict[str, Any] = {
     "required": ["score", "rationale"],
 }
 
-CLAIMS_ANSWER: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+CLAIMS_ANSWER: JsonObject = {"type": "array", "items": {"type": "string"}}

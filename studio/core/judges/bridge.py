@@ -16,10 +16,11 @@ import threading
 import uuid
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
@@ -52,7 +53,7 @@ class ModelBridge:
     def closed(self) -> bool:
         return not self._finalizer.alive
 
-    def __call__(self, method: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    def __call__(self, method: str, kwargs: JsonObject) -> JsonObject:
         if self.closed:
             raise JudgeError("the model bridge is closed")
         if method in ("responses_create", "responses"):
@@ -66,7 +67,7 @@ class ModelBridge:
         future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         return future.result(timeout=self.call_timeout)
 
-    async def _responses(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _responses(self, kwargs: JsonObject) -> JsonObject:
         request = responses_to_chat(kwargs)
         response = await self.client.chat(request)
         model = kwargs.get("model")
@@ -93,7 +94,7 @@ class ModelBridge:
             "cached": response.cached,
         }
 
-    async def _embeddings(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+    async def _embeddings(self, kwargs: JsonObject) -> JsonObject:
         model = kwargs.get("model")
         inputs = kwargs.get("input", "")
         return await self.client.embeddings(inputs, None if model in (None, "", "auto") else model)
@@ -117,7 +118,7 @@ def _shutdown(
         loop.close()
 
 
-def _logprobs_json(response: ChatResponse, request: ChatRequest) -> dict[str, Any]:
+def _logprobs_json(response: ChatResponse, request: ChatRequest) -> JsonObject:
     """The Responses API's ``logprobs`` of an output text, when they were asked for and given."""
     if not request.logprobs or response.logprobs is None:
         return {}
@@ -128,7 +129,7 @@ def _logprobs_json(response: ChatResponse, request: ChatRequest) -> dict[str, An
     ]}
 
 
-def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
+def responses_to_chat(kwargs: JsonObject) -> ChatRequest:
     """Map a Responses API request onto our chat request."""
     messages: list[ChatMessage] = []
     if kwargs.get("instructions"):
@@ -167,7 +168,7 @@ def responses_to_chat(kwargs: dict[str, Any]) -> ChatRequest:
 
 def make_model_bridge(
     library: Library | Engine, endpoint_name: str | None, *, use_cache: bool = True
-) -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+) -> Callable[[str, JsonObject], JsonObject]:
     """A synchronous, thread-safe bridge to ``endpoint_name`` (None: the library's only endpoint)."""
     repository = EndpointRepository.of(library)
     config = repository.resolve(endpoint_name)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.http.adapters import MalformedResponse
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.errors import JudgeError
@@ -22,10 +23,13 @@ from studio.core.models import ExternalEndpoint, GraderDefinition, Outcome, Samp
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext, ScorerBase
 
+if TYPE_CHECKING:  # render imports the kinds
+    from studio.core.judges.render import RenderedPrompt
+
 from .reward_keys import reward_key
 
 
-def score_payload(sample: Sample, completion: str | None = None) -> dict[str, Any]:
+def score_payload(sample: Sample, completion: str | None = None) -> JsonObject:
     thread = sample.thread()
     turns = [{"role": t.role, "content": t.content} for t in sample.messages]
     text = sample.completion if completion is None else completion
@@ -34,23 +38,23 @@ def score_payload(sample: Sample, completion: str | None = None) -> dict[str, An
     return {"turns": turns, "metadata": thread.metadata, "id": sample.id}
 
 
-def _check_score(body: Any) -> None:
+def _check_score(body: JsonValue) -> None:
     if not isinstance(body, dict) or "reward" not in body:
         raise MalformedResponse("the reward server's answer has no 'reward'")
 
 
-def _batch_items(body: Any) -> list[Any] | None:
+def _batch_items(body: JsonValue) -> JsonArray | None:
     """The answers of a batch: a bare list, or the ``responses`` list of an object; else None."""
     items = body.get("responses") if isinstance(body, dict) else body
     return items if isinstance(items, list) else None
 
 
-def _check_batch(body: Any) -> None:
+def _check_batch(body: JsonValue) -> None:
     if _batch_items(body) is None:
         raise MalformedResponse("the reward server's batch answer has no 'responses' list")
 
 
-def reward_outcome(body: dict[str, Any], started: float, attempts: int) -> Outcome:
+def reward_outcome(body: JsonObject, started: float, attempts: int) -> Outcome:
     duration = (time.perf_counter() - started) * 1000
     reward = body.get("reward")
     given = body.get("metadata")
@@ -98,7 +102,7 @@ class ExternalScorer(ScorerBase):
             return await self._batch(samples)
         return list(await asyncio.gather(*(self._one(s) for s in samples)))
 
-    def _payload(self, sample: Sample) -> dict[str, Any]:
+    def _payload(self, sample: Sample) -> JsonObject:
         completion = extracted_completion(self.grader, sample) if self.grader.extractor else None
         return score_payload(sample, completion)
 
@@ -132,7 +136,7 @@ class ExternalScorer(ScorerBase):
                 outcomes.append(reward_outcome(item, started, attempts))
         return outcomes
 
-    async def info(self) -> Any:
+    async def info(self) -> JsonValue:
         return await self.client.get("info")
 
     async def aclose(self) -> None:
@@ -145,7 +149,7 @@ def make_scorer(grader: GraderDefinition, ctx: GradingContext) -> ExternalScorer
     return ExternalScorer(grader, ctx)
 
 
-def render_request(grader: ExternalEndpoint, sample: Sample) -> Any:
+def render_request(grader: ExternalEndpoint, sample: Sample) -> RenderedPrompt:
     """The JSON the reward server would receive for ``sample`` (the designer's preview)."""
     import json
 

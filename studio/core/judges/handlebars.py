@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.json_types import JsonValue
+
 
 class Unsupported(Exception):
     """The template or a value is outside the subset: render this call with pybars instead."""
@@ -161,12 +163,12 @@ class _Scope:
 
     __slots__ = ("context", "parent", "root", "index", "key", "first", "last")
 
-    def __init__(self, context: Any, parent: Any, root: Any, index: int | None = None,
-                 key: Any = None, first: bool | None = None, last: bool | None = None) -> None:
+    def __init__(self, context: JsonValue, parent: _Scope | None, root: JsonValue, index: int | None = None,
+                 key: JsonValue = None, first: bool | None = None, last: bool | None = None) -> None:
         self.context, self.parent, self.root = context, parent, root
         self.index, self.key, self.first, self.last = index, key, first, last
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> JsonValue:
         if name[:1] == "@" or name == "this":
             if name == "@root":
                 return self.root
@@ -185,7 +187,7 @@ class _Scope:
         return _pick(self.context, name)
 
 
-def _pick(context: Any, name: str) -> Any:
+def _pick(context: JsonValue, name: str) -> JsonValue:
     try:
         return context[name]  # the root (StrictVars) raises UnknownVariable here, as in pybars
     except (KeyError, TypeError, AttributeError):
@@ -196,10 +198,10 @@ def _pick(context: Any, name: str) -> Any:
         return None
 
 
-def _resolve(scope: _Scope, segments: tuple[str, ...]) -> Any:
+def _resolve(scope: _Scope, segments: tuple[str, ...]) -> JsonValue:
     if segments == ("",):
         return scope.context
-    value: Any = scope
+    value: JsonValue = scope
     for segment in segments:
         if value is None:
             return None
@@ -211,15 +213,17 @@ def _resolve(scope: _Scope, segments: tuple[str, ...]) -> Any:
     return value
 
 
-def _text(value: Any, escape: bool) -> str:
+def _text(value: object, escape: bool) -> str:
     """pybars' ``prepare``: None is empty, booleans are true/false, the rest is ``str()``."""
     if value is None:
         return ""
-    if type(value) is not str:
+    if type(value) is str:
+        text = value
+    else:
         if callable(value) or isinstance(value, _Scope):
             raise Unsupported
-        value = ("true" if value else "false") if type(value) is bool else str(value)
-    return value.translate(_ESCAPES) if escape else value
+        text = ("true" if value else "false") if type(value) is bool else str(value)
+    return text.translate(_ESCAPES) if escape else text
 
 
 def _render(nodes: tuple[Node, ...] | list[Node], scope: _Scope, out: list[str]) -> None:
@@ -245,7 +249,7 @@ def _render(nodes: tuple[Node, ...] | list[Node], scope: _Scope, out: list[str])
                 _each(node, value, scope, out)
 
 
-def _each(node: Node, value: Any, scope: _Scope, out: list[str]) -> None:
+def _each(node: Node, value: JsonValue, scope: _Scope, out: list[str]) -> None:
     try:
         last = len(value) - 1
     except TypeError:
@@ -262,7 +266,7 @@ def _each(node: Node, value: Any, scope: _Scope, out: list[str]) -> None:
         _render(node[2], step, out)
 
 
-def render_subset(nodes: list[Node], root: Any) -> str:
+def render_subset(nodes: list[Node], root: JsonValue) -> str:
     """Render compiled nodes with ``root`` (the strict variables); ``Unsupported`` (and any
     error but the root's unknown-variable one) means: render with pybars instead."""
     out: list[str] = []

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TypeVar
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.outside import parse_outside
+
+_J = TypeVar("_J")
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 
 
 def _candidates(text: str) -> list[str]:
-    fenced = _FENCE.findall(text)
+    fenced: list[str] = _FENCE.findall(text)  # one group: strings
     return [*fenced, text]
 
 
@@ -43,7 +46,7 @@ def _balanced(text: str, opener: str, closer: str) -> list[str]:
     return found
 
 
-def _first_json(text: str, opener: str, closer: str, kind: type) -> Any:
+def _first_json(text: str, opener: str, closer: str, kind: type[_J]) -> _J | None:
     """The first JSON value of type ``kind``: a fenced block or the whole text, else a bracketed part."""
     for candidate in _candidates(text):
         for blob in [candidate.strip(), *_balanced(candidate, opener, closer)]:
@@ -56,11 +59,11 @@ def _first_json(text: str, opener: str, closer: str, kind: type) -> Any:
     return None
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def parse_json_object(text: str) -> JsonObject | None:
     return _first_json(text, "{", "}", dict)
 
 
-def parse_json_list(text: str) -> list[Any] | None:
+def parse_json_list(text: str) -> JsonArray | None:
     found = _first_json(text, "[", "]", list)
     if found is not None:
         return found

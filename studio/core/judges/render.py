@@ -7,7 +7,6 @@ keystroke. Raises ``TemplateError``/``UnknownVariable`` with a message naming wh
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,7 +54,7 @@ class RenderedPrompt(BaseModel):
         return "\n".join(out).rstrip() + "\n"
 
 
-def _renderer(grader: GraderBase) -> Callable[[Any, Sample], RenderedPrompt] | None:
+def _renderer(grader: GraderBase) -> Callable[[GraderBase, Sample], object] | None:
     """How the grader's kind renders its calls: a prompt judge's ``preview``, else the kind's
     ``render`` (a reward server's request, a composite's or a jury's parts'), else None."""
     kind = get_kind(grader.kind)
@@ -66,7 +65,9 @@ def render_prompt(grader: GraderBase, sample: Sample) -> RenderedPrompt:
     show = _renderer(grader)
     if show is None:
         raise JudgeError(f"a {grader.kind} grader has no judge prompt to render")
-    rendered: RenderedPrompt = show(grader, sample)
+    rendered = show(grader, sample)
+    if not isinstance(rendered, RenderedPrompt):
+        raise TypeError(f"the {grader.kind} kind's renderer returned {type(rendered).__name__}, not a RenderedPrompt")
     return rendered
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.cache import ResponseCache
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key
@@ -67,7 +67,7 @@ class JudgeScorer(ScorerBase):
         self.ctx = ctx
         self.client = client
         self.module = prompt_judge(grader.kind)
-        self.memo: dict[str, Any] = {}
+        self.memo: JsonObject = {}
         if "score_samples" in ctx.options:
             self.memo["fallback_samples"] = int(ctx.options["score_samples"])
         # calls wait on the server, not on a core: the engine keeps 4 batches of 2x the client's
@@ -88,7 +88,8 @@ class JudgeScorer(ScorerBase):
         if self.ctx.cancel.is_set():
             return trace.failure("cancelled")
         try:
-            return await self.module.score(self.grader, sample, trace, self.memo)
+            outcome: Outcome = await self.module.score(self.grader, sample, trace, self.memo)  # a judge module
+            return outcome
         except JudgeError as exc:
             return trace.failure(str(exc))
         except Exception as exc:  # a bug must not stop the run; the message says it is one

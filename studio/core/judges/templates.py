@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 import string
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from types import ModuleType
+from typing import Protocol
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.handlebars import Node, compile_subset, render_subset, whitespace_control
 from studio.core.judges.http.errors import TemplateError, UnknownVariable
 
@@ -38,27 +41,28 @@ _ANY_MUSTACHE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
 
 @lru_cache(maxsize=1)
-def _pybars() -> Any:
+def _pybars() -> ModuleType:
     """pybars on first use: importing it builds its grammar (~0.5 s), which the window's first
     paint and most CLI commands never need."""
     import pybars
 
-    return pybars
+    module: ModuleType = pybars  # pybars ships no types
+    return module
 
 
-class StrictVars(dict[str, Any]):
+class StrictVars(JsonObject):
     """Root scope for Handlebars: a missing name raises instead of rendering as empty text.
 
     pybars swallows KeyError/AttributeError, so the lookup raises ``UnknownVariable``, which it
     does not catch. Nested objects (metadata, turns) stay lenient so ``{{#if metadata.x}}`` works.
     """
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> JsonValue:
         if dict.__contains__(self, name):
             return dict.__getitem__(self, name)
         raise UnknownVariable(name, list(self.keys()))
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, name: str, default: JsonValue = None) -> JsonValue:
         return self[name]
 
 
@@ -81,16 +85,24 @@ def _check_blocks(source: str) -> None:
         )
 
 
+class _Compiler(Protocol):
+    """pybars' Compiler, as used here."""
+
+    whitespace_control: Callable[[str], str]
+
+    def compile(self, source: str) -> Callable[..., object]: ...
+
+
 @lru_cache(maxsize=1)
-def _compiler() -> Any:
-    compiler = _pybars().Compiler()
+def _compiler() -> _Compiler:
+    compiler: _Compiler = _pybars().Compiler()
     # its own whitespace pass backtracks exponentially on a line of block tags (handlebars.py)
     compiler.whitespace_control = whitespace_control
     return compiler
 
 
 @lru_cache(maxsize=512)
-def _compile(source: str) -> Any:
+def _compile(source: str) -> Callable[..., object]:
     _check_blocks(source)
     pybars = _pybars()
     try:
@@ -115,7 +127,7 @@ def dialect_of(template: str) -> str:
     return "handlebars"
 
 
-def render_handlebars(template: str, variables: dict[str, Any]) -> str:
+def render_handlebars(template: str, variables: JsonObject) -> str:
     """Our renderer for the subset the built-in prompts use (no pybars grammar to build), pybars
     for anything else; both give the same text and the same unknown-variable error."""
     nodes = _compile_subset(template)
@@ -129,7 +141,7 @@ def render_handlebars(template: str, variables: dict[str, Any]) -> str:
     return render_pybars(template, variables)
 
 
-def render_pybars(template: str, variables: dict[str, Any]) -> str:
+def render_pybars(template: str, variables: JsonObject) -> str:
     """Render with pybars itself: templates outside our subset, and the reference its tests
     compare our renderer with."""
     compiled = _compile(template)
@@ -143,12 +155,12 @@ def render_pybars(template: str, variables: dict[str, Any]) -> str:
         raise TemplateError(f"template error: {exc.__class__.__name__}: {exc}") from exc
 
 
-def render_openai(template: str, variables: dict[str, Any]) -> str:
+def render_openai(template: str, variables: JsonObject) -> str:
     """Substitute ``{{ sample.x }}`` / ``{{ item.x }}``; non-text values are written as JSON."""
 
     def lookup(match: re.Match[str]) -> str:
         path = match.group(1)
-        value: Any = variables
+        value: JsonValue = variables
         for part in path.split("."):
             if isinstance(value, dict) and part in value:
                 value = value[part]
@@ -159,19 +171,19 @@ def render_openai(template: str, variables: dict[str, Any]) -> str:
     return _OPENAI_REF.sub(lookup, template)
 
 
-def render_template(template: str, variables: dict[str, Any]) -> str:
+def render_template(template: str, variables: JsonObject) -> str:
     """Render a judge template in whichever dialect it is written."""
     if dialect_of(template) == "openai":
         return render_openai(template, variables)
     return render_handlebars(template, variables)
 
 
-class _StrictFormatMap(dict[str, Any]):
-    def __missing__(self, key: str) -> Any:
+class _StrictFormatMap(JsonObject):
+    def __missing__(self, key: str) -> JsonValue:
         raise UnknownVariable(key, list(self.keys()))
 
 
-def render_format(template: str, variables: dict[str, Any]) -> str:
+def render_format(template: str, variables: JsonObject) -> str:
     """Python ``str.format`` rules (Letta): ``{name}``, ``{{`` for a literal brace."""
     try:
         return string.Formatter().vformat(template, (), _StrictFormatMap(variables))
@@ -198,17 +210,17 @@ def format_fields(template: str) -> list[str]:
     return names
 
 
-def _json(value: Any) -> str:
+def _json(value: JsonValue) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _helper_json(this: Any, value: Any) -> str:
+def _helper_json(this: JsonValue, value: JsonValue) -> str:
     return _json(value)
 
 
-def _helper_eq(this: Any, left: Any, right: Any) -> bool:
+def _helper_eq(this: JsonValue, left: JsonValue, right: JsonValue) -> bool:
     return bool(left == right)
 
 

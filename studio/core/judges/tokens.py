@@ -14,7 +14,12 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from studio.core.json_types import JsonObject
+
+if TYPE_CHECKING:  # pydantic stays unimported until a chat is built
+    from studio.core.judges.http.chat import ChatMessage
 
 #: characters a token, for models whose tokenizer is unknown here: OpenAI's rule of thumb for English
 CHARS_PER_TOKEN = 4
@@ -63,7 +68,7 @@ def _encoding(name: str) -> _Encoding | None:
             import bpe_openai
         except ImportError:  # an install without it counts by the approximation, and says so
             return None
-        encoding = bpe_openai.get_encoding(name)
+        encoding: _Encoding = bpe_openai.get_encoding(name)  # bpe_openai ships no types
         encoding.encode("")
     return encoding
 
@@ -91,7 +96,7 @@ class TokenCounter:
             return math.ceil(len(text) / CHARS_PER_TOKEN)
         return len(enc.encode(text))
 
-    def count_messages(self, messages: Sequence[Any]) -> int:
+    def count_messages(self, messages: Sequence[ChatMessage | JsonObject]) -> int:
         """``messages``: ChatMessage models or {"role", "content"} dicts."""
         total = REPLY_PRIMING
         for message in messages:
@@ -106,7 +111,7 @@ def counter_for(model: str, openai_encodings: bool = True) -> TokenCounter:
     return TokenCounter(model=model, encoding=encoding_name(model) if openai_encodings else None)
 
 
-def _role_content(message: Any) -> tuple[str, str]:
+def _role_content(message: ChatMessage | JsonObject) -> tuple[str, str]:
     if isinstance(message, dict):
         return str(message.get("role") or ""), str(message.get("content") or "")
     return str(message.role), str(message.content)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.judges.answers import VERDICT_TOKENS, verdict_schema
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
@@ -17,8 +17,8 @@ from studio.core.models.result import OutcomeStatus
 class Trace:
     def __init__(self, client: JudgeClient) -> None:
         self.client = client
-        self.calls: list[dict[str, Any]] = []
-        self.raw: list[Any] = []
+        self.calls: list[JsonObject] = []
+        self.raw: JsonArray = []
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.cached_tokens = 0
@@ -54,7 +54,7 @@ class Trace:
         messages: list[ChatMessage],
         response: ChatResponse,
         slot: int | None = None,
-        dumped: list[dict[str, Any]] | None = None,
+        dumped: list[JsonObject] | None = None,
     ) -> None:
         entry = {
             "label": label,
@@ -96,7 +96,7 @@ class Trace:
         *,
         score: float | None,
         rationale: str | None = None,
-        details: dict[str, Any] | None = None,
+        details: JsonObject | None = None,
         status: OutcomeStatus = "ok",
         error: str | None = None,
     ) -> Outcome:
@@ -118,14 +118,14 @@ class Trace:
             cached=self.cached,
         )
 
-    def failure(self, error: str, details: dict[str, Any] | None = None) -> Outcome:
+    def failure(self, error: str, details: JsonObject | None = None) -> Outcome:
         return self.outcome(score=None, status="error", error=error, details=details)
 
-    def skipped(self, rationale: str, details: dict[str, Any] | None = None) -> Outcome:
+    def skipped(self, rationale: str, details: JsonObject | None = None) -> Outcome:
         return self.outcome(score=None, status="skipped", rationale=rationale, details=details)
 
 
-def _finished(call: dict[str, Any]) -> dict[str, Any]:
+def _finished(call: JsonObject) -> JsonObject:
     """A call still pending when the outcome is made has failed (its prompt is kept)."""
     if "pending" not in call:
         return call

@@ -7,8 +7,7 @@ same facts. Context turns exclude the completion; "document" turns carry retriev
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models import GraderBase, Sample, Turn
 
 #: every sample variable a template author can pick from the palette, with what it holds; a test
@@ -39,7 +38,7 @@ def extracted_completion(grader: GraderBase, sample: Sample) -> str:
     return sample.completion or ""
 
 
-def turn_dicts(turns: list[Turn]) -> list[dict[str, Any]]:
+def turn_dicts(turns: list[Turn]) -> list[JsonObject]:
     return [{"role": t.role, "content": t.content} for t in turns]
 
 
@@ -64,7 +63,7 @@ def before_last_user(turns: list[Turn]) -> list[Turn]:
 
 def sample_variables(
     grader: GraderBase, sample: Sample, completion: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Every standard variable for ``sample``; judge kinds add their own keys on top."""
     text = extracted_completion(grader, sample) if completion is None else completion
     context = list(sample.messages)

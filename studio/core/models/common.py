@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from studio.core.json_types import JsonObject
+
 #: marks a field that belongs to this machine (a folder, an environment variable's name): exports never
 #: write it, not even in the definition a generated module carries (``platforms._carried``)
-LOCAL: dict[str, Any] = {"local": True}
+LOCAL: JsonObject = {"local": True}
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 
 #: the validation context of a definition read back from the library (``parse_grader(..., stored=True)``):
 #: a rule added after a release stored a definition is reported by ``problems()`` there, not raised,
 #: so an older library still opens and shows the grader as invalid instead of failing to load
-STORED: dict[str, Any] = {"stored": True}
+STORED: JsonObject = {"stored": True}
 
 
-def is_stored(context: Any) -> bool:
+def is_stored(context: object) -> bool:
+
     """Whether a validator runs on a definition read back from the library (see ``STORED``)."""
     return isinstance(context, dict) and bool(context.get("stored"))
 
@@ -51,7 +54,7 @@ class Extractor(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
     kind: ExtractorKind = "last_assistant"
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: JsonObject = Field(default_factory=dict)
 
 
 class GraderBase(BaseModel):

@@ -8,9 +8,11 @@ like any other. This module adds the composite, parsing and dumping, and the def
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from studio.core.json_types import JsonObject, JsonValue
 
 from .common import STORED, GraderBase
 from .union import _PLACEHOLDER, UNION_REF, GraderDefinition, _registry
@@ -56,10 +58,10 @@ GRADER_ADAPTER: TypeAdapter[GraderDefinition] = TypeAdapter(GraderDefinition)
 
 
 
-def union_json_schema() -> dict[str, Any]:
+def union_json_schema() -> JsonObject:
     """Every declared kind's definition schema (``$defs``) and the union of them (``oneOf`` keyed by
     ``kind``), for a definition file's JSON schema."""
-    defs: dict[str, Any] = {}
+    defs: JsonObject = {}
     branches = []
     for kind in _registry().kinds().values():
         branch = kind.model.model_json_schema(ref_template="#/$defs/{model}")
@@ -72,7 +74,8 @@ def union_json_schema() -> dict[str, Any]:
     return {**union, "$defs": defs}
 
 
-def _pointed(schema: Any) -> Any:
+def _pointed(schema: JsonValue) -> JsonValue:
+
     """``schema`` with each nested definition's placeholder replaced by a reference to the union."""
     if isinstance(schema, dict):
         if schema.get(_PLACEHOLDER):
@@ -89,12 +92,12 @@ def parse_grader(data: object, *, stored: bool = False) -> GraderDefinition:
     return GRADER_ADAPTER.validate_python(data, context=STORED if stored else None)
 
 
-def dump_grader(grader: GraderBase) -> dict[str, Any]:
+def dump_grader(grader: GraderBase) -> JsonObject:
     """Plain JSON-able dict, defaults omitted so files stay short and diffs readable.
 
     ``kind`` is always written (first, for readers), nested composite components included.
     """
-    data: dict[str, Any] = {"kind": grader.kind}
+    data: JsonObject = {"kind": grader.kind}
     data.update(grader.model_dump(mode="json", exclude_defaults=True))
     if grader.PARTS_FIELD is not None:
         for i, part in enumerate(grader.parts()):

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol, cast
 from urllib.parse import SplitResult, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
@@ -27,8 +28,20 @@ PROVIDER_REGISTRY = "studio.core.judges.http.providers"
 EndpointKind = str
 
 
-def _providers() -> Any:
-    return importlib.import_module(PROVIDER_REGISTRY)
+class _ProviderRegistry(Protocol):
+    """What an endpoint reads of the provider registry module (``judges/http/providers``)."""
+
+    UnknownProvider: type[Exception]
+
+    def get_provider(self, name: str) -> ProviderRules: ...
+
+    def providers(self) -> Mapping[str, ProviderRules]: ...
+
+
+def _providers() -> _ProviderRegistry:
+    # a module reached by name is a ModuleType to mypy; judges/http/providers defines these names
+    # and its Provider has ProviderRules' fields
+    return cast(_ProviderRegistry, importlib.import_module(PROVIDER_REGISTRY))
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 
@@ -152,8 +165,7 @@ class EndpointConfig(BaseModel):
     def rules(self) -> ProviderRules:
         """What this endpoint's provider asks of its settings and URL (the whole descriptor, with its
         requests and answers, is ``judges.http.providers.provider_of``)."""
-        rules: ProviderRules = _providers().get_provider(self.kind)
-        return rules
+        return _providers().get_provider(self.kind)
 
     @field_validator("kind")
     @classmethod

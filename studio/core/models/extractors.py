@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from studio.core import saferegex
+from studio.core.json_types import JsonObject
 from studio.core.models import Extractor, Sample, ToolCall, Turn
 
 
@@ -50,14 +51,14 @@ def _calls(groups: list[list[Turn]]) -> list[ToolCall]:
     return [c for group in groups for t in group if t.role == "assistant" for c in t.tool_calls]
 
 
-def _required(config: dict, name: str, kind: str) -> str:
+def _required(config: JsonObject, name: str, kind: str) -> str:
     value = config.get(name)
     if not value:
         raise ExtractionError(f"the {kind} extractor needs config.{name}")
     return str(value)
 
 
-def _pattern(messages: list[str], config: dict) -> str:
+def _pattern(messages: list[str], config: JsonObject) -> str:
     pattern = _required(config, "pattern", "pattern")
     group = config.get("group", 0)
     try:  # compiled on first use: with no assistant message a bad pattern is never read (Letta)

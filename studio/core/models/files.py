@@ -9,7 +9,6 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 from ruamel.yaml import YAML
@@ -17,11 +16,13 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.safe_files import read_regular, read_regular_text, write_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
 from .common import GraderBase
-from .definition import GRADER_ADAPTER, GraderDefinition, dump_grader, union_json_schema
+from .definition import GRADER_ADAPTER, dump_grader, union_json_schema
+from .union import GraderDefinition
 
 SCHEMA_VERSION = 1
 
@@ -39,7 +40,7 @@ class DefinitionError(StudioError, ValueError):
         super().__init__("\n".join(lines))
 
 
-def _literal_strings(value: Any) -> Any:
+def _literal_strings(value: object) -> object:
     """Multi-line strings become ``|`` block scalars so source code and prompts stay readable."""
     if isinstance(value, str) and "\n" in value:
         return LiteralScalarString(value if value.endswith("\n") else value)
@@ -58,7 +59,7 @@ def _yaml() -> YAML:
     return yaml
 
 
-def to_document(grader: GraderBase) -> dict[str, Any]:
+def to_document(grader: GraderBase) -> JsonObject:
     return {"schema_version": SCHEMA_VERSION, **dump_grader(grader)}
 
 
@@ -72,7 +73,7 @@ def to_json(grader: GraderBase) -> str:
     return json.dumps(to_document(grader), indent=2, ensure_ascii=False) + "\n"
 
 
-def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
+def _line_of(node: object, loc: tuple[str | int, ...]) -> int | None:
     """1-based line of the deepest node along ``loc`` that the YAML parser recorded."""
     line: int | None = None
     for part in loc:
@@ -85,11 +86,11 @@ def _line_of(node: Any, loc: tuple[Any, ...]) -> int | None:
     return line
 
 
-def _field_path(loc: tuple[Any, ...]) -> str:
+def _field_path(loc: tuple[str | int, ...]) -> str:
     return ".".join(str(p) for p in loc)
 
 
-def parse_document(data: Any, source: str = "<definition>", tree: Any = None) -> GraderDefinition:
+def parse_document(data: object, source: str = "<definition>", tree: object = None) -> GraderDefinition:
     """Validate a loaded document (schema_version + grader fields) into a definition."""
     if not isinstance(data, dict):
         raise DefinitionError(source, [(1, "", "a grader definition must be a mapping of fields")])
@@ -112,7 +113,7 @@ def parse_document(data: Any, source: str = "<definition>", tree: Any = None) ->
         raise DefinitionError(source, problems) from None
 
 
-def read_tree(text: str, source: str = "<definition>") -> Any:
+def read_tree(text: str, source: str = "<definition>") -> JsonValue:
     """YAML or JSON text as ruamel's tree (lines kept), read by the studio's one YAML reader with the
     grader file's rule: no aliases at all (``studio/core/yaml_text.py``)."""
     try:
@@ -121,12 +122,12 @@ def read_tree(text: str, source: str = "<definition>") -> Any:
         raise DefinitionError(source, [(exc.line, "", exc.reason)]) from None
 
 
-def plain(tree: Any) -> Any:
+def plain(tree: JsonValue) -> JsonValue:
     """A tree ``read_tree`` gave as plain dicts, lists and scalars."""
     return _plain(tree)
 
 
-def dump_yaml(data: Any) -> str:
+def dump_yaml(data: object) -> str:
     """``data`` as YAML written for people (multi-line text as block scalars)."""
     buffer = io.StringIO()
     _yaml().dump(_literal_strings(data), buffer)
@@ -139,7 +140,8 @@ def loads(text: str, source: str = "<definition>") -> GraderDefinition:
     return parse_document(_plain(tree), source, tree)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: JsonValue) -> JsonValue:
+
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -167,7 +169,7 @@ def save(grader: GraderBase, path: str | Path) -> Path:
     return write_text(path, text)  # never through a link planted at ``path``
 
 
-def json_schema() -> dict[str, Any]:
+def json_schema() -> JsonObject:
     """JSON Schema of a definition file: the grader union plus ``schema_version``."""
     schema = union_json_schema()
     return {

@@ -7,9 +7,11 @@ file a ``file://check.js[:fn]`` value names, carried in the definition so the gr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
+
+from studio.core.json_types import JsonObject
 
 from .common import GraderBase
 from .function import MAX_SOURCE_BYTES
@@ -26,7 +28,7 @@ class JavascriptGrader(GraderBase):
     #: ``not-javascript``: the pass verdict is inverted (a number keeps its score)
     negate: bool = False
     #: promptfoo's assertion ``config``: handed to the code as ``context.config``
-    config: dict[str, Any] | None = None
+    config: JsonObject | None = None
     #: where the file came from (``file://...`` as written), shown to people; never read again
     origin: str | None = None
     timeout_seconds: float = Field(default=10.0, gt=0, le=600)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+
+from studio.core.json_types import JsonObject
 
 from .common import GraderBase, is_stored
 from .thread import Turn
@@ -20,7 +22,7 @@ class JudgeBase(GraderBase):
     max_tokens: int | None = None
     system_template: str | None = Field(default=None, description="Handlebars; None = built-in")
     user_template: str | None = Field(default=None, description="Handlebars; None = built-in")
-    template_variables: dict[str, Any] = Field(default_factory=dict)
+    template_variables: JsonObject = Field(default_factory=dict)
 
     def own_endpoints(self) -> tuple[str | None, ...]:
         return (self.endpoint,)

@@ -10,9 +10,11 @@ beyond them is kept too, and named by the importer.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
+
+from studio.core.json_types import JsonObject
 
 from .common import GraderBase
 
@@ -39,14 +41,14 @@ class OpenAIGrader(GraderBase):
 
     kind: Literal["openai_grader"] = "openai_grader"
     SCORE_BOUNDS: ClassVar[tuple[float, float] | None] = None
-    criterion: dict[str, Any] = Field(description="the OpenAI grader JSON, verbatim")
+    criterion: JsonObject = Field(description="the OpenAI grader JSON, verbatim")
     #: the endpoint a score_model/label_model/cosine criterion calls (None: the run's endpoint)
     endpoint: str | None = None
     #: the criterion as the file wrote it (JSON text, its keys in their order): the library stores
     #: definitions with sorted keys, and an export writes the criterion back in the file's order
     as_written: str | None = None
 
-    def written(self) -> dict[str, Any]:
+    def written(self) -> JsonObject:
         """The criterion in the order the file wrote it, while it is unchanged; else as held."""
         if self.as_written is not None:
             import json
@@ -55,13 +57,13 @@ class OpenAIGrader(GraderBase):
                 found = json.loads(self.as_written)
             except ValueError:
                 return self.criterion
-            if found == self.criterion:
+            if isinstance(found, dict) and found == self.criterion:  # only a dict equals the criterion
                 return found
         return self.criterion
 
     @field_validator("criterion")
     @classmethod
-    def _typed(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _typed(cls, value: JsonObject) -> JsonObject:
         if value.get("type") not in OPENAI_TYPES:
             raise ValueError(f"type must be one of {', '.join(OPENAI_TYPES)}, not {value.get('type')!r}")
         return value

@@ -32,9 +32,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:  # SQLAlchemy is imported when SQL is asked for (start-up stays light)
     from sqlalchemy.sql.elements import ColumnElement
@@ -94,7 +95,7 @@ def check_threshold(threshold: float) -> float:
     return value
 
 
-def _holds(clause: Clause, status: str, score: float | None, verdict: Any, threshold: float) -> bool:
+def _holds(clause: Clause, status: str, score: float | None, verdict: object, threshold: float) -> bool:
     if clause.statuses and status not in clause.statuses:
         return False
     if clause.verdict is not None and verdict != clause.verdict:
@@ -108,13 +109,13 @@ def _holds(clause: Clause, status: str, score: float | None, verdict: Any, thres
     return True
 
 
-def decide(status: str, score: float | None, verdict: Any, threshold: float) -> Decision:
+def decide(status: str, score: float | None, verdict: object, threshold: float) -> Decision:
     """The rule for one result: ``verdict`` is the judge's own (``details["verdict"]``) or None."""
     clause = deciding_clause(status, score, verdict, threshold)
     return OTHERWISE if clause is None else clause.decision
 
 
-def deciding_clause(status: str, score: float | None, verdict: Any, threshold: float) -> Clause | None:
+def deciding_clause(status: str, score: float | None, verdict: object, threshold: float) -> Clause | None:
     """The clause of ``RULE`` that decides the result (None: no clause holds, ``OTHERWISE``): what
     a report says of why (a fail by the judge's own verdict, or by a score below the threshold)."""
     for clause in RULE:
@@ -130,12 +131,12 @@ def at_least_source(score: str, threshold: str) -> str:
     return f"({score}) >= ({threshold})"
 
 
-def promptfoo_passes(value: Any, threshold: float | None) -> bool:
+def promptfoo_passes(value: object, threshold: float | None) -> bool:
     """promptfoo's rule for a number a ``javascript`` assertion returns (its handleJavascript): at
     or above the assertion's own threshold, above 0 without one; not a finite number never passes.
     A platform's rule, kept beside the studio's so no other module compares a score: the studio's
     own decision of the result is still ``decide``'s, at the run's threshold."""
-    if type(value) not in (int, float) or not math.isfinite(value):
+    if type(value) not in (int, float) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return False
     return bool(value >= threshold) if threshold is not None else value > 0
 
@@ -172,17 +173,28 @@ def plain_decisions(scores: Sequence[float | None], threshold: float, finite: bo
     return counts
 
 
-def verdict_in(details: Any) -> Any:
+def verdict_in(details: object) -> JsonValue:
     """The judge's own verdict kept in a result's details (None when it gave none)."""
     return details.get("verdict") if isinstance(details, Mapping) else None
 
 
-def decide_result(result: Mapping[str, Any], threshold: float) -> Decision:
+def decide_result(result: Mapping[str, JsonValue], threshold: float) -> Decision:
     """The rule for a stored result or an outcome's fields (``status``, ``score``, ``details``)."""
     return decide(str(result.get("status")), result.get("score"), verdict_in(result.get("details")), threshold)
 
 
-def decide_outcome(outcome: Any, threshold: float) -> Decision:
+class _Decided(Protocol):
+    """What the rule reads of an ``Outcome`` (result.py, which imports this module)."""
+
+    @property
+    def status(self) -> str: ...
+    @property
+    def score(self) -> float | None: ...
+    @property
+    def details(self) -> JsonObject: ...
+
+
+def decide_outcome(outcome: _Decided, threshold: float) -> Decision:
     """The rule for an ``Outcome`` (what a scorer returned)."""
     return decide(outcome.status, outcome.score, verdict_in(outcome.details), threshold)
 
@@ -195,7 +207,7 @@ def word(status: str, decision: Decision) -> str:
     return {"pass": "PASS", "fail": "FAIL"}.get(decision, "NA")
 
 
-def run_threshold(settings: Mapping[str, Any] | None, aggregates: Mapping[str, Any] | None = None) -> float:
+def run_threshold(settings: Mapping[str, JsonValue] | None, aggregates: Mapping[str, JsonValue] | None = None) -> float:
     """A run's pass threshold: its settings' (what it was started with) first, since its stored
     aggregates may be older, then the aggregates', else ``DEFAULT_PASS_THRESHOLD``."""
     for source in (settings or {}, aggregates or {}):
@@ -206,8 +218,8 @@ def run_threshold(settings: Mapping[str, Any] | None, aggregates: Mapping[str, A
 
 
 # --- the same rule in SQL ------------------------------------------------------------------------
-def decision_sql(status: ColumnElement[Any], score: ColumnElement[Any], verdict: ColumnElement[Any],
-                 threshold: float) -> ColumnElement[Any]:
+def decision_sql(status: ColumnElement[str], score: ColumnElement[float], verdict: ColumnElement[str],
+                 threshold: float) -> ColumnElement[str]:
     """``RULE`` as an SQL ``CASE`` over the given column expressions, giving the decision's name."""
     from sqlalchemy import and_, case, literal, not_, or_, true
 
@@ -250,7 +262,8 @@ def scored_sql(status: str = "status", score: str = "score") -> str:
             f" THEN {score} END")
 
 
-def decision_in_sql(decisions: tuple[str, ...], **columns: Any) -> str:
-    """An SQL condition: the result's decision is one of ``decisions``."""
+def decision_in_sql(decisions: tuple[str, ...], status: str = "status", score: str = "score",
+                    details: str = "details", threshold: float = DEFAULT_PASS_THRESHOLD) -> str:
+    """An SQL condition: the result's decision is one of ``decisions`` (``decision_sql_text``'s columns)."""
     names = ", ".join(f"'{d}'" for d in decisions if d in DECISIONS)
-    return f"({decision_sql_text(**columns)} IN ({names}))"
+    return f"({decision_sql_text(status, score, details, threshold)} IN ({names}))"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.json_types import JsonObject, JsonValue
 
 from .pass_rule import DEFAULT_PASS_THRESHOLD, run_threshold
 
@@ -31,9 +33,9 @@ class Outcome(BaseModel):
     score: float | None = None
     scores: dict[str, float] = Field(default_factory=dict)
     rationale: str | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: JsonObject = Field(default_factory=dict)
     error: str | None = None
-    raw: Any = None
+    raw: JsonValue = None
     duration_ms: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -43,10 +45,10 @@ class Outcome(BaseModel):
 
     @classmethod
     def scored(cls, score: float, scores: dict[str, float], *, duration_ms: float = 0.0,
-               details: dict[str, Any] | None = None, rationale: str | None = None) -> Outcome:
+               details: JsonObject | None = None, rationale: str | None = None) -> Outcome:
         """An ok outcome: the constructor every scorer's hot path uses (validating a dict is the
         fastest way pydantic builds a model; ``model_construct`` is twice as slow)."""
-        data: dict[str, Any] = {"status": "ok", "score": score, "scores": scores, "duration_ms": duration_ms}
+        data: JsonObject = {"status": "ok", "score": score, "scores": scores, "duration_ms": duration_ms}
         if details:
             data["details"] = details
         if rationale is not None:
@@ -54,15 +56,16 @@ class Outcome(BaseModel):
         return cls.model_validate(data)
 
     @classmethod
-    def failure(cls, error: str, *, duration_ms: float = 0.0, raw: Any = None) -> Outcome:
+    def failure(cls, error: str, *, duration_ms: float = 0.0, raw: JsonValue = None) -> Outcome:
         return cls(status="error", score=None, error=error, duration_ms=duration_ms, raw=raw)
 
     @classmethod
-    def invalid(cls, error: str, raw: Any, *, duration_ms: float = 0.0) -> Outcome:
+    def invalid(cls, error: str, raw: JsonValue, *, duration_ms: float = 0.0) -> Outcome:
         return cls(status="invalid", score=0.0, error=error, raw=raw, duration_ms=duration_ms)
 
 
-def valid_number(value: Any) -> TypeGuard[int | float]:
+def valid_number(value: object) -> TypeGuard[int | float]:
+
     """Platforms' rule: int or float, not bool, finite (an int beyond a float's range is not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
 
@@ -86,14 +89,14 @@ class RunInfo(BaseModel):
     total: int = 0
     done: int = 0
     counts: dict[str, int] = Field(default_factory=dict)
-    aggregates: dict[str, Any] = Field(default_factory=dict)
-    settings: dict[str, Any] = Field(default_factory=dict)
+    aggregates: JsonObject = Field(default_factory=dict)
+    settings: JsonObject = Field(default_factory=dict)
     #: None: the library holds a time that is no time (a hand edit of a SQLite file): unknown
     created_at: datetime | None
     finished_at: datetime | None = None
     #: a suite run's plan: {"key": suite key or None for ``run --graders``, "version", "overall",
     #: "overall_grader", "graders": [keys]}; None for a run of one grader
-    suite: dict[str, Any] | None = None
+    suite: JsonObject | None = None
 
     @property
     def overall_rule(self) -> str | None:

@@ -6,9 +6,11 @@ platforms use more than the chat roles; a document turn carries one retrieved ch
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.json_types import JsonObject
 
 
 class ToolCall(BaseModel):
@@ -37,7 +39,7 @@ class Thread(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid")
 
     turns: list[Turn] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
     def completion(self) -> str | None:
         """Content of the last turn when it is an assistant turn (Adaptive's rule)."""
@@ -74,8 +76,8 @@ class Sample(BaseModel):
     messages: list[Turn] = Field(default_factory=list)
     completion: str | None = None
     expected: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
-    fields: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
+    fields: JsonObject = Field(default_factory=dict)
 
     def thread(self) -> Thread:
         """The conversation with the completion appended; ``expected`` is visible in the metadata."""

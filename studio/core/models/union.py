@@ -9,7 +9,8 @@ here: a mapping validates into the model its ``kind``'s descriptor declares (``s
 from __future__ import annotations
 
 import importlib
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated, Protocol, cast
 
 from pydantic import PlainValidator, SerializeAsAny, ValidationInfo, WithJsonSchema
 from pydantic_core import PydanticCustomError
@@ -23,8 +24,31 @@ UNION_REF = "#/$defs/GraderDefinition"
 _PLACEHOLDER = "x-grader-definition"
 
 
-def _registry() -> Any:
-    return importlib.import_module(KIND_REGISTRY)
+class _Kind(Protocol):
+    """What the models read of a kind's descriptor (``studio.core.kinds.GraderKind``)."""
+
+    @property
+    def model(self) -> type[GraderBase]: ...
+    @property
+    def is_judge(self) -> bool: ...
+    @property
+    def pairs(self) -> bool: ...
+
+
+class _KindRegistry(Protocol):
+    """What the models read of the kind registry module (``studio.core.kinds``)."""
+
+    UnknownKind: type[Exception]
+
+    def get_kind(self, kind: object) -> _Kind: ...  # a name that is no string: UnknownKind
+
+    def kinds(self) -> Mapping[str, _Kind]: ...
+
+
+def _registry() -> _KindRegistry:
+    # a module reached by name is a ModuleType to mypy; studio.core.kinds defines these names
+    # (tests/core/test_kinds.py uses them), and its GraderKind has these properties
+    return cast(_KindRegistry, importlib.import_module(KIND_REGISTRY))
 
 
 def model_for(kind: object) -> type[GraderBase]:
@@ -36,7 +60,7 @@ def model_for(kind: object) -> type[GraderBase]:
         raise PydanticCustomError("union_tag_invalid", str(exc)) from None
 
 
-def _validate(value: Any, info: ValidationInfo) -> GraderBase:
+def _validate(value: object, info: ValidationInfo) -> GraderBase:
     """A definition of any kind: an instance passes as it is, a mapping validates into its kind's model
     (with the caller's context: a definition read from the library, ``common.STORED``, nested ones too)."""
     if isinstance(value, GraderBase) and "kind" in type(value).model_fields:  # the boundary: an instance passes as it is

@@ -15,10 +15,10 @@ import ast
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader, parse_grader
 
 NAME = "GRADER_STUDIO"
@@ -30,7 +30,7 @@ def _digest(module: str) -> str:
     return hashlib.sha256(module.encode("utf-8")).hexdigest()
 
 
-def portable_dump(grader: GraderDefinition) -> dict[str, Any]:
+def portable_dump(grader: GraderDefinition) -> JsonObject:
     """``dump_grader`` without this machine's own settings (fields marked ``LOCAL``: a folder, a key's
     variable name), which no export writes; composites' and juries' parts too."""
     dumped = dump_grader(grader)
@@ -71,7 +71,7 @@ def carried(text: str, platform: str) -> tuple[list[GraderDefinition] | None, st
         assign = tree.body[0]
         if len(tree.body) != 1 or not isinstance(assign, ast.Assign) or ast.unparse(assign.targets[0]) != NAME:
             return None, f"its {NAME} block is not one assignment"
-        data: Any = ast.literal_eval(assign.value)
+        data: JsonValue = ast.literal_eval(assign.value)
     except (SyntaxError, ValueError, IndexError, RecursionError, MemoryError):
         return None, f"its {NAME} block is not a plain literal"
     if not isinstance(data, dict) or data.get("platform") != platform:
@@ -92,13 +92,13 @@ IDENTITY = ("name", "description", "tags", "metric", "endpoint")
 META_KEY = "grader_studio"
 
 
-def identity(grader: GraderDefinition) -> dict[str, Any]:
+def identity(grader: GraderDefinition) -> JsonObject:
     """The identity fields ``grader`` sets (defaults left out), as plain data."""
     dumped = dump_grader(grader)
     return {name: dumped[name] for name in IDENTITY if name in dumped}
 
 
-def restore_identity(grader: GraderDefinition, carried_fields: Any) -> GraderDefinition:
+def restore_identity(grader: GraderDefinition, carried_fields: JsonValue) -> GraderDefinition:
     """``grader`` with the identity fields an export carried; anything else in them is ignored."""
     if not isinstance(carried_fields, dict):
         return grader
@@ -112,12 +112,12 @@ def restore_identity(grader: GraderDefinition, carried_fields: Any) -> GraderDef
         return grader
 
 
-def adapted_fields(grader: FunctionGrader) -> dict[str, Any]:
+def adapted_fields(grader: FunctionGrader) -> JsonObject:
     """The studio source a generated adapter wraps, and its contract (for ``unadapted``)."""
     return {"contract": grader.contract, "source": grader.source, "function_name": grader.function_name}
 
 
-def unadapted(grader: GraderDefinition, adapted: Any, target: str) -> GraderDefinition:
+def unadapted(grader: GraderDefinition, adapted: JsonValue, target: str) -> GraderDefinition:
     """The studio function grader a generated adapter wraps, when the export carried it (``adapted``)
     and ``grader``'s source is still exactly the adapter ``target``'s export generates for it; else
     ``grader`` as read (an edited adapter is imported as the code it now is)."""

@@ -26,8 +26,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.providers import get_provider
 from studio.core.models import GraderDefinition, Sample
 
@@ -40,7 +40,11 @@ from ._judge_prompts import (
     portable_or_reason,
     with_sections,
 )
-from .registry import get_platform
+from .letta import LettaPlatform
+from .mka1 import Mka1Platform
+from .openai import OpenAIPlatform
+from .promptfoo import PromptfooPlatform
+from .registry import get_platform, platform_of
 
 TARGETS = ("promptfoo", "inspect", "openai", "letta", "mka1")
 
@@ -61,8 +65,8 @@ class GeneratedBy:
     max_tokens: int | None = None
     api_key_env: str | None = None
 
-    def promptfoo_provider(self) -> dict[str, Any]:
-        config: dict[str, Any] = {"apiBaseUrl": self.base_url}
+    def promptfoo_provider(self) -> JsonObject:
+        config: JsonObject = {"apiBaseUrl": self.base_url}
         if self.temperature is not None:
             config["temperature"] = self.temperature
         if self.max_tokens is not None:
@@ -89,11 +93,11 @@ def _keyed(graders: Sequence[tuple[str, GraderDefinition]]) -> list[GraderDefini
     return out
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: object) -> JsonValue:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
-def row(sample: Sample) -> dict[str, Any]:
+def row(sample: Sample) -> JsonObject:
     """One dataset row every target shares: the sample's own fields, its expected answer as
     ``reference``/``expected``, and the judge slots (which win over a field of the same name)."""
     fields = _jsonable(sample.fields)
@@ -141,18 +145,18 @@ def export_eval(target: str, graders: Sequence[tuple[str, GraderDefinition]], sa
     return result
 
 
-def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _promptfoo_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                           judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
     """The eval calls the model under test: its endpoint is the provider, each test's prompt the
     chat the studio sent (a JSON list of messages, which promptfoo's chat providers read as such),
     and the judges grade the provider's ``output`` (not the stored completion, left out of the vars)."""
-    platform = get_platform("promptfoo")
+    platform = platform_of("promptfoo", PromptfooPlatform)
     tests = [{"description": str(s.id),
               "vars": {**{k: v for k, v in r.items() if isinstance(v, str) and k != "completion"},
                        "chat": json.dumps(messages, ensure_ascii=False)}}
              for s, r, messages in zip(samples, rows, generated.messages, strict=True)]
     config_file = "promptfooconfig.yaml"
-    result = platform._config(graders, config_file, tests,  # type: ignore[attr-defined]
+    result = platform._config(graders, config_file, tests,
                               provider=("{{ chat | safe }}", generated.promptfoo_provider()))
     result.notes.append(f"{config_file}: the provider is {generated.endpoint!r} (model {generated.model}), which "
                         "generated this dataset; each test sends the sample's chat as the studio did")
@@ -189,7 +193,7 @@ def {task}_generate() -> Task:
 '''
 
 
-def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                         judges: list[PortableJudge], slug: str, generated: GeneratedBy) -> ExportResult:
     """The task file gains a second task that generates with the model under test (``generate()``)
     on the chats the studio sent, named after the endpoint; the stored-completion task stays."""
@@ -212,15 +216,15 @@ def _inspect_generating(graders: list[GraderDefinition], samples: Sequence[Sampl
     return result
 
 
-def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _promptfoo(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
                judges: list[PortableJudge], slug: str) -> ExportResult:
     from ._promptfoo_judge import completion_var
 
-    platform = get_platform("promptfoo")
+    platform = platform_of("promptfoo", PromptfooPlatform)
     tests = [{"description": str(s.id), "vars": {k: v for k, v in r.items() if isinstance(v, str)}}
              for s, r in zip(samples, rows, strict=True)]
     with completion_var("completion"):
-        return platform._config(graders, "promptfooconfig.yaml", tests)  # type: ignore[attr-defined]
+        return platform._config(graders, "promptfooconfig.yaml", tests)
 
 
 TASK = '''"""Inspect AI eval exported by Grader Studio: dataset {name!r} scored by {keys}.
@@ -274,7 +278,7 @@ def {task}() -> Task:
 '''
 
 
-def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
              judges: list[PortableJudge], slug: str) -> ExportResult:
     platform = get_platform("inspect")
     result = ExportResult()
@@ -298,11 +302,11 @@ def _inspect(graders: list[GraderDefinition], samples: Sequence[Sample], rows: l
     return result
 
 
-def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
             judges: list[PortableJudge], slug: str) -> ExportResult:
-    platform = get_platform("openai")
+    platform = platform_of("openai", OpenAIPlatform)
     result = ExportResult()
-    criteria = [platform.to_json(g, result.warnings) for g in graders]  # type: ignore[attr-defined]
+    criteria = [platform.to_json(g, result.warnings) for g in graders]
     items = [with_sections(judges, r) for r in rows]
     names = sorted({k for item in items for k, v in item.items() if isinstance(v, str)})
     item_schema = {"type": "object", "properties": {k: {"type": "string"} for k in names}, "required": names}
@@ -323,13 +327,13 @@ def _openai(graders: list[GraderDefinition], samples: Sequence[Sample], rows: li
     return result
 
 
-def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
            judges: list[PortableJudge], slug: str) -> ExportResult:
-    platform = get_platform("letta")
-    result = platform._suite(graders, name=slug, suite_file="suite.yaml")  # type: ignore[attr-defined]
+    platform = platform_of("letta", LettaPlatform)
+    result = platform._suite(graders, name=slug, suite_file="suite.yaml")
     lines = []
     for sample, r in zip(samples, rows, strict=True):
-        line: dict[str, Any] = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
+        line: JsonObject = {"id": str(sample.id), "input": r["input"], "ground_truth": sample.expected or ""}
         rubric_vars = {k.removeprefix("var_"): v for k, v in r.items() if k.startswith("var_")}
         if rubric_vars:
             line["rubric_vars"] = rubric_vars
@@ -341,21 +345,21 @@ def _letta(graders: list[GraderDefinition], samples: Sequence[Sample], rows: lis
     return result
 
 
-def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[dict[str, Any]],
+def _mka1(graders: list[GraderDefinition], samples: Sequence[Sample], rows: list[JsonObject],
           judges: list[PortableJudge], slug: str) -> ExportResult:
     """A suite manifest whose tasks read ``<slug>.jsonl``: MKA1's own keys (prompt, target, the turns as
     ``messages``), the row's fields, and the judge slots, so an exported judge reads exactly what the
     studio's prompt shows."""
-    platform = get_platform("mka1")
+    platform = platform_of("mka1", Mka1Platform)
     result = ExportResult()
     tasks = []
     for grader in graders:  # the declarations and tasks alone: the rows here carry the slots and the dataset
-        task = platform.task(grader, platform.declaration(grader, result.warnings))  # type: ignore[attr-defined]
+        task = platform.task(grader, platform.declaration(grader, result.warnings))
         task["dataset"] = {"source": "file", "format": "jsonl", "name": f"{slug}.jsonl"}
         tasks.append(task)
     lines = []
     for sample, r in zip(samples, rows, strict=True):
-        line: dict[str, Any] = {"id": str(sample.id), "prompt": sample.input_text(), "target": sample.expected or "",
+        line: JsonObject = {"id": str(sample.id), "prompt": sample.input_text(), "target": sample.expected or "",
                                 "messages": [{"role": t.role, "content": t.content} for t in sample.messages]}
         line.update(r)  # the row's own fields, then the slots, win
         lines.append(json.dumps(line, ensure_ascii=False))

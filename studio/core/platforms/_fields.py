@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
+from studio.core.json_types import JsonValue
 from studio.core.models import BuiltinOptions, GraderBase, GraderDefinition, JudgeBase
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.safe_files import read_regular, read_regular_text
 from studio.core.yaml_text import YamlRefused, read_yaml
 
@@ -24,7 +25,7 @@ from ._base import ImportResult, PlatformError
 COMMON_FIELDS = frozenset({"kind", "key"})
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -102,7 +103,7 @@ def read_text(path: Path) -> str:
         raise PlatformError(f"{path}:{line}: not UTF-8 text (byte {data[exc.start]:#04x}); save it as UTF-8") from None
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> JsonValue:
     """A platform's JSON file, whole: a syntax error (a file cut short among them) names its line."""
     text = read_text(path)
     try:
@@ -118,7 +119,7 @@ def read_json(path: Path) -> Any:
                             "(quote it to keep it as text)") from None
 
 
-def peek_json(path: Path) -> Any:
+def peek_json(path: Path) -> JsonValue:
     """Parsed JSON, or None for anything unreadable: detection must never raise."""
     if path.suffix.lower() != ".json":
         return None
@@ -129,11 +130,11 @@ def peek_json(path: Path) -> Any:
 
 
 def import_each(
-    data: Any,
-    convert: Callable[[Any, str | None], GraderDefinition],
+    data: JsonValue,
+    convert: Callable[[JsonValue, str | None], GraderDefinition],
     key: str | None,
     errors: tuple[type[Exception], ...] = (PlatformError,),
-    fields: Callable[[Any], Iterable[str]] | None = None,
+    fields: Callable[[JsonValue], Iterable[str]] | None = None,
 ) -> ImportResult:
     """A JSON list of graders (or a single one) converted item by item.
 
@@ -158,7 +159,7 @@ def import_each(
     return result
 
 
-def _literal_blocks(data: Any) -> Any:
+def _literal_blocks(data: JsonValue) -> JsonValue:
     """Multi-line strings as ``|`` blocks so prompts and code stay readable in the YAML."""
     if isinstance(data, dict):
         return {k: _literal_blocks(v) for k, v in data.items()}
@@ -170,7 +171,7 @@ def _literal_blocks(data: Any) -> Any:
     return data
 
 
-def dump_yaml(data: Any) -> str:
+def dump_yaml(data: JsonValue) -> str:
     yaml = YAML(typ="rt")
     yaml.width = 4096
     yaml.indent(mapping=2, sequence=4, offset=2)
@@ -179,7 +180,7 @@ def dump_yaml(data: Any) -> str:
     return stream.getvalue()
 
 
-def load_yaml_text(text: str, origin: str) -> Any:
+def load_yaml_text(text: str, origin: str) -> JsonValue:
     """A platform config through the studio's one YAML reader: anchors shared by a config are fine,
     as long as what their aliases repeat stays bounded (``studio/core/yaml_text.py``); one cut short
     is refused (``refuse_cut``)."""
@@ -201,7 +202,7 @@ def refuse_cut(text: str, origin: str) -> None:
                             "cut short does; if it is whole, end its last line with a line break")
 
 
-def peek_yaml(path: Path) -> Any:
+def peek_yaml(path: Path) -> JsonValue:
     """The config for ``detect``, or None when it is not YAML at all. A YAML text the reader refuses
     (an alias bomb) is refused here with its sentence: no platform would read it."""
     if path.suffix.lower() not in {".yaml", ".yml"}:
@@ -216,7 +217,7 @@ def peek_yaml(path: Path) -> Any:
         raise PlatformError(str(exc)) from None
 
 
-def dump_json(data: Any) -> str:
+def dump_json(data: JsonValue) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -236,11 +237,11 @@ def docstring(text: str) -> str:
 
 # The endpoints an export may describe (name -> EndpointConfig), set by the caller that has the
 # library (``with export_endpoints(...)``); a judge's endpoint then becomes a callable provider.
-_ENDPOINTS: ContextVar[Mapping[str, Any] | None] = ContextVar("export_endpoints", default=None)
+_ENDPOINTS: ContextVar[Mapping[str, object] | None] = ContextVar("export_endpoints", default=None)
 
 
 @contextmanager
-def export_endpoints(endpoints: Mapping[str, Any]) -> Iterator[None]:
+def export_endpoints(endpoints: Mapping[str, object]) -> Iterator[None]:
     token = _ENDPOINTS.set(dict(endpoints))
     try:
         yield
@@ -265,6 +266,7 @@ def chosen_model() -> str | None:
     return _MODEL.get()
 
 
-def endpoint_config(name: str | None) -> Any | None:
+def endpoint_config(name: str | None) -> EndpointConfig | None:
     known = _ENDPOINTS.get() or {}
-    return known.get(name) if name else None
+    found = known.get(name) if name else None
+    return found if isinstance(found, EndpointConfig) else None  # the library's endpoints by name

@@ -18,8 +18,9 @@ from __future__ import annotations
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.judges.answers import (
     REASONING_TOKENS,
     RUBRIC_ANSWER,
@@ -34,10 +35,20 @@ from studio.core.judges.kinds import binary_judge, range_judge, rubric_judge
 from studio.core.judges.templates import format_fields, render_handlebars
 from studio.core.judges.variables import extracted_completion, sample_variables
 from studio.core.kinds import ByKind
-from studio.core.models import BinaryJudge, GraderDefinition, RangeJudge, RubricJudge, Sample, Turn
+from studio.core.models import (
+    BinaryJudge,
+    GraderBase,
+    GraderDefinition,
+    JudgeBase,
+    RangeJudge,
+    RubricJudge,
+    Sample,
+    Turn,
+)
 
 from ._base import PlatformError
-from ._fields import _MODEL, chosen_model, endpoint_config, export_model  # noqa: F401 (re-exported)
+from ._fields import _MODEL, endpoint_config
+from ._fields import export_model as export_model  # re-exported for the CLI
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,7 @@ class PortableJudge:
     model: str
     temperature: float
     max_tokens: int
-    answer_schema: dict[str, Any] | None
+    answer_schema: JsonObject | None
     verdicts: tuple[str, ...] = ()
     score_range: tuple[int, int] = (0, 1)
     normalize: bool = True
@@ -97,7 +108,7 @@ class PortableJudge:
     def slots(self) -> set[str]:
         return set().union(*(m.slots() for m in self.messages))
 
-    def config(self) -> dict[str, Any]:
+    def config(self) -> JsonObject:
         """What the exported runtime (``_judge_runtime``) reads: plain JSON, no secrets (the key is an
         environment variable's name)."""
         return {
@@ -119,7 +130,7 @@ class PortableJudge:
         }
 
 
-def embedded_runtime(config: dict[str, Any]) -> str:
+def embedded_runtime(config: JsonObject) -> str:
     """Python source that defines ``_RUNTIME`` (``_judge_runtime.py``, verbatim) and ``JUDGE`` (the
     judge's config): the head of every generated module that grades the studio's way (Inspect, MKA1).
     Needs ``json`` and ``types`` imported before it."""
@@ -138,8 +149,8 @@ def embedded_runtime(config: dict[str, Any]) -> str:
     )
 
 
-def message_json(message: Message) -> dict[str, Any]:
-    parts: list[Any] = []
+def message_json(message: Message) -> JsonObject:
+    parts: JsonArray = []
     for seg in message.segments:
         if isinstance(seg, str):
             parts.append(seg)
@@ -153,11 +164,13 @@ def message_json(message: Message) -> dict[str, Any]:
 
 # ---- the model an export names -----------------------------------------------------------------
 
-def model_id(judge: Any) -> str:
+def model_id(judge: GraderBase) -> str:
     """The model id a platform gets: ``--model``, else the judge's model, else its endpoint's model.
 
     Never the endpoint's *name*: a name means nothing to the platform. Raises when none is known.
     """
+    if not isinstance(judge, JudgeBase):  # only a judge names a model (the callers export judges)
+        raise TypeError(f"a {judge.kind} grader names no model")
     chosen = _MODEL.get() or judge.model
     if chosen:
         return str(chosen)
@@ -187,7 +200,7 @@ SLOT_DOCS = {
 }
 
 
-def item_fields(sample: Sample, judge: Any | None = None) -> dict[str, Any]:
+def item_fields(sample: Sample, judge: GraderBase | None = None) -> JsonObject:
     """Every slot's value for ``sample``, computed by the studio's own judge code.
 
     Rubric variables (``rubric_vars`` of the row) become ``var_<name>`` fields, flat, because some
@@ -197,7 +210,7 @@ def item_fields(sample: Sample, judge: Any | None = None) -> dict[str, Any]:
     variables = sample_variables(probe, sample)
     reference = render_handlebars("{{#if metadata.expected}}{{{metadata.expected}}}{{/if}}", variables)
     raw_input = sample.fields.get("input")
-    fields: dict[str, Any] = {
+    fields: JsonObject = {
         "id": sample.id,
         "conversation": variables["context_str"],
         "completion": extracted_completion(probe, sample),
@@ -218,12 +231,12 @@ def section_field(name: str) -> str:
     return f"{name}_section"
 
 
-def section_value(section: Section, fields: Mapping[str, Any]) -> str:
+def section_value(section: Section, fields: Mapping[str, JsonValue]) -> str:
     value = str(fields.get(section.name) or "")
     return section.before + value + section.after if value else section.otherwise
 
 
-def with_sections(judges: list[PortableJudge], fields: dict[str, Any]) -> dict[str, Any]:
+def with_sections(judges: list[PortableJudge], fields: JsonObject) -> JsonObject:
     """``fields`` plus each section's joined text, for targets whose templates only substitute."""
     out = dict(fields)
     for judge in judges:
@@ -234,7 +247,7 @@ def with_sections(judges: list[PortableJudge], fields: dict[str, Any]) -> dict[s
     return out
 
 
-def render_python(messages: tuple[Message, ...], fields: Mapping[str, Any]) -> list[dict[str, str]]:
+def render_python(messages: tuple[Message, ...], fields: Mapping[str, JsonValue]) -> list[dict[str, str]]:
     """The messages for one row, filled in plain Python (the self-check every export runs)."""
     out = []
     for message in messages:
@@ -261,7 +274,7 @@ def _constants(messages: list[ChatMessage]) -> tuple[Message, ...]:
     return tuple(Message(m.role, (m.content,)) for m in messages)
 
 
-def _no_templates(judge: Any) -> None:
+def _no_templates(judge: JudgeBase) -> None:
     if judge.system_template or judge.user_template:
         raise PlatformError("it has its own Handlebars templates, which this target's templating cannot "
                             "reproduce exactly (export it to Adaptive, which runs Handlebars)")
@@ -269,10 +282,10 @@ def _no_templates(judge: Any) -> None:
         raise PlatformError("it grades an extractor's output; the exported judge reads the response text only")
 
 
-def _settings(judge: Any, budget: int) -> dict[str, Any]:
+def _settings(judge: JudgeBase, budget: int) -> JsonObject:
     config = endpoint_config(judge.endpoint)
     max_tokens = judge.max_tokens or (config.max_tokens if config is not None else None) or budget
-    settings: dict[str, Any] = {"model": model_id(judge), "temperature": float(judge.temperature),
+    settings: JsonObject = {"model": model_id(judge), "temperature": float(judge.temperature),
                                 "max_tokens": int(max_tokens)}
     if config is not None:
         settings.update(provider_kind=config.kind, base_url=config.base_url, api_key_env=config.api_key_env,

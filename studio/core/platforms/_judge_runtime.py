@@ -19,6 +19,10 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+#: decoded JSON (the judge's config, a model's answer): this file is embedded verbatim in exports, so it
+#: names the boundary itself (studio/core/json_types.py is not there) and imports the standard library only
+JsonObject = dict[str, Any]
+
 FALLBACK_SAMPLES = 5
 FALLBACK_TEMPERATURE = 1.0
 SCORE_TOKENS = 8
@@ -28,7 +32,7 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 # ---- messages ------------------------------------------------------------------------------------
 
 
-def fill(messages: list[dict[str, Any]], fields: dict[str, Any]) -> list[dict[str, str]]:
+def fill(messages: list[JsonObject], fields: JsonObject) -> list[dict[str, str]]:
     """The judge's messages for one row: fixed text, slots and sections (shown when non-empty)."""
     out = []
     for message in messages:
@@ -75,7 +79,7 @@ def _balanced(text: str, opener: str, closer: str) -> list[str]:
     return found
 
 
-def parse_json_object(text: str) -> dict[str, Any] | None:
+def parse_json_object(text: str) -> JsonObject | None:
     for candidate in [*_FENCE.findall(text), text]:
         for blob in [candidate.strip(), *_balanced(candidate, "{", "}")]:
             try:
@@ -134,7 +138,7 @@ def _as_int(token: str) -> int | None:
     return None
 
 
-def logprob_score(tokens: list[dict[str, Any]] | None, low: int, high: int) -> dict[int, float] | None:
+def logprob_score(tokens: list[JsonObject] | None, low: int, high: int) -> dict[int, float] | None:
     """p of each integer in range at the score token (the first integer after SCORE:), or None."""
     tokens = tokens or []
     seen = ""
@@ -169,10 +173,10 @@ def logprob_score(tokens: list[dict[str, Any]] | None, low: int, high: int) -> d
 # ---- grading -------------------------------------------------------------------------------------
 
 #: ask(messages, temperature, max_tokens, logprobs, seed, schema) -> {"text", "logprobs"}
-Ask = Callable[..., Awaitable[dict[str, Any]]]
+Ask = Callable[..., Awaitable[JsonObject]]
 
 
-async def grade(config: dict[str, Any], messages: list[dict[str, str]], completion: str, ask: Ask) -> dict[str, Any]:
+async def grade(config: JsonObject, messages: list[dict[str, str]], completion: str, ask: Ask) -> JsonObject:
     """{"score", "reason", "details"} or {"skipped": reason} or {"error": reason, "score": 0.0}."""
     protocol = config["protocol"]
     temperature, max_tokens = config["temperature"], config["max_tokens"]
@@ -200,7 +204,7 @@ async def grade(config: dict[str, Any], messages: list[dict[str, str]], completi
                       {"role": "user", "content": config["score_question"]}]
     answer = await ask(score_messages, temperature, SCORE_TOKENS, bool(config.get("logprobs")), None, None)
     probs = logprob_score(answer.get("logprobs"), low, high) if config.get("logprobs") else None
-    details: dict[str, Any] = {"range": [low, high]}
+    details: JsonObject = {"range": [low, high]}
     if probs:
         raw = sum(s * p for s, p in probs.items())
         details.update(method="logprobs", probabilities={str(s): p for s, p in sorted(probs.items())})
@@ -223,7 +227,7 @@ async def grade(config: dict[str, Any], messages: list[dict[str, str]], completi
 # ---- asking an OpenAI-compatible or Anthropic endpoint (promptfoo's provider) ---------------------
 
 
-def http_ask(config: dict[str, Any]) -> Ask:
+def http_ask(config: JsonObject) -> Ask:
     """An ``Ask`` over the endpoint in ``config`` (base_url, model, kind, api_key_env); urllib only."""
     base = str(config.get("base_url") or "https://api.openai.com/v1").rstrip("/")
     key_env = config.get("api_key_env") or ("ANTHROPIC_API_KEY" if config.get("kind") == "anthropic"
@@ -232,8 +236,8 @@ def http_ask(config: dict[str, Any]) -> Ask:
     anthropic = config.get("kind") == "anthropic"
 
     async def ask(messages: list[dict[str, str]], temperature: float, max_tokens: int, logprobs: bool,
-                  seed: int | None, schema: dict[str, Any] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": config["model"], "temperature": temperature, "max_tokens": max_tokens}
+                  seed: int | None, schema: JsonObject | None) -> JsonObject:
+        body: JsonObject = {"model": config["model"], "temperature": temperature, "max_tokens": max_tokens}
         if anthropic:
             system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
             body["messages"] = [m for m in messages if m["role"] != "system"]

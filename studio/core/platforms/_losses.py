@@ -7,12 +7,13 @@ one warning line each, and ``skip`` records an entry that became no grader at al
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+
+from studio.core.json_types import JsonValue
 
 from ._base import ImportResult, Skipped
 
 
-def unmapped(entry: Any, mapped: Iterable[str], where: str) -> list[str]:
+def unmapped(entry: JsonValue, mapped: Iterable[str], where: str) -> list[str]:
     """One line per key of ``entry`` (a mapping) the grader does not hold."""
     if not isinstance(entry, Mapping):
         return []
@@ -21,6 +22,6 @@ def unmapped(entry: Any, mapped: Iterable[str], where: str) -> list[str]:
             for name in entry if name not in known]
 
 
-def skip(result: ImportResult, where: str, kind: Any, exc: Exception, line: int | None = None) -> None:
+def skip(result: ImportResult, where: str, kind: JsonValue, exc: Exception, line: int | None = None) -> None:
     text = str(exc).strip() or type(exc).__name__
     result.skipped.append(Skipped(where=where, kind=str(kind or "(no kind)"), reason=text, line=line))

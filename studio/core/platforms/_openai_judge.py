@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.kinds import binary_judge, rubric_judge
 from studio.core.models import BinaryJudge, BinaryShot, GraderDefinition, RubricJudge, Turn
 
@@ -67,7 +67,7 @@ def check(judge: PortableJudge) -> None:
         template(message)
 
 
-def to_json(grader: GraderDefinition, judge: PortableJudge, warnings: list[str]) -> dict[str, Any]:
+def to_json(grader: GraderDefinition, judge: PortableJudge, warnings: list[str]) -> JsonObject:
     messages = [template(m) for m in judge.messages]
     key = grader.key
     warnings.append(f"{key}: approximated: OpenAI reads the judge's answer with its own structured output, "
@@ -77,7 +77,7 @@ def to_json(grader: GraderDefinition, judge: PortableJudge, warnings: list[str])
                         "failing label (the studio leaves an NA sample out)")
         return {"type": "label_model", "name": key, "model": judge.model, "input": messages,
                 "labels": list(judge.verdicts), "passing_labels": ["PASS"]}
-    params: dict[str, Any] = {"temperature": judge.temperature, "max_completions_tokens": judge.max_tokens}
+    params: JsonObject = {"temperature": judge.temperature, "max_completions_tokens": judge.max_tokens}
     if judge.protocol == "rubric":
         warnings.append(f"{key}: approximated: an empty output is graded by the model (the studio scores it 0 "
                         "without a call, Letta's rule)")
@@ -119,7 +119,7 @@ def _turns(context: str) -> list[Turn]:
     return turns
 
 
-def binary_from(key: str, data: dict[str, Any]) -> BinaryJudge | None:
+def binary_from(key: str, data: JsonObject) -> BinaryJudge | None:
     """The binary judge a label_model was exported from, or None when it is not this module's form."""
     messages = data.get("input") or []
     if len(messages) < 2 or sorted(data.get("labels") or []) != ["FAIL", "NA", "PASS"]:
@@ -148,7 +148,7 @@ def binary_from(key: str, data: dict[str, Any]) -> BinaryJudge | None:
 RUBRIC_FIELDS = {"submission": "sample.output_text", "input": "item.input", "ground_truth": "item.ground_truth"}
 
 
-def rubric_from(key: str, data: dict[str, Any]) -> RubricJudge | None:
+def rubric_from(key: str, data: JsonObject) -> RubricJudge | None:
     """The rubric judge a score_model was exported from (0..1, system + user), or None."""
     messages = data.get("input") or []
     if (data.get("range") or [0, 1])[:2] != [0, 1] or len(messages) != 2:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models import JavascriptGrader
 from studio.core.sandbox.node import find_node, missing_reason
 
@@ -47,7 +47,7 @@ def commonjs(source: str, name: str) -> str:
     return out + "".join(f"\nmodule.exports.{n} = {n};" for n in names)
 
 
-def javascript_grader(item: dict[str, Any], key: str, base: Path, negate: bool) -> JavascriptGrader:
+def javascript_grader(item: JsonObject, key: str, base: Path, negate: bool) -> JavascriptGrader:
     """The grader for one javascript assertion, or PlatformError saying why it cannot run here."""
     if find_node() is None:
         raise PlatformError(missing_reason())
@@ -60,7 +60,7 @@ def javascript_grader(item: dict[str, Any], key: str, base: Path, negate: bool) 
     config = item.get("config")
     if config is not None and not isinstance(config, dict):
         raise PlatformError("config must be a mapping")
-    common: dict[str, Any] = {"key": key, "negate": negate, "threshold": threshold, "config": config or None}
+    common: JsonObject = {"key": key, "negate": negate, "threshold": threshold, "config": config or None}
     if value.startswith("file://"):
         ref = value.removeprefix("file://")
         file_ref, _, fn = ref.partition(":")

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import GraderDefinition, dump_grader, parse_grader
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, at_least_source
 
@@ -112,7 +112,7 @@ def threshold(judge: PortableJudge) -> float:
     return DEFAULT_PASS_THRESHOLD
 
 
-def judge_assertion(grader: GraderDefinition, judge: PortableJudge) -> tuple[dict[str, Any], dict[str, str]]:
+def judge_assertion(grader: GraderDefinition, judge: PortableJudge) -> tuple[JsonObject, dict[str, str]]:
     """The assertion and the files it needs (provider and runtime, shared by every judge)."""
     config = {key: value for key, value in judge.config().items() if key != "messages"}
     config["pass_threshold"] = threshold(judge)
@@ -128,12 +128,12 @@ def judge_assertion(grader: GraderDefinition, judge: PortableJudge) -> tuple[dic
     return assertion, {PROVIDER_FILE: PROVIDER, RUNTIME_FILE: runtime}
 
 
-def is_studio_judge(provider: Any) -> bool:
+def is_studio_judge(provider: JsonValue) -> bool:
     return (isinstance(provider, dict) and provider.get("id") == PROVIDER_ID
             and isinstance(provider.get("config"), dict) and isinstance(provider["config"].get("grader"), dict))
 
 
-def judge_from(key: str, provider: dict[str, Any]) -> GraderDefinition:
+def judge_from(key: str, provider: JsonObject) -> GraderDefinition:
     """The judge an exported assertion was written from (its definition travels in the config)."""
     data = dict(provider["config"]["grader"])
     data["key"] = key

@@ -12,9 +12,9 @@ The assertion's ``threshold`` is the middle of the scale: promptfoo passes a sam
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RangeJudge
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 
 OPENAI_BASE = "https://api.openai.com/v1"
@@ -95,14 +95,14 @@ def call_api(prompt, options, context):
 '''
 
 
-def is_range_provider(provider: Any) -> bool:
+def is_range_provider(provider: JsonValue) -> bool:
     """Whether an assertion's provider is one this module wrote (a range judge's llm-rubric)."""
     return (isinstance(provider, dict) and str(provider.get("id", "")).startswith("file://")
             and str(provider.get("id", "")).endswith("_range_provider.py")
             and isinstance(provider.get("config"), dict) and "score_range" in provider["config"])
 
 
-def judge_from(key: str, criteria: str, provider: dict[str, Any]) -> RangeJudge:
+def judge_from(key: str, criteria: str, provider: JsonObject) -> RangeJudge:
     """The range judge an exported llm-rubric assertion was written from (the endpoint becomes the
     model name: endpoints are the library's, not the config's)."""
     config = provider["config"]
@@ -124,11 +124,11 @@ def guidance(judge: RangeJudge) -> str:
     return "".join(f"\n{{% raw %}}{p}{{% endraw %}}\n" for p in parts)
 
 
-def range_assertion(judge: RangeJudge, endpoint: Any | None) -> tuple[dict[str, Any], dict[str, str]]:
+def range_assertion(judge: RangeJudge, endpoint: EndpointConfig | None) -> tuple[JsonObject, dict[str, str]]:
     """The llm-rubric assertion and its provider file for ``judge`` (``endpoint``: its EndpointConfig
     when the export knows it, else the judge's model on OpenAI)."""
     low, high = judge.score_range
-    config: dict[str, Any] = {
+    config: JsonObject = {
         "base_url": endpoint.base_url if endpoint is not None else OPENAI_BASE,
         "model": judge.model or (endpoint.model if endpoint is not None else ""),
         "kind": endpoint.kind if endpoint is not None else "openai",

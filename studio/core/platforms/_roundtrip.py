@@ -13,8 +13,8 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models import GraderDefinition, dump_grader
 from studio.core.safe_files import write_tree
 
@@ -53,7 +53,7 @@ def read_back(platform: Platform, result: ExportResult,
     return found
 
 
-def _differing(before: dict[str, Any], after: dict[str, Any], prefix: str = "") -> list[str]:
+def _differing(before: JsonObject, after: JsonObject, prefix: str = "") -> list[str]:
     """The fields (dotted for a composite's or a jury's parts) whose values differ."""
     out = []
     for name in sorted(set(before) | set(after)):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.kinds import ByKind
 from studio.core.models import (
     BinaryJudge,
@@ -85,7 +85,7 @@ def has_async_grade(source: str) -> bool:
 
 _SUPPORT: ByKind[Support] = ByKind("adaptive support")
 #: each kind's (graderType, graderConfig, the definition fields they carry)
-_CONFIG: ByKind[tuple[str, dict[str, Any], set[str]]] = ByKind("adaptive grader config")
+_CONFIG: ByKind[tuple[str, JsonObject, set[str]]] = ByKind("adaptive grader config")
 
 
 @_SUPPORT.on(FunctionGrader)
@@ -108,15 +108,15 @@ def _judge_support(grader: BinaryJudge | PrebuiltJudge) -> Support:
 
 
 @_CONFIG.on(FunctionGrader)
-def _function_config(grader: FunctionGrader, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
-    config: dict[str, Any] = {"sourceCode": grader.source}
+def _function_config(grader: FunctionGrader, warnings: list[str]) -> tuple[str, JsonObject, set[str]]:
+    config: JsonObject = {"sourceCode": grader.source}
     if grader.description:
         config["description"] = grader.description
     return "FUNCTION", {"function": config}, {"description", "source", "contract"}
 
 
 @_CONFIG.on(BinaryJudge)
-def _binary_config(grader: BinaryJudge, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+def _binary_config(grader: BinaryJudge, warnings: list[str]) -> tuple[str, JsonObject, set[str]]:
     model = judge_model(grader, LABEL, warnings)
     examples = [AdaptivePlatform._example(grader.key, s, warnings) for s in grader.examples]
     judge = {
@@ -130,13 +130,13 @@ def _binary_config(grader: BinaryJudge, warnings: list[str]) -> tuple[str, dict[
 
 
 @_CONFIG.on(PrebuiltJudge)
-def _prebuilt_config(grader: PrebuiltJudge, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+def _prebuilt_config(grader: PrebuiltJudge, warnings: list[str]) -> tuple[str, JsonObject, set[str]]:
     prebuilt = {"key": PREBUILT_KEYS[grader.metric_type], "model": judge_model(grader, LABEL, warnings)}
     return "PREBUILT", {"prebuilt": prebuilt}, {"metric_type", "model", "endpoint"}
 
 
 @_CONFIG.on(ExternalEndpoint)
-def _remote_config(grader: ExternalEndpoint, warnings: list[str]) -> tuple[str, dict[str, Any], set[str]]:
+def _remote_config(grader: ExternalEndpoint, warnings: list[str]) -> tuple[str, JsonObject, set[str]]:
     return "REMOTE", {"remote": {"url": grader.url}}, {"url"}
 
 
@@ -151,9 +151,9 @@ class AdaptivePlatform(Platform):
         check = _SUPPORT.of(grader)
         return check(grader) if check is not None else Support.yes()
 
-    def payload(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+    def payload(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject:
         """The ``GraderCreateInput`` as JSON (GraphQL field names)."""
-        data: dict[str, Any] = {"name": grader.name or grader.key, "key": grader.key}
+        data: JsonObject = {"name": grader.name or grader.key, "key": grader.key}
         write = _CONFIG.of(grader)
         if write is None:  # pragma: no cover - can_export refuses the rest
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
@@ -167,13 +167,13 @@ class AdaptivePlatform(Platform):
         return data
 
     @staticmethod
-    def _example(key: str, shot: BinaryShot, warnings: list[str]) -> dict[str, Any] | None:
+    def _example(key: str, shot: BinaryShot, warnings: list[str]) -> JsonObject | None:
         if shot.verdict == "NA":
             warnings.append(f"{key}: an NA example is not exported (Adaptive examples are pass or fail)")
             return None
         if any(t.tool_calls or t.name or t.tool_call_id for t in shot.messages):
             warnings.append(f"{key}: tool calls in examples are not exported (Adaptive keeps role and content)")
-        example: dict[str, Any] = {
+        example: JsonObject = {
             "input": [{"role": t.role, "content": t.content} for t in shot.messages],
             "output": shot.completion,
             "pass": shot.verdict == "PASS",
@@ -192,7 +192,7 @@ class AdaptivePlatform(Platform):
         return ExportResult(files=files, warnings=warnings)
 
     @staticmethod
-    def script(grader: GraderDefinition, data: dict[str, Any]) -> str:
+    def script(grader: GraderDefinition, data: JsonObject) -> str:
         """A runnable script: delete the grader if the key exists, then create it."""
         payload = repr(dump_json(data))
         sdk_metric = grader.metric.key == grader.key
@@ -268,12 +268,12 @@ class AdaptivePlatform(Platform):
             raise PlatformError("; ".join(result.report()) or f"{path.name}: no grader to import")
         return result
 
-    def from_payload(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
+    def from_payload(self, data: JsonObject, key: str | None = None) -> GraderDefinition:
         if not isinstance(data, dict) or "graderConfig" not in data:
             raise PlatformError("not an Adaptive GraderCreateInput (no graderConfig)")
         grader_key = key or data.get("key") or slug(str(data.get("name", "")))
         name = data.get("name") or ""
-        common: dict[str, Any] = {"key": grader_key, "name": "" if name == grader_key else name}
+        common: JsonObject = {"key": grader_key, "name": "" if name == grader_key else name}
         metric = data.get("metric") or {}
         if metric:
             common["metric"] = Metric(
@@ -318,7 +318,7 @@ class AdaptivePlatform(Platform):
         raise PlatformError(f"Adaptive grader {grader_key!r} has an unknown graderType {kind!r}")
 
     @staticmethod
-    def _shot(example: dict[str, Any]) -> BinaryShot:
+    def _shot(example: JsonObject) -> BinaryShot:
         return BinaryShot(
             messages=[Turn(role=t["role"], content=t["content"]) for t in example.get("input") or []],
             completion=example.get("output", ""),

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.kinds.rubric_judge import RUBRIC_SUBMISSION_SUFFIX, RUBRIC_SYSTEM
 from studio.core.judges.templates import format_fields
 from studio.core.kinds import ByKind, GraderKind, get_kind
@@ -42,7 +42,7 @@ from ._losses import skip, unmapped
 LABEL = "Letta evals"
 LETTA_BUILTINS = ("exact_match", "contains", "regex_match", "ascii_printable_only")
 # Options each Letta built-in fixes; a studio grader matching these scores the same there.
-LETTA_SEMANTICS: dict[str, dict[str, Any]] = {
+LETTA_SEMANTICS: dict[str, JsonObject] = {
     "exact_match": {"case_sensitive": (None, True), "strip": (None, True)},
     "contains": {"case_sensitive": (None, False), "strip": (None, False)},
     "regex_match": {"case_sensitive": (None, True), "strip": (None, True, False)},
@@ -50,7 +50,7 @@ LETTA_SEMANTICS: dict[str, dict[str, Any]] = {
 }
 
 
-def builtin_mismatch(grader: BuiltinGrader, semantics: dict[str, dict[str, Any]], label: str) -> str | None:
+def builtin_mismatch(grader: BuiltinGrader, semantics: dict[str, JsonObject], label: str) -> str | None:
     """Why a built-in's options would score differently on the target, or None when they match.
 
     ``semantics[function][option]`` lists the values the target honours (None: any value); options
@@ -93,7 +93,7 @@ def grader_functions(source: str) -> list[str]:
 
 _SUPPORT: ByKind[Support] = ByKind("letta support")
 #: each kind's ``graders:`` entry: (spec, the definition fields it carries), its files added
-_ENTRY: ByKind[tuple[dict[str, Any], set[str]]] = ByKind("letta entry")
+_ENTRY: ByKind[tuple[JsonObject, set[str]]] = ByKind("letta entry")
 
 
 @_SUPPORT.on(BuiltinGrader)
@@ -118,12 +118,12 @@ def _rubric_support(grader: RubricJudge) -> Support:
 
 
 @_ENTRY.on(BuiltinGrader)
-def _builtin_entry(grader: BuiltinGrader, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _builtin_entry(grader: BuiltinGrader, files: dict[str, str], warnings: list[str]) -> tuple[JsonObject, set[str]]:
     return {"kind": "tool", "function": grader.function}, {"function", "options"}
 
 
 @_ENTRY.on(FunctionGrader)
-def _function_entry(grader: FunctionGrader, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _function_entry(grader: FunctionGrader, files: dict[str, str], warnings: list[str]) -> tuple[JsonObject, set[str]]:
     if grader.contract != "letta":
         files[f"{grader.key}.py"] = adapter_module(grader, "letta")
         warnings.append(f"{grader.key}: its {grader.contract} source runs inside a generated @grader "
@@ -135,11 +135,11 @@ def _function_entry(grader: FunctionGrader, files: dict[str, str], warnings: lis
 
 
 @_ENTRY.on(RubricJudge)
-def _rubric_entry(grader: RubricJudge, files: dict[str, str], warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _rubric_entry(grader: RubricJudge, files: dict[str, str], warnings: list[str]) -> tuple[JsonObject, set[str]]:
     # the studio shows the submission even when a rubric forgets {submission}: so does the export
     files[f"{grader.key}.prompt.txt"] = grader.prompt + (
         "" if "submission" in format_fields(grader.prompt) else RUBRIC_SUBMISSION_SUFFIX)
-    spec: dict[str, Any] = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
+    spec: JsonObject = {"kind": "model_judge", "prompt_path": f"{grader.key}.prompt.txt"}
     model = judge_model(grader, LABEL, warnings)
     if model:
         spec["model"] = model
@@ -167,7 +167,7 @@ class LettaPlatform(Platform):
         return (f"Letta graders are tool functions and model judges; a {kind.kind.replace('_', ' ')} "
                 "has no Letta equivalent (a rubric judge does)")
 
-    def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    def entry(self, grader: GraderDefinition, warnings: list[str]) -> tuple[JsonObject, dict[str, str]]:
         """The ``graders:`` entry and the files it refers to."""
         files: dict[str, str] = {}
         write = _ENTRY.of(grader)
@@ -200,12 +200,12 @@ class LettaPlatform(Platform):
 
     def _suite(self, graders: Sequence[GraderDefinition], name: str, suite_file: str) -> ExportResult:
         result = ExportResult()
-        entries: dict[str, Any] = {}
+        entries: JsonObject = {}
         for grader in graders:
             spec, files = self.entry(grader, result.warnings)
             entries[grader.key] = spec
             result.files.update(files)
-        suite: dict[str, Any] = {
+        suite: JsonObject = {
             "name": name,
             "dataset": "dataset.jsonl",
             "target": {"kind": "letta_code"},
@@ -262,10 +262,10 @@ class LettaPlatform(Platform):
             raise PlatformError(f"{path.name}: no grader imported ({'; '.join(result.report())})")
         return result
 
-    def from_entry(self, key: str, spec: dict[str, Any], base: Path) -> GraderDefinition:
+    def from_entry(self, key: str, spec: JsonObject, base: Path) -> GraderDefinition:
         if not isinstance(spec, dict):
             raise PlatformError("grader entry is not a mapping")
-        common: dict[str, Any] = {"key": key, "name": spec.get("display_name") or ""}
+        common: JsonObject = {"key": key, "name": spec.get("display_name") or ""}
         if "extractor" in spec:
             common["extractor"] = Extractor(kind=spec["extractor"], config=spec.get("extractor_config") or {})
         kind = spec.get("kind")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.kinds import Carry, GraderKind, get_kind, kind_of
 from studio.core.models import (
     BinaryJudge,
@@ -37,7 +37,7 @@ LABEL = "MKA1"
 TASK_META = "grader_studio"  # key inside the task's free ``metadata`` for what MKA1 has no field for
 
 
-def _contract(grader: FunctionGrader) -> dict[str, Any]:
+def _contract(grader: FunctionGrader) -> JsonObject:
     batch = grader.contract == "mka1_batch"
     if grader.model_access:
         return {
@@ -83,14 +83,14 @@ class Mka1Platform(Platform):
         # other contracts travel inside a stdlib adapter exposing grade(sample, item)
         return Support.yes()
 
-    def grader_json(self, grader: FunctionGrader, warnings: list[str]) -> dict[str, Any]:
+    def grader_json(self, grader: FunctionGrader, warnings: list[str]) -> JsonObject:
         """The ``EvalPythonGrader`` declaration (defaults written out so the file reads on its own)."""
         timeout = max(1, min(600, math.ceil(grader.timeout_seconds)))
         if timeout != grader.timeout_seconds:
             warnings.append(
                 f"{grader.key}: timeout {grader.timeout_seconds} s becomes {timeout} s (MKA1 takes whole seconds)"
             )
-        data: dict[str, Any] = {"type": "python", **_contract(grader), "metric_id": grader.metric.key}
+        data: JsonObject = {"type": "python", **_contract(grader), "metric_id": grader.metric.key}
         if grader.contract in ("mka1_sample", "mka1_batch"):
             data["source"] = grader.source
         else:
@@ -101,7 +101,7 @@ class Mka1Platform(Platform):
         data["max_model_calls"] = grader.max_model_calls
         return data
 
-    def judge_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+    def judge_json(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject:
         """A judge as a model_backed ``EvalPythonGrader`` sending the studio's messages (``_mka1_judge``)."""
         judge, auto = mka1_judge.portable_for_mka1(grader)
         if auto:
@@ -115,7 +115,7 @@ class Mka1Platform(Platform):
             "timeout_seconds": mka1_judge.timeout_seconds(judge), "max_model_calls": mka1_judge.max_calls(judge),
         }
 
-    def declaration(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+    def declaration(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject:
         """The ``EvalPythonGrader`` of any grader ``can_export`` accepted; what it cannot carry goes
         into ``warnings``."""
         function = function_grader(grader)
@@ -128,17 +128,17 @@ class Mka1Platform(Platform):
         return declaration
 
     @staticmethod
-    def task(grader: GraderDefinition, declaration: dict[str, Any]) -> dict[str, Any]:
+    def task(grader: GraderDefinition, declaration: JsonObject) -> JsonObject:
         """The ``EvalTask`` entry (empty dataset): key, name, metric, and in its metadata what MKA1 has
         no field for (a judge's whole definition, so an import gives back the same judge)."""
-        metric: dict[str, Any] = {"id": grader.metric.key, "aggregation": "mean", "higher_is_better": True}
+        metric: JsonObject = {"id": grader.metric.key, "aggregation": "mean", "higher_is_better": True}
         if grader.description:
             metric["description"] = grader.description
-        task: dict[str, Any] = {"id": grader.key}
+        task: JsonObject = {"id": grader.key}
         if grader.name:
             task["name"] = grader.name
         task.update({"type": "custom", "dataset": {}, "metrics": [metric], "grader": declaration})
-        extra: dict[str, Any] = {}
+        extra: JsonObject = {}
         if function_grader(grader) is None:
             extra["judge"] = dump_grader(grader)
         if grader.metric.kind != "scalar":
@@ -168,7 +168,7 @@ class Mka1Platform(Platform):
     # ---- import -------------------------------------------------------------------------------
 
     @staticmethod
-    def _is_grader(data: Any) -> bool:
+    def _is_grader(data: JsonValue) -> bool:
         # OpenAI python graders look alike but carry a name; MKA1 declarations never do
         return (
             isinstance(data, dict) and data.get("type") == "python" and "name" not in data
@@ -205,7 +205,7 @@ class Mka1Platform(Platform):
             raise PlatformError(f"{path.name}: no Python grader to import ({'; '.join(result.report())})")
         return result
 
-    def from_task(self, task: dict[str, Any], key: str | None) -> GraderDefinition:
+    def from_task(self, task: JsonObject, key: str | None) -> GraderDefinition:
         if not self._is_grader(task.get("grader")):
             raise PlatformError(f"MKA1 task {task.get('id')!r} has no Python grader")
         key = key or slug(str(task.get("id", "")))
@@ -216,7 +216,7 @@ class Mka1Platform(Platform):
             except ValueError as exc:
                 raise PlatformError(f"the judge definition in the task's metadata is not valid: {exc}") from exc
         grader = self.from_grader(task["grader"], key)
-        update: dict[str, Any] = {"name": task.get("name") or ""}
+        update: JsonObject = {"name": task.get("name") or ""}
         metrics = task.get("metrics") or []
         mine = next((m for m in metrics if m.get("id") == grader.metric.key), None)
         if mine and mine.get("description"):
@@ -229,7 +229,7 @@ class Mka1Platform(Platform):
         return unadapted(grader, extra.get("adapted"), "mka1")
 
     @staticmethod
-    def from_grader(data: dict[str, Any], key: str) -> FunctionGrader:
+    def from_grader(data: JsonObject, key: str) -> FunctionGrader:
         if "source" not in data:
             raise PlatformError(
                 f"MKA1 grader {key!r} refers to uploaded file {data.get('file_id')!r}; "

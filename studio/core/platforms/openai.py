@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
     BinaryJudge,
@@ -40,7 +40,7 @@ OUTPUT = "{{ sample.output_text }}"
 EXPECTED = "{{ item.reference }}"
 PROMPT_FIELDS = {"submission": "sample.output_text", "input": "item.input", "ground_truth": "item.reference"}
 TYPES = ("string_check", "text_similarity", "score_model", "label_model", "python", "multi")
-SEMANTICS: dict[str, dict[str, Any]] = {
+SEMANTICS: dict[str, JsonObject] = {
     "exact_match": {"case_sensitive": (None, True), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "negate": (False, True),
                     "reference": None, "reference_field": None},
     "contains": {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False), "reference": None,
@@ -66,7 +66,7 @@ def formula_name(key: str) -> str:
 
 _SUPPORT: ByKind[Support] = ByKind("openai support")
 #: each kind's grader JSON and the definition fields it carries (None: the whole definition travels)
-_JSON: ByKind[tuple[dict[str, Any], set[str] | None]] = ByKind("openai grader json")
+_JSON: ByKind[tuple[JsonObject, set[str] | None]] = ByKind("openai grader json")
 _NOTES: ByKind[list[str]] = ByKind("openai export notes")
 
 
@@ -124,12 +124,12 @@ def _openai_grader_support(platform: OpenAIPlatform, grader: OpenAIGrader) -> Su
 
 @_JSON.on(OpenAIGrader)
 def _openai_grader_json(platform: OpenAIPlatform, grader: OpenAIGrader,
-                        warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+                        warnings: list[str]) -> tuple[JsonObject, set[str]]:
     return grader.written(), {"criterion", "name", "as_written"}  # written back exactly as it was read
 
 
 @_JSON.on(BuiltinGrader)
-def _builtin_json(platform: OpenAIPlatform, grader: BuiltinGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _builtin_json(platform: OpenAIPlatform, grader: BuiltinGrader, warnings: list[str]) -> tuple[JsonObject, set[str]]:
     o = grader.options
     if grader.function == "exact_match":
         op = "ne" if o.negate else "eq"
@@ -148,7 +148,7 @@ def _builtin_json(platform: OpenAIPlatform, grader: BuiltinGrader, warnings: lis
 
 
 @_JSON.on(FunctionGrader)
-def _function_json(platform: OpenAIPlatform, grader: FunctionGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _function_json(platform: OpenAIPlatform, grader: FunctionGrader, warnings: list[str]) -> tuple[JsonObject, set[str]]:
     source = grader.source
     if grader.contract != "mka1_sample":
         source = adapter_module(grader, "openai")
@@ -159,12 +159,12 @@ def _function_json(platform: OpenAIPlatform, grader: FunctionGrader, warnings: l
 
 @_JSON.on(BinaryJudge, RubricJudge, RangeJudge)
 def _judge_json(platform: OpenAIPlatform, grader: BinaryJudge | RubricJudge | RangeJudge,
-                warnings: list[str]) -> tuple[dict[str, Any], None]:
+                warnings: list[str]) -> tuple[JsonObject, None]:
     return openai_judge.to_json(grader, portable(grader), warnings), None  # the whole definition travels
 
 
 @_JSON.on(CompositeGrader)
-def _composite_json(platform: OpenAIPlatform, grader: CompositeGrader, warnings: list[str]) -> tuple[dict[str, Any], set[str]]:
+def _composite_json(platform: OpenAIPlatform, grader: CompositeGrader, warnings: list[str]) -> tuple[JsonObject, set[str]]:
     subs = {}
     for c in grader.components:
         subs[formula_name(c.grader.key)] = platform.to_json(c.grader, warnings)
@@ -198,7 +198,7 @@ class OpenAIPlatform(Platform):
     def no_form(self, kind: GraderKind) -> str:
         return f"OpenAI graders have no {kind.kind.replace('_', ' ')} equivalent"
 
-    def to_json(self, grader: GraderDefinition, warnings: list[str]) -> dict[str, Any]:
+    def to_json(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject:
         write = _JSON.of(grader)
         if write is None:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
@@ -244,7 +244,7 @@ class OpenAIPlatform(Platform):
         graders = [openai_evals.grader_for(c, k) for (_, c), k in zip(read.criteria, keys, strict=True)]
         return ImportResult(graders=graders, warnings=list(read.not_carried))
 
-    def from_json(self, data: dict[str, Any], key: str | None = None) -> GraderDefinition:
+    def from_json(self, data: JsonObject, key: str | None = None) -> GraderDefinition:
         if not isinstance(data, dict):
             raise PlatformError("an OpenAI grader must be a JSON object")
         kind = data.get("type")
@@ -254,7 +254,7 @@ class OpenAIPlatform(Platform):
             if kind == "string_check":
                 op = data["operation"]
                 ref = data["reference"]
-                options: dict[str, Any] = {"empty_submission_zero": False, "empty_reference_zero": False}
+                options: JsonObject = {"empty_submission_zero": False, "empty_reference_zero": False}
                 if not re.fullmatch(r"\{\{\s*sample\.output_text\s*\}\}", str(data.get("input", OUTPUT))):
                     raise PlatformError(
                         f"string_check {name!r} compares {data.get('input')!r}; the studio's comparisons read "
@@ -289,7 +289,7 @@ class OpenAIPlatform(Platform):
         raise PlatformError(f"OpenAI grader {name!r}: unknown type {kind!r}")
 
     @staticmethod
-    def _text(message: dict[str, Any]) -> str:
+    def _text(message: JsonObject) -> str:
         content = message.get("content", "")
         if isinstance(content, dict):
             content = content.get("text", "")
@@ -297,7 +297,7 @@ class OpenAIPlatform(Platform):
             raise PlatformError("only text message content can be imported")
         return content
 
-    def _rubric(self, key: str, data: dict[str, Any]) -> RubricJudge:
+    def _rubric(self, key: str, data: JsonObject) -> RubricJudge:
         low, high = (data.get("range") or [0, 1])[:2]
         if (low, high) != (0, 1):
             raise PlatformError(f"score_model {data['name']!r} scores {low}..{high}; studio rubric judges score 0..1")
@@ -316,7 +316,7 @@ class OpenAIPlatform(Platform):
             max_tokens=params.get("max_completions_tokens"),
         )
 
-    def _binary(self, key: str, data: dict[str, Any]) -> BinaryJudge:
+    def _binary(self, key: str, data: JsonObject) -> BinaryJudge:
         if sorted(data["labels"]) != ["FAIL", "PASS"] or data["passing_labels"] != ["PASS"]:
             raise PlatformError(
                 f"label_model {data['name']!r} uses labels {data['labels']}; only PASS/FAIL maps to a binary judge"
@@ -324,7 +324,7 @@ class OpenAIPlatform(Platform):
         system = next((self._text(m) for m in data["input"] if m.get("role") in ("system", "developer")), "")
         return BinaryJudge(key=key, model=data["model"], criteria=system.removeprefix(BINARY_PREAMBLE))
 
-    def _multi(self, key: str, data: dict[str, Any]) -> CompositeGrader:
+    def _multi(self, key: str, data: JsonObject) -> CompositeGrader:
         if not isinstance(data.get("graders"), dict) or not data["graders"]:
             raise PlatformError(f"multi {data.get('name')!r}: graders must be a map of name -> grader")
         validate_with_sdk(data)
@@ -335,7 +335,7 @@ class OpenAIPlatform(Platform):
         )
 
 
-def validate_with_sdk(data: dict[str, Any]) -> None:
+def validate_with_sdk(data: JsonObject) -> None:
     """Check a multi grader with the ``openai`` package's own types where it is installed: each
     sub-grader with its type's model, and the multi grader itself (the SDK types ``graders`` as one
     grader, so it is checked with each in turn)."""

@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, cast
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import GraderDefinition, Sample
 from studio.core.models.function import MAX_SOURCE_BYTES
 from studio.core.models.openai_grader import OPENAI_TYPES, PYTHON_SOURCE_LIMIT, OpenAIGrader
 
-from ._base import PlatformError
+from ._base import PlatformError, Support
 from ._fields import read_json, read_text, slug
 
 if TYPE_CHECKING:
@@ -72,10 +73,10 @@ class EvalFile:
     studio reads but cannot carry; ``envelope`` is an eval's other fields, in their order."""
 
     name: str
-    criteria: list[tuple[str, dict[str, Any]]]
+    criteria: list[tuple[str, JsonObject]]
     not_carried: list[str] = field(default_factory=list)
     shape: str = ""
-    envelope: dict[str, Any] | None = None
+    envelope: JsonObject | None = None
 
     def origin(self) -> str | None:
         """The eval as JSON text with its criteria left out (a suite's ``origin``): ``[]`` for a bare
@@ -88,7 +89,7 @@ class EvalFile:
                           ensure_ascii=False)
 
 
-def eval_text(origin: str, criteria: list[dict[str, Any]]) -> str:
+def eval_text(origin: str, criteria: list[JsonObject]) -> str:
     """An eval file written back: its envelope with the criteria in their place, in the layout the
     studio writes JSON (two-space indent, UTF-8 as is, a final line break). An eval written in that
     layout comes back byte for byte."""
@@ -104,16 +105,16 @@ def _bad(path: str, what: str) -> MalformedEval:
     return MalformedEval(f"{path}: {what}")
 
 
-def _number(value: Any) -> bool:
+def _number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _string(data: dict[str, Any], key: str, path: str) -> None:
+def _string(data: JsonObject, key: str, path: str) -> None:
     if not isinstance(data.get(key), str):
         raise _bad(f"{path}.{key}", f"must be a string, not {type(data.get(key)).__name__}")
 
 
-def check_criterion(data: Any, path: str, lost: list[str], *, top: bool = True) -> None:
+def check_criterion(data: JsonValue, path: str, lost: list[str], *, top: bool = True) -> None:
     """Refuse the first malformed field of one grader (``MalformedEval`` with its path); list what is
     read but not carried in ``lost``."""
     if not isinstance(data, dict):
@@ -160,7 +161,7 @@ def check_criterion(data: Any, path: str, lost: list[str], *, top: bool = True) 
         _multi(data, path, lost)
 
 
-def _score_model(data: dict[str, Any], path: str, lost: list[str]) -> None:
+def _score_model(data: JsonObject, path: str, lost: list[str]) -> None:
     rng = data.get("range")
     if rng is not None and not (isinstance(rng, list) and len(rng) == 2 and all(_number(v) for v in rng)
                                 and rng[0] < rng[1]):
@@ -180,7 +181,7 @@ def _score_model(data: dict[str, Any], path: str, lost: list[str]) -> None:
             raise _bad(f"{path}.sampling_params.{key}", "must be a number")
 
 
-def _messages(messages: Any, path: str, lost: list[str]) -> None:
+def _messages(messages: JsonValue, path: str, lost: list[str]) -> None:
     if not isinstance(messages, list) or not messages:
         raise _bad(path, "must be a non-empty list of messages")
     for n, message in enumerate(messages):
@@ -212,7 +213,7 @@ def _messages(messages: Any, path: str, lost: list[str]) -> None:
             lost.append(f"{where}.{key}: not a field of a message; no effect here")
 
 
-def _multi(data: dict[str, Any], path: str, lost: list[str]) -> None:
+def _multi(data: JsonObject, path: str, lost: list[str]) -> None:
     from studio.core.graders import openai_formula
 
     graders = data["graders"]
@@ -228,7 +229,7 @@ def _multi(data: dict[str, Any], path: str, lost: list[str]) -> None:
         raise _bad(f"{path}.calculate_output", str(exc)) from None
 
 
-def _criteria(items: Any, path: str, lost: list[str]) -> list[tuple[str, dict[str, Any]]]:
+def _criteria(items: JsonValue, path: str, lost: list[str]) -> list[tuple[str, JsonObject]]:
     if not isinstance(items, list):
         raise _bad(path, "must be a list of graders")
     if not items:
@@ -247,7 +248,7 @@ def _criteria(items: Any, path: str, lost: list[str]) -> list[tuple[str, dict[st
     return out
 
 
-def read_eval(data: Any, stem: str) -> EvalFile:
+def read_eval(data: JsonValue, stem: str) -> EvalFile:
     """Any of the five shapes, checked; ``stem`` names an eval that has no name of its own."""
     lost: list[str] = []
     if isinstance(data, list):
@@ -282,7 +283,7 @@ def read_eval(data: Any, stem: str) -> EvalFile:
     raise _bad("(the file)", "not an OpenAI eval: no testing_criteria, grader or type field")
 
 
-def _fine_tuning(data: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
+def _fine_tuning(data: JsonObject) -> list[tuple[str, JsonValue, list[str]]]:
     """The grader of a fine-tuning config: ``{grader, model_sample?, item?}`` (graders' run/validate),
     a reinforcement method ``{type: reinforcement, reinforcement: {grader, hyperparameters}}``, its
     inner ``{grader, hyperparameters}``, or a job body whose ``method`` is one."""
@@ -297,12 +298,23 @@ def _fine_tuning(data: dict[str, Any]) -> list[tuple[str, Any, list[str]]]:
     return []
 
 
-def grader_for(criterion: dict[str, Any], key: str) -> GraderDefinition:
+class _OpenAIJson(Protocol):
+    """What a criterion's import reads of the openai platform (``openai.OpenAIPlatform``)."""
+
+    def from_json(self, data: JsonObject, key: str | None = None) -> GraderDefinition: ...
+
+    def can_export(self, grader: GraderDefinition) -> Support: ...
+
+    def to_json(self, grader: GraderDefinition, warnings: list[str]) -> JsonObject: ...
+
+
+def grader_for(criterion: JsonObject, key: str) -> GraderDefinition:
     """The studio grader of one criterion: a studio kind when it holds the criterion exactly (it
     exports back to the same JSON), else the criterion itself as an ``openai_grader``."""
     from .registry import get_platform
 
-    platform: Any = get_platform("openai")
+    # the registry's "openai" is openai.py's OpenAIPlatform (which imports this module)
+    platform = cast(_OpenAIJson, get_platform("openai"))
     try:
         mapped = platform.from_json(criterion, key)
         if platform.can_export(mapped).ok and platform.to_json(mapped, []) == criterion:
@@ -327,7 +339,7 @@ def unique_keys(names: list[str]) -> list[str]:
 # ---- items ----------------------------------------------------------------------------------------
 
 
-def item_row(line: Any, where: str) -> dict[str, Any]:
+def item_row(line: JsonValue, where: str) -> JsonObject:
     """One items line as OpenAI's run data source holds it: ``{"item": ..., "sample": ...}``. A plain
     row is the item itself; its stored output column, when it has one, becomes the sample's
     ``output_text`` (and ``output_json`` when it is JSON), the column staying in the item."""
@@ -340,7 +352,7 @@ def item_row(line: Any, where: str) -> dict[str, Any]:
         return line
     if "item" in line:
         raise _bad(f"{where}.item", "must be an object")
-    row: dict[str, Any] = {"item": line}
+    row: JsonObject = {"item": line}
     column = next((c for c in OUTPUT_COLUMNS if c in line), None)
     if column is not None:
         value = line[column]
@@ -381,7 +393,7 @@ def load(path: Path) -> EvalFile:
         raise MalformedEval(f"{path.name}: {exc}") from None
 
 
-def looks_like(data: Any) -> bool:
+def looks_like(data: JsonValue) -> bool:
     """Whether parsed JSON is meant as an OpenAI eval in one of the five shapes (detection only)."""
     if isinstance(data, list):
         types = [i.get("type") if isinstance(i, dict) else None for i in data]

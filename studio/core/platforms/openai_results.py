@@ -16,8 +16,9 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models.pass_rule import decide_outcome, run_threshold
 
 from ._base import PlatformError
@@ -43,7 +44,7 @@ class CriterionComparison:
     both: int = 0
     max_score_gap: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"criterion": self.key, "studio": self.ours, "openai": self.theirs, "agree": self.agree,
                 "compared": self.both, "max_score_gap": self.max_score_gap}
 
@@ -51,19 +52,19 @@ class CriterionComparison:
 @dataclass
 class Comparison:
     criteria: dict[str, CriterionComparison]
-    samples: list[dict[str, Any]]
+    samples: list[JsonObject]
     unmatched_items: list[int]
     unknown_criteria: list[str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"criteria": [c.to_json() for c in self.criteria.values()], "samples": self.samples,
                 "unmatched_items": self.unmatched_items, "unknown_criteria": self.unknown_criteria}
 
 
-def read_output_items(path: Path) -> list[dict[str, Any]]:
+def read_output_items(path: Path) -> list[JsonObject]:
     """Output items from JSONL (one a line) or from one JSON list page; a bad line names its number."""
     text = read_text(path)
-    items: list[Any] = []
+    items: JsonArray = []
     try:
         whole = json.loads(text)
     except json.JSONDecodeError:
@@ -88,7 +89,7 @@ def read_output_items(path: Path) -> list[dict[str, Any]]:
     return items
 
 
-def _their_side(result: dict[str, Any]) -> Side:
+def _their_side(result: JsonObject) -> Side:
     score = result.get("score")
     passed = result.get("passed")
     number = float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
@@ -112,7 +113,7 @@ def compare_external(library: Library, run_id: int, path: Path) -> Comparison:
     by_item = {json.dumps(s.fields.get("item"), sort_keys=True): idx for idx, s in enumerate(samples)
                if isinstance(s.fields, dict) and "item" in s.fields}
     criteria = {key: CriterionComparison(key) for key in keys.values()}
-    rows: list[dict[str, Any]] = []
+    rows: list[JsonObject] = []
     unmatched: list[int] = []
     unknown: set[str] = set()
     for n, item in enumerate(read_output_items(path)):
@@ -123,7 +124,7 @@ def compare_external(library: Library, run_id: int, path: Path) -> Comparison:
         if idx is None:
             unmatched.append(n)
             continue
-        line: dict[str, Any] = {"sample": samples[idx].id, "index": idx, "criteria": {}}
+        line: JsonObject = {"sample": samples[idx].id, "index": idx, "criteria": {}}
         for result in item["results"]:
             key = slug(str(result.get("name", "")), "criterion")
             if key not in by_key:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from studio.core.graders.jsregex import JS_SPACE
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.providers import provider_of
 from studio.core.kinds import ByKind, GraderKind, get_kind
 from studio.core.models import (
@@ -22,7 +22,9 @@ from studio.core.models import (
     Component,
     CompositeGrader,
     FunctionGrader,
+    GraderBase,
     GraderDefinition,
+    JudgeBase,
     PrebuiltJudge,
     RangeJudge,
     RubricJudge,
@@ -65,7 +67,7 @@ BUILTIN_TYPES = {  # (function, case_sensitive) -> assertion type
     ("starts_with", True): "starts-with",
 }
 CASE_DEFAULT = {"exact_match": True, "regex_match": True, "is_json": True, "starts_with": True}
-SEMANTICS: dict[str, dict[str, Any]] = {
+SEMANTICS: dict[str, JsonObject] = {
     name: {"case_sensitive": (None, True, False), "strip": (None, True, False), "empty_submission_zero": (True, False), "empty_reference_zero": (True, False),
            "empty_reference_error": (False, True), "regex_dialect": ("python", "javascript"), "negate": (False, True),
            "reference": None, "values": None}
@@ -154,8 +156,8 @@ def assert_line(text: str, index: int, kind: str) -> int | None:
 _SUPPORT: ByKind[Support] = ByKind("promptfoo support")
 #: each kind's assertion: (data, the definition fields it carries or None when the whole definition
 #: travels, whether promptfoo grades it with a model of its own that the assertion's provider names)
-_ASSERTION: ByKind[tuple[dict[str, Any], set[str] | None, bool]] = ByKind("promptfoo assertion")
-Assertion = tuple[dict[str, Any], set[str] | None, bool]
+_ASSERTION: ByKind[tuple[JsonObject, set[str] | None, bool]] = ByKind("promptfoo assertion")
+Assertion = tuple[JsonObject, set[str] | None, bool]
 
 
 @_SUPPORT.on(BuiltinGrader)
@@ -212,7 +214,7 @@ def _builtin_assertion(platform: PromptfooPlatform, grader: BuiltinGrader, warni
                        files: dict[str, str]) -> Assertion:
     o = grader.options
     kind = BUILTIN_TYPES[(grader.function, _case(grader))]
-    data: dict[str, Any] = {"type": ("not-" if o.negate else "") + kind}
+    data: JsonObject = {"type": ("not-" if o.negate else "") + kind}
     if grader.function in ("contains_any", "contains_all"):
         data["value"] = list(o.values)
     elif grader.function != "is_json":
@@ -244,7 +246,7 @@ def _function_assertion(platform: PromptfooPlatform, grader: FunctionGrader, war
     return {"type": "python", "value": ref}, {"source", "contract", "function_name"}, False
 
 
-def _exact_assertion(grader: BinaryJudge | RangeJudge | RubricJudge, exact: Any,
+def _exact_assertion(grader: BinaryJudge | RangeJudge | RubricJudge, exact: JsonValue,
                      files: dict[str, str]) -> Assertion:
     """The studio's own judge messages, sent by a generated provider (``_promptfoo_judge``)."""
     data, judge_files = judge_assertion(grader, exact)
@@ -325,7 +327,7 @@ class PromptfooPlatform(Platform):
     def no_form(self, kind: GraderKind) -> str:
         return f"promptfoo has no {kind.kind.replace('_', ' ')} assertion"
 
-    def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
+    def assertion(self, grader: GraderDefinition, warnings: list[str], files: dict[str, str]) -> JsonObject:
         write = _ASSERTION.of(grader)
         if write is None:  # pragma: no cover
             raise PlatformError(f"{LABEL} cannot express {grader.kind}")
@@ -343,9 +345,11 @@ class PromptfooPlatform(Platform):
         return data
 
     @staticmethod
-    def provider(grader: Any, warnings: list[str]) -> str | dict[str, Any] | None:
+    def provider(grader: GraderBase, warnings: list[str]) -> str | JsonObject | None:
         """A provider promptfoo can call: the endpoint's base URL and model when the export knows the
         endpoint (an OpenAI-compatible chat provider), else ``openai:<model>``."""
+        if not isinstance(grader, JudgeBase):  # an assertion that asks a model is a judge's
+            raise TypeError(f"a {grader.kind} grader names no model")
         config = endpoint_config(grader.endpoint)
         if config is None:
             if grader.endpoint and not grader.model:
@@ -354,12 +358,12 @@ class PromptfooPlatform(Platform):
                 return None
             return PROVIDER_PREFIX + grader.model if grader.model else None
         model = grader.model or config.model
-        spec: dict[str, Any] = {"id": f"{provider_of(config).promptfoo_id}:{model}", "config": {"apiBaseUrl": config.base_url}}
+        spec: JsonObject = {"id": f"{provider_of(config).promptfoo_id}:{model}", "config": {"apiBaseUrl": config.base_url}}
         if getattr(config, "api_key_env", None):
             spec.setdefault("config", {})["apiKeyEnvar"] = config.api_key_env
         return spec
 
-    def _component(self, c: Component, warnings: list[str], files: dict[str, str]) -> dict[str, Any]:
+    def _component(self, c: Component, warnings: list[str], files: dict[str, str]) -> JsonObject:
         data = self.assertion(c.grader, warnings, files)
         if c.weight != 1.0:
             data["weight"] = c.weight
@@ -377,8 +381,8 @@ class PromptfooPlatform(Platform):
         return result
 
     def _config(self, graders: Sequence[GraderDefinition], config_file: str,
-                tests: list[dict[str, Any]] | None = None,
-                provider: tuple[str, dict[str, Any]] | None = None) -> ExportResult:
+                tests: list[JsonObject] | None = None,
+                provider: tuple[str, JsonObject] | None = None) -> ExportResult:
         """One config; with ``tests`` (a dataset's rows) it runs as is: the echo provider answers each
         test with its stored completion, which the asserts grade; or ``provider`` (prompt, provider)
         answers each test, a model called afresh."""
@@ -390,7 +394,7 @@ class PromptfooPlatform(Platform):
                 carried_fields["adapted"] = adapted_fields(function)
             if carried_fields:
                 item.setdefault("config", {})[META_KEY] = carried_fields
-        config: dict[str, Any] = {
+        config: JsonObject = {
             "description": "Graders exported by Grader Studio",
             "prompts": ["{{input}}"],
             "providers": ["echo"],
@@ -421,7 +425,7 @@ class PromptfooPlatform(Platform):
         )
 
     @staticmethod
-    def _asserts(config: dict[str, Any]) -> list[dict[str, Any]]:
+    def _asserts(config: JsonObject) -> list[JsonObject]:
         return [item for _where, item in _placed_asserts(config) if isinstance(item, dict)]
 
     def import_(self, path: Path, key: str | None = None) -> ImportResult:
@@ -463,7 +467,7 @@ class PromptfooPlatform(Platform):
             raise PlatformError(f"{path.name}: no assertion imported ({'; '.join(result.report())})")
         return result
 
-    def from_assert(self, item: dict[str, Any], key: str, base: Path) -> GraderDefinition:
+    def from_assert(self, item: JsonObject, key: str, base: Path) -> GraderDefinition:
         kind = str(item.get("type", ""))
         negate = kind.startswith("not-")
         kind = kind.removeprefix("not-")
@@ -480,7 +484,7 @@ class PromptfooPlatform(Platform):
         if kind in builtins:
             function, case = builtins[kind]
             submission_zero, reference_zero = empty_rule(function, False)
-            options: dict[str, Any] = {"negate": negate, "empty_submission_zero": submission_zero,
+            options: JsonObject = {"negate": negate, "empty_submission_zero": submission_zero,
                                        "empty_reference_zero": reference_zero}
             if function in EMPTY_VALUE_FAILS:  # promptfoo's invariant: an empty value is an error, not 0
                 options["empty_reference_error"] = True
@@ -541,10 +545,10 @@ class PromptfooPlatform(Platform):
         raise PlatformError(f"promptfoo assertion type {kind!r} has no studio grader kind")
 
 
-def _placed_asserts(config: dict[str, Any]) -> list[tuple[str, Any]]:
+def _placed_asserts(config: JsonObject) -> list[tuple[str, JsonValue]]:
     """Every assertion of the config with its place: ``defaultTest assert 2``, ``tests[3] assert 1``
     (1-based, a test's description added when it has one), in file order."""
-    found: list[tuple[str, Any]] = []
+    found: list[tuple[str, JsonValue]] = []
     default = config.get("defaultTest")
     if isinstance(default, dict):
         found += [(f"defaultTest assert {i}", a) for i, a in enumerate(default.get("assert") or [], 1)]
@@ -566,7 +570,7 @@ _MAPPED_FIELDS: dict[str, set[str]] = {
 _BUILTIN_FIELDS = {"type", "value", "metric", "weight"}
 
 
-def unmapped_fields(item: dict[str, Any]) -> list[str]:
+def unmapped_fields(item: JsonObject) -> list[str]:
     """One line per field of an imported assertion the grader does not hold."""
     kind = str(item.get("type", "")).removeprefix("not-")
     mapped = _MAPPED_FIELDS.get(kind) or (

@@ -9,9 +9,12 @@ import importlib
 import pkgutil
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from ._base import Platform, PlatformError
 from ._syntax import refuse_unreadable
+
+P = TypeVar("P", bound=Platform)
 
 
 @cache
@@ -33,6 +36,16 @@ def get_platform(name: str) -> Platform:
         return platforms()[name.lower()]
     except KeyError:
         raise PlatformError(f"unknown platform {name!r}; known: {', '.join(platforms())}") from None
+
+
+def platform_of(name: str, kind: type[P]) -> P:
+    """A built-in platform as its own class, for an exporter that calls what only that class has
+    (the eval exporter building a promptfoo config or a Letta suite); a plugin that took over the
+    name with another class is a bug here, said as one."""
+    platform = get_platform(name)
+    if not isinstance(platform, kind):
+        raise TypeError(f"platform {name!r} is a {type(platform).__name__}, not a {kind.__name__}")
+    return platform
 
 
 def detect_platform(path: Path) -> Platform:

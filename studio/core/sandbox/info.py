@@ -10,9 +10,10 @@ import functools
 import platform
 import shutil
 import sys
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.json_types import JsonArray
 
 from .launch import detect_mode, is_root, namespaces_unavailable, plan_worker, refusal
 from .process import WorkerDied, WorkerProcess
@@ -46,7 +47,7 @@ class SandboxInfo(BaseModel):
         return {"network", "filesystem", "environment"} <= names
 
 
-def _list(value: object) -> list[Any]:
+def _list(value: object) -> JsonArray:
     """A list the probe reported; missing (or not a list) reads as empty."""
     return value if isinstance(value, list) else []
 

@@ -18,9 +18,10 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
+
+from studio.core.json_types import JsonArray, JsonObject
 
 from .launch import GUEST_MOUNT, LaunchPlan, SandboxRefused, plan_worker
 from .pool import WorkerPool
@@ -78,7 +79,7 @@ def plan_node_worker(settings: SandboxSettings, *, memory_mb: int, cpu_seconds: 
     if node is None:
         raise SandboxRefused(missing_reason())
     plan = plan_worker(settings)
-    config: dict[str, Any] = json.loads(plan.argv[-1])
+    config: JsonObject = json.loads(plan.argv[-1])
     config.update(
         node=node.path,
         node_args=[*NODE_ARGS, f"--max-old-space-size={memory_mb}"],
@@ -187,7 +188,7 @@ __all__ = ["GUEST_MOUNT", "NodeInfo", "NodePool", "NodeRuntime", "find_node", "n
 
 
 def check_javascript(source: str, form: str, function_name: str | None, origin: str | None = None,
-                     settings: SandboxSettings | None = None) -> list[Any]:
+                     settings: SandboxSettings | None = None) -> JsonArray:
     """``validate``'s checks of a javascript grader: Node is here, and the code loads in a Node
     worker (a syntax error, a module that throws or exports no function is named)."""
     from .validation import Check

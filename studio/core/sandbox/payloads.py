@@ -9,8 +9,8 @@ studio builds them here, from the same plain-data form of a ``Sample``, when it 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models import Extractor, Sample
 
 from .guest.studio_guest import payloads as guest
@@ -18,7 +18,7 @@ from .guest.studio_guest import payloads as guest
 input_text = guest.input_text
 
 
-def sample_data(sample: Sample) -> dict[str, Any]:
+def sample_data(sample: Sample) -> JsonObject:
     """The plain-data form of a sample the guest builders read (the fields they use, values as is)."""
     return {
         "id": sample.id,
@@ -30,23 +30,23 @@ def sample_data(sample: Sample) -> dict[str, Any]:
     }
 
 
-def adaptive(sample: Sample) -> dict[str, Any]:
+def adaptive(sample: Sample) -> JsonObject:
     return guest.adaptive(sample_data(sample))
 
 
-def mka1_sample_dict(sample: Sample) -> dict[str, Any]:
+def mka1_sample_dict(sample: Sample) -> JsonObject:
     return guest.mka1_sample_dict(sample_data(sample))
 
 
-def mka1_item(sample: Sample) -> dict[str, Any]:
+def mka1_item(sample: Sample) -> JsonObject:
     return guest.mka1_item(sample_data(sample))
 
 
-def mka1_sample(sample: Sample) -> dict[str, Any]:
+def mka1_sample(sample: Sample) -> JsonObject:
     return guest.mka1_sample(sample_data(sample))
 
 
-def mka1_batch_entry(sample: Sample) -> dict[str, Any]:
+def mka1_batch_entry(sample: Sample) -> JsonObject:
     return guest.mka1_batch_entry(sample_data(sample))
 
 
@@ -62,15 +62,15 @@ def _submission(sample: Sample, extractor: Extractor | None) -> str:
         return ""
 
 
-def letta(sample: Sample, extractor: Extractor | None = None) -> dict[str, Any]:
+def letta(sample: Sample, extractor: Extractor | None = None) -> JsonObject:
     return guest.letta(sample_data(sample), _submission(sample, extractor))
 
 
-def promptfoo(sample: Sample) -> dict[str, Any]:
+def promptfoo(sample: Sample) -> JsonObject:
     return guest.promptfoo(sample_data(sample))
 
 
-BUILDERS: dict[str, Callable[[Sample], dict[str, Any]]] = {
+BUILDERS: dict[str, Callable[[Sample], JsonObject]] = {
     "adaptive": adaptive,
     "mka1_sample": mka1_sample,
     "mka1_batch": mka1_batch_entry,
@@ -79,7 +79,7 @@ BUILDERS: dict[str, Callable[[Sample], dict[str, Any]]] = {
 }
 
 
-def build(contract: str, samples: Sequence[Sample], extractor: Extractor | None = None) -> list[dict[str, Any]]:
+def build(contract: str, samples: Sequence[Sample], extractor: Extractor | None = None) -> list[JsonObject]:
     if contract == "letta" and extractor is not None:
         return [letta(s, extractor) for s in samples]
     make = guest.BUILDERS[contract]

@@ -20,7 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+
+from studio.core.json_types import JsonArray, JsonObject
 
 from . import wire
 from .launch import LaunchPlan
@@ -28,7 +29,7 @@ from .launch import LaunchPlan
 #: what a worker may send outside a batch (ready, loaded): a few small fields and an error text
 CONTROL_LINE_BYTES = 256 * 1024
 
-ModelHandler = Callable[[str, dict[str, Any], int], dict[str, Any]]
+ModelHandler = Callable[[str, JsonObject, int], JsonObject]
 
 
 CANCEL_POLL_SECONDS = 0.1
@@ -54,7 +55,7 @@ class Failure:
 class BatchReply:
     #: by the sample's index in the batch: its checked entry [index, status, value, ...], or for a
     #: plain finite float score (the common case) that float alone
-    results: dict[int, list[Any] | float] = field(default_factory=dict)
+    results: dict[int, JsonArray | float] = field(default_factory=dict)
     failure: Failure | None = None
     cpu_seconds: float = 0.0
     strays: int = 0
@@ -81,7 +82,7 @@ def describe_exit(code: int | None, memory_mb: int | None = None) -> str:
     return f"the worker exited with code {code} (os._exit or a fatal error in the grader)"
 
 
-def _prctl() -> Any:
+def _prctl() -> Callable[..., int] | None:
     try:
         import ctypes
 
@@ -128,8 +129,8 @@ class WorkerProcess:
             preexec_fn=_die_with_parent if plan.mode == "namespaces" else None,
         )
         self._buf = bytearray()
-        self.ready: dict[str, Any] | None = None
-        self.loaded: dict[str, Any] | None = None
+        self.ready: JsonObject | None = None
+        self.loaded: JsonObject | None = None
         self.cpu_seconds = 0.0
         self.started = time.monotonic()
         self._next_id = 0
@@ -139,7 +140,7 @@ class WorkerProcess:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def _write(self, message: dict[str, Any]) -> None:
+    def _write(self, message: JsonObject) -> None:
         self._write_bytes((json.dumps(message, separators=(",", ":"), allow_nan=True) + "\n").encode())
 
     def _write_bytes(self, data: bytes) -> None:
@@ -184,7 +185,7 @@ class WorkerProcess:
         except (OSError, ValueError):
             return ""
 
-    def wait_ready(self, timeout: float) -> dict[str, Any]:
+    def wait_ready(self, timeout: float) -> JsonObject:
         if self.ready is not None:
             return self.ready
         try:
@@ -236,7 +237,7 @@ class WorkerProcess:
         return describe_exit(code, memory_mb)
 
     # -- requests -------------------------------------------------------------------------------
-    def load(self, request: dict[str, Any], timeout: float, start_timeout: float) -> dict[str, Any]:
+    def load(self, request: JsonObject, timeout: float, start_timeout: float) -> JsonObject:
         """Send the grader; returns the worker's answer ({ok, stage, error, line} on failure)."""
         self.wait_ready(start_timeout)
         try:
@@ -265,7 +266,7 @@ class WorkerProcess:
 
     def grade(
         self,
-        samples: list[Any] | list[str],
+        samples: JsonArray | list[str],
         *,
         timeout: float,
         precise: bool = False,
@@ -326,7 +327,7 @@ class WorkerProcess:
                     if not isinstance(entries, list):
                         raise wire.ProtocolError("the worker sent a malformed result list")
                     checked = wire.check_entries(entries, limits, seen)
-                    scores: dict[int, list[Any] | float] = {}
+                    scores: dict[int, JsonArray | float] = {}
                     if "f" in message:  # plain float scores, one array (wire.check_floats)
                         wire.check_floats(message["f"], message.get("at"), limits, seen, scores)
                     # kept only once the whole message passed: a line refused in its float array
@@ -359,7 +360,7 @@ class WorkerProcess:
         return reply
 
     @staticmethod
-    def _answer_model(message: dict[str, Any], on_model: ModelHandler | None, index: int) -> dict[str, Any]:
+    def _answer_model(message: JsonObject, on_model: ModelHandler | None, index: int) -> JsonObject:
         if on_model is None:
             return {"ok": False, "error": "model access not configured"}
         payload, kind = message.get("payload"), message.get("kind")
@@ -368,7 +369,7 @@ class WorkerProcess:
         return on_model(kind[:64], payload, index)
 
 
-def _checked_load_reply(reply: dict[str, Any]) -> dict[str, Any]:
+def _checked_load_reply(reply: JsonObject) -> JsonObject:
     """The worker's answer to ``load`` reduced to the fields the studio uses, each of its type."""
     if reply.get("ok") is True:
         params = reply.get("params")

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.models import Outcome, valid_number
+from studio.core.scoring import ResultRowValues
 from studio.core.store.runs import ok_row, outcome_values, scored_rows, scores_prefix
 
 # status codes of a worker entry [index, status, value, ...]
@@ -20,7 +21,7 @@ OK, RAISED, UNSERIALISABLE, MEMORY, TOO_LARGE, LIMIT, NOT_LOADED = range(7)
 _NUMBER_TYPES = (int, float)
 
 
-def _describe(value: Any) -> str:
+def _describe(value: JsonValue) -> str:
     if isinstance(value, bool):
         return f"returned a bool ({value}); return a number such as 1.0 or 0.0"
     if isinstance(value, float) and not math.isfinite(value):
@@ -32,39 +33,39 @@ def _describe(value: Any) -> str:
     return f"returned {type(value).__name__} instead of a number"
 
 
-def _finite_scores(raw: Any) -> dict[str, float]:
+def _finite_scores(raw: JsonValue) -> dict[str, float]:
     if not isinstance(raw, dict):
         return {}
     return {str(k): float(v) for k, v in raw.items() if valid_number(v)}
 
 
-def _number(value: Any, key: str) -> Outcome:
+def _number(value: JsonValue, key: str) -> Outcome:
     if type(value) in _NUMBER_TYPES and valid_number(value):
         score = float(value)
         return Outcome.scored(score, {key: score})
     return Outcome.invalid(_describe(value), raw=_jsonable(value))
 
 
-def _jsonable(value: Any) -> Any:
+def _jsonable(value: JsonValue) -> JsonValue:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
 
 
-def _mka1(value: Any, key: str) -> Outcome:
+def _mka1(value: JsonValue, key: str) -> Outcome:
     if not isinstance(value, dict):
         return _number(value, key)
     scores = _finite_scores(value.get("scores"))
     if not scores:
         return Outcome.invalid("returned a dict without any finite numeric score in 'scores'", raw=_sanitise(value))
     score = scores.get(key, next(iter(scores.values())))
-    details: dict[str, Any] = {}
+    details: JsonObject = {}
     if "judge" in value:
         details["judge"] = _sanitise(value["judge"])
     return Outcome(status="ok", score=score, scores=scores, details=details)
 
 
-def _letta(value: Any, key: str) -> Outcome:
+def _letta(value: JsonValue, key: str) -> Outcome:
     if isinstance(value, dict) and value.get("__grade_result__"):
         score = value.get("score")
         if not valid_number(score):
@@ -83,7 +84,7 @@ def _letta(value: Any, key: str) -> Outcome:
     return _number(value, key)
 
 
-def _promptfoo(value: Any, key: str) -> Outcome:
+def _promptfoo(value: JsonValue, key: str) -> Outcome:
     if isinstance(value, bool):
         verdict = 1.0 if value else 0.0
         return Outcome(status="ok", score=verdict, scores={key: verdict}, details={"pass": value})
@@ -98,7 +99,7 @@ def _promptfoo(value: Any, key: str) -> Outcome:
             return Outcome.invalid(f"'score' is not a finite number: {_describe(score)}", raw=_sanitise(value))
         final = float(score) if score is not None else (1.0 if passed else 0.0)
         reason = value.get("reason")
-        details: dict[str, Any] = {}
+        details: JsonObject = {}
         if passed is not None:
             details["pass"] = passed
         return Outcome(
@@ -114,7 +115,7 @@ def _promptfoo(value: Any, key: str) -> Outcome:
 _BY_CONTRACT = {"adaptive": _number, "mka1_sample": _mka1, "letta": _letta, "promptfoo": _promptfoo}
 
 
-def _sanitise(value: Any) -> Any:
+def _sanitise(value: JsonValue) -> JsonValue:
     """JSON-safe copy for storage (NaN/inf as text)."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
@@ -125,7 +126,7 @@ def _sanitise(value: Any) -> Any:
     return value
 
 
-def failure_outcome(entry: list[Any], contract: str, memory_mb: int, output_kib: int) -> Outcome:
+def failure_outcome(entry: JsonArray, contract: str, memory_mb: int, output_kib: int) -> Outcome:
     """An entry whose status is not OK."""
     status = entry[1]
     if status == RAISED:
@@ -153,7 +154,7 @@ def failure_outcome(entry: list[Any], contract: str, memory_mb: int, output_kib:
 
 
 def to_outcome(
-    entry: list[Any], contract: str, key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0
+    entry: JsonArray, contract: str, key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0
 ) -> Outcome:
     if entry[1] == OK and len(entry) == 3 and contract == "adaptive" and type(entry[2]) is float and math.isfinite(entry[2]):
         # the hot path of a run: one plain float, nothing printed
@@ -169,14 +170,14 @@ def to_outcome(
 
 
 def batch_outcomes(
-    value: Any, sample_ids: list[str], key: str
+    value: JsonValue, sample_ids: list[str], key: str
 ) -> tuple[list[Outcome], dict[str, float]]:
     """MKA1 ``grade_batch``: {metrics, samples: [{sample_id, scores, judge, extracted_output}]}."""
     if not isinstance(value, dict) or not ({"metrics", "samples"} & value.keys()):
         bad = Outcome.invalid("grade_batch must return a dict with 'metrics' and/or 'samples'", raw=_sanitise(value))
         return [bad.model_copy() for _ in sample_ids], {}
     metrics = _finite_scores(value.get("metrics"))
-    updates: dict[str, dict[str, Any]] = {}
+    updates: dict[str, JsonObject] = {}
     raw_updates = value.get("samples") or []
     if isinstance(raw_updates, list):
         for update in raw_updates:
@@ -189,7 +190,7 @@ def batch_outcomes(
             outcomes.append(Outcome(status="ok", details={"batch": True}))
             continue
         scores = _finite_scores(update.get("scores"))
-        details: dict[str, Any] = {"batch": True}
+        details: JsonObject = {"batch": True}
         if "judge" in update:
             details["judge"] = _sanitise(update["judge"])
         if "extracted_output" in update:
@@ -203,9 +204,9 @@ def batch_outcomes(
 
 
 def result_rows(
-    entries: Sequence[list[Any] | float], batch: Sequence[tuple[int, str, Any]], run_id: int, contract: str,
+    entries: Sequence[JsonArray | float], batch: Sequence[tuple[int, str, str]], run_id: int, contract: str,
     key: str, memory_mb: int, output_kib: int, duration_ms: float = 0.0,
-) -> list[tuple[Any, ...]]:
+) -> list[ResultRowValues]:
     """The store's rows (``outcome_values`` form) for a batch's checked entries, in batch order.
 
     A bare float (a plain finite score, ``GraderSession.run_scores``) or an entry that is one
@@ -215,7 +216,7 @@ def result_rows(
     """
     prefix = scores_prefix(key)
 
-    def other(row: tuple[Any, ...], entry: Any) -> tuple[Any, ...]:
+    def other(row: tuple[int, str, str], entry: JsonValue) -> ResultRowValues:
         # what scored_rows does not take whole: a non-finite float (wire.check_floats hands over
         # none) and every entry; an entry of one finite float, nothing printed, is still a plain row
         if type(entry) is float:

@@ -12,10 +12,11 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from studio.core.json_types import JsonArray
 from studio.core.models import FunctionGrader, Outcome, Sample
-from studio.core.scoring import SAMPLES, GradingContext, ScorerBase
+from studio.core.scoring import SAMPLES, GradingContext, ResultRowValues, ScorerBase
 from studio.core.store.runs import outcome_values
 
 from . import payloads
@@ -88,7 +89,7 @@ class FunctionScorer(ScorerBase):
         finally:
             self._idle.append(session)
 
-    def _limit(self) -> contextlib.AbstractAsyncContextManager[Any]:
+    def _limit(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Sessions a batch may use: all for a plain grader, ``_async_workers`` for an async one."""
         if self._gate_open:
             return contextlib.nullcontext()
@@ -96,7 +97,7 @@ class FunctionScorer(ScorerBase):
             self._gate = asyncio.Semaphore(self._async_workers)
         return self._gate
 
-    async def _in_thread(self, fn: Callable[..., _T], *args: Any) -> _T:
+    async def _in_thread(self, fn: Callable[..., _T], *args: object) -> _T:
         async with self._limit():
             session = self._session()
             try:
@@ -116,7 +117,7 @@ class FunctionScorer(ScorerBase):
             return [Outcome.failure("cancelled") for _ in rows]
         return await self._in_thread(self._run, [t for _, t in rows], [i for i, _ in rows], True)
 
-    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+    async def score_raw_rows(self, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]:
         """``score_raw_batch`` straight to the store's result rows (``outcome_values`` form) of
         ``run_id``, for (idx, sample id, sample JSON) triples: the worker's checked entries become
         rows without an Outcome each (a run's hot path; ``results.result_rows``)."""
@@ -125,7 +126,7 @@ class FunctionScorer(ScorerBase):
             return [outcome_values(run_id, idx, sid, cancelled) for idx, sid, _ in batch]
         return await self._in_thread(self._run_rows, run_id, batch)
 
-    def _run_rows(self, session: GraderSession, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[tuple[Any, ...]]:
+    def _run_rows(self, session: GraderSession, run_id: int, batch: Sequence[tuple[int, str, str]]) -> list[ResultRowValues]:
         texts = [text for _, _, text in batch]
         if self.grader.contract == "mka1_batch":
             outcomes = self._run(session, texts, [sid for _, sid, _ in batch], True)
@@ -140,7 +141,7 @@ class FunctionScorer(ScorerBase):
         data = payloads.build(self.grader.contract, samples, self.grader.extractor)
         return self._run(session, data, [s.id for s in samples], False)
 
-    def _run(self, session: GraderSession, data: list[Any], ids: list[str], raw: bool) -> list[Outcome]:
+    def _run(self, session: GraderSession, data: JsonArray, ids: list[str], raw: bool) -> list[Outcome]:
         contract = self.grader.contract
         start = time.perf_counter()
         if contract == "mka1_batch":

@@ -12,17 +12,17 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models import MAX_SOURCE_BYTES, FunctionGrader
+from studio.core.scoring import ModelBridge
 
 from .launch import SandboxRefused
 from .pool import WorkerPool
 from .process import WorkerDied, WorkerProcess
 from .results import LIMIT, MEMORY, NOT_LOADED, OK
 from .settings import SandboxSettings
-
-ModelBridge = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 RECYCLE_CPU_SECONDS = 120.0
 LOAD_GRACE_SECONDS = 0.5
@@ -60,7 +60,7 @@ class GraderSpec:
             output_kib=settings.output_kib,
         )
 
-    def load_request(self) -> dict[str, Any]:
+    def load_request(self) -> JsonObject:
         return {
             "source": self.source,
             "contract": self.contract,
@@ -80,8 +80,8 @@ class GraderSession:
         self.spec = spec
         self.bridge = bridge
         self.worker: WorkerProcess | None = None
-        self.load_error: dict[str, Any] | None = None
-        self.loaded: dict[str, Any] | None = None
+        self.load_error: JsonObject | None = None
+        self.loaded: JsonObject | None = None
         self.restarts = 0
 
     def _ensure_worker(self) -> WorkerProcess | None:
@@ -120,7 +120,7 @@ class GraderSession:
         self.worker = worker
         return worker
 
-    def load(self) -> dict[str, Any]:
+    def load(self) -> JsonObject:
         """Load now (validation wants the module-body outcome on its own)."""
         self._ensure_worker()
         return self.load_error or self.loaded or {"ok": False, "error": "not loaded"}
@@ -131,10 +131,10 @@ class GraderSession:
             self.worker = None
             self.restarts += 1
 
-    def _model_handler(self, pending: list[int]) -> Callable[[str, dict[str, Any], int], dict[str, Any]]:
+    def _model_handler(self, pending: list[int]) -> Callable[[str, JsonObject, int], JsonObject]:
         counts: dict[int, int] = {}
 
-        def handle(kind: str, payload: dict[str, Any], local: int) -> dict[str, Any]:
+        def handle(kind: str, payload: JsonObject, local: int) -> JsonObject:
             if self.bridge is None:
                 return {"ok": False, "error": "model access not configured"}
             index = pending[local] if 0 <= local < len(pending) else -1
@@ -149,9 +149,9 @@ class GraderSession:
         return handle
 
     def run(
-        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None,
+        self, payloads: JsonArray, *, whole: bool = False, cancel: threading.Event | None = None,
         raw: bool = False,
-    ) -> list[list[Any]]:
+    ) -> list[JsonArray]:
         """One raw entry [index, status, value, ...] per payload (or one entry when ``whole``);
         after a cancel the samples not yet graded get a "cancelled" error. ``raw``: the payloads are
         stored sample JSON texts that the worker shapes for the contract itself."""
@@ -159,19 +159,19 @@ class GraderSession:
                 for i, r in enumerate(self.run_scores(payloads, whole=whole, cancel=cancel, raw=raw))]
 
     def run_scores(
-        self, payloads: list[Any], *, whole: bool = False, cancel: threading.Event | None = None,
+        self, payloads: JsonArray, *, whole: bool = False, cancel: threading.Event | None = None,
         raw: bool = False,
-    ) -> list[list[Any] | float]:
+    ) -> list[JsonArray | float]:
         """``run`` with a plain finite float score left as that float instead of its entry
         [index, OK, score] (a run's hot path: no list per sample). Item i is sample i's."""
         n = 1 if whole else len(payloads)
         return self._run(payloads, list(range(n)), n, whole=whole, cancel=cancel, raw=raw, precise=False)
 
     def _run(
-        self, payloads: list[Any], pending: list[int], n: int, *, whole: bool, cancel: threading.Event | None,
+        self, payloads: JsonArray, pending: list[int], n: int, *, whole: bool, cancel: threading.Event | None,
         raw: bool, precise: bool, fan_out: bool = True,
-    ) -> list[list[Any] | float]:
-        results: list[list[Any] | float | None] = [None] * n
+    ) -> list[JsonArray | float]:
+        results: list[JsonArray | float | None] = [None] * n
         while pending:
             worker = self._ensure_worker()
             if worker is None:
@@ -227,11 +227,11 @@ class GraderSession:
                     results[entry[0]] = entry
                 break
         if type(None) not in map(type, results):  # (the usual batch: no sample left without its result)
-            return cast(list[list[Any] | float], results)
+            return cast(list[JsonArray | float], results)
         return [r for r in results if r is not None]
 
-    def _fan_out(self, payloads: list[Any], pending: list[int], n: int, cancel: threading.Event | None,
-                 raw: bool) -> list[list[Any]]:
+    def _fan_out(self, payloads: JsonArray, pending: list[int], n: int, cancel: threading.Event | None,
+                 raw: bool) -> list[JsonArray]:
         ways = min(self.pool.size, len(pending))
         chunks = [pending[i::ways] for i in range(ways)]
         helpers = [GraderSession(self.pool, self.spec, self.bridge) for _ in chunks]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 
 from .results import LIMIT, MEMORY, NOT_LOADED, OK, RAISED, TOO_LARGE, UNSERIALISABLE
 
@@ -48,7 +49,7 @@ class Limits:
         return min(MAX_LINE_BYTES, max(1, self.count) * per_entry + MESSAGE_SLACK)
 
 
-def loads(line: bytes) -> Any:
+def loads(line: bytes) -> JsonValue:
     """JSON of a worker line; nesting too deep for the parser or broken text is a ProtocolError."""
     try:
         return json.loads(line)
@@ -58,13 +59,13 @@ def loads(line: bytes) -> Any:
         raise ProtocolError("the grader wrote garbage into the sandbox channel") from None
 
 
-def check_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
+def check_depth(value: JsonValue, limit: int = MAX_DEPTH) -> bool:
     """True when ``value`` nests at most ``limit`` containers deep (iterative: no recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[JsonValue, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            children: Any = item.values()
+            children: JsonValue = item.values()
         elif isinstance(item, list):
             children = item
         else:
@@ -75,11 +76,11 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> bool:
     return True
 
 
-def _text(value: Any, limit: int) -> str:
+def _text(value: JsonValue, limit: int) -> str:
     return value[:limit] if isinstance(value, str) else str(type(value).__name__)
 
 
-def check_entry(entry: Any, limits: Limits, seen: set[int]) -> list[Any]:
+def check_entry(entry: JsonValue, limits: Limits, seen: set[int]) -> JsonArray:
     """One result entry [index, status, value, extra...] made safe, or ProtocolError.
 
     A value over the result-size limit becomes a TOO_LARGE entry naming the size; printed text is
@@ -120,19 +121,19 @@ def check_entry(entry: Any, limits: Limits, seen: set[int]) -> list[Any]:
     else:
         value = _text(value, ERROR_CHARS)
         rest = [_extra(x) for x in rest[:2]]
-    out: list[Any] = [index, status, value, *rest]
+    out: JsonArray = [index, status, value, *rest]
     if printed is not None:
         out.append(printed)
     seen.add(index)
     return out
 
 
-def check_entries(entries: list[Any], limits: Limits, seen: set[int]) -> list[list[Any]]:
+def check_entries(entries: JsonArray, limits: Limits, seen: set[int]) -> list[JsonArray]:
     """``check_entry`` over a message's entries. The common entry, [index, OK, number or None]
     with nothing printed, is checked inline (the same checks: a list of three, an int index of
     this batch not seen before, the OK status, a scalar value): a run's hot path."""
     count = limits.count
-    checked: list[list[Any]] = []
+    checked: list[JsonArray] = []
     for entry in entries:
         if type(entry) is list and len(entry) == 3:
             index, status, value = entry
@@ -145,7 +146,7 @@ def check_entries(entries: list[Any], limits: Limits, seen: set[int]) -> list[li
     return checked
 
 
-def check_floats(floats: Any, at: Any, limits: Limits, seen: set[int], results: dict[int, Any]) -> int:
+def check_floats(floats: JsonValue, at: JsonValue, limits: Limits, seen: set[int], results: dict[int, JsonValue]) -> int:
     """A message's float array: ``floats[k]`` is the score of the batch's sample ``at + k``, a
     plain finite float (None: no result there, that sample's entry is elsewhere). Each becomes
     ``results[at + k] = score``, a bare float (an entry [index, OK, score] in short); returns how
@@ -175,21 +176,21 @@ def check_floats(floats: Any, at: Any, limits: Limits, seen: set[int], results: 
     return count
 
 
-def _extra(value: Any) -> Any:
+def _extra(value: JsonValue) -> JsonValue:
     """Exception name or grader line after an error text: short text, an int, or nothing."""
     if value is None or type(value) is int:
         return value
     return _text(value, 200)
 
 
-def _preview(value: Any) -> str:
+def _preview(value: JsonValue) -> str:
     try:
         return json.dumps(value, allow_nan=True)[:1024]
     except (TypeError, ValueError, RecursionError):
         return f"<{type(value).__name__}>"
 
 
-def check_message(message: Any, rid: int) -> dict[str, Any]:
+def check_message(message: JsonValue, rid: int) -> JsonObject:
     """The envelope: a dict answering the batch ``rid``."""
     if not isinstance(message, dict):
         raise ProtocolError("the grader wrote into the sandbox channel")
@@ -198,7 +199,7 @@ def check_message(message: Any, rid: int) -> dict[str, Any]:
     return message
 
 
-def number(value: Any, default: float = 0.0) -> float:
+def number(value: JsonValue, default: float = 0.0) -> float:
     """A float field of a message (cpu seconds, stray count) or ``default`` when it is not one."""
     if type(value) in (int, float) and value == value and abs(value) < 1e12:
         return float(value)

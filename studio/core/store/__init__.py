@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import Conflict, LibraryError, Locked, NotFound, StaleVersion
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 __all__ = ["Conflict", "Library", "LibraryError", "Locked", "NotFound", "StaleVersion"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> type[Library]:
     # Library (and SQLAlchemy under it) on first use: a lean read such as ``graders list`` can use
     # the package's small modules (location, the schema version) without paying for it
     if name == "Library":

@@ -11,10 +11,10 @@ import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import Connection, Table, func, insert, select, text
 
+from studio.core.json_types import JsonObject
 from studio.core.outside import json_text, loads_outside, printable, storable_text
 
 from .database import utcnow
@@ -91,8 +91,8 @@ _JSON_COLUMNS = {
 }
 
 
-def _storable_row(table: str, row: dict[str, Any], required_times: Sequence[str], json_columns: Sequence[str],
-                  now: datetime, warnings: list[str]) -> dict[str, Any]:
+def _storable_row(table: str, row: JsonObject, required_times: Sequence[str], json_columns: Sequence[str],
+                  now: datetime, warnings: list[str]) -> JsonObject:
     """A row of the source made storable in the destination alike on either backend (the rows of
     another library are outside values): text through ``outside.storable_text``, JSON text
     through ``outside.json_text``, and a required time the source could not read (SQLite text
@@ -115,7 +115,7 @@ def _storable_row(table: str, row: dict[str, Any], required_times: Sequence[str]
     return row
 
 
-def _row_id(row: dict[str, Any]) -> str:
+def _row_id(row: JsonObject) -> str:
     for key in ("id", "key", "name", "run_id"):
         if row.get(key) is not None:
             return printable(str(row[key]))

@@ -51,6 +51,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
+#: a row as a DB-API driver gives it (sqlite3's tuple, psycopg's): the drivers type its values as
+#: Any, and the hot paths read them by position, each checked where it is read (like decoded JSON)
+DriverRow = tuple[Any, ...]
+
+
 class DriverConnection(Protocol):
     """What the hot paths use of a driver's own connection: sqlite3's, or psycopg's with the
     library's qmark cursor (``postgres.py``), so the same ``?`` SQL runs on both."""
@@ -66,7 +71,7 @@ def driver_connection(pooled: PoolProxiedConnection) -> DriverConnection:
     The pool types it as optional (none once the connection is closed); a closed connection here
     is a bug worth a loud error rather than an AttributeError further on.
     """
-    raw = pooled.driver_connection
+    raw: DriverConnection | None = pooled.driver_connection  # sqlite3's or psycopg's (the docstring's two)
     if raw is None:
         raise LibraryError("the library's connection is closed")
     return raw
@@ -80,7 +85,7 @@ def sqlite_connection(pooled: PoolProxiedConnection) -> sqlite3.Connection:
     return raw
 
 
-def inserted_id(result: CursorResult[Any]) -> int:
+def inserted_id(result: CursorResult[*tuple[object, ...]]) -> int:
     """The integer primary key of the row an INSERT just made.
 
     SQLAlchemy types the key as optional (other statements have none); every table here has an
@@ -139,7 +144,7 @@ def _sqlite_engine(path: Path | str) -> Engine:
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    def _on_connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         if str(path) != ":memory:":
@@ -243,7 +248,7 @@ def damaged(exc: DBAPIError) -> bool:
     return type(exc.orig) is sqlite3.DatabaseError
 
 
-def _refuse_foreign(cursor: Any, path: Path | str) -> None:
+def _refuse_foreign(cursor: sqlite3.Cursor, path: Path | str) -> None:
     """A SQLite file with tables but none of ours is another program's database: the studio's
     tables are never added to it (a library from before Alembic has ``graders``). Asked on the
     connection's first use, before anything (WAL mode included) writes to the file."""

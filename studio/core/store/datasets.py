@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from pydantic import BaseModel, field_validator
 from sqlalchemy import Connection, Engine, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Sample, SampleRow
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
@@ -40,13 +40,13 @@ class DatasetRecord(BaseModel):
     created_at: datetime | None
     #: where a generated dataset's completions came from (engine/generate.py); None when imported,
     #: or when what the library holds is not a JSON object (it only informs: the dataset still reads)
-    provenance: dict[str, Any] | None = None
+    provenance: JsonObject | None = None
     #: who imported it ("" when the library records none)
     author: str = ""
 
     @field_validator("provenance", mode="before")
     @classmethod
-    def _parse_provenance(cls, value: Any) -> Any:
+    def _parse_provenance(cls, value: JsonValue) -> JsonValue:
         try:
             parsed = json.loads(value) if isinstance(value, str) else value
         except (ValueError, RecursionError):
@@ -202,7 +202,7 @@ class DatasetRepository:
             author=current_user()))
         return int(row.id)
 
-    def open_generated(self, name: str, provenance: dict[str, Any], *, format: str = "adaptive",
+    def open_generated(self, name: str, provenance: JsonObject, *, format: str = "adaptive",
                        source: str = "") -> DatasetRecord:
         """An empty dataset that ``append`` fills as answers arrive (``grader-studio generate``)."""
         with self._engine.begin() as conn:
@@ -219,22 +219,22 @@ class DatasetRepository:
         return self.get(name)
 
     def append(self, dataset_id: int, items: Iterable[Sample | SampleRow],
-               provenance: dict[str, Any] | None = None) -> int:
+               provenance: JsonObject | None = None) -> int:
         """Add samples after the last one, in one transaction (with the provenance so far, if
         given): what is committed survives the process being killed. Returns the new count."""
         with self._engine.begin() as conn:
-            count = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
+            count: int = conn.execute(select(datasets.c.sample_count).where(datasets.c.id == dataset_id)).scalar_one()
             rows = [(dataset_id, count + n, *sample) if isinstance(sample, SampleRow)
                     else _sample_row(dataset_id, count + n, sample) for n, sample in enumerate(items)]
             if rows:
                 conn.exec_driver_sql(_INSERT_SAMPLE, rows)
-            values: dict[str, Any] = {"sample_count": count + len(rows)}
+            values: JsonObject = {"sample_count": count + len(rows)}
             if provenance is not None:
                 values["provenance"] = json.dumps(provenance)
             conn.execute(update(datasets).where(datasets.c.id == dataset_id).values(**values))
         return count + len(rows)
 
-    def set_provenance(self, dataset_id: int, provenance: dict[str, Any]) -> None:
+    def set_provenance(self, dataset_id: int, provenance: JsonObject) -> None:
         with self._engine.begin() as conn:
             conn.execute(update(datasets).where(datasets.c.id == dataset_id)
                          .values(provenance=json.dumps(provenance)))

@@ -31,13 +31,13 @@ import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 from sqlalchemy import Engine
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.safe_files import NotAFile, read_regular, write_text
 
@@ -185,7 +185,7 @@ def _path() -> Path:
     return config_dir() / APPROVALS_FILE
 
 
-def _load() -> dict[str, Any]:
+def _load() -> JsonObject:
     """The approvals file's contents; an absent or unreadable one approves nothing. A symbolic
     link there is refused (the studio never follows one for your approvals)."""
     try:
@@ -204,7 +204,7 @@ def _load() -> dict[str, Any]:
     return data if isinstance(data, dict) and isinstance(data.get("libraries"), dict) else {}
 
 
-def _write(data: dict[str, Any]) -> None:
+def _write(data: JsonObject) -> None:
     """Written 0600 as a new file renamed over the old one, never through a link (safe_files)."""
     folder = config_dir()
     try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import shlex
-from typing import Any
 
 from sqlalchemy import Engine, delete, insert, select, update
 
@@ -17,6 +16,7 @@ from studio.core.store.authors import current_user
 from studio.core.store.database import utcnow
 from studio.core.store.errors import EndpointNotFound, NoEndpoint
 from studio.core.store.holder import HasEngine
+from studio.core.store.tables import TableRow
 from studio.core.store.tables import endpoints as endpoints_table
 
 #: endpoint fields stored only when set (see ``EndpointRepository.save``)
@@ -44,7 +44,7 @@ class EndpointRepository:
         #: the library's name in the user's endpoint approvals (store/endpoint_trust.py)
         self.identity, self._shared = endpoint_trust.library_identity(engine)
 
-    def _read(self, row: Any) -> EndpointConfig | BrokenRow:
+    def _read(self, row: TableRow) -> EndpointConfig | BrokenRow:
         """A stored row validated on read, as a config marked with where it came from (whose
         change this user must approve before a key goes to it); a row that does not validate (a
         teammate can write anything into it) is a ``BrokenRow`` naming it, never a traceback. The

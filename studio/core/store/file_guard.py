@@ -24,7 +24,10 @@ import os
 import sys
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 from .errors import LibraryError
 
@@ -110,7 +113,7 @@ def held() -> frozenset[str]:
     return _paths
 
 
-def is_library_file(path: str | bytes | os.PathLike[Any]) -> bool:
+def is_library_file(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> bool:
     """Whether ``path`` names a file of a library this process has open through SQLite (a ``-wal``,
     ``-shm`` or ``-journal`` beside one included; the library file also through a link)."""
     if not _names:
@@ -128,13 +131,13 @@ def is_library_file(path: str | bytes | os.PathLike[Any]) -> bool:
     return (st.st_dev, st.st_ino) in _inodes
 
 
-def refuse(path: str | bytes | os.PathLike[Any]) -> None:
+def refuse(path: str | bytes | os.PathLike[str] | os.PathLike[bytes]) -> None:
     """Raise ``LibraryFileInUse`` when ``path`` is a file of a library open here."""
     if is_library_file(path):
         raise LibraryFileInUse(os.fsdecode(os.fspath(path)))
 
 
-def _audit(event: str, args: tuple[Any, ...]) -> None:
+def _audit(event: str, args: tuple[object, ...]) -> None:
     where = _EVENTS.get(event)
     if where is None or not _names:
         return
@@ -151,7 +154,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         refuse(path)
 
 
-def track_engine(engine: Any, path: str | os.PathLike[str]) -> None:
+def track_engine(engine: Engine, path: str | os.PathLike[str]) -> None:
     """Count ``engine``'s SQLite connections on ``path`` as its pool opens and closes them; those
     still open when the engine is collected are counted closed with it."""
     from sqlalchemy import event
@@ -159,11 +162,11 @@ def track_engine(engine: Any, path: str | os.PathLike[str]) -> None:
     key = os.path.realpath(path)
     live = [0]
 
-    def opened(*_: Any) -> None:
+    def opened(*_: object) -> None:
         hold(key)
         live[0] += 1
 
-    def closed(*_: Any) -> None:
+    def closed(*_: object) -> None:
         if live[0] > 0:
             live[0] -= 1
             release(key)

@@ -9,14 +9,14 @@ from __future__ import annotations
 import builtins
 import json
 
-from sqlalchemy import Connection, Engine, Row, func, select
+from sqlalchemy import Connection, Engine, func, select
 
-from studio.core.models import GraderDefinition, dump_grader, parse_grader
+from studio.core.models import GraderBase, GraderDefinition, dump_grader, parse_grader
 from studio.core.models.broken import BrokenRow, BrokenRowError
 from studio.core.outside import loads_outside
 
 from .errors import NotFound
-from .tables import grader_versions, graders
+from .tables import TableRow, grader_versions, graders
 from .versioned import HeadRecord, Validated, Versioned, VersionEntry
 
 
@@ -46,14 +46,14 @@ class GraderRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         #: the versioning pattern suites share (store/versioned.py)
-        self._v = Versioned(engine, graders, grader_versions, "grader_id", "grader",
-                            lambda d: {"kind": d.kind, "name": d.name})
+        self._v: Versioned[GraderBase] = Versioned(engine, graders, grader_versions, "grader_id", "grader",
+                                                   lambda d: {"kind": d.kind, "name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
-    def _row(self, conn: Connection, key: str) -> Row | None:
+    def _row(self, conn: Connection, key: str) -> TableRow | None:
         return self._v.row(conn, key)
 
-    def _record(self, conn: Connection, row: Row) -> GraderRecord:
+    def _record(self, conn: Connection, row: TableRow) -> GraderRecord:
         version = conn.execute(select(grader_versions.c.definition, grader_versions.c.author).where(
             grader_versions.c.grader_id == row.id, grader_versions.c.version == row.current_version)).first()
         entry = _READ.head(GraderRecord, row._asdict(), version.definition if version else None,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
+from sqlalchemy.pool import PoolProxiedConnection
 
 from studio.core.store.database import utcnow
 from studio.core.store.holder import HasEngine
@@ -24,7 +25,7 @@ class JudgeCacheReader:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        self._conn: Any = None
+        self._conn: PoolProxiedConnection | None = None
 
     def response(self, key: str) -> str | None:
         """The stored answer's JSON text for ``key``, or ``None``."""
@@ -74,7 +75,7 @@ class JudgeCacheRepository:
             self._evict(conn, max_entries)
 
     @staticmethod
-    def _evict(conn: Any, max_entries: int) -> None:
+    def _evict(conn: Connection, max_entries: int) -> None:
         """Keep the newest ``max_entries`` responses: the cache must not grow the library forever."""
         excess = conn.exec_driver_sql(f"SELECT count(*) FROM {judge_cache.name}").scalar_one() - max_entries
         if excess > 0:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import Connection, Engine, func, insert, select, update
@@ -29,7 +28,7 @@ from studio.core.near_names import did_you_mean
 from .authors import current_user
 from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, NotFound
-from .tables import datasets, label_sets, labels, samples
+from .tables import TableRow, datasets, label_sets, labels, samples
 
 
 @dataclass(frozen=True)
@@ -272,7 +271,7 @@ def broken_version(row: BrokenRow) -> int:
     return int(row.ident.rsplit(" v", 1)[1])
 
 
-def _label(row: Any) -> Label | BrokenRow:
+def _label(row: TableRow) -> Label | BrokenRow:
     """A stored label validated on read; one that does not validate a BrokenRow naming it."""
     try:
         return Label(**{k: v for k, v in row._asdict().items() if k in Label.model_fields})

@@ -10,9 +10,11 @@ scipy) is imported only when a run of these kinds asks: opening a library must n
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Connection, text
+
+from studio.core.json_types import JsonObject
 
 if TYPE_CHECKING:
     from studio.core.stats import Stat
@@ -21,7 +23,7 @@ PAIRWISE_KEYS = ("win_a", "win_b", "tie", "inconsistent", "position_consistency"
 _VERDICT_KEY = {"A": "win_a", "B": "win_b", "TIE": "tie", "inconsistent": "inconsistent"}
 
 
-def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
+def panel_aggregates(conn: Connection, run_id: int) -> JsonObject:
     """``pairwise`` / ``jury`` entries for a run whose results carry a pairwise or a jury panel in
     their details; {} for every other run. Read from the details, not from a list of kinds: a new
     kind that writes the same details is aggregated the same way."""
@@ -44,7 +46,7 @@ def panel_aggregates(conn: Connection, run_id: int) -> dict[str, Any]:
     return {}
 
 
-def pairwise_summary(rows: list[tuple[str, int, int]]) -> dict[str, Any]:
+def pairwise_summary(rows: list[tuple[str, int, int]]) -> JsonObject:
     """(sample verdict, picks of the first-shown answer, decisive order verdicts) per sample."""
     from studio.core import stats
 
@@ -85,7 +87,7 @@ def first_position_rate(rows: list[tuple[str, int, int]]) -> Stat:
     return stats.with_interval(result, np.concatenate(values))
 
 
-def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
+def jury_summary(panels: list[JsonObject]) -> JsonObject:
     """Inter-judge agreement (Fleiss κ on verdicts, Krippendorff α on scores) and each juror's
     answers, failures and tokens."""
     from studio.core import stats
@@ -95,7 +97,7 @@ def jury_summary(panels: list[dict[str, Any]]) -> dict[str, Any]:
         for juror in panel.get("jurors", []):
             if juror["name"] not in names:
                 names.append(juror["name"])
-    per: dict[str, dict[str, Any]] = {n: {"answered": 0, "failed": 0, "abstained": 0, "prompt_tokens": 0,
+    per: dict[str, JsonObject] = {n: {"answered": 0, "failed": 0, "abstained": 0, "prompt_tokens": 0,
                                           "completion_tokens": 0, "passed": 0, "model": None, "endpoint": None}
                                       for n in names}
     verdict_rows: list[list[str]] = []

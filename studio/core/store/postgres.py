@@ -11,7 +11,12 @@ creates the few SQLite functions those queries call (``json_extract``, ``json_ea
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # psycopg is imported when a server library is opened
+    import psycopg
+    from psycopg.abc import Buffer
+    from psycopg.rows import TupleRow
 
 from sqlalchemy import URL, Engine, create_engine, event
 from sqlalchemy.pool import ConnectionPoolEntry
@@ -110,7 +115,7 @@ def _numeric_loader() -> type:
         """PostgreSQL's ``numeric`` (what sum() of integers and avg() give) read as SQLite gives
         it: an int when whole, else a float (never a Decimal the JSON encoders refuse)."""
 
-        def load(self, data: Any) -> Any:
+        def load(self, data: Buffer) -> int | float:
             text = bytes(data)
             if b"." in text or b"e" in text or b"E" in text or b"N" in text or b"I" in text:
                 return float(text)
@@ -157,7 +162,7 @@ def create_server_engine(url: str) -> Engine:
     loader = _numeric_loader()
 
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+    def _on_connect(dbapi_connection: psycopg.Connection[TupleRow], _record: ConnectionPoolEntry) -> None:
         dbapi_connection.adapters.register_loader("numeric", loader)
     try:
         with engine.connect():

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import Engine, insert, select
+
+from studio.core.json_types import JsonObject
 
 from .authors import current_user
 from .database import inserted_id, utcnow
@@ -24,7 +25,7 @@ class ProbeRecord(BaseModel):
     grader_version: int
     dataset: str
     endpoint: str | None
-    report: dict[str, Any]
+    report: JsonObject
     created_at: datetime | None
 
 
@@ -33,7 +34,7 @@ class ProbeReportRepository:
         self._engine = engine
 
     def save(self, grader_key: str, grader_version: int, dataset: str, endpoint: str | None,
-             report: dict[str, Any]) -> int:
+             report: JsonObject) -> int:
         with self._engine.begin() as conn:
             result = conn.execute(insert(probe_reports).values(
                 grader_key=grader_key, grader_version=grader_version, dataset=dataset, endpoint=endpoint,

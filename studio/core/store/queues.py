@@ -17,18 +17,20 @@ import builtins
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import Connection, Engine, func, insert, select, text, update
+from sqlalchemy import Connection, Engine, Table, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.near_names import did_you_mean
 
 from .authors import current_user
 from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, NotFound
 from .tables import (
+    TableRow,
     datasets,
     queue_labels,
     queue_samples,
@@ -55,12 +57,12 @@ class Queue(BaseModel):
     name: str
     dataset: str
     runs: list[int]
-    rule: dict[str, Any]
+    rule: JsonObject
     labels_wanted: int
     #: the reviewers; empty: everyone who opens the library
     assignees: list[str]
     leads: list[str]
-    derived: list[dict[str, Any]] = Field(default_factory=list)
+    derived: list[JsonObject] = Field(default_factory=list)
     size: int = 0
     created_at: datetime | None = None
     author: str = ""
@@ -94,7 +96,7 @@ class JudgeSaid(BaseModel):
     score: float | None
     rationale: str | None
     error: str | None
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: JsonObject = Field(default_factory=dict)
 
 
 class ReviewItem(BaseModel):
@@ -123,14 +125,14 @@ class Progress(BaseModel):
     total: int
 
 
-def _loads(value: str | None, default: Any) -> Any:
+def _loads(value: str | None, default: JsonValue) -> JsonValue:
     try:
         return json.loads(value) if value else default
     except ValueError:
         return default
 
 
-def _object(value: str | None) -> dict[str, Any]:
+def _object(value: str | None) -> JsonObject:
     parsed = _loads(value, {})
     return parsed if isinstance(parsed, dict) else {}
 
@@ -140,7 +142,7 @@ class QueueRepository:
         self._engine = engine
 
     # --- queues -----------------------------------------------------------------------------------
-    def create(self, name: str, dataset_id: int, run_ids: Sequence[int], rule: dict[str, Any],
+    def create(self, name: str, dataset_id: int, run_ids: Sequence[int], rule: JsonObject,
                chosen: Sequence[tuple[str, str]], *, labels_wanted: int = 1,
                assignees: Sequence[str] = (), leads: Sequence[str] = ()) -> Queue:
         """A new queue of ``chosen`` (sample id, why it was chosen), in that order."""
@@ -166,7 +168,7 @@ class QueueRepository:
                 for i, (sid, reason) in enumerate(chosen)])
         return self.get(name)
 
-    def _row(self, conn: Connection, name: str) -> Any:
+    def _row(self, conn: Connection, name: str) -> TableRow:
         row = conn.execute(select(review_queues, datasets.c.name.label("dataset"))
                            .join(datasets, datasets.c.id == review_queues.c.dataset_id)
                            .where(review_queues.c.name == name)).first()
@@ -176,7 +178,7 @@ class QueueRepository:
         return row
 
     @staticmethod
-    def _queue(conn: Connection, row: Any) -> Queue:
+    def _queue(conn: Connection, row: TableRow) -> Queue:
         size = conn.execute(select(func.count()).select_from(queue_samples)
                             .where(queue_samples.c.queue_id == row.id)).scalar() or 0
         return Queue(id=row.id, name=row.name, dataset=row.dataset, runs=_loads(row.runs, []),
@@ -239,7 +241,7 @@ class QueueRepository:
                              .values(runs=json.dumps([*ids, run_id])))
         return self.get(name)
 
-    def record_derived(self, name: str, entry: dict[str, Any]) -> None:
+    def record_derived(self, name: str, entry: JsonObject) -> None:
         """What was made from the queue (a judge version's few-shots, a curated dataset)."""
         with self._engine.begin() as conn:
             _lock(conn, f"queue {name}")
@@ -282,7 +284,7 @@ class QueueRepository:
         self._append(queue_settlements, "author", queue, sample_id, author, verdict, note)
         return self.settlements(name).get(sample_id)
 
-    def _append(self, table: Any, who: str, queue: Queue, sample_id: str, person: str,
+    def _append(self, table: Table, who: str, queue: Queue, sample_id: str, person: str,
                 verdict: str | None, note: str) -> None:
         for attempt in range(5):  # a writer that lost the race for a version number tries the next
             try:
@@ -308,7 +310,7 @@ class QueueRepository:
                 if attempt == 4:
                     raise
 
-    def _current(self, conn: Connection, table: Any, queue_id: int, who: str) -> builtins.list[Any]:
+    def _current(self, conn: Connection, table: Table, queue_id: int, who: str) -> builtins.list[TableRow]:
         keys = [table.c.sample_id] + ([table.c.reviewer] if who == "reviewer" else [])
         newest = (select(*keys, func.max(table.c.version).label("v")).where(table.c.queue_id == queue_id)
                   .group_by(*keys).subquery())
@@ -401,7 +403,7 @@ class QueueRepository:
         return None
 
 
-def _label(row: Any, person: str) -> QueueLabel:
+def _label(row: TableRow, person: str) -> QueueLabel:
     return QueueLabel(sample_id=row.sample_id, reviewer=person, version=row.version, verdict=row.verdict,
                       note=row.note or "", created_at=row.created_at)
 

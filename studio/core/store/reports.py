@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.outside import printable_json
 from studio.core.safe_files import open_text
 from studio.core.spreadsheet import CsvWriter
 from studio.core.store import Library
-from studio.core.store.database import driver_connection
+from studio.core.store.database import DriverRow, driver_connection
 from studio.core.store.results_query import ResultQuery
 
 FETCH_ROWS = 2000
@@ -37,7 +38,7 @@ _COLUMNS = ("r.sample_idx, r.sample_id, r.status, r.score, r.scores, r.error, r.
 Progress = Callable[[int], None]
 
 
-def result_record(row: dict[str, Any]) -> dict[str, Any]:
+def result_record(row: JsonObject) -> JsonObject:
     """The per-sample JSON that scripts rely on (``runs show --json``, each ``--format jsonl`` line)."""
     return {
         "sample_id": row["sample_id"],
@@ -89,7 +90,7 @@ def metric_keys(engine: Engine, run_id: int) -> list[str]:
     return sorted(r[0] for r in rows)
 
 
-def _json(text: str | None, default: Any = None) -> Any:
+def _json(text: str | None, default: JsonValue = None) -> JsonValue:
     if text is None:
         return default
     try:
@@ -99,7 +100,7 @@ def _json(text: str | None, default: Any = None) -> Any:
 
 
 def _rows(engine: Engine, query: ResultQuery, progress: Progress | None,
-          limit: int | None = None, columns: str = _COLUMNS) -> Iterator[tuple[Any, ...]]:
+          limit: int | None = None, columns: str = _COLUMNS) -> Iterator[DriverRow]:
     """Every result ``query`` selects (the first ``limit`` of them), in its order, with its sample's
     texts (a streamed cursor); ``columns`` may name the sample's other fields (``s.data``)."""
     sql, params = query.select(columns)
@@ -151,7 +152,7 @@ def write_csv(engine: Engine, query: ResultQuery, out: TextIO, progress: Progres
 
 
 def iter_records(engine: Engine, query: ResultQuery, progress: Progress | None = None, *,
-                 limit: int | None = None) -> Iterator[dict[str, Any]]:
+                 limit: int | None = None) -> Iterator[JsonObject]:
     """Each result ``query`` selects (the first ``limit``) as ``result_record`` plus its sample's
     input, completion and expected; a suite run's ``scores`` has every grader's key (null where it
     said NA or failed), a one-grader run's record names its ``grader``."""

@@ -17,10 +17,15 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the library imports every repository
+    from .library import Library
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
+from studio.core.models import RunInfo
 from studio.core.models.pass_rule import (
     DEFAULT_PASS_THRESHOLD,
     LARGEST,
@@ -110,7 +115,7 @@ def failing_sql(threshold: float) -> str:
     return decision_in_sql(NOT_PASSED, **_RESULT_COLUMNS, threshold=threshold)
 
 
-def outcome_word(status: str, score: float | None, details: Any, threshold: float) -> str:
+def outcome_word(status: str, score: float | None, details: object, threshold: float) -> str:
     """What a reviewer reads first (``pass_rule.word`` of the pass rule's decision): PASS or FAIL
     for a graded result, NA for an ok result without a score, else the status."""
     return word(status, decide(status, score, verdict_in(details), threshold))
@@ -150,9 +155,9 @@ class ResultQuery:
     def with_filter(self, flt: ResultFilter) -> ResultQuery:
         return replace(self, filter=flt)
 
-    def _where(self) -> tuple[str, list[Any], bool]:
+    def _where(self) -> tuple[str, JsonArray, bool]:
         clauses = ["r.run_id = ?"]
-        params: list[Any] = [self.run_id]
+        params: JsonArray = [self.run_id]
         needs_samples = self.sort_key in ("input", "completion", "expected")
         flt = self.filter
         if flt.statuses:
@@ -190,7 +195,7 @@ class ResultQuery:
             params.extend([pattern] * len(columns))
         return " AND ".join(clauses), params, needs_samples
 
-    def from_clause(self, needs_samples: bool) -> tuple[str, list[Any]]:
+    def from_clause(self, needs_samples: bool) -> tuple[str, JsonArray]:
         if not needs_samples:
             return "results r", []
         return "results r LEFT JOIN samples s ON s.dataset_id = ? AND s.idx = r.sample_idx", [self.dataset_id]
@@ -211,7 +216,7 @@ class ResultQuery:
         tie = "r.sample_idx" if self.sort_key not in INDEXED_SORTS or self.sort_key == "score" else "r.id"
         return f"{expr} {direction}, {tie} {direction}"
 
-    def select(self, columns: str) -> tuple[str, list[Any]]:
+    def select(self, columns: str) -> tuple[str, JsonArray]:
         """``SELECT columns`` of the matching results in grid order."""
         where, params, needs_samples = self._where()
         source, source_params = self.from_clause(needs_samples)
@@ -223,7 +228,7 @@ class IdSnapshot:
     """The ordered ids matching a query, and how long SQLite took (the refresh throttle uses it)."""
 
     query: ResultQuery
-    ids: array
+    ids: array[int]
     seconds: float
 
 
@@ -249,7 +254,7 @@ def load_ids(engine: Engine, query: ResultQuery) -> IdSnapshot:
 ID_SLICE_CHARS = 1 << 16
 
 
-def id_array(text: str) -> array:
+def id_array(text: str) -> array[int]:
     """A JSON array of integers (``[1,2,3]``) as an ``array('q')``, parsed a slice at a time.
 
     ``json.loads`` of the whole text holds every id as a Python int in a list at once (a million:
@@ -319,14 +324,14 @@ def load_rows(engine: Engine, dataset_id: int, ids: list[int], label_set_id: int
     return out
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:
         return {}
 
 
-def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, Any] | None:
+def load_result(engine: Engine, dataset_id: int, result_id: int) -> JsonObject | None:
     """One whole result with its sample's stored JSON: what the detail pane shows."""
     sql = (
         "SELECT r.*, s.data AS sample_data FROM results r"
@@ -353,13 +358,13 @@ def load_result(engine: Engine, dataset_id: int, result_id: int) -> dict[str, An
     return data
 
 
-def judged(entry: dict[str, Any]) -> bool:
+def judged(entry: JsonObject) -> bool:
     """A grader's result that a judge gave: it has a rationale or judge calls."""
     details = entry.get("details") or {}
     return bool(entry.get("rationale") or (isinstance(details, dict) and details.get("calls")))
 
 
-def judges_first(graders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def judges_first(graders: list[JsonObject]) -> list[JsonObject]:
     """A suite sample's graders with the judges (a rationale or judge calls) first, then the others,
     each group in suite order: the window's detail pane and ``runs show --sample`` both read this."""
     return [g for g in graders if judged(g)] + [g for g in graders if not judged(g)]
@@ -369,7 +374,7 @@ _GRADER_FIELDS = ("status", "score", "scores", "rationale", "details", "error", 
                   "prompt_tokens", "completion_tokens", "cached")
 
 
-def _suite_graders(engine: Engine, result: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _suite_graders(engine: Engine, result: JsonObject) -> list[JsonObject] | None:
     """A suite run's sample: each grader's result (key, version, score, rationale ...) in slot order;
     None for a run of one grader. A plain score has no row of its own: it is read from ``scores``."""
     with engine.connect() as conn:
@@ -412,7 +417,7 @@ def result_id_of(engine: Engine, run_id: int, sample: str) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _raw(text: str) -> Any:
+def _raw(text: str) -> JsonValue:
     try:
         return json.loads(text)
     except ValueError:
@@ -423,7 +428,7 @@ def _raw(text: str) -> Any:
 class RunSummary:
     """What the header above the grid shows: the run, its aggregates and a score histogram."""
 
-    run: Any  # RunInfo
+    run: RunInfo
     dataset_id: int
     aggregates: Any  # engine/summary.py RunAggregates: the run's figures
     bins: list[int]
@@ -492,7 +497,7 @@ def histogram(engine: Engine, run_id: int, bins: int = 20) -> tuple[list[int], f
 
 
 def load_summary(library: Any, run_id: int, live: bool,
-                 aggregates_of: Callable[[Any, Any, bool], Any]) -> RunSummary:
+                 aggregates_of: Callable[[Library, RunInfo, bool], Any]) -> RunSummary:
     """The run with its figures (``aggregates_of(library, run, live)``: engine/summary.py
     ``band_summary``, which the caller above the store hands down) and a histogram."""
     start = time.perf_counter()

@@ -10,10 +10,11 @@ before anything is written, so a refused file leaves the library as it was.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models import CompositeGrader, GraderDefinition, dump_grader
 from studio.core.models.files import (
     DefinitionError,
@@ -28,10 +29,13 @@ from studio.core.models.suite import SuiteDefinition
 from .errors import Conflict, Locked, NotFound
 from .suites import InvalidSuite, SuiteRecord, score_range
 
+if TYPE_CHECKING:  # the library imports every repository; a suite file needs only its graders and suites
+    from .library import Library
+
 SCHEMA_VERSION = 1
 
 
-def suite_document(library: Any, key: str) -> dict[str, Any]:
+def suite_document(library: Library, key: str) -> JsonObject:
     """The file's content: ``schema_version``, ``suite`` and ``graders`` (one document each)."""
     record = library.suites.get(key)
     graders = []
@@ -46,7 +50,7 @@ def suite_document(library: Any, key: str) -> dict[str, Any]:
     return {"schema_version": SCHEMA_VERSION, "suite": suite, "graders": graders}
 
 
-def export_suite(library: Any, key: str) -> str:
+def export_suite(library: Library, key: str) -> str:
     return dump_yaml(suite_document(library, key))
 
 
@@ -84,7 +88,7 @@ def _same(a: GraderDefinition, b: GraderDefinition) -> bool:
     return json.dumps(dump_grader(a), sort_keys=True) == json.dumps(dump_grader(b), sort_keys=True)
 
 
-def import_suite(library: Any, text: str, *, source: str = "<suite>", key: str | None = None) -> SuiteRecord:
+def import_suite(library: Library, text: str, *, source: str = "<suite>", key: str | None = None) -> SuiteRecord:
     """Bring a suite file into the library (see the module's docstring); ``key`` renames the suite."""
     suite, graders = read_suite(text, source)
     if key is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import builtins
 import json
 
-from sqlalchemy import Engine, Row, select
+from sqlalchemy import Engine, select
 
 from studio.core.models import CompositeGrader, GraderDefinition
 from studio.core.models.broken import BrokenRow, BrokenRowError
@@ -19,7 +19,7 @@ from studio.core.models.suite import SuiteDefinition
 
 from .errors import Conflict, NotFound
 from .graders import GraderRepository
-from .tables import suite_versions, suites
+from .tables import TableRow, suite_versions, suites
 from .versioned import HeadRecord, Validated, Versioned, VersionEntry
 
 
@@ -55,10 +55,11 @@ class SuiteRepository:
     def __init__(self, engine: Engine, graders: GraderRepository) -> None:
         self._engine = engine
         self._graders = graders
-        self._v = Versioned(engine, suites, suite_versions, "suite_id", "suite", lambda d: {"name": d.name})
+        self._v: Versioned[SuiteDefinition] = Versioned(engine, suites, suite_versions, "suite_id", "suite",
+                                                        lambda d: {"name": d.name})
 
     # -- reading -------------------------------------------------------------------------------
-    def _record(self, row: Row, text: str | None, author: str = "") -> SuiteRecord:
+    def _record(self, row: TableRow, text: str | None, author: str = "") -> SuiteRecord:
         entry = _READ.head(SuiteRecord, row._asdict(), text, author)
         if isinstance(entry, BrokenRow):
             raise BrokenRowError(entry)

@@ -6,8 +6,9 @@ million rows) want plain statements, and the repositories return pydantic models
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from sqlalchemy import (
     Boolean,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     MetaData,
+    Row,
     String,
     Table,
     Text,
@@ -26,7 +28,13 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.types import TypeEngine
 
+from studio.core.json_types import JsonObject
+
 from .ledger import GraderRow, ResultRow, column_specs
+
+#: a row of one of these tables as a whole-table ``select`` returns it: its columns are read by name
+#: and checked by the repository's pydantic model, so their types are not spelled here
+TableRow = Row[*tuple[object, ...]]
 
 
 class _SqliteTime(sqlite.DATETIME):
@@ -36,12 +44,12 @@ class _SqliteTime(sqlite.DATETIME):
     its reader shows as broken (models/broken.py); PostgreSQL's timestamp type refuses such a
     write in the first place."""
 
-    def result_processor(self, dialect: Dialect, coltype: object) -> Any:
+    def result_processor(self, dialect: Dialect, coltype: object) -> Callable[[object], datetime | None] | None:
         parse = super().result_processor(dialect, coltype)
         if parse is None:
             return None
 
-        def read(value: Any) -> datetime | None:
+        def read(value: object) -> datetime | None:
             try:
                 return cast(datetime | None, parse(value))
             except (ValueError, TypeError):
@@ -56,8 +64,10 @@ class Timestamp(TypeDecorator[datetime]):
     impl = DateTime
     cache_ok = True
 
-    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
-        return dialect.type_descriptor(_SqliteTime() if dialect.name == "sqlite" else DateTime())
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[datetime]:
+        if dialect.name == "sqlite":  # SQLAlchemy's SQLite DATETIME takes untyped *args, **kwargs
+            return dialect.type_descriptor(_SqliteTime())  # type: ignore[no-untyped-call]
+        return dialect.type_descriptor(DateTime())
 
 
 metadata = MetaData()
@@ -139,10 +149,10 @@ runs = Table(
     Column("author", String, nullable=False, default=""),
 )
 
-_TYPES: dict[str, Any] = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
+_TYPES: JsonObject = {"Integer": Integer, "Float": Float, "String": String, "Text": Text}
 
 
-def _row_columns(row: type[tuple[Any, ...]], skip: int) -> list[Column[Any]]:
+def _row_columns(row: type[tuple[object, ...]], skip: int) -> list[Column[object]]:
     """The table's columns of a result row's declaration (ledger.py ``column_specs``)."""
     return [Column(name, _TYPES[kind], nullable=nullable, **({} if default is None else {"default": default}))
             for name, kind, nullable, default in column_specs(row, skip)]

@@ -16,11 +16,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import Connection, Engine, Row, Table, insert, select, update
+from sqlalchemy import Connection, Engine, Table, insert, select, update
 
+from studio.core.json_types import JsonObject
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.near_names import did_you_mean
 from studio.core.outside import printable
@@ -28,6 +29,7 @@ from studio.core.outside import printable
 from .authors import current_user
 from .database import inserted_id, take_turns, utcnow
 from .errors import Conflict, Locked, NotFound, StaleVersion
+from .tables import TableRow
 
 D = TypeVar("D")
 R = TypeVar("R")
@@ -72,9 +74,9 @@ class VersionEntry(BaseModel, Generic[D]):
     author: str = ""
 
 
-class Versioned:
+class Versioned(Generic[D]):
     def __init__(self, engine: Engine, head: Table, versions: Table, owner: str, noun: str,
-                 head_values: Callable[[Any], dict[str, Any]]) -> None:
+                 head_values: Callable[[D], JsonObject]) -> None:
         self.engine = engine
         self.head = head
         self.versions = versions
@@ -84,7 +86,7 @@ class Versioned:
         self.head_values = head_values
 
     # -- reading -------------------------------------------------------------------------------
-    def row(self, conn: Connection, key: str) -> Row | None:
+    def row(self, conn: Connection, key: str) -> TableRow | None:
         return conn.execute(select(self.head).where(self.head.c.key == key)).first()
 
     def missing(self, conn: Connection, key: str, hint: str = "", *, trashed: bool = False) -> NotFound:
@@ -94,7 +96,7 @@ class Versioned:
         keys = conn.execute(select(self.head.c.key).where(where).order_by(self.head.c.key)).scalars()
         return NotFound(f"no {self.noun} with key {key!r}{hint}{did_you_mean(key, keys) if not hint else ''}")
 
-    def live_row(self, conn: Connection, key: str) -> Row:
+    def live_row(self, conn: Connection, key: str) -> TableRow:
         row = self.row(conn, key)
         if row is None:
             raise self.missing(conn, key)
@@ -102,7 +104,7 @@ class Versioned:
             raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
         return row
 
-    def get_row(self, conn: Connection, key: str, include_deleted: bool) -> Row:
+    def get_row(self, conn: Connection, key: str, include_deleted: bool) -> TableRow:
         row = self.row(conn, key)
         if row is None or (row.deleted_at is not None and not include_deleted):
             hint = " (it is in the trash: restore it first)" if row is not None else ""
@@ -113,7 +115,7 @@ class Versioned:
         return conn.execute(select(self.versions.c.definition).where(
             self.owner == head_id, self.versions.c.version == version)).scalar()
 
-    def version_rows(self, key: str) -> list[Row]:
+    def version_rows(self, key: str) -> list[TableRow]:
         with self.engine.connect() as conn:
             row = self.row(conn, key)
             if row is None:
@@ -127,7 +129,7 @@ class Versioned:
             {self.owner.name: head_id, "version": version, "action": action, "definition": text,
              "message": message, "created_at": utcnow(), "author": current_user()}))
 
-    def _head_for_update(self, conn: Connection, key: str) -> Row:
+    def _head_for_update(self, conn: Connection, key: str) -> TableRow:
         """The live head row, locked for this transaction (two analysts saving at once queue here:
         on SQLite by taking the write lock before the first read, database.take_turns)."""
         if conn.dialect.name == "sqlite":
@@ -140,7 +142,7 @@ class Versioned:
             raise NotFound(f"{self.noun} {key!r} is in the trash: restore it first")
         return row
 
-    def _refuse_locked(self, row: Row, doing: str) -> None:
+    def _refuse_locked(self, row: TableRow, doing: str) -> None:
         """A locked key refuses edits and deletes; the sentence names the lock's owner."""
         if not row.locked:
             return
@@ -163,7 +165,7 @@ class Versioned:
             return "recreate", None
         return "refuse", self.exists_sentence(key)
 
-    def create(self, key: str, definition: Any, text: str, message: str = "") -> None:
+    def create(self, key: str, definition: D, text: str, message: str = "") -> None:
         """Create ``key``; a key in the trash is recreated (its history continues)."""
         now = utcnow()
         values = self.head_values(definition)
@@ -183,7 +185,7 @@ class Versioned:
                     locked=False, deleted_at=None, current_version=version, updated_at=now, **values))
                 self._append(conn, row.id, version, "recreate", text, message)
 
-    def save(self, key: str, definition: Any, text: str, message: str = "",
+    def save(self, key: str, definition: D, text: str, message: str = "",
              same: Callable[[str], bool] | None = None, base_version: int | None = None) -> bool:
         """Store an edit as a new version; False when it equals the current one (nothing added).
         ``same(stored text)`` compares beyond the text (a definition stored by an older release).
@@ -257,7 +259,16 @@ def when(moment: datetime | None) -> str:
     return "an unknown time" if moment is None else moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def lock_sentence(row: Any) -> str:
+class _Locked(Protocol):
+    """A head row or its record: who holds the lock and since when."""
+
+    @property
+    def locked_by(self) -> str | None: ...
+    @property
+    def locked_at(self) -> datetime | None: ...
+
+
+def lock_sentence(row: _Locked | TableRow) -> str:
     """"locked by alice since 2026-11-27 09:14 UTC" (the lock's owner by name, and since when)."""
     if not row.locked_by:
         return "locked"
@@ -280,17 +291,17 @@ class Validated(Generic[D]):
                 f" (`{self.command} versions {word}` lists them) or save a new one, or delete the {self.noun} with"
                 f" `grader-studio {self.command} delete {word}` (in the window: Delete)")
 
-    def broken(self, what: str, ident: str, author: Any, exc: Exception, key: str) -> BrokenRow:
+    def broken(self, what: str, ident: str, author: object, exc: Exception, key: str) -> BrokenRow:
         return BrokenRow(what, ident, str(author or ""), reason_of(exc), self.repair(key), "" if ident == key else key)
 
-    def definition(self, key: str, version: Any, author: Any, text: Any) -> D:
+    def definition(self, key: str, version: object, author: object, text: object) -> D:
         """A stored definition validated on read; a ``BrokenRowError`` naming the version."""
         try:
             return self.parse(text if isinstance(text, str) else "null")
         except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
             raise BrokenRowError(self.broken(f"{self.noun} version", f"{key} v{version}", author, exc, key)) from None
 
-    def head(self, record: Callable[..., R], fields: dict[str, Any], text: Any, author: Any) -> R | BrokenRow:
+    def head(self, record: Callable[..., R], fields: JsonObject, text: object, author: object) -> R | BrokenRow:
         """A head row and its current definition validated: its record, or what is broken."""
         key = str(fields.get("key"))
         try:
@@ -300,7 +311,7 @@ class Validated(Generic[D]):
         except ValueError as exc:  # the head row itself (a time that is no time)
             return self.broken(self.noun, key, author, exc, key)
 
-    def version(self, record: Callable[..., V], key: str, row: Row) -> V:
+    def version(self, record: Callable[..., V], key: str, row: TableRow) -> V:
         """One stored version validated; a ``BrokenRowError`` naming it."""
         definition = self.definition(key, row.version, row.author, row.definition)
         try:

@@ -15,7 +15,15 @@ import itertools
 import sqlite3
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the library imports every repository
+    import psycopg
+    from psycopg.rows import TupleRow
+
+    from .library import Library
+
+from studio.core.json_types import JsonObject
 
 from . import file_guard
 
@@ -62,11 +70,13 @@ def _lists_of(tables: set[str]) -> set[str]:
 class LibraryWatcher:
     """``changes()``: the names of ``LISTS`` changed since the previous call (never blocks long)."""
 
-    def __init__(self, library: Any) -> None:
+    def __init__(self, library: Library) -> None:
         self._library = library
-        self._conn: Any = None
+        #: the library file's own read-only connection (SQLite), or the server's LISTEN one (PostgreSQL)
+        self._sqlite: sqlite3.Connection | None = None
+        self._server: psycopg.Connection[TupleRow] | None = None
         self._version: int | None = None
-        self._signatures: dict[str, Any] = {}
+        self._signatures: JsonObject = {}
         self._released: Callable[[], object] | None = None
         if library.is_server:
             import psycopg
@@ -75,32 +85,34 @@ class LibraryWatcher:
             # password with a blank or a '%' reaches libpq as it is); the password stays in memory
             engine = library.engine
             _args, params = engine.dialect.create_connect_args(engine.url)
-            self._conn = psycopg.connect(**{**params, "autocommit": True, "connect_timeout": 10})
-            self._conn.execute(f"LISTEN {CHANNEL}")
+            self._server = psycopg.connect(**{**params, "autocommit": True, "connect_timeout": 10})
+            self._server.execute(f"LISTEN {CHANNEL}")
         elif library.path is not None:
             # a SQLite connection of its own, never a read of the file (file_guard)
             path = library.path.resolve()
-            self._conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            self._sqlite = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
             file_guard.hold(path)
             self._released = weakref.finalize(self, file_guard.release, path)
             self._version = self._data_version()
             self._signatures = self._read_signatures()
 
     def _data_version(self) -> int:
-        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        assert self._sqlite is not None  # asked of a SQLite library only
+        return int(self._sqlite.execute("PRAGMA data_version").fetchone()[0])
 
-    def _read_signatures(self) -> dict[str, Any]:
+    def _read_signatures(self) -> JsonObject:
+        assert self._sqlite is not None  # asked of a SQLite library only
         out = {}
         for table, sql in _SIGNATURES.items():
-            out[table] = tuple(self._conn.execute(sql).fetchone())
+            out[table] = tuple(self._sqlite.execute(sql).fetchone())
         return out
 
     def changes(self) -> set[str]:
-        if self._conn is None:
+        if self._server is None and self._sqlite is None:
             return set()
-        if self._library.is_server:
+        if self._server is not None:  # a server library (its LISTEN connection)
             # a payload that is no table of ours (garbage, another program's) names no list: ignored
-            notes = self._conn.notifies(timeout=0, stop_after=MAX_NOTIFIES_A_LOOK)
+            notes = self._server.notifies(timeout=0, stop_after=MAX_NOTIFIES_A_LOOK)
             try:
                 read = list(itertools.islice(notes, MAX_NOTIFIES_A_LOOK))
             finally:
@@ -120,9 +132,10 @@ class LibraryWatcher:
         return _lists_of(moved)
 
     def close(self) -> None:
-        if self._conn is not None:
+        conn = self._sqlite or self._server
+        if conn is not None:
             with contextlib.suppress(Exception):
-                self._conn.close()
-            self._conn = None
+                conn.close()
+            self._sqlite = self._server = None
             if self._released is not None:
                 self._released()

@@ -9,9 +9,14 @@ writer of the library. Ray is an optional extra, imported only when a run asks f
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING
+
+from studio.core.json_types import JsonObject
 
 from .base import RAY_HINT, Executor, ExecutorError, GradeFn
+
+if TYPE_CHECKING:
+    from studio.core.engine.plan import RunPlan
 
 
 class LocalExecutor:
@@ -19,10 +24,10 @@ class LocalExecutor:
 
     name = "local"
 
-    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
+    def grade_fn(self, plan: RunPlan, local: GradeFn) -> GradeFn:
         return local
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> JsonObject:
         return {"executor": "local"}
 
     def close(self) -> None:

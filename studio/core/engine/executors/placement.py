@@ -10,10 +10,8 @@ endpoint through the driver's bridge.
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.kinds import get_kind, kinds
-from studio.core.models.common import walk
+from studio.core.models.common import GraderBase, walk
 
 DRIVER_NOTE = "judges stay on this machine (bound by the endpoint, not the CPU; keys never leave it)"
 
@@ -25,7 +23,7 @@ def cluster_note() -> str:
     return f"{listed} graders run on the cluster's nodes, in the same sandbox"
 
 
-def driver_reason(definition: Any) -> str | None:
+def driver_reason(definition: GraderBase) -> str | None:
     """None when the whole grader can run on cluster nodes; else why it stays on this machine."""
     for grader in walk(definition):
         kind = grader.kind

@@ -16,16 +16,16 @@ import os
 import socket
 import threading
 import time
-from typing import Any
 
 from studio.core.graders.registry import make_scorer
-from studio.core.models import Outcome, Sample, parse_grader, walk
+from studio.core.json_types import JsonArray, JsonObject
+from studio.core.models import GraderBase, Outcome, Sample, parse_grader, walk
 from studio.core.sandbox import SandboxSettings, WorkerPool
 from studio.core.sandbox.launch import detect_mode
 from studio.core.scoring import GradingContext, Scorer
 
 
-def _runs_functions(grader: Any) -> bool:
+def _runs_functions(grader: GraderBase) -> bool:
     return any(part.kind == "function" for part in walk(grader))
 
 
@@ -33,7 +33,7 @@ class BlockGrader:
     """``definition_json``: one grader (what dump_grader wrote), or a suite's list of them; a suite's
     block rows then carry the slots each sample still needs, and the answer is per slot."""
 
-    def __init__(self, definition_json: str, cpus: int, sandbox: dict[str, Any] | None = None) -> None:
+    def __init__(self, definition_json: str, cpus: int, sandbox: JsonObject | None = None) -> None:
         loaded = json.loads(definition_json)
         self.suite = isinstance(loaded, list)
         # the library's definitions, read as the store reads them (a row from before a rule still loads)
@@ -59,13 +59,13 @@ class BlockGrader:
         scorers, gates = self._ready_scorers()
         return scorers[0], gates[0]
 
-    async def ready(self) -> dict[str, Any]:
+    async def ready(self) -> JsonObject:
         """Where this actor runs (the driver's header and report name the nodes)."""
         self._ready_scorers()
         mode = self.pool.settings.mode or detect_mode()  # a node without bubblewrap says so in the report
         return {"host": socket.gethostname(), "pid": os.getpid(), "cpus": self.cpus, "isolation": mode}
 
-    async def grade_block(self, rows: list[Any]) -> tuple[list[Any], float]:
+    async def grade_block(self, rows: JsonArray) -> tuple[JsonArray, float]:
         """One outcome per row, in order, and the seconds the block took on this node; for a suite,
         (slot, row positions, outcomes) per grader, each grader grading the rows that name its slot."""
         if not self.suite:
@@ -81,7 +81,7 @@ class BlockGrader:
         parts = await asyncio.gather(*(one(slot) for slot in range(len(scorers))))
         return list(parts), time.perf_counter() - began
 
-    async def _grade_rows(self, slot: int, rows: list[Any]) -> tuple[list[Outcome], float]:
+    async def _grade_rows(self, slot: int, rows: JsonArray) -> tuple[list[Outcome], float]:
         began: list[float] = []  # when the first chunk got a sandbox slot: time waiting for one is not grading
         scorers, gates = self._ready_scorers()
         scorer, slots = scorers[slot], gates[slot]

@@ -22,8 +22,10 @@ import contextlib
 import json
 import logging
 import os
+import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,12 +34,17 @@ import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from studio.core.engine.plan import assemble
+from studio.core.engine.plan import RunPlan, assemble
 from studio.core.engine.progress import Progress, Written, grown_size
 from studio.core.engine.stored_samples import StoredSamples, broken_results
+from studio.core.engine.streak import FailureStreak
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
 from studio.core.models import Outcome, dump_grader
 from studio.core.sandbox import SandboxSettings
 from studio.core.sandbox.settings import unsandboxed_allowed
+from studio.core.scoring import GradingContext
+from studio.core.store.database import DriverRow
+from studio.core.store.library import Library
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values
 
 from .base import ExecutorError, GradeFn
@@ -81,7 +88,7 @@ class _Actor:
     cpus: int
     ready: bool = False
     in_flight: int = 0
-    info: dict[str, Any] = field(default_factory=dict)
+    info: JsonObject = field(default_factory=dict)
 
 
 class RayExecutor:
@@ -100,16 +107,16 @@ class RayExecutor:
         self._where = ""
         self._placement = "cluster"
         self._reason: str | None = None
-        self._actors: dict[Any, _Actor] = {}
+        self._actors: dict[ray.ObjectRef[JsonValue], _Actor] = {}
         self._shunned_nodes: set[str] = set()
-        self._stats: dict[str, Any] = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
+        self._stats: JsonObject = {"blocks": 0, "blocks_rerun": 0, "actors_lost": 0, "duplicates_refused": 0, "actors": 0}
 
     # -- the cluster ---------------------------------------------------------------------------------------
     def connect(self) -> str:
         """Join the cluster (or start a local Ray); returns the sentence the run header shows."""
         if not ray.is_initialized():
             address = self.address or os.environ.get("RAY_ADDRESS") or None
-            kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR,
+            kwargs: JsonObject = {"log_to_driver": False, "logging_level": logging.ERROR,
                                       "namespace": "grader-studio", "runtime_env": RUNTIME_ENV}
             local = address is None
             if local:  # listens on 127.0.0.1 only (ray_local)
@@ -135,7 +142,7 @@ class RayExecutor:
     def where(self) -> str:
         return self._where or "Ray cluster (not connected yet)"
 
-    def header(self, plan: Any) -> str:
+    def header(self, plan: RunPlan) -> str:
         """The run header's sentence: where the samples are graded, and what stays on this machine.
         Joins the cluster only when the graders go there (a judge run never starts a Ray)."""
         reason = _plan_reason(plan)
@@ -150,7 +157,7 @@ class RayExecutor:
                 if n.get("Alive") and int(n.get("Resources", {}).get("CPU", 0)) >= 1]
 
     # -- the executor protocol ----------------------------------------------------------------------------------
-    def grade_fn(self, plan: Any, local: GradeFn) -> GradeFn:
+    def grade_fn(self, plan: RunPlan, local: GradeFn) -> GradeFn:
         self._reason = _plan_reason(plan)
         if self._reason is not None:
             self._placement = "driver"
@@ -159,8 +166,8 @@ class RayExecutor:
             self.connect()
         return self._grade
 
-    def report(self) -> dict[str, Any]:
-        report: dict[str, Any] = {"executor": "ray", "placement": self._placement}
+    def report(self) -> JsonObject:
+        report: JsonObject = {"executor": "ray", "placement": self._placement}
         if self._where:
             report["where"] = self._where
         if self._reason:
@@ -230,8 +237,10 @@ class RayExecutor:
         self._actors.clear()
 
     # -- the run --------------------------------------------------------------------------------------------------
-    async def _grade(self, library: Any, run_id: int, plan: Any, ctx: Any, pending: Any, total: int,
-                     already: int, on_progress: Any, cancel: Any, streak: Any = None) -> dict[str, float]:
+    async def _grade(self, library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
+                     pending: Callable[[bool], Iterable[tuple[int, str, str]]], total: int, already: int,
+                     on_progress: Callable[[Progress], None] | None, cancel: threading.Event,
+                     streak: FailureStreak | None = None) -> dict[str, float]:
         """The engine's grading loop for a cluster (same arguments, same progress events). A suite's
         graders all grade each block on the node (one pass over the samples there too)."""
         # Blocking calls inside the coroutine are deliberate: this loop runs nothing else, and
@@ -244,7 +253,7 @@ class RayExecutor:
                     plan=plan).go(pending(True))
 
 
-def _plan_reason(plan: Any) -> str | None:
+def _plan_reason(plan: RunPlan) -> str | None:
     """Why a plan's graders stay on this machine (the first grader that must), else None."""
     for planned in plan.graders:
         reason = driver_reason(planned.definition)
@@ -254,14 +263,15 @@ def _plan_reason(plan: Any) -> str | None:
 
 
 class _Run:
-    def __init__(self, executor: RayExecutor, library: Any, run_id: int, definition_json: str, total: int,
-                 already: int, on_progress: Any, cancel: Any, streak: Any = None, plan: Any = None) -> None:
+    def __init__(self, executor: RayExecutor, library: Library, run_id: int, definition_json: str, total: int,
+                 already: int, on_progress: Callable[[Progress], None] | None, cancel: threading.Event,
+                 streak: FailureStreak | None = None, *, plan: RunPlan) -> None:
         self.ex = executor
         self.plan = plan
-        self.suite = plan is not None and plan.suite
+        self.suite = plan.suite
         #: a suite's samples some graders finished before (resume): only the others grade them
         self.partial: dict[int, dict[int, Outcome]] = library.runs.partial(run_id) if self.suite else {}
-        self.grader_buffer: list[tuple[Any, ...]] = []
+        self.grader_buffer: list[DriverRow] = []
         self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
         self.library = library
         self.run_id = run_id
@@ -272,18 +282,18 @@ class _Run:
         self.cancel = cancel
         self.start = time.perf_counter()
         self.counts: dict[str, int] = {}
-        self.buffer: list[tuple[Any, ...]] = []
+        self.buffer: list[DriverRow] = []
         self.last_flush = time.perf_counter()
         self.block_size = FIRST_BLOCK
         self.blocks = 0
         self.retry: deque[_Block] = deque()
-        self.in_flight: dict[Any, tuple[_Actor, _Block]] = {}
+        self.in_flight: dict[ray.ObjectRef[JsonValue], tuple[_Actor, _Block]] = {}
         self.finished_blocks: set[int] = set()
         self.source_done = False
         self.samples = StoredSamples.of_run(library, run_id)
 
     # blocks ------------------------------------------------------------------------------------------------
-    def _next_block(self, rows: Any) -> _Block | None:
+    def _next_block(self, rows: Iterator[tuple[int, str, str]]) -> _Block | None:
         if self.retry:
             return self.retry.popleft()
         if self.source_done:
@@ -308,7 +318,7 @@ class _Run:
         self.ex._stats["blocks"] += 1
         return _Block(self.blocks, chunk)
 
-    def _send(self, block: _Block) -> list[Any]:
+    def _send(self, block: _Block) -> JsonArray:
         """A block as the actor takes it: a suite's rows name the slots each sample still needs."""
         if not self.suite:
             return block.rows
@@ -348,7 +358,7 @@ class _Run:
             self.on_progress(Progress(self.run_id, self.done, self.total, dict(self.counts),
                                       time.perf_counter() - self.start, Written(rows)))
 
-    def _accept(self, block: _Block, outcomes: list[Any]) -> None:
+    def _accept(self, block: _Block, outcomes: JsonArray) -> None:
         if block.number in self.finished_blocks:  # a block answered twice: the first answer stands
             self.ex._stats["duplicates_refused"] += len(block.rows)
             return
@@ -383,7 +393,7 @@ class _Run:
         self.retry.append(block)
 
     # the loop -------------------------------------------------------------------------------------------------
-    def go(self, rows: Any) -> dict[str, float]:
+    def go(self, rows: Iterable[tuple[int, str, str]]) -> dict[str, float]:
         rows = iter(rows)
         self.ex._plan_actors(self.definition_json)
         no_actor_since: float | None = None
@@ -422,7 +432,7 @@ class _Run:
                                       time.perf_counter() - self.start, [], finished=True))
         return {}
 
-    def _dispatch(self, rows: Any) -> None:
+    def _dispatch(self, rows: Iterator[tuple[int, str, str]]) -> None:
         """Give every ready actor blocks up to its cap (blocks to re-run first)."""
         for actor in list({id(a): a for a in self.ex._actors.values()}.values()):
             while actor.ready and actor.in_flight < self.ex.blocks_per_actor:
@@ -433,7 +443,7 @@ class _Run:
                 actor.in_flight += 1
                 self.in_flight[ref] = (actor, block)
 
-    def _collect(self, ref: Any) -> None:
+    def _collect(self, ref: ray.ObjectRef[JsonValue]) -> None:
         if ref in self.ex._actors:  # an actor said it is ready (or could not start)
             actor = self.ex._actors[ref]
             try:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
-from typing import Any
 
 from ray._private import ray_constants
 
+from studio.core.json_types import JsonObject
 from studio.core.store.location import ENV_VAR
 
 LOOPBACK = "127.0.0.1"
@@ -53,6 +53,6 @@ def single_machine() -> Iterator[None]:
                 os.environ[name] = value
 
 
-def local_init_options() -> dict[str, Any]:
+def local_init_options() -> JsonObject:
     """``ray.init`` options of a local Ray: node on the loopback address, no dashboard."""
     return {"_node_ip_address": LOOPBACK, "include_dashboard": False, "dashboard_host": LOOPBACK}

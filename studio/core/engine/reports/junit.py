@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models.pass_rule import deciding_clause
 from studio.core.store import Library
 
@@ -28,7 +28,7 @@ def _clean(text: str) -> str:
     return _ILLEGAL.sub("", text)
 
 
-def _case(suite: ET.Element, section: Section, row: dict[str, Any]) -> str:
+def _case(suite: ET.Element, section: Section, row: JsonObject) -> str:
     """Add one sample's testcase; returns its kind: passed, failure, error or skipped."""
     case = ET.SubElement(suite, "testcase", name=_clean(str(row["sample_id"])), classname=section.key,
                          time=f"{(row['duration_ms'] or 0.0) / 1000:.3f}")

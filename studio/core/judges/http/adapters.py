@@ -4,8 +4,9 @@ budget, whether an endpoint counts its tokens, and the provider of an endpoint
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonValue
 from studio.core.judges.answers import DEFAULT_TOKENS
 
 if TYPE_CHECKING:
@@ -23,14 +24,14 @@ class MalformedResponse(Exception):
 MAX_REPORTED_TOKENS = 100_000_000
 
 
-def usage_reported(block: Any, prompt: str, completion: str) -> bool:
+def usage_reported(block: JsonValue, prompt: str, completion: str) -> bool:
     """Did the answer count its tokens? Both counts, as numbers: a server that leaves either out
     reports nothing a spend cap can trust."""
     return isinstance(block, dict) and all(
         isinstance(block.get(k), (int, float)) and not isinstance(block.get(k), bool) for k in (prompt, completion))
 
 
-def token_count(block: Any, key: str) -> int:
+def token_count(block: JsonValue, key: str) -> int:
     """A token count from a usage block; a server that omits it (or sends text) counts 0. One that
     is impossible (infinite, or above ``MAX_REPORTED_TOKENS``) makes the answer malformed: that call
     fails with the sentence, and every other sample's result is kept."""

@@ -10,17 +10,17 @@ import hashlib
 import json
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 from sqlalchemy import Engine
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.outside import json_text, loads_outside
 from studio.core.store.judge_cache import JudgeCacheRepository
 
 MAX_ENTRIES = 200_000  # judge responses kept in the library (the oldest go first)
 
 
-def request_body(payload: dict[str, Any]) -> bytes:
+def request_body(payload: JsonObject) -> bytes:
     """The exact bytes sent; canonical (sorted keys) so equal requests hash equally."""
     return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
@@ -45,14 +45,14 @@ class ResponseCache:
         self._reader = self._store.reader()
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judge-cache")
 
-    def get(self, key: str) -> Any | None:
+    def get(self, key: str) -> JsonValue:
         with self._lock:
             text = self._pending.get(key) or self._writing.get(key)
             if text is None:
                 text = self._reader.response(key)
         return None if text is None else loads_outside(text)  # a shared library's row is outside too
 
-    def put(self, key: str, response: Any, text: str | None = None) -> None:
+    def put(self, key: str, response: JsonValue, text: str | None = None) -> None:
         """Remember ``response``; ``text`` is its JSON as received (saves encoding it again)."""
         with self._lock:
             self._pending[key] = (

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from studio.core.json_types import JsonObject, JsonValue
 
 Role = Literal["system", "user", "assistant"]
 
@@ -37,7 +39,7 @@ class ChatRequest(BaseModel):
     # max_tokens: no call goes out unbounded (a local server would generate to its context's end)
     answer_tokens: int | None = None
     # the answer's exact JSON schema, asked for through whatever the endpoint supports
-    json_schema: dict[str, Any] | None = None
+    json_schema: JsonObject | None = None
 
 
 class TokenLogprob(BaseModel):
@@ -66,7 +68,7 @@ class ChatResponse(BaseModel):
     attempts: int = 1
     latency_ms: float = 0.0
     queue_ms: float = 0.0  # waiting for a connection slot (and the rate limit), not the server
-    raw: Any = None
+    raw: JsonValue = None
 
 
 def system(text: str) -> ChatMessage:

@@ -12,12 +12,14 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import NoReturn
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.providers import provider_of
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.outside import decode_outside, loads_outside
+from studio.core.scoring import DryRunRecorder, RunBudget
 
 from .adapters import MalformedResponse
 from .cache import ResponseCache, cache_key, request_body
@@ -62,7 +64,7 @@ def worst_case_tokens(config: EndpointConfig, model: str, body: bytes) -> tuple[
     return counter_for(model, provider_of(config).openai_encodings).count_messages(flat), int(completion)
 
 
-def _text_of(content: Any) -> str:
+def _text_of(content: JsonValue) -> str:
     """A message's text: a string, or the text of its content blocks."""
     if isinstance(content, list):
         return "".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
@@ -83,8 +85,8 @@ class JudgeClient:
         max_retries: int | None = None,
         timeout: float | None = None,
         cancel: threading.Event | None = None,
-        budget: Any = None,
-        dry_run: Any = None,
+        budget: RunBudget | None = None,
+        dry_run: DryRunRecorder | None = None,
         halt: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config
@@ -126,26 +128,27 @@ class JudgeClient:
         salt = "" if request.seed is None else f"seed={request.seed}"
         return await self._cached_call(self.adapter.path, payload, self.adapter.parse, salt)
 
-    async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> dict[str, Any]:
+    async def embeddings(self, inputs: list[str] | str, model: str | None = None) -> JsonObject:
         """OpenAI ``/embeddings``; the raw JSON body is returned."""
         payload = {"model": model or self.config.embedding_model or self.model, "input": inputs}
         response = await self._cached_call("embeddings", payload, _parse_embeddings,
                                            deployment=str(payload["model"]))
-        return response.raw
+        body: JsonObject = response.raw  # _parse_embeddings passes an object only
+        return body
 
     async def post(
-        self, path: str, payload: dict[str, Any], check: Callable[[Any], Any]
-    ) -> tuple[Any, int]:
+        self, path: str, payload: JsonObject, check: Callable[[JsonValue], object]
+    ) -> tuple[JsonValue, int]:
         """POST with the same retries and limits, no cache; ``check`` raises MalformedResponse."""
 
-        def parse(body: Any) -> ChatResponse:
+        def parse(body: JsonValue) -> ChatResponse:
             check(body)
             return ChatResponse(text="", raw=body)
 
         raw, _, attempts, _ = await self._post(path, request_body(payload), parse)
         return raw, attempts
 
-    async def get(self, path: str) -> Any:
+    async def get(self, path: str) -> JsonValue:
         """One GET (no retries): used for /info and /v1/models probes."""
         async with asyncio.timeout(self.timeout), self._pool.slot() as transport:
             reply = await self._pool.send(
@@ -166,8 +169,8 @@ class JudgeClient:
     async def _cached_call(
         self,
         path: str,
-        payload: dict[str, Any],
-        parse: Callable[[Any], ChatResponse],
+        payload: JsonObject,
+        parse: Callable[[JsonValue], ChatResponse],
         salt: str = "",
         deployment: str | None = None,
     ) -> ChatResponse:
@@ -204,9 +207,9 @@ class JudgeClient:
         return response
 
     async def _post(
-        self, path: str, body: bytes, parse: Callable[[Any], ChatResponse],
+        self, path: str, body: bytes, parse: Callable[[JsonValue], ChatResponse],
         deployment: str | None = None,
-    ) -> tuple[Any, ChatResponse, int, str]:
+    ) -> tuple[JsonValue, ChatResponse, int, str]:
         """(parsed body, response, attempts made, body text) of the first good answer.
 
         The response's ``latency_ms`` is the good attempt's own time on the wire; ``queue_ms`` is
@@ -361,7 +364,7 @@ class JudgeClient:
         await close_pools(self._pool)
 
 
-def redirected(name: str, what: str, status: int, headers: Any, attempts: int) -> EndpointCallError:
+def redirected(name: str, what: str, status: int, headers: Mapping[str, str], attempts: int) -> EndpointCallError:
     """A 30x is not a malformed answer: say where it points and that redirects are not followed
     (following one would send the prompt, and the API key, to a place the user never named)."""
     location = str(headers.get("location") or "").strip()
@@ -372,7 +375,7 @@ def redirected(name: str, what: str, status: int, headers: Any, attempts: int) -
         attempts=attempts, status=status)
 
 
-def _parse_embeddings(body: Any) -> ChatResponse:
+def _parse_embeddings(body: JsonValue) -> ChatResponse:
     if not isinstance(body, dict) or not isinstance(body.get("data"), list):
         raise MalformedResponse("no data[] in the embeddings response")
     usage = body.get("usage") or {}

@@ -67,7 +67,8 @@ def _keyring() -> ModuleType:
 def get_keyring_key(name: str) -> str | None:
     """The key stored for endpoint ``name``; None when absent or when no keyring backend exists."""
     try:
-        return _keyring().get_password(KEYRING_SERVICE, name)
+        key: str | None = _keyring().get_password(KEYRING_SERVICE, name)  # keyring's own type
+        return key
     except Exception:  # no backend, locked wallet, D-Bus gone: treat as "no key stored"
         return None
 

@@ -36,7 +36,7 @@ class RateLimiter:
 
 def backoff_delay(attempt: int, base: float) -> float:
     """Exponential backoff with jitter: base * 2^attempt, scaled by a random factor in [0.5, 1]."""
-    return min(MAX_BACKOFF, base * (2**attempt)) * (0.5 + random.random() / 2)
+    return min(MAX_BACKOFF, base * (2.0**attempt)) * (0.5 + random.random() / 2)
 
 
 def parse_retry_after(value: str | None) -> float | None:

@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import ipaddress
 import time
-from typing import Any
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatRequest, user
 from studio.core.judges.http.client import JudgeClient
 from studio.core.judges.http.credentials import resolve_api_key, unset_key_variable
 from studio.core.judges.http.providers import provider_of
-from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.endpoints import EndpointConfig, StructuredOutput
 
 from .errors import EndpointCallError
 from .proxies import describe_route
-from .structured import PROBE_ORDER, StructuredOutput
+from .structured import PROBE_ORDER
 
-PROBE_SCHEMA: dict[str, Any] = {
+PROBE_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {"ok": {"type": "boolean"}},
     "required": ["ok"],
@@ -172,7 +172,7 @@ async def _slots(config: EndpointConfig, api_key: str | None) -> tuple[int | Non
 
 def apply_probe(config: EndpointConfig, result: ProbeResult) -> tuple[EndpointConfig, list[str]]:
     """The endpoint updated with what the probe found, and sentences saying what changed."""
-    update: dict[str, Any] = {
+    update: JsonObject = {
         "supports_logprobs": result.logprobs,
         "structured_output": result.structured_output,
     }

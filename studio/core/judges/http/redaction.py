@@ -30,7 +30,8 @@ import functools
 import json
 import re
 import unicodedata
-from typing import Any
+
+from studio.core.json_types import JsonValue
 
 from .credentials import known_secrets
 
@@ -171,7 +172,7 @@ def redact_text(text: str, secrets: frozenset[str] | None = None) -> str:
     return text
 
 
-def redact_value(value: Any, secrets: frozenset[str] | None = None) -> Any:
+def redact_value(value: JsonValue, secrets: frozenset[str] | None = None) -> JsonValue:
     """``value`` (decoded JSON) with every known key in any string or object key replaced."""
     secrets = known_secrets() if secrets is None else secrets
     if not secrets:
@@ -194,11 +195,11 @@ _ANTHROPIC_TOP = ("id", "type", "role", "model", "content", "stop_reason", "stop
 _ANTHROPIC_BLOCK = ("type", "text")
 
 
-def _only(value: Any, keys: tuple[str, ...]) -> Any:
+def _only(value: JsonValue, keys: tuple[str, ...]) -> JsonValue:
     return {k: value[k] for k in keys if k in value} if isinstance(value, dict) else value
 
 
-def keep_needed(answer: Any) -> Any:
+def keep_needed(answer: JsonValue) -> JsonValue:
     """A chat answer cut to the fields the studio reads (see the module docstring); any other body
     (a reward server's, an embeddings or a probe answer) as it is."""
     if not isinstance(answer, dict):
@@ -218,7 +219,7 @@ def keep_needed(answer: Any) -> Any:
     return answer
 
 
-def redact_answer(answer: Any, text: str) -> tuple[Any, str]:
+def redact_answer(answer: JsonValue, text: str) -> tuple[JsonValue, str]:
     """(answer, text) of one JSON body cut to what the studio needs, with known keys removed;
     unchanged (and not re-encoded) when there was nothing to cut or mask."""
     cleaned = keep_needed(answer)

@@ -8,15 +8,14 @@ know only ``json_object`` or nothing. The endpoint probe finds which one works a
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models.endpoints import StructuredOutput
 
 #: the order the probe tries them in: the most exact first
 PROBE_ORDER: tuple[StructuredOutput, ...] = ("json_schema", "json_object_schema", "json_object")
 
 
-def response_format(mode: str | None, schema: dict[str, Any] | None, json_mode: bool) -> Any:
+def response_format(mode: str | None, schema: JsonObject | None, json_mode: bool) -> JsonValue:
     """The ``response_format`` field for one request, or None to send none."""
     if schema is not None:
         # OpenAI's structured outputs take an object at the root only; an array answer (claims)

@@ -35,13 +35,16 @@ import functools
 import ssl
 import weakref
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp.client_proto import ResponseHandler
+from aiohttp.client_reqrep import ClientRequest, ConnectionKey
+from aiohttp.connector import Connection
+from aiohttp.tracing import Trace
 from yarl import URL
 
 from studio import __version__
@@ -93,7 +96,7 @@ CONNECTION_ERRORS: tuple[type[BaseException], ...] = (JudgeError, OSError)
 @dataclass(slots=True)
 class Reply:
     status: int
-    headers: Any  # case-insensitive mapping: headers.get("retry-after")
+    headers: Mapping[str, str]  # case-insensitive (aiohttp's): headers.get("retry-after")
     content: bytes
 
     @property
@@ -105,8 +108,8 @@ class _CountingHandler(ResponseHandler):
     """aiohttp's protocol, counting the bytes the socket delivered: a pooled connection that
     received anything after its last answer was read whole (a stray answer, a 408) is stale."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
         self.received = 0
         self.settled = 0
         self.last_answer: bytes | None = None
@@ -120,15 +123,17 @@ class _Connector(aiohttp.TCPConnector):
     """A TCP connector that never hands out a connection something arrived on while it was idle,
     and tells the request which connection it got (``_EXCHANGE``)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, limit: int, limit_per_host: int, ssl: ssl.SSLContext | bool, ttl_dns_cache: int,
+                 enable_cleanup_closed: bool) -> None:
+        super().__init__(limit=limit, limit_per_host=limit_per_host, ssl=ssl, ttl_dns_cache=ttl_dns_cache,
+                         enable_cleanup_closed=enable_cleanup_closed)
         # aiohttp's slot is typed for its own handler class: a method returning one, wrapped the same way
         self._factory = functools.partial(self._counting_handler)
 
     def _counting_handler(self) -> ResponseHandler:
         return _CountingHandler(loop=self._loop)
 
-    async def connect(self, req: Any, traces: list[Any], timeout: Any) -> Any:
+    async def connect(self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout) -> Connection:
         for _ in range(self.limit or 64):
             connection = await super().connect(req, traces, timeout)
             protocol = connection.protocol
@@ -143,13 +148,14 @@ class _Connector(aiohttp.TCPConnector):
         raise RemoteClosed("the server sent data before it was asked, on every connection tried: "
                            "it does not behave as an HTTP server")
 
-    def _release(self, key: Any, protocol: Any, *, should_close: bool = False) -> None:
-        protocol.settled = getattr(protocol, "received", 0)
+    def _release(self, key: ConnectionKey, protocol: ResponseHandler, *, should_close: bool = False) -> None:
+        if isinstance(protocol, _CountingHandler):  # every one is (the factory's); aiohttp types its own
+            protocol.settled = protocol.received
         super()._release(key, protocol, should_close=should_close)
 
 
 #: the protocol (connection) the current task's request went out on
-_EXCHANGE: contextvars.ContextVar[Any] = contextvars.ContextVar("judge_exchange", default=None)
+_EXCHANGE: contextvars.ContextVar[ResponseHandler | None] = contextvars.ContextVar("judge_exchange", default=None)
 
 
 class _Slot:
@@ -247,7 +253,7 @@ class EndpointPool:
 
     async def send(
         self,
-        lease: Any,
+        lease: EndpointPool,
         method: str,
         url: str,
         headers: dict[str, str],
@@ -307,7 +313,8 @@ def _settle(content: bytes, status: int) -> bool:
     repeat is a server's double send read as this request's answer (it arrived after the request
     left), not an answer to it. Error answers (a 429's fixed body) do repeat, and are not judged."""
     protocol = _EXCHANGE.get()
-    if protocol is None or not 200 <= status < 300:
+    # every connection's protocol is a _CountingHandler (the connector's factory makes them)
+    if not isinstance(protocol, _CountingHandler) or not 200 <= status < 300:
         return True
     previous = protocol.last_answer
     protocol.last_answer = content
@@ -355,7 +362,7 @@ async def _read(response: aiohttp.ClientResponse, max_body: int) -> bytes:
     return b"".join(chunks)
 
 
-def _inflate(inflate: Any, data: bytes, room: int, limit: int) -> bytes:
+def _inflate(inflate: zlib._Decompress, data: bytes, room: int, limit: int) -> bytes:
     """Decompress ``data``, never producing more than ``room`` bytes (a bomb stops here)."""
     try:
         out = inflate.decompress(data, room + 1)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatMessage, assistant, system, user
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.templates import CONVERSATION_BLOCK, render_template
@@ -46,7 +46,7 @@ SCORES = {"PASS": 1.0, "FAIL": 0.0}
 
 def judge_variables(
     judge: BinaryJudge, sample: Sample, completion: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     variables = sample_variables(judge, sample, completion)
     variables.update(criteria=judge.criteria, output_schema=BINARY_SCHEMA)
     return variables
@@ -78,7 +78,7 @@ def preview(judge: BinaryJudge, sample: Sample) -> RenderedPrompt:
     )
 
 
-async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+async def score(judge: BinaryJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     messages = build_messages(judge, sample)
     verdict, reasoning = await trace.ask_verdict("verdict", judge, messages, VERDICTS)
     if verdict is None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatMessage, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import RenderedCall, RenderedPrompt
@@ -95,9 +95,9 @@ def combine(weights: list[float], met: list[bool]) -> float:
 
 
 async def score(
-    judge: CriteriaJudge, sample: Sample, trace: Trace, memo: dict[str, Any]
+    judge: CriteriaJudge, sample: Sample, trace: Trace, memo: JsonObject
 ) -> Outcome:
-    async def one(i: int, criterion: Criterion) -> dict[str, Any]:
+    async def one(i: int, criterion: Criterion) -> JsonObject:
         verdict, reasoning = await trace.ask_verdict(
             f"criterion {i}", judge, build_messages(judge, sample, criterion), VERDICTS
         )

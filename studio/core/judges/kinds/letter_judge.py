@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from studio.core import saferegex
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, user
 from studio.core.judges.render import RenderedCall, RenderedPrompt
 from studio.core.judges.trace import Trace
@@ -50,7 +50,7 @@ def default_instructions(partial_credit: bool) -> str:
                                 partial='"P" for partially correct answers,' if partial_credit else "")
 
 
-def defuse(value: Any) -> Any:
+def defuse(value: JsonValue) -> JsonValue:
     """``[BEGIN DATA]``/``[END DATA]`` in the sample's text become ``[BEGIN-DATA]``/``[END-DATA]``."""
     if isinstance(value, str):
         return _DELIMITER.sub(lambda m: m.group(0).replace(" ", "-"), value)
@@ -105,7 +105,7 @@ def read_grade(judge: LetterJudge, text: str) -> str | None:
     default_pattern = judge.grade_pattern is None
     offered_only = default_pattern and not judge.instructions
     if judge.grade_pattern:  # the author's pattern never runs unbounded (studio.core.saferegex)
-        found: Any = saferegex.search(judge.grade_pattern, text)
+        found: saferegex.Found | re.Match[str] | None = saferegex.search(judge.grade_pattern, text)
     else:
         found = (_ANY_WORD if offered_only else _LETTER).search(text)
     value = found.group(1) if found else None
@@ -134,7 +134,7 @@ def grade_value(grade: str) -> float:
     return number if math.isfinite(number) else 0.0
 
 
-async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+async def score(judge: LetterJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     request = ChatRequest(messages=build_messages(judge, sample), temperature=judge.temperature,
                           max_tokens=judge.max_tokens)
     response = await trace.ask("grade", request)

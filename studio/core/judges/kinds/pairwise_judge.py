@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.http.chat import ChatMessage, system, user
 from studio.core.judges.http.errors import JudgeError
 from studio.core.judges.render import RenderedCall, RenderedPrompt
@@ -20,7 +20,7 @@ from studio.core.judges.templates import render_template
 from studio.core.judges.trace import Trace
 from studio.core.judges.variables import sample_variables
 from studio.core.kinds import Kind, refused
-from studio.core.models import PairwiseJudge, Sample
+from studio.core.models import Outcome, PairwiseJudge, Sample
 
 VERDICTS = ("A", "B", "TIE")
 #: A's score for each sample verdict
@@ -125,7 +125,7 @@ def combine(in_order: str, swapped_back: str) -> str:
     return in_order if in_order == swapped_back else "inconsistent"
 
 
-async def score(judge: PairwiseJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Any:
+async def score(judge: PairwiseJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     a, b = answers(judge, sample)
     (first, why_first), (second, why_second) = await asyncio.gather(
         trace.ask_verdict("A shown first", judge, build_messages(judge, sample, a, b), VERDICTS),

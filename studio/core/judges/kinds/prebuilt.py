@@ -9,8 +9,8 @@ statements / statements. Claims and statements come from one extraction call to 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.answers import CLAIMS_ANSWER, CLAIMS_TOKENS
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
@@ -108,7 +108,7 @@ def rag_context(sample: Sample) -> str:
     return format_turns(before_last_user(list(sample.messages)))
 
 
-def base_variables(judge: PrebuiltJudge, sample: Sample) -> dict[str, Any]:
+def base_variables(judge: PrebuiltJudge, sample: Sample) -> JsonObject:
     variables = sample_variables(judge, sample)
     variables.update(criteria=CRITERIA_TEXT[judge.metric_type], context=rag_context(sample))
     return variables
@@ -169,10 +169,10 @@ async def _claims(judge: PrebuiltJudge, sample: Sample, trace: Trace) -> tuple[l
 
 
 async def score(
-    judge: PrebuiltJudge, sample: Sample, trace: Trace, memo: dict[str, Any]
+    judge: PrebuiltJudge, sample: Sample, trace: Trace, memo: JsonObject
 ) -> Outcome:
     name, _, _, positive, negative = METRICS[judge.metric_type]
-    details: dict[str, Any] = {"metric": judge.metric_type}
+    details: JsonObject = {"metric": judge.metric_type}
     if judge.metric_type == "context_relevancy":
         items = [t.content for t in sample.messages if t.role == "document"]
         if not items:
@@ -185,7 +185,7 @@ async def score(
         if not items:
             return trace.skipped("the response makes no claims", details=details)
 
-    async def one(i: int, item: str) -> dict[str, Any]:
+    async def one(i: int, item: str) -> JsonObject:
         verdict, reasoning = await trace.ask_verdict(
             f"{name} {i}", judge, item_messages(judge, sample, item), (positive, negative)
         )

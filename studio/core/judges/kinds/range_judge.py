@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.answers import REASONING_TOKENS
 from studio.core.judges.http.chat import (
     ChatMessage,
@@ -74,7 +74,7 @@ def steps_text(steps: list[str]) -> str:
 
 def judge_variables(
     judge: RangeJudge, sample: Sample, steps: list[str], completion: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     if problems := judge.problems():  # a stored judge from before the rule: never "10 to 5" in a prompt
         raise JudgeError(f"the range judge is not valid: {'; '.join(problems)}")
     low, high = judge.score_range
@@ -163,7 +163,7 @@ def preview(judge: RangeJudge, sample: Sample) -> RenderedPrompt:
 
 
 async def evaluation_steps(
-    judge: RangeJudge, trace: Trace, memo: dict[str, Any]
+    judge: RangeJudge, trace: Trace, memo: JsonObject
 ) -> tuple[list[str], bool]:
     """The judge's steps, written once per scorer (and cached across runs by the response cache)."""
     if judge.evaluation_steps is not None:
@@ -226,7 +226,7 @@ def normalise(judge: RangeJudge, raw: float) -> float:
     return round(value, 12)  # 0.7875, not 0.7874999999999999: float noise is not information
 
 
-async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     low, high = judge.score_range
     steps, generated = await evaluation_steps(judge, trace, memo)
     reasoning_msgs = reasoning_messages(judge, sample, steps)
@@ -249,7 +249,7 @@ async def score(judge: RangeJudge, sample: Sample, trace: Trace, memo: dict[str,
     request = ChatRequest(
         messages=score_msgs, temperature=judge.temperature, max_tokens=8, logprobs=wants_logprobs
     )
-    details: dict[str, Any] = {
+    details: JsonObject = {
         "evaluation_steps": steps,
         "steps_generated": generated,
         "range": [low, high],
@@ -285,7 +285,7 @@ async def _fallback(
     messages: list[ChatMessage],
     first: ChatResponse,
     trace: Trace,
-    memo: dict[str, Any],
+    memo: JsonObject,
 ) -> tuple[float, str, list[int]]:
     """No usable logprobs: parse the answer, then sample more answers at a higher temperature."""
     low, high = judge.score_range

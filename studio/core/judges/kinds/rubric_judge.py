@@ -7,8 +7,8 @@ marked ``error`` so our results never count a broken call as a real zero.
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.answers import RUBRIC_ANSWER, RUBRIC_TOKENS
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, system, user
 from studio.core.judges.http.errors import JudgeError
@@ -31,11 +31,11 @@ RUBRIC_SUBMISSION_SUFFIX = "\n\nSubmission to grade:\n{submission}"
 RESERVED = ("input", "submission", "ground_truth")
 
 
-def prompt_variables(judge: RubricJudge, sample: Sample) -> dict[str, Any]:
+def prompt_variables(judge: RubricJudge, sample: Sample) -> JsonObject:
     """Letta's placeholders; the row's ``rubric_vars`` add keys but never replace the three above."""
     rubric_vars = sample.fields.get("rubric_vars") or sample.metadata.get("rubric_vars") or {}
     raw_input = sample.fields.get("input")
-    variables: dict[str, Any] = dict(rubric_vars) if isinstance(rubric_vars, dict) else {}
+    variables: JsonObject = dict(rubric_vars) if isinstance(rubric_vars, dict) else {}
     variables.update(
         input=raw_input if isinstance(raw_input, str) else sample.input_text(),
         submission=extracted_completion(judge, sample),
@@ -79,7 +79,7 @@ def read_score(text: str) -> tuple[float, str, bool]:
     return clamped, str(obj.get("rationale") or ""), clamped != value
 
 
-async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str, Any]) -> Outcome:
+async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: JsonObject) -> Outcome:
     if not extracted_completion(judge, sample):  # Letta: an empty submission scores 0 before any judge call
         return trace.outcome(score=0.0, rationale="Empty submission - extractor found no content",
                              details={"letta_rule": "empty submission -> score 0"})
@@ -98,7 +98,7 @@ async def score(judge: RubricJudge, sample: Sample, trace: Trace, memo: dict[str
     except JudgeError as exc:
         outcome = trace.failure(str(exc), details={"letta_rule": "error -> score 0"})
         return outcome.model_copy(update={"score": 0.0, "rationale": f"Error: {exc}"})
-    details: dict[str, Any] = {"clamped": clamped} if clamped else {}
+    details: JsonObject = {"clamped": clamped} if clamped else {}
     return trace.outcome(score=value, rationale=rationale, details=details)
 
 

@@ -9,6 +9,8 @@ has Landlock, writes are confined to the private working directory (/tmp) and /d
 directories: node is dumpable after the exec, and must not write its own /proc/self/mem.
 """
 
+from __future__ import annotations
+
 import ctypes
 import json
 import os
@@ -20,13 +22,17 @@ sys.dont_write_bytecode = True
 
 from studio_guest import confine, node_confine  # noqa: E402
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # never at run time: the guest has only the standard library
+    from studio.core.json_types import JsonObject
+
 
 def _fail(message: str) -> None:
     os.write(3, (json.dumps({"op": "ready", "error": message}) + "\n").encode())
     os._exit(1)
 
 
-def main(config: dict) -> None:
+def main(config: JsonObject) -> None:
     os.dup2(1, 3)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 1)

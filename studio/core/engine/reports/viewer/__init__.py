@@ -9,9 +9,9 @@ summary (what ``runs show --json`` prints: the page never recomputes a run's fig
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from studio import __version__
+from studio.core.json_types import JsonObject
 from studio.core.store import Library
 from studio.core.store.results_query import histogram
 
@@ -25,17 +25,17 @@ __all__ = ["Cut", "CutError", "compare_page", "run_page"]
 SCHEMA = 1
 
 
-def _frame(kind: str, packer: Packer) -> dict[str, Any]:
+def _frame(kind: str, packer: Packer) -> JsonObject:
     return {"kind": kind, "schema": SCHEMA, "studio": __version__,
             "made": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def _run_part(rows: RunRows) -> dict[str, Any]:
+def _run_part(rows: RunRows) -> JsonObject:
     return {"n": len(rows.columns.idx), "cols": rows.columns.to_json(), "meta": rows.meta, "labels": rows.labels,
             "label": rows.label_column, "label_set": rows.label_set, "graders": rows.graders}
 
 
-def run_page(library: Library, run_id: int, header: dict[str, Any], header_text: str, cut: Cut) -> str:
+def run_page(library: Library, run_id: int, header: JsonObject, header_text: str, cut: Cut) -> str:
     """The page of one run. ``header``: ``runs show --json``'s "run" object; ``header_text``: the
     summary lines ``runs show`` prints (both from the caller, who reads the run's one summary)."""
     packer = Packer(cut)
@@ -47,13 +47,13 @@ def run_page(library: Library, run_id: int, header: dict[str, Any], header_text:
     return render(f"Run {run_id} · {header.get('dataset', '')} — Grader Studio", data)
 
 
-def _change(report: dict[str, Any]) -> dict[str, str]:
+def _change(report: JsonObject) -> dict[str, str]:
     """Sample id -> "regression" (A passed, B did not) or "improvement", from the report's flips."""
     return {str(f["sample_id"]): "regression" if f["a"]["verdict"] == "PASS" else "improvement"
             for f in report.get("flips") or []}
 
 
-def _without_flips(report: dict[str, Any]) -> dict[str, Any]:
+def _without_flips(report: JsonObject) -> JsonObject:
     """The report's statistics; its flips' texts are in the rows already."""
     return {k: v for k, v in report.items() if k != "flips"} | {"n_flips": len(report.get("flips") or [])}
 
@@ -61,8 +61,8 @@ def _without_flips(report: dict[str, Any]) -> dict[str, Any]:
 CHANGE_RANK = {"regression": 0, "improvement": 1, "same": 2, "one side": 3}
 
 
-def compare_page(library: Library, run_a: int, run_b: int, report: dict[str, Any],
-                 headers: tuple[dict[str, Any], dict[str, Any]], texts: tuple[str, str], cut: Cut) -> str:
+def compare_page(library: Library, run_a: int, run_b: int, report: JsonObject,
+                 headers: tuple[JsonObject, JsonObject], texts: tuple[str, str], cut: Cut) -> str:
     """Run B against run A. ``report``: ``compare``'s (or ``suite_compare``'s, per grader) — the
     paired statistics and the flips come from there (engine/agreement.py), the page only shows them."""
     packer = Packer(cut)

@@ -10,11 +10,11 @@ here, once, and counted, so the page can say how its file was cut.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.outside import printable_json
 
 #: the shortest cut a text may be given (a shorter one would leave no sentence readable)
@@ -64,7 +64,7 @@ class Packer:
             self.strings.append(value)
         return found
 
-    def text(self, value: Any) -> int:
+    def text(self, value: JsonValue) -> int:
         """A long value (input, output, rationale, prompt): cut to ``cut.text_chars`` when longer."""
         if value is None:
             return MISSING
@@ -77,13 +77,13 @@ class Packer:
             text = f"{text[:limit]}… [cut: {lost:,} more characters]"
         return self.name(text)
 
-    def cut_note(self) -> dict[str, Any]:
+    def cut_note(self) -> JsonObject:
         """How the file was cut, as the page states it."""
         return {"prompts": self.cut.prompts, "text_chars": self.cut.text_chars,
                 "texts_cut": self.texts_cut, "chars_cut": self.chars_cut}
 
 
-def script_json(value: Any) -> str:
+def script_json(value: JsonValue) -> str:
     """JSON that is safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` (so no
     ``</script>`` or ``<!--`` can close or bend the element), no U+2028/U+2029, no raw control
     character or lone surrogate (``printable_json``); ``JSON.parse`` reads the same values back."""

@@ -15,7 +15,8 @@ import hashlib
 import html
 from functools import cache
 from importlib import resources
-from typing import Any
+
+from studio.core.json_types import JsonObject
 
 from .pack import script_json
 
@@ -38,7 +39,7 @@ def csp(script: str, style: str) -> str:
             "base-uri 'none'; form-action 'none'")
 
 
-def render(title: str, data: dict[str, Any]) -> str:
+def render(title: str, data: JsonObject) -> str:
     """The whole file's text."""
     script, style = asset("viewer.js"), asset("viewer.css")
     if "</" in script or "</" in style:  # would close its element early: a bug in the assets, not in data

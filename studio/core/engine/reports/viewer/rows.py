@@ -11,9 +11,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from studio.core.engine.usage import Spent, cost_of, endpoint_configs, format_usd
+from studio.core.json_types import JsonArray, JsonObject, JsonValue
+from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.labels import DEFAULT_KEY
 from studio.core.models.pass_rule import verdict_in
 from studio.core.outside import shown_time
@@ -34,7 +35,7 @@ _SELECT = ("r.sample_idx, r.sample_id, r.status, r.score, r.error, r.rationale, 
            " r.prompt_tokens, r.completion_tokens, r.cached_tokens, r.duration_ms, s.input_text, s.data")
 
 
-def finite(value: Any) -> float | None:
+def finite(value: JsonValue) -> float | None:
     """A score as JSON can carry it: None for no score (and for a NaN or infinity, which is none)."""
     if value is None:
         return None
@@ -42,7 +43,7 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _loads(text: Any) -> Any:
+def _loads(text: JsonValue) -> JsonValue:
     if text is None or isinstance(text, (dict, list)):
         return text
     try:
@@ -58,16 +59,16 @@ class Prices:
 
     def __init__(self, library: Library, default: str | None) -> None:
         self.library, self.default = library, default
-        self._configs: dict[str, Any] = {}
+        self._configs: dict[str, EndpointConfig | None] = {}
 
-    def _config(self, name: str | None) -> Any:
+    def _config(self, name: str | None) -> EndpointConfig | None:
         if name is None:
             return None
         if name not in self._configs:
             self._configs.update(endpoint_configs(self.library, [name]))
         return self._configs[name]
 
-    def __call__(self, details: Any, prompt: Any, completion: Any, cached: Any) -> str | None:
+    def __call__(self, details: JsonValue, prompt: JsonValue, completion: JsonValue, cached: JsonValue) -> str | None:
         details = details if isinstance(details, dict) else {}
         parts = details.get("components")
         if not isinstance(parts, list):
@@ -96,9 +97,9 @@ class Words:
 
     def __init__(self, threshold: float) -> None:
         self.threshold = threshold
-        self._known: dict[tuple[Any, ...], str] = {}
+        self._known: dict[tuple[str, float | None, str | int | float | None], str] = {}
 
-    def __call__(self, status: str, score: float | None, details: Any) -> str:
+    def __call__(self, status: str, score: float | None, details: JsonValue) -> str:
         verdict = verdict_in(details)
         key = (status, score, verdict if isinstance(verdict, (str, int, float, type(None))) else repr(verdict))
         found = self._known.get(key)
@@ -130,13 +131,13 @@ class Columns:
     thread: list[list[list[int]]] = field(default_factory=list)
     #: each sample's judge calls (when the cut keeps prompts): [[label, [[role, content], ...], answer, prompt
     #: tokens, completion tokens], ...]; a result without calls: its raw answer alone
-    calls: list[Any] = field(default_factory=list)
+    calls: JsonArray = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return dict(self.__dict__)
 
 
-def pack_calls(packer: Packer, details: Any, raw: Any) -> Any:
+def pack_calls(packer: Packer, details: JsonValue, raw: JsonValue) -> JsonValue:
     """A result's exact prompts and answers (details["calls"], judges/trace.py), or its raw answer."""
     if not packer.cut.prompts:
         return None
@@ -154,7 +155,7 @@ def pack_calls(packer: Packer, details: Any, raw: Any) -> Any:
     return None if raw is None else packer.text(raw)
 
 
-def _thread(packer: Packer, data: dict[str, Any]) -> list[list[int]]:
+def _thread(packer: Packer, data: JsonObject) -> list[list[int]]:
     turns = []
     for turn in data.get("messages") or []:
         if not isinstance(turn, dict):
@@ -171,10 +172,10 @@ class RunRows:
 
     columns: Columns
     meta: dict[str, list[int]]
-    labels: list[Any]
+    labels: JsonArray
     label_column: list[int]
     label_set: str | None
-    graders: list[dict[str, Any]]
+    graders: list[JsonObject]
     by_sample: dict[str, int]
 
 
@@ -221,7 +222,7 @@ def read_run(library: Library, run_id: int, packer: Packer) -> RunRows:
                    _graders(library, run_id, packer, by_sample, len(cols.idx)) if info.suite else [], by_sample)
 
 
-def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: Any) -> None:
+def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: JsonValue) -> None:
     if not isinstance(metadata, dict):
         return
     for key, value in metadata.items():
@@ -239,11 +240,11 @@ def _add_meta(packer: Packer, meta: dict[str, list[int]], row: int, metadata: An
 
 
 def _labels(library: Library, dataset: str, packer: Packer,
-            sample_ids: list[str]) -> tuple[list[Any], list[int], str | None]:
+            sample_ids: list[str]) -> tuple[JsonArray, list[int], str | None]:
     """Each sample's current human labels of every label set, with their authors ([set, value,
     labeler, note, time]), and the filterable label column (the default set's, else the first set's)."""
     keys = library.labels.keys(dataset)
-    per_sample: list[Any] = [None] * len(sample_ids)
+    per_sample: JsonArray = [None] * len(sample_ids)
     column = [MISSING] * len(sample_ids)
     shown = DEFAULT_KEY if DEFAULT_KEY in keys else (keys[0] if keys else None)
     position = {sid: row for row, sid in enumerate(sample_ids)}
@@ -263,7 +264,7 @@ def _labels(library: Library, dataset: str, packer: Packer,
 
 
 def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str, int],
-             rows: int) -> list[dict[str, Any]]:
+             rows: int) -> list[JsonObject]:
     """A suite run's graders, each with its columns aligned to the run's rows."""
     out = []
     for grader, results in graders_with_results(library, run_id):
@@ -273,7 +274,7 @@ def _graders(library: Library, run_id: int, packer: Packer, by_sample: dict[str,
         ptok, ctok = [0] * rows, [0] * rows
         cost = [MISSING] * rows
         prices = Prices(library, None)
-        calls: list[Any] = [None] * rows
+        calls: JsonArray = [None] * rows
         for result in results:
             row = by_sample.get(str(result["sample_id"]))
             if row is None:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject, JsonValue
 
 if TYPE_CHECKING:
     from studio.core.judges.http.chat import ChatRequest, ChatResponse
@@ -60,13 +62,13 @@ class Provider:
     #: Inspect's model prefix for it (``<prefix>/<model>``); None: Inspect's generic OpenAI-compatible one
     inspect_prefix: str | None = None
 
-    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> JsonObject:
         raise NotImplementedError
 
     def headers(self, api_key: str | None) -> dict[str, str]:
         raise NotImplementedError
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         raise NotImplementedError
 
     def url_for(self, config: EndpointConfig, path: str, model: str | None = None) -> str:
@@ -77,13 +79,13 @@ class Provider:
         """Why ``model`` cannot be used on this provider (it would change the URL), or None."""
         return None
 
-    def answer(self, text: str, logprobs: bool) -> dict[str, Any]:
+    def answer(self, text: str, logprobs: bool) -> JsonObject:
         """An answer body of this API holding ``text`` (the dry run's stand-in for a call), read back
         by ``parse``."""
         raise NotImplementedError
 
 
-def _declared(module: Any, found: dict[str, Provider]) -> None:
+def _declared(module: ModuleType, found: dict[str, Provider]) -> None:
     provider = getattr(module, "PROVIDER", None)
     if isinstance(provider, Provider):
         if provider.name in found and found[provider.name] is not provider:

@@ -3,8 +3,9 @@ with the API version, and usage counted without its prompt cache's tokens."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import (
     MalformedResponse,
     answer_budget,
@@ -30,7 +31,7 @@ class Anthropic(Provider):
     promptfoo_id = "anthropic:messages"
     inspect_prefix = "anthropic"
 
-    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> JsonObject:
         system = "\n\n".join(m.content for m in request.messages if m.role == "system")
         turns: list[dict[str, str]] = []
         for message in request.messages:
@@ -40,7 +41,7 @@ class Anthropic(Provider):
                 turns[-1]["content"] += "\n\n" + message.content
             else:
                 turns.append({"role": message.role, "content": message.content})
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": model,
             "max_tokens": answer_budget(config, request, ANTHROPIC_DEFAULT_MAX_TOKENS),
             "messages": turns,
@@ -65,7 +66,7 @@ class Anthropic(Provider):
             headers["x-api-key"] = api_key
         return headers
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         from studio.core.judges.http.chat import ChatResponse
 
         try:
@@ -92,7 +93,7 @@ class Anthropic(Provider):
         root = config.base_url if config.base_url.endswith("/v1") else f"{config.base_url}/v1"
         return f"{root}/{path.lstrip('/')}"
 
-    def answer(self, text: str, logprobs: bool) -> dict[str, Any]:
+    def answer(self, text: str, logprobs: bool) -> JsonObject:
         return {"content": [{"type": "text", "text": text}], "usage": {}}
 
 

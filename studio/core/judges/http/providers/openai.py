@@ -4,8 +4,9 @@ one request shape; they differ only in which optional fields they fill, e.g. lla
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import (
     MalformedResponse,
     answer_budget,
@@ -30,10 +31,10 @@ class OpenAICompatible(Provider):
     openai_encodings = True
     promptfoo_id = "openai:chat"
 
-    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> dict[str, Any]:
+    def payload(self, config: EndpointConfig, model: str, request: ChatRequest) -> JsonObject:
         from studio.core.judges.http.structured import response_format
 
-        body: dict[str, Any] = {
+        body: JsonObject = {
             "model": model,
             "messages": [m.model_dump() for m in request.messages],
         }
@@ -58,7 +59,7 @@ class OpenAICompatible(Provider):
     def headers(self, api_key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
-    def parse(self, body: Any) -> ChatResponse:
+    def parse(self, body: JsonValue) -> ChatResponse:
         from studio.core.judges.http.chat import ChatResponse
 
         try:
@@ -80,14 +81,14 @@ class OpenAICompatible(Provider):
             raw=body,
         )
 
-    def answer(self, text: str, logprobs: bool) -> dict[str, Any]:
+    def answer(self, text: str, logprobs: bool) -> JsonObject:
         block = None
         if logprobs:
             block = {"content": [{"token": text, "logprob": 0.0, "top_logprobs": [{"token": text, "logprob": 0.0}]}]}
         return {"choices": [{"message": {"role": "assistant", "content": text}, "logprobs": block}], "usage": {}}
 
 
-def _logprobs(block: Any) -> list[TokenLogprob] | None:
+def _logprobs(block: JsonValue) -> list[TokenLogprob] | None:
     from studio.core.judges.http.chat import TokenLogprob
 
     if not isinstance(block, dict) or not isinstance(block.get("content"), list):

@@ -8,12 +8,16 @@ from collections import namedtuple
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing is not imported at run time: every worker start would pay for it
     from collections.abc import Iterable, Sequence
-    from typing import Any
+    from typing import NamedTuple
+
+    class StringTurn(NamedTuple):  # what the namedtuple below is, for the type checker
+        role: str
+        content: str
+else:
+    StringTurn = namedtuple("StringTurn", ["role", "content"])
+    StringTurn.__doc__ = "One turn of a thread: (role, content)."
 
 __all__ = ["StringThread", "StringTurn"]
-
-StringTurn = namedtuple("StringTurn", ["role", "content"])
-StringTurn.__doc__ = "One turn of a thread: (role, content)."
 
 
 class StringThread:
@@ -21,12 +25,12 @@ class StringThread:
 
     __slots__ = ("_turns", "metadata")
 
-    def __init__(self, turns: Sequence[tuple[str, str]] | None = None, metadata: Any = None) -> None:
+    def __init__(self, turns: Sequence[tuple[str, str]] | None = None, metadata: object = None) -> None:
         self._turns: list[StringTurn] = [StringTurn(str(r), str(c)) for r, c in (turns or ())]
         self.metadata = metadata
 
     @classmethod
-    def _trusted(cls, turns: Iterable[Sequence[str]], metadata: Any) -> StringThread:
+    def _trusted(cls, turns: Iterable[Sequence[str]], metadata: object) -> StringThread:
         """Fast constructor for the worker: the turns are already strings."""
         thread = cls.__new__(cls)
         thread._turns = [StringTurn(t[0], t[1]) for t in turns]

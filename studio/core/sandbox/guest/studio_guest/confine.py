@@ -20,7 +20,7 @@ except ImportError:  # Windows: no rlimits at all (sandbox-info says so)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep typing out of the worker's start-up
-    from typing import Any
+    import ctypes
 
 # syscall numbers refused by the seccomp filter, per architecture
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
@@ -62,7 +62,7 @@ def set_limit(name: str, value: int | None) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def _libc() -> Any:
+def _libc() -> ctypes.CDLL:
     import ctypes
 
     return ctypes.CDLL(None, use_errno=True)
@@ -76,7 +76,7 @@ def set_no_new_privs_and_nondumpable() -> bool:
     except OSError:
         return False
     pr_set_pdeathsig, pr_set_dumpable, pr_set_no_new_privs = 1, 4, 38
-    ok = libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) == 0
+    ok = int(libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0)) == 0  # a C int
     libc.prctl(pr_set_dumpable, 0, 0, 0, 0)
     libc.prctl(pr_set_pdeathsig, 9, 0, 0, 0)
     return ok
@@ -113,7 +113,7 @@ def install_seccomp() -> bool:
     fprog = SockFprog(len(prog), ctypes.addressof(buf))
     libc = _libc()
     pr_set_seccomp, seccomp_mode_filter = 22, 2
-    return libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) == 0
+    return int(libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0)) == 0
 
 
 _REFUSED_EVENTS = frozenset(
@@ -137,7 +137,7 @@ _REFUSED_EVENTS = frozenset(
 def install_audit_hook() -> None:
     """Second layer only: clear errors for the obvious escapes (bypassable; the OS layers are not)."""
 
-    def hook(event: str, args: tuple[Any, ...]) -> None:
+    def hook(event: str, args: tuple[object, ...]) -> None:
         if event in _REFUSED_EVENTS:
             raise PermissionError(f"sandbox: {event} is not allowed in a grader")
 

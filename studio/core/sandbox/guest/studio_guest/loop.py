@@ -17,8 +17,14 @@ from . import confine, contracts, payloads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep typing out of the worker's start-up
-    from collections.abc import Callable
-    from typing import Any
+    import asyncio
+    import contextvars
+    from collections.abc import Callable, Coroutine, Generator
+    from typing import BinaryIO
+
+    from studio.core.json_types import JsonArray, JsonObject, JsonValue
+
+    Grading = Coroutine[object, object, object]  # an ``async def grade``'s coroutine
 
 
 FLUSH_SECONDS = 0.05
@@ -62,10 +68,10 @@ class Capture:
 class _Resume:
     """Continues a coroutine that already yielded once, so an event loop can finish it."""
 
-    def __init__(self, coro: Any, first: Any) -> None:
+    def __init__(self, coro: Grading, first: object) -> None:
         self.coro, self.first = coro, first
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[object, object, object]:
         coro, out = self.coro, self.first
         while True:
             try:
@@ -83,29 +89,29 @@ class _Resume:
 
 
 class Worker:
-    def __init__(self, out_fd: int, in_file: Any) -> None:
+    def __init__(self, out_fd: int, in_file: BinaryIO) -> None:
         self.out_fd = out_fd
         self.inp = in_file
         self.capture = Capture()
-        self.call: Callable[[Any], Any] | None = None
+        self.call: Callable[[JsonObject], object] | None = None
         self.contract = ""
         self.output_limit = 65536
         self.model_ctx: contracts.ModelContext | None = None
-        self.loop: Any = None
-        self.buf: list[Any] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.buf: list[JsonArray] = []
         self.buf_bytes = 0
         #: plain finite float scores of the batch, index ``floats_at`` onwards (None: that index's
         #: result is an entry in ``buf``): sent as one JSON array of numbers, not a list per sample
         self.floats: list[float | None] = []
         self.floats_at = 0
-        self.request_id: Any = None
+        self.request_id: JsonValue = None
         self.own_pid_ns = False
         #: samples of one batch an ``async def`` grader may run at once (the load request's "overlap")
         self.overlap = 1
         self.is_async = False
 
     # -- plumbing ---------------------------------------------------------------------------
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: JsonObject) -> None:
         data = (json.dumps(message, separators=(",", ":"), allow_nan=True) + "\n").encode()
         view = memoryview(data)
         while view:
@@ -120,7 +126,7 @@ class Worker:
             self.send({"id": self.request_id, "r": self.buf})
             self.buf, self.buf_bytes = [], 0
 
-    def bridge(self, kind: str, payload: dict[str, Any]) -> Any:
+    def bridge(self, kind: str, payload: JsonObject) -> JsonValue:
         self.flush()
         self.send({"op": "model", "id": self.request_id, "kind": kind, "payload": payload})
         line = self.inp.readline()
@@ -130,7 +136,7 @@ class Worker:
         return reply.get("result")
 
     # -- requests ---------------------------------------------------------------------------
-    def load(self, req: dict[str, Any]) -> dict[str, Any]:
+    def load(self, req: JsonObject) -> JsonObject:
         confine.set_limit("RLIMIT_AS", _vm_bytes() + int(req.get("memory_mb", 512)) * 1024 * 1024)
         used = int(sum(os.times()[:2]))
         confine.set_limit("RLIMIT_CPU", used + int(req.get("cpu_seconds", 600)))
@@ -143,7 +149,7 @@ class Worker:
             return {"ok": False, "stage": "syntax", "error": f"{exc.msg}", "line": exc.lineno}
         except (MemoryError, RecursionError, ValueError) as exc:  # too big or too deep to compile
             return {"ok": False, "stage": "syntax", "error": f"cannot compile the grader: {type(exc).__name__}", "line": None}
-        namespace: dict[str, Any] = {"__name__": "grader", "__file__": filename, "__builtins__": __builtins__}
+        namespace: dict[str, object] = {"__name__": "grader", "__file__": filename, "__builtins__": __builtins__}
         try:
             exec(code, namespace)  # noqa: S102 - this is the sandbox
         except BaseException as exc:  # noqa: BLE001
@@ -169,7 +175,7 @@ class Worker:
             "is_async": bool(getattr(getattr(fn, "__code__", None), "co_flags", 0) & 0x80),
         }
 
-    def drive(self, coro: Any) -> Any:
+    def drive(self, coro: Grading) -> object:
         """Finish an ``async def grade``. A grader that uses asyncio (it imported it) runs inside an
         event loop from its first step, so ``asyncio.sleep``, ``gather`` or the running loop work;
         one that never touched asyncio is stepped directly (no loop to build, asyncio never loads)
@@ -182,22 +188,22 @@ class Worker:
             return stop.value
         return self.finish(coro, first)
 
-    def finish(self, coro: Any, first: Any) -> Any:
+    def finish(self, coro: Grading, first: object) -> object:
         """The rest of a coroutine that suspended at its first step (yielding ``first``), in a loop."""
 
-        async def rest() -> Any:
+        async def rest() -> object:
             return await _Resume(coro, first)
 
         return self._loop().run_until_complete(rest())
 
-    def _loop(self) -> Any:
+    def _loop(self) -> asyncio.AbstractEventLoop:
         if self.loop is None:
             import asyncio
 
             self.loop = asyncio.new_event_loop()
         return self.loop
 
-    def run_one(self, index: int, payload: Any, build: Callable[[Any], Any] | None = None) -> list[Any]:
+    def run_one(self, index: int, payload: JsonValue, build: Callable[[JsonValue], JsonValue] | None = None) -> JsonArray:
         call = self.call
         assert call is not None
         if self.model_ctx is not None:
@@ -211,13 +217,13 @@ class Worker:
             return _failure(index, exc)
         return self._entry(index, value)
 
-    def grade(self, req: dict[str, Any]) -> None:
+    def grade(self, req: JsonObject) -> None:
         self.request_id = req.get("id")
         precise = bool(req.get("precise"))
         samples = req["samples"]
         # "raw": the samples are stored sample JSON, shaped here for the contract (studio_guest.payloads)
         # a sample's payload from its stored JSON, or (whole) the list of payloads from the list
-        build: Callable[[Any], Any] | None = payloads.builder(self.contract) if req.get("raw") else None
+        build: Callable[[JsonValue], JsonValue] | None = payloads.builder(self.contract) if req.get("raw") else None
         limit = self.output_limit
         if req.get("whole"):  # MKA1 grade_batch: the whole list is one call, its result may be
             self.output_limit = limit * max(1, len(samples))  # per-sample-sized for each sample
@@ -258,7 +264,7 @@ class Worker:
                 if type(value) is not float:
                     value = to_payload(value)
             except BaseException as exc:  # noqa: BLE001 - any failure is this sample's error
-                entry: list[Any] | None = _failure(index, exc)
+                entry: JsonArray | None = _failure(index, exc)
             else:
                 if type(value) is float and value - value == 0.0 and not capture.size:
                     floats = self.floats  # not a local: a model call in the grader flushes and renews it
@@ -286,7 +292,7 @@ class Worker:
         self.flush()
         self.send({"id": self.request_id, "done": True, "cpu": sum(os.times()[:2]), "strays": _kill_strays(self.own_pid_ns)})
 
-    def grade_overlapped(self, samples: list[Any], build: Callable[[Any], Any] | None) -> None:
+    def grade_overlapped(self, samples: JsonArray, build: Callable[[JsonValue], JsonValue] | None) -> None:
         """An ``async def`` grader's samples, up to ``overlap`` awaiting at once in one event loop:
         a grader that waits (a sleep, a network call it may make) overlaps inside this one worker
         instead of needing a process per sample. Results are flushed as they finish (every 50 ms)."""
@@ -301,7 +307,7 @@ class Worker:
         var = _SAMPLE_CAPTURE
         last = [time.monotonic()]
 
-        async def one(gate: Any, index: int, payload: Any) -> None:
+        async def one(gate: asyncio.Semaphore, index: int, payload: JsonValue) -> None:
             async with gate:
                 own = Capture()
                 var.set(own)  # this task's context only
@@ -321,7 +327,7 @@ class Worker:
 
         self.loop.run_until_complete(batch())
 
-    async def run_one_async(self, index: int, payload: Any, build: Callable[[Any], Any] | None) -> list[Any]:
+    async def run_one_async(self, index: int, payload: JsonValue, build: Callable[[JsonValue], JsonValue] | None) -> JsonArray:
         """``run_one`` for an awaitable grader inside a running loop (the same error entries)."""
         call = self.call
         assert call is not None
@@ -334,7 +340,7 @@ class Worker:
             return _failure(index, exc)
         return self._entry(index, value)
 
-    def _entry(self, index: int, value: Any) -> list[Any]:
+    def _entry(self, index: int, value: object) -> JsonArray:
         """A graded sample's result entry (a scalar as is; anything else sized against the limit)."""
         if type(value) in _SCALARS:
             return [index, 0, value]
@@ -363,7 +369,7 @@ class Worker:
 
 
 #: set on the first overlapped batch (contextvars stays out of the worker's start-up until then)
-_SAMPLE_CAPTURE: Any = None
+_SAMPLE_CAPTURE: contextvars.ContextVar[Capture | None] | None = None
 
 
 def _vm_bytes() -> int:
@@ -395,7 +401,7 @@ def _kill_strays(own_pid_ns: bool) -> int:
     return killed
 
 
-def _failure(index: int, exc: BaseException) -> list[Any]:
+def _failure(index: int, exc: BaseException) -> JsonArray:
     """The error entry for a sample whose grader raised (the same for sync and awaited graders)."""
     if isinstance(exc, MemoryError):
         return [index, 3, "MemoryError", "MemoryError"]
@@ -406,7 +412,7 @@ def _failure(index: int, exc: BaseException) -> list[Any]:
     return [index, 1, f"{type(exc).__name__}: {exc}"[:2000], type(exc).__name__, _grader_line(exc)]
 
 
-def _safe_repr(value: Any) -> str:
+def _safe_repr(value: object) -> str:
     try:
         return repr(value)[:1024]
     except BaseException:  # noqa: BLE001
@@ -423,13 +429,13 @@ def _grader_line(exc: BaseException) -> int | None:
     return line
 
 
-def _describe(exc: BaseException, filename: str) -> dict[str, Any]:
+def _describe(exc: BaseException, filename: str) -> JsonObject:
     if isinstance(exc, SystemExit):
         return {"error": f"the module called sys.exit({exc.code!r})", "line": _grader_line(exc)}
     return {"error": f"{type(exc).__name__}: {exc}"[:2000], "line": _grader_line(exc)}
 
 
-def main(config: dict[str, Any]) -> None:
+def main(config: JsonObject) -> None:
     out_fd = os.dup(1)
     os.set_inheritable(out_fd, False)
     null = os.open(os.devnull, os.O_RDWR)

@@ -37,7 +37,7 @@ def program(machine: str, exec_addr: int) -> list[tuple[int, int, int, int]]:
     """The filter as (code, jt, jf, k) instructions; built with labels, resolved to forward jumps."""
     clone, clone3, execve = _CLONE[machine], _CLONE3[machine], _EXECVE[machine]
     blocked = [nr for nr in _BLOCKED[machine] if nr not in (clone, clone3, execve)]
-    ops: list[tuple[int, object, object, int]] = [
+    ops: list[tuple[int, int | str, int | str, int]] = [
         (_LD_W_ABS, 0, 0, 4),
         (_JEQ_K, 0, "kill", _AUDIT_ARCH[machine]),
         (_LD_W_ABS, 0, 0, 0),
@@ -66,13 +66,13 @@ def program(machine: str, exec_addr: int) -> list[tuple[int, int, int, int]]:
     ops.append((_RET_K, 0, 0, _KILL))
     out: list[tuple[int, int, int, int]] = []
     for at, (code, jt, jf, k) in enumerate(ops):
-        def rel(target: object, at: int = at) -> int:
+        def rel(target: int | str, at: int = at) -> int:
             if isinstance(target, str):
                 offset = labels[target] - at - 1
                 if not 0 <= offset < 256:  # pragma: no cover - the program is a few dozen lines
                     raise ValueError("seccomp jump out of range")
                 return offset
-            return int(target)  # type: ignore[call-overload]
+            return target
 
         out.append((code, rel(jt), rel(jf), k))
     return out
@@ -94,7 +94,7 @@ def install(exec_addr: int) -> bool:
 
     fprog = SockFprog(len(prog), ctypes.addressof(buf))
     libc = ctypes.CDLL(None, use_errno=True)
-    return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0
+    return int(libc.prctl(22, 2, ctypes.byref(fprog), 0, 0)) == 0  # a C int
 
 
 # Landlock (Linux 5.13+): which paths node may write to and execute from. Node runs after an exec,
@@ -140,6 +140,6 @@ def landlock(writable: list[str], writable_files: list[str], executable: list[st
                     return False
             finally:
                 os.close(fd)
-        return libc.syscall(restrict, ruleset, ctypes.c_uint32(0)) == 0
+        return int(libc.syscall(restrict, ruleset, ctypes.c_uint32(0))) == 0  # a C long
     finally:
         os.close(ruleset)

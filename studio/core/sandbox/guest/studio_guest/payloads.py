@@ -15,24 +15,26 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep typing out of the worker's start-up
     from collections.abc import Callable
-    from typing import Any
+
+    from studio.core.json_types import JsonObject, JsonValue
 
 
-def input_text(sample: dict[str, Any]) -> str:
+def input_text(sample: JsonObject) -> str:
     """The last user message (``Sample.input_text``): what a person reads as 'the question'."""
     messages = sample.get("messages") or ()
     for turn in reversed(messages):
         if turn.get("role") == "user":
-            return turn.get("content", "")
+            content: str = turn.get("content", "")  # a Turn's content is text
+            return content
     return messages[-1].get("content", "") if messages else ""
 
 
-def _prompt(sample: dict[str, Any], fields: dict[str, Any]) -> str:
+def _prompt(sample: JsonObject, fields: JsonObject) -> str:
     prompt = fields.get("prompt")
     return prompt if isinstance(prompt, str) else input_text(sample)
 
 
-def adaptive(sample: dict[str, Any]) -> dict[str, Any]:
+def adaptive(sample: JsonObject) -> JsonObject:
     turns = [[t["role"], t.get("content", "")] for t in sample.get("messages") or ()]
     completion = sample.get("completion")
     if completion is not None:
@@ -44,7 +46,7 @@ def adaptive(sample: dict[str, Any]) -> dict[str, Any]:
     return {"turns": turns, "metadata": metadata}
 
 
-def _json_or_none(text: str) -> Any:
+def _json_or_none(text: str) -> JsonValue:
     import json  # only OpenAI rows need it
 
     try:
@@ -53,7 +55,7 @@ def _json_or_none(text: str) -> Any:
         return None
 
 
-def mka1_sample_dict(sample: dict[str, Any]) -> dict[str, Any]:
+def mka1_sample_dict(sample: JsonObject) -> JsonObject:
     f = sample.get("fields") or {}
     output = sample.get("completion") or ""
     if isinstance(f.get("item"), dict):  # an OpenAI row: OpenAI's sample, with output_json parsed
@@ -71,7 +73,7 @@ def mka1_sample_dict(sample: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def mka1_item(sample: dict[str, Any]) -> dict[str, Any]:
+def mka1_item(sample: JsonObject) -> JsonObject:
     """MKA1's item: the dataset row with MKA1's keys filled in. An OpenAI-shaped row ({"item": ...,
     "sample": ...}) gives its own ``item`` exactly, as OpenAI passes it to ``grade(sample, item)``."""
     f = sample.get("fields") or {}
@@ -87,11 +89,11 @@ def mka1_item(sample: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def mka1_sample(sample: dict[str, Any]) -> dict[str, Any]:
+def mka1_sample(sample: JsonObject) -> JsonObject:
     return {"sample": mka1_sample_dict(sample), "item": mka1_item(sample)}
 
 
-def mka1_batch_entry(sample: dict[str, Any]) -> dict[str, Any]:
+def mka1_batch_entry(sample: JsonObject) -> JsonObject:
     f = sample.get("fields") or {}
     output = sample.get("completion") or ""
     return {
@@ -109,7 +111,7 @@ def mka1_batch_entry(sample: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def letta(sample: dict[str, Any], submission: str | None = None) -> dict[str, Any]:
+def letta(sample: JsonObject, submission: str | None = None) -> JsonObject:
     """``submission`` is what a Letta extractor picked (the studio runs extractors); by default the
     completion."""
     f = sample.get("fields") or {}
@@ -127,7 +129,7 @@ def letta(sample: dict[str, Any], submission: str | None = None) -> dict[str, An
     }
 
 
-def promptfoo(sample: dict[str, Any]) -> dict[str, Any]:
+def promptfoo(sample: JsonObject) -> JsonObject:
     f = sample.get("fields") or {}
     variables = dict(f.get("vars") or f)
     expected = sample.get("expected")
@@ -144,7 +146,7 @@ def promptfoo(sample: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-BUILDERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+BUILDERS: dict[str, Callable[[JsonObject], JsonObject]] = {
     "adaptive": adaptive,
     "mka1_sample": mka1_sample,
     "mka1_batch": mka1_batch_entry,
@@ -156,7 +158,7 @@ BUILDERS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
 _UNSHARED = frozenset({"adaptive"})
 
 
-def _fresh(value: Any) -> Any:
+def _fresh(value: JsonValue) -> JsonValue:
     """A copy with no container shared, as if the payload had travelled as JSON on its own."""
     kind = type(value)
     if kind is dict:
@@ -166,7 +168,7 @@ def _fresh(value: Any) -> Any:
     return value
 
 
-def builder(contract: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+def builder(contract: str) -> Callable[[JsonObject], JsonObject]:
     """The worker's builder: payloads exactly as if each had been built apart and sent as JSON."""
     make = BUILDERS[contract]
     if contract in _UNSHARED:

@@ -9,7 +9,7 @@ from . import confine
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep typing out of the worker's start-up
-    from typing import Any
+    from studio.core.json_types import JsonObject
 
 
 
@@ -45,7 +45,7 @@ def _interfaces() -> list[str]:
         return []
 
 
-def report() -> dict[str, Any]:
+def report() -> JsonObject:
     pids = [p for p in os.listdir("/proc") if p.isdigit()] if os.path.isdir("/proc") else []
     writable_root = os.access("/", os.W_OK)
     return {

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the worker has no studio package: these are names for the type checker
+    from studio.core.json_types import JsonObject, JsonValue
 
 
 class Sample:
@@ -10,14 +12,14 @@ class Sample:
 
     def __init__(
         self,
-        id: Any = None,
-        input: Any = "",
+        id: JsonValue = None,
+        input: JsonValue = "",
         ground_truth: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        rubric_vars: dict[str, Any] | None = None,
-        agent_args: dict[str, Any] | None = None,
-        extra_vars: dict[str, Any] | None = None,
-        **extra: Any,
+        metadata: JsonObject | None = None,
+        rubric_vars: JsonObject | None = None,
+        agent_args: JsonObject | None = None,
+        extra_vars: JsonObject | None = None,
+        **extra: JsonValue,
     ) -> None:
         self.id = id
         self.input = input
@@ -37,13 +39,13 @@ class GradeResult:
     """A score in [0, 1] with its rationale and optional metadata."""
 
     def __init__(
-        self, score: float, rationale: str | None = None, metadata: dict[str, Any] | None = None
+        self, score: float, rationale: str | None = None, metadata: JsonObject | None = None
     ) -> None:
         self.score = score
         self.rationale = rationale
         self.metadata = metadata or {}
 
-    def to_payload(self) -> dict[str, Any]:
+    def to_payload(self) -> JsonObject:
         return {
             "__grade_result__": True,
             "score": self.score,
