@@ -8,7 +8,7 @@ a judge run's start-up does not define their models (bench/README.md, section 10
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .common import Extractor, GraderBase, Metric, walk
 from .definition import (
@@ -50,7 +50,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:  # a class or a constant; mypy sees each name by the imports above
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
