@@ -10,11 +10,11 @@ missing values are simply missing, as α allows.
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 import numpy as np
 
 from studio.core import stats
+from studio.core.json_types import JsonObject
 from studio.core.models import RunInfo
 from studio.core.store import Library, NotFound
 
@@ -52,7 +52,8 @@ def repeat_group(library: Library, run_id: int) -> list[RunInfo]:
     return sorted(group, key=lambda r: r.settings.get("repeat_index") or 0)
 
 
-def consistency(library: Library, run_ids: list[int]) -> dict[str, Any]:
+def consistency(library: Library, run_ids: list[int]) -> JsonObject:
+    """The repeat group's self-agreement report, headed for JSON (``run --repeat --json`` prints it as is)."""
     if len(run_ids) < 2:
         raise NotFound("self-agreement needs two or more runs of the same grader on the same dataset")
     calls = [judge_calls(library, r) for r in run_ids]
@@ -61,7 +62,7 @@ def consistency(library: Library, run_ids: list[int]) -> dict[str, Any]:
     excluded: dict[str, int] = {}
     verdict_rows: list[list[str]] = []
     score_units: list[list[float | None]] = []
-    samples: list[dict[str, Any]] = []
+    samples: list[JsonObject] = []
     for sid in all_ids:
         seen = [c.get(sid) for c in calls]
         verdicts = [None if s is None else ("NA" if s.status == "skipped" else s.verdict) for s in seen]

@@ -16,11 +16,13 @@ import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import cast
 
 from studio.core.graders.composite import combine
+from studio.core.json_types import JsonObject
 from studio.core.models import CompositeGrader, GraderDefinition, Outcome
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, decide, decide_outcome
+from studio.core.store.database import DriverRow
 from studio.core.store.runs import grader_values, outcome_values
 
 SCORED = ("ok", "invalid")
@@ -71,12 +73,12 @@ class RunPlan:
 
     # -- one sample's rows ---------------------------------------------------------------------
     def sample_rows(self, run_id: int, idx: int, sample_id: str, outcomes: Mapping[int, Graded],
-                    fresh: Sequence[int]) -> tuple[tuple[Any, ...] | None, list[tuple[Any, ...]]]:
+                    fresh: Sequence[int]) -> tuple[DriverRow | None, list[DriverRow]]:
         """The sample row (None while a grader is missing) and the per-grader rows to write for the
         slots in ``fresh`` (those graded now; ``outcomes`` also holds earlier ones, for the overall).
         A float is a plain score (a scorer's ``score_values`` lane: no Outcome was built for it)."""
         complete = len(outcomes) == len(self.graders)
-        graders: list[tuple[Any, ...]] = []
+        graders: list[DriverRow] = []
         for slot in fresh:
             outcome = outcomes[slot]
             if type(outcome) is float:
@@ -92,7 +94,7 @@ class RunPlan:
         full = {slot: self.plain_outcome(slot, v) if type(v) is float else v for slot, v in outcomes.items()}
         return outcome_values(run_id, idx, sample_id, self.overall_outcome(full)), graders  # type: ignore[arg-type]
 
-    def _plain_row(self, run_id: int, idx: int, sample_id: str, values: list[float]) -> tuple[Any, ...]:
+    def _plain_row(self, run_id: int, idx: int, sample_id: str, values: list[float]) -> DriverRow:
         """The row ``overall_outcome`` gives when every grader gave a plain score, built directly
         (the hot path of a suite of built-in checks)."""
         text = "".join(prefix + repr(v) for prefix, v in zip(self._json_prefixes, values, strict=True)) + "}"
@@ -101,8 +103,8 @@ class RunPlan:
                            if self.overall == "all-pass" else [])
         return (run_id, idx, sample_id, "ok", score, text, None, None, None, None, 0.0, 0, 0, False, 0)
 
-    def plain_rows(self, run_id: int, batch: Sequence[tuple[Any, ...]],
-                   columns: Sequence[Sequence[Graded]]) -> list[tuple[Any, ...]] | None:
+    def plain_rows(self, run_id: int, batch: Sequence[DriverRow],
+                   columns: Sequence[Sequence[Graded]]) -> list[DriverRow] | None:
         """The sample rows of a batch every grader (``columns``, in slot order) scored with a finite
         plain score, samples that had no grader done before: the rows ``sample_rows`` gives them
         (``_plain_row``), a batch at a time; None when some value is not such a score (``assemble``)."""
@@ -162,7 +164,7 @@ class RunPlan:
                   "cached_tokens": sum(o.cached_tokens for o in outcomes.values()),
                   "duration_ms": sum(o.duration_ms for o in outcomes.values()),
                   "cached": all(o.cached for o in outcomes.values())}
-        details: dict[str, Any] = {"overall": self.overall}
+        details: JsonObject = {"overall": self.overall}
         if statuses:
             details["statuses"] = statuses
         if errors:
@@ -197,15 +199,15 @@ def weighted_mean(weights: Sequence[float], values: Sequence[float]) -> float | 
     return sum(map(operator.mul, weights, values)) / total if total != 0 else None
 
 
-def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
-             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Any]],
-             cancelled: bool, stopped: bool = False) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def assemble(plan: RunPlan, run_id: int, batch: Sequence[DriverRow],
+             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Outcome]],
+             cancelled: bool, stopped: bool = False) -> tuple[list[DriverRow], list[DriverRow]]:
     """A suite batch's rows from each slot's outcomes (``graded``: slot, batch positions, outcomes),
     merged with the graders a sample had before (``partial``, updated in place). Shared by the local
     engine and the Ray driver. An outcome cut short by cancel is dropped: nobody graded it; so is
     every error once the run ``stopped`` because samples cannot be graded (runner.py): a resume
     asks that grader again, and the sample keeps the other graders' grades."""
-    have: list[dict[int, Any]] = [dict(partial[row[0]]) if row[0] in partial else {} for row in batch]
+    have: list[dict[int, Graded]] = [dict(partial[row[0]]) if row[0] in partial else {} for row in batch]
     fresh: list[list[int]] = [[] for _ in batch]
     for slot, positions, outcomes in graded:
         for k, outcome in zip(positions, outcomes, strict=True):
@@ -214,8 +216,8 @@ def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
                 continue
             have[k][slot] = outcome
             fresh[k].append(slot)
-    sample_rows: list[tuple[Any, ...]] = []
-    grader_rows: list[tuple[Any, ...]] = []
+    sample_rows: list[DriverRow] = []
+    grader_rows: list[DriverRow] = []
     for k, row in enumerate(batch):
         idx, sid = row[0], row[1]
         if not fresh[k]:
@@ -223,15 +225,18 @@ def assemble(plan: RunPlan, run_id: int, batch: Sequence[tuple[Any, ...]],
         sample_row, rows = plan.sample_rows(run_id, idx, sid, have[k], fresh[k])
         grader_rows.extend(rows)
         if sample_row is None:
-            partial[idx] = have[k]
+            # partial is typed as the store's ``runs.partial`` gives it (the runner's); a grader's plain
+            # score (a float) kept here beside its cut-short peers' is read by ``sample_rows``, which
+            # takes both, and by the callers only for which slots are there
+            partial[idx] = cast("dict[int, Outcome]", have[k])
         else:
             partial.pop(idx, None)
             sample_rows.append(sample_row)
     return sample_rows, grader_rows
 
 
-def scores_of(row_scores: str | None) -> dict[str, Any]:
-    """A sample row's ``scores`` JSON (every grader's score by key in a suite run)."""
+def scores_of(row_scores: str | None) -> JsonObject:
+    """A sample row's ``scores`` JSON (every grader's score by key in a suite run), decoded."""
     if not row_scores:
         return {}
     try:

@@ -24,11 +24,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any
 
 from studio.core.models import Outcome, Sample
 from studio.core.models.broken import BrokenRow
 from studio.core.store import Library
+from studio.core.store.database import DriverRow
 from studio.core.store.datasets import DatasetRecord, read_sample
 from studio.core.store.ledger import GraderRow
 from studio.core.store.runs import ROW_IDX, ROW_STATUS, outcome_values
@@ -58,15 +58,15 @@ class StoredSamples:
     def read(self, idx: int, data: str | bytes) -> Sample | BrokenRow:
         return read_sample(lambda: self.dataset, idx, data)
 
-    def split(self, batch: Sequence[tuple[Any, ...]], *, texts: bool = False
-              ) -> tuple[Sequence[tuple[Any, ...]], list[Sample], list[Broken]]:
+    def split(self, batch: Sequence[DriverRow], *, texts: bool = False
+              ) -> tuple[Sequence[DriverRow], list[Sample], list[Broken]]:
         """``batch``'s rows that hold a sample (as they came), the samples they hold, and the broken rows. ``batch``: (idx, sample id, stored JSON)
         rows; ``texts``: a built-in check's (idx, sample id, completion, expected, JSON or None)
         rows, of which only those without a completion are read (no sample is parsed for the rest,
         and no ``Sample`` is returned)."""
         if texts and None not in map(_COMPLETION, batch):  # a built-in run's every batch: nothing to read
             return batch, [], []
-        good: list[tuple[Any, ...]] = []
+        good: list[DriverRow] = []
         parsed: list[Sample] = []
         broken: list[Broken] = []
         for row in batch:
@@ -84,8 +84,8 @@ class StoredSamples:
         return good, parsed, broken
 
 
-def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial: dict[int, dict[int, Any]]
-                   ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial: dict[int, dict[int, Outcome]]
+                   ) -> tuple[list[DriverRow], list[DriverRow]]:
     """The result rows (and a suite's per-grader rows) of broken samples: each one's error, the
     ``BrokenRow``'s sentence, for every grader that had not graded it yet."""
     if not broken:
@@ -100,8 +100,8 @@ def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial
     return assemble(plan, run_id, rows, graded, partial, False)
 
 
-def failed_rows(batch: Sequence[tuple[Any, ...]], rows: Sequence[tuple[Any, ...]],
-                grader_rows: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+def failed_rows(batch: Sequence[DriverRow], rows: Sequence[DriverRow],
+                grader_rows: Sequence[DriverRow]) -> list[DriverRow]:
     """``batch``'s stored rows whose sample failed with some grader (``rows``: the sample rows,
     ``grader_rows``: a suite's per-grader rows, as graded): the only rows the raw lanes read."""
     failed = {row[ROW_IDX] for row in rows if row[ROW_STATUS] in _FAILED}
@@ -109,10 +109,10 @@ def failed_rows(batch: Sequence[tuple[Any, ...]], rows: Sequence[tuple[Any, ...]
     return [row for row in batch if row[0] in failed] if failed else []
 
 
-Rows = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]
+Rows = tuple[list[DriverRow], list[DriverRow]]
 
 
-def regraded(batch: Sequence[tuple[Any, ...]], first: Rows, again: Rows, again_idx: set[int], errors: Rows,
+def regraded(batch: Sequence[DriverRow], first: Rows, again: Rows, again_idx: set[int], errors: Rows,
              broken: Sequence[Broken]) -> Rows:
     """A raw suite batch's rows (``first``: sample rows and per-grader rows, graded with every
     stored row) with the failed samples' replaced: the good ones (``again_idx``) by ``again``,

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.models.pass_rule import reaches
 
 if TYPE_CHECKING:  # a run's sections (and their summary) are imported once it is graded, not before
@@ -183,8 +184,9 @@ def _head(run: RunSections, mean: float | None, thresholds: Thresholds) -> str:
     return head + "".join(f", {x}" for x in limits)
 
 
-def verdict_line(verdict: Verdict | dict[str, Any]) -> str | None:
-    """The line a terminal prints on stderr, or None when nothing was asked and all is well."""
+def verdict_line(verdict: Verdict | JsonObject) -> str | None:
+    """The line a terminal prints on stderr, or None when nothing was asked and all is well; a
+    verdict read back from JSON (a stored run's) is checked by ``Verdict`` first."""
     v = verdict if isinstance(verdict, Verdict) else Verdict.model_validate(verdict)
     if v.passed and v.fail_under is None and not v.grader_thresholds:
         return None

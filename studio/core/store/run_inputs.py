@@ -12,11 +12,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from sqlalchemy import Engine
 
-from .database import driver_connection
+from .database import DriverRow, driver_connection
 
 #: ``Pending``'s text lane: rows of the columns a built-in check reads
 TEXTS = "texts"
@@ -48,7 +48,7 @@ class Pending:
     limit: int | None
     skip: set[int]
 
-    def __call__(self, raw: bool | str) -> Iterator[Any]:
+    def __call__(self, raw: bool | str) -> Iterator[DriverRow]:
         if raw == TEXTS:
             return iter_texts(self.engine, self.dataset_id, limit=self.limit, skip=self.skip)
         return self.datasets.iter_raw(self.dataset_id, limit=self.limit, skip=self.skip)
@@ -62,7 +62,7 @@ def iter_texts(engine: Engine, dataset_id: int, *, limit: int | None = None, ski
 
 
 def paged_samples(engine: Engine, query: str, dataset_id: int, *, offset: int = 0, end: int | None = None,
-                  skip: set[int] | None = None, page: int = 5000) -> Iterator[Any]:
+                  skip: set[int] | None = None, page: int = 5000) -> Iterator[DriverRow]:
     """The rows ``query`` (parameters: the dataset, a page's first idx and its end; its first column
     the sample's idx) gives from ``offset`` up to ``end``, a page at a time, those in ``skip`` left
     out. Read through the driver's own connection: its rows are the plain tuples handed on (no SQL
@@ -72,7 +72,7 @@ def paged_samples(engine: Engine, query: str, dataset_id: int, *, offset: int = 
 
 
 def _pages(engine: Engine, query: str, dataset_id: int, offset: int, end: int | None, skip: set[int] | None,
-           page: int) -> Iterator[list[Any]]:
+           page: int) -> Iterator[list[DriverRow]]:
     cursor = offset
     while end is None or cursor < end:
         upper = cursor + page if end is None else min(cursor + page, end)

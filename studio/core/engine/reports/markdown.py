@@ -14,7 +14,6 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from studio.core.models.pass_rule import SCORED_STATUSES
 from studio.core.store import Library
@@ -30,7 +29,7 @@ WORST = 5
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()<>|#!&~$])")
 
 
-def cell(text: Any) -> str:
+def cell(text: object) -> str:
     """Any name a person or an endpoint chose (a dataset, a grader, an endpoint, a model, a suite, a
     sample id, a rationale) as plain text in markdown: one line, every special character escaped, so
     it can sit in a table cell, a heading or a sentence and never become a link, HTML, a code span
