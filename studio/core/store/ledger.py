@@ -31,9 +31,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from itertools import chain
 from operator import mul
-from typing import Any, Literal, NamedTuple, get_type_hints
+from typing import Literal, NamedTuple, cast, get_type_hints
 
 from pydantic import BaseModel
 
@@ -99,7 +100,7 @@ _SQL_TYPE = {"sample_id": "String", "status": "String"}
 DEFAULTS = {"duration_ms": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "cached": 0, "cached_tokens": 0}
 
 
-def column_specs(row: type[tuple[Any, ...]], skip: int) -> list[tuple[str, str, bool, Any]]:
+def column_specs(row: type[tuple[object, ...]], skip: int) -> list[tuple[str, str, bool, float | None]]:
     """(name, SQLAlchemy type name, nullable, default) of each of ``row``'s columns after the first
     ``skip`` (the key columns its table declares itself): what tables.py builds the table from."""
     hints = get_type_hints(row)
@@ -184,13 +185,19 @@ class Tally(BaseModel):
     duration_ms: float = 0.0
 
     @classmethod
-    def of_values(cls, values: Sequence[Any]) -> Tally:
+    def of_values(cls, values: Sequence[Aggregate]) -> Tally:
         """The tally from one row of ``fold_sql``'s aggregates (in ``FOLDS``' order; SQL's NULL
         sum of no row is 0, its NULL minimum of none stays None)."""
-        fields: dict[str, Any] = {"statuses": {}, "decisions": {}}
+        fields: dict[str, float | None] = {}
+        #: the counts by status and by decision (a fold named ``group.key``)
+        groups: dict[str, dict[str, float | None]] = {"statuses": {}, "decisions": {}}
         for fold, value in zip(FOLDS, values, strict=True):
-            _put(fields, fold.name, _typed(fold, value))
-        return cls.model_validate(fields)
+            group, _, key = fold.name.partition(".")
+            if key:
+                groups[group][key] = _typed(fold, value)
+            else:
+                fields[group] = _typed(fold, value)
+        return cls.model_validate({**fields, **groups})
 
     def sum_of_scores(self) -> float:
         """The scored scores' sum (±inf beyond the largest double)."""
@@ -205,7 +212,12 @@ class Tally(BaseModel):
 _INTEGER_FIELDS = {"total", "n", "prompt_tokens", "completion_tokens", "cached_tokens", "cached"}
 
 
-def _typed(fold: Fold, value: Any) -> Any:
+#: one aggregate as SQL gives it (PostgreSQL's SUM of integers is a numeric: a Decimal) or as
+#: ``Folding`` keeps it (an int count, a float sum, None for the minimum of no score)
+Aggregate = float | Decimal | None
+
+
+def _typed(fold: Fold, value: Aggregate) -> float | None:
     if fold.op in ("min", "max"):
         return None if value is None else float(value)
     if value is None:
@@ -213,14 +225,6 @@ def _typed(fold: Fold, value: Any) -> Any:
     if fold.op == "count" or fold.name.split(".")[0] in _INTEGER_FIELDS:
         return int(value)
     return float(value)
-
-
-def _put(fields: dict[str, Any], name: str, value: Any) -> None:
-    group, _, key = name.partition(".")
-    if key:
-        fields[group][key] = value
-    else:
-        fields[group] = value
 
 
 #: a score whose square the SQL tally takes as 0 (``fold_sql``)
@@ -363,7 +367,7 @@ class Folding:
 
     def __init__(self) -> None:
         # float sums of scores kept exact (``Total``); counts and cost sums as plain numbers
-        self.values: list[Any] = [None if f.op in ("min", "max") else Total() if f.over == "score" and f.op != "count"
+        self.values: list[float | Total | None] = [None if f.op in ("min", "max") else Total() if f.over == "score" and f.op != "count"
                                   else 0 for f in FOLDS]
 
     def add(self, batch: Batch) -> tuple[float, ...]:
@@ -372,7 +376,7 @@ class Folding:
         part's, which may be inf)."""
         scores = batch.scores
         parts: tuple[float, ...] = ()
-        figures: dict[str, Any] = {"count": len(scores)}
+        figures: dict[str, float] = {"count": len(scores)}
         #: each split sum's parts (``SPLITS``) of the batch, by (op, high)
         sums: dict[tuple[str, bool], tuple[float, ...]] = {}
         if scores:
@@ -392,24 +396,26 @@ class Folding:
             figures.update(min=low, max=high)
             if sums["sum", True]:
                 parts = (*parts, SPLITS["sum"].whole(0.0, math.fsum(sums["sum", True])))
+        # each fold's value is of the kind ``__init__`` gave it: a Total for a split sum of scores,
+        # None or a float for a minimum or maximum, else a number (a count or a cost's sum)
         values, counts, costs = self.values, batch.counts, batch.costs
         for n, fold in enumerate(FOLDS):
             over, op = fold.over, fold.op
             if over == "row":
-                values[n] += batch.rows
+                values[n] = cast(float, values[n]) + batch.rows
             elif over == "score":
                 if op == "count":
-                    values[n] += figures["count"]
+                    values[n] = cast(float, values[n]) + figures["count"]
                 elif scores:
                     if op in SPLITS:
-                        values[n].add(sums[op, fold.high])
+                        cast(Total, values[n]).add(sums[op, fold.high])
                     else:
-                        found = figures[op]
-                        values[n] = found if values[n] is None else (min if op == "min" else max)(values[n], found)
+                        found, now = figures[op], cast("float | None", values[n])
+                        values[n] = found if now is None else (min if op == "min" else max)(now, found)
             elif op == "count":
-                values[n] += counts.get(over, {}).get(fold.equals or "", 0)
+                values[n] = cast(float, values[n]) + counts.get(over, {}).get(fold.equals or "", 0)
             else:  # a cost column's sum
-                values[n] += costs.get(over, 0)
+                values[n] = cast(float, values[n]) + costs.get(over, 0)
         return parts
 
     @staticmethod

@@ -154,7 +154,8 @@ _TYPES: JsonObject = {"Integer": Integer, "Float": Float, "String": String, "Tex
 
 def _row_columns(row: type[tuple[object, ...]], skip: int) -> list[Column[object]]:
     """The table's columns of a result row's declaration (ledger.py ``column_specs``)."""
-    return [Column(name, _TYPES[kind], nullable=nullable, **({} if default is None else {"default": default}))
+    return [Column(name, _TYPES[kind], nullable=nullable) if default is None
+            else Column(name, _TYPES[kind], nullable=nullable, default=default)
             for name, kind, nullable, default in column_specs(row, skip)]
 
 
