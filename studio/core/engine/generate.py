@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.judges.answers import DEFAULT_TOKENS
 from studio.core.judges.http.chat import ChatMessage, ChatRequest, ChatResponse
 from studio.core.judges.http.client import JudgeClient
@@ -82,7 +83,7 @@ class GenerationSettings(BaseModel):
     samples: int = Field(default=1, ge=1, le=1000, description="answers stored for each sample")
     limit: int | None = Field(default=None, gt=0, description="only the first N source samples")
 
-    def parameters(self) -> dict[str, Any]:
+    def parameters(self) -> JsonObject:
         return {"system": self.system, "temperature": self.temperature, "max_tokens": self.max_tokens,
                 "samples": self.samples, "limit": self.limit}
 
@@ -126,7 +127,7 @@ class GenerationResult:
     tally: Spent
     cost: Fraction | None
     reason: str = ""
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: JsonObject = field(default_factory=dict)
 
 
 @dataclass
@@ -323,7 +324,7 @@ class _Writer:
     so a generation killed at any moment has stored every answer but those still being committed,
     and ``--resume`` repeats no call whose answer was stored."""
 
-    def __init__(self, library: Library, dataset_id: int, provenance: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, library: Library, dataset_id: int, provenance: Callable[[], JsonObject]) -> None:
         self._library = library
         self._dataset_id = dataset_id
         self._provenance = provenance
@@ -377,7 +378,7 @@ class _Writer:
 
 
 class _State:
-    def __init__(self, config: EndpointConfig, previous: dict[str, Any]) -> None:
+    def __init__(self, config: EndpointConfig, previous: JsonObject) -> None:
         self.config = config
         self.tally = Spent()
         self.errors: list[str] = list(previous.get("error_examples") or [])
@@ -423,14 +424,14 @@ def _stamp() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _provenance(settings: GenerationSettings, config: EndpointConfig, started: str, planned: int) -> dict[str, Any]:
+def _provenance(settings: GenerationSettings, config: EndpointConfig, started: str, planned: int) -> JsonObject:
     return {"kind": "generated", "source_dataset": settings.source, "endpoint": config.name,
             "endpoint_kind": config.kind, "endpoint_label": config.label,
             "model": settings.model or config.model, "parameters": settings.parameters(),
             "started_at": started, "finished_at": None, "status": "running", "planned": planned}
 
 
-def _usage_fields(state: _State) -> dict[str, Any]:
+def _usage_fields(state: _State) -> JsonObject:
     total = state.total()
     cost = cost_of(total, state.config)
     return {"calls": total.calls, "prompt_tokens": total.prompt_tokens,
@@ -473,7 +474,7 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
     budget = Budget(caps, cancel, spent=state.total(), spent_cost=cost_of(state.total(), config) or Fraction(0)) \
         if caps.any else None
 
-    def snapshot() -> dict[str, Any]:
+    def snapshot() -> JsonObject:
         return {**provenance, **_usage_fields(state)}
 
     writer = _Writer(library, record.id, snapshot)
