@@ -35,9 +35,10 @@ import json
 import math
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
-from typing import Any
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models.pass_rule import SCORED_STATUSES, decide, plain_decisions, scored_score
+from studio.core.store.database import DriverRow
 from studio.core.store.ledger import (
     AT,
     DEFAULTS,
@@ -52,6 +53,8 @@ from studio.core.store.ledger import (
 )
 from studio.core.store.run_end import Written, WrittenRows
 from studio.core.store.run_graders import RunGrader
+
+from .plan import RunPlan
 
 #: where a result row (store/ledger.py ``ResultRow``) and a suite's per-grader row (``GraderRow``)
 #: hold the fields read here: the same places from ``status`` on; the sample index of each
@@ -71,7 +74,7 @@ class Untrusted(Exception):
     """A value the store may not hold as the Python value it is (the SQL tally would differ)."""
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     if type(value) is not float and type(value) is not int:
         raise Untrusted(f"a score of type {type(value).__name__}")
     number = float(value)
@@ -80,7 +83,7 @@ def _number(value: Any) -> float:
     return number
 
 
-def _score(value: Any) -> float | None:
+def _score(value: object) -> float | None:
     """A row's score as the ledger reads it: a number, or None for none (and for a number that is
     not finite: the pass rule's NA, what SQL's ``scored_sql`` and its decision read it as)."""
     if value is None:
@@ -121,7 +124,7 @@ class Sums:
                                                           "decision": plain_decisions(scores, threshold, True)},
                                       scores=scores))
 
-    def add_rows(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
+    def add_rows(self, rows: Sequence[DriverRow], threshold: float) -> None:
         """Result rows (``outcome_values``) or per-grader rows (``grader_values``) at ``threshold``."""
         if not rows:
             return
@@ -138,7 +141,7 @@ class Sums:
         self._each(rows, threshold)
 
     @staticmethod
-    def _costs(rows: Sequence[tuple[Any, ...]]) -> dict[str, float]:
+    def _costs(rows: Sequence[DriverRow]) -> dict[str, float]:
         durations = list(map(itemgetter(_DURATION), rows))
         if set(map(type, durations)) - {float, int}:
             raise Untrusted("a duration that is not a number")
@@ -154,7 +157,7 @@ class Sums:
         costs["cached"] = cached
         return costs
 
-    def _each(self, rows: Sequence[tuple[Any, ...]], threshold: float) -> None:
+    def _each(self, rows: Sequence[DriverRow], threshold: float) -> None:
         """Row by row through the pass rule (a judge's verdicts, errors, NA, details)."""
         scored: list[float] = []
         statuses: dict[str, int] = {}
@@ -185,12 +188,12 @@ class Sums:
 _NOTHING_SAID = {**dict.fromkeys(OUTCOME), **DEFAULTS, "status": "ok"}
 
 
-def _plain_grader_row(score: float | None) -> tuple[Any, ...]:
+def _plain_grader_row(score: float | None) -> DriverRow:
     """The values of the grader row a plain score in a sample row stands for (no key: not written)."""
     return GraderRow(None, None, None, **{**_NOTHING_SAID, "score": score})  # type: ignore[arg-type]
 
 
-def bare(rows: Sequence[tuple[Any, ...]]) -> bool:
+def bare(rows: Sequence[DriverRow]) -> bool:
     """Every row is status ok without details (no verdict: the rule reads the score alone)."""
     return set(map(itemgetter(_STATUS), rows)) == _OK and set(map(itemgetter(_DETAILS), rows)) == _NONE
 
@@ -216,7 +219,7 @@ class Means:
         return {key: (self.sums[key].value(), count) for key, count in self.counts.items()}
 
 
-def _json_text(text: Any, what: str) -> Any:
+def _json_text(text: object, what: str) -> JsonValue:
     """A stored column's JSON text, decoded; anything else distrusts the kept tally."""
     if type(text) is not str:
         raise Untrusted(f"{what} that are not JSON text")
@@ -226,7 +229,7 @@ def _json_text(text: Any, what: str) -> Any:
         raise Untrusted(f"{what} that are not JSON") from None
 
 
-def _scores_object(text: Any) -> dict[str, Any]:
+def _scores_object(text: object) -> JsonObject:
     parsed = _json_text(text, "scores")
     if not isinstance(parsed, dict):
         raise Untrusted("scores that are not a JSON object")
@@ -237,7 +240,7 @@ class WrittenTallies:
     """Every tally a run's end stores, added up from the rows the writer writes (``add``), and the
     counts that say at the end whether they are the stored rows' (``counts``)."""
 
-    def __init__(self, plan: Any) -> None:
+    def __init__(self, plan: RunPlan) -> None:
         self.suite = bool(plan.suite)
         self.slots = [(p.slot, p.key) for p in plan.graders]
         self.thresholds = [float(plan.threshold(p)) for p in plan.graders]
@@ -262,7 +265,7 @@ class WrittenTallies:
         if self.untrusted is None:
             self.untrusted = reason
 
-    def add(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]],
+    def add(self, rows: Sequence[DriverRow], grader_rows: Sequence[DriverRow],
             columns: Sequence[Sequence[float]] | None = None) -> None:
         """One write's rows: ``rows`` in ``outcome_values`` form, a suite's ``grader_rows`` in
         ``grader_values`` form; ``columns``: a suite batch of plain scores (``plan.plain_rows``),
@@ -294,7 +297,7 @@ class WrittenTallies:
         except Exception as exc:  # a value of a kind not foreseen here: never the run's failure
             self.distrust(f"{type(exc).__name__}: {exc}")
 
-    def _means_one(self, rows: Sequence[tuple[Any, ...]]) -> None:
+    def _means_one(self, rows: Sequence[DriverRow]) -> None:
         """A run of one grader: the mean of each key of the scored rows' ``scores`` (``json_each``).
         Plain rows (``ok_row``: ``{"key": repr(score)}``) are recognised by their text, not parsed."""
         first = rows[0][_SCORES] if rows else None
@@ -321,10 +324,10 @@ class WrittenTallies:
     def _parts(scores: list[float]) -> tuple[float, ...]:
         return sum_parts(scores)
 
-    def _suite_rows(self, rows: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
+    def _suite_rows(self, rows: Sequence[DriverRow], grader_rows: Sequence[DriverRow]) -> None:
         """A suite batch that is not all plain scores: each grader's own rows, and for every sample
         row the graders without one, the plain score its ``scores`` holds (``rows_sql(True)``)."""
-        by_slot: dict[int, list[tuple[Any, ...]]] = {}
+        by_slot: dict[int, list[DriverRow]] = {}
         for row in grader_rows:
             by_slot.setdefault(row[1], []).append(row)
         position = {slot: n for n, (slot, _) in enumerate(self.slots)}
@@ -334,7 +337,7 @@ class WrittenTallies:
             n = position[slot]
             self.graders[n].add_rows(own, self.thresholds[n])
         written = {(row[1], row[2]) for row in grader_rows}
-        plain: list[list[tuple[Any, ...]]] = [[] for _ in self.slots]
+        plain: list[list[DriverRow]] = [[] for _ in self.slots]
         for row in rows:
             for slot in self.orphans.pop(row[_IDX_RESULT], ()):
                 written.add((slot, row[_IDX_RESULT]))
@@ -395,7 +398,7 @@ class WrittenTallies:
             return {key: sums[key] for _, key in sorted(self.slots, key=itemgetter(1)) if key in sums}
         return sums
 
-    def panels(self) -> dict[str, Any] | None:
+    def panels(self) -> JsonObject | None:
         """``runs.aggregates``' panels: none when no ``results`` row has details; else None (read them)."""
         return None if self.details else {}
 
