@@ -67,7 +67,7 @@ def test_the_core_is_checked_strictly() -> None:
 _RESTRUCTURED = {
     *(f"studio/core/engine/{name}.py" for name in (
         "request", "runner", "planning", "sections", "budget", "dry_run", "summary")),
-    *(f"studio/core/store/{name}.py" for name in ("run_graders", "runs", "run_end", "run_spend")),
+    *(f"studio/core/store/{name}.py" for name in ("run_graders", "run_end", "run_spend")),
     "studio/core/models/spend.py",
 }
 

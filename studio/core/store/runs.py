@@ -8,25 +8,28 @@ import json
 import math
 import os
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import Any, cast
+from typing import TypeVar, cast
 
 from sqlalchemy import Connection, Engine, Select, func, insert, select, text, update
+from sqlalchemy.engine.interfaces import DBAPICursor
+from sqlalchemy.pool import PoolProxiedConnection
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import Outcome, RunInfo
 from studio.core.models.broken import BrokenRow, BrokenRowError, reason_of
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.outside import json_text, storable_text
 
 from .authors import current_user
-from .database import driver_connection, inserted_id, sqlite_connection, utcnow
+from .database import DriverRow, driver_connection, inserted_id, sqlite_connection, utcnow
 from .errors import Conflict, NotFound
 from .ledger import AT, DEFAULTS, GRADER_COLUMNS, OUTCOME, RESULT_COLUMNS, SPLITS, Tally
 from .panel_stats import panel_aggregates
 from .run_graders import STORED_KEY, rows_sql, tally_sql
-from .tables import datasets, graders, results, run_graders, runs
+from .tables import TableRow, datasets, graders, results, run_graders, runs
 
 _INSERT_RESULT = (
     "INSERT OR REPLACE INTO results (run_id, " + ", ".join(RESULT_COLUMNS) + ") VALUES (:run_id, "
@@ -104,14 +107,14 @@ _PLAIN_KEY = {_PLAIN_ROW}
 _NARROW = itemgetter(*(AT[name] for name in ("run_id", "sample_idx", "sample_id", "score", "scores", "duration_ms")))
 
 
-def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> list[tuple[str, list[tuple[Any, ...]]]]:
+def _statements(payload: Sequence[DriverRow], full: str, plain: str) -> list[tuple[str, list[DriverRow]]]:
     """``payload`` as consecutive (statement, rows) runs, in order (a sample written twice in one
     batch keeps its last row): plain scored rows (no rationale, details, error or raw; no tokens,
     not cached) bound narrow (``_PLAIN_COLUMNS``), others whole."""
     if payload and set(map(_PLAIN_PARTS, payload)) == _PLAIN_KEY:  # the usual batch: every row plain,
         return [(plain, list(map(_NARROW, payload)))]  # told and narrowed in C, not a Python step a row
-    runs_: list[tuple[str, list[tuple[Any, ...]]]] = []
-    current: list[tuple[Any, ...]] = []
+    runs_: list[tuple[str, list[DriverRow]]] = []
+    current: list[DriverRow] = []
     narrow = True
     for row in payload:
         if _PLAIN_PARTS(row) == _PLAIN_ROW:  # (False == 0: a cached flag bound as a bool is plain too)
@@ -131,7 +134,7 @@ def _statements(payload: Sequence[tuple[Any, ...]], full: str, plain: str) -> li
     return runs_
 
 
-def _stored_counts(stored: Any) -> dict[str, int] | None:
+def _stored_counts(stored: JsonValue) -> dict[str, int] | None:
     """A completed run's results by status from its stored tallies (run_graders ``STORED_KEY``:
     its ``results`` rows' tally, "overall"), None when it has none or they do not add up. A
     completed run's results never change: counting a million of them on every read took a pass
@@ -155,7 +158,7 @@ class RowFacts:
     #: each ``scores`` key: (sum, count) of its values over the scored rows
     metric_sums: dict[str, tuple[float, int]]
     #: ``pairwise`` / ``jury`` entries (panel_stats.py), {} for other runs
-    panels: dict[str, Any]
+    panels: JsonObject
 
 
 def pid_alive(pid: int) -> bool:
@@ -171,7 +174,7 @@ def pid_alive(pid: int) -> bool:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: json.dumps(default=...) builds one a call
 
 
-def _dumps(value: Any) -> str | None:
+def _dumps(value: object) -> str | None:
     """A result's JSON column: None for nothing, else text both backends store alike
     (``outside.json_text``: a grader's or judge's details and payload are outside values)."""
     if value is None or value == {} or value == []:
@@ -210,7 +213,7 @@ def scores_prefix(key: str) -> str:
 ROW_IDX, ROW_STATUS, ROW_ERROR = AT["sample_idx"], AT["status"], AT["error"]
 
 
-def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, duration_ms: float) -> tuple[Any, ...]:
+def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, duration_ms: float) -> DriverRow:
     """The row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})`` (``prefix`` =
     ``scores_prefix(key)``, ``score`` a finite float), without building the Outcome: the hot path of
     a sandboxed run, where a worker's reply is one float per sample."""
@@ -222,8 +225,12 @@ def ok_row(run_id: int, idx: int, sample_id: str, prefix: str, score: float, dur
 _NEGATIVE_ZERO = array.array("d", [-0.0]).tobytes()
 
 
-def scored_rows(run_id: int, keyed: Sequence[tuple[Any, ...]], values: Sequence[Any], key: str, duration_ms: float,
-                other: Callable[[tuple[Any, ...], Any], tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+#: what a scorer gave for a sample in ``scored_rows``: a float, or what its ``other`` makes a row of
+_Value = TypeVar("_Value")
+
+
+def scored_rows(run_id: int, keyed: Sequence[DriverRow], values: Sequence[_Value], key: str, duration_ms: float,
+                other: Callable[[DriverRow, _Value], DriverRow]) -> list[DriverRow]:
     """The rows of a batch's ``values`` (``keyed``: (idx, sample id, ...) per sample): a finite float
     becomes its ``ok_row`` (every sample sharing ``duration_ms``), anything else ``other(keyed row,
     value)``. A batch's scores are few distinct values (a check's 1.0 and 0.0), so each one's scores
@@ -233,28 +240,30 @@ def scored_rows(run_id: int, keyed: Sequence[tuple[Any, ...]], values: Sequence[
     prefix = scores_prefix(key)
     isfinite = math.isfinite
     floats = set(map(type, values)) == {float}  # (a bool equals a float key: told apart first)
-    distinct = set(values) if floats else set()  # (an Outcome is not hashable)
+    scores = cast("Sequence[float]", values)  # read only when ``floats``: every value's type is float
+    distinct = set(scores) if floats else set()  # (an Outcome is not hashable)
     texts = {v: prefix + repr(v) + "}" for v in distinct if v and isfinite(v)}
-    if 0.0 in distinct and _NEGATIVE_ZERO not in array.array("d", values).tobytes():
+    if 0.0 in distinct and _NEGATIVE_ZERO not in array.array("d", scores).tobytes():
         texts[0.0] = prefix + "0.0}"  # no -0.0 in the batch (a match at any offset counts: never a miss)
     get = texts.get
     if floats and len(distinct) == len(texts):  # no check a row
         return [(run_id, row[0], row[1], "ok", value, get(value), None, None, None, None, duration_ms, 0, 0, 0, 0)
-                for row, value in zip(keyed, values, strict=True)]
+                for row, value in zip(keyed, scores, strict=True)]
+    # (``number``: the value, once its type is float)
     return [(run_id, row[0], row[1], "ok", value, text, None, None, None, None, duration_ms, 0, 0, 0, 0)
-            if type(value) is float and ((text := get(value)) is not None
-                                         or (isfinite(value) and (text := prefix + repr(value) + "}")))
+            if type(value) is float and ((text := get(number := cast(float, value))) is not None
+                                         or (isfinite(number) and (text := prefix + repr(number) + "}")))
             else other(row, value)
             for row, value in zip(keyed, values, strict=True)]
 
 
-def row_outcome(row: Sequence[Any]) -> Outcome:
+def row_outcome(row: Sequence[object]) -> Outcome:
     """The Outcome a row tuple (``outcome_values``) stands for: for the readers of a run's progress
     events, who get the rows the writer wrote."""
     return grader_row_outcome(row[AT["status"]:])
 
 
-def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> tuple[Any, ...]:
+def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> DriverRow:
     """One result row as a tuple: run_id, then ``RESULT_COLUMNS`` in order (the write hot path;
     ``cached`` as 0/1: sqlite3 binds a bool through its adapter lookup, an int directly)."""
     raw = outcome.raw
@@ -266,7 +275,7 @@ def outcome_values(run_id: int, idx: int, sample_id: str, outcome: Outcome) -> t
     )
 
 
-def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[Any, ...]:
+def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> DriverRow:
     """One per-grader row of a suite run (``grader_results``) as a tuple."""
     raw = outcome.raw
     return (
@@ -276,20 +285,22 @@ def grader_values(run_id: int, slot: int, idx: int, outcome: Outcome) -> tuple[A
     )
 
 
-def grader_row_outcome(row: Sequence[Any]) -> Outcome:
+def grader_row_outcome(row: Sequence[object]) -> Outcome:
     """The Outcome a row's ``ledger.OUTCOME`` columns (a stored ``grader_results`` row from
     ``status`` on) stand for; a stored NULL cost as its column's default."""
-    read = dict(zip(OUTCOME, row, strict=True))
+    read: dict[str, object] = dict(zip(OUTCOME, row, strict=True))
     for name in ("scores", "details", "raw"):
-        read[name] = json.loads(read[name]) if read[name] else None
+        # a JSON column is Text: the driver gives a str or None (a writer's row: ``_dumps``' text)
+        read[name] = json.loads(cast("str", read[name])) if read[name] else None
     for name, default in DEFAULTS.items():
         if read[name] is None:
             read[name] = default
-    return Outcome(**{**read, "scores": read["scores"] or {}, "details": read["details"] or {},
-                      "cached": bool(read["cached"])})
+    return Outcome.model_validate({**read, "scores": read["scores"] or {}, "details": read["details"] or {},
+                                   "cached": bool(read["cached"])})
 
 
-def result_dict(row: Any) -> dict[str, Any]:
+def result_dict(row: TableRow) -> JsonObject:
+    """A ``results`` row as a dict, its JSON columns decoded (what ``results`` gives its readers)."""
     data = dict(row._mapping)
     for key in ("scores", "details", "raw"):
         if data.get(key) is not None:
@@ -300,7 +311,7 @@ def result_dict(row: Any) -> dict[str, Any]:
     return data
 
 
-def _check_runs(raw: sqlite3.Connection, run_ids: set[Any]) -> None:
+def _check_runs(raw: sqlite3.Connection, run_ids: set[object]) -> None:
     """The foreign key of ``results.run_id``, checked once per run: SQLite's own error when a run
     does not exist, as the per-row check would have raised."""
     for run_id in run_ids:
@@ -320,7 +331,7 @@ class RunRepository:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
         #: run id -> the pooled connection holding that run's advisory lock (PostgreSQL)
-        self._run_locks: dict[int, Any] = {}
+        self._run_locks: dict[int, PoolProxiedConnection] = {}
 
     def _hold_run_lock(self, run_id: int) -> bool:
         """Take the run's advisory lock for as long as this process grades it (False: another
@@ -351,8 +362,8 @@ class RunRepository:
             fairy.close()
 
     def create(self, grader_id: int, grader_version: int, dataset_id: int, total: int,
-               endpoint: str | None = None, settings: dict[str, Any] | None = None, *,
-               slots: Sequence[dict[str, Any]] | None = None, suite: dict[str, Any] | None = None) -> RunInfo:
+               endpoint: str | None = None, settings: JsonObject | None = None, *,
+               slots: Sequence[Mapping[str, object]] | None = None, suite: JsonObject | None = None) -> RunInfo:
         """A run of one grader, or (``slots``: one dict per grader with ``grader_id``, ``grader_key``,
         ``grader_version``, ``weight``, ``threshold``; ``suite``: its key, version and overall rule)
         of several; ``grader_id``/``grader_version`` then name the first."""
@@ -377,7 +388,7 @@ class RunRepository:
         payload = [outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows]
         self.write_rows(payload)
 
-    def write_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> None:
+    def write_rows(self, payload: Sequence[DriverRow], grader_rows: Sequence[DriverRow] = ()) -> None:
         """Result rows already in ``outcome_values`` form (and a suite's per-grader rows in
         ``grader_values`` form), one transaction: the hot path of every run, so the driver's own
         connection and executemany, without the SQL layer's per-call work."""
@@ -411,7 +422,7 @@ class RunRepository:
         finally:
             fairy.close()
 
-    def _write_server_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]]) -> None:
+    def _write_server_rows(self, payload: Sequence[DriverRow], grader_rows: Sequence[DriverRow]) -> None:
         """``write_rows`` on PostgreSQL: one transaction; the result rows go through COPY into a
         session-private table and from there into ``results`` in one statement (a row per round
         trip would cost four times the whole SQLite write, bench/README.md 6); a sample written
@@ -437,7 +448,7 @@ class RunRepository:
             fairy.close()
 
     @staticmethod
-    def _from_incoming(cursor: Any, payload: Sequence[tuple[Any, ...]]) -> None:
+    def _from_incoming(cursor: DBAPICursor, payload: Sequence[DriverRow]) -> None:
         """The COPY'd rows into ``results``: a plain INSERT first (the usual batch: new samples,
         each once), else, or when a sample is stored already (a re-graded one), the upsert that
         keeps each sample's last row (a third slower on 100k rows, measured)."""
@@ -454,7 +465,7 @@ class RunRepository:
                 return
         cursor.execute(_PG_FROM_INCOMING)
 
-    def slots(self, run_id: int) -> list[Any]:
+    def slots(self, run_id: int) -> list[TableRow]:
         """The graders of a run by slot (``run_graders`` rows: slot, grader_id, grader_key,
         grader_version, weight, threshold)."""
         with self._engine.connect() as conn:
@@ -512,12 +523,12 @@ class RunRepository:
         with self._engine.connect() as conn:
             return set(conn.execute(select(results.c.sample_idx).where(results.c.run_id == run_id)).scalars())
 
-    def set_status(self, run_id: int, status: str, *, aggregates: dict[str, Any] | None = None,
+    def set_status(self, run_id: int, status: str, *, aggregates: JsonObject | None = None,
                    error: str | None = None, only_from: tuple[str, ...] | None = None) -> bool:
         """Store the run's status (and aggregates, error); ``only_from``: only when its stored status
         is one of these, in the same statement (a run that completed meanwhile is never marked
         cancelled). False when the guard left the run as it was."""
-        values: dict[str, Any] = {"status": status, "error": error}
+        values: dict[str, object] = {"status": status, "error": error}
         if aggregates is not None:
             values["aggregates"] = json.dumps(aggregates)
         values["finished_at"] = utcnow() if status in ("completed", "cancelled", "failed", "stopped") else None
@@ -551,14 +562,14 @@ class RunRepository:
             conn.execute(update(runs).where(runs.c.id == run_id).values(
                 status="running", owner_pid=os.getpid(), finished_at=None, error=None))
 
-    def _select(self) -> Select[Any]:
+    def _select(self) -> Select[*tuple[object, ...]]:
         return (
             select(runs, graders.c.key.label("grader_key"), datasets.c.name.label("dataset"))
             .join(graders, graders.c.id == runs.c.grader_id)
             .join(datasets, datasets.c.id == runs.c.dataset_id)
         )
 
-    def _info(self, conn: Connection, row: Any) -> RunInfo:
+    def _info(self, conn: Connection, row: TableRow) -> RunInfo:
         """A run's stored row validated on read; a ``BrokenRowError`` naming it when it does not
         validate (a teammate's or a hand edit's settings or aggregates that are not JSON, a status
         this studio does not know)."""
@@ -570,7 +581,7 @@ class RunRepository:
                 "its results are kept; grade again with a new run, and ask the library's owner to repair"
                 f" or delete run {row.id}'s row (docs/team.md)")) from None
 
-    def _parsed_info(self, conn: Connection, row: Any) -> RunInfo:
+    def _parsed_info(self, conn: Connection, row: TableRow) -> RunInfo:
         aggregates = json.loads(row.aggregates or "{}")
         stored = aggregates.pop(STORED_KEY, None)
         counts = _stored_counts(stored) if row.status == "completed" else None
@@ -589,7 +600,7 @@ class RunRepository:
             suite=json.loads(row.suite) if row.suite else None,
         )
 
-    def _being_graded(self, conn: Any, row: Any) -> bool:
+    def _being_graded(self, conn: Connection, row: TableRow) -> bool:
         if conn.dialect.name == "sqlite":
             return row.owner_pid is not None and pid_alive(row.owner_pid)
         if row.id in self._run_locks:
@@ -603,7 +614,7 @@ class RunRepository:
                 raise NotFound(f"no run with id {run_id}")
             return self._info(conn, row)
 
-    def raw(self, run_id: int) -> Any:
+    def raw(self, run_id: int) -> TableRow:
         with self._engine.connect() as conn:
             row = conn.execute(select(runs).where(runs.c.id == run_id)).first()
         if row is None:
@@ -630,7 +641,7 @@ class RunRepository:
         return out
 
     def results(self, run_id: int, *, failed_only: bool = False, offset: int = 0,
-                limit: int | None = None) -> builtins.list[dict[str, Any]]:
+                limit: int | None = None) -> builtins.list[JsonObject]:
         query = select(results).where(results.c.run_id == run_id).order_by(results.c.sample_idx)
         if failed_only:
             query = query.where(results.c.status.in_(("error", "invalid")))
@@ -642,7 +653,7 @@ class RunRepository:
 
     def facts(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD, tally: Tally | None = None,
               metric_sums: dict[str, tuple[float, int]] | None = None,
-              panels: dict[str, Any] | None = None) -> RowFacts:
+              panels: JsonObject | None = None) -> RowFacts:
         """What the run's ``results`` rows add up to, as the store answers it: their tally at
         ``pass_threshold`` (ledger.py's folds in SQL, unless ``tally`` is given: kept by the run's
         writer, engine/written_tally.py), the counts by status (every status stored, a status the
@@ -696,7 +707,7 @@ class RunRepository:
                 for n, key in enumerate(keys) if row[3 * n + 2]}
 
     # -- for executors that grade off this process (engine/executors): exactly once, settings ---------------
-    def insert_new_rows(self, payload: Sequence[tuple[Any, ...]], grader_rows: Sequence[tuple[Any, ...]] = ()) -> int:
+    def insert_new_rows(self, payload: Sequence[DriverRow], grader_rows: Sequence[DriverRow] = ()) -> int:
         """``insert_new_results`` for rows already in ``outcome_values`` / ``grader_values`` form:
         a row whose key is stored is left as it is; returns how many sample rows were written."""
         if not payload and not grader_rows:
@@ -734,7 +745,7 @@ class RunRepository:
         """
         return self.insert_new_rows([outcome_values(run_id, idx, sid, outcome) for idx, sid, outcome in rows])
 
-    def update_settings(self, run_id: int, changes: dict[str, Any]) -> RunInfo:
+    def update_settings(self, run_id: int, changes: JsonObject) -> RunInfo:
         """Merge ``changes`` into a run's stored settings (``run --resume --executor ray`` moves a
         run to a cluster, and later resumes stay there)."""
         with self._engine.begin() as conn:
