@@ -100,18 +100,15 @@ def test_a_run_report_of_hostile_names_has_no_markup_of_theirs(cli, hostile_libr
 
 
 def test_the_generation_section_escapes_the_names_it_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`generate --markdown`'s section names the datasets, the endpoint and the model: as text too."""
-    from studio.cli.generate import _markdown_section
-    from studio.core.engine.generate import GenerationResult
-    from studio.core.engine.usage import Spent
+    """`run --generate-with --markdown`'s section names the datasets, the endpoint and the model: as text too."""
+    from studio.core.engine.reports import Generated
+    from studio.core.engine.reports.markdown import generation_section
 
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     report = tmp_path / "summary.md"
-    result = GenerationResult(
-        dataset="out`](javascript:alert(1))", status="complete", planned=1, stored=1, generated=1, errors=[],
-        tally=Spent(calls=1), cost=None,
-        provenance={"endpoint": "e<script>x</script>", "model": "m`x`|y", "source_dataset": "src\n## z"})
-    _markdown_section(report, result, None)
+    generated = Generated(dataset="out`](javascript:alert(1))", stored=1, endpoint="e<script>x</script>",
+                          model="m`x`|y", source_dataset="src\n## z", calls=1)
+    report.write_text(generation_section(generated, None), encoding="utf-8")
     tokens = GFM.parse(report.read_text(encoding="utf-8"))
     found = {t.type for t in tokens + _inline_children(tokens)}
     assert not {"link_open", "html_inline", "html_block", "code_inline"} & found
