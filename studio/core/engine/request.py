@@ -255,7 +255,6 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
     from .verdict import judge
 
     run = load_run(library, run_id)
-    baseline = None if checked.baseline is None else load_run(library, checked.baseline)
     verdict = judge(run, checked.thresholds)
     usage = run.usage
     generated = checked.request.reports.generated  # the reports say where the outputs came from
@@ -267,6 +266,7 @@ def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | N
     if checked.markdown is not None:
         from .reports.markdown import markdown_report
 
+        baseline = None if checked.baseline is None else load_run(library, checked.baseline)  # the markdown's alone
         texts.append((checked.markdown, markdown_report(library, run, verdict, baseline=baseline, usage=usage,
                                                         generated=generated)))
     try:
