@@ -251,7 +251,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
         if result.tally.tokens >= request.max_tokens:
             raise CliError(f"not graded: the generation spent the whole --max-tokens ({request.max_tokens:,})")
         left["max_tokens"] = request.max_tokens - result.tally.tokens
-    # the run's reports say where its outputs came from and what making them cost (engine/reports/generation.py)
+    # the run's reports say where its outputs came from and what making them cost (engine/reports: markdown.generation_section, junit.generation_properties)
     p = result.provenance
     generated = Generated(dataset=result.dataset, stored=result.stored, endpoint=p.get("endpoint"),
                           model=p.get("model"), source_dataset=p.get("source_dataset"), calls=result.tally.calls,

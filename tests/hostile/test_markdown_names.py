@@ -99,14 +99,17 @@ def test_a_run_report_of_hostile_names_has_no_markup_of_theirs(cli, hostile_libr
         assert set(widths[2:]) <= {3, 6}, widths  # the lowest scores (3 cells), tokens and cost (6)
 
 
-def test_the_generation_section_escapes_the_names_it_states() -> None:
-    """`run --generate-with`'s markdown section names the datasets, the endpoint and the model: as text too."""
+def test_the_generation_section_escapes_the_names_it_states(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --generate-with --markdown`'s section names the datasets, the endpoint and the model: as text too."""
     from studio.core.engine.reports import Generated
-    from studio.core.engine.reports.generation import markdown_section
+    from studio.core.engine.reports.markdown import generation_section
 
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    report = tmp_path / "summary.md"
     generated = Generated(dataset="out`](javascript:alert(1))", stored=1, endpoint="e<script>x</script>",
                           model="m`x`|y", source_dataset="src\n## z", calls=1)
-    tokens = GFM.parse(markdown_section(generated, None))
+    report.write_text(generation_section(generated, None), encoding="utf-8")
+    tokens = GFM.parse(report.read_text(encoding="utf-8"))
     found = {t.type for t in tokens + _inline_children(tokens)}
     assert not {"link_open", "html_inline", "html_block", "code_inline"} & found
     assert [t.type for t in tokens].count("heading_open") == 1

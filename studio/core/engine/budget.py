@@ -124,8 +124,8 @@ def check_priced(caps: Caps, configs: list[EndpointConfig]) -> None:
 def run_budget(library: Library, run_id: int, max_cost: Decimal | None, max_tokens: int | None,
                cancel: threading.Event) -> Budget:
     """The budget of a run about to grade: its caps, and what its stored results already spent."""
-    from .sections import load_run
+    from .sections import tallied
 
-    usage = load_run(library, run_id).usage  # the run's usage, read once with its sections
+    _, usage = tallied(library, run_id)  # the run's usage as stored (no summary made)
     return Budget(Caps(max_cost=max_cost, max_tokens=max_tokens), cancel, spent=usage.total,
                   spent_cost=usage.cost or Fraction(0))

@@ -251,31 +251,31 @@ class Finished:
 def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | None = None) -> Finished:
     """The verdict and usage of a finished run, and its report files written; ``--github``'s
     workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
-    from .reports.generation import junit_properties, markdown_section
     from .sections import load_run
     from .verdict import judge
 
     run = load_run(library, run_id)
-    baseline = None if checked.baseline is None else load_run(library, checked.baseline)
     verdict = judge(run, checked.thresholds)
     usage = run.usage
-    generated = checked.request.reports.generated
+    generated = checked.request.reports.generated  # the reports say where the outputs came from
+    texts: list[tuple[Path, str]] = []  # every report made before any file is written
+    if checked.junit is not None:
+        from .reports.junit import junit_xml
+
+        texts.append((checked.junit, junit_xml(library, run, generated)))
+    if checked.markdown is not None:
+        from .reports.markdown import markdown_report
+
+        baseline = None if checked.baseline is None else load_run(library, checked.baseline)  # the markdown's alone
+        texts.append((checked.markdown, markdown_report(library, run, verdict, baseline=baseline, usage=usage,
+                                                        generated=generated)))
     try:
-        if checked.junit is not None:
-            from .reports.junit import junit_xml
-
-            xml = junit_xml(library, run)
-            if generated is not None:
-                xml = junit_properties(xml, generated, usage.cost)
-            write_text(checked.junit, xml)  # never through a planted link
+        for path, text in texts:
+            write_text(path, text)  # never through a planted link
         if checked.markdown is not None:
-            from .reports.markdown import append_step_summary, markdown_report
+            from .reports.markdown import append_step_summary
 
-            text = markdown_report(library, run, verdict, baseline=baseline, usage=usage)
-            if generated is not None:
-                text += markdown_section(generated, usage.cost)
-            write_text(checked.markdown, text)
-            append_step_summary(text)  # GitHub Actions shows it on the run's page
+            append_step_summary(texts[-1][1])  # GitHub Actions shows it on the run's page
     except OSError as exc:
         raise RequestRefused(f"the report could not be written: {exc.strerror or exc} ({exc.filename})") from None
     if checked.request.reports.github and github is not None:

@@ -94,24 +94,26 @@ def start_run(library: Library, grader_key: str | None, dataset_name: str, optio
         return record_suite_run(library, suite, dataset_name, options, saved=False)
     if grader_key is None:
         raise NotFound("name a grader or a suite to run")
-    try:
+    try:  # a grader, else a suite, else the sentence saying what the key is not
         record = library.graders.get(grader_key)
     except NotFound as exc:
-        if not library.suites.exists(grader_key):
-            raise unknown_target(library, grader_key, exc) from None
+        missing = exc
+    else:
+        version = options.version or record.current_version
+        definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
+        dataset = library.datasets.get(dataset_name)
+        check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
+        total = run_total(dataset, options)
+        return library.runs.create(
+            record.id, version, dataset.id, total, endpoint=options.endpoint,
+            settings=options.model_dump(mode="json", exclude_none=True),
+        )
+    if library.suites.exists(grader_key):
         suite_record = library.suites.get(grader_key)
         version = options.version or suite_record.current_version
         suite = library.suites.version(grader_key, version).definition
         return record_suite_run(library, suite, dataset_name, options, suite_version=version)
-    version = options.version or record.current_version
-    definition = library.graders.version(grader_key, version).definition  # NotFound: missing version
-    dataset = library.datasets.get(dataset_name)
-    check_run_configuration(library, definition, options.endpoint)  # refused before a run row exists
-    total = run_total(dataset, options)
-    return library.runs.create(
-        record.id, version, dataset.id, total, endpoint=options.endpoint,
-        settings=options.model_dump(mode="json", exclude_none=True),
-    )
+    raise unknown_target(library, grader_key, missing) from None
 
 
 def execute_run(library: Library, run_id: int, *, on_progress: ProgressCallback | None = None,

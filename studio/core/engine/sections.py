@@ -19,7 +19,7 @@ from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.models.spend import Usage, priced, usd
 from studio.core.store import Library
-from studio.core.store.run_graders import grader_source, run_tallies
+from studio.core.store.run_graders import RunTallies, grader_source, run_tallies
 from studio.core.store.run_spend import SpendOf, run_spend
 
 from .summary import GraderSummary, RunAggregates, stored_summary, summarize
@@ -134,14 +134,9 @@ def load_run(library: Library, run_id: int, *, info: RunInfo | None = None) -> R
     a pass over a million-result run's status index not worth making twice). The store answers
     twice, once each: the run's graders with their tallies (``run_tallies``), then, with their
     tokens, their spend (``run_spend``), which is priced (models/spend.py) before any summary is made."""
-    answer = run_tallies(library, run_id, info)
+    answer, usage = tallied(library, run_id, info)
     info = answer.info
     suite = info.suite is not None
-    spend = run_spend(library, run_id, [
-        SpendOf(key=g.key, slot=g.slot, suite=suite, dataset_id=answer.dataset_id,
-                tokens=t.prompt_tokens + t.completion_tokens, endpoint=info.endpoint or g.endpoint)
-        for g, t in zip(answer.graders, answer.tallies, strict=True)])
-    usage = priced(spend.graders, spend.configs)
     sections = [
         Section(key=g.key, version=g.version, pass_threshold=g.threshold,
                 summary=summarize(g.key, g.version, g.threshold, t, weight=g.weight, bounds=g.score_range,
@@ -153,6 +148,19 @@ def load_run(library: Library, run_id: int, *, info: RunInfo | None = None) -> R
         overall = summarize("overall", info.grader_version, info.pass_threshold, answer.overall,
                             bounds=answer.overall_bounds, cost=usd(usage.cost))
     return RunSections(info=info, sections=sections, usage=usage, overall=overall)
+
+
+def tallied(library: Library, run_id: int, info: RunInfo | None = None) -> tuple[RunTallies, Usage]:
+    """The store's two answers of a run (its graders with their tallies, then their spend), the
+    spend priced (models/spend.py): what ``load_run`` makes the sections' summaries from, and all a
+    budget needs of a run (``budget.run_budget``: no summary made)."""
+    answer = run_tallies(library, run_id, info)
+    info = answer.info
+    spend = run_spend(library, run_id, [
+        SpendOf(key=g.key, slot=g.slot, suite=info.suite is not None, dataset_id=answer.dataset_id,
+                tokens=t.prompt_tokens + t.completion_tokens, endpoint=info.endpoint or g.endpoint)
+        for g, t in zip(answer.graders, answer.tallies, strict=True)])
+    return answer, priced(spend.graders, spend.configs)
 
 
 def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:

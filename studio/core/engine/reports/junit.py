@@ -13,12 +13,15 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from datetime import datetime
+from fractions import Fraction
 
 from studio.core.json_types import JsonObject
 from studio.core.models.pass_rule import deciding_clause
+from studio.core.models.spend import exact_decimal
 from studio.core.store import Library
 
 from ..sections import RunSections, Section, decision_of, first_line, section_rows, verdict_of
+from . import Generated
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -58,9 +61,11 @@ def _case(suite: ET.Element, section: Section, row: JsonObject) -> str:
     return "passed"
 
 
-def junit_xml(library: Library, run: RunSections) -> str:
-    """The whole report as text (UTF-8 XML with its declaration)."""
+def junit_xml(library: Library, run: RunSections, generated: Generated | None = None) -> str:
+    """The whole report as text (UTF-8 XML with its declaration); ``generated``: the generation the
+    run's outputs came from (``run --generate-with``), in each test suite's properties."""
     info = run.info
+    extra = [] if generated is None else generation_properties(generated, run.usage.cost)
     root = ET.Element("testsuites", name=f"grader-studio run {info.id}")
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     seconds = 0.0
@@ -75,6 +80,8 @@ def junit_xml(library: Library, run: RunSections) -> str:
                             ("mean", "" if section.mean is None else f"{section.mean:.6f}"),
                             ("status", info.status)):
             ET.SubElement(props, "property", name=name, value=_clean(str(value)))
+        for name, text in extra:
+            ET.SubElement(props, "property", name=name, value=_clean(text))
         counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
         suite_seconds = 0.0
         for row in section_rows(library, info.id, section):
@@ -98,3 +105,13 @@ def junit_xml(library: Library, run: RunSections) -> str:
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def generation_properties(generated: Generated, judging: Fraction | None) -> list[tuple[str, str]]:
+    """The properties naming the model whose outputs a run graded (``run --generate-with``) and what
+    generating them cost, apart from the judging's cost."""
+    values = (("generated_by_endpoint", generated.endpoint), ("generated_by_model", generated.model),
+              ("generated_from", generated.source_dataset), ("generation_calls", generated.calls),
+              ("generation_tokens", generated.tokens), ("generation_cost_usd", generated.cost or ""),
+              ("judging_cost_usd", "" if judging is None else exact_decimal(judging)))
+    return [(name, str(value)) for name, value in values]

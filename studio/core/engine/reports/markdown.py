@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 from studio.core.models.pass_rule import SCORED_STATUSES
@@ -21,6 +22,7 @@ from studio.core.store import Library
 from ..sections import RunSections, Section, decision_of, first_line, section_rows
 from ..usage import Usage, format_usd
 from ..verdict import Verdict
+from . import Generated
 
 WORST = 5
 
@@ -88,7 +90,10 @@ def change(library: Library, run: RunSections, section: Section, baseline: RunSe
 
 
 def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
-                    baseline: RunSections | None = None, usage: Usage | None = None) -> str:
+                    baseline: RunSections | None = None, usage: Usage | None = None,
+                    generated: Generated | None = None) -> str:
+    """The report; ``generated``: the generation the run's outputs came from (``run --generate-with``),
+    said in a section of its own with what making them cost beside what judging them cost."""
     info = run.info
     outcome = {"pass": "PASS", "fail": "FAIL", "not done": "NOT DONE"}[verdict.outcome]
     out = [f"## Grader Studio run {info.id}: {cell(info.dataset)}", "",
@@ -136,7 +141,20 @@ def markdown_report(library: Library, run: RunSections, verdict: Verdict, *,
         tallies += [(f"endpoint {k}", t, usage.endpoint_cost.get(k)) for k, t in usage.endpoints.items()]
         out += [f"| {cell(name)} | {t.calls:,} | {t.prompt_tokens:,} | {t.cached_tokens:,} | "
                 f"{t.completion_tokens:,} | {format_usd(cost)} |" for name, t, cost in tallies]
-    return "\n".join(out) + "\n"
+    text = "\n".join(out) + "\n"
+    if generated is not None:
+        text += generation_section(generated, None if usage is None else usage.cost)
+    return text
+
+
+def generation_section(generated: Generated, judging: Fraction | None) -> str:
+    """The section on the generated outputs (``run --generate-with``) and both costs."""
+    return (f"\n## Outputs generated\n\n"
+            f"Dataset {cell(generated.dataset)}: {generated.stored} answers from endpoint {cell(generated.endpoint)} "
+            f"(model {cell(generated.model)}) to the inputs of {cell(generated.source_dataset)}.\n\n"
+            f"| cost | calls | tokens | USD |\n|---|---:|---:|---:|\n"
+            f"| generation | {generated.calls} | {generated.tokens:,} | {format_usd(generated.price())} |\n"
+            f"| judging | | | {format_usd(judging)} |\n")
 
 
 def _suite_words(run: RunSections) -> str:
