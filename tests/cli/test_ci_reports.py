@@ -77,7 +77,9 @@ def test_junit_markdown_and_github_reports(cli, judged: FakeJudgeServer, tmp_pat
     text = markdown.read_text()
     agg = result["aggregates"]
     assert f"| judge v1 | {agg['mean']:.4f} (" in text
-    assert f"{agg['pass_rate']:.1%} (score >= 0.5)" in text
+    low, high = agg["pass_rate_ci"]  # the pass rate's Wilson interval, in words as the mean's
+    assert low < agg["pass_rate"] < high
+    assert f"| {agg['pass_rate']:.1%} ({low:.1%} to {high:.1%}) (score >= 0.5) |" in text
     assert f"| {PASSING + FAILING} | 0 | 1 | {NA} |" in text  # ok, invalid, error, NA
     worst = re.findall(r"^\| (q\d+) \| ([0-9.]+) \| (.*) \|$", text, re.M)
     assert [w[0] for w in worst[:3]] == ["q6", "q7", "q8"] and len(worst) == 5
