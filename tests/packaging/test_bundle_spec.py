@@ -37,10 +37,21 @@ def _load(name: str):  # type: ignore[no-untyped-def]
 worker_modules = _load("worker_modules")
 
 
+def _type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def _imports_of(path: Path, package: str) -> set[str]:
-    """Every module ``path`` imports, at top level or inside functions (relative ones resolved)."""
+    """Every module ``path`` imports, at top level or inside functions (relative ones resolved);
+    not what an ``if TYPE_CHECKING:`` block names for the type checker, which never runs."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _type_checking(node.test):
+            node.body = []
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

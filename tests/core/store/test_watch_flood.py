@@ -21,7 +21,7 @@ GARBAGE = ["", "graders;DROP TABLE graders", "x" * 1000, "\u202egraders", "runs 
 def _counting(watcher: LibraryWatcher) -> list[int]:
     """The notifications each look of ``watcher`` reads from its connection, look by look."""
     read: list[int] = []
-    real = watcher._conn.notifies
+    real = watcher._server.notifies
 
     def counted(**options: object) -> Iterator[object]:
         read.append(0)
@@ -29,7 +29,7 @@ def _counting(watcher: LibraryWatcher) -> list[int]:
             read[-1] += 1
             yield note
 
-    watcher._conn.notifies = counted
+    watcher._server.notifies = counted
     return read
 
 
@@ -59,7 +59,7 @@ def test_ten_thousand_notifications_are_read_a_bounded_look_at_a_time(pg_url: st
         _flood(pg_url, payloads)
         # the watcher's connection does something else while the flood arrives (the server sends
         # a listener its notifications before the answer): all of it waits in the connection at once
-        watcher._conn.execute("SELECT 1")
+        watcher._server.execute("SELECT 1")
         read = _counting(watcher)
         looks = _look_until(watcher, read, {"graders", "labels"})
         # bounded: the first look read the bound exactly, none read more, so the flood took many looks
@@ -81,7 +81,7 @@ def test_garbage_alone_names_no_list(pg_url: str) -> None:
     watcher = LibraryWatcher(library)
     try:
         _flood(pg_url, [f"{GARBAGE[i % len(GARBAGE)]}{i}" for i in range(100)] + ["runs"])
-        watcher._conn.execute("SELECT 1")
+        watcher._server.execute("SELECT 1")
         read = _counting(watcher)
         looks = _look_until(watcher, read, {"runs"})
         assert set().union(*looks) == {"runs"} and sum(read) == 101
