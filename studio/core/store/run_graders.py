@@ -15,10 +15,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RunInfo
@@ -26,12 +26,35 @@ from studio.core.models.pass_rule import decision_sql_text, run_threshold, score
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
+from .graders import GraderRepository
 from .ledger import COSTS, DEFAULTS, OUTCOME, RESULT_COLUMNS, Aggregate, Tally, fold_sql
 from .suites import score_range
 from .tables import TableRow
 
-if TYPE_CHECKING:
-    from .library import Library
+
+class _Runs(Protocol):
+    """What this module reads of the library's runs (store/runs.py ``RunRepository``, which imports
+    this module: named by what it does, not by its class)."""
+
+    def raw(self, run_id: int) -> TableRow: ...
+
+    def slots(self, run_id: int) -> list[TableRow]: ...
+
+    def get(self, run_id: int) -> RunInfo: ...
+
+
+class _Library(Protocol):
+    """What this module reads of the library (store/library.py ``Library``, which imports this
+    module through store/runs.py)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def graders(self) -> GraderRepository: ...
+
+    @property
+    def runs(self) -> _Runs: ...
 
 #: a grader's row as ``rows_sql`` gives it: a ``ledger.ResultRow`` without its run
 _COLUMNS = RESULT_COLUMNS
@@ -51,11 +74,11 @@ class RunGrader(BaseModel):
     endpoint: str | None = None
 
 
-def _run_row(library: Library, run_id: int) -> TableRow:
+def _run_row(library: _Library, run_id: int) -> TableRow:
     return library.runs.raw(run_id)  # NotFound for an unknown run
 
 
-def run_graders(library: Library, run_id: int) -> list[RunGrader]:
+def run_graders(library: _Library, run_id: int) -> list[RunGrader]:
     """The graders of run ``run_id`` by slot (one for a run of one grader)."""
     row = _run_row(library, run_id)
     threshold = _threshold(row)
@@ -111,7 +134,7 @@ def _params(row: TableRow, slot: int, key: str) -> tuple[object, ...]:
     return (slot, key_path(key), row.id, row.dataset_id)
 
 
-def _slot_of(library: Library, run_id: int, key: str) -> tuple[int, str]:
+def _slot_of(library: _Library, run_id: int, key: str) -> tuple[int, str]:
     slots = library.runs.slots(run_id)
     for slot in slots:
         if slot.grader_key == key:
@@ -128,7 +151,7 @@ def _loads(text: str | None) -> JsonValue:
         return text
 
 
-def grader_results(library: Library, run_id: int, key: str) -> list[JsonObject]:
+def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]:
     """Grader ``key``'s result for each sample of the run, in sample order (the same fields as
     ``runs show --json``, ``grader`` included)."""
     row = _run_row(library, run_id)
@@ -154,7 +177,7 @@ def grader_results(library: Library, run_id: int, key: str) -> list[JsonObject]:
     return out
 
 
-def graders_with_results(library: Library, run_id: int) -> list[tuple[RunGrader, list[JsonObject]]]:
+def graders_with_results(library: _Library, run_id: int) -> list[tuple[RunGrader, list[JsonObject]]]:
     """Every grader of the run with its results (what a report of a finished run needs)."""
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
@@ -197,7 +220,7 @@ def _tally_of(values: Sequence[Aggregate]) -> Tally:
     return Tally.of_values(values)
 
 
-def tally(library: Library, rows: str, params: tuple[object, ...], threshold: float) -> Tally:
+def tally(library: _Library, rows: str, params: tuple[object, ...], threshold: float) -> Tally:
     """``tally_sql`` over ``rows`` with its ``params``."""
     with library.engine.connect() as conn:
         values = conn.exec_driver_sql(tally_sql(rows, threshold, _fence(conn)), params).one()
@@ -232,7 +255,7 @@ def suite_rows_sql(graders: Sequence[RunGrader]) -> str:
             " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)")
 
 
-def grader_tallies(library: Library, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
+def grader_tallies(library: _Library, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
     """``grader_tally`` of each of ``graders``: a completed run's stored tallies (``stored_tallies``)
     when each was stored at the grader's threshold, else computed (``computed_tallies``)."""
     row = _run_row(library, run_id)
@@ -244,7 +267,7 @@ def grader_tallies(library: Library, run_id: int, graders: Sequence[RunGrader]) 
     return computed_tallies(library, row, graders)
 
 
-def computed_tallies(library: Library, row: TableRow, graders: Sequence[RunGrader]) -> list[Tally]:
+def computed_tallies(library: _Library, row: TableRow, graders: Sequence[RunGrader]) -> list[Tally]:
     """Each of ``graders``' tally computed from the run's stored rows (``row``: ``runs.raw``); a
     suite run's in one pass over its rows (one SELECT, each grader's sums side by side) instead of
     a pass a grader."""
@@ -259,12 +282,12 @@ def computed_tallies(library: Library, row: TableRow, graders: Sequence[RunGrade
     return [_tally_of(values[n * width:(n + 1) * width]) for n in range(len(graders))]
 
 
-def grader_tally(library: Library, run_id: int, grader: RunGrader) -> Tally:
+def grader_tally(library: _Library, run_id: int, grader: RunGrader) -> Tally:
     """One grader's tally at its own threshold (a run of one grader: its ``results`` rows)."""
     return grader_tallies(library, run_id, [grader])[0]
 
 
-def overall_tally(library: Library, run_id: int) -> Tally:
+def overall_tally(library: _Library, run_id: int) -> Tally:
     """A suite run's overall score over its sample rows, at the run's threshold (a completed run's
     stored one when it was stored at that threshold)."""
     row = _run_row(library, run_id)
@@ -291,7 +314,7 @@ class RunTallies:
     overall_bounds: tuple[float, float] | None = None
 
 
-def run_tallies(library: Library, run_id: int, info: RunInfo | None = None) -> RunTallies:
+def run_tallies(library: _Library, run_id: int, info: RunInfo | None = None) -> RunTallies:
     """Run ``run_id``'s ``RunTallies`` (NotFound for an unknown run); ``info``: the run as the caller
     just read it (``runs.get`` counts the run's results by status: not worth doing twice)."""
     if info is None or info.id != run_id:
@@ -330,7 +353,7 @@ def overall_bounds(rule: str, graders: Sequence[RunGrader]) -> tuple[float, floa
 STORED_KEY = "tally"
 
 
-def stored_tallies(library: Library, run_id: int, threshold: float) -> tuple[Tally, JsonObject]:
+def stored_tallies(library: _Library, run_id: int, threshold: float) -> tuple[Tally, JsonObject]:
     """At a run's end: (the tally of its ``results`` rows at ``threshold``, which its aggregates
     are read from; the ``STORED_KEY`` entry: every grader's tally at its threshold and that one as
     "overall"). Computed once: a run of one grader at its own threshold adds its rows up once."""
@@ -353,7 +376,7 @@ def stored_form(graders: Sequence[RunGrader], tallies: Sequence[Tally], overall:
             "overall": {"threshold": threshold, "tally": overall.model_dump()}}
 
 
-def written_counts(library: Library, run_id: int) -> tuple[int, int, int, int]:
+def written_counts(library: _Library, run_id: int) -> tuple[int, int, int, int]:
     """The run's stored rows, counted from their keys' indexes (no row read): ``results`` rows and
     the sum of their sample indices, then ``grader_results``'. What engine/written_tally.py checks
     its tallies against: a row added, removed or written twice changes them."""
