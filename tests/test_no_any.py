@@ -1,13 +1,15 @@
-"""The window and the CLI name their types: ``Any`` appears in studio/ui and studio/cli only as decoded
-JSON (issue 45: "``Any`` only at decoded-JSON boundaries").
+"""The window and the CLI name their types: no ``Any`` in studio/ui and studio/cli (issue 45: "``Any``
+only at decoded-JSON boundaries").
 
 A value that came out of ``json.loads`` (a ``--json`` payload, a stored JSON column, an HTTP answer) is
-spelled ``dict[str, Any]`` or ``list[Any]``; everything else is a Qt class, one of the studio's models,
-a Protocol, a TypeVar, or ``object`` when it is only passed on or printed. An ``Any`` anywhere else
-switches mypy off for whatever it touches, so a wrong attribute or a ``None`` slips through unchecked:
-this test finds it by reading the source (``ast``), annotations in quotes and ``cast("...")`` included.
+spelled with the core's aliases, ``JsonObject``, ``JsonArray`` or ``JsonValue`` (studio/core/json_types.py,
+the one place ``Any`` is written for decoded JSON); everything else is a Qt class, one of the studio's
+models, a Protocol, a TypeVar, or ``object`` when it is only passed on or printed. An ``Any`` anywhere
+else switches mypy off for whatever it touches, so a wrong attribute or a ``None`` slips through
+unchecked: this test finds it by reading the source (``ast``), annotations in quotes and ``cast("...")``
+included. A ``dict[str, Any]`` is refused too: one alias for decoded JSON everywhere, so a reader
+finds every boundary by its name.
 """
-
 from __future__ import annotations
 
 import ast
@@ -19,30 +21,12 @@ REPO = Path(__file__).resolve().parents[1]
 CHECKED = ("studio/ui", "studio/cli")
 
 # Files allowed their ``Any`` for now, each with why. Keep it tiny.
-ALLOWED: dict[str, str] = {
-    # being restructured (issue 45, "runpath"): typed when that lands. ci.py, repeat.py, dry.py and
-    # run_report.py, also being restructured, have no Any but decoded JSON's.
-    "studio/cli/runs.py": "being restructured",
-    "studio/cli/generate.py": "being restructured",
-    "studio/cli/sandbox_notice.py": "being restructured",
-}
+ALLOWED: dict[str, str] = {}
 
 
 def _is_any(node: ast.AST) -> bool:
     return (isinstance(node, ast.Name) and node.id == "Any") or (
         isinstance(node, ast.Attribute) and node.attr == "Any")
-
-
-def _is_json_annotation(node: ast.Subscript) -> bool:
-    """``dict[str, Any]`` or ``list[Any]``: the shape ``json.loads`` gives."""
-    if not isinstance(node.value, ast.Name):
-        return False
-    if node.value.id == "list":
-        return _is_any(node.slice)
-    if node.value.id == "dict" and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2:
-        key, value = node.slice.elts
-        return isinstance(key, ast.Name) and key.id == "str" and _is_any(value)
-    return False
 
 
 def _quoted(tree: ast.AST) -> Iterator[ast.expr]:
@@ -63,16 +47,10 @@ def _quoted(tree: ast.AST) -> Iterator[ast.expr]:
 
 
 def stray_any(source: str) -> list[int]:
-    """Line numbers of the ``Any`` in ``source`` that are not a decoded-JSON annotation."""
+    """Line numbers of the ``Any`` in ``source`` (a quoted annotation's: its own line within the quote)."""
     tree = ast.parse(source)
-    lines: list[int] = []
-    for root in (tree, *_quoted(tree)):
-        allowed: set[int] = set()
-        for node in ast.walk(root):
-            if isinstance(node, ast.Subscript) and _is_json_annotation(node):
-                allowed.update(id(part) for part in ast.walk(node.slice) if _is_any(part))
-        lines.extend(getattr(node, "lineno", 0) for node in ast.walk(root) if _is_any(node) and id(node) not in allowed)
-    return sorted(lines)
+    return sorted(getattr(node, "lineno", 0) for root in (tree, *_quoted(tree)) for node in ast.walk(root)
+                  if _is_any(node))
 
 
 def test_any_only_at_decoded_json() -> None:
@@ -83,20 +61,23 @@ def test_any_only_at_decoded_json() -> None:
             if name in ALLOWED:
                 continue
             found.extend(f"{name}:{line}" for line in stray_any(path.read_text(encoding="utf-8")))
-    assert not found, "Any outside a dict[str, Any] / list[Any] JSON annotation:\n" + "\n".join(found)
+    assert not found, ("Any in the window or the CLI (decoded JSON: studio.core.json_types' JsonObject, "
+                       "JsonArray or JsonValue):\n" + "\n".join(found))
 
 
 def test_the_check_tells_json_from_any() -> None:
     """The reader itself: what it lets through and what it catches."""
-    assert stray_any("from typing import Any\ndef f(a: dict[str, Any], b: list[Any]) -> None: ...\n") == []
+    assert stray_any("from typing import Any\nfrom studio.core.json_types import JsonArray, JsonObject\n"
+                     "def f(a: JsonObject, b: JsonArray) -> list[JsonObject]: ...\n") == []  # importing is no use
     assert stray_any("def f(a: Any) -> None: ...\n") == [1]
     assert stray_any("def f() -> typing.Any: ...\n") == [1]
-    assert stray_any("x: dict[int, Any] = {}\n") == [1]          # not a JSON object's shape
+    assert stray_any("x: dict[str, Any] = {}\n") == [1]          # decoded JSON has its alias
+    assert stray_any("x: list[Any] = []\n") == [1]
     assert stray_any("x: tuple[Any, ...] = ()\n") == [1]
-    assert stray_any("x: list[dict[str, Any]] = []\n") == []      # a JSON array of objects
+    assert stray_any("x: list[dict[str, Any]] = []\n") == [1]
     assert stray_any("x: Callable[..., Any]\n") == [1]
     assert stray_any('def f(a: "Any") -> None: ...\n') == [1]      # quoted
-    assert stray_any('y = cast("list[Any] | Any", x)\n') == [1]
+    assert stray_any('y = cast("list[Any] | Any", x)\n') == [1, 1]
     assert stray_any("def f(**kw: Any) -> None: ...\n") == [1]
 
 

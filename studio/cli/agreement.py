@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 import threading
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models.labels import DEFAULT_KEY
 
 from .app import COMMAND_HELP, CliApp, add_json_flag
@@ -25,7 +25,7 @@ def _ci(ci: list[float] | None) -> str:
     return "" if not ci else f" [95% CI {ci[0]:.3f}, {ci[1]:.3f}]"
 
 
-def print_agreement(report: dict[str, Any]) -> None:
+def print_agreement(report: JsonObject) -> None:
     undefined = report["undefined"]
     print(f"run {report['run_id']}: {report['grader']} v{report['grader_version']} on {report['dataset']} "
           f"against labels {report['labels']!r}")
@@ -118,10 +118,10 @@ def cmd_compare(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def print_compare(report: dict[str, Any]) -> None:
+def print_compare(report: JsonObject) -> None:
     a, b = report["run_a"], report["run_b"]
     if a.get("dataset", report["dataset"]) != b.get("dataset", report["dataset"]):  # two models' outputs
-        def side(run: dict[str, Any]) -> str:
+        def side(run: JsonObject) -> str:
             made = run.get("generated_by")
             by = f", by {made['endpoint']} ({made['model']})" if made else ""
             return f"run {run['id']} ({run['grader']} v{run['grader_version']} on {run['dataset']}{by})"

@@ -6,9 +6,10 @@ import gc
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.outside import printable_json
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class CliApp:
             self._library = None
 
     @staticmethod
-    def print_json(data: dict[str, Any] | list[Any]) -> None:
+    def print_json(data: JsonObject | JsonArray) -> None:
         # (raw controls escaped, so the guard has nothing to make visible: the values stay exact)
         sys.stdout.write(printable_json(json.dumps(data, indent=2, default=str, ensure_ascii=False)) + "\n")
 

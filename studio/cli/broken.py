@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.models.broken import BrokenRow
 
 
-def broken_json(row: BrokenRow) -> dict[str, Any]:
+def broken_json(row: BrokenRow) -> JsonObject:
     return {"name": row.ident, "key": row.handle, "broken": True, "what": row.what, "author": row.author, "reason": row.reason,
             "repair": row.repair}
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from studio.core.engine.request import Finished, Reports, RunRequest
 from studio.core.engine.verdict import verdict_line
+from studio.core.json_types import JsonObject
 
 
 def reports_of(args: argparse.Namespace) -> Reports:
@@ -48,7 +48,7 @@ def overall_of(rule: str | None) -> dict[str, str | None]:
     return {"overall": "composite", "overall_grader": rule}
 
 
-def json_fields(done: Finished) -> dict[str, Any]:
+def json_fields(done: Finished) -> JsonObject:
     return {"verdict": done.verdict.model_dump(mode="json"), "usage": done.usage.to_json()}
 
 

@@ -11,11 +11,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
 from studio.core.safe_files import read_regular_text
 
@@ -24,6 +25,11 @@ from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 if TYPE_CHECKING:
     from studio.core.engine.generate import GenerationProgress, GenerationResult, GenerationSettings
     from studio.core.engine.request import RunRequest
+    from studio.core.json_types import JsonObject
+    from studio.core.models.thread import Sample
+    from studio.core.platforms._eval import GeneratedBy
+
+    from .parsers import Subparsers
 
 
 class ProgressLine:
@@ -71,7 +77,7 @@ def settings_from(args: argparse.Namespace, source: str | None, endpoint: str | 
 
     from studio.core.engine.generate import GenerationSettings
 
-    given: dict[str, Any] = {}
+    given: dict[str, object] = {}
     for field, value in (("source", source), ("endpoint", endpoint), ("model", args.model),
                          ("system", _system_text(args.system)), ("temperature", args.temperature),
                          ("max_tokens", args.max_tokens), ("samples", args.samples), ("limit", args.limit)):
@@ -108,7 +114,7 @@ def run_generation(app: CliApp, name: str, settings: GenerationSettings | None, 
 
     cancel = threading.Event()
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
@@ -139,7 +145,7 @@ def reason(result: GenerationResult) -> str:
     return f"{result.reason}; resume with `grader-studio generate --name {shlex.quote(result.dataset)} --resume`"
 
 
-def result_json(result: GenerationResult) -> dict[str, Any]:
+def result_json(result: GenerationResult) -> JsonObject:
     from studio.core.engine.usage import exact_decimal
 
     return {"dataset": result.dataset, "status": result.status, "planned": result.planned,
@@ -241,7 +247,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
     print(result_line(result), file=sys.stderr)
     if result.status != "complete":
         raise CliError(f"not graded: the generation of {name!r} is {result.status} ({result.reason or 'see above'})")
-    left: dict[str, Any] = {"dataset": name}  # the run grades the generated outputs, with what is left to spend
+    left: dict[str, object] = {"dataset": name}  # the run grades the generated outputs, with what is left to spend
     if request.max_cost is not None:
         money = request.max_cost - Decimal(exact_decimal(result.cost or Fraction(0)))
         if money <= 0:
@@ -295,7 +301,7 @@ def _total(generation: Fraction | None, judging: Fraction | None) -> str:
     return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
 
 
-def generated_by(app: CliApp, dataset: str, samples: list[Any]) -> Any:
+def generated_by(app: CliApp, dataset: str, samples: Sequence[Sample]) -> GeneratedBy | None:
     """For an export of a generated dataset: its model under test (the endpoint, its model and
     parameters, and each sample's chat exactly as ``generate`` sent it); None for an imported one."""
     from studio.core.engine.generate import (
@@ -332,7 +338,7 @@ def add_generation_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--samples", type=int, metavar="K", help="answers stored for each sample (default 1)")
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser(
         "generate", help=COMMAND_HELP["generate"],
         description="Send each sample's input turns (everything before the completion) to an endpoint and "

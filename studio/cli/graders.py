@@ -6,8 +6,8 @@ import argparse
 import ast
 import sys
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import FunctionGrader, GraderDefinition, dump_grader
 from studio.core.models import files as definition_files
@@ -72,7 +72,7 @@ def _function_grader_file(file: Path, key: str | None) -> FunctionGrader:
     return FunctionGrader(key=slug, name=name[:200], source=source, contract=contract)
 
 
-def record_dict(record: GraderRecord) -> dict[str, Any]:
+def record_dict(record: GraderRecord) -> JsonObject:
     return grader_fields(record.key, record.kind, record.name, record.current_version, record.locked,
                          record.deleted, record.updated_at)
 

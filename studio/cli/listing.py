@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.outside import iso_time
 
 from .grader_shapes import SHAPES
@@ -132,7 +132,7 @@ class _BadTime(ValueError):
         self.key, self.value = key, value
 
 
-def _record(row: GraderRow) -> dict[str, Any]:
+def _record(row: GraderRow) -> JsonObject:
     """``graders.record_dict`` of one row (the stored DATETIME text read as the library reads it)."""
     key, kind, name, locked, deleted, version, updated = row
     try:
@@ -153,6 +153,6 @@ def table_row(key: str, kind: str, version: int, locked: bool, deleted: bool, na
 
 
 def grader_fields(key: str, kind: str, name: str, version: int, locked: bool, deleted: bool,
-                  updated_at: datetime | None) -> dict[str, Any]:
+                  updated_at: datetime | None) -> JsonObject:
     return {"key": key, "kind": kind, "name": name, "version": version, "locked": locked,
             "deleted": deleted, "updated_at": iso_time(updated_at)}

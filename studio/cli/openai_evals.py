@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from studio.core.json_types import JsonObject
 
 from .parsers import Subparsers
 
@@ -30,14 +32,14 @@ def say(args: argparse.Namespace, line: str) -> None:
 
 
 def finish(args: argparse.Namespace, app: CliApp, path: Path, graders: list[GraderDefinition],
-           refused: dict[str, str]) -> dict[str, Any]:
+           refused: dict[str, str]) -> JsonObject:
     """Create the suite (and the dataset with ``--items``) once the graders are in
     (``openai_evals.make_runnable``, as the window's import does); returns what was made for
     ``--json``, adding what was refused to ``refused``."""
     from studio.core.platforms import openai_evals
 
     read = openai_evals.load(path)
-    done: dict[str, Any] = {"eval": read.name, "shape": read.shape, "not_carried": read.not_carried}
+    done: JsonObject = {"eval": read.name, "shape": read.shape, "not_carried": read.not_carried}
     items = getattr(args, "items", None)
     samples = openai_evals.read_items(Path(items)) if items else None
     if args.dry_run or refused:
@@ -105,7 +107,7 @@ def cmd_compare_external(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _side(side: dict[str, Any]) -> str:
+def _side(side: JsonObject) -> str:
     verdict = {True: "pass", False: "fail", None: side.get("status") or "error"}[side["passed"]]
     score = side.get("score")
     return f"{verdict} ({'-' if score is None else f'{score:.4g}'})"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from studio.core.engine.probes import PROBES, probe_judge
+from studio.core.json_types import JsonObject
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .parsers import Subparsers
@@ -23,7 +23,7 @@ def _fmt(value: float | None, ci: Sequence[float] | None = None, percent: bool =
     return text
 
 
-def print_report(report: dict[str, Any]) -> None:
+def print_report(report: JsonObject) -> None:
     print(f"{report['grader']} v{report['grader_version']} on {report['dataset']} "
           f"({report['samples']} samples)")
     for name, probe in report["probes"].items():

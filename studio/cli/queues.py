@@ -15,8 +15,9 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject
 from studio.core.safe_files import write_text
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
@@ -68,7 +69,7 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _rule_text(rule: dict[str, Any]) -> str:
+def _rule_text(rule: JsonObject) -> str:
     name = str(rule.get("rule", "?"))
     if name == "random":
         return f"random {rule.get('n')} with seed {rule.get('seed', 0)}"
@@ -427,7 +428,7 @@ class AdjudicatedFaces:
         self._summary, self._print_summary = summary, print_summary
 
     def json_summary(self, info: RunInfo, library: Library | None = None,
-                     run: RunSections | None = None) -> dict[str, Any]:
+                     run: RunSections | None = None) -> JsonObject:
         return {**self._summary(info, library, run), "figures_basis": "as judged", "adjudicated": self.report}
 
     def terminal_summary(self, info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from studio.core.engine.consistency import consistency, repeat_run
 from studio.core.engine.sections import load_run
 from studio.core.engine.verdict import judge, verdict_line
+from studio.core.json_types import JsonObject
 
 from .app import CliApp, CliError
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from studio.core.engine.request import RunRequest
 
 
-def _print(report: dict[str, Any]) -> None:
+def _print(report: JsonObject) -> None:
     undefined = report["undefined"]
     print(f"{report['repeats']} repetitions (runs {', '.join(map(str, report['runs']))}) of {report['n']} samples")
     kappa = report["fleiss_kappa"]

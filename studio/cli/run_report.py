@@ -5,8 +5,9 @@ that sets the exit code is the engine's (engine/verdict.py)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject
 from studio.core.models import RunInfo
 from studio.core.outside import iso_time
 
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from studio.core.store.library import Library
 
 
-def summary(info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> dict[str, Any]:
+def summary(info: RunInfo, library: Library | None = None, run: RunSections | None = None) -> JsonObject:
     """``run --json``. Given the library (or the run's sections), "aggregates" holds the run's
     summary (its one grader's, or a suite's overall score) and, for a suite run, ``suite``,
     ``graders`` (per grader: key, version, aggregates with the mean's interval, pass rate and n,
@@ -29,7 +30,7 @@ def summary(info: RunInfo, library: Library | None = None, run: RunSections | No
 
     stored = stored_summary(info)
     aggregates = (figures(run) if run is not None else stored).as_json()
-    out: dict[str, Any] = {
+    out: JsonObject = {
         "id": info.id,
         "status": info.status,
         "grader": info.grader_key,
@@ -57,9 +58,9 @@ def figures(run: RunSections) -> RunAggregates:
     return run.figures()
 
 
-def suite_fields(run: RunSections) -> dict[str, Any]:
+def suite_fields(run: RunSections) -> JsonObject:
     suite = run.info.suite or {}
-    out: dict[str, Any] = {"suite": suite.get("key"), "suite_version": suite.get("version"),
+    out: JsonObject = {"suite": suite.get("key"), "suite_version": suite.get("version"),
                            "graders": [s.to_json() for s in run.summaries]}
     if run.overall is not None:
         out["overall"] = {"rule": run.rule, "grader": suite.get("overall_grader"), **run.overall.to_json()}

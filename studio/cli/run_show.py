@@ -17,10 +17,11 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from studio.core.engine.sections import load_run
 from studio.core.engine.summary import stored_summary
+from studio.core.json_types import JsonObject
 from studio.core.models import RunInfo
 from studio.core.outside import printable_json, shown_time
 from studio.core.store.reports import iter_records, result_record, run_query
@@ -45,7 +46,7 @@ class SummaryJson(Protocol):
     """``run_report.summary``: the run's ``--json`` summary (``runs show --adjudicated`` adds to it)."""
 
     def __call__(self, info: RunInfo, library: Library | None = None,
-                 run: RunSections | None = None) -> dict[str, Any]: ...
+                 run: RunSections | None = None) -> JsonObject: ...
 
 
 class SummaryPrinter(Protocol):
@@ -90,7 +91,7 @@ def _filter(args: argparse.Namespace, threshold: float) -> ResultFilter:
     return ResultFilter()
 
 
-def result_rows(records: list[dict[str, Any]], threshold: float) -> list[list[object]]:
+def result_rows(records: list[JsonObject], threshold: float) -> list[list[object]]:
     return [[r["index"], r["sample_id"], outcome_word(r["status"], r["score"], r["details"], threshold),
              "" if r["score"] is None else f"{r['score']:.3f}", r["input"], r["completion"], r["expected"],
              r["error"] or r["rationale"]] for r in records]
@@ -107,7 +108,7 @@ def _matching(args: argparse.Namespace, info: RunInfo, run: RunSections) -> int 
     return info.done
 
 
-def _stream_json(out: TextIO, head: dict[str, Any], records: Iterator[dict[str, Any]]) -> None:
+def _stream_json(out: TextIO, head: JsonObject, records: Iterator[JsonObject]) -> None:
     """``{"run": head, "results": [...]}`` as ``print_json`` writes it (indent 2), one record at a
     time: a million results cost one record's memory, not a million dicts and their text."""
     def dumps(value: object, indent: str) -> str:
@@ -168,7 +169,7 @@ def _show_sample(app: CliApp, info: RunInfo, dataset_id: int, sample: str, thres
     if result is None:
         raise CliError(f"run {info.id} has no result for sample {sample!r}")
     stored = result.get("sample_data")
-    data: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    data: JsonObject = stored if isinstance(stored, dict) else {}
     word = outcome_word(result["status"], result["score"], result.get("details"), threshold)
     graders = _graders_of(app, info, result)
     if as_json:
@@ -180,7 +181,7 @@ def _show_sample(app: CliApp, info: RunInfo, dataset_id: int, sample: str, thres
     return 0
 
 
-def _graders_of(app: CliApp, info: RunInfo, result: dict[str, Any]) -> list[dict[str, Any]] | None:
+def _graders_of(app: CliApp, info: RunInfo, result: JsonObject) -> list[JsonObject] | None:
     """A suite run's sample: every grader's result, the judges first (``judges_first``), each with
     its threshold and its word by the pass rule; None for a run of one grader."""
     if info.suite is None or not result.get("graders"):
@@ -194,14 +195,14 @@ def _graders_of(app: CliApp, info: RunInfo, result: dict[str, Any]) -> list[dict
     return out
 
 
-def _grader_json(entry: dict[str, Any]) -> dict[str, Any]:
+def _grader_json(entry: JsonObject) -> JsonObject:
     keep = ("grader", "version", "result", "threshold", "status", "score", "scores", "rationale", "error",
             "details", "duration_ms", "prompt_tokens", "completion_tokens", "cached")
     return {k: entry.get(k) for k in keep}
 
 
-def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[str, Any], word: str,
-                 threshold: float, graders: list[dict[str, Any]] | None = None) -> None:
+def write_sample(out: TextIO, info: RunInfo, result: JsonObject, data: JsonObject, word: str,
+                 threshold: float, graders: list[JsonObject] | None = None) -> None:
     """One result whole, wrapped to the terminal: header, thread, reference, score, rationale, error;
     for a suite run (``graders``), each grader's score, verdict and rationale, the judges first."""
     width = max(40, terminal_width(out))
@@ -263,7 +264,7 @@ def write_sample(out: TextIO, info: RunInfo, result: dict[str, Any], data: dict[
         _verdict_lists(entry.get("details") or {}, para, section, colour)
 
 
-def _verdict_lists(details: dict[str, Any], para: Callable[..., None], section: Callable[[str], None],
+def _verdict_lists(details: JsonObject, para: Callable[..., None], section: Callable[[str], None],
                    colour: bool) -> None:
     """A judge's per-item verdicts (criteria, claims ...) kept in its details, numbered."""
     for name, rows in details.items():

@@ -24,7 +24,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, TextIO
 
 from studio.core.engine import events
 from studio.core.engine.executors import make_executor
@@ -33,6 +34,7 @@ from studio.core.engine.progress import Progress
 from studio.core.engine.request import Checked, RunRequest, conclude
 from studio.core.engine.runner import RunOptions, conclude_unstarted, execute_run
 from studio.core.engine.verdict import NO_OVERALL
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RunInfo
 from studio.core.models.broken import BrokenRow
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD, NOT_PASSED, decide_result, word
@@ -41,6 +43,7 @@ from studio.core.safe_files import open_text
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag, resume_gc
 from .broken import broken_json, say_broken
 from .ci import json_fields, print_outcome, reports_of, request_of
+from .parsers import Subparsers
 from .tables import Column, print_table
 
 if TYPE_CHECKING:
@@ -140,7 +143,7 @@ class JsonLines:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
-    def emit(self, event: str, **fields: Any) -> None:
+    def emit(self, event: str, **fields: JsonValue) -> None:
         stream = self.stream or sys.stdout
         stream.write(events.encode(event, **fields) + "\n")
         stream.flush()
@@ -188,7 +191,7 @@ def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = N
     if watch_stdin:
         _cancel_on_stdin_eof(cancel)
 
-    def on_sigint(signum: int, frame: Any) -> None:
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
@@ -313,7 +316,7 @@ def _show_suite(args: argparse.Namespace, app: CliApp, info: RunInfo) -> int:
 
     per = graders_with_results(app.library, info.id)
     texts = {r["index"]: r for r in iter_records(app.library.engine, run_query(app.library, info.id))}
-    by_sample: dict[int, list[dict[str, Any]]] = {}
+    by_sample: dict[int, list[JsonObject]] = {}
     for grader, rows in per:
         for row in rows:
             decision = decide_result(row, grader.threshold)
@@ -440,7 +443,7 @@ def cmd_report(args: argparse.Namespace, app: CliApp) -> int:
     return done.verdict.exit_code
 
 
-def register(sub: Any) -> None:
+def register(sub: Subparsers) -> None:
     p = sub.add_parser("run", help=COMMAND_HELP["run"])
     p.add_argument("grader", nargs="?", help="grader or suite key")
     p.add_argument("--graders", metavar="A,B,C", help="a one-off suite of these graders (then: run --graders a,b DATASET)")

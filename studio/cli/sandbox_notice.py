@@ -9,8 +9,9 @@ isolation is weaker.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from studio.core.json_types import JsonValue
 from studio.core.kinds import get_kind
 from studio.core.models.common import walk
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 class Emits(Protocol):
     """Where ``--progress-jsonl`` lines go (cli/runs.py ``JsonLines``)."""
 
-    def emit(self, event: str, **fields: Any) -> None: ...
+    def emit(self, event: str, **fields: JsonValue) -> None: ...
 
 
 def _kinds_run(app: CliApp, request: RunRequest) -> set[str]:

@@ -12,8 +12,9 @@ import contextlib
 import io
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject
 from studio.core.safe_files import open_text
 
 from .app import CliApp, CliError
@@ -61,7 +62,7 @@ def _cut(args: argparse.Namespace) -> Cut:
     return Cut(prompts=not args.no_prompts, text_chars=args.cut_text).checked()
 
 
-def run_header(app: CliApp, run_id: int, print_summary: PrintSummary) -> tuple[dict[str, Any], str]:
+def run_header(app: CliApp, run_id: int, print_summary: PrintSummary) -> tuple[JsonObject, str]:
     """``runs show --json``'s "run" object and the summary lines ``runs show`` prints (``print_summary``
     is its printer), from one read of the run's summary."""
     from studio.core.engine.sections import load_run
@@ -100,7 +101,7 @@ def export_run_html(args: argparse.Namespace, app: CliApp, print_summary: PrintS
     return _write(args, run_page(app.library, args.run_id, head, text, cut), f"run {args.run_id}'s page")
 
 
-def compare_html(args: argparse.Namespace, app: CliApp, report: dict[str, Any]) -> int:
+def compare_html(args: argparse.Namespace, app: CliApp, report: JsonObject) -> int:
     from studio.core.engine.reports.viewer import compare_page
 
     cut = _cut(args)

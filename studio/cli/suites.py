@@ -11,10 +11,11 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models.broken import BrokenRow
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.near_names import did_you_mean
@@ -98,7 +99,7 @@ def cmd_create(args: argparse.Namespace, app: CliApp) -> int:
     return 0
 
 
-def _record_json(record: SuiteRecord) -> dict[str, Any]:
+def _record_json(record: SuiteRecord) -> JsonObject:
     return {"key": record.key, "name": record.name, "version": record.current_version, "locked": record.locked,
             "deleted": record.deleted, **record.definition.model_dump(mode="json", exclude={"key", "name"})}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from studio.core.engine.planning import targets
+from studio.core.json_types import JsonObject
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import GraderDefinition, dump_grader
 from studio.core.platforms import (
@@ -208,7 +208,7 @@ def cmd_import(args: argparse.Namespace, app: CliApp) -> int:
             actions[grader.key] = "recreated" if record.current_version > 1 else "created"
         except LibraryError as exc:
             refused[grader.key] = str(exc)
-    evals: dict[str, Any] = {}
+    evals: JsonObject = {}
     if platform.name == "openai":  # the eval's suite and dataset (cli/openai_evals.py)
         from .openai_evals import finish
 

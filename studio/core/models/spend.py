@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+
+from studio.core.json_types import JsonObject
 
 from .endpoints import EndpointConfig
 
@@ -117,8 +118,8 @@ class Usage:
     #: endpoints that have no prices (their tokens are counted, their cost is not)
     unpriced: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        def line(tally: Spent, cost: Fraction | None) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
+        def line(tally: Spent, cost: Fraction | None) -> JsonObject:
             return {"calls": tally.calls, "prompt_tokens": tally.prompt_tokens,
                     "completion_tokens": tally.completion_tokens, "cached_tokens": tally.cached_tokens,
                     "cost_usd": None if cost is None else exact_decimal(cost)}

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from studio.core.json_types import JsonObject
 
 from .ledger import Tally
 from .run_graders import RunGrader, run_graders, stored_form, stored_tallies, written_counts
@@ -53,7 +55,7 @@ class Written:
     tallies: list[Tally]
     overall: Tally
     metric_sums: dict[str, tuple[float, int]]
-    panels: dict[str, Any] | None
+    panels: JsonObject | None
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,7 @@ class EndTallies:
     #: the ``results`` rows' tally at the run's threshold
     overall: Tally
     #: the ``run_graders.STORED_KEY`` entry: every grader's tally at its threshold, and ``overall``
-    stored: dict[str, Any]
+    stored: JsonObject
     #: what the ``results`` rows add up to (``runs.facts``)
     facts: RowFacts
     #: the writer's tallies were the stored rows' and were used

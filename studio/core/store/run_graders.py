@@ -15,17 +15,46 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from pydantic import BaseModel
+from sqlalchemy import Connection, Engine
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decision_sql_text, run_threshold, scored_sql
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
-from .ledger import COSTS, DEFAULTS, OUTCOME, RESULT_COLUMNS, Tally, fold_sql
+from .graders import GraderRepository
+from .ledger import COSTS, DEFAULTS, OUTCOME, RESULT_COLUMNS, Aggregate, Tally, fold_sql
 from .suites import score_range
+from .tables import TableRow
+
+
+class _Runs(Protocol):
+    """What this module reads of the library's runs (store/runs.py ``RunRepository``, which imports
+    this module: named by what it does, not by its class)."""
+
+    def raw(self, run_id: int) -> TableRow: ...
+
+    def slots(self, run_id: int) -> list[TableRow]: ...
+
+    def get(self, run_id: int) -> RunInfo: ...
+
+
+class _Library(Protocol):
+    """What this module reads of the library (store/library.py ``Library``, which imports this
+    module through store/runs.py)."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def graders(self) -> GraderRepository: ...
+
+    @property
+    def runs(self) -> _Runs: ...
 
 #: a grader's row as ``rows_sql`` gives it: a ``ledger.ResultRow`` without its run
 _COLUMNS = RESULT_COLUMNS
@@ -45,11 +74,11 @@ class RunGrader(BaseModel):
     endpoint: str | None = None
 
 
-def _run_row(library: Any, run_id: int) -> Any:
+def _run_row(library: _Library, run_id: int) -> TableRow:
     return library.runs.raw(run_id)  # NotFound for an unknown run
 
 
-def run_graders(library: Any, run_id: int) -> list[RunGrader]:
+def run_graders(library: _Library, run_id: int) -> list[RunGrader]:
     """The graders of run ``run_id`` by slot (one for a run of one grader)."""
     row = _run_row(library, run_id)
     threshold = _threshold(row)
@@ -63,7 +92,7 @@ def run_graders(library: Any, run_id: int) -> list[RunGrader]:
     return out
 
 
-def _is_suite(row: Any) -> bool:
+def _is_suite(row: TableRow) -> bool:
     return bool(row.suite)
 
 
@@ -91,7 +120,7 @@ def rows_sql(suite: bool) -> str:
     )
 
 
-def grader_source(run_id: int, suite: bool, slot: int, key: str, dataset_id: int) -> tuple[str, tuple[Any, ...]]:
+def grader_source(run_id: int, suite: bool, slot: int, key: str, dataset_id: int) -> tuple[str, tuple[int | str, ...]]:
     """One grader's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
     ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
     if not suite:
@@ -99,13 +128,13 @@ def grader_source(run_id: int, suite: bool, slot: int, key: str, dataset_id: int
     return rows_sql(True), (slot, key_path(key), run_id, dataset_id)
 
 
-def _params(row: Any, slot: int, key: str) -> tuple[Any, ...]:
+def _params(row: TableRow, slot: int, key: str) -> tuple[object, ...]:
     if not _is_suite(row):
         return (row.id,)
     return (slot, key_path(key), row.id, row.dataset_id)
 
 
-def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:
+def _slot_of(library: _Library, run_id: int, key: str) -> tuple[int, str]:
     slots = library.runs.slots(run_id)
     for slot in slots:
         if slot.grader_key == key:
@@ -113,7 +142,7 @@ def _slot_of(library: Any, run_id: int, key: str) -> tuple[int, str]:
     raise NotFound(f"run {run_id} has no grader {key!r}{did_you_mean(key, (s.grader_key for s in slots))}")
 
 
-def _loads(text: Any) -> Any:
+def _loads(text: str | None) -> JsonValue:
     if text is None:
         return None
     try:
@@ -122,7 +151,7 @@ def _loads(text: Any) -> Any:
         return text
 
 
-def grader_results(library: Any, run_id: int, key: str) -> list[dict[str, Any]]:
+def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]:
     """Grader ``key``'s result for each sample of the run, in sample order (the same fields as
     ``runs show --json``, ``grader`` included)."""
     row = _run_row(library, run_id)
@@ -148,7 +177,7 @@ def grader_results(library: Any, run_id: int, key: str) -> list[dict[str, Any]]:
     return out
 
 
-def graders_with_results(library: Any, run_id: int) -> list[tuple[RunGrader, list[dict[str, Any]]]]:
+def graders_with_results(library: _Library, run_id: int) -> list[tuple[RunGrader, list[JsonObject]]]:
     """Every grader of the run with its results (what a report of a finished run needs)."""
     return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
 
@@ -183,15 +212,15 @@ def tally_sql(rows: str, threshold: float, fence: str = " LIMIT -1") -> str:
     return f"SELECT {outer} FROM (SELECT {inner} FROM ({rows}) AS rows{fence}) AS src"  # PostgreSQL names every subquery
 
 
-def _fence(conn: Any) -> str:
+def _fence(conn: Connection) -> str:
     return " LIMIT -1" if conn.dialect.name == "sqlite" else " OFFSET 0"
 
 
-def _tally_of(values: Sequence[Any]) -> Tally:
+def _tally_of(values: Sequence[Aggregate]) -> Tally:
     return Tally.of_values(values)
 
 
-def tally(library: Any, rows: str, params: tuple[Any, ...], threshold: float) -> Tally:
+def tally(library: _Library, rows: str, params: tuple[object, ...], threshold: float) -> Tally:
     """``tally_sql`` over ``rows`` with its ``params``."""
     with library.engine.connect() as conn:
         values = conn.exec_driver_sql(tally_sql(rows, threshold, _fence(conn)), params).one()
@@ -226,7 +255,7 @@ def suite_rows_sql(graders: Sequence[RunGrader]) -> str:
             " (SELECT 1 FROM results r2 WHERE r2.run_id = g.run_id AND r2.sample_idx = g.sample_idx)")
 
 
-def grader_tallies(library: Any, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
+def grader_tallies(library: _Library, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
     """``grader_tally`` of each of ``graders``: a completed run's stored tallies (``stored_tallies``)
     when each was stored at the grader's threshold, else computed (``computed_tallies``)."""
     row = _run_row(library, run_id)
@@ -238,7 +267,7 @@ def grader_tallies(library: Any, run_id: int, graders: Sequence[RunGrader]) -> l
     return computed_tallies(library, row, graders)
 
 
-def computed_tallies(library: Any, row: Any, graders: Sequence[RunGrader]) -> list[Tally]:
+def computed_tallies(library: _Library, row: TableRow, graders: Sequence[RunGrader]) -> list[Tally]:
     """Each of ``graders``' tally computed from the run's stored rows (``row``: ``runs.raw``); a
     suite run's in one pass over its rows (one SELECT, each grader's sums side by side) instead of
     a pass a grader."""
@@ -253,12 +282,12 @@ def computed_tallies(library: Any, row: Any, graders: Sequence[RunGrader]) -> li
     return [_tally_of(values[n * width:(n + 1) * width]) for n in range(len(graders))]
 
 
-def grader_tally(library: Any, run_id: int, grader: RunGrader) -> Tally:
+def grader_tally(library: _Library, run_id: int, grader: RunGrader) -> Tally:
     """One grader's tally at its own threshold (a run of one grader: its ``results`` rows)."""
     return grader_tallies(library, run_id, [grader])[0]
 
 
-def overall_tally(library: Any, run_id: int) -> Tally:
+def overall_tally(library: _Library, run_id: int) -> Tally:
     """A suite run's overall score over its sample rows, at the run's threshold (a completed run's
     stored one when it was stored at that threshold)."""
     row = _run_row(library, run_id)
@@ -285,7 +314,7 @@ class RunTallies:
     overall_bounds: tuple[float, float] | None = None
 
 
-def run_tallies(library: Any, run_id: int, info: RunInfo | None = None) -> RunTallies:
+def run_tallies(library: _Library, run_id: int, info: RunInfo | None = None) -> RunTallies:
     """Run ``run_id``'s ``RunTallies`` (NotFound for an unknown run); ``info``: the run as the caller
     just read it (``runs.get`` counts the run's results by status: not worth doing twice)."""
     if info is None or info.id != run_id:
@@ -324,7 +353,7 @@ def overall_bounds(rule: str, graders: Sequence[RunGrader]) -> tuple[float, floa
 STORED_KEY = "tally"
 
 
-def stored_tallies(library: Any, run_id: int, threshold: float) -> tuple[Tally, dict[str, Any]]:
+def stored_tallies(library: _Library, run_id: int, threshold: float) -> tuple[Tally, JsonObject]:
     """At a run's end: (the tally of its ``results`` rows at ``threshold``, which its aggregates
     are read from; the ``STORED_KEY`` entry: every grader's tally at its threshold and that one as
     "overall"). Computed once: a run of one grader at its own threshold adds its rows up once."""
@@ -339,7 +368,7 @@ def stored_tallies(library: Any, run_id: int, threshold: float) -> tuple[Tally, 
 
 
 def stored_form(graders: Sequence[RunGrader], tallies: Sequence[Tally], overall: Tally,
-                threshold: float) -> dict[str, Any]:
+                threshold: float) -> JsonObject:
     """The ``STORED_KEY`` entry of ``graders``' tallies and the ``results`` rows' at ``threshold``
     (computed here, or kept by the run's writer: engine/written_tally.py)."""
     return {"graders": [{"slot": g.slot, "key": g.key, "threshold": g.threshold, "tally": t.model_dump()}
@@ -347,7 +376,7 @@ def stored_form(graders: Sequence[RunGrader], tallies: Sequence[Tally], overall:
             "overall": {"threshold": threshold, "tally": overall.model_dump()}}
 
 
-def written_counts(library: Any, run_id: int) -> tuple[int, int, int, int]:
+def written_counts(library: _Library, run_id: int) -> tuple[int, int, int, int]:
     """The run's stored rows, counted from their keys' indexes (no row read): ``results`` rows and
     the sum of their sample indices, then ``grader_results``'. What engine/written_tally.py checks
     its tallies against: a row added, removed or written twice changes them."""
@@ -359,7 +388,7 @@ def written_counts(library: Any, run_id: int) -> tuple[int, int, int, int]:
     return int(rows), int(idx or 0), int(grader_rows), int(grader_idx or 0)
 
 
-def _stored(row: Any) -> dict[str, Any] | None:
+def _stored(row: TableRow) -> JsonObject | None:
     """The run's stored tallies: only a completed run's (any other may still change)."""
     if row.status != "completed":
         return None
@@ -370,27 +399,27 @@ def _stored(row: Any) -> dict[str, Any] | None:
     return stored if isinstance(stored, dict) else None
 
 
-def _stored_grader(stored: dict[str, Any], grader: RunGrader) -> Tally | None:
+def _stored_grader(stored: JsonObject, grader: RunGrader) -> Tally | None:
     entry = _entry(stored, grader.slot, grader.key)
     if entry is None or entry.get("threshold") != grader.threshold:
         return None
     return Tally.model_validate(entry["tally"])
 
 
-def _entry(stored: dict[str, Any], slot: int, key: str) -> dict[str, Any] | None:
+def _entry(stored: JsonObject, slot: int, key: str) -> JsonObject | None:
     for entry in stored.get("graders") or ():
         if isinstance(entry, dict) and entry.get("slot") == slot and entry.get("key") == key:
             return entry
     return None
 
 
-def stored_entry(row: Any, slot: int, key: str) -> dict[str, Any] | None:
+def stored_entry(row: TableRow, slot: int, key: str) -> JsonObject | None:
     """A completed run's stored entry of the grader in ``slot`` (``row``: ``runs.raw``): its
     "threshold", "tally" and, stored by the runner with it, its "usage" (engine/usage.py)."""
     stored = _stored(row)
     return None if stored is None else _entry(stored, slot, key)
 
 
-def _threshold(row: Any) -> float:
+def _threshold(row: TableRow) -> float:
     """The run's pass threshold (``pass_rule.run_threshold``) from its stored row."""
     return run_threshold(json.loads(row.settings or "{}"), json.loads(row.aggregates or "{}"))

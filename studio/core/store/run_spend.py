@@ -11,20 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
+from studio.core.json_types import JsonArray, JsonObject
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.spend import Spent
 
 from .errors import NotFound
 from .run_graders import grader_source, stored_entry
+from .tables import TableRow
 
 if TYPE_CHECKING:
     from .library import Library
 
 #: one endpoint's part of a grader's rows: [endpoint named by its rows (None: none), calls, prompt,
-#: completion and cached tokens]
-EndpointRow = list[Any]
+#: completion and cached tokens]; a JSON array: kept in a completed run's stored tallies
+#: (``with_usage``) and read back from them as decoded JSON (``stored_usage``), checked where read
+EndpointRow: TypeAlias = JsonArray
 
 
 @dataclass(frozen=True)
@@ -118,7 +121,7 @@ def endpoint_rows(library: Library, run_id: int, suite: bool, slot: int, key: st
     return [[row.endpoint, int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0)] for row in rows]
 
 
-def stored_usage(row: Any, slot: int, key: str) -> list[EndpointRow] | None:
+def stored_usage(row: TableRow, slot: int, key: str) -> list[EndpointRow] | None:
     """A completed run's stored ``endpoint_rows`` of grader ``key`` (``row``: ``runs.raw``), None
     for any other run or one stored without them."""
     entry = stored_entry(row, slot, key)
@@ -126,7 +129,7 @@ def stored_usage(row: Any, slot: int, key: str) -> list[EndpointRow] | None:
     return usage if isinstance(usage, list) else None
 
 
-def with_usage(library: Library, run_id: int, stored: dict[str, Any], quiet: set[int]) -> dict[str, Any]:
+def with_usage(library: Library, run_id: int, stored: JsonObject, quiet: set[int]) -> JsonObject:
     """A completed run's stored tallies (the ``run_graders.STORED_KEY`` entry) with each grader's
     tokens and calls per endpoint (``endpoint_rows``, under "usage": what ``run_spend`` reads once
     the run is complete, instead of a pass of its own). A grader that spent no token and whose rows,

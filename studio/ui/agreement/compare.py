@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from studio.core.json_types import JsonObject
 
 from ..context import AppContext
 from ..eliding import ElidedCombo
@@ -34,7 +36,7 @@ class CompareView(QtWidgets.QWidget):
     def __init__(self, ctx: AppContext, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.report: dict[str, Any] | None = None
+        self.report: JsonObject | None = None
         self.run_a = ElidedCombo(20)  # a run's long name elides in the middle, whole in its tooltip
         self.run_b = ElidedCombo(20)
         self.go = QtWidgets.QPushButton("Compare")
@@ -129,7 +131,7 @@ class CompareView(QtWidgets.QWidget):
         with contextlib.suppress(RuntimeError):
             self.summary.setText(html.escape(breakable(describe_error(exc))))
 
-    def _show(self, report: dict[str, Any]) -> None:
+    def _show(self, report: JsonObject) -> None:
         try:
             self.report = report
         except RuntimeError:
@@ -190,7 +192,7 @@ class CompareView(QtWidgets.QWidget):
             self.open_sample.emit(self.report["run_b"]["id"], self.report["flips"][row]["sample_id"])
 
 
-def _compare(library: Library, a: int, b: int, grader: str | None = None) -> dict[str, Any]:
+def _compare(library: Library, a: int, b: int, grader: str | None = None) -> JsonObject:
     """The comparison, in the task's thread (the statistics' imports wait for the first one)."""
     from studio.core.engine.agreement import compare
 

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import html
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from studio.core.json_types import JsonObject
 from studio.core.models.labels import DEFAULT_KEY
 
 from ..context import AppContext
@@ -54,7 +55,7 @@ def _plain_axes(plot: pg.PlotWidget) -> None:
         axis.updateAutoSIPrefix()
 
 
-def summary_html(report: dict[str, Any]) -> str:
+def summary_html(report: JsonObject) -> str:
     undefined = report["undefined"]
     excluded = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(report["excluded"].items())) or "none"
     lines = [f"<b>Run {report['run_id']}</b>: {html.escape(short(report['grader']))} v{report['grader_version']} on "
@@ -87,7 +88,7 @@ class AgreementView(QtWidgets.QWidget):
         super().__init__(parent)
         self.ctx = ctx
         self.messages = messages or Messages(self)
-        self.report: dict[str, Any] | None = None
+        self.report: JsonObject | None = None
         self.run = ElidedCombo(20)  # "#12 · a long grader name on a dataset": elided in the middle
         self.key = QtWidgets.QComboBox()
         self.key.setEditable(True)
@@ -182,7 +183,7 @@ class AgreementView(QtWidgets.QWidget):
         self.table.cellClicked.connect(self._open_row)
         self.align_button.clicked.connect(self.ask_align)
 
-    def _set_state(self, report: dict[str, Any] | None) -> None:
+    def _set_state(self, report: JsonObject | None) -> None:
         """What there is to compute: no run, a run without labels, or agreement to show."""
         has_run = self.run.currentData() is not None
         has_labels = report is not None and report["n"] > 0
@@ -299,7 +300,7 @@ class AgreementView(QtWidgets.QWidget):
         with contextlib.suppress(RuntimeError):
             self.summary.setText(describe_error(exc))
 
-    def _show(self, report: dict[str, Any]) -> None:
+    def _show(self, report: JsonObject) -> None:
         try:  # a report of another run or label set, overtaken by a later choice: not this one
             if report["run_id"] != self.run.currentData() or \
                     report["labels"] != (self.key.currentText().strip() or DEFAULT_KEY):
@@ -320,7 +321,7 @@ class AgreementView(QtWidgets.QWidget):
         self._fill_table(report["disagreements"])
         self.reported.emit(report)
 
-    def _plot_confusion(self, report: dict[str, Any]) -> None:
+    def _plot_confusion(self, report: JsonObject) -> None:
         plot = self.confusion_plot
         plot.clear()
         confusion = report.get("confusion")
@@ -346,7 +347,7 @@ class AgreementView(QtWidgets.QWidget):
         plot.setXRange(0, 2, padding=0)
         plot.setYRange(0, 2, padding=0)
 
-    def _plot_scatter(self, report: dict[str, Any]) -> None:
+    def _plot_scatter(self, report: JsonObject) -> None:
         plot = self.scatter_plot
         plot.clear()
         points = report.get("points") or []
@@ -373,7 +374,7 @@ class AgreementView(QtWidgets.QWidget):
         plot.setLabel("left", "judge")
         _plain_axes(plot)
 
-    def _plot_sweep(self, report: dict[str, Any]) -> None:
+    def _plot_sweep(self, report: JsonObject) -> None:
         plot = self.sweep_plot
         plot.clear()
         sweep = [s for s in report.get("threshold_sweep") or [] if s["kappa"] is not None]
@@ -396,7 +397,7 @@ class AgreementView(QtWidgets.QWidget):
         plot.setLabel("left", "κ")
         _plain_axes(plot)
 
-    def _fill_table(self, rows: list[dict[str, Any]]) -> None:
+    def _fill_table(self, rows: list[JsonObject]) -> None:
         self.table.setRowCount(len(rows))
         for r, d in enumerate(rows):
             score = "" if d.get("judge_score") is None else f"{d['judge_score']:.3f}"
@@ -443,7 +444,7 @@ class AgreementView(QtWidgets.QWidget):
         self.ctx.tasks.run(lambda: align(library, report["grader"], report["dataset"], options),
                            self._aligned, self._align_failed)
 
-    def _aligned(self, result: dict[str, Any]) -> None:
+    def _aligned(self, result: JsonObject) -> None:
         try:
             self.align_button.setEnabled(True)
         except RuntimeError:
@@ -468,7 +469,7 @@ class AgreementView(QtWidgets.QWidget):
             pass
 
 
-def _agreement(library: Library, run_id: int, key: str, grader: str | None = None) -> dict[str, Any]:
+def _agreement(library: Library, run_id: int, key: str, grader: str | None = None) -> JsonObject:
     """The report, in the task's thread: the statistics (scipy: over a second of imports) load on
     the first report, not before the window's first paint."""
     from studio.core.engine.agreement import agreement

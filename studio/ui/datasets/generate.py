@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from studio.core.json_types import JsonObject
 
 from ..context import AppContext
 from ..messages import Messages, describe_error
@@ -39,7 +41,7 @@ def progress_text(progress: GenerationProgress) -> str:
     return " · ".join(parts)
 
 
-def provenance_text(provenance: dict[str, Any] | None) -> str:
+def provenance_text(provenance: JsonObject | None) -> str:
     """Where a generated dataset's completions came from, in a line or two ("" for an imported one)."""
     if not provenance or provenance.get("kind") != "generated":
         return ""

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.checks import Check
+from studio.core.json_types import JsonObject
 from studio.core.models import GraderDefinition, parse_grader
 from studio.core.models.definition import dump_grader
 
@@ -69,7 +68,7 @@ class CommonFields(QtWidgets.QWidget):
         self.tags.setText(", ".join(definition.tags))
         self.blockSignals(blocked)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> JsonObject:
         return {
             "name": self.name.text().strip(),
             "description": self.description.toPlainText(),
@@ -112,7 +111,7 @@ class DefinitionBody(QtWidgets.QWidget):
     def _load(self, definition: GraderDefinition) -> None:
         raise NotImplementedError
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> JsonObject:
         """Kind-specific fields, plain data."""
         raise NotImplementedError
 

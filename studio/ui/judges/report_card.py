@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from studio.core.engine.summary import stored_summary
+from studio.core.json_types import JsonObject
 from studio.core.kinds import ByKind, get_kind
 from studio.core.models import GraderDefinition, JuryGrader, RunInfo
 from studio.core.outside import shown_time
@@ -46,7 +47,7 @@ def _interval(ci: Sequence[float] | None) -> str:
     return "" if not ci else f"[{ci[0]:+.3f}, {ci[1]:+.3f}]"
 
 
-def probe_rows(report: dict[str, Any]) -> list[list[str]]:
+def probe_rows(report: JsonObject) -> list[list[str]]:
     """The table's rows for one report (plain strings, one row per probe)."""
     rows = []
     for name, probe in report.get("probes", {}).items():
@@ -72,7 +73,7 @@ def probe_rows(report: dict[str, Any]) -> list[list[str]]:
 JUROR_COLUMNS = ("Juror", "Model", "Answered", "Failed", "Tokens", "Accuracy vs labels", "Cohen's kappa vs labels")
 
 
-def juror_rows(panel: dict[str, Any], per_juror: dict[str, Any]) -> list[list[str]]:
+def juror_rows(panel: JsonObject, per_juror: JsonObject) -> list[list[str]]:
     """One row per juror of a jury run (plain strings)."""
     rows = []
     for name, juror in (panel.get("per_juror") or {}).items():
@@ -194,7 +195,7 @@ class ReportCard(QtWidgets.QWidget):
         library = self.ctx.library
         self.jury_status.setText("Loading the jurors of the last run…")
 
-        def load() -> tuple[RunInfo, dict[str, Any]] | None:
+        def load() -> tuple[RunInfo, JsonObject] | None:
             from studio.core.engine.jury import juror_agreement
 
             for run in library.runs.list(grader_key=key, limit=20):
@@ -202,7 +203,7 @@ class ReportCard(QtWidgets.QWidget):
                     return run, juror_agreement(library, run.id)
             return None
 
-        def show(found: tuple[RunInfo, dict[str, Any]] | None) -> None:
+        def show(found: tuple[RunInfo, JsonObject] | None) -> None:
             if ticket != self._ticket:
                 return
             if found is None:
@@ -217,7 +218,7 @@ class ReportCard(QtWidgets.QWidget):
 
         self.ctx.tasks.run(load, show, failed)
 
-    def show_jury(self, run_id: int, dataset: str, panel: dict[str, Any], per_juror: dict[str, Any]) -> None:
+    def show_jury(self, run_id: int, dataset: str, panel: JsonObject, per_juror: JsonObject) -> None:
         self.jury_status.setText(
             f"Jurors in run {run_id} on {dataset}: Fleiss kappa {_num(panel.get('fleiss_kappa'))} "
             f"{_interval(panel.get('fleiss_kappa_ci'))}, Krippendorff alpha {_num(panel.get('krippendorff_alpha'))} "
@@ -241,7 +242,7 @@ class ReportCard(QtWidgets.QWidget):
                                         f"at {when} UTC, version {record.grader_version}"
                                         + (f", endpoint {record.endpoint}" if record.endpoint else ""))
 
-    def show_report(self, report: dict[str, Any], heading: str) -> None:
+    def show_report(self, report: JsonObject, heading: str) -> None:
         rows = probe_rows(report)
         reasons = [str(p.get("reason") or "") for p in report.get("probes", {}).values() if isinstance(p, dict)]
         flagged = [r[0] for r in rows if r[5].startswith("Flagged")]
@@ -272,7 +273,7 @@ class ReportCard(QtWidgets.QWidget):
         self.cancel_button.setEnabled(True)
         self.status.setText(f"Probing {key} on {dataset}…")
 
-        def work() -> dict[str, Any]:  # the report, as stored and printed with --json
+        def work() -> JsonObject:  # the report, as stored and printed with --json
             from studio.core.engine.probes import probe_judge
 
             return probe_judge(library, key, dataset, limit=limit, cancel=cancel)
@@ -280,7 +281,7 @@ class ReportCard(QtWidgets.QWidget):
         # shown while the same grader is open: the page may be set again meanwhile (the live view
         # re-reads an open grader when the library changes, as this probe's own report does), which
         # moves the ticket but leaves this report the newest of this grader
-        def done(report: dict[str, Any]) -> None:
+        def done(report: JsonObject) -> None:
             self._finished()
             if self.key == key:
                 self.show_report(report, f"Probed on {dataset} ({report['samples']} samples) just now")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
 
 from pydantic import ValidationError
 
+from studio.core.json_types import JsonObject
 from studio.core.models import Sample, Turn
 
 from ..plain import breakable
@@ -21,7 +21,7 @@ GOOD_VERDICTS = {"PASS", "MET", "SUPPORTED", "RELEVANT", "YES", "TRUE", "FAITHFU
 _ITEM_KEYS = ("criterion", "claim", "statement", "context", "question", "item", "text")
 
 
-def _verdict_lists(details: dict[str, Any]) -> list[tuple[str, list[dict[str, Any]]]]:
+def _verdict_lists(details: JsonObject) -> list[tuple[str, list[JsonObject]]]:
     """Per-criterion / per-claim verdicts: any list of dicts that carry a ``verdict``."""
     found = []
     for key, value in details.items():
@@ -32,7 +32,7 @@ def _verdict_lists(details: dict[str, Any]) -> list[tuple[str, list[dict[str, An
     return found
 
 
-def _verdict_table(name: str, rows: list[dict[str, Any]]) -> str:
+def _verdict_table(name: str, rows: list[JsonObject]) -> str:
     item_key = next((k for k in _ITEM_KEYS if any(k in r for r in rows)), None)
     if item_key is None:
         item_key = next((k for k in rows[0] if k not in ("verdict", "reasoning", "ok", "met", "weight")), None)
@@ -58,7 +58,7 @@ def _verdict_table(name: str, rows: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def _calls_html(calls: list[dict[str, Any]]) -> str:
+def _calls_html(calls: list[JsonObject]) -> str:
     out = []
     for n, call in enumerate(calls, 1):
         facts = [f"{call.get('latency_ms', 0):.0f} ms"] if call.get("latency_ms") is not None else []
@@ -79,7 +79,7 @@ def _calls_html(calls: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
-def judge_html(result: dict[str, Any]) -> str:
+def judge_html(result: JsonObject) -> str:
     """Rationale first (what an analyst reads), then the verdict tables, then the exact prompts; a
     suite run's sample: each grader's part, the judges first (ui/suites/detail.py)."""
     if result.get("graders"):
@@ -107,7 +107,7 @@ def judge_html(result: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def has_judgement(result: dict[str, Any]) -> bool:
+def has_judgement(result: JsonObject) -> bool:
     """A judge's result (a rationale, verdicts or judge calls): its rationale is what is read first."""
     if result.get("graders"):
         return suite_has_judgement(result)
@@ -115,7 +115,7 @@ def has_judgement(result: dict[str, Any]) -> bool:
     return bool(result.get("rationale") or _verdict_lists(details) or details.get("calls"))
 
 
-def header_html(result: dict[str, Any]) -> str:
+def header_html(result: JsonObject) -> str:
     score = result.get("score")
     status = result.get("status", "")
     bits = [f"<b>#{result.get('sample_idx')}</b> {html.escape(str(result.get('sample_id', '')))}",
@@ -133,7 +133,7 @@ def header_html(result: dict[str, Any]) -> str:
     return " · ".join(bits)
 
 
-def raw_json(result: dict[str, Any]) -> str:
+def raw_json(result: JsonObject) -> str:
     shown = {k: v for k, v in result.items() if k not in ("sample_data", "run_id")}
     return json.dumps(shown, indent=2, ensure_ascii=False, default=str)
 
@@ -164,7 +164,7 @@ class DetailPane(QtWidgets.QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.header)
         layout.addWidget(self.tabs, 1)
-        self.result: dict[str, Any] | None = None
+        self.result: JsonObject | None = None
         self.clear()
 
     def clear(self, message: str = "Select a result to see its thread, rationale and raw payload.") -> None:
@@ -174,7 +174,7 @@ class DetailPane(QtWidgets.QWidget):
         self.judge.setHtml(empty_html("Select a result to see the judge's rationale."))
         self.raw.setPlainText("")
 
-    def set_result(self, result: dict[str, Any] | None) -> None:
+    def set_result(self, result: JsonObject | None) -> None:
         if result is None:
             self.clear("That result is no longer in the run.")
             return

@@ -22,8 +22,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from studio.core.json_types import JsonObject
 from studio.core.models.broken import BrokenRow
 from studio.core.models.labels import DEFAULT_KEY, Label, LabelInput, label_value
 from studio.core.store.authors import current_user
@@ -50,7 +51,7 @@ class LabelHost(Protocol):
     table: QtWidgets.QTableView
     run_id: int | None
     result_selected: QtCore.SignalInstance  # (int): the result id the detail pane shows
-    shown_result: dict[str, Any] | None
+    shown_result: JsonObject | None
 
     def select_row(self, row: int) -> None: ...
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from studio.core.json_types import JsonObject
 from studio.core.store.reports import export_csv
 from studio.core.store.results_query import (
     ResultFilter,
@@ -66,7 +67,7 @@ class ResultsView(QtWidgets.QWidget):
         self._summary_again = False
         self._summary_at = 0.0
         self._shown_result: int | None = None
-        self.shown_result: dict[str, Any] | None = None  # the result the detail pane shows (its run, its sample)
+        self.shown_result: JsonObject | None = None  # the result the detail pane shows (its run, its sample)
 
         self.model = ResultsModel(ctx, self)
         self.summary_bar = SummaryBar()

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
+from studio.core.json_types import JsonObject
 from studio.core.store.authors import current_user
 
 from ..context import AppContext
@@ -54,7 +55,7 @@ class Shown:
     question: str
     sample: Sample
     item: ReviewItem
-    judges: list[dict[str, Any]]
+    judges: list[JsonObject]
 
 
 class QueueSamples(QtCore.QAbstractListModel):
@@ -489,7 +490,7 @@ class ReviewPage(QtWidgets.QWidget):
 
         library, queue = self.ctx.library, self.queue
 
-        def compute() -> tuple[dict[str, Any], list[str]]:
+        def compute() -> tuple[JsonObject, list[str]]:
             library.queues.require_lead(queue.name)
             report = queue_agreement(library, queue.name)
             lines = agreement_lines(report) + ["", "The runs' pass rates (each line says which it is):"]
@@ -505,7 +506,7 @@ class ReviewPage(QtWidgets.QWidget):
         self.agreement_button.setEnabled(True)
         self.report_text.setPlainText(describe_error(exc))
 
-    def _reported(self, loaded: tuple[dict[str, Any], list[str]]) -> None:
+    def _reported(self, loaded: tuple[JsonObject, list[str]]) -> None:
         report, lines = loaded
         self.agreement_button.setEnabled(True)
         self.report_text.setPlainText("\n".join(lines))
@@ -551,7 +552,7 @@ class ReviewPage(QtWidgets.QWidget):
         from studio.core.engine.queues import dataset_from_queue
 
         library, name, chosen = self.ctx.library, self.queue.name, self._chosen()
-        def made_it(made: dict[str, Any]) -> None:
+        def made_it(made: JsonObject) -> None:
             self.ctx.datasets_changed.emit()
             self.messages.info("Dataset created", f"Dataset {made['dataset']}: {len(made['samples'])} settled samples "
                                f"from queue {name}, runs {', '.join(map(str, made['provenance']['runs']))}.")

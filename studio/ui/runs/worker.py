@@ -29,12 +29,12 @@ import signal
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from studio.core.engine import events
 from studio.core.engine.runner import Progress
+from studio.core.json_types import JsonObject
 from studio.core.models import RunInfo
 from studio.core.store import Library
 
@@ -61,7 +61,7 @@ def child_command(db_path: Path | str) -> list[str]:
     return [sys.executable, "-m", "studio", *db]
 
 
-def describe_child_error(event: dict[str, Any]) -> str:
+def describe_child_error(event: JsonObject) -> str:
     """The sentence for an ``error`` line, as ``describe_error`` would have said it in-process."""
     return events.describe_error(event)
 
@@ -87,8 +87,8 @@ class RunWorker(QObject):
         self._cancel_requested = False
         self._interrupt_sent = False
         self._reported = False
-        self._summary: dict[str, Any] | None = None
-        self._error: dict[str, Any] | None = None
+        self._summary: JsonObject | None = None
+        self._error: JsonObject | None = None
         self._stdout = bytearray()
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0

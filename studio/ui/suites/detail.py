@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable
-from typing import Any
 
+from studio.core.json_types import JsonObject
 from studio.core.store.results_query import judged, judges_first
 
 
-def ordered(graders: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def ordered(graders: list[JsonObject]) -> list[JsonObject]:
     """The judges first, then the other graders, each group in suite order (``judges_first``)."""
     return judges_first(graders)
 
 
-def suite_html(result: dict[str, Any], judge_html: Callable[[dict[str, Any]], str]) -> str:
+def suite_html(result: JsonObject, judge_html: Callable[[JsonObject], str]) -> str:
     parts = []
     overall = result.get("score")
     parts.append("<p><b>Overall</b> " + ("—" if overall is None else f"{overall:.4g}")
@@ -34,5 +34,5 @@ def suite_html(result: dict[str, Any], judge_html: Callable[[dict[str, Any]], st
     return "".join(parts)
 
 
-def suite_has_judgement(result: dict[str, Any]) -> bool:
+def suite_has_judgement(result: JsonObject) -> bool:
     return any(judged(g) for g in result.get("graders") or [])

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import BinaryJudge, JudgeBase
 
 from ...judges.lists import TableEditor
@@ -25,7 +24,7 @@ class BinaryJudgeBody(JudgeBody):
         self.criteria.setPlainText(d.criteria)
         self.shots.set_rows([[_user_text(s.messages), s.completion, s.reasoning, s.verdict] for s in d.examples])
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return {
             "criteria": self.criteria.toPlainText(),
             "examples": [{"messages": _messages(r[0]), "completion": r[1], "reasoning": r[2], "verdict": r[3]}

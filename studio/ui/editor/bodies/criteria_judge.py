@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import CriteriaJudge, JudgeBase
 
 from ...judges.lists import TableEditor
@@ -25,7 +24,7 @@ class CriteriaJudgeBody(JudgeBody):
         assert isinstance(d, CriteriaJudge)  # narrows the type: the kind's descriptor chose this body
         self.criteria_table.set_rows([[c.text, c.weight] for c in d.criteria])
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return {"criteria": [{"text": r[0], "weight": r[1]} for r in self.criteria_table.rows() if r[0]]}
 
     def _set_kind_read_only(self, read_only: bool) -> None:

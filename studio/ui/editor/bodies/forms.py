@@ -3,10 +3,9 @@ the definition file itself in a YAML editor (composite), with problems marked on
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.checks import Check
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.models import GraderDefinition, model_for
 from studio.core.models import files as definition_files
 from studio.core.models.common import GraderBase
@@ -49,7 +48,7 @@ class FormBody(DefinitionBody):
         self.common.load(definition)
         self.fields.load(definition.model_dump(mode="json"))
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> JsonObject:
         return {**self.common.values(), **self.fields.values()}
 
     def set_read_only(self, read_only: bool) -> None:
@@ -92,7 +91,7 @@ class YamlBody(DefinitionBody):
         self.editor.set_markers({})
         return parsed
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> JsonObject:
         return {}
 
     def set_read_only(self, read_only: bool) -> None:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.checks import Check
+from studio.core.json_types import JsonObject
 from studio.core.models import CONTRACT_LABELS, MAX_SOURCE_BYTES, FunctionGrader, GraderDefinition
 
 from ...qt import Qt, QtWidgets
@@ -96,7 +95,7 @@ class FunctionBody(DefinitionBody):
         self.max_model_calls.setValue(definition.max_model_calls)
         self.endpoint.setText(definition.endpoint or "")
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> JsonObject:
         return {
             **self.common.values(),
             "source": self.editor.toPlainText(),

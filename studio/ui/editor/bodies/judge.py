@@ -7,9 +7,8 @@ in the hooks below; ``make_body`` finds it from the kind."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from studio.core.graders.registry import get_kind
+from studio.core.json_types import JsonObject
 from studio.core.kinds import Kind
 from studio.core.models import GraderDefinition, JudgeBase
 from studio.core.models.thread import Turn
@@ -189,8 +188,8 @@ class JudgeBody(DefinitionBody):
         self._load_templates(definition)
         self.schedule_preview()
 
-    def values(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
+    def values(self) -> JsonObject:
+        data: JsonObject = {
             **self.common.values(),
             "endpoint": self.endpoint.currentText().strip() or None,
             "model": self.model.text().strip() or None,
@@ -215,7 +214,7 @@ class JudgeBody(DefinitionBody):
     def _load_kind(self, d: JudgeBase) -> None:
         """Show the kind's own fields of definition ``d``."""
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         """The kind's own fields, as the definition spells them."""
         return {}
 
@@ -226,7 +225,7 @@ class JudgeBody(DefinitionBody):
         self.templates.set_text("system_template", d.system_template)
         self.templates.set_text("user_template", d.user_template)
 
-    def _template_values(self) -> dict[str, Any]:
+    def _template_values(self) -> JsonObject:
         return {"system_template": self.templates.text("system_template"),
                 "user_template": self.templates.text("user_template")}
 

@@ -4,8 +4,7 @@ instructions (empty: the default ones for the partial-credit choice)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import JudgeBase, LetterJudge
 
 from ...qt import QtWidgets
@@ -35,7 +34,7 @@ class LetterJudgeBody(JudgeBody):
         self.include_history.setChecked(d.include_history)
         self.grade_pattern.setText(d.grade_pattern or "")
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return dict(partial_credit=self.partial_credit.isChecked(), include_history=self.include_history.isChecked(),
                     grade_pattern=self.grade_pattern.text() or None)
 
@@ -49,7 +48,7 @@ class LetterJudgeBody(JudgeBody):
         self.templates.set_text("template", d.template)
         self.templates.set_text("instructions", d.instructions)
 
-    def _template_values(self) -> dict[str, Any]:
+    def _template_values(self) -> JsonObject:
         return dict(template=self.templates.text("template") or "", instructions=self.templates.text("instructions"))
 
 

@@ -6,8 +6,7 @@ because a verdict that changes under the swap is what the judge exists to catch.
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import JudgeBase
 from studio.core.models.panels import PairwiseJudge
 
@@ -31,7 +30,7 @@ class PairwiseJudgeBody(JudgeBody):
         self.answer_a.setText(d.answer_a)
         self.answer_b.setText(d.answer_b)
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return {"criteria": self.criteria.toPlainText(), "answer_a": self.answer_a.text().strip(),
                 "answer_b": self.answer_b.text().strip()}
 

@@ -3,8 +3,7 @@ definition brings none."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import JudgeBase, PrebuiltJudge
 
 from ...qt import QtWidgets
@@ -32,7 +31,7 @@ class PrebuiltJudgeBody(JudgeBody):
         assert isinstance(d, PrebuiltJudge)  # narrows the type: the kind's descriptor chose this body
         self.metric_type.setCurrentIndex(max(0, self.metric_type.findData(d.metric_type)))
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return {"metric_type": self.metric_type.currentData()}
 
     def _set_kind_read_only(self, read_only: bool) -> None:

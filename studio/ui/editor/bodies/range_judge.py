@@ -3,8 +3,7 @@ coverage check) and scored few-shot examples."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import JudgeBase, RangeJudge, subrange_gaps, subrange_problems
 
 from ...judges.lists import StepsEditor, TableEditor
@@ -77,7 +76,7 @@ class RangeJudgeBody(JudgeBody):
         self.shots.set_rows([[_user_text(s.messages), s.completion, s.reasoning, s.score] for s in d.shots])
         self._update_coverage()
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return dict(
             criteria=self.criteria.toPlainText(),
             score_range=[self.low.value(), self.high.value()],

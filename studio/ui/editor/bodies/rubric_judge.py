@@ -3,8 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from studio.core.json_types import JsonObject
 from studio.core.models.judges import JudgeBase, RubricJudge
 
 from ...qt import QtWidgets
@@ -37,7 +36,7 @@ class RubricJudgeBody(JudgeBody):
         self.max_retries.setValue(d.max_retries)
         self.timeout.setValue(d.timeout)
 
-    def _kind_values(self) -> dict[str, Any]:
+    def _kind_values(self) -> JsonObject:
         return dict(provider=self.provider.currentText(), max_retries=self.max_retries.value(),
                     timeout=self.timeout.value())
 
@@ -50,7 +49,7 @@ class RubricJudgeBody(JudgeBody):
         self.templates.set_text("prompt", d.prompt)
         self.templates.set_text("system_prompt", d.system_prompt)
 
-    def _template_values(self) -> dict[str, Any]:
+    def _template_values(self) -> JsonObject:
         return dict(prompt=self.templates.text("prompt") or "", system_prompt=self.templates.text("system_prompt"))
 
 
