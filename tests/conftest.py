@@ -109,7 +109,8 @@ _A_CHILDS_STATE: dict[str, object] = {"allowed": False, "secrets": set()}
 
 
 def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
-             env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+             env: dict[str, str | None] | None = None, timeout: float = 120,
+             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``studio.cli.main`` in this process, seen as ``run_cli`` sees the child: exit code, stdout and
     stderr as text (line ends read as a pipe's reader reads them), stdin from ``input``, the
     environment and working directory of the child, sys.argv, Python's default warning filters, a
@@ -118,7 +119,9 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
     leaves running (a child would hang at exit) fails the test. Several times faster
     than a child, which spends most of a short command importing the studio again. Use ``run_cli``
     where the process itself is the subject: start-up imports, signals, exit without cleanup, or an
-    environment read once per process (PATH for the sandbox's mode)."""
+    environment read once per process (PATH for the sandbox's mode). ``cwd``: the child's working
+    directory (the checkout's by default, as ``run_cli``'s); an ``env`` value of None: a variable the
+    child is started without."""
     import io
     import warnings
 
@@ -132,10 +135,14 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
     threads_before = set(threading.enumerate())
     process_state = _process_state(_A_CHILDS_STATE)
-    os.environ.update(changes)
+    for key, value in changes.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     sys.stdin, sys.stdout, sys.stderr = stdin, streams[0], streams[1]
     sys.argv = ["grader-studio", *args]
-    os.chdir(REPO)
+    os.chdir(cwd or REPO)
     try:
         with warnings.catch_warnings():
             warnings.resetwarnings()
