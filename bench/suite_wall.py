@@ -21,6 +21,7 @@ and the platforms' packages (``bash .ci/platforms.sh``). Run:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORES = 2  # the project's rule: the default suite within 10 minutes on two cores
 DURATION = re.compile(r"^([0-9.]+)s (?:call|setup|teardown) ", re.MULTILINE)
+FILE_DURATION = re.compile(r"^([0-9.]+)s (?:call|setup|teardown) +([^:\s]+)::", re.MULTILINE)
 SUMMARY = re.compile(r"^=+ (.*(?:passed|failed).*) in [0-9.]+s.*=+$", re.MULTILINE)
 
 
@@ -41,7 +43,8 @@ def load() -> str:
 def run_suite(tree: Path, extra: list[str], log: Path) -> dict[str, object]:
     """One run of the suite in ``tree`` with its own interpreter; the figures above."""
     env = {**os.environ, "CI": "true", "QT_QPA_PLATFORM": "offscreen", "STUDIO_REQUIRE_PLATFORMS": "1"}
-    command = [str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-p", "no:randomly", "--durations=0", *extra]
+    command = [str(tree / ".venv" / "bin" / "python"), "-m", "pytest", "-p", "no:randomly", "--durations=0",
+               "--durations-min=0", *extra]
     before = load()
     start = time.monotonic()
     with log.open("w") as out:
@@ -53,6 +56,15 @@ def run_suite(tree: Path, extra: list[str], log: Path) -> dict[str, object]:
     return {"tree": str(tree), "wall": wall, "cpu": usage.ru_utime + usage.ru_stime,
             "durations": sum(float(d) for d in DURATION.findall(text)), "load": f"{before} -> {load()}",
             "exit": os.waitstatus_to_exitcode(status), "summary": summary[-1] if summary else "(no summary)"}
+
+
+def file_seconds(text: str) -> dict[str, float]:
+    """Each test file's durations summed (``--durations=0``), longest first: the order
+    tests/conftest.py hands the files to xdist's workers (``tests/file_seconds.json``)."""
+    totals: dict[str, float] = {}
+    for seconds, name in FILE_DURATION.findall(text):
+        totals[name] = totals.get(name, 0.0) + float(seconds)
+    return {name: round(total, 1) for name, total in sorted(totals.items(), key=lambda kv: -kv[1])}
 
 
 def show(label: str, row: dict[str, object]) -> None:
@@ -67,6 +79,8 @@ def main() -> int:
     parser.add_argument("--base", type=Path, help="a checkout of the tree before, with its own .venv")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--log", type=Path, default=Path("/tmp/bench-suite-wall"), help="where each run's output goes")
+    parser.add_argument("--write-file-seconds", type=Path, metavar="JSON",
+                        help="write this tree's seconds a test file there (tests/file_seconds.json)")
     parser.add_argument("extra", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
     args.log.mkdir(parents=True, exist_ok=True)
@@ -77,6 +91,9 @@ def main() -> int:
             row = run_suite(tree, args.extra, args.log / f"{label}-{round_}.txt")
             results[label].append(row)
             show(f"round {round_ + 1} {label} ({tree})", row)
+    if args.write_file_seconds:
+        text = (args.log / f"this-{args.rounds - 1}.txt").read_text(errors="replace")
+        args.write_file_seconds.write_text(json.dumps(file_seconds(text), indent=0) + "\n")
     if args.base:
         best = {label: min(rows, key=lambda r: float(r["wall"])) for label, rows in results.items()}  # type: ignore[arg-type]
         for key in ("wall", "cpu"):

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,7 +109,8 @@ _A_CHILDS_STATE: dict[str, object] = {"allowed": False, "secrets": set()}
 
 
 def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
-             env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+             env: dict[str, str | None] | None = None, timeout: float = 120,
+             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """``studio.cli.main`` in this process, seen as ``run_cli`` sees the child: exit code, stdout and
     stderr as text (line ends read as a pipe's reader reads them), stdin from ``input``, the
     environment and working directory of the child, sys.argv, Python's default warning filters, a
@@ -116,7 +119,9 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
     leaves running (a child would hang at exit) fails the test. Several times faster
     than a child, which spends most of a short command importing the studio again. Use ``run_cli``
     where the process itself is the subject: start-up imports, signals, exit without cleanup, or an
-    environment read once per process (PATH for the sandbox's mode)."""
+    environment read once per process (PATH for the sandbox's mode). ``cwd``: the child's working
+    directory (the checkout's by default, as ``run_cli``'s); an ``env`` value of None: a variable the
+    child is started without."""
     import io
     import warnings
 
@@ -130,10 +135,14 @@ def run_main(*args: str, db: Path | str | None = None, input: str | None = None,
     stdin = io.TextIOWrapper(io.BytesIO((input or "").encode()), encoding="utf-8")
     threads_before = set(threading.enumerate())
     process_state = _process_state(_A_CHILDS_STATE)
-    os.environ.update(changes)
+    for key, value in changes.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
     sys.stdin, sys.stdout, sys.stderr = stdin, streams[0], streams[1]
     sys.argv = ["grader-studio", *args]
-    os.chdir(REPO)
+    os.chdir(cwd or REPO)
     try:
         with warnings.catch_warnings():
             warnings.resetwarnings()
@@ -245,8 +254,43 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     write_conformance(terminalreporter, _WORKER_CONFORMANCE)
 
 
+# Seconds each test file took in a measured run (``bench/suite_wall.py --write-file-seconds``): the
+# order the files are handed to xdist's workers. Only an order: a stale or missing entry costs time,
+# never correctness (a file not listed is estimated from its test count).
+FILE_SECONDS = REPO / "tests" / "file_seconds.json"
+_SECONDS_A_TEST = 0.25  # a file not yet measured: about the suite's mean a test
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """xdist keeps the order of the files below instead of its own (most tests first): a file of
+    one long test (mypy over studio/) sorted by its count would start last and hold the run's end."""
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def file_seconds() -> dict[str, float]:
+    try:
+        table = json.loads(FILE_SECONDS.read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(name): float(seconds) for name, seconds in table.items()} if isinstance(table, dict) else {}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``early`` first: xdist hands out files in collection order, so a long single
-    test (mypy over studio/, tests/test_types.py) starts at once on one worker while the others take
-    the rest, instead of being reached last and holding the run's end."""
-    items.sort(key=lambda item: item.get_closest_marker("early") is None)  # stable: the rest keep their order
+    """The longest files first, as measured (``FILE_SECONDS``), tests marked ``early`` before them:
+    xdist (``--dist loadfile``) hands a worker the next file when it is nearly done, so the long ones
+    overlap the rest and short ones fill the end, instead of one worker finishing minutes after the
+    other. A file's tests keep their order (a stable sort on the file's cost)."""
+    known = file_seconds()
+    counts = Counter(_file_of(item) for item in items)
+    early = {_file_of(item) for item in items if item.get_closest_marker("early") is not None}
+
+    def cost(item: pytest.Item) -> tuple[bool, float]:
+        name = _file_of(item)
+        return name not in early, -known.get(name, counts[name] * _SECONDS_A_TEST)
+
+    items.sort(key=cost)
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]

@@ -108,11 +108,11 @@ def test_demo_library_and_a_run(cli) -> None:  # type: ignore[no-untyped-def]
 def test_a_broken_or_newer_library_is_a_sentence(tmp_path: Path) -> None:
     import sqlite3
 
-    from tests.conftest import run_cli
+    from tests.conftest import run_main  # in-process: exit code and streams as a child's
 
     junk = tmp_path / "junk.sqlite"
     junk.write_text("this is not a database")
-    result = run_cli("graders", "list", db=junk)
+    result = run_main("graders", "list", db=junk)
     # a file that is not a library is the user's input: one sentence, exit 2 (locked or full stay 1)
     assert result.returncode == 2 and "not a database" in result.stderr and "Traceback" not in result.stderr
 
@@ -120,5 +120,5 @@ def test_a_broken_or_newer_library_is_a_sentence(tmp_path: Path) -> None:
     conn = sqlite3.connect(newer)
     conn.execute("PRAGMA user_version = 999")
     conn.close()
-    result = run_cli("graders", "list", db=newer)
+    result = run_main("graders", "list", db=newer)
     assert result.returncode == 1 and "newer Grader Studio" in result.stderr and "Traceback" not in result.stderr

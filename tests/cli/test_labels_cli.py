@@ -1,6 +1,6 @@
 """``labels import`` never replaces another person's label unasked (issue 43): refused in one
 sentence with exit 2 and nothing written, unless ``--replace``; the replaced versions stay in
-``labels history``. The real console entry point in a child process."""
+``labels history``. The console entry point, in-process (``run_main``: exit code and streams as a child's)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 
 from studio.core.models import Sample
 from studio.core.store import Library
-from tests.conftest import run_cli
+from tests.conftest import run_main
 
 
 def _as(db: Path, user: str, *args: str):  # type: ignore[no-untyped-def]
-    return run_cli(*args, db=db, env={"GRADER_STUDIO_USER": user})
+    return run_main(*args, db=db, env={"GRADER_STUDIO_USER": user})
 
 
 def _file(tmp_path: Path, name: str, rows: list[dict[str, object]]) -> Path:
@@ -23,7 +23,7 @@ def _file(tmp_path: Path, name: str, rows: list[dict[str, object]]) -> Path:
 
 
 def _history(db: Path, sample: str) -> list[tuple[str, str]]:
-    shown = json.loads(run_cli("labels", "history", sample, "--dataset", "qa", "--json", db=db).stdout)
+    shown = json.loads(run_main("labels", "history", sample, "--dataset", "qa", "--json", db=db).stdout)
     return [(v["label"], v["labeler"]) for v in shown]
 
 
@@ -53,5 +53,5 @@ def test_import_refuses_to_replace_another_persons_label_without_replace(db_path
 
 
 def test_the_help_says_what_replace_does() -> None:
-    shown = run_cli("labels", "import", "--help")
+    shown = run_main("labels", "import", "--help")
     assert shown.returncode == 0 and "--replace" in shown.stdout and "another person" in shown.stdout

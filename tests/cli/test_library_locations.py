@@ -16,7 +16,7 @@ from pg import PgServer, free_port
 
 from studio.core.models import FunctionGrader, Sample
 from studio.core.store import Library
-from tests.conftest import REPO
+from tests.conftest import REPO, run_main
 
 PASSWORD = "s3cr@t:pw/x"  # an '@', a ':' and a '/' inside: percent-encoded in a URL
 ENCODED = "s3cr%40t%3Apw%2Fx"
@@ -24,11 +24,16 @@ LEAKS = (PASSWORD, ENCODED, "s3cr", "pw/x")
 
 
 def studio(cwd: Path, *args: str, db: str | None = None, env: dict[str, str] | None = None,
-           ) -> subprocess.CompletedProcess[str]:
+           child: bool = False) -> subprocess.CompletedProcess[str]:
+    """The command in ``cwd`` with no library named by the environment: in-process (``run_main``), or
+    in a real child where the process is the subject (the window's start, a grading child's view)."""
+    argv = [*(["--db", db] if db is not None else []), *args]
+    if not child:
+        return run_main(*argv, env={"GRADER_STUDIO_DB": None, **(env or {})}, cwd=cwd)
     full = {k: v for k, v in os.environ.items() if k != "GRADER_STUDIO_DB"}
     full.update({"PYTHONPATH": str(REPO), **(env or {})})
-    argv = [sys.executable, "-m", "studio", *(["--db", db] if db is not None else []), *args]
-    return subprocess.run(argv, cwd=cwd, env=full, capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "studio", *argv], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=120)
 
 
 def refused(done: subprocess.CompletedProcess[str]) -> str:
@@ -58,7 +63,7 @@ def test_a_url_the_studio_does_not_read_is_one_sentence_exit_2_and_nothing_creat
         refused(studio(tmp_path, "graders", "list", db=value)),
         refused(studio(tmp_path, "library", "info", env={"GRADER_STUDIO_DB": value})),
         refused(studio(tmp_path, "library", "copy", value, "out.sqlite")),
-        refused(studio(tmp_path, db=value)),  # the window: refused before it opens
+        refused(studio(tmp_path, db=value, child=True)),  # the window: refused before it opens
     ]
     for line in sentences:
         hidden(line)

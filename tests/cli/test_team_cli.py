@@ -1,7 +1,9 @@
 """A team's library on a real PostgreSQL server, through the console entry point (docs/team.md):
 the demo created there, two processes grading into it at once, a lock refusing another user by
 the owner's name, a library copied there and back, and a bad URL or a down server refused in one
-sentence with exit 2 and nothing created."""
+sentence with exit 2 and nothing created. The commands run in-process (``run_main``: streams, exit
+code and environment as a child's) but where processes are the subject: two grading at once, and a
+refusal in a working directory of its own that must stay empty."""
 
 from __future__ import annotations
 
@@ -19,34 +21,34 @@ from pg import PgServer, free_port
 from studio.core.models import BuiltinGrader
 from studio.core.models import files as definition_files
 from studio.core.store import Library
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_main
 
 
 def cli_as(db: str | Path, user: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_cli(*args, db=db, env={"GRADER_STUDIO_USER": user})  # type: ignore[arg-type]
+    return run_main(*args, db=db, env={"GRADER_STUDIO_USER": user})  # type: ignore[arg-type]
 
 
 def test_the_demo_library_is_created_on_postgresql(pg_url: str) -> None:
-    made = run_cli("demo", db=pg_url)  # type: ignore[arg-type]
+    made = run_main("demo", db=pg_url)  # type: ignore[arg-type]
     assert made.returncode == 0, made.stderr
     assert "demo library at postgresql://postgres@127.0.0.1" in made.stdout
-    listed = json.loads(run_cli("graders", "list", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
+    listed = json.loads(run_main("graders", "list", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
     assert len(listed) == 33
-    shown = json.loads(run_cli("runs", "show", "1", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
+    shown = json.loads(run_main("runs", "show", "1", "--json", db=pg_url).stdout)  # type: ignore[arg-type]
     assert shown["run"]["status"] == "completed" and len(shown["results"]) == 60
     # a suite run there: the overall row and each grader's
-    suite = run_cli("run", "--graders", "qa-exact-builtin,qa-contains-expected", "qa", "--json",
+    suite = run_main("run", "--graders", "qa-exact-builtin,qa-contains-expected", "qa", "--json",
                     db=pg_url)  # type: ignore[arg-type]
     assert suite.returncode == 0, suite.stderr
     summary = json.loads(suite.stdout)
     assert summary["status"] == "completed" and summary["done"] == 60
-    report = run_cli("runs", "export", str(summary["id"]), "--format", "csv", db=pg_url)  # type: ignore[arg-type]
+    report = run_main("runs", "export", str(summary["id"]), "--format", "csv", db=pg_url)  # type: ignore[arg-type]
     table = list(csv.reader(io.StringIO(report.stdout)))
     assert "grader.qa-exact-builtin" in table[0] and len(table) == 61
 
 
 def test_two_processes_grade_into_one_library_at_once_exactly_once(pg_url: str) -> None:
-    assert run_cli("demo", db=pg_url).returncode == 0  # type: ignore[arg-type]
+    assert run_main("demo", db=pg_url).returncode == 0  # type: ignore[arg-type]
     env = {**os.environ, "GRADER_STUDIO_DB": pg_url}
     runs = [subprocess.Popen([sys.executable, "-m", "studio", "run", key, "qa", "--json"], cwd=REPO, env=env,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -86,15 +88,15 @@ def test_a_lock_refuses_another_user_by_the_owners_name(backend: str, tmp_path: 
 
 def test_library_copy_there_and_back(tmp_path: Path, pg_url: str) -> None:
     source = tmp_path / "mine.sqlite"
-    assert run_cli("demo", db=source).returncode == 0
-    there = run_cli("library", "copy", str(source), pg_url)
+    assert run_main("demo", db=source).returncode == 0
+    there = run_main("library", "copy", str(source), pg_url)
     assert there.returncode == 0, there.stderr
     assert there.stdout.startswith("copied 33 graders, 33 grader versions, 0 suites, 4 datasets, 220 samples, "
                                    "1 runs, 60 results")
     assert "endpoints (without keys)" in there.stdout and pg_url in there.stdout
     back = tmp_path / "back.sqlite"
-    assert run_cli("library", "copy", pg_url, str(back)).returncode == 0
-    again = run_cli("library", "copy", str(source), pg_url)
+    assert run_main("library", "copy", pg_url, str(back)).returncode == 0
+    again = run_main("library", "copy", str(source), pg_url)
     assert again.returncode == 1 and "is not empty" in again.stderr
 
 

@@ -7,10 +7,8 @@ an analyst's role may not make, and a role without the grants, are one sentence 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from pg import PgServer
 
 from studio.core.models import BuiltinGrader
 from studio.core.models import files as definition_files
-from tests.conftest import REPO
+from tests.conftest import REPO, run_main
 
 DOC = REPO / "docs" / "team.md"
 DATABASE = "graders"
@@ -65,10 +63,8 @@ def as_role(server: PgServer, role: str, *args: str, cwd: Path = REPO) -> subpro
     """The CLI as an analyst logged in as ``role`` (a password in the URL, as a user may type it;
     this test server trusts 127.0.0.1, so it is never checked), with no GRADER_STUDIO_USER."""
     url = f"postgresql://{role}:{role}-pw%40x@127.0.0.1:{server.port}/{DATABASE}"
-    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_STUDIO_USER", "GRADER_STUDIO_DB")}
-    env["PYTHONPATH"] = str(REPO)
-    done = subprocess.run([sys.executable, "-m", "studio", "--db", url, *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=180)
+    done = run_main("--db", url, *args, env={"GRADER_STUDIO_USER": None, "GRADER_STUDIO_DB": None}, cwd=cwd,
+                    timeout=180)  # in-process, as a child started without those two variables
     assert f"{role}-pw" not in done.stdout + done.stderr
     return done
 

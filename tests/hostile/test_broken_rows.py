@@ -143,7 +143,7 @@ def test_library_copy_carries_a_library_with_broken_rows(library: Library, cli, 
 
 def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
     """SQLite only: PostgreSQL's timestamp type refuses a time that is no time when it is written."""
-    from tests.conftest import run_cli
+    from tests.conftest import run_main  # in-process: exit code and streams as a child's
 
     db = tmp_path / "times.sqlite"
     library = Library.open(db)
@@ -161,21 +161,21 @@ def test_times_that_are_no_times_show_the_grader_broken(tmp_path: Path) -> None:
     finally:
         library.close()
     for args in (("graders", "show", "timeless"), ("graders", "versions", "timeless")):
-        _no_bug(run_cli(*args, db=db))
+        _no_bug(run_main(*args, db=db))
     for args in (("runs", "list"), ("runs", "show", str(run.id)), ("runs", "report", str(run.id)),
                  ("datasets", "list"), ("runs", "list", "--json")):
-        shown = run_cli(*args, db=db)
+        shown = run_main(*args, db=db)
         _no_bug(shown)
         assert shown.returncode == 0, (args, shown.stderr)
-    assert "unknown time" in run_cli("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
-    assert run_cli("graders", "delete", "timeless", db=db).returncode == 0
+    assert "unknown time" in run_main("runs", "list", db=db).stdout.splitlines()[-1]  # the unknown time shown as unknown
+    assert run_main("graders", "delete", "timeless", db=db).returncode == 0
 
 
 def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_url: str) -> None:
     """SQLite's TEXT holds NUL, PostgreSQL's cannot (nor ``\\u0000`` in JSON its functions read): a
     library written by an earlier studio or by hand copies over with U+FFFD in their place, each
     change named, and the copy's run reads back."""
-    from tests.conftest import run_cli
+    from tests.conftest import run_main  # in-process: exit code and streams as a child's
 
     db = tmp_path / "nul.sqlite"
     library = Library.open(db)
@@ -188,7 +188,7 @@ def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_ur
                          {"t": "before\x00after", "d": '{"note": "x\\u0000y"}', "r": run_id})
     finally:
         library.close()
-    copied = run_cli("library", "copy", str(db), pg_url)
+    copied = run_main("library", "copy", str(db), pg_url)
     _no_bug(copied)
     assert copied.returncode == 0, copied.stderr
     assert "results row" in copied.stderr and "rationale held characters" in copied.stderr
@@ -198,7 +198,7 @@ def test_a_sqlite_library_holding_nul_copies_to_postgresql(tmp_path: Path, pg_ur
         assert row["rationale"] == "before\ufffdafter" and row["details"] == {"note": "x\ufffdy"}
     finally:
         target.close()
-    _no_bug(run_cli("runs", "show", str(run_id), env={"GRADER_STUDIO_DB": pg_url}))
+    _no_bug(run_main("runs", "show", str(run_id), env={"GRADER_STUDIO_DB": pg_url}))
 
 
 def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path: Path) -> None:
@@ -207,7 +207,7 @@ def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path
     from studio.core.models import BuiltinGrader
     from studio.core.models.labels import LabelInput
     from studio.core.models.suite import SuiteDefinition, SuiteMember
-    from tests.conftest import run_cli
+    from tests.conftest import run_main  # in-process: exit code and streams as a child's
 
     db = tmp_path / "times.sqlite"
     library = Library.open(db)
@@ -231,13 +231,13 @@ def test_versions_and_labels_whose_times_are_no_times_show_unknown_time(tmp_path
     finally:
         library.close()
     for args in (("graders", "versions", "g"), ("suites", "versions", "s"), ("labels", "history", "s1", "--dataset", "d")):
-        shown = run_cli(*args, db=db)
+        shown = run_main(*args, db=db)
         _no_bug(shown)
         assert shown.returncode == 0 and "unknown time" in shown.stdout, (args, shown.stderr)
-        as_json = run_cli(*args, "--json", db=db)
+        as_json = run_main(*args, "--json", db=db)
         _no_bug(as_json)
         assert as_json.returncode == 0 and None in [v["created_at"] for v in json.loads(as_json.stdout)]
-    exported = run_cli("labels", "export", "--dataset", "d", "--format", "jsonl", db=db)
+    exported = run_main("labels", "export", "--dataset", "d", "--format", "jsonl", db=db)
     _no_bug(exported)
     assert exported.returncode == 0 and json.loads(exported.stdout.splitlines()[0])["created_at"] is None
 
@@ -299,7 +299,7 @@ def test_a_label_whose_score_is_no_number_is_broken(tmp_path: Path) -> None:
     """SQLite only (PostgreSQL's double precision refuses it when it is written): a stored score
     that is no number is a broken label, named in the listing, the others still read."""
     from studio.core.models.labels import LabelInput
-    from tests.conftest import run_cli
+    from tests.conftest import run_main  # in-process: exit code and streams as a child's
 
     db = tmp_path / "scores.sqlite"
     with Library.open(db) as library:
@@ -311,7 +311,7 @@ def test_a_label_whose_score_is_no_number_is_broken(tmp_path: Path) -> None:
                               " WHERE sample_id = 's1'"), {"a": AUTHOR})
         assert list(library.labels.current("d")) == ["s2"]
         assert [b.ident for b in library.labels.broken("d")] == ["s1 v2"]
-    listed = run_cli("labels", "list", "--dataset", "d", "--json", db=db)
+    listed = run_main("labels", "list", "--dataset", "d", "--json", db=db)
     _no_bug(listed)
     records = json.loads(listed.stdout)["labels"]
     assert [(r.get("sample_id"), r.get("broken", False)) for r in records] == [("s2", False), (None, True)]

@@ -116,13 +116,14 @@ def test_the_stored_tallies_are_the_computed_ones(lib: Library, grading: str) ->
 
 
 def test_a_resumed_run_stores_what_a_run_in_one_go_stores(lib: Library, fake_judge) -> None:  # type: ignore[no-untyped-def]
-    fake_judge.latency = 20 / 1000
     lib.datasets.create("geo-big", dataset(200))
     whole = run_grader(lib, "geo-suite", "geo-big", RunOptions(use_cache=False))
+    fake_judge.latency = 20 / 1000  # slow enough for the cancel below to land mid-run
     run = start_run(lib, "geo-suite", "geo-big", RunOptions(use_cache=False, concurrency=2))
     first = cancelled_after(lib, run.id, 4)
     assert first.status == "cancelled" and 0 < first.done < 200
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates)  # only a completed run keeps one
+    fake_judge.latency = 0.0  # the slow judge was there for the cancel to land mid-run; the resume needs none
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
     resumed, once = stored_of(lib, run.id), stored_of(lib, whole.id)

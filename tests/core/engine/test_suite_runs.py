@@ -142,6 +142,7 @@ def test_cancel_then_resume_grades_each_sample_and_grader_once(lib: Library, fak
     assert first.status == "cancelled" and 0 < first.done < 200
     asked_before = fake_judge.requests["/v1/chat/completions"]
     judged = {r["sample_idx"] for r in grader_results(lib, run.id, "capital")}
+    fake_judge.latency = 0.0  # the slow judge was there for the cancel to land mid-run; the resume needs none
 
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
@@ -206,6 +207,7 @@ def test_kill_then_resume_from_the_command_line_grades_nothing_twice(lib: Librar
     assert lib.runs.get(run_id).status == "interrupted"
     judged = {idx for slot, idx, *_ in before_graders if slot == 2} | {r[0] for r in before_rows}
     asked = fake_judge.requests["/v1/chat/completions"]
+    fake_judge.latency = 0.0  # the slow judge was there for the kill to land mid-run; the resume needs none
 
     resumed = subprocess.run([sys.executable, "-m", "studio", "run", "--resume", str(run_id), "--json"],
                              env=env, cwd=REPO, capture_output=True, text=True, timeout=300)

@@ -320,6 +320,7 @@ def test_a_resumed_run_computes_its_tallies(lib: Library, paths: list[int], fake
     assert STORED_KEY not in json.loads(lib.runs.raw(run.id).aggregates) and paths == []
     same_aggregates({k: v for k, v in first.aggregates.items() if k != "batch_metrics"},
                     run_aggregates(lib, run.id, first.pass_threshold))
+    fake_judge.latency = 0.0  # the slow judge was there for the cancel to land mid-run; the resume needs none
     final = execute_run(lib, run.id)
     assert final.status == "completed" and final.done == 200
     assert paths == [run.id]  # the resume did not write every row: computed
