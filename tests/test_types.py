@@ -65,8 +65,6 @@ def test_the_core_is_checked_strictly() -> None:
 #: being restructured (runpath, issue 45): made strict and Any-free on that branch; the lead removes
 #: this at merge (store/run_end.py, store/run_spend.py and models/spend.py: runpath2's, new since)
 _RESTRUCTURED = {
-    *(f"studio/core/engine/{name}.py" for name in (
-        "runner",)),
     *(f"studio/core/store/{name}.py" for name in ("run_graders", "run_end", "run_spend")),
     "studio/core/models/spend.py",
 }

@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from studio.core.engine import events
-from studio.core.engine.runner import Progress
+from studio.core.engine.progress import Progress
 from studio.core.models import RunInfo
 from studio.core.store import Library
 
