@@ -38,7 +38,7 @@ from studio.core.store.run_spend import with_usage
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
 from studio.core.store.targets import unknown_target
 
-from .plan import Graded, RunPlan, assemble
+from .plan import Graded, Partial, RunPlan, assemble, partial_of
 from .planning import one_off_suite, plan_of, record_suite_run, run_total
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
@@ -375,7 +375,7 @@ class _Slots:
             with contextlib.suppress(Exception):
                 await scorer.aclose()
 
-    async def grade(self, run_id: int, batch: list[DriverRow], partial: dict[int, dict[int, Outcome]],
+    async def grade(self, run_id: int, batch: list[DriverRow], partial: Partial,
                     cancel: threading.Event, stopping: Callable[[], bool] = bool) -> _Graded:
         """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats).
         ``stopping()``: the run stopped because samples cannot be graded (a key refused, the first
@@ -412,7 +412,7 @@ class _Slots:
             fixed.update({row[ROW_IDX]: row for row in await self._grade_one(run_id, good)})
         return [fixed.get(row[ROW_IDX], row) for row in rows]
 
-    async def _grade_suite_checked(self, run_id: int, batch: Sequence[DriverRow], partial: dict[int, dict[int, Outcome]],
+    async def _grade_suite_checked(self, run_id: int, batch: Sequence[DriverRow], partial: Partial,
                                    cancel: threading.Event, stopping: Callable[[], bool]) -> _Graded:
         """``_grade_raw_checked`` for a suite whose every grader takes the stored JSON
         (stored_samples.py): the batch graded raw, then only the failed samples' rows read."""
@@ -432,7 +432,7 @@ class _Slots:
         return (*regraded(batch, first[:2], again[:2], {row[0] for row in good}, errors, broken), None)
 
     async def _grade_good(self, run_id: int, batch: Sequence[DriverRow], parsed: list[Sample],
-                          partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+                          partial: Partial, cancel: threading.Event,
                           stopping: Callable[[], bool]) -> _Graded:
         if self.single:  # (the engine's loop drops those rows once it has counted them)
             if not self.raw:
@@ -476,7 +476,7 @@ class _Slots:
         return scored_rows(run_id, batch, values, key, ms, other)
 
     async def _grade_suite(self, run_id: int, batch: Sequence[DriverRow], parsed: list[Sample],
-                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+                           partial: Partial, cancel: threading.Event,
                            stopping: Callable[[], bool] = bool) -> _Graded:
 
         async def one(slot: int) -> tuple[int, list[int], Sequence[Graded]]:
@@ -521,7 +521,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     ``kept``: adds up the rows as they are written (engine/written_tally.py). ``retried``: the
     errored samples graded again, with a suite's graders that did not err (those are kept)."""
     slots = await _Slots.open(plan, ctx, StoredSamples.of_run(library, run_id))
-    partial = library.runs.partial(run_id) if plan.suite else {}
+    partial = partial_of(library.runs.partial(run_id)) if plan.suite else {}
     if plan.suite and retried:
         partial.update({idx: dict(kept_slots) for idx, kept_slots in retried.items() if kept_slots})
     if kept is not None and (already or partial):
