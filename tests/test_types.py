@@ -62,13 +62,6 @@ def test_the_core_is_checked_strictly() -> None:
         assert where.get(option) is True, f"{option} = true missing from the core's mypy config"
 
 
-#: being restructured (runpath, issue 45): made strict and Any-free on that branch; the lead removes
-#: this at merge
-_RESTRUCTURED = {
-    *(f"studio/core/engine/{name}.py" for name in (
-        "request", "runner", "planning", "sections", "budget", "dry_run", "summary")),
-}
-
 #: the few places a bare ``Any`` is the honest type, by file: how many uses and why
 _ALLOWED_ANY: dict[str, tuple[int, str]] = {
     "studio/core/store/database.py": (4, "DriverRow and DriverConnection: a DB-API driver's rows, whose "
@@ -105,7 +98,7 @@ def test_any_only_at_decoded_json_boundaries() -> None:
     found = {}
     for path in sorted((REPO / "studio" / "core").rglob("*.py")):
         name = path.relative_to(REPO).as_posix()
-        if name == "studio/core/json_types.py" or name in _RESTRUCTURED:
+        if name == "studio/core/json_types.py":
             continue
         uses = _any_uses(path)
         allowed = _ALLOWED_ANY.get(name, (0, ""))[0]

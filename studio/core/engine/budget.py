@@ -13,11 +13,12 @@ from __future__ import annotations
 import threading
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from studio.core.errors import StudioError
+from studio.core.json_types import JsonObject
 from studio.core.models.endpoints import EndpointConfig
 
 from .usage import Spent, cost_of, exact_decimal, format_usd
@@ -104,7 +105,7 @@ class Budget:
             parts.append(f"{self.spent.tokens:,} of {caps.max_tokens:,} tokens (--max-tokens)")
         return "stopped: budget: " + " and ".join(parts) + "; resume with a higher cap to finish"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {"max_cost": None if self.caps.max_cost is None else str(self.caps.max_cost),
                 "max_tokens": self.caps.max_tokens, "spent_tokens": self.spent.tokens,
                 "spent_cost_usd": exact_decimal(self.cost), "stopped": self.stopped}

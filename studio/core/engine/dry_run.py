@@ -18,14 +18,15 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Protocol, cast
 
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
 from studio.core.judges.http.providers import provider_of
 from studio.core.judges.scorer import make_scorer as make_judge_scorer
 from studio.core.judges.tokens import counter_for
 from studio.core.kinds import get_kind
-from studio.core.models import GraderDefinition, walk
+from studio.core.models import GraderDefinition, Sample, walk
 from studio.core.models.endpoints import EndpointConfig
 from studio.core.scoring import GradingContext
 from studio.core.store import Library
@@ -82,7 +83,7 @@ class GraderEstimate:
         return (sum((r[0] for r in ranges if r), Fraction(0)) * self.repeats,
                 sum((r[1] for r in ranges if r), Fraction(0)) * self.repeats)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         cost = self.cost_range()
         return {
             "grader": self.key, "version": self.version, "samples": self.samples, "repeats": self.repeats,
@@ -114,6 +115,13 @@ class GraderEstimate:
         return out
 
 
+class _Caller(Protocol):
+    """What ``Recorder.answer`` reads of the judge client that calls it (``judges/http/client.JudgeClient``)."""
+
+    config: EndpointConfig
+    model: str
+
+
 class Recorder:
     """Stands in for the network in a dry run: counts each call and answers it minimally."""
 
@@ -129,9 +137,12 @@ class Recorder:
         with self._lock:
             self.estimate(config).cache_hits += 1
 
-    def answer(self, client: Any, path: str, payload: dict[str, Any]) -> Any:
-        config: EndpointConfig = client.config
-        counter = counter_for(str(payload.get("model") or client.model), provider_of(config).openai_encodings)
+    def answer(self, client: object, path: str, payload: JsonObject) -> JsonObject:
+        # the one caller is a JudgeClient passing itself (scoring.DryRunRecorder names it object:
+        # scoring sits below the judges and cannot import their client)
+        caller = cast(_Caller, client)
+        config = caller.config
+        counter = counter_for(str(payload.get("model") or caller.model), provider_of(config).openai_encodings)
         messages = list(payload.get("messages") or [])
         if payload.get("system"):  # Anthropic's system prompt travels beside the messages
             messages.insert(0, {"role": "system", "content": payload["system"]})
@@ -145,7 +156,7 @@ class Recorder:
         return provider_of(config).answer(text, bool(payload.get("logprobs")))
 
 
-def _schema_of(payload: dict[str, Any]) -> dict[str, Any] | None:
+def _schema_of(payload: JsonObject) -> JsonObject | None:
     fmt = payload.get("response_format")
     if isinstance(fmt, dict):
         inner = fmt.get("json_schema")
@@ -155,7 +166,7 @@ def _schema_of(payload: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _instance(schema: dict[str, Any]) -> Any:
+def _instance(schema: JsonObject) -> JsonValue:
     """The smallest value a JSON schema accepts (one item for arrays: one claim, one statement)."""
     if "enum" in schema and schema["enum"]:
         return schema["enum"][0]
@@ -173,7 +184,7 @@ def _instance(schema: dict[str, Any]) -> Any:
     return "item"
 
 
-def _reply_text(payload: dict[str, Any]) -> str:
+def _reply_text(payload: JsonObject) -> str:
     schema = _schema_of(payload)
     if schema is not None:
         return json.dumps(_instance(schema))
@@ -198,7 +209,7 @@ def endpoints_of(library: Library, definition: GraderDefinition, run_endpoint: s
     return list(names.values())
 
 
-async def _count(library: Library, judge: GraderDefinition, options: RunOptions, samples: list[Any],
+async def _count(library: Library, judge: GraderDefinition, options: RunOptions, samples: list[Sample],
                  recorder: Recorder) -> None:
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, dry_run=recorder)
@@ -222,7 +233,7 @@ def dry_run(library: Library, grader_key: str | None, dataset_name: str, options
     if repeats > 1:  # repeated runs bypass the cache (run --repeat)
         options = options.model_copy(update={"use_cache": False})
     estimates = []
-    samples: list[Any] | None = None  # read once, for the first grader that calls a judge
+    samples: list[Sample] | None = None  # read once, for the first grader that calls a judge
     for key, version in targets(library, grader_key, options.version, graders):
         definition = library.graders.version(key, version).definition
         estimate = GraderEstimate(key=key, version=version, samples=limit, repeats=max(1, repeats))

@@ -16,7 +16,6 @@ import math
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
 
 from studio.core.graders.composite import combine
 from studio.core.json_types import JsonObject
@@ -28,6 +27,15 @@ from studio.core.store.runs import grader_values, outcome_values
 SCORED = ("ok", "invalid")
 #: what a scorer gave for one sample: an Outcome, or a plain score as a float (``score_values``)
 Graded = float | Outcome  # the statuses whose score counts (invalid ones count as the 0 they were given)
+#: a suite run's samples some graders finished and others not: sample index -> {slot: what that
+#: grader gave} (the store's Outcomes at a resume, ``runs.partial``; a plain score's float too once
+#: a batch was cut short, ``assemble``), updated in place as the run goes
+Partial = dict[int, dict[int, Graded]]
+
+
+def partial_of(stored: Mapping[int, Mapping[int, Outcome]]) -> Partial:
+    """The store's ``runs.partial`` (or ``runs.errored``) answer as the engine keeps and updates it."""
+    return {idx: dict(slots) for idx, slots in stored.items()}
 
 
 @dataclass
@@ -200,7 +208,7 @@ def weighted_mean(weights: Sequence[float], values: Sequence[float]) -> float | 
 
 
 def assemble(plan: RunPlan, run_id: int, batch: Sequence[DriverRow],
-             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: dict[int, dict[int, Outcome]],
+             graded: Sequence[tuple[int, list[int], Sequence[Graded]]], partial: Partial,
              cancelled: bool, stopped: bool = False) -> tuple[list[DriverRow], list[DriverRow]]:
     """A suite batch's rows from each slot's outcomes (``graded``: slot, batch positions, outcomes),
     merged with the graders a sample had before (``partial``, updated in place). Shared by the local
@@ -225,10 +233,7 @@ def assemble(plan: RunPlan, run_id: int, batch: Sequence[DriverRow],
         sample_row, rows = plan.sample_rows(run_id, idx, sid, have[k], fresh[k])
         grader_rows.extend(rows)
         if sample_row is None:
-            # partial is typed as the store's ``runs.partial`` gives it (the runner's); a grader's plain
-            # score (a float) kept here beside its cut-short peers' is read by ``sample_rows``, which
-            # takes both, and by the callers only for which slots are there
-            partial[idx] = cast("dict[int, Outcome]", have[k])
+            partial[idx] = have[k]
         else:
             partial.pop(idx, None)
             sample_rows.append(sample_row)

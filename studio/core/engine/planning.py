@@ -8,8 +8,9 @@ the ``RunPlan`` the executors grade.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
+from studio.core.json_types import JsonObject
 from studio.core.models import CompositeGrader, RunInfo, parse_grader
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
@@ -46,12 +47,12 @@ def _first_error(exc: ValueError) -> str:
     return str(exc)
 
 
-def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str, options: Any, *,
+def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str, options: _SuiteRunOptions, *,
                      suite_version: int | None = None, saved: bool = True) -> RunInfo:
     """Record a suite run (status pending): every grader resolved to a version and checked first."""
     library.suites.check(suite, own_key=False)  # graders missing or trashed since, thresholds, composite
     dataset = library.datasets.get(dataset_name)
-    slots: list[dict[str, Any]] = []
+    slots: list[dict[str, object]] = []
     first: tuple[int, int] | None = None
     for member in suite.graders:
         record = library.graders.get(member.grader)  # NotFound (a sentence): missing or in the trash
@@ -77,6 +78,15 @@ class _Samples(Protocol):
 
     limit: int | None
     samples: list[int] | None
+
+
+class _SuiteRunOptions(_Samples, Protocol):
+    """What ``record_suite_run`` reads of a new run's options (``runner.RunOptions``, which imports
+    this module): the run's endpoint and its settings as they are stored."""
+
+    endpoint: str | None
+
+    def model_dump(self, *, mode: str, exclude_none: bool) -> JsonObject: ...
 
 
 def run_total(dataset: DatasetRecord, options: _Samples) -> int:

@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from studio.core.json_types import JsonObject
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.safe_files import write_text
 
@@ -80,7 +81,7 @@ class RunRequest(RunSettings):
 
     @field_validator("max_cost", mode="before")
     @classmethod
-    def _money(cls, value: Any) -> Any:
+    def _money(cls, value: object) -> object:
         """``--max-cost`` as typed: an exact amount of US dollars (budget.parse_money's sentence when not)."""
         if not isinstance(value, str):
             return value
@@ -92,7 +93,7 @@ class RunRequest(RunSettings):
             raise RequestRefused(str(exc)) from None
 
     @classmethod
-    def asked(cls, **fields: Any) -> RunRequest:
+    def asked(cls, **fields: object) -> RunRequest:
         """The request from what the CLI or the window was given: a value out of its range (a limit
         or concurrency under 1, a threshold that is not a finite number) is refused with a sentence
         naming the option, as every other refusal (exit 2), never a traceback."""
@@ -201,7 +202,7 @@ class RunRequest(RunSettings):
         if self.resume is None:
             return start_run(library, self.grader, str(self.dataset), self.options())
         self._check_keys(library)
-        changes: dict[str, Any] = {}
+        changes: JsonObject = {}  # merged into the run's stored settings (a JSON column)
         if self.executor is not None or self.ray_address is not None:
             changes.update(executor=checked.executor, ray_address=self.ray_address)
         if self.max_cost is not None:

@@ -18,16 +18,18 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from decimal import Decimal
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from pydantic import Field
 
 from studio.core import saferegex
 from studio.core.errors import StudioError
 from studio.core.graders.registry import make_scorer
+from studio.core.json_types import JsonObject
 from studio.core.models import Outcome, RunInfo, Sample
 from studio.core.scoring import GradingContext, Scorer
 from studio.core.store import Library, NotFound
+from studio.core.store.database import DriverRow
 from studio.core.store.ledger import Tally
 from studio.core.store.run_end import end_tallies
 from studio.core.store.run_graders import STORED_KEY
@@ -36,7 +38,7 @@ from studio.core.store.run_spend import with_usage
 from studio.core.store.runs import ROW_ERROR, ROW_IDX, ROW_STATUS, outcome_values, scored_rows
 from studio.core.store.targets import unknown_target
 
-from .plan import RunPlan, assemble
+from .plan import Graded, Partial, RunPlan, assemble, partial_of
 from .planning import one_off_suite, plan_of, record_suite_run, run_total
 from .preflight import check_run_configuration
 from .progress import Progress, Written, grown_size
@@ -82,7 +84,7 @@ class RunOptions(RunSettings):
 ProgressCallback = Callable[[Progress], None]
 #: a graded batch on its way to the writer: its sample rows, a suite's per-grader rows, and a suite
 #: batch of plain scores' floats by slot (``plan.plain_rows``'s columns; None for any other batch)
-_Graded = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], "list[Any] | None"]
+_Graded = tuple[list[DriverRow], list[DriverRow], "list[Sequence[float]] | None"]
 
 
 def start_run(library: Library, grader_key: str | None, dataset_name: str, options: RunOptions | None = None) -> RunInfo:
@@ -146,7 +148,7 @@ def conclude_unstarted(library: Library, run_id: int, exc: BaseException, only_f
         threshold = RunOptions.model_validate(library.runs.get(run_id).settings).pass_threshold
         from .summary import run_aggregates  # (imported once a run ends, not at its start)
 
-        aggregates: dict[str, Any] | None = run_aggregates(library, run_id, threshold)
+        aggregates: JsonObject | None = run_aggregates(library, run_id, threshold)
     except Exception:  # a row that does not validate (or a library gone): its status still concludes
         aggregates = None
     library.runs.set_status(run_id, status, aggregates=aggregates, error=error, only_from=only_from)
@@ -196,7 +198,7 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
         # the tallies of the rows written, kept by the engine's own loop of a fresh run (a resumed
         # run's rows are not all its own; a cluster's driver writes its own way): written_tally.py
         kept = WrittenTallies(plan) if grade is _grade and not stored_before else None
-        extra: dict[str, Any] = {"kept": kept} if kept is not None else {}
+        extra: dict[str, object] = {"kept": kept} if kept is not None else {}
         if retried:
             extra["retried"] = retried
         metrics = asyncio.run(grade(library, run_id, plan, ctx, pending, info.total, already,
@@ -255,7 +257,7 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
 
 
 def _end_tallies(library: Library, run_id: int, threshold: float,
-                 kept: WrittenTallies | None) -> tuple[Tally, dict[str, Any], RunAggregates, WrittenTallies | None]:
+                 kept: WrittenTallies | None) -> tuple[Tally, JsonObject, RunAggregates, WrittenTallies | None]:
     """(the ``results`` rows' tally, the ``STORED_KEY`` entry, the run's figures, the kept
     tallies they were read from or None): the store answers once (``run_end.end_tallies``), from
     the tallies the writer kept when they are the stored rows', else from the stored rows."""
@@ -281,7 +283,7 @@ class _Feeder:
     wait on a server, and a time target would leave most of its allowed calls unused.
     """
 
-    def __init__(self, pending: Iterator[Any], maximum: int | None, adaptive: bool = True, minimum: int = 1,
+    def __init__(self, pending: Iterator[DriverRow], maximum: int | None, adaptive: bool = True, minimum: int = 1,
                  first: int | None = None) -> None:
         self.pending = pending
         self.maximum = maximum
@@ -293,7 +295,7 @@ class _Feeder:
         first = FIRST_BATCH if first is None else max(1, first)
         self.size = maximum if maximum is None or not adaptive else min(max(first, self.minimum), maximum)
 
-    def next_batch(self) -> list[Any] | None:
+    def next_batch(self) -> list[DriverRow] | None:
         if self.size is None:
             batch = list(self.pending)
         else:
@@ -373,7 +375,7 @@ class _Slots:
             with contextlib.suppress(Exception):
                 await scorer.aclose()
 
-    async def grade(self, run_id: int, batch: list[Any], partial: dict[int, dict[int, Outcome]],
+    async def grade(self, run_id: int, batch: list[DriverRow], partial: Partial,
                     cancel: threading.Event, stopping: Callable[[], bool] = bool) -> _Graded:
         """The batch's sample rows and per-grader rows (and a suite batch of plain scores' floats).
         ``stopping()``: the run stopped because samples cannot be graded (a key refused, the first
@@ -392,7 +394,7 @@ class _Slots:
             rows, grader_rows = graded[0] + rows, graded[1] + grader_rows
         return rows, grader_rows, None
 
-    async def _grade_raw_checked(self, run_id: int, batch: Sequence[Any]) -> list[tuple[Any, ...]]:
+    async def _grade_raw_checked(self, run_id: int, batch: Sequence[DriverRow]) -> list[DriverRow]:
         """The raw lane: a sandbox worker gets the stored JSON unparsed (its speed: no sample parsed
         here, ~1 us a sample in all). Only the rows of samples that failed are read here: a row that
         is no sample gets its error sentence (stored_samples.py), and a good sample that failed
@@ -410,7 +412,7 @@ class _Slots:
             fixed.update({row[ROW_IDX]: row for row in await self._grade_one(run_id, good)})
         return [fixed.get(row[ROW_IDX], row) for row in rows]
 
-    async def _grade_suite_checked(self, run_id: int, batch: Sequence[Any], partial: dict[int, dict[int, Outcome]],
+    async def _grade_suite_checked(self, run_id: int, batch: Sequence[DriverRow], partial: Partial,
                                    cancel: threading.Event, stopping: Callable[[], bool]) -> _Graded:
         """``_grade_raw_checked`` for a suite whose every grader takes the stored JSON
         (stored_samples.py): the batch graded raw, then only the failed samples' rows read."""
@@ -429,8 +431,8 @@ class _Slots:
         errors = broken_results(self.plan, run_id, broken, partial)
         return (*regraded(batch, first[:2], again[:2], {row[0] for row in good}, errors, broken), None)
 
-    async def _grade_good(self, run_id: int, batch: Sequence[Any], parsed: list[Sample],
-                          partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+    async def _grade_good(self, run_id: int, batch: Sequence[DriverRow], parsed: list[Sample],
+                          partial: Partial, cancel: threading.Event,
                           stopping: Callable[[], bool]) -> _Graded:
         if self.single:  # (the engine's loop drops those rows once it has counted them)
             if not self.raw:
@@ -438,7 +440,7 @@ class _Slots:
             return await self._grade_one(run_id, batch), [], None
         return await self._grade_suite(run_id, batch, parsed, partial, cancel, stopping)
 
-    async def _grade_one(self, run_id: int, batch: Sequence[Any]) -> list[tuple[Any, ...]]:
+    async def _grade_one(self, run_id: int, batch: Sequence[DriverRow]) -> list[DriverRow]:
         scorer = self.scorers[0]
         if self.rows_lane:
             return await scorer.score_raw_rows(run_id, batch)
@@ -454,7 +456,7 @@ class _Slots:
             raise RuntimeError(f"{type(scorer).__name__} returned {len(outcomes)} outcomes for {len(batch)} samples")
         return [outcome_values(run_id, i, sid, o) for (i, sid), o in zip(keyed, outcomes, strict=True)]
 
-    async def _grade_texts(self, run_id: int, batch: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    async def _grade_texts(self, run_id: int, batch: Sequence[DriverRow]) -> list[DriverRow]:
         """A run of one built-in check over text rows: a plain score becomes its row directly (the
         row ``outcome_values`` gives for ``Outcome.scored(score, {key: score})``, as ``ok_row``);
         each sample's time is its share of the batch's (a check takes well under a microsecond)."""
@@ -466,23 +468,23 @@ class _Slots:
         ms = (time.perf_counter() - began) * 1000 / len(batch)
         key = self.plan.metric_key(0)
 
-        def other(row: tuple[Any, ...], value: Any) -> tuple[Any, ...]:
+        def other(row: DriverRow, value: Graded) -> DriverRow:
             outcome = value if isinstance(value, Outcome) else Outcome.scored(value, {key: value})
             outcome.duration_ms = ms
             return outcome_values(run_id, row[0], row[1], outcome)
 
         return scored_rows(run_id, batch, values, key, ms, other)
 
-    async def _grade_suite(self, run_id: int, batch: Sequence[tuple[Any, ...]], parsed: list[Sample],
-                           partial: dict[int, dict[int, Outcome]], cancel: threading.Event,
+    async def _grade_suite(self, run_id: int, batch: Sequence[DriverRow], parsed: list[Sample],
+                           partial: Partial, cancel: threading.Event,
                            stopping: Callable[[], bool] = bool) -> _Graded:
 
-        async def one(slot: int) -> tuple[int, list[int], list[Any]]:
+        async def one(slot: int) -> tuple[int, list[int], Sequence[Graded]]:
             wanted = [k for k, row in enumerate(batch) if slot not in partial.get(row[0], ())] if partial else list(range(len(batch)))
             if not wanted:
                 return slot, [], []
             scorer = self.scorers[slot]
-            outcomes: list[Any]
+            outcomes: Sequence[Graded]
             with saferegex.budget_scope(self.keys[slot]):  # this grader's share of the run's budget
                 if self.texts:
                     outcomes = await scorer.score_texts(
@@ -502,13 +504,15 @@ class _Slots:
             columns = [outcomes for _, _, outcomes in graded]
             rows = self.plan.plain_rows(run_id, batch, columns)
             if rows is not None:
-                return rows, [], columns  # the floats the rows' scores were written from (WrittenTallies)
+                # the floats the rows' scores were written from (WrittenTallies): plain_rows gives rows
+                # only when every grader's value of every sample is a finite float
+                return rows, [], cast("list[Sequence[float]]", columns)
         # a grader's error after the run stopped is dropped: the sample keeps the other graders' grades
         return (*assemble(self.plan, run_id, batch, graded, partial, cancel.is_set(), stopping()), None)
 
 
 async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingContext,
-                 pending: Callable[[bool | str], Iterator[Any]], total: int, already: int,
+                 pending: Callable[[bool | str], Iterator[DriverRow]], total: int, already: int,
                  on_progress: ProgressCallback | None, cancel: threading.Event,
                  streak: FailureStreak | None = None, *, kept: WrittenTallies | None = None,
                  retried: dict[int, dict[int, Outcome]] | None = None) -> dict[str, float]:
@@ -517,7 +521,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     ``kept``: adds up the rows as they are written (engine/written_tally.py). ``retried``: the
     errored samples graded again, with a suite's graders that did not err (those are kept)."""
     slots = await _Slots.open(plan, ctx, StoredSamples.of_run(library, run_id))
-    partial = library.runs.partial(run_id) if plan.suite else {}
+    partial = partial_of(library.runs.partial(run_id)) if plan.suite else {}
     if plan.suite and retried:
         partial.update({idx: dict(kept_slots) for idx, kept_slots in retried.items() if kept_slots})
     if kept is not None and (already or partial):
@@ -532,8 +536,8 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
 
     async def writer() -> None:
         nonlocal done
-        buffer: list[tuple[Any, ...]] = []
-        grader_buffer: list[tuple[Any, ...]] = []
+        buffer: list[DriverRow] = []
+        grader_buffer: list[DriverRow] = []
         written: list[_Graded] = []  # the batches in the buffers, for ``kept`` once they are written
         last = time.perf_counter()
         finished = False
@@ -612,7 +616,7 @@ async def _grade(library: Library, run_id: int, plan: RunPlan, ctx: GradingConte
     try:
         watcher = asyncio.create_task(_watch_cancel(cancel))
         done_workers = asyncio.gather(*workers)
-        first: set[asyncio.Future[Any]] = {done_workers, watcher, writer_task}
+        first: set[asyncio.Future[list[None]] | asyncio.Task[None]] = {done_workers, watcher, writer_task}
         await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if writer_task.done():  # the writer failed (the database): producers would wait on it forever
             watcher.cancel()

@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict, cast
 
+from studio.core.json_types import JsonValue
 from studio.core.models import RunInfo
 from studio.core.models.pass_rule import decide, verdict_in
 from studio.core.models.spend import Usage, priced, usd
@@ -163,7 +164,7 @@ def tallied(library: Library, run_id: int, info: RunInfo | None = None) -> tuple
     return answer, priced(spend.graders, spend.configs)
 
 
-def section_source(run_id: int, section: Section) -> tuple[str, tuple[Any, ...]]:
+def section_source(run_id: int, section: Section) -> tuple[str, tuple[object, ...]]:
     """The section's rows as an SQL subquery with its numbered parameters (``?1``...): the run's
     ``results`` rows for a run of one grader, the grader's own rows for a suite run."""
     return grader_source(run_id, section.suite, section.slot, section.key, section.dataset_id)
@@ -173,8 +174,25 @@ RESULT_FIELDS = ("sample_idx", "sample_id", "status", "score", "rationale", "err
                  "prompt_tokens", "completion_tokens", "cached_tokens", "details")
 
 
+class ResultRow(TypedDict):
+    """A ``section_rows`` row: ``RESULT_FIELDS`` as the results tables' columns type them."""
+
+    sample_idx: int
+    sample_id: str
+    status: str
+    score: float | None
+    rationale: str | None
+    error: str | None
+    duration_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    #: the stored JSON text (decoded by ``verdict_of`` where it is needed)
+    details: str | None
+
+
 def section_rows(library: Library, run_id: int, section: Section, *, order: str = "sample_idx",
-                 limit: int | None = None, extra: str = "") -> Iterator[dict[str, Any]]:
+                 limit: int | None = None, extra: str = "") -> Iterator[ResultRow]:
     """The section's results as dicts of ``RESULT_FIELDS`` (``details`` left as stored JSON text);
     ``extra`` is a literal condition (`` AND status = 'error'``) on those fields."""
     source, params = section_source(run_id, section)
@@ -182,15 +200,16 @@ def section_rows(library: Library, run_id: int, section: Section, *, order: str 
            f"{'' if limit is None else f' LIMIT ?{len(params) + 1}'}")
     with library.engine.connect() as conn:
         for row in conn.exec_driver_sql(sql, params if limit is None else (*params, limit)):
-            yield dict(row._mapping)
+            # the SELECT names exactly RESULT_FIELDS, each typed by its column in results/grader_results
+            yield cast(ResultRow, dict(row._mapping))
 
 
-def decision_of(row: dict[str, Any], threshold: float) -> str:
+def decision_of(row: ResultRow, threshold: float) -> str:
     """A ``section_rows`` row's decision by the pass rule (its details are still JSON text)."""
     return decide(row["status"], row["score"], verdict_of(row), threshold)
 
 
-def verdict_of(row: dict[str, Any]) -> Any:
+def verdict_of(row: ResultRow) -> JsonValue:
     """The judge's own verdict in a ``section_rows`` row (its details still JSON text), or None."""
     details = row.get("details")
     if isinstance(details, str):

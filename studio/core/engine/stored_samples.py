@@ -33,7 +33,7 @@ from studio.core.store.datasets import DatasetRecord, read_sample
 from studio.core.store.ledger import GraderRow
 from studio.core.store.runs import ROW_IDX, ROW_STATUS, outcome_values
 
-from .plan import RunPlan, assemble
+from .plan import Partial, RunPlan, assemble
 
 _COMPLETION = itemgetter(2)  # of a text row (store/run_inputs.py)
 #: where a suite's per-grader row holds its sample's index (its status: where a result row's is)
@@ -84,7 +84,7 @@ class StoredSamples:
         return good, parsed, broken
 
 
-def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial: dict[int, dict[int, Outcome]]
+def broken_results(plan: RunPlan, run_id: int, broken: Sequence[Broken], partial: Partial
                    ) -> tuple[list[DriverRow], list[DriverRow]]:
     """The result rows (and a suite's per-grader rows) of broken samples: each one's error, the
     ``BrokenRow``'s sentence, for every grader that had not graded it yet."""

@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
 from studio.core import intervals
+from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models.pass_rule import DEFAULT_PASS_THRESHOLD
 from studio.core.store.ledger import SPLITS, Tally
 
@@ -80,7 +81,7 @@ class GraderSummary(BaseModel):
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
-    def aggregates_json(self) -> dict[str, Any]:
+    def aggregates_json(self) -> JsonObject:
         """The ``aggregates`` object of ``run --json`` (kept from before: mean, mean_ci, pass_rate, n)."""
         low, high = self.mean_ci if self.mean_ci is not None else (None, None)
         return {"mean": self.mean, "mean_ci": [low, high], "interval": self.interval_method,
@@ -88,7 +89,7 @@ class GraderSummary(BaseModel):
                 "pass_threshold": self.threshold, "n": self.n,
                 "min": self.score_min, "max": self.score_max}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         """One grader under ``run --json``'s "graders" (and a suite's "overall")."""
         return {"key": self.key, "version": self.version, "weight": self.weight, "threshold": self.threshold,
                 "aggregates": self.aggregates_json(), "counts": dict(self.counts), "decisions": dict(self.decisions),
@@ -203,19 +204,19 @@ class RunAggregates:
         "pairwise_ci": "pairwise_ci", "jury": "jury", "executor": "executor", "budget": "budget",
         "stopped": "stopped"}
 
-    def __init__(self, values: Mapping[str, Any] | None = None) -> None:
-        self._values: dict[str, Any] = dict(values or {})
+    def __init__(self, values: Mapping[str, JsonValue] | None = None) -> None:
+        self._values: JsonObject = dict(values or {})
 
     @classmethod
-    def read(cls, stored: Mapping[str, Any] | None) -> RunAggregates:
+    def read(cls, stored: Mapping[str, JsonValue] | None) -> RunAggregates:
         """The figures of a stored ``aggregates`` object (``RunInfo.aggregates``, or one JSON)."""
         return cls(stored)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JsonObject:
         """The ``aggregates`` object: stored in ``runs.aggregates``, printed by ``run --json``."""
         return dict(self._values)
 
-    def updated(self, other: RunAggregates | None = None, **figures: Any) -> RunAggregates:
+    def updated(self, other: RunAggregates | None = None, **figures: JsonValue) -> RunAggregates:
         """These figures with ``other``'s and then ``figures`` (attribute names) over them; a figure
         new here comes after the ones already present (as a dict's update)."""
         values = dict(self._values)
@@ -229,7 +230,7 @@ class RunAggregates:
         """These figures without the JSON ``keys`` (a suite's stored "graders": its sections say it)."""
         return RunAggregates({k: v for k, v in self._values.items() if k not in keys})
 
-    def panels_json(self) -> dict[str, Any]:
+    def panels_json(self) -> JsonObject:
         """A pairwise judge's or a jury's figures as stored (``run --json`` prints them at its top)."""
         return {key: self._values[key] for key in ("pairwise", "pairwise_ci", "jury") if key in self._values}
 
@@ -237,7 +238,7 @@ class RunAggregates:
         """Whether the figure (an attribute name) was stored at all (a stored one may be None)."""
         return self.FIELDS[name] in self._values
 
-    def _get(self, name: str, default: Any = None) -> Any:
+    def _get(self, name: str, default: JsonValue = None) -> JsonValue:
         value = self._values.get(self.FIELDS[name])
         return default if value is None else value
 
@@ -346,7 +347,7 @@ class RunAggregates:
         return dict(self._get("metrics", {}))
 
     @property
-    def batch_metrics(self) -> dict[str, Any]:
+    def batch_metrics(self) -> JsonObject:
         """A batch grader's metrics over the whole run."""
         return dict(self._get("batch_metrics", {}))
 
@@ -360,26 +361,26 @@ class RunAggregates:
         return dict(self._get("pairwise_ci", {}))
 
     @property
-    def jury(self) -> dict[str, Any]:
+    def jury(self) -> JsonObject:
         """A jury's agreement (store/panel_stats.py ``jury_summary``); {} for other runs."""
         return dict(self._get("jury", {}))
 
     @property
-    def executor(self) -> dict[str, Any]:
+    def executor(self) -> JsonObject:
         """Where a run not graded on this machine ran (engine/executors ``report``); {} otherwise."""
         return dict(self._get("executor", {}))
 
     @property
-    def budget(self) -> dict[str, Any]:
+    def budget(self) -> JsonObject:
         return dict(self._get("budget", {}))
 
     @property
     def stopped(self) -> str | None:
         """Why the run stopped before its end (None: it did not)."""
-        return self._get("stopped") or None
+        return self._text("stopped") or None
 
 
-def _pair(stored: Any) -> tuple[float, float] | None:
+def _pair(stored: JsonValue) -> tuple[float, float] | None:
     """A stored [low, high] interval (None: none, or either end missing)."""
     if not stored or stored[0] is None or stored[1] is None:
         return None
@@ -388,7 +389,7 @@ def _pair(stored: Any) -> tuple[float, float] | None:
 
 def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
                 tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
-                panels: dict[str, Any] | None = None) -> RunAggregates:
+                panels: JsonObject | None = None) -> RunAggregates:
     """A run's figures: what its ``results`` rows add up to (store/runs ``facts``, the given
     ``tally``, ``metric_sums`` and ``panels`` when its writer kept them), as ``run_figures`` states them."""
     return run_figures(library.runs.facts(run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels),
@@ -414,7 +415,7 @@ def run_figures(facts: RowFacts, threshold: float) -> RunAggregates:
 
 def run_aggregates(library: Library, run_id: int, threshold: float = DEFAULT_PASS_THRESHOLD, *,
                    tally: Tally | None = None, metric_sums: dict[str, tuple[float, int]] | None = None,
-                   panels: dict[str, Any] | None = None) -> dict[str, Any]:
+                   panels: JsonObject | None = None) -> JsonObject:
     """``run_summary`` as the JSON ``runs.aggregates`` stores (``RunAggregates.as_json``)."""
     return run_summary(library, run_id, threshold, tally=tally, metric_sums=metric_sums, panels=panels).as_json()
 

@@ -15,8 +15,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from studio.core.engine.executors import RAY_HINT, ray_available
+from studio.core.engine.progress import Progress
 from studio.core.engine.request import RunRequest
-from studio.core.engine.runner import Progress, RunOptions
+from studio.core.engine.runner import RunOptions
 from studio.core.engine.summary import stored_summary
 from studio.core.graders.registry import kind_labels
 from studio.core.models import RunInfo

@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from studio.core.engine import events
-from studio.core.engine.runner import Progress
+from studio.core.engine.progress import Progress
 from studio.core.json_types import JsonObject
 from studio.core.models import RunInfo
 from studio.core.store import Library

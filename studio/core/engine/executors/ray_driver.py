@@ -34,7 +34,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-from studio.core.engine.plan import RunPlan, assemble
+from studio.core.engine.plan import Partial, RunPlan, assemble, partial_of
 from studio.core.engine.progress import Progress, Written, grown_size
 from studio.core.engine.stored_samples import StoredSamples, broken_results
 from studio.core.engine.streak import FailureStreak
@@ -270,7 +270,7 @@ class _Run:
         self.plan = plan
         self.suite = plan.suite
         #: a suite's samples some graders finished before (resume): only the others grade them
-        self.partial: dict[int, dict[int, Outcome]] = library.runs.partial(run_id) if self.suite else {}
+        self.partial: Partial = partial_of(library.runs.partial(run_id)) if self.suite else {}
         self.grader_buffer: list[DriverRow] = []
         self.streak = streak  # the engine's FailureStreak: the same early stop as a local run
         self.library = library

@@ -15,12 +15,19 @@ import xml.etree.ElementTree as ET
 from datetime import datetime
 from fractions import Fraction
 
-from studio.core.json_types import JsonObject
 from studio.core.models.pass_rule import deciding_clause
 from studio.core.models.spend import exact_decimal
 from studio.core.store import Library
 
-from ..sections import RunSections, Section, decision_of, first_line, section_rows, verdict_of
+from ..sections import (
+    ResultRow,
+    RunSections,
+    Section,
+    decision_of,
+    first_line,
+    section_rows,
+    verdict_of,
+)
 from . import Generated
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
@@ -31,7 +38,7 @@ def _clean(text: str) -> str:
     return _ILLEGAL.sub("", text)
 
 
-def _case(suite: ET.Element, section: Section, row: JsonObject) -> str:
+def _case(suite: ET.Element, section: Section, row: ResultRow) -> str:
     """Add one sample's testcase; returns its kind: passed, failure, error or skipped."""
     case = ET.SubElement(suite, "testcase", name=_clean(str(row["sample_id"])), classname=section.key,
                          time=f"{(row['duration_ms'] or 0.0) / 1000:.3f}")
