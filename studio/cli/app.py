@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from studio.core.errors import StudioError
-from studio.core.json_types import JsonArray, JsonObject
 from studio.core.outside import printable_json
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lean start-up (--help, --version, graders list) imports nothing it does not run
     import argparse
     from collections.abc import Sequence
 
+    from studio.core.json_types import JsonArray, JsonObject
     from studio.core.store.library import Library
 
 

@@ -14,11 +14,14 @@ import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from studio.core.json_types import JsonObject
 from studio.core.outside import iso_time
 
 from .grader_shapes import SHAPES
+
+if TYPE_CHECKING:  # the lean listing imports nothing it does not run (tests/cli/test_startup_imports.py)
+    from studio.core.json_types import JsonObject
 
 _FLAGS = frozenset({"--json", "--all", "--trash"})
 
