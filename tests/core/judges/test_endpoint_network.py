@@ -308,3 +308,25 @@ def test_proxy_credentials_go_on_the_connect_and_never_into_the_tunnel(
     # inside the tunnel, the judge saw no proxy credentials
     assert judge_log.requests and all("proxy-authorization" not in headers
                                       for _, headers in judge_log.requests)
+
+
+def test_an_https_proxy_is_verified_with_the_studios_trust_store_for_an_http_endpoint_too(
+    library, tmp_path: Path, monkeypatch
+) -> None:
+    """A plain-http judge behind an https proxy: the proxy's certificate is checked against the
+    studio's trust store (here SSL_CERT_FILE, a company CA the system store does not hold), as an
+    https endpoint's is, never against another store; an untrusted proxy is refused in words."""
+    ca = make_ca(tmp_path / "ca", "127.0.0.1")
+    proxy_log = ProxyLog()
+    with ThreadServer(naming_judge(JudgeLog())) as judge, \
+            ThreadServer(forward_proxy(proxy_log, {"judge.invalid": judge.port}), tls=ca.server_context()) as proxy:
+        save_endpoint(library, "http://judge.invalid/v1", proxy=f"https://127.0.0.1:{proxy.port}", max_retries=0)
+        [row] = run_named(library, 1)  # the company CA not trusted yet: the proxy is not either
+        assert row["status"] == "error", row
+        assert f"the TLS certificate of the proxy https://127.0.0.1:{proxy.port} is not trusted" in row["error"]
+        assert "SSL_CERT_FILE" in row["error"] and not proxy_log.lines
+
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca.ca_pem))
+        assert_on_own_samples(run_named(library, 3))
+        assert proxy_log.lines and all(line == "POST http://judge.invalid/v1/chat/completions HTTP/1.1"
+                                       for line in proxy_log.lines)

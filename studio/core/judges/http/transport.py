@@ -204,13 +204,17 @@ class EndpointPool:
     def slot(self) -> _Slot:
         return self._slot
 
-    def _open(self) -> aiohttp.ClientSession:
-        """The session, made on first use (inside the run's loop, which aiohttp binds it to)."""
+    def _open(self, tls_proxy: bool = False) -> aiohttp.ClientSession:
+        """The session, made on first use (inside the run's loop, which aiohttp binds it to);
+        ``tls_proxy``: the calls go through an https proxy, whose certificate is checked against
+        the studio's trust store as an https endpoint's is (aiohttp's own default context, the
+        system store, would check it otherwise, also for a plain-http endpoint)."""
         if self._closed:
             raise RemoteClosed("the endpoint's connections are closed")
-        # a plain-http endpoint (a local server, the scripted judge) builds no TLS context; a CA
-        # bundle that cannot be read is the samples' error (TrustStoreError, a sentence)
-        if self._tls:
+        # a plain-http endpoint (a local server, the scripted judge) reached directly or through an
+        # http proxy builds no TLS context; a CA bundle that cannot be read is the samples' error
+        # (TrustStoreError, a sentence)
+        if self._tls or tls_proxy:
             self._ssl = ssl_context(self.ca_bundle)
         connector = _Connector(
             limit=self.concurrency, limit_per_host=0, ssl=self._ssl or True,
@@ -262,13 +266,13 @@ class EndpointPool:
     ) -> Reply:
         """One request, inside a slot (``lease`` is what ``slot()`` gave); the answer is read
         whole (gzip decompressed), never more than ``max_body`` of it."""
-        session = self._session or self._open()
         for name, value in headers.items():
             if "\r" in value or "\n" in value or "\0" in value:
                 # the value may be a key: name the header, never print the value
                 raise HTTPProtocolError(f"request header {name[:40]!r} holds a line break; not sent")
         route, auth, on_request, target = self.route(url)
         proxy = route.url if route is not None else None
+        session = self._session or self._open(tls_proxy=proxy is not None and proxy[:6].lower() == "https:")
         if auth is not None and on_request:
             headers = {**headers, **auth}
         for _ in range(2):
@@ -406,6 +410,8 @@ def _direct(exc: BaseException, url: str, where: str, proxy: str | None, via: st
         return ConnectionFailed(f"cannot connect to the proxy {proxy}: {_os_reason(exc.os_error)}")
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         detail = getattr(exc.certificate_error, "verify_message", "") or str(exc.certificate_error)
+        if proxy is not None and url[:5].lower() == "http:":  # no TLS with the endpoint: the proxy's
+            where, via = f"the proxy {proxy}", ""
         return ConnectionFailed(
             f"the TLS certificate of {where} is not trusted ({detail}){via}: if your company's CA "
             "signs it, give that CA with `endpoints add ... --ca-bundle FILE` or SSL_CERT_FILE"
