@@ -128,6 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if argv is None:  # the process's own command line (app.pause_gc)
         pause_gc()
+        # the studio uses no pydantic plugin: without this, the first model a command builds scans
+        # every installed distribution's entry points for one (~13 ms of a judge run's start-up,
+        # bench/README section 10), and a plugin found would see every value the studio validates.
+        # A value the user set wins (setdefault).
+        os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         with guarded_output():
             return _main(list(sys.argv[1:] if argv is None else argv))

@@ -40,17 +40,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from urllib.parse import urlsplit
 
-import aiohttp
-from aiohttp.client_proto import ResponseHandler
-from aiohttp.client_reqrep import ClientRequest, ConnectionKey
-from aiohttp.connector import Connection
-from aiohttp.tracing import Trace
 from yarl import URL
 
 from studio import __version__
 
 from .credentials import remember_secret, scrub
 from .errors import CredentialsRefused, JudgeError
+from .lean_aiohttp import ClientRequest, Connection, ConnectionKey, ResponseHandler, Trace, aiohttp
 from .proxies import Proxy, proxy_for, proxy_refused, scheme_hint
 from .tls import TrustStoreError, ssl_context
 
