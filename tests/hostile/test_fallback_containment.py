@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hostile_corpus import BYPASS
 from namespaces_fallback import require_namespaces
 
 from studio.core.models import FunctionGrader, Sample, Turn
@@ -26,7 +27,6 @@ from studio.core.scoring import GradingContext
 
 # the second CI pass hides bwrap on purpose: there only the fallback is checked (the first pass did both)
 MODES = ["namespaces"] if os.environ.get("GRADER_STUDIO_EXPECT_MODE") == "namespaces" else ["bubblewrap", "namespaces"]
-BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
 
 
 @pytest.fixture(params=MODES)

@@ -12,22 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_corpus import CORPUS, corpus_grader, header
 
 from studio.core.models import FunctionGrader, Outcome, Sample, Turn
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
 from studio.core.scoring import GradingContext
 
-CORPUS = sorted((Path(__file__).parent / "corpus").glob("*.py"))
-BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
+CORPUS_FILES = sorted(CORPUS.glob("*.py"))
 HOME = pwd.getpwuid(os.getuid()).pw_dir
-
-
-def header(source: str, key: str) -> str | None:
-    for line in source.splitlines():
-        if line.startswith(f"# {key}:"):
-            return line.split(":", 1)[1].strip()
-    return None
 
 
 class Listener:
@@ -72,11 +65,8 @@ def samples(extra: dict[str, Any]) -> list[Sample]:
     return [one("good-1", False), one("evil", True), one("good-2", False)]
 
 
-def run(pool: WorkerPool, source: str, contract: str = "adaptive", extra: dict[str, Any] | None = None) -> list[Outcome]:
-    # a grader's wall-clock limit is 1 s unless its file says otherwise ("# timeout: 10"): one whose
-    # expected end is the memory limit must meet that limit first, also on a loaded machine
-    timeout = float(header(source, "timeout") or 1)
-    grader = FunctionGrader(key="hostile", source=source, contract=contract, timeout_seconds=timeout, memory_mb=256)  # type: ignore[arg-type]
+def run(pool: WorkerPool, source: str, extra: dict[str, Any] | None = None) -> list[Outcome]:
+    grader = corpus_grader(source, "hostile")
     scorer = FunctionScorer(grader, GradingContext(options={"sandbox_pool": pool}))
     try:
         return scorer.score_sync(samples(extra or {}))
@@ -84,21 +74,14 @@ def run(pool: WorkerPool, source: str, contract: str = "adaptive", extra: dict[s
         scorer.close()
 
 
-@pytest.mark.parametrize("path", CORPUS, ids=[p.stem for p in CORPUS])
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=[p.stem for p in CORPUS_FILES])
 def test_hostile_grader_is_contained(hostile_pool: WorkerPool, path: Path, tmp_path: Path) -> None:
     source = path.read_text()
-    if header(source, "needs") == "audit-hook bypass":
-        source = BYPASS + "\n" + source
     host_file = tmp_path / "library.sqlite"
     host_file.write_text("the user's library")
     listener = Listener()
     try:
-        outcomes = run(
-            hostile_pool,
-            source,
-            header(source, "contract") or "adaptive",
-            {"port": listener.port, "home": HOME, "host_file": str(host_file)},
-        )
+        outcomes = run(hostile_pool, source, {"port": listener.port, "home": HOME, "host_file": str(host_file)})
     finally:
         listener.close()
     good_1, evil, good_2 = outcomes
@@ -118,11 +101,11 @@ def test_hostile_grader_is_contained(hostile_pool: WorkerPool, path: Path, tmp_p
 
 
 def test_the_corpus_is_big_enough() -> None:
-    assert len(CORPUS) >= 15
+    assert len(CORPUS_FILES) >= 15
 
 
 def test_a_patched_shim_does_not_reach_the_next_grader(hostile_pool: WorkerPool) -> None:
-    liar = (Path(__file__).parent / "corpus" / "monkeypatch_shim.py").read_text()
+    liar = (CORPUS / "monkeypatch_shim.py").read_text()
     run(hostile_pool, liar)
     honest = "async def grade(thread):\n    return 1.0 if thread.completion() == '4' else 0.0\n"
     grader = FunctionGrader(key="honest", source=honest, timeout_seconds=1)

@@ -5,17 +5,14 @@ tests/peak_memory.py)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from hostile_corpus import CORPUS, corpus_grader
 from peak_memory import GROWTH_LIMIT_MB, PeakGrowth
 
 from studio.core.engine.runner import RunOptions, run_grader
-from studio.core.models import BashGrader, FunctionGrader, Sample, Turn
+from studio.core.models import BashGrader, Sample, Turn
 from studio.core.store import Library
 
-CORPUS = Path(__file__).parent / "corpus"
-BYPASS = (Path(__file__).parent / "audit_hook_bypass.py").read_text()
 EVIL = 13
 
 CAPTURE_FLOOD = """import sys
@@ -32,23 +29,11 @@ ATTACKS = ["forge_deep_result", "forge_short_entry", "forge_foreign_index", "rai
            "kernel_side_doors", "capture_flood", "bash_flood"]
 
 
-def header(source: str, key: str) -> str | None:
-    for line in source.splitlines():
-        if line.startswith(f"# {key}:"):
-            return line.split(":", 1)[1].strip()
-    return None
-
-
 def grader_for(attack: str):  # type: ignore[no-untyped-def]
     if attack == "bash_flood":
         return BashGrader(key="g", command=BASH_FLOOD, timeout_seconds=20)
     source = CAPTURE_FLOOD if attack == "capture_flood" else (CORPUS / f"{attack}.py").read_text()
-    if header(source, "needs") == "audit-hook bypass":
-        source = BYPASS + "\n" + source
-    contract = header(source, "contract") or "adaptive"
-    # 1 s unless the file says otherwise ("# timeout: 30": a grader whose end is the memory limit)
-    timeout = float(header(source, "timeout") or 1)
-    return FunctionGrader(key="g", source=source, contract=contract, timeout_seconds=timeout, memory_mb=256)  # type: ignore[arg-type]
+    return corpus_grader(source, "g")
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
