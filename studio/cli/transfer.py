@@ -6,7 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from studio.core.engine.planning import targets
 from studio.core.json_types import JsonObject
 from studio.core.judges.reward_keys import secret_requests
 from studio.core.models import GraderDefinition, dump_grader
@@ -24,6 +23,7 @@ from studio.core.platforms._roundtrip import measure
 from studio.core.safe_files import file_problem, write_text, write_tree
 from studio.core.store import LibraryError
 from studio.core.store.endpoints import EndpointRepository
+from studio.core.store.targets import targets
 
 from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
 from .parsers import Subparsers
@@ -134,7 +134,7 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
 
 def _graders(args: argparse.Namespace, app: CliApp) -> list[tuple[str, GraderDefinition]]:
     """(key, definition) of every grader named: a grader key is its current version; a suite key is
-    each of its graders at the version the suite pins (``engine.planning.targets``, as ``run`` reads it)."""
+    each of its graders at the version the suite pins (``store.targets.targets``, as ``run`` reads it)."""
     library = app.library
     if args.all:
         return [(r.key, r.definition) for r in library.graders.list()]

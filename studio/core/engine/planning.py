@@ -16,9 +16,8 @@ from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
 from studio.core.store.suites import InvalidSuite
-from studio.core.store.targets import targets, unknown_target
 
-__all__ = ["one_off_suite", "plan_of", "record_suite_run", "run_total", "targets", "unknown_target"]
+__all__ = ["one_off_suite", "plan_of", "record_suite_run", "run_total"]
 
 from .plan import PlannedGrader, RunPlan
 from .preflight import check_run_configuration
