@@ -136,5 +136,20 @@ class CliApp:
                 print("  ".join("-" * w for w in widths))
 
 
+def write_or_print(output: str | None, text: str, wrote: str) -> None:
+    """``text`` into the file ``output`` (never through a link planted at it), saying "wrote
+    ``wrote`` to ``output``" on stderr; to stdout without a file (``-o``/``--output`` left out)."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    from studio.core.safe_files import write_text
+
+    try:
+        write_text(output, text)
+    except OSError as exc:
+        raise CliError(f"could not write {output}: {exc.strerror or exc}") from None
+    print(f"wrote {wrote} to {output}", file=sys.stderr)
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")

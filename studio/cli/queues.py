@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import textwrap
 from typing import TYPE_CHECKING
 
 from studio.core.json_types import JsonObject
-from studio.core.safe_files import write_text
 
-from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag, write_or_print
 from .parsers import Subparsers
 
 if TYPE_CHECKING:
@@ -152,14 +150,7 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
                           "verdict": settled[sid].verdict, "note": settled[sid].note, "by": settled[sid].reviewer},
                       "judges": judge_words(lib, item)})
     text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-    if args.output:
-        try:
-            write_text(args.output, text)  # never through a link planted at the target
-        except OSError as exc:
-            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
-        print(f"wrote {len(lines)} samples to {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_or_print(args.output, text, f"{len(lines)} samples")
     return 0
 
 

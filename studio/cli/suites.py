@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -23,9 +22,9 @@ from studio.core.outside import iso_time, shown_time
 
 if TYPE_CHECKING:
     from studio.core.store.suites import SuiteRecord
-from studio.core.safe_files import read_regular_text, write_text
+from studio.core.safe_files import read_regular_text
 
-from .app import COMMAND_HELP, CliApp, CliError, add_json_flag
+from .app import COMMAND_HELP, CliApp, CliError, add_json_flag, write_or_print
 from .broken import broken_json, say_broken
 from .parsers import Subparsers
 
@@ -238,14 +237,7 @@ def cmd_export(args: argparse.Namespace, app: CliApp) -> int:
     from studio.core.store.suite_files import export_suite
 
     text = export_suite(app.library, args.key)
-    if args.output:
-        try:
-            write_text(args.output, text)  # never through a link planted at the target
-        except OSError as exc:
-            raise CliError(f"could not write {args.output}: {exc.strerror or exc}") from None
-        print(f"wrote suite {args.key} and its graders to {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    write_or_print(args.output, text, f"suite {args.key} and its graders")
     return 0
 
 
