@@ -9,38 +9,18 @@ no host network, and the private /proc cannot be unmounted.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import sys
 import uuid
 from pathlib import Path
 
-import pytest
 from hostile_corpus import BYPASS
-from namespaces_fallback import require_namespaces
 
 from studio.core.models import FunctionGrader, Sample, Turn
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
-from studio.core.sandbox.settings import SandboxSettings
 from studio.core.scoring import GradingContext
 
 # the second CI pass hides bwrap on purpose: there only the fallback is checked (the first pass did both)
-MODES = ["namespaces"] if os.environ.get("GRADER_STUDIO_EXPECT_MODE") == "namespaces" else ["bubblewrap", "namespaces"]
-
-
-@pytest.fixture(params=MODES)
-def mode_pool(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    if not sys.platform.startswith("linux"):
-        pytest.fail("the isolation modes are Linux's")
-    needed = "bwrap" if request.param == "bubblewrap" else "unshare"
-    if shutil.which(needed) is None:
-        pytest.fail(f"{needed} is missing: the '{request.param}' mode cannot be checked")
-    if request.param == "namespaces":
-        require_namespaces()  # skipped with the reason where the kernel refuses it; required in CI
-    pool = WorkerPool(size=1, settings=SandboxSettings(mode=request.param, allow_unsandboxed=True))
-    yield pool
-    pool.close()
 
 
 def inside(pool: WorkerPool, body: str) -> dict:

@@ -10,17 +10,13 @@ library file and the studio's key stay out of reach; a function grader keeps the
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
-import sys
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy
-from namespaces_fallback import require_namespaces
 from rapidfuzz import fuzz, utils
 
 from studio.core.datasets.shapes import row_to_sample
@@ -29,12 +25,7 @@ from studio.core.models import FunctionGrader, Outcome, Sample
 from studio.core.models.openai_grader import OpenAIGrader
 from studio.core.sandbox.pool import WorkerPool
 from studio.core.sandbox.scorer import FunctionScorer
-from studio.core.sandbox.settings import SandboxSettings
 from studio.core.scoring import GradingContext
-
-SECRET = "sk-test-secret-packages"
-
-MODES = ["namespaces"] if os.environ.get("GRADER_STUDIO_EXPECT_MODE") == "namespaces" else ["bubblewrap", "namespaces"]
 
 #: the graders guide's python example, as a user would paste it: rapidfuzz's WRatio of the output
 #: against the item's reference answer, with rapidfuzz's default preprocessing, scaled to 0..1
@@ -58,26 +49,6 @@ PAIRS = [
     ("¿Qué tal?", "que tal"),
     ("x" * 3000 + " answer", "answer"),
 ]
-
-
-@pytest.fixture(params=MODES)
-def mode_pool(request: pytest.FixtureRequest) -> Iterator[WorkerPool]:
-    if not sys.platform.startswith("linux"):
-        pytest.fail("the isolation modes are Linux's")
-    needed = "bwrap" if request.param == "bubblewrap" else "unshare"
-    if shutil.which(needed) is None:
-        pytest.fail(f"{needed} is missing: the '{request.param}' mode cannot be checked")
-    if request.param == "namespaces":
-        require_namespaces()
-    before = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = SECRET  # the studio holds a key; no grader may see it
-    pool = WorkerPool(size=1, settings=SandboxSettings(mode=request.param, allow_unsandboxed=True))
-    yield pool
-    pool.close()
-    if before is None:
-        os.environ.pop("OPENAI_API_KEY", None)
-    else:
-        os.environ["OPENAI_API_KEY"] = before
 
 
 def row(item: dict[str, Any], output: str, n: int = 1) -> Sample:
