@@ -1,7 +1,7 @@
 """``grader-studio generate DATASET --endpoint NAME --name NEW``: the outputs under test, from a model.
 
 Each sample's input turns go to the endpoint; its answers become dataset NEW, with provenance
-(engine/generate.py). ``run ... --generate-with ENDPOINT`` generates then grades (``generate_for_run``).
+(engine/generate.py). ``run ... --generate-with ENDPOINT`` generates, then grades (``generate_first``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
@@ -214,29 +215,57 @@ def _dry_run(args: argparse.Namespace, app: CliApp, settings: GenerationSettings
     return 0
 
 
-def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunRequest,
-                        grade: Callable[[argparse.Namespace, CliApp, RunRequest], int]) -> int:
-    """``run GRADER|SUITE DATASET --generate-with ENDPOINT``: generate DATASET's outputs with the
-    endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is resumed, a
-    finished one reused), then grade them with ``grade`` (the run command's, given the run
-    ``request`` on the generated dataset). One budget covers both (``--max-cost``/``--max-tokens``:
-    the run gets what the generation left), and the generation's cost is shown apart from the
-    judging's (a ``generation`` block and ``cost_usd`` in --json, a section in --markdown, a line
-    otherwise). ``args`` only names the generation's endpoint, name and model, and how to print."""
-    import contextlib
-    import io
-    import json
-
-    from studio.core.engine.generate import GenerationSettings, output_name
-    from studio.core.engine.reports import Generated
-    from studio.core.engine.usage import exact_decimal, format_usd
-
-    endpoint = str(args.generate_with)
+def generation_asked(args: argparse.Namespace, request: RunRequest) -> None:
+    """``run ... --generate-with ENDPOINT`` asks for a new run over DATASET's inputs: refused (exit 2)
+    with --resume, --dry-run or --repeat, or without DATASET, before anything is read or sent."""
     if request.resume is not None or args.dry_run or args.repeat is not None:
         raise CliError("--generate-with starts a new run: not with --resume, --dry-run or --repeat", code=2)
-    source = request.dataset
-    if not source:
+    if not request.dataset:
         raise CliError("run --generate-with ENDPOINT needs DATASET (the inputs to send)", code=2)
+
+
+@dataclass
+class Generation:
+    """``run GRADER|SUITE DATASET --generate-with ENDPOINT``'s first step: DATASET's outputs generated
+    with the endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is
+    resumed, a finished one reused), and the run ``request`` that grades them. One budget covers
+    both (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the
+    generation's cost is shown apart from the judging's (``show``; the run's
+    reports say it too: ``Reports.generated``)."""
+
+    request: RunRequest
+    result: GenerationResult
+    endpoint: str
+
+    def show(self, app: CliApp, report: JsonObject | None, judging: Fraction | None) -> None:
+        """What the generation cost beside what the run's judges did (``judging``): with ``run
+        --json``, the run's ``report`` with a ``generation`` block and ``cost_usd`` (generation,
+        judging, total); else ``cost: generation $X (N calls to ENDPOINT) + judging $Y = $Z``."""
+        from studio.core.engine.usage import exact_decimal, format_usd
+
+        cost = self.result.cost
+        total = None if cost is None or judging is None else cost + judging
+        if report is None:
+            print(f"cost: generation {format_usd(cost)} ({self.result.tally.calls} calls to {self.endpoint})"
+                  f" + judging {format_usd(judging)}" + ("" if total is None else f" = {format_usd(total)}"))
+            return
+        generation = result_json(self.result)
+        app.print_json({**report, "generation": generation,
+                        "cost_usd": {"generation": generation["cost_usd"],
+                                     "judging": None if judging is None else exact_decimal(judging),
+                                     "total": None if total is None else exact_decimal(total)}})
+
+
+def generate_first(args: argparse.Namespace, app: CliApp, request: RunRequest) -> Generation:
+    """Generate the outputs ``request`` grades (``generation_asked`` said it may); ``args`` only
+    names the generation's endpoint, name and model, and how to print. An unfinished generation,
+    or one that spent the whole budget, is not graded (exit 1)."""
+    from studio.core.engine.generate import GenerationSettings, output_name
+    from studio.core.engine.reports import Generated
+    from studio.core.engine.usage import exact_decimal
+
+    endpoint = str(args.generate_with)
+    source = str(request.dataset)
     name = args.generate_name or output_name(source, endpoint)
     # --limit N grades the first N samples: only those are generated
     settings = GenerationSettings(source=source, endpoint=endpoint, model=args.generate_model, limit=request.limit)
@@ -263,42 +292,7 @@ def generate_then_grade(args: argparse.Namespace, app: CliApp, request: RunReque
                           model=p.get("model"), source_dataset=p.get("source_dataset"), calls=result.tally.calls,
                           tokens=result.tally.tokens, cost=None if result.cost is None else exact_decimal(result.cost))
     graded = request.model_copy(update={**left, "reports": request.reports.model_copy(update={"generated": generated})})
-    generation = result_json(result)
-    if not args.json:
-        code = grade(args, app, graded)
-        judging = _judging_cost(app, name)
-        print(f"cost: generation {format_usd(result.cost)} ({result.tally.calls} calls to {endpoint})"
-              f" + judging {format_usd(judging)}" + _total(result.cost, judging))
-    else:
-        captured = io.StringIO()
-        with contextlib.redirect_stdout(captured):
-            code = grade(args, app, graded)
-        report = json.loads(captured.getvalue())
-        judging_text = (((report.get("usage") or {}).get("total") or {}).get("cost_usd"))
-        judging = None if judging_text is None else Fraction(judging_text)
-        report["generation"] = generation
-        report["cost_usd"] = {"generation": generation["cost_usd"], "judging": judging_text,
-                              "total": None if result.cost is None or judging is None
-                              else exact_decimal(result.cost + judging)}
-        app.print_json(report)
-    return code
-
-
-def _judging_cost(app: CliApp, dataset: str) -> Fraction | None:
-    """What the newest run over ``dataset`` spent on its judges."""
-    from studio.core.engine.sections import load_run
-
-    runs = [r for r in app.library.runs.list() if r.dataset == dataset]
-    if not runs:
-        return None
-    newest = max(runs, key=lambda r: r.id)
-    return load_run(app.library, newest.id).usage.cost
-
-
-def _total(generation: Fraction | None, judging: Fraction | None) -> str:
-    from studio.core.engine.usage import format_usd
-
-    return "" if generation is None or judging is None else f" = {format_usd(generation + judging)}"
+    return Generation(request=graded, result=result, endpoint=endpoint)
 
 
 def generated_by(app: CliApp, dataset: str, samples: Sequence[Sample]) -> GeneratedBy | None:

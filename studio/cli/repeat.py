@@ -32,8 +32,9 @@ def _print(report: JsonObject) -> None:
         print(f"    {sample['sample_id']}: verdicts {sample['verdicts']} spread {sample['spread']}")
 
 
-def run_repeated(args: argparse.Namespace, app: CliApp, asked: RunRequest) -> int:
-    """``args`` only says how many times (``--repeat``) and how to print; the run is ``asked``."""
+def repeat_asked(args: argparse.Namespace, asked: RunRequest) -> None:
+    """What ``--repeat N`` refuses (exit 2) before anything is read: a resume, the window's stream,
+    N under 2, report files and caps (each run is its own; ``runs report RUN_ID`` writes them)."""
     if asked.resume is not None or args.progress_jsonl:
         raise CliError("--repeat takes GRADER and DATASET (no --resume, no --progress-jsonl)", code=2)
     if not (asked.grader and asked.dataset):
@@ -44,12 +45,18 @@ def run_repeated(args: argparse.Namespace, app: CliApp, asked: RunRequest) -> in
     if (reports.junit or reports.markdown or reports.github or reports.baseline is not None
             or asked.max_cost is not None or asked.max_tokens):
         raise CliError("--repeat makes several runs: write their reports with `runs report RUN_ID`", code=2)
+
+
+def run_repeated(args: argparse.Namespace, app: CliApp, asked: RunRequest) -> int:
+    """N runs of the request ``repeat_asked`` let through (the sandbox's opt-in and notice given,
+    as for any run that grades: cli/runs.py ``cmd_run``), their spread and self-agreement printed.
+    ``args`` only says how many times (``--repeat``) and how to print; the run is ``asked``."""
     # the one request every run is (engine/request.py): its thresholds read and checked once, as a
     # single run's are; each repetition bypasses the cache (a cached answer cannot disagree)
     request = asked.model_copy(update={"use_cache": False})
     thresholds = request.check(app.library).thresholds
     options = request.options()
-    infos = repeat_run(app.library, asked.grader, asked.dataset, options, args.repeat)
+    infos = repeat_run(app.library, str(asked.grader), str(asked.dataset), options, args.repeat)
     report = consistency(app.library, [i.id for i in infos])
     from .run_report import summary
 

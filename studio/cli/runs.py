@@ -23,16 +23,13 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, TextIO
 
 from studio.core.engine import events
-from studio.core.engine.executors import make_executor
-from studio.core.engine.planning import plan_of
+from studio.core.engine.grading import RunEvent, RunStarted, grade
 from studio.core.engine.progress import Progress
-from studio.core.engine.request import Checked, RunRequest, conclude
-from studio.core.engine.runner import RunOptions, conclude_unstarted, execute_run
+from studio.core.engine.request import RunRequest, conclude
 from studio.core.engine.verdict import NO_OVERALL
 from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RunInfo
@@ -47,7 +44,6 @@ from .parsers import Subparsers
 from .tables import Column, print_table
 
 if TYPE_CHECKING:
-    from studio.core.engine.executors import Executor
     from studio.core.engine.sections import RunSections
     from studio.core.engine.summary import GraderSummary
     from studio.core.store import Library
@@ -170,45 +166,56 @@ def _cancel_on_stdin_eof(cancel: threading.Event) -> None:
     threading.Thread(target=watch, name="stdin-watch", daemon=True).start()
 
 
-def _executor_for(app: CliApp, run_id: int, quiet: bool) -> tuple[Executor, str | None]:
-    """The run's executor, connected; and for a cluster, the header line saying where it grades."""
-    info = app.library.runs.get(run_id)
-    options = RunOptions.model_validate(info.settings)
-    executor = make_executor(options.executor, options.ray_address)
-    if options.executor == "local":
-        return executor, None
-    plan = plan_of(app.library, info, options.pass_threshold)
-    where = executor.header(plan)  # type: ignore[attr-defined]  # joins the cluster if it grades there
-    if not quiet:
-        print(f"run {run_id}: {where}", file=sys.stderr)
-    return executor, where
+class RunWatch:
+    """What the CLI owns while its run grades, set up before the request goes to the engine: the
+    cancel event, and where the run's events go (``grading.RunEvent``). When the run has started
+    (``RunStarted``: it exists and its executor is ready) Ctrl-C cancels it (everything graded so
+    far is kept; a second Ctrl-C aborts at once), the window closing our stdin cancels it too, the
+    header says where a cluster grades, and ``--progress-jsonl`` writes its "started" line; then
+    each ``Progress`` goes to the stream, or the terminal's bar. Leaving puts Ctrl-C back."""
 
+    def __init__(self, stream: JsonLines | None, quiet: bool, watch_stdin: bool) -> None:
+        self.stream = stream
+        self.quiet = quiet or stream is not None  # the header is for a person at a terminal
+        self.watch_stdin = watch_stdin
+        self.cancel = threading.Event()
+        self.on_progress: Callable[[Progress], None] | None = stream or (None if quiet else ProgressBar())
+        self.run_id: int | None = None
+        self._previous: Callable[[int, FrameType | None], object] | int | None = None
 
-def _execute(app: CliApp, run_id: int, quiet: bool, stream: JsonLines | None = None,
-             watch_stdin: bool = False, keep_going: bool | None = None, retry_errors: bool = False) -> RunInfo:
-    executor, where = _executor_for(app, run_id, quiet or stream is not None)
-    cancel = threading.Event()
-    if watch_stdin:
-        _cancel_on_stdin_eof(cancel)
+    def __enter__(self) -> RunWatch:
+        return self
 
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
-        if cancel.is_set():
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def __call__(self, event: RunEvent) -> None:
+        if isinstance(event, RunStarted):
+            self._started(event)
+        elif self.on_progress is not None:
+            self.on_progress(event)
+
+    def _started(self, started: RunStarted) -> None:
+        resume_gc()  # start-up is over (the grader's kind and its scorer's modules are imported): app.pause_gc
+        self.run_id = started.run_id
+        if started.where is not None and not self.quiet:
+            print(f"run {started.run_id}: {started.where}", file=sys.stderr)
+        if self.watch_stdin:
+            _cancel_on_stdin_eof(self.cancel)
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._on_sigint)
+        if self.stream is not None:
+            extra: JsonObject = {} if started.where is None else {"where": started.where}
+            self.stream.emit("started", run_id=started.run_id, total=started.total, done=started.done,
+                             pid=os.getpid(), **extra)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.cancel.is_set():
             raise KeyboardInterrupt
-        cancel.set()
-        print(f"\ncancelling run {run_id} (Ctrl-C again to abort at once)...", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
-    on_progress: Callable[[Progress], None] | None = stream or (None if quiet else ProgressBar())
-    try:
-        if stream is not None:
-            info = app.library.runs.get(run_id)
-            extra = {} if where is None else {"where": where}
-            stream.emit("started", run_id=run_id, total=info.total, done=info.done, pid=os.getpid(), **extra)
-        return execute_run(app.library, run_id, on_progress=on_progress, cancel=cancel, keep_going=keep_going,
-                           executor=executor, retry_errors=retry_errors)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        self.cancel.set()
+        print(f"\ncancelling run {self.run_id} (Ctrl-C again to abort at once)...", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -226,72 +233,68 @@ def _reported(stream: JsonLines | None) -> Iterator[None]:
 
 
 def cmd_run(args: argparse.Namespace, app: CliApp) -> int:
-    """``run``: its arguments become one run request here, once; each way of running it (generate
-    first, repeat, dry run, grade) takes that request."""
+    """``run``: its arguments become one run request here, once; each way of running it takes that
+    request. A dry run grades nothing; the others (repeat, grade: generating the outputs first with
+    ``--generate-with``) take the same steps before grading: what the way refuses, then the sandbox's
+    opt-in and notice (cli/sandbox_notice.py), before a generation spends anything or a run exists."""
     stream = JsonLines() if args.progress_jsonl else None
     with _reported(stream):  # a value refused as the request is made is the stream's error line too
         request = request_of(args)
-    if args.generate_with is not None:  # generate the outputs under test first (cli/generate.py)
-        from .generate import generate_then_grade
-
-        return generate_then_grade(args, app, request, grade_request)
-    if args.repeat is not None and not args.dry_run:
-        from .repeat import run_repeated
-
-        return run_repeated(args, app, request)
-    if args.dry_run:
+    if args.generate_with is None and args.dry_run:  # (--repeat N: the calls of N runs)
         from .dry import run_dry
 
         return run_dry(args, app, request)
-    return grade_request(args, app, request)
+    if args.generate_with is not None:
+        from .generate import generation_asked
 
+        generation_asked(args, request)  # (refuses --dry-run and --repeat)
+    elif args.repeat is not None:
+        from .repeat import repeat_asked
 
-def grade_request(args: argparse.Namespace, app: CliApp, request: RunRequest) -> int:
-    """Check the request, grade the run, conclude it (verdict, usage, report files) and print it;
-    ``args`` only says how to print (``--json``, ``--progress-jsonl``, stdin, ``--allow-unsandboxed``)."""
-    stream = JsonLines() if args.progress_jsonl else None
+        repeat_asked(args, request)
+    from .sandbox_notice import warn_if_degraded
+
     with _reported(stream):
-        checked = _run(args, app, request, stream)
-        done = conclude(app.library, checked.run_id, checked.checked,
-                        github=sys.stderr if (args.json or stream) else sys.stdout)
+        warn_if_degraded(app, request, bool(getattr(args, "allow_unsandboxed", False)), stream)
+    if args.repeat is not None:
+        from .repeat import run_repeated
+
+        return run_repeated(args, app, request)
+    return grade_request(args, app, request, stream)
+
+
+def grade_request(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: JsonLines | None) -> int:
+    """Grade the request and print it. What the CLI owns is set up first (how it prints, the cancel
+    event and where the run's events go; with ``--generate-with``, the outputs generated); the
+    engine then checks, records, grades and concludes the run (verdict, usage, report files) in one
+    call (``grading.grade``), and what comes back is printed once. ``args`` only says how to print
+    (``--json``, ``--progress-jsonl``, stdin) and what to generate."""
+    watch = RunWatch(stream, quiet=args.json, watch_stdin=args.cancel_on_stdin_eof)
+    generation = None
+    if args.generate_with is not None:
+        from .generate import generate_first
+
+        generation = generate_first(args, app, request)
+        request = generation.request
+    with _reported(stream), watch:  # anything refused before grading exits 2 and leaves no run behind
+        done = grade(app.library, request, cancel=watch.cancel, on_event=watch,
+                     github=sys.stderr if (args.json or stream) else sys.stdout)
     from .run_report import summary
 
     info = done.run.info
     code = done.verdict.exit_code
+    report = {**summary(info, run=done.run), **json_fields(done)} if (stream or args.json) else {}
     if stream is not None:
-        stream.emit("summary", summary={**summary(info, run=done.run), **json_fields(done)},
-                    run=info.model_dump(mode="json"), exit_code=code)
-    elif args.json:
-        app.print_json({**summary(info, run=done.run), **json_fields(done)})
-    else:
+        stream.emit("summary", summary=report, run=info.model_dump(mode="json"), exit_code=code)
+    elif args.json and generation is None:
+        app.print_json(report)
+    elif not args.json:
         _print_summary(info, run=done.run)
     if stream is None:
         print_outcome(done, usage_lines=not args.json)
+    if generation is not None:  # its cost beside the judging's, after the verdict (as the report with it)
+        generation.show(app, report if args.json else None, done.usage.cost)
     return code
-
-
-@dataclass
-class Started:
-    run_id: int
-    checked: Checked
-
-
-def _run(args: argparse.Namespace, app: CliApp, request: RunRequest, stream: JsonLines | None) -> Started:
-    """Check the request, make (or resume) the run and grade it. Anything refused before grading
-    exits 2 and leaves no run behind."""
-    from .sandbox_notice import warn_if_degraded
-
-    warn_if_degraded(app, request, bool(getattr(args, "allow_unsandboxed", False)), stream)
-    checked = request.check(app.library)
-    info = request.start(app.library, checked)
-    resume_gc()  # start-up is over (the grader's kind and its scorer's modules are imported): app.pause_gc
-    try:  # the row exists: a sandbox, an executor or a plan that cannot start concludes it, never leaves it pending
-        _execute(app, info.id, quiet=args.json, stream=stream, watch_stdin=args.cancel_on_stdin_eof,
-                 keep_going=args.keep_going or None, retry_errors=request.retry_errors)
-    except BaseException as exc:
-        conclude_unstarted(app.library, info.id, exc, only_from=("pending",))  # execute_run concludes "running"
-        raise
-    return Started(info.id, checked)
 
 
 def _grader_line(found: GraderSummary, named: bool = True) -> str:

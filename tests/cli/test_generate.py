@@ -18,13 +18,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from no_bwrap import path_without_bwrap
 
 from studio.core.datasets import read_dataset
 from studio.core.demo import fake_model, model_endpoint_config
 from studio.core.demo.fake_http import Reply
 from studio.core.demo.fake_server import FakeJudgeServer
+from studio.core.models import BuiltinGrader, FunctionGrader
 from studio.core.models import files as definition_files
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.spend import format_usd
 from studio.core.paths import demo_dir
 from studio.core.store import Library
 from studio.core.store.endpoints import EndpointRepository
@@ -230,6 +233,39 @@ def test_refusals_are_one_sentence(cli, db_path: Path, server: FakeJudgeServer) 
         assert message in done.stderr and "Traceback" not in done.stderr, (args, done.stderr)
     names = json.loads(cli("datasets", "list", "--json").stdout)
     assert {d["name"] for d in names} == {"qa", "qa-a"}  # nothing refused left a dataset behind
+
+
+def test_generate_with_prints_the_generation_s_cost_beside_the_judging_s(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, server: FakeJudgeServer) -> None:
+    _setup(db_path, server, priced=True)
+    with Library.open(db_path) as lib:
+        lib.graders.create(BuiltinGrader(key="exact", function="exact_match"))
+    done = cli("run", "exact", "qa", "--generate-with", "model-a", "--limit", "3")
+    assert done.returncode in (0, 1), done.stderr  # (the verdict is the run's; the line is what counts)
+    assert "generation complete: 3/3 answers in 'qa-model-a'" in done.stderr
+    out = done.stdout.strip().splitlines()
+    assert out[0].startswith("run 1: completed") and "on qa-model-a" in out[0]
+    with Library.open(db_path) as lib:
+        generated = lib.datasets.get("qa-model-a").provenance or {}
+    cost = format_usd(Fraction(str(generated["cost_usd"])))
+    # last, after the run's summary: the generation's cost, the judges' (an exact match calls none), the sum
+    assert out[-1] == f"cost: generation {cost} (3 calls to model-a) + judging $0.00 = {cost}"
+
+
+def test_generate_with_is_refused_by_the_sandbox_before_anything_is_generated(  # type: ignore[no-untyped-def]
+        cli, db_path: Path, server: FakeJudgeServer, tmp_path: Path) -> None:
+    """Grader code without bubblewrap (and without --allow-unsandboxed) is refused before the
+    generation spends a call, not once the outputs it would grade were paid for."""
+    _setup(db_path, server)
+    with Library.open(db_path) as lib:
+        lib.graders.create(FunctionGrader(key="fn", source="async def grade(thread):\n    return 1.0\n"))
+    done = cli("run", "fn", "qa", "--generate-with", "model-a", "--limit", "3",
+               env={"PATH": path_without_bwrap(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    assert "bubblewrap is not available" in done.stderr and "Traceback" not in done.stderr
+    assert server.usage_sent["calls"] == 0 and "generation" not in done.stderr
+    names = {d["name"] for d in json.loads(cli("datasets", "list", "--json").stdout)}
+    assert names == {"qa"} and json.loads(cli("runs", "list", "--json").stdout) == []
 
 
 def test_export_of_a_generated_dataset_names_its_model(cli, db_path: Path, server: FakeJudgeServer,  # type: ignore[no-untyped-def]

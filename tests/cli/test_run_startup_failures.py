@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-import studio.cli.runs as cli_runs
+import studio.core.engine.grading as grading
 import studio.core.engine.runner as runner
 from studio.core.errors import StudioError
 from studio.core.models import BuiltinGrader
@@ -35,8 +35,8 @@ def _raise(exc: BaseException) -> Any:
     return fail
 
 
-# (module, attribute): before the run is claimed (the CLI picks its executor), and after (the engine plans it)
-STEPS = [(cli_runs, "make_executor"), (runner, "plan_of")]
+# (module, attribute): before the run is claimed (its executor is picked), and after (the engine plans it)
+STEPS = [(grading, "make_executor"), (runner, "plan_of")]
 
 
 @pytest.mark.parametrize("step", STEPS, ids=["executor", "plan"])

@@ -3,6 +3,7 @@ user opts in, and with the opt-in it says, every time, that isolation is degrade
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,19 @@ def test_run_stops_a_grader_that_fails_every_sample_and_keep_going_continues(cli
     assert "ZeroDivisionError" in stopped.stdout
     everything = cli("run", "broken", "d", "--allow-unsandboxed", "--keep-going")
     assert "samples 30/30" in everything.stdout and "error 30" in everything.stdout
+
+
+def test_repeat_takes_the_opt_in_and_says_so_as_every_run_does(cli, lib_with_graders, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``run --repeat N`` grades N runs: without bubblewrap it is refused in one sentence (not N runs
+    of errored samples), and ``--allow-unsandboxed`` lets it grade with the degraded notice."""
+    path = path_without_bwrap(tmp_path)
+    refused = cli("run", "fn", "d", "--repeat", "2", env={"PATH": path})
+    assert refused.returncode == 2
+    assert "bubblewrap is not available" in refused.stderr and "--allow-unsandboxed" in refused.stderr
+    assert json.loads(cli("runs", "list", "--json").stdout) == []  # refused before any run exists
+    require_namespaces()
+    repeated = cli("run", "fn", "d", "--repeat", "2", "--allow-unsandboxed", "--json", env={"PATH": path})
+    assert repeated.returncode == 0, repeated.stderr
+    assert "warning: isolation is degraded" in repeated.stderr
+    runs = json.loads(repeated.stdout)["runs"]
+    assert [(r["status"], r["counts"]) for r in runs] == [("completed", {"ok": 3})] * 2
