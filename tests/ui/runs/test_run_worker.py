@@ -55,6 +55,7 @@ def test_progress_jsonl_streams_events_and_ends_with_the_summary(math_library: L
     lines = events(result.stdout)
     started, *progress, summary = lines
     assert started["event"] == "started" and started["total"] == 3000 and started["done"] == 0
+    assert set(started) == {"event", "run_id", "total", "done", "pid"}  # ("where" too, for a cluster)
     run_id = started["run_id"]
     assert progress and all(p["event"] == "progress" and p["run_id"] == run_id for p in progress)
     assert progress[-1]["finished"] and progress[-1]["done"] == 3000
