@@ -230,8 +230,8 @@ class Generation:
     with the endpoint (into ``--generate-name``, default DATASET-ENDPOINT; an unfinished one is
     resumed, a finished one reused), and the run ``request`` that grades them. One budget covers
     both (``--max-cost``/``--max-tokens``: the run gets what the generation left), and the
-    generation's cost is shown apart from the judging's (``show``; the run's
-    reports say it too: ``Reports.generated``)."""
+    generation's cost is shown apart from the judging's (``show``; the run's reports say it too:
+    ``Reports.generated``)."""
 
     request: RunRequest
     result: GenerationResult
