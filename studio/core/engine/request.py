@@ -252,8 +252,9 @@ class Finished:
 def conclude(library: Library, run_id: int, checked: Checked, github: TextIO | None = None) -> Finished:
     """The verdict and usage of a finished run, and its report files written; ``--github``'s
     workflow commands go to ``github`` (the CLI picks stdout or stderr)."""
+    from studio.core.models.verdict import judge
+
     from .sections import load_run
-    from .verdict import judge
 
     run = load_run(library, run_id)
     verdict = judge(run, checked.thresholds)

@@ -16,6 +16,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from operator import itemgetter
 from typing import TYPE_CHECKING, Literal, cast
@@ -217,43 +218,54 @@ def _claimed(library: Library, run_id: int, on_progress: ProgressCallback | None
         figures = figures.updated(batch_metrics=metrics)
     if executor is not None and executor.name != "local":
         figures = figures.updated(executor=executor.report())
-    stopped = streak.stopped if streak is not None else None
+    end = _ending(library, run_id, info.total, overall.total, figures, ctx,
+                  streak.stopped if streak is not None else None, cancel)
+    # only a completed run reads its stored tallies: any other may resume
+    tallies = {STORED_KEY: with_usage(library, run_id, stored, quiet)} if end.status == "completed" else {}
+    library.runs.set_status(run_id, end.status, aggregates=end.figures.as_json() | tallies, error=end.error,
+                            only_from=("running",) if end.status == "cancelled" else None)
+    return library.runs.get(run_id)
+
+
+@dataclass(frozen=True)
+class _Ending:
+    """How a graded run ended: its status, the figures stored with it, and why it stopped short
+    (the run's error; None when it did not)."""
+
+    status: Literal["completed", "stopped", "failed", "cancelled"]
+    figures: RunAggregates
+    error: str | None = None
+
+
+def _ending(library: Library, run_id: int, total: int, graded: int, figures: RunAggregates, ctx: GradingContext,
+            streak_stopped: str | None, cancel: threading.Event) -> _Ending:
+    """How the run ended once grading stopped (``graded``: the results stored, as its end's tally
+    counted them): halted (no call could succeed), at its budget, on a failure streak, cancelled,
+    held by refused keys, else completed. The first that applies wins; the run is stored once."""
     if ctx.halted is not None:  # no call could succeed: the samples not graded wait for a resume
-        left = info.total - library.runs.get(run_id).done
-        reason = (f"{ctx.halted}; the run stopped with {left} sample(s) not graded, kept for "
+        reason = (f"{ctx.halted}; the run stopped with {total - graded} sample(s) not graded, kept for "
                   f"`grader-studio run --resume {run_id}` once that is fixed")
-        figures = figures.updated(stopped=reason)
-        library.runs.set_status(run_id, "stopped", aggregates=figures.as_json(), error=reason)
-        return library.runs.get(run_id)
+        return _Ending("stopped", figures.updated(stopped=reason), reason)
     if ctx.budget is not None:
         figures = figures.updated(budget=ctx.budget.to_json())
-        if ctx.budget.stopped and not stopped:  # the cap set ``cancel``, not the user
+        if ctx.budget.stopped and not streak_stopped:  # the cap set ``cancel``, not the user
             # the last calls may reach the cap with nothing left to grade: that run is complete
-            unfinished = library.runs.get(run_id).done < info.total
-            aggregates = figures.updated(stopped=ctx.budget.reason).as_json() if unfinished else (
-                figures.as_json() | {STORED_KEY: with_usage(library, run_id, stored, quiet)})
-            library.runs.set_status(run_id, "stopped" if unfinished else "completed", aggregates=aggregates,
-                                    error=ctx.budget.reason if unfinished else None)
-            return library.runs.get(run_id)
-    if stopped:
-        library.runs.set_status(run_id, "failed", aggregates=figures.updated(stopped=stopped).as_json(), error=stopped)
-        return library.runs.get(run_id)
+            if graded < total:
+                return _Ending("stopped", figures.updated(stopped=ctx.budget.reason), ctx.budget.reason)
+            return _Ending("completed", figures)
+    if streak_stopped:
+        return _Ending("failed", figures.updated(stopped=streak_stopped), streak_stopped)
     # a cancel that came once every sample was graded (the window quitting as the run ends) stops
     # nothing: the run is complete, and is never stored as cancelled
-    status = "cancelled" if cancel.is_set() and library.runs.get(run_id).done < info.total else "completed"
-    errored = figures.statuses.get("error", 0)
-    refused = library.runs.refused_errors(run_id) if status == "completed" and errored else 0
+    if cancel.is_set() and graded < total:
+        return _Ending("cancelled", figures)
+    refused = library.runs.refused_errors(run_id) if figures.statuses.get("error", 0) else 0
     if refused:  # samples a refused key never let grade (written so by older versions): not complete
         reason = (f"{refused} sample(s) hold an error from a refused key or proxy credentials (HTTP 401, "
                   f"403 or 407), so they were never graded: once the key is fixed, `grader-studio run "
                   f"--resume {run_id} --retry-errors` grades them")
-        library.runs.set_status(run_id, "stopped", aggregates=figures.updated(stopped=reason).as_json(), error=reason)
-        return library.runs.get(run_id)
-    # only a completed run reads its stored tallies: any other may resume
-    tallies = {STORED_KEY: with_usage(library, run_id, stored, quiet)} if status == "completed" else {}
-    library.runs.set_status(run_id, status, aggregates=figures.as_json() | tallies,
-                            only_from=("running",) if status == "cancelled" else None)
-    return library.runs.get(run_id)
+        return _Ending("stopped", figures.updated(stopped=reason), reason)
+    return _Ending("completed", figures)
 
 
 def _end_tallies(library: Library, run_id: int, threshold: float,

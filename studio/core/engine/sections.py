@@ -98,6 +98,11 @@ class RunSections:
         return None if headline is None else headline.mean
 
     @property
+    def stopped(self) -> str | None:
+        """Why the run stopped before its end, as its figures stored it (None: it did not)."""
+        return stored_summary(self.info).stopped
+
+    @property
     def summaries(self) -> list[GraderSummary]:
         return [s.summary for s in self.sections]
 

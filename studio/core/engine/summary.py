@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -150,19 +151,38 @@ def score_mean(tally: Tally) -> float | None:
     return whole if math.isfinite(whole) else None
 
 
+@dataclass(frozen=True)
+class Rates:
+    """The figures a grader's summary and a run's figures both state of a tally: the scores' mean,
+    the pass rate with its 95% Wilson interval, the time per sample. Worked out once, here, for
+    both (a run's figures need no mean interval: its sections' summaries state that)."""
+
+    mean: float | None
+    pass_rate: float | None
+    pass_rate_ci: tuple[float, float] | None
+    mean_duration_ms: float | None
+
+
+def rates(tally: Tally) -> Rates:
+    """The tally's ``Rates``: NA and errors are out of the pass rate (their counts are kept)."""
+    passes = tally.decisions.get("pass", 0)
+    graded = passes + tally.decisions.get("fail", 0)
+    return Rates(mean=score_mean(tally), pass_rate=mean(passes, graded), pass_rate_ci=intervals.wilson(passes, graded),
+                 mean_duration_ms=mean(tally.duration_ms, tally.total))
+
+
 def summarize(key: str, version: int, threshold: float, tally: Tally, *, weight: float = 1.0,
               cost: str | None = None, bounds: tuple[float, float] | None = None) -> GraderSummary:
     """The grader's summary from its tally (and its cost in exact USD, from engine/usage.py);
     ``bounds``: the range its scores can take (store/suites.py ``score_range``), which the
     interval stays in."""
-    graded = tally.decisions.get("pass", 0) + tally.decisions.get("fail", 0)
-    figures = {"mean": score_mean(tally), "pass_rate": mean(tally.decisions.get("pass", 0), graded),
-               "mean_duration_ms": mean(tally.duration_ms, tally.total)}
+    figures = rates(tally)
     interval = mean_interval(tally, bounds)
     statuses = tally.statuses
     return GraderSummary(
-        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n, **figures,
-        pass_rate_ci=intervals.wilson(tally.decisions.get("pass", 0), graded),
+        key=key, version=version, threshold=threshold, weight=weight, total=tally.total, n=tally.n,
+        mean=figures.mean, pass_rate=figures.pass_rate, mean_duration_ms=figures.mean_duration_ms,
+        pass_rate_ci=figures.pass_rate_ci,
         mean_ci=None if interval is None else interval.pair(),
         interval_method=INTERVAL_METHOD if interval is None else interval.method,
         score_min=tally.score_min, score_max=tally.score_max,
@@ -398,14 +418,14 @@ def run_summary(library: Library, run_id: int, threshold: float = DEFAULT_PASS_T
 
 def run_figures(facts: RowFacts, threshold: float) -> RunAggregates:
     """The figures of what a run's ``results`` rows add up to (``facts``, as the store answered them)
-    with the figures of their summary (``summarize``): mean, pass rate, time per sample, each
+    with the rates a summary states of them (``rates``): mean, pass rate, time per sample, and each
     ``scores`` key's mean."""
-    summary = summarize("run", 0, threshold, facts.tally)
     counted = facts.tally
+    shared = rates(counted)
     return RunAggregates({
-        "count": counted.total, "mean": summary.mean, "pass_rate": summary.pass_rate,
-        "pass_rate_ci": None if summary.pass_rate_ci is None else list(summary.pass_rate_ci), "pass_threshold": threshold,
-        "min": counted.score_min, "max": counted.score_max, "mean_duration_ms": summary.mean_duration_ms,
+        "count": counted.total, "mean": shared.mean, "pass_rate": shared.pass_rate,
+        "pass_rate_ci": None if shared.pass_rate_ci is None else list(shared.pass_rate_ci), "pass_threshold": threshold,
+        "min": counted.score_min, "max": counted.score_max, "mean_duration_ms": shared.mean_duration_ms,
         "prompt_tokens": counted.prompt_tokens, "completion_tokens": counted.completion_tokens,
         "cached_tokens": counted.cached_tokens, "cached": counted.cached, "statuses": facts.statuses,
         "metrics": {key: mean(total, n) for key, (total, n) in facts.metric_sums.items()},
