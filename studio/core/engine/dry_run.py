@@ -28,6 +28,7 @@ from studio.core.judges.tokens import counter_for
 from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition, Sample, walk
 from studio.core.models.endpoints import EndpointConfig
+from studio.core.models.run_size import samples_to_grade
 from studio.core.scoring import GradingContext
 from studio.core.store import Library
 
@@ -224,26 +225,29 @@ async def _count(library: Library, judge: GraderDefinition, options: RunOptions,
 def dry_run(library: Library, grader_key: str | None, dataset_name: str, options: RunOptions | None = None, *,
             repeats: int = 1, graders: list[str] | None = None) -> list[GraderEstimate]:
     """One estimate per grader of the run: a grader, a suite's graders (``grader_key`` a suite key)
-    or ``graders`` (``run --graders a,b,c``), grading nothing and writing nothing."""
-    from studio.core.store.targets import targets
+    or ``graders`` (``run --graders a,b,c``), grading nothing and writing nothing. The library is
+    read first (the dataset, the graders with their definitions, the samples a judge would read),
+    so a name or version that is not there is said before any judge is counted; then the judges
+    are counted."""
+    from .planning import named_graders
 
     options = options or RunOptions()
-    dataset = library.datasets.get(dataset_name)
-    limit = dataset.sample_count if options.limit is None else min(options.limit, dataset.sample_count)
     if repeats > 1:  # repeated runs bypass the cache (run --repeat)
         options = options.model_copy(update={"use_cache": False})
+    dataset = library.datasets.get(dataset_name)
+    named = named_graders(library, grader_key, options.version, graders)
+    limit = samples_to_grade(dataset.sample_count, options.limit)
+    judged = [(grader, list(judge_parts(grader.definition))) for grader in named]
+    samples: list[Sample] = []  # read once, when a grader calls a judge
+    if any(judges for _, judges in judged):
+        samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
     estimates = []
-    samples: list[Sample] | None = None  # read once, for the first grader that calls a judge
-    for key, version in targets(library, grader_key, options.version, graders):
-        definition = library.graders.version(key, version).definition
-        estimate = GraderEstimate(key=key, version=version, samples=limit, repeats=max(1, repeats))
+    for grader, judges in judged:
+        estimate = GraderEstimate(key=grader.key, version=grader.version, samples=limit, repeats=max(1, repeats))
         estimates.append(estimate)
-        judges = list(judge_parts(definition))
         if not judges:
-            estimate.notes.append(f"a {definition.kind} grader calls no judge: nothing to pay for")
+            estimate.notes.append(f"a {grader.definition.kind} grader calls no judge: nothing to pay for")
             continue
-        if samples is None:
-            samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
         recorder = Recorder()
         for judge in judges:
             asyncio.run(_count(library, judge, options, samples, recorder))

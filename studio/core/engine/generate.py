@@ -188,6 +188,8 @@ ORDER = ("$.metadata.generation.source_index", "$.metadata.generation.repeat")
 
 
 def endpoint_config(library: Library, name: str, concurrency: int | None = None) -> EndpointConfig:
+    """The endpoint ``name`` as stored, its calls in flight narrowed to ``concurrency`` (1 or more:
+    ``generate`` refuses a smaller one before it reads the library)."""
     from studio.core.store.errors import NotFound
 
     try:
@@ -195,8 +197,6 @@ def endpoint_config(library: Library, name: str, concurrency: int | None = None)
     except NotFound:
         raise GenerateError(f"no endpoint named {name!r} (add one with `grader-studio endpoints add`)") from None
     if concurrency is not None:
-        if concurrency < 1:
-            raise GenerateError("--concurrency must be 1 or more")
         config = config.model_copy(update={"max_concurrency": min(concurrency, config.max_concurrency)})
     return config
 
@@ -449,6 +449,8 @@ def generate(library: Library, name: str, settings: GenerationSettings | None, *
     ``max_cost`` / ``max_spend_tokens`` cap what the generation spends in all (earlier sessions
     included): no call starts past a cap, and the calls in flight finish and are kept."""
     cancel = cancel or threading.Event()
+    if concurrency is not None and concurrency < 1:  # needs no library: said before it is read
+        raise GenerateError("--concurrency must be 1 or more")
     if resume:
         settings = resumed_settings(library, name, settings)
         record = library.datasets.get(name)

@@ -1,6 +1,8 @@
 """From what a person names (a grader key, a suite key, or several grader keys) to a run's plan.
 
-``suite_for`` turns a suite key or a list of grader keys into a checked ``SuiteDefinition``;
+``named_graders`` answers which graders (with their definitions) a name, a list of keys or a resumed
+run grades, read once for a request's checks and the dry run; ``one_off_suite`` turns a list of
+grader keys into a checked ``SuiteDefinition``;
 ``record_suite_run`` writes the run with one ``run_graders`` row per slot (each grader's version
 fixed at the start, so a resume grades with the same ones); ``plan_of`` reads a stored run back into
 the ``RunPlan`` the executors grade.
@@ -8,16 +10,20 @@ the ``RunPlan`` the executors grade.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from studio.core.json_types import JsonObject
-from studio.core.models import CompositeGrader, RunInfo, parse_grader
+from studio.core.models import CompositeGrader, GraderDefinition, RunInfo, parse_grader
+from studio.core.models.run_size import samples_to_grade
 from studio.core.models.suite import SuiteDefinition, SuiteMember
 from studio.core.store import Library
 from studio.core.store.datasets import DatasetRecord
+from studio.core.store.run_graders import run_graders
 from studio.core.store.suites import InvalidSuite
+from studio.core.store.targets import targets
 
-__all__ = ["one_off_suite", "plan_of", "record_suite_run", "run_total"]
+__all__ = ["NamedGrader", "named_graders", "one_off_suite", "plan_of", "record_suite_run", "run_total"]
 
 from .plan import PlannedGrader, RunPlan
 from .preflight import check_run_configuration
@@ -72,6 +78,28 @@ def record_suite_run(library: Library, suite: SuiteDefinition, dataset_name: str
                                settings=options.model_dump(mode="json", exclude_none=True), slots=slots, suite=plan)
 
 
+@dataclass(frozen=True)
+class NamedGrader:
+    """A grader a run grades, at its version, with that version's definition."""
+
+    key: str
+    version: int
+    definition: GraderDefinition
+
+
+def named_graders(library: Library, name: str | None, version: int | None = None,
+                  graders: list[str] | None = None, *, resume: int | None = None) -> list[NamedGrader]:
+    """The graders a run would grade, each with its definition, as the library answers it: those of
+    the run ``resume`` (``store.run_graders``), else of ``name`` (a grader or a suite key) or
+    ``graders`` (``store.targets``, or its sentence saying what the name is not). Read once, for a
+    request's checks and the dry run alike (``NotFound``: a version that is not there)."""
+    if resume is not None:
+        graded = [(g.key, g.version) for g in run_graders(library, resume)]
+    else:
+        graded = targets(library, name, version, graders)
+    return [NamedGrader(key, number, library.graders.version(key, number).definition) for key, number in graded]
+
+
 class _Samples(Protocol):
     """What ``run_total`` reads of a run's options (``runner.RunOptions``)."""
 
@@ -89,13 +117,11 @@ class _SuiteRunOptions(_Samples, Protocol):
 
 
 def run_total(dataset: DatasetRecord, options: _Samples) -> int:
-    """How many samples a new run grades (the dataset's, at most ``limit``, or the ``samples`` asked
-    for that it has); a run that would grade none is refused before it is recorded (``runs list``
-    would show a run "completed" with nothing graded, and CI would read it as a pass)."""
+    """How many samples a new run grades (``models.run_size``); a run that would grade none is
+    refused before it is recorded (``runs list`` would show a run "completed" with nothing graded,
+    and CI would read it as a pass)."""
     count = dataset.sample_count
-    total = count if options.limit is None else min(options.limit, count)
-    if options.samples is not None:
-        total = len({i for i in options.samples if 0 <= i < count})
+    total = samples_to_grade(count, options.limit, options.samples)
     if total > 0:
         return total
     if count == 0:

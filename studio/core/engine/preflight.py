@@ -36,8 +36,11 @@ class KeyNotSet(LibraryError):
     exit_code = 2
 
 
-def _needs_endpoint(definition: GraderDefinition) -> Iterator[str | None]:
-    """The endpoint name each part of the grader asks for (None: "the library's only one")."""
+def needed_endpoints(definition: GraderDefinition) -> Iterator[str | None]:
+    """The endpoint each part of a grader calls with the user's key (None: the run's, or the
+    library's only one): a prompt judge's, a model-backed function's, a composite's or a jury's
+    parts' (``walk``), read from the models alone. The key check before a run and the endpoint
+    approvals (engine/request.py) both read it."""
     for grader in walk(definition):
         yield from grader.own_endpoints()
 
@@ -62,7 +65,7 @@ def check_keys(library: Library, definition: GraderDefinition, endpoint: str | N
     """The endpoints the grader calls (a jury's and a composite's parts included); ``KeyNotSet``
     (a sentence ending in ``then``) when one takes its key from a variable that is not set."""
     configs: dict[str, EndpointConfig] = {}
-    for name in _needs_endpoint(definition):
+    for name in needed_endpoints(definition):
         config = library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: sentences
         configs[config.name] = config
     for config in configs.values():

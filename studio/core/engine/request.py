@@ -11,8 +11,7 @@ The CLI only parses arguments into the request and prints what comes back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
@@ -27,10 +26,12 @@ from .reports import Generated
 from .run_settings import RequestRefused, RunSettings
 
 if TYPE_CHECKING:
-    from studio.core.models import GraderDefinition, RunInfo
+    from studio.core.models import RunInfo
     from studio.core.store import Library
+    from studio.core.store.datasets import DatasetRecord
 
     from .budget import Caps
+    from .planning import NamedGrader
     from .runner import RunOptions
     from .sections import RunSections
     from .usage import Usage
@@ -141,11 +142,12 @@ class RunRequest(RunSettings):
 
     # -- checked before any run exists -----------------------------------------------------------
     def check(self, library: Library) -> Checked:
-        """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``):
-        the shape, the graders it names, its thresholds, report paths, baseline, executor and caps."""
-        from studio.core.store import LibraryError
-        from studio.core.store.targets import targets
-
+        """Every refusal before a run exists (``RequestRefused``, or the library's own ``NotFound``),
+        in three steps: what needs no library (the shape, thresholds, report paths and the executor
+        asked, so a bad ``--fail-under`` or ``--junit`` is refused before the library is read), the
+        library read once (``named_in``: the graders with their definitions, the dataset, a resumed
+        run, the baseline), then the rules over what it answered (a run of nothing, the thresholds'
+        grader keys, caps, approved endpoints)."""
         from .budget import Caps
         from .planning import run_total
         from .reports import check_report_path
@@ -154,43 +156,20 @@ class RunRequest(RunSettings):
         problem = self.shape_problem()
         if problem is not None:
             raise RequestRefused(problem)
-        previous = None
-        if self.resume is not None:
-            previous = library.runs.get(self.resume)
-            if self.retry_errors and previous.status == "completed" and not previous.counts.get("error"):
-                raise RequestRefused(f"run {self.resume} is already complete and has no errored samples to retry")
-            from studio.core.store.run_graders import run_graders
-
-            graded = [(g.key, g.version) for g in run_graders(library, self.resume)]
-            dataset = previous.dataset
-            endpoint = previous.settings.get("endpoint")
-        else:
-            graded = targets(library, self.grader, self.version, self.graders)
-            dataset = str(self.dataset)
-            endpoint = self.endpoint
-        if self.reports.baseline is not None:  # a run of the same dataset (read whole as the run concludes)
-            try:
-                compared = library.runs.get(self.reports.baseline).dataset
-            except LibraryError as exc:
-                raise RequestRefused(f"--baseline: {exc}") from None
-            if compared != dataset:
-                raise RequestRefused(f"--baseline: --baseline run {self.reports.baseline} graded dataset "
-                                     f"{compared!r}, not {dataset!r}: a baseline must be a run of the same dataset")
-        if self.resume is None:
-            run_total(library.datasets.get(dataset), self.options())  # a run of nothing is refused
         thresholds = parse_thresholds(self.fail_under)
-        check_keys(thresholds, [key for key, _ in graded])
         junit = check_report_path(self.reports.junit, "--junit") if self.reports.junit else None
         markdown = check_report_path(self.reports.markdown, "--markdown") if self.reports.markdown else None
-        executor = self.executor_name(previous)
         if self.resume is None or self.executor is not None or self.ray_address is not None:
-            _check_executor(executor)
-        caps = Caps(max_cost=self.max_cost, max_tokens=self.max_tokens)
-        for key, version in graded:
-            _check_caps(library, caps, executor, key, version, endpoint)
-        _check_approvals(library, graded, endpoint)
+            _check_executor(self.executor_name())  # as asked (a resumed run's own was checked as it started)
+        named = named_in(library, self)
+        if named.dataset is not None:  # a new run of nothing is refused
+            run_total(named.dataset, self.options())
+        check_keys(thresholds, [g.key for g in named.graders])
+        executor = self.executor_name(named.previous)
+        _check_caps(library, Caps(max_cost=self.max_cost, max_tokens=self.max_tokens), executor, named)
+        _check_approvals(library, named)
         return Checked(request=self, thresholds=thresholds, junit=junit, markdown=markdown,
-                       baseline=self.reports.baseline, executor=executor)
+                       baseline=self.reports.baseline, executor=executor, named=named)
 
     # -- the run ---------------------------------------------------------------------------------
     def start(self, library: Library, checked: Checked | None = None) -> RunInfo:
@@ -201,7 +180,11 @@ class RunRequest(RunSettings):
         checked = checked or self.check(library)
         if self.resume is None:
             return start_run(library, self.grader, str(self.dataset), self.options())
-        self._check_keys(library)
+        from .preflight import check_keys
+
+        for grader in checked.named.graders:  # its endpoints' key variables, before its first call
+            check_keys(library, grader.definition, checked.named.endpoint,
+                       f"run {self.resume} was not resumed and nothing was graded")
         changes: JsonObject = {}  # merged into the run's stored settings (a JSON column)
         if self.executor is not None or self.ray_address is not None:
             changes.update(executor=checked.executor, ray_address=self.ray_address)
@@ -214,17 +197,45 @@ class RunRequest(RunSettings):
         return library.runs.get(self.resume)
 
 
-    def _check_keys(self, library: Library) -> None:
-        """A resumed run's endpoints' key variables, before its first call (a new run's are checked
-        as it is recorded, ``start_run``); ``runs report`` reads a run and calls nothing."""
-        from studio.core.store.run_graders import run_graders
+def named_in(library: Library, request: RunRequest) -> Named:
+    """What the library answers for ``request``, read once: the graders it names (a grader's, a
+    suite's or ``--graders``'; a resumed run's own) with their definitions, a new run's dataset,
+    a resumed run, and that ``--baseline`` is a run of the same dataset (read whole as the run
+    concludes). A name that names nothing is the library's sentence (``targets``)."""
+    from studio.core.store import LibraryError
 
-        from .preflight import check_keys
+    from .planning import named_graders
 
-        endpoint = library.runs.get(int(self.resume or 0)).settings.get("endpoint")
-        for grader in run_graders(library, int(self.resume or 0)):
-            check_keys(library, library.graders.version(grader.key, grader.version).definition, endpoint,
-                       f"run {self.resume} was not resumed and nothing was graded")
+    previous = None
+    if request.resume is not None:
+        previous = library.runs.get(request.resume)
+        if request.retry_errors and previous.status == "completed" and not previous.counts.get("error"):
+            raise RequestRefused(f"run {request.resume} is already complete and has no errored samples to retry")
+        dataset, endpoint = previous.dataset, previous.settings.get("endpoint")
+    else:
+        dataset, endpoint = str(request.dataset), request.endpoint
+    graders = named_graders(library, request.grader, request.version, request.graders, resume=request.resume)
+    if request.reports.baseline is not None:
+        try:
+            compared = library.runs.get(request.reports.baseline).dataset
+        except LibraryError as exc:
+            raise RequestRefused(f"--baseline: {exc}") from None
+        if compared != dataset:
+            raise RequestRefused(f"--baseline: --baseline run {request.reports.baseline} graded dataset "
+                                 f"{compared!r}, not {dataset!r}: a baseline must be a run of the same dataset")
+    record = library.datasets.get(dataset) if previous is None else None
+    return Named(graders=graders, endpoint=endpoint, dataset=record, previous=previous)
+
+
+@dataclass
+class Named:
+    """What the library answered for a request (``named_in``): its graders, the endpoint
+    its judges call unless they name their own, a new run's dataset, or the run it resumes."""
+
+    graders: list[NamedGrader] = field(default_factory=list)
+    endpoint: str | None = None
+    dataset: DatasetRecord | None = None
+    previous: RunInfo | None = None
 
 
 @dataclass
@@ -238,6 +249,8 @@ class Checked:
     markdown: Path | None = None
     baseline: int | None = None
     executor: str = "local"
+    #: what the library answered for it: its graders (a resume's keys are checked from these)
+    named: Named = field(default_factory=Named)
 
 
 @dataclass
@@ -323,18 +336,20 @@ def _check_executor(name: str) -> None:
         raise ExecutorError(RAY_HINT)
 
 
-def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: str | None) -> None:
+def _check_approvals(library: Library, named: Named) -> None:
     """Before a run exists: every endpoint its judges would send the user's key to is one the user
     approved (store/endpoint_trust.py), so a refused run is one sentence (and the window's dialog),
     not a run of failed samples. The judges' own client checks again as it opens."""
     from studio.core.judges.http.credentials import resolve_api_key
     from studio.core.store.errors import LibraryError
 
+    from .preflight import needed_endpoints
+
     checked: set[str] = set()
-    for key, version in graded:
-        for named in _judge_endpoints(library.graders.version(key, version).definition):
+    for grader in named.graders:
+        for name in needed_endpoints(grader.definition):
             try:
-                config = library.endpoints.resolve(endpoint, named)
+                config = library.endpoints.resolve(named.endpoint, name)
             except LibraryError:  # no endpoint, or a broken row: the run's judges say it
                 continue
             if config.name not in checked:
@@ -342,26 +357,15 @@ def _check_approvals(library: Library, graded: list[tuple[str, int]], endpoint: 
                 resolve_api_key(config)  # raises when the key may not go there
 
 
-def _judge_endpoints(definition: GraderDefinition) -> Iterator[str | None]:
-    """The endpoint each part of a grader calls with the user's key (None: the run's, or the
-    library's only one): a prompt judge's, a model-backed function's, a composite's or a jury's
-    parts' (``walk``). Read from the models alone, so a run's start imports no other kind
-    (tests/cli/test_startup_imports.py)."""
-    from studio.core.models.common import walk
-
-    for grader in walk(definition):
-        yield from grader.own_endpoints()
-
-
-def _check_caps(library: Library, caps: Caps, executor: str, grader: str, version: int, endpoint: str | None) -> None:
+def _check_caps(library: Library, caps: Caps, executor: str, named: Named) -> None:
     """A spend cap grades on this machine (one budget for every call) and prices every endpoint."""
     from .budget import BudgetError, check_priced
 
-    if not caps.any:
+    if not caps.any or not named.graders:
         return
     if executor != "local":
         raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
     from .dry_run import endpoints_of  # the judges' imports, only when capped
 
-    definition = library.graders.version(grader, version).definition
-    check_priced(caps, endpoints_of(library, definition, endpoint))
+    for grader in named.graders:
+        check_priced(caps, endpoints_of(library, grader.definition, named.endpoint))

@@ -58,3 +58,32 @@ def test_a_started_run_holds_the_request_and_a_resume_moves_its_caps(ready: Libr
     moved = RunRequest(resume=info.id, max_tokens=10, max_cost=Decimal("0.5")).start(ready)
     assert moved.settings["max_tokens"] == 10 and moved.settings["max_cost"] == "0.5"
     assert moved.pass_threshold == 0.75  # a resume keeps the run's own threshold
+
+
+def test_what_needs_no_library_is_refused_before_the_library_is_read(ready: Library, tmp_path: Path) -> None:
+    """A bad ``--fail-under`` or report path is said first, whatever the library would answer: the
+    grader and dataset named here do not exist (before, the library was read first and said so,
+    and the mistake in the options came out only on the next try)."""
+    nowhere = dict(grader="nobody", dataset="nothing")
+    with pytest.raises(ThresholdError, match="takes a score"):
+        RunRequest(**nowhere, fail_under=["nobody=high"]).check(ready)
+    for option in ("junit", "markdown"):
+        missing = tmp_path / "no-such-folder" / "report"
+        with pytest.raises(Exception, match=f"--{option} .*does not exist"):
+            RunRequest(**nowhere, reports=Reports(**{option: missing})).check(ready)
+    with pytest.raises(Exception, match="no grader or suite with key 'nobody'"):  # the library's turn after
+        RunRequest(**nowhere, fail_under=["0.5"]).check(ready)
+
+
+def test_the_check_answers_the_graders_it_read_with_their_definitions(ready: Library) -> None:
+    """The library is read once for a request: the graders it names come back with their
+    definitions, a resume's from the run itself, and starting the resume reads them from there."""
+    checked = RunRequest(grader="exact", dataset="qa").check(ready)
+    assert [(g.key, g.version, g.definition.kind) for g in checked.named.graders] == [("exact", 1, "builtin")]
+    assert checked.named.dataset is not None and checked.named.dataset.sample_count == 3
+    info = RunRequest(grader="exact", dataset="qa").start(ready)
+    resumed = RunRequest(resume=info.id).check(ready)
+    assert [(g.key, g.version) for g in resumed.named.graders] == [("exact", 1)]
+    assert resumed.named.previous is not None and resumed.named.previous.id == info.id
+    assert resumed.named.dataset is None  # a resume grades the run's own samples
+    assert RunRequest(resume=info.id).start(ready, resumed).id == info.id

@@ -5,8 +5,7 @@ goes through it."""
 from __future__ import annotations
 
 from studio.core.engine.executors.placement import driver_reason
-from studio.core.engine.preflight import _needs_endpoint
-from studio.core.engine.request import _judge_endpoints
+from studio.core.engine.preflight import needed_endpoints
 from studio.core.models import dump_grader, parse_grader, walk
 
 NESTED = {
@@ -38,11 +37,10 @@ def test_dump_writes_every_nested_kind_and_reads_back_the_same() -> None:
 
 
 def test_key_checks_and_approvals_read_the_same_endpoints() -> None:
-    """The key check before a run and the endpoint approvals name the same endpoints: every
-    judge's and the model-backed function's, however deep."""
+    """The key check before a run and the endpoint approvals name the same endpoints (one reading,
+    ``needed_endpoints``): every judge's and the model-backed function's, however deep."""
     grader = parse_grader(NESTED)
-    assert list(_needs_endpoint(grader)) == ["helper", "first", "second"]
-    assert list(_judge_endpoints(grader)) == list(_needs_endpoint(grader))
+    assert list(needed_endpoints(grader)) == ["helper", "first", "second"]
 
 
 def test_placement_reads_the_parts_of_a_nested_composite() -> None:
