@@ -13,7 +13,7 @@ puts the two back together, so a reader never sees the difference.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -491,11 +491,19 @@ def _entry(stored: JsonObject, slot: int, key: str) -> JsonObject | None:
     return None
 
 
-def stored_entry(row: TableRow, slot: int, key: str) -> JsonObject | None:
-    """A completed run's stored entry of the grader in ``slot`` (``row``: ``runs.raw``): its
-    "threshold", "tally" and, stored by the runner with it, its "usage" (engine/usage.py)."""
+def stored_entries(row: TableRow) -> dict[tuple[object, object], JsonObject]:
+    """A completed run's stored entry of each grader by (slot, key) (``row``: ``runs.raw``), its
+    aggregates read once for them all: its "threshold", "tally" and, stored by the runner with it,
+    its "usage" (engine/usage.py); {} for any other run. Looked up as ``_entry`` finds one: the
+    first whose slot and key equal those asked."""
     stored = _stored(row)
-    return None if stored is None else _entry(stored, slot, key)
+    found: dict[tuple[object, object], JsonObject] = {}
+    for entry in (stored.get("graders") or () if stored is not None else ()):
+        if isinstance(entry, dict):
+            at = (entry.get("slot"), entry.get("key"))
+            if all(isinstance(part, Hashable) for part in at):
+                found.setdefault(at, entry)
+    return found
 
 
 def _threshold(row: TableRow) -> float:
