@@ -72,6 +72,8 @@ class RunGrader(BaseModel):
     score_range: tuple[float, float] | None = None
     #: the grader's own endpoint (a judge's; a run's --endpoint wins), for usage rows naming none
     endpoint: str | None = None
+    #: the key its scores are given under (a suite run keeps a plain score under it, ``grader_results``)
+    metric: str | None = None
 
 
 def _run_row(library: _Library, run_id: int) -> TableRow:
@@ -111,7 +113,8 @@ def read_run(library: _Library, run_id: int) -> RunReading:
     threshold = _threshold(row)
     graders = [RunGrader(slot=slot.slot, key=slot.grader_key, version=slot.grader_version, kind=definition.kind,
                          weight=slot.weight, threshold=threshold if slot.threshold is None else slot.threshold,
-                         score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None))
+                         score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None),
+                         metric=definition.metric.key)
                for slot, definition in zip(slots, definitions, strict=True)]
     return RunReading(row=row, stored=stored, threshold=threshold, graders=graders,
                       counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
@@ -130,6 +133,12 @@ def _reading_of(row: TableRow, graders: Sequence[RunGrader]) -> RunReading:
     columns = _columns(row, [g.slot for g in graders])
     return RunReading(row=row, stored=_stored(row), threshold=_threshold(row), graders=list(graders),
                       counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
+
+
+def _rules(reading: RunReading) -> list[RuleSql]:
+    """The rule settled for each grader of ``reading`` alone (``read_settled`` settles the run's
+    rows' too)."""
+    return [rule_sql(threshold, suffix) for threshold, suffix in reading.counted_at]
 
 
 def run_graders(library: _Library, run_id: int) -> list[RunGrader]:
@@ -206,6 +215,12 @@ def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]
         definition = library.graders.version(key, next(s.grader_version for s in library.runs.slots(run_id)
                                                         if s.slot == slot)).definition
         metric = definition.metric.key
+    return _results(library, row, slot, key, metric)
+
+
+def _results(library: _Library, row: TableRow, slot: int, key: str, metric: str | None) -> list[JsonObject]:
+    """``grader_results`` of the grader in ``slot`` of the run whose row is ``row``; ``metric``: the
+    key a suite run's plain scores are given under (None for a run of one grader)."""
     sql = f"SELECT * FROM ({rows_sql(_is_suite(row))}) AS src ORDER BY sample_idx"
     with library.engine.connect() as conn:
         fetched = conn.exec_driver_sql(sql, _params(row, slot, key)).all()
@@ -223,8 +238,11 @@ def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]
 
 
 def graders_with_results(library: _Library, run_id: int) -> list[tuple[RunGrader, list[JsonObject]]]:
-    """Every grader of the run with its results (what a report of a finished run needs)."""
-    return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
+    """Every grader of the run with its results (what a report of a finished run needs): the run
+    and its graders read once (``read_run``), then each one's rows."""
+    reading = read_run(library, run_id)
+    suite = _is_suite(reading.row)
+    return [(g, _results(library, reading.row, g.slot, g.key, g.metric if suite else None)) for g in reading.graders]
 
 
 _TALLIED = ("status", "score", "details", *COSTS)
@@ -315,7 +333,7 @@ def grader_tallies(library: _Library, run_id: int, graders: Sequence[RunGrader])
     """``grader_tally`` of each of ``graders``: a completed run's stored tallies when each was
     stored at the grader's threshold, else computed (``computed_tallies``)."""
     reading = _reading_of(_run_row(library, run_id), graders)
-    return _grader_tallies(library, reading, settle(reading.counted_at, reading.threshold).graders)
+    return _grader_tallies(library, reading, _rules(reading))
 
 
 def _grader_tallies(library: _Library, reading: RunReading, rules: Sequence[RuleSql]) -> list[Tally]:
@@ -332,7 +350,7 @@ def computed_tallies(library: _Library, row: TableRow, graders: Sequence[RunGrad
     suite run's in one pass over its rows (one SELECT, each grader's sums side by side) instead of
     a pass a grader."""
     reading = _reading_of(row, graders)
-    return _computed(library, reading, settle(reading.counted_at, reading.threshold).graders)
+    return _computed(library, reading, _rules(reading))
 
 
 def _computed(library: _Library, reading: RunReading, rules: Sequence[RuleSql]) -> list[Tally]:

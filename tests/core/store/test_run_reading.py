@@ -1,8 +1,9 @@
-"""A run's answers read the run once: the sections' tallies (``run_graders.run_tallies``) and a
-run's end (``run_end.end_tallies``) read the run's row once, with the pass rule settled for every
-tally before any is counted (``pass_rule.settle``), and give what each part gives asked alone; a
-run's spend (``run_spend.run_spend``) reads each grader's stored entry as ``_entry`` finds it. On
-SQLite and PostgreSQL."""
+"""A run's answers read the run once: the sections' tallies (``run_graders.run_tallies``), a
+run's end (``run_end.end_tallies``) and a report's results (``graders_with_results``) read the
+run's row once, the tallies with the pass rule settled for each before any is counted
+(``pass_rule.settle``), and give what each part gives asked alone; a run's spend
+(``run_spend.run_spend``) reads each grader's stored entry as ``_entry`` finds it. On SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ from studio.core.store import Library
 from studio.core.store.run_end import end_tallies
 from studio.core.store.run_graders import (
     STORED_KEY,
+    grader_results,
     grader_tallies,
+    graders_with_results,
     overall_tally,
     read_settled,
     run_graders,
@@ -107,6 +110,17 @@ def test_a_runs_end_reads_the_run_once_and_stores_what_is_counted(lib: Library, 
     assert not end.as_written and end.overall == overall and end.stored == stored
     assert [{k: v for k, v in e.items() if k != "usage"} for e in kept["graders"]] == stored["graders"]
     assert end.facts.tally == overall and sum(end.facts.statuses.values()) == 24
+
+
+@pytest.mark.parametrize("grading", ["exact", "geo-suite"])
+def test_a_report_reads_the_run_and_its_graders_once(lib: Library, grading: str) -> None:
+    run = run_grader(lib, grading, "geo")
+    with rows_read(lib) as seen:
+        both = graders_with_results(lib, run.id)
+    assert len(seen) == 1, seen  # it read the row again for each grader
+    assert [g for g, _ in both] == run_graders(lib, run.id)
+    for grader, results in both:
+        assert results == grader_results(lib, run.id, grader.key) and len(results) == 24
 
 
 def test_the_rule_is_settled_for_each_tally_before_any_query(lib: Library) -> None:
