@@ -76,9 +76,11 @@ def end_tallies(library: Library, run_id: int, threshold: float, written: Writte
     """Run ``run_id``'s tallies at its end: ``written``'s when they are its stored rows', else
     computed from the rows (a run's one pass over its results). The run is read once, its rule
     settled at ``threshold`` (``read_settled``), whichever they are; then what its rows add up to
-    (``runs.facts``) is asked once, with what the writer kept of it when its tallies are used."""
+    (``runs.facts``) is asked once, with what the writer kept of it when its tallies are used, and
+    the graders just read."""
     read = read_settled(library, run_id, threshold)
-    graders = read[0].graders
+    reading = read[0]
+    graders = reading.graders
     counts = [] if written is None else written_counts(library, run_id)
     kept = written if written is not None and written.rows.mismatch(graders, threshold, counts) is None else None
     if kept is None:
@@ -86,5 +88,6 @@ def end_tallies(library: Library, run_id: int, threshold: float, written: Writte
     else:
         overall, stored = kept.overall, stored_form(graders, kept.tallies, kept.overall, threshold)
     facts = library.runs.facts(run_id, threshold, tally=overall, metric_sums=None if kept is None else kept.metric_sums,
-                               panels=None if kept is None else kept.panels)
+                               panels=None if kept is None else kept.panels,
+                               keys=sorted(g.key for g in graders) if reading.row.suite else [])
     return EndTallies(overall=overall, stored=stored, facts=facts, as_written=kept is not None)

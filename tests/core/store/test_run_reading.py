@@ -57,12 +57,13 @@ def lib(library: Library) -> Library:
 
 @contextmanager
 def rows_read(lib: Library) -> Iterator[list[str]]:
-    """The statements that read a run's own row (``runs.raw``: the runs table alone, by id)."""
+    """The statements that read a run's own row, whole (``runs.raw``) or a column of it: the runs
+    table alone, by id."""
     seen: list[str] = []
 
     def record(conn, cursor, statement, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
         text = " ".join(statement.split())
-        if text.startswith("SELECT runs.id") and " FROM runs WHERE runs.id = " in text:
+        if text.startswith("SELECT runs.") and " FROM runs WHERE runs.id = " in text:
             seen.append(text)
 
     event.listen(lib.engine, "before_cursor_execute", record)
@@ -105,9 +106,11 @@ def test_a_runs_end_reads_the_run_once_and_stores_what_is_counted(lib: Library, 
     reopen(lib, run.id)
     with rows_read(lib) as seen:
         end = end_tallies(lib, run.id, 0.5, None)
-    assert len(seen) == 1, seen  # it read the row twice (the end's tallies, then the run's graders)
+    assert len(seen) == 1, seen  # it read the row twice, then its suite column for the metric sums
     overall, stored = stored_tallies(lib, run.id, 0.5)
     assert not end.as_written and end.overall == overall and end.stored == stored
+    assert end.facts == lib.runs.facts(run.id, 0.5)  # the rows' facts as the store reads them alone
+    assert set(end.facts.metric_sums) == ({"exact", "has", "starts"} if grading == "geo-suite" else {"score"})
     assert [{k: v for k, v in e.items() if k != "usage"} for e in kept["graders"]] == stored["graders"]
     assert end.facts.tally == overall and sum(end.facts.statuses.values()) == 24
 
