@@ -78,13 +78,12 @@ def end_tallies(library: Library, run_id: int, threshold: float, written: Writte
     settled at ``threshold`` (``read_settled``), whichever they are; then what its rows add up to
     (``runs.facts``) is asked once, with what the writer kept of it when its tallies are used, and
     the graders just read."""
-    read = read_settled(library, run_id, threshold)
-    reading = read[0]
+    reading, rule = read_settled(library, run_id, threshold)
     graders = reading.graders
     counts = [] if written is None else written_counts(library, run_id)
     kept = written if written is not None and written.rows.mismatch(graders, threshold, counts) is None else None
     if kept is None:
-        overall, stored = stored_tallies(library, run_id, threshold, read)
+        overall, stored = stored_tallies(library, run_id, threshold, (reading, rule))
     else:
         overall, stored = kept.overall, stored_form(graders, kept.tallies, kept.overall, threshold)
     facts = library.runs.facts(run_id, threshold, tally=overall, metric_sums=None if kept is None else kept.metric_sums,
