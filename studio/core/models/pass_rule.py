@@ -262,6 +262,45 @@ def scored_sql(status: str = "status", score: str = "score") -> str:
             f" THEN {score} END")
 
 
+@dataclass(frozen=True)
+class RuleSql:
+    """The rule settled at one threshold as the SQL a tally's query applies over one set of its
+    columns (``status{suffix}``, ``score{suffix}``, ``details{suffix}``: a suite's one-pass query
+    names each grader's columns by its slot): each row's decision (``decision_sql_text``) and the
+    score a mean counts (``scored_sql``). Written before the query is, so a query never stops
+    midway to ask for the rule."""
+
+    threshold: float
+    suffix: str
+    decision: str
+    scored: str
+
+
+def rule_sql(threshold: float, suffix: str = "") -> RuleSql:
+    """The ``RuleSql`` at ``threshold`` over the columns named with ``suffix``
+    (``ThresholdNotFinite`` for a threshold that is not a finite number)."""
+    status, score = f"status{suffix}", f"score{suffix}"
+    return RuleSql(threshold, suffix, decision_sql_text(status, score, f"details{suffix}", threshold),
+                   scored_sql(status, score))
+
+
+@dataclass(frozen=True)
+class SettledRule:
+    """The rule settled for one reading of a run, before any of its queries: each grader's
+    ``RuleSql`` at its threshold over its columns, and the run's own rows' at the threshold they
+    are counted at."""
+
+    graders: tuple[RuleSql, ...]
+    overall: RuleSql
+
+
+def settle(graders: Sequence[tuple[float, str]], overall: float) -> SettledRule:
+    """The ``SettledRule`` of graders given as (threshold, column suffix), and of the run's rows at
+    ``overall`` (``ThresholdNotFinite`` for any threshold that is not a finite number: a run
+    stored with one cannot be judged)."""
+    return SettledRule(tuple(rule_sql(threshold, suffix) for threshold, suffix in graders), rule_sql(overall))
+
+
 def decision_in_sql(decisions: tuple[str, ...], status: str = "status", score: str = "score",
                     details: str = "details", threshold: float = DEFAULT_PASS_THRESHOLD) -> str:
     """An SQL condition: the result's decision is one of ``decisions`` (``decision_sql_text``'s columns)."""

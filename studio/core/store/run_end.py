@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from studio.core.json_types import JsonObject
 
 from .ledger import Tally
-from .run_graders import RunGrader, run_graders, stored_form, stored_tallies, written_counts
+from .run_graders import RunGrader, read_settled, stored_form, stored_tallies, written_counts
 from .runs import RowFacts
 
 if TYPE_CHECKING:
@@ -74,14 +74,19 @@ class EndTallies:
 
 def end_tallies(library: Library, run_id: int, threshold: float, written: Written | None) -> EndTallies:
     """Run ``run_id``'s tallies at its end: ``written``'s when they are its stored rows', else
-    computed from the rows (a run's one pass over its results)."""
-    if written is not None:
-        graders = run_graders(library, run_id)
-        if written.rows.mismatch(graders, threshold, written_counts(library, run_id)) is None:
-            facts = library.runs.facts(run_id, threshold, tally=written.overall, metric_sums=written.metric_sums,
-                                       panels=written.panels)
-            return EndTallies(overall=written.overall, facts=facts, as_written=True,
-                              stored=stored_form(graders, written.tallies, written.overall, threshold))
-    overall, stored = stored_tallies(library, run_id, threshold)
-    return EndTallies(overall=overall, stored=stored, facts=library.runs.facts(run_id, threshold, tally=overall),
-                      as_written=False)
+    computed from the rows (a run's one pass over its results). The run is read once, its rule
+    settled at ``threshold`` (``read_settled``), whichever they are; then what its rows add up to
+    (``runs.facts``) is asked once, with what the writer kept of it when its tallies are used, and
+    the graders just read."""
+    reading, rule = read_settled(library, run_id, threshold)
+    graders = reading.graders
+    counts = [] if written is None else written_counts(library, run_id)
+    kept = written if written is not None and written.rows.mismatch(graders, threshold, counts) is None else None
+    if kept is None:
+        overall, stored = stored_tallies(library, run_id, threshold, (reading, rule))
+    else:
+        overall, stored = kept.overall, stored_form(graders, kept.tallies, kept.overall, threshold)
+    facts = library.runs.facts(run_id, threshold, tally=overall, metric_sums=None if kept is None else kept.metric_sums,
+                               panels=None if kept is None else kept.panels,
+                               keys=sorted(g.key for g in graders) if reading.row.suite else [])
+    return EndTallies(overall=overall, stored=stored, facts=facts, as_written=kept is not None)

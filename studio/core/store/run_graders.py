@@ -13,7 +13,7 @@ puts the two back together, so a reader never sees the difference.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -22,7 +22,7 @@ from sqlalchemy import Connection, Engine
 
 from studio.core.json_types import JsonObject, JsonValue
 from studio.core.models import RunInfo
-from studio.core.models.pass_rule import decision_sql_text, run_threshold, scored_sql
+from studio.core.models.pass_rule import RuleSql, SettledRule, rule_sql, run_threshold, settle
 from studio.core.near_names import did_you_mean
 
 from .errors import NotFound
@@ -72,24 +72,78 @@ class RunGrader(BaseModel):
     score_range: tuple[float, float] | None = None
     #: the grader's own endpoint (a judge's; a run's --endpoint wins), for usage rows naming none
     endpoint: str | None = None
+    #: the key its scores are given under (a suite run keeps a plain score under it, ``grader_results``)
+    metric: str | None = None
 
 
 def _run_row(library: _Library, run_id: int) -> TableRow:
     return library.runs.raw(run_id)  # NotFound for an unknown run
 
 
+@dataclass(frozen=True)
+class RunReading:
+    """A run as this module reads it once for one answer (``read_run``): its stored row
+    (``runs.raw``), the tallies it keeps (``STORED_KEY``: a completed run's, else None), its pass
+    threshold, its graders by slot and what each one's tally is counted at: its threshold and its
+    columns' suffix in the query (``_columns``), which the pass rule is settled at
+    (``pass_rule.settle``) before any query. Why one reading: each answer used to read the run's
+    row again for each part of it (three or four times for the sections' tallies)."""
+
+    row: TableRow
+    stored: JsonObject | None
+    threshold: float
+    graders: list[RunGrader]
+    counted_at: list[tuple[float, str]]
+
+
+def _columns(row: TableRow, slots: Sequence[int]) -> list[str]:
+    """Each grader's column suffix in a tally's query: a suite run of several graders adds them up
+    in one pass, each grader's columns named by its slot (``suite_rows_sql``); any other run, one
+    query a grader, over its rows' own columns."""
+    return [str(slot) for slot in slots] if _is_suite(row) and len(slots) >= 2 else [""] * len(slots)
+
+
+def read_run(library: _Library, run_id: int) -> RunReading:
+    """Run ``run_id``'s ``RunReading`` (NotFound for an unknown run): its row and its slots read
+    once, its threshold settled (``pass_rule.run_threshold``) once they are."""
+    row = _run_row(library, run_id)
+    slots = library.runs.slots(run_id)
+    definitions = [library.graders.version(slot.grader_key, slot.grader_version).definition for slot in slots]
+    stored, columns = _stored(row), _columns(row, [slot.slot for slot in slots])
+    threshold = _threshold(row)
+    graders = [RunGrader(slot=slot.slot, key=slot.grader_key, version=slot.grader_version, kind=definition.kind,
+                         weight=slot.weight, threshold=threshold if slot.threshold is None else slot.threshold,
+                         score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None),
+                         metric=definition.metric.key)
+               for slot, definition in zip(slots, definitions, strict=True)]
+    return RunReading(row=row, stored=stored, threshold=threshold, graders=graders,
+                      counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
+
+
+def read_settled(library: _Library, run_id: int, at: float | None = None) -> tuple[RunReading, SettledRule]:
+    """Run ``run_id`` read once (``read_run``) and the pass rule settled for its tallies
+    (``pass_rule.settle``) before any of them is counted: each grader's, and the run's own rows'
+    at ``at`` (None: the run's threshold)."""
+    reading = read_run(library, run_id)
+    return reading, settle(reading.counted_at, reading.threshold if at is None else at)
+
+
+def _reading_of(row: TableRow, graders: Sequence[RunGrader]) -> RunReading:
+    """The ``RunReading`` of ``row`` (``runs.raw``) with ``graders`` as the caller gives them."""
+    columns = _columns(row, [g.slot for g in graders])
+    return RunReading(row=row, stored=_stored(row), threshold=_threshold(row), graders=list(graders),
+                      counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
+
+
+def _rules(reading: RunReading) -> list[RuleSql]:
+    """The rule settled for each grader of ``reading`` alone (``read_settled`` settles the run's
+    rows' too)."""
+    return [rule_sql(threshold, suffix) for threshold, suffix in reading.counted_at]
+
+
 def run_graders(library: _Library, run_id: int) -> list[RunGrader]:
     """The graders of run ``run_id`` by slot (one for a run of one grader)."""
-    row = _run_row(library, run_id)
-    threshold = _threshold(row)
-    out = []
-    for slot in library.runs.slots(run_id):
-        definition = library.graders.version(slot.grader_key, slot.grader_version).definition
-        out.append(RunGrader(slot=slot.slot, key=slot.grader_key, version=slot.grader_version,
-                             kind=definition.kind, weight=slot.weight,
-                             threshold=threshold if slot.threshold is None else slot.threshold,
-                             score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None)))
-    return out
+    return read_run(library, run_id).graders
 
 
 def _is_suite(row: TableRow) -> bool:
@@ -161,6 +215,12 @@ def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]
         definition = library.graders.version(key, next(s.grader_version for s in library.runs.slots(run_id)
                                                         if s.slot == slot)).definition
         metric = definition.metric.key
+    return _results(library, row, slot, key, metric)
+
+
+def _results(library: _Library, row: TableRow, slot: int, key: str, metric: str | None) -> list[JsonObject]:
+    """``grader_results`` of the grader in ``slot`` of the run whose row is ``row``; ``metric``: the
+    key a suite run's plain scores are given under (None for a run of one grader)."""
     sql = f"SELECT * FROM ({rows_sql(_is_suite(row))}) AS src ORDER BY sample_idx"
     with library.engine.connect() as conn:
         fetched = conn.exec_driver_sql(sql, _params(row, slot, key)).all()
@@ -178,26 +238,30 @@ def grader_results(library: _Library, run_id: int, key: str) -> list[JsonObject]
 
 
 def graders_with_results(library: _Library, run_id: int) -> list[tuple[RunGrader, list[JsonObject]]]:
-    """Every grader of the run with its results (what a report of a finished run needs)."""
-    return [(g, grader_results(library, run_id, g.key)) for g in run_graders(library, run_id)]
+    """Every grader of the run with its results (what a report of a finished run needs): the run
+    and its graders read once (``read_run``), then each one's rows."""
+    reading = read_run(library, run_id)
+    suite = _is_suite(reading.row)
+    return [(g, _results(library, reading.row, g.slot, g.key, g.metric if suite else None)) for g in reading.graders]
 
 
 _TALLIED = ("status", "score", "details", *COSTS)
 
 
-def _tally_parts(threshold: float, suffix: str = "", present: bool = False) -> tuple[str, str]:
+def _tally_parts(rule: RuleSql, present: bool = False) -> tuple[str, str]:
     """(each row's columns, the sums over them: ``ledger.fold_sql``) of one tally, over columns
-    named ``status{suffix}``... Each row's decision and scored score are computed once, in a
-    subquery the planner may not fold into the sums (the caller's fence); folded, every sum
-    re-evaluated its own copy of them (half the query's time, bench/profiles/issue38_summary.txt).
-    ``present``: a row whose status is NULL is not this grader's (a suite's one-pass tally) and
-    counts nowhere."""
-    status, score = f"status{suffix}", f"score{suffix}"
-    decision = decision_sql_text(status, score, f"details{suffix}", threshold)
+    named ``status{rule.suffix}``... and the rule settled for them (``pass_rule.RuleSql``). Each
+    row's decision and scored score are computed once, in a subquery the planner may not fold into
+    the sums (the caller's fence); folded, every sum re-evaluated its own copy of them (half the
+    query's time, bench/profiles/issue38_summary.txt). ``present``: a row whose status is NULL is
+    not this grader's (a suite's one-pass tally) and counts nowhere."""
+    suffix = rule.suffix
+    status = f"status{suffix}"
+    decision = rule.decision
     if present:
         decision = f"CASE WHEN {status} IS NULL THEN NULL ELSE {decision} END"
     d, sc = f"d{suffix}", f"sc{suffix}"
-    inner = (f"{status}, {decision} AS {d}, {scored_sql(status, score)} AS {sc}, "
+    inner = (f"{status}, {decision} AS {d}, {rule.scored} AS {sc}, "
              + ", ".join(f"{c}{suffix}" for c in COSTS))
     outer = fold_sql({"status": status, "decision": d, "score": sc, **{c: f"{c}{suffix}" for c in COSTS}},
                      present=status if present else None)
@@ -208,7 +272,12 @@ def tally_sql(rows: str, threshold: float, fence: str = " LIMIT -1") -> str:
     """One SELECT adding up ``rows`` (a subquery with ``_COLUMNS``): counts by status and by the
     pass rule's decision at ``threshold``, the scored results' sums, tokens and time. ``fence``:
     SQLite's ``LIMIT -1``, PostgreSQL's ``OFFSET 0`` (``_tally_parts``)."""
-    inner, outer = _tally_parts(threshold)
+    return _tally_sql(rows, rule_sql(threshold), fence)
+
+
+def _tally_sql(rows: str, rule: RuleSql, fence: str) -> str:
+    """``tally_sql`` with the rule settled (``pass_rule.rule_sql``)."""
+    inner, outer = _tally_parts(rule)
     return f"SELECT {outer} FROM (SELECT {inner} FROM ({rows}) AS rows{fence}) AS src"  # PostgreSQL names every subquery
 
 
@@ -222,8 +291,13 @@ def _tally_of(values: Sequence[Aggregate]) -> Tally:
 
 def tally(library: _Library, rows: str, params: tuple[object, ...], threshold: float) -> Tally:
     """``tally_sql`` over ``rows`` with its ``params``."""
+    return _tally(library, rows, params, rule_sql(threshold))
+
+
+def _tally(library: _Library, rows: str, params: tuple[object, ...], rule: RuleSql) -> Tally:
+    """``tally`` with the rule settled."""
     with library.engine.connect() as conn:
-        values = conn.exec_driver_sql(tally_sql(rows, threshold, _fence(conn)), params).one()
+        values = conn.exec_driver_sql(_tally_sql(rows, rule, _fence(conn)), params).one()
     return _tally_of(values)
 
 
@@ -256,24 +330,37 @@ def suite_rows_sql(graders: Sequence[RunGrader]) -> str:
 
 
 def grader_tallies(library: _Library, run_id: int, graders: Sequence[RunGrader]) -> list[Tally]:
-    """``grader_tally`` of each of ``graders``: a completed run's stored tallies (``stored_tallies``)
-    when each was stored at the grader's threshold, else computed (``computed_tallies``)."""
-    row = _run_row(library, run_id)
-    stored = _stored(row)
-    if stored is not None:
-        found = [_stored_grader(stored, g) for g in graders]
+    """``grader_tally`` of each of ``graders``: a completed run's stored tallies when each was
+    stored at the grader's threshold, else computed (``computed_tallies``)."""
+    reading = _reading_of(_run_row(library, run_id), graders)
+    return _grader_tallies(library, reading, _rules(reading))
+
+
+def _grader_tallies(library: _Library, reading: RunReading, rules: Sequence[RuleSql]) -> list[Tally]:
+    """``grader_tallies`` of a reading, with the rule settled for each of its graders."""
+    if reading.stored is not None:
+        found = [_stored_grader(reading.stored, g) for g in reading.graders]
         if all(t is not None for t in found):
             return [t for t in found if t is not None]
-    return computed_tallies(library, row, graders)
+    return _computed(library, reading, rules)
 
 
 def computed_tallies(library: _Library, row: TableRow, graders: Sequence[RunGrader]) -> list[Tally]:
     """Each of ``graders``' tally computed from the run's stored rows (``row``: ``runs.raw``); a
     suite run's in one pass over its rows (one SELECT, each grader's sums side by side) instead of
     a pass a grader."""
-    if not _is_suite(row) or len(graders) < 2:
-        return [tally(library, rows_sql(_is_suite(row)), _params(row, g.slot, g.key), g.threshold) for g in graders]
-    parts = [_tally_parts(g.threshold, str(g.slot), present=True) for g in graders]
+    reading = _reading_of(row, graders)
+    return _computed(library, reading, _rules(reading))
+
+
+def _computed(library: _Library, reading: RunReading, rules: Sequence[RuleSql]) -> list[Tally]:
+    """``computed_tallies`` of a reading, with the rule settled for each of its graders over the
+    columns its query names them by (``RunReading.counted_at``)."""
+    row, graders, suite = reading.row, reading.graders, _is_suite(reading.row)
+    if not suite or len(graders) < 2:
+        return [_tally(library, rows_sql(suite), _params(row, g.slot, g.key), rule)
+                for g, rule in zip(graders, rules, strict=True)]
+    parts = [_tally_parts(rule, present=True) for rule in rules]
     with library.engine.connect() as conn:
         sql = ("SELECT " + ", ".join(outer for _, outer in parts) + " FROM (SELECT "
                + ", ".join(inner for inner, _ in parts) + f" FROM ({suite_rows_sql(graders)}) AS rows{_fence(conn)}) AS src")
@@ -290,13 +377,16 @@ def grader_tally(library: _Library, run_id: int, grader: RunGrader) -> Tally:
 def overall_tally(library: _Library, run_id: int) -> Tally:
     """A suite run's overall score over its sample rows, at the run's threshold (a completed run's
     stored one when it was stored at that threshold)."""
-    row = _run_row(library, run_id)
-    threshold = _threshold(row)
-    stored = _stored(row)
-    entry = None if stored is None else stored.get("overall")
-    if isinstance(entry, dict) and entry.get("threshold") == threshold:
+    reading = _reading_of(_run_row(library, run_id), [])
+    return _overall_tally(library, reading, rule_sql(reading.threshold))
+
+
+def _overall_tally(library: _Library, reading: RunReading, rule: RuleSql) -> Tally:
+    """``overall_tally`` of a reading, with the rule settled at the run's threshold."""
+    entry = None if reading.stored is None else reading.stored.get("overall")
+    if isinstance(entry, dict) and entry.get("threshold") == rule.threshold:
         return Tally.model_validate(entry["tally"])
-    return tally(library, rows_sql(False), (row.id,), threshold)
+    return _tally(library, rows_sql(False), (reading.row.id,), rule)
 
 
 @dataclass(frozen=True)
@@ -316,16 +406,19 @@ class RunTallies:
 
 def run_tallies(library: _Library, run_id: int, info: RunInfo | None = None) -> RunTallies:
     """Run ``run_id``'s ``RunTallies`` (NotFound for an unknown run); ``info``: the run as the caller
-    just read it (``runs.get`` counts the run's results by status: not worth doing twice)."""
+    just read it (``runs.get`` counts the run's results by status: not worth doing twice). The run
+    is read once and the pass rule settled for its tallies before any of them is counted
+    (``read_settled``)."""
     if info is None or info.id != run_id:
         info = library.runs.get(run_id)
-    dataset_id = _run_row(library, run_id).dataset_id
-    graders = run_graders(library, run_id)
-    tallies = grader_tallies(library, run_id, graders)
-    if info.suite is None or info.overall_rule is None:
-        return RunTallies(info=info, dataset_id=dataset_id, graders=graders, tallies=tallies)
-    return RunTallies(info=info, dataset_id=dataset_id, graders=graders, tallies=tallies,
-                      overall=overall_tally(library, run_id), overall_bounds=overall_bounds(info.overall_rule, graders))
+    reading, settled = read_settled(library, run_id)
+    tallies = _grader_tallies(library, reading, settled.graders)
+    rule = info.overall_rule  # (a suite's; None for any other run)
+    if rule is None:
+        return RunTallies(info=info, dataset_id=reading.row.dataset_id, graders=reading.graders, tallies=tallies)
+    return RunTallies(info=info, dataset_id=reading.row.dataset_id, graders=reading.graders, tallies=tallies,
+                      overall=_overall_tally(library, reading, settled.overall),
+                      overall_bounds=overall_bounds(rule, reading.graders))
 
 
 def overall_bounds(rule: str, graders: Sequence[RunGrader]) -> tuple[float, float] | None:
@@ -353,17 +446,20 @@ def overall_bounds(rule: str, graders: Sequence[RunGrader]) -> tuple[float, floa
 STORED_KEY = "tally"
 
 
-def stored_tallies(library: _Library, run_id: int, threshold: float) -> tuple[Tally, JsonObject]:
+def stored_tallies(library: _Library, run_id: int, threshold: float,
+                   read: tuple[RunReading, SettledRule] | None = None) -> tuple[Tally, JsonObject]:
     """At a run's end: (the tally of its ``results`` rows at ``threshold``, which its aggregates
     are read from; the ``STORED_KEY`` entry: every grader's tally at its threshold and that one as
-    "overall"). Computed once: a run of one grader at its own threshold adds its rows up once."""
-    row = _run_row(library, run_id)
-    graders = run_graders(library, run_id)
-    tallies = computed_tallies(library, row, graders)
-    if not _is_suite(row) and len(graders) == 1 and graders[0].threshold == threshold:
+    "overall"). Computed once: a run of one grader at its own threshold adds its rows up once.
+    ``read``: the run as the caller just read it, the rule settled at ``threshold``
+    (``read_settled(library, run_id, threshold)``)."""
+    reading, settled = read_settled(library, run_id, threshold) if read is None else read
+    graders = reading.graders
+    tallies = _computed(library, reading, settled.graders)
+    if not _is_suite(reading.row) and len(graders) == 1 and graders[0].threshold == threshold:
         overall = tallies[0]
     else:
-        overall = tally(library, rows_sql(False), (row.id,), threshold)
+        overall = _tally(library, rows_sql(False), (reading.row.id,), settled.overall)
     return overall, stored_form(graders, tallies, overall, threshold)
 
 
@@ -413,11 +509,19 @@ def _entry(stored: JsonObject, slot: int, key: str) -> JsonObject | None:
     return None
 
 
-def stored_entry(row: TableRow, slot: int, key: str) -> JsonObject | None:
-    """A completed run's stored entry of the grader in ``slot`` (``row``: ``runs.raw``): its
-    "threshold", "tally" and, stored by the runner with it, its "usage" (engine/usage.py)."""
+def stored_entries(row: TableRow) -> dict[tuple[object, object], JsonObject]:
+    """A completed run's stored entry of each grader by (slot, key) (``row``: ``runs.raw``), its
+    aggregates read once for them all: its "threshold", "tally" and, stored by the runner with it,
+    its "usage" (engine/usage.py); {} for any other run. Looked up as ``_entry`` finds one: the
+    first whose slot and key equal those asked."""
     stored = _stored(row)
-    return None if stored is None else _entry(stored, slot, key)
+    found: dict[tuple[object, object], JsonObject] = {}
+    for entry in (stored.get("graders") or () if stored is not None else ()):
+        if isinstance(entry, dict):
+            at = (entry.get("slot"), entry.get("key"))
+            if all(isinstance(part, Hashable) for part in at):
+                found.setdefault(at, entry)
+    return found
 
 
 def _threshold(row: TableRow) -> float:

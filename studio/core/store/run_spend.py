@@ -18,8 +18,7 @@ from studio.core.models.endpoints import EndpointConfig
 from studio.core.models.spend import Spent
 
 from .errors import NotFound
-from .run_graders import grader_source, stored_entry
-from .tables import TableRow
+from .run_graders import grader_source, stored_entries
 
 if TYPE_CHECKING:
     from .library import Library
@@ -72,14 +71,17 @@ _COMPONENTS = """SELECT json_extract(part.value, '$.endpoint') AS endpoint,
 
 
 def run_spend(library: Library, run_id: int, graders: Sequence[SpendOf]) -> RunSpend:
-    """The spend of ``graders`` in run ``run_id``, with the endpoints' configurations."""
-    row = library.runs.raw(run_id)
+    """The spend of ``graders`` in run ``run_id``, with the endpoints' configurations. What the
+    store holds of each grader is read at once (a completed run's stored entries, its aggregates
+    read once; where each grader's rows are), then each one's spend is read from its entry or
+    counted from its rows."""
+    entries = stored_entries(library.runs.raw(run_id))
+    sources = [grader_source(run_id, g.suite, g.slot, g.key, g.dataset_id) for g in graders]
     counted: dict[str, tuple[str | None, list[EndpointRow]]] = {}
-    for grader in graders:
-        rows = stored_usage(row, grader.slot, grader.key)
+    for grader, (source, params) in zip(graders, sources, strict=True):
+        rows = stored_usage(entries.get((grader.slot, grader.key)))
         if rows is None:
-            rows = endpoint_rows(library, run_id, grader.suite, grader.slot, grader.key, grader.dataset_id,
-                                 grader.tokens)
+            rows = counted_rows(library, source, params, grader.tokens)
         counted[grader.key] = (grader.endpoint, rows)
     names = sorted({endpoint or fallback or "(no endpoint)" for fallback, rows in counted.values()
                     for endpoint, calls, prompt, completion, cached in rows if int(calls or 0) or
@@ -110,7 +112,11 @@ def endpoint_rows(library: Library, run_id: int, suite: bool, slot: int, key: st
                   tokens: int) -> list[EndpointRow]:
     """One grader's [endpoint named by its rows (None: none), calls, prompt, completion and cached
     tokens] per endpoint, from its stored rows; ``tokens``: the tokens its tally counted."""
-    source, params = grader_source(run_id, suite, slot, key, dataset_id)
+    return counted_rows(library, *grader_source(run_id, suite, slot, key, dataset_id), tokens)
+
+
+def counted_rows(library: Library, source: str, params: tuple[int | str, ...], tokens: int) -> list[EndpointRow]:
+    """``endpoint_rows`` of the grader whose rows are ``source`` (``run_graders.grader_source``)."""
     with library.engine.connect() as conn:
         if not tokens and conn.exec_driver_sql(
                 f"SELECT 1 FROM ({source}) AS src WHERE details IS NOT NULL AND instr(details, '\"endpoint\"') > 0"
@@ -121,10 +127,9 @@ def endpoint_rows(library: Library, run_id: int, suite: bool, slot: int, key: st
     return [[row.endpoint, int(row.calls or 0), int(row.p or 0), int(row.c or 0), int(row.k or 0)] for row in rows]
 
 
-def stored_usage(row: TableRow, slot: int, key: str) -> list[EndpointRow] | None:
-    """A completed run's stored ``endpoint_rows`` of grader ``key`` (``row``: ``runs.raw``), None
-    for any other run or one stored without them."""
-    entry = stored_entry(row, slot, key)
+def stored_usage(entry: JsonObject | None) -> list[EndpointRow] | None:
+    """A completed run's stored ``endpoint_rows`` of a grader (``entry``: its stored entry,
+    ``run_graders.stored_entries``), None for any other run or one stored without them."""
     usage = None if entry is None else entry.get("usage")
     return usage if isinstance(usage, list) else None
 

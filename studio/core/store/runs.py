@@ -653,13 +653,14 @@ class RunRepository:
 
     def facts(self, run_id: int, pass_threshold: float = DEFAULT_PASS_THRESHOLD, tally: Tally | None = None,
               metric_sums: dict[str, tuple[float, int]] | None = None,
-              panels: JsonObject | None = None) -> RowFacts:
+              panels: JsonObject | None = None, keys: builtins.list[str] | None = None) -> RowFacts:
         """What the run's ``results`` rows add up to, as the store answers it: their tally at
         ``pass_threshold`` (ledger.py's folds in SQL, unless ``tally`` is given: kept by the run's
         writer, engine/written_tally.py), the counts by status (every status stored, a status the
         ledger does not know included), each ``scores`` key's sum and count over the scored rows,
         and the panels (pairwise judges, juries). The figures read from them (mean, pass rate...)
-        are engine/summary.py's ``run_aggregates``: no formula here."""
+        are engine/summary.py's ``run_aggregates``: no formula here. ``keys``: a suite run's grader
+        keys ([] for a run of one grader) as the caller just read them (None: read them)."""
         with self._engine.connect() as conn:
             if tally is None:
                 fence = " LIMIT -1" if conn.dialect.name == "sqlite" else " OFFSET 0"
@@ -670,21 +671,22 @@ class RunRepository:
                 statuses = dict(conn.execute(select(results.c.status, func.count()).where(
                     results.c.run_id == run_id).group_by(results.c.status)).all())
             if metric_sums is None:
-                metric_sums = self._metric_sums(conn, run_id)
+                metric_sums = self._metric_sums(conn, run_id, keys)
             if panels is None:
                 panels = panel_aggregates(conn, run_id)  # pairwise judges and juries only
         return RowFacts(tally=tally, statuses=statuses, metric_sums=metric_sums, panels=panels)
 
     @staticmethod
-    def _metric_sums(conn: Connection, run_id: int) -> dict[str, tuple[float, int]]:
+    def _metric_sums(conn: Connection, run_id: int, keys: builtins.list[str] | None) -> dict[str, tuple[float, int]]:
         """Each key of the scored results' ``scores``: (sum, count) of its values. A suite run's
         keys are its graders' (plan.sample_rows writes no other): one json_extract a key, a quarter
         of the time of splitting every row with json_each and grouping
         (bench/profiles/issue38_summary.txt)."""
         where = "WHERE results.run_id = :r AND results.scores IS NOT NULL AND results.status IN ('ok','invalid')"
-        suite = conn.execute(select(runs.c.suite).where(runs.c.id == run_id)).scalar()
-        keys = sorted(conn.execute(select(run_graders.c.grader_key).where(run_graders.c.run_id == run_id)).scalars()) \
-            if suite else []
+        if keys is None:
+            suite = conn.execute(select(runs.c.suite).where(runs.c.id == run_id)).scalar()
+            keys = sorted(conn.execute(select(run_graders.c.grader_key).where(run_graders.c.run_id == run_id))
+                          .scalars()) if suite else []
         # each sum in the ledger's two parts (a teammate's 1e308s fail PostgreSQL's plain float sum)
         split = SPLITS["sum"]
 

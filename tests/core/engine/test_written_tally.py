@@ -262,9 +262,9 @@ def paths(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The runs whose end computed their tallies from the stored rows (``stored_tallies``)."""
     computed: list[int] = []
 
-    def counting(library: Library, run_id: int, threshold: float) -> Any:
+    def counting(library: Library, run_id: int, threshold: float, *read: Any) -> Any:
         computed.append(run_id)
-        return stored_tallies(library, run_id, threshold)
+        return stored_tallies(library, run_id, threshold, *read)
 
     monkeypatch.setattr(run_end, "stored_tallies", counting)  # the store's answer at a run's end
     return computed
