@@ -128,6 +128,8 @@ class GraderKind(Protocol):
     @property
     def is_judge(self) -> bool: ...
     @property
+    def dry_runs(self) -> bool: ...
+    @property
     def probed(self) -> bool: ...
     @property
     def score_bounds(self) -> tuple[float, float] | None: ...
@@ -162,6 +164,11 @@ class Kind:
     human labels bring none (engine/agreement.py): a range judge's own ``score_range``.
     ``calls_note``: said by the dry run's estimate when the number of calls a sample makes depends on
     what the judge answers (a pre-built judge's claims), so the count is an assumption.
+    ``counted``: a dry run counts its calls by running its own scorer with the dry-run context
+    (its calls go through the judges' client, which records each one instead of sending it); None:
+    every prompt judge, and nothing else (an OpenAI criterion that calls a model says True). A part
+    that calls an endpoint and is not counted (a function grader's ``ctx`` helpers) is named in the
+    estimate as not counted, never as free.
     ``pairs``: it grades two answers to one input, so the window offers it a dataset of pairs.
     ``probes``: bias probes measure it (engine/probes.py, the window's report card); None: every
     prompt judge is probed, and nothing else.
@@ -198,6 +205,7 @@ class Kind:
     pairs: bool = False
     render: Callable[..., object] | None = None
     probes: bool | None = None
+    counted: bool | None = None
     lanes: frozenset[str] = frozenset({"samples"})
 
     def __post_init__(self) -> None:
@@ -213,6 +221,11 @@ class Kind:
     def is_judge(self) -> bool:
         """A prompt judge: it has prompts to preview (external endpoints and composites do not)."""
         return self.preview is not None
+
+    @property
+    def dry_runs(self) -> bool:
+        """A dry run counts its calls (``counted``; by default every prompt judge)."""
+        return self.is_judge if self.counted is None else self.counted
 
     @property
     def probed(self) -> bool:

@@ -170,3 +170,28 @@ def test_cached_prompt_tokens_cost_the_cached_price_set_on_the_command_line(cli,
     bad = cli("endpoints", "add", "x", "--base-url", priced.base_url, "--model", "m", "--price-input", "1",
               "--price-output", "1", "--price-cached-input", "cheap")
     assert bad.returncode == 2 and "--price-cached-input" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("criterion", [
+    {"type": "score_model", "name": "s", "model": "gpt-4o-mini", "range": [0, 1],
+     "input": [{"role": "user", "content": "Rate {{sample.output_text}}"}]},
+    {"type": "text_similarity", "name": "c", "evaluation_metric": "cosine",
+     "input": "{{sample.output_text}}", "reference": "{{item.reference_answer}}"},
+    {"type": "multi", "name": "m", "calculate_output": "inner", "graders": {"inner": {
+        "type": "label_model", "name": "l", "model": "gpt-4o-mini", "labels": ["good", "bad"],
+        "passing_labels": ["good"], "input": [{"role": "user", "content": "{{sample.output_text}}"}]}}},
+])
+def test_an_openai_graders_model_calls_are_priced_before_a_capped_run(  # type: ignore[no-untyped-def]
+        cli, priced: FakeJudgeServer, db_path: Path, criterion: dict[str, object]) -> None:
+    """An imported OpenAI criterion that calls a model (score_model, label_model inside a multi, a
+    cosine similarity) spends from the same budget as a judge: a cost cap is refused up front when
+    its endpoint has no prices, as a judge's is, never a run whose spend cannot be counted."""
+    from studio.core.models.openai_grader import OpenAIGrader
+
+    with Library.open(db_path) as lib:
+        EndpointRepository.of(lib).save(EndpointConfig(name="free", base_url=priced.base_url, model="gpt-4o-mini"))
+        lib.graders.create(OpenAIGrader(key="oai", criterion=criterion, endpoint="free"))
+    refused = cli("run", "oai", "qa", "--max-cost", "1")
+    assert refused.returncode == 2 and "--max-cost needs prices on endpoint free" in refused.stderr, refused.stderr
+    assert "qa" not in {row[0] for row in sqlite3.connect(db_path).execute(
+        "SELECT d.name FROM runs r JOIN datasets d ON d.id = r.dataset_id")}  # no run was made

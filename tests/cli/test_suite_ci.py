@@ -282,7 +282,7 @@ def test_dry_run_of_a_suite_lists_each_grader(cli, suited: FakeJudgeServer) -> N
     assert dry.returncode == 0, dry.stderr
     estimates = {e["grader"]: e for e in json.loads(dry.stdout)["graders"]}
     assert list(estimates) == ["exact", "judge", "strict"] and runs_made(cli) == 0
-    assert estimates["exact"]["judge_calls"] == 0 and "calls no judge" in estimates["exact"]["notes"][0]
+    assert estimates["exact"]["judge_calls"] == 0 and "calls no endpoint" in estimates["exact"]["notes"][0]
     assert estimates["judge"]["judge_calls"] == estimates["strict"]["judge_calls"] == 9
     assert set(estimates["strict"]["endpoints"]) == {"dear"}
     one_off = json.loads(cli("run", "--graders", "exact,judge", "qa", "--limit", "9", "--dry-run", "--json").stdout)

@@ -7,7 +7,10 @@ tokens (the endpoint's tokenizer for OpenAI models, a stated approximation other
 ``max_tokens``, the bound on its completion. The recorder answers with a minimal reply that fits the
 call's JSON schema (a verdict, one claim), so a judge follows its usual path: where the number of
 calls depends on what the judge says (a prebuilt judge's claims), the count says it assumed one.
-Graders that call no judge (builtin, function, bash, reward servers) are not run at all.
+Every part that calls an endpoint with the user's key is counted the same way when its kind says a dry
+run can (``Kind.counted``: the prompt judges, an OpenAI criterion's model and embeddings calls); a
+function grader's ``ctx`` helpers call as its code decides, so the estimate names them as not counted.
+Graders that call no endpoint (builtin, plain function, bash, reward servers) are not run at all.
 """
 
 from __future__ import annotations
@@ -20,11 +23,11 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Protocol, cast
 
+from studio.core.graders.registry import make_scorer
 from studio.core.json_types import JsonObject, JsonValue
 from studio.core.judges.http.adapters import NO_USAGE_NOTE, reports_usage
 from studio.core.judges.http.providers import provider_of
-from studio.core.judges.scorer import make_scorer as make_judge_scorer
-from studio.core.judges.tokens import counter_for
+from studio.core.judges.tokens import TokenCounter, counter_for
 from studio.core.kinds import get_kind
 from studio.core.models import GraderDefinition, Sample, walk
 from studio.core.models.endpoints import EndpointConfig
@@ -144,6 +147,8 @@ class Recorder:
         caller = cast(_Caller, client)
         config = caller.config
         counter = counter_for(str(payload.get("model") or caller.model), provider_of(config).openai_encodings)
+        if path.rstrip("/").endswith("embeddings"):  # a cosine similarity's texts: input tokens only
+            return self._embeddings(config, counter, payload)
         messages = list(payload.get("messages") or [])
         if payload.get("system"):  # Anthropic's system prompt travels beside the messages
             messages.insert(0, {"role": "system", "content": payload["system"]})
@@ -155,6 +160,20 @@ class Recorder:
             est.method = counter.method
         text = _reply_text(payload)
         return provider_of(config).answer(text, bool(payload.get("logprobs")))
+
+
+    def _embeddings(self, config: EndpointConfig, counter: TokenCounter, payload: JsonObject) -> JsonObject:
+        """One ``/embeddings`` call counted by its inputs' tokens (it completes nothing), answered
+        with one zero vector an input, OpenAI's shape."""
+        given = payload.get("input")
+        texts = [given] if isinstance(given, str) else [str(t) for t in given] if isinstance(given, list) else []
+        with self._lock:
+            est = self.estimate(config)
+            est.calls += 1
+            est.prompt_tokens += sum(counter.count_text(t) for t in texts)
+            est.method = counter.method
+        return {"object": "list", "data": [{"object": "embedding", "index": i, "embedding": [0.0]}
+                                           for i in range(len(texts))]}
 
 
 def _schema_of(payload: JsonObject) -> JsonObject | None:
@@ -193,28 +212,33 @@ def _reply_text(payload: JsonObject) -> str:
     return "1"
 
 
-def judge_parts(definition: GraderDefinition) -> Iterator[GraderDefinition]:
-    """The prompt judges inside a grader (itself, a composite's components, a jury's jurors,
-    recursively: ``walk``)."""
+def calling_parts(definition: GraderDefinition) -> Iterator[GraderDefinition]:
+    """The parts of a grader that call an endpoint (itself, a composite's components, a jury's
+    jurors, recursively: ``walk``; the endpoints each names: ``own_endpoints``, as the key check
+    and the approvals read them)."""
     for part in walk(definition):
-        if get_kind(part.kind).is_judge:
+        if part.own_endpoints():
             yield part
 
 
 def endpoints_of(library: Library, definition: GraderDefinition, run_endpoint: str | None) -> list[EndpointConfig]:
-    """The endpoints a run of ``definition`` would call (for a cost cap's price check)."""
+    """The endpoints a run of ``definition`` would call (for a cost cap's price check): every part
+    that calls one with the user's key (``needed_endpoints``: a judge, a model-backed function, an
+    OpenAI criterion that calls a model), as the key check and the approvals read them."""
+    from .preflight import needed_endpoints
+
     names: dict[str, EndpointConfig] = {}
-    for part in judge_parts(definition):
-        config = library.endpoints.resolve(run_endpoint, getattr(part, "endpoint", None))
+    for named in needed_endpoints(definition):
+        config = library.endpoints.resolve(run_endpoint, named)
         names[config.name] = config
     return list(names.values())
 
 
-async def _count(library: Library, judge: GraderDefinition, options: RunOptions, samples: list[Sample],
+async def _count(library: Library, part: GraderDefinition, options: RunOptions, samples: list[Sample],
                  recorder: Recorder) -> None:
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,
                          concurrency=options.concurrency, dry_run=recorder)
-    scorer = make_judge_scorer(judge, ctx)
+    scorer = make_scorer(part, ctx)
     try:
         for start in range(0, len(samples), BATCH):
             await scorer.score_batch(samples[start:start + BATCH])
@@ -237,22 +261,26 @@ def dry_run(library: Library, grader_key: str | None, dataset_name: str, options
     dataset = library.datasets.get(dataset_name)
     named = named_graders(library, grader_key, options.version, graders)
     limit = samples_to_grade(dataset.sample_count, options.limit)
-    judged = [(grader, list(judge_parts(grader.definition))) for grader in named]
-    samples: list[Sample] = []  # read once, when a grader calls a judge
-    if any(judges for _, judges in judged):
+    calling = [(grader, list(calling_parts(grader.definition))) for grader in named]
+    samples: list[Sample] = []  # read once, when a grader calls an endpoint
+    if any(parts for _, parts in calling):
         samples = [s for _, s in library.datasets.iter_indexed(dataset.id, limit=limit, skip=set())]
     estimates = []
-    for grader, judges in judged:
+    for grader, parts in calling:
         estimate = GraderEstimate(key=grader.key, version=grader.version, samples=limit, repeats=max(1, repeats))
         estimates.append(estimate)
-        if not judges:
-            estimate.notes.append(f"a {grader.definition.kind} grader calls no judge: nothing to pay for")
+        if not parts:
+            estimate.notes.append(f"a {grader.definition.kind} grader calls no endpoint: nothing to pay for")
             continue
         recorder = Recorder()
-        for judge in judges:
-            asyncio.run(_count(library, judge, options, samples, recorder))
-            note = get_kind(judge.kind).calls_note  # a pre-built judge's calls follow its claims
-            if note:
-                estimate.notes.append(f"{getattr(judge, 'key', judge.kind)}: {note}")
+        for part in parts:
+            kind = get_kind(part.kind)
+            if not kind.dry_runs:  # its own code decides its calls (a function grader's ctx helpers)
+                estimate.notes.append(f"{part.key}: a {part.kind} grader calls its endpoint as its code "
+                                      "decides: those calls are not counted here (the estimate is a lower bound)")
+                continue
+            asyncio.run(_count(library, part, options, samples, recorder))
+            if kind.calls_note:  # a pre-built judge's calls follow its claims
+                estimate.notes.append(f"{part.key}: {kind.calls_note}")
         estimate.endpoints = recorder.endpoints
     return estimates

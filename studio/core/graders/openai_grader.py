@@ -399,7 +399,7 @@ def make_scorer(grader: OpenAIGrader, ctx: GradingContext) -> OpenAIScorer:
 STARTER = {"criterion": {"type": "string_check", "name": "exact", "input": "{{ sample.output_text }}",
                          "reference": "{{ item.reference }}", "operation": "eq"}}
 
-KIND = Kind(kind="openai_grader", model=OpenAIGrader, family="rule", rank=60, label="OpenAI grader",
+KIND = Kind(kind="openai_grader", counted=True, model=OpenAIGrader, family="rule", rank=60, label="OpenAI grader",
             icon=("mdi6.robot-outline", "#10a37f"), scorer=f"{__name__}:make_scorer", starter=STARTER,
             # sandboxed: a python criterion runs its source in the sandbox, so a run says so as for functions
             sandboxed=True,

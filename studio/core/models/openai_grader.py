@@ -68,6 +68,13 @@ class OpenAIGrader(GraderBase):
             raise ValueError(f"type must be one of {', '.join(OPENAI_TYPES)}, not {value.get('type')!r}")
         return value
 
+    def own_endpoints(self) -> tuple[str | None, ...]:
+        """``endpoint`` when the criterion calls a model (score_model, label_model, a cosine
+        similarity's embeddings, or a multi grader holding one): those calls carry the user's key
+        and spend from a run's budget, so the key check, the approvals and a cost cap's price check
+        read it, as they read a judge's."""
+        return (self.endpoint,) if _calls_model(self.criterion) else ()
+
     @property
     def openai_type(self) -> str:
         return str(self.criterion["type"])
@@ -89,3 +96,19 @@ class OpenAIGrader(GraderBase):
     def pass_threshold(self) -> float | None:
         value = self.criterion.get("pass_threshold")
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _calls_model(criterion: JsonObject) -> bool:
+    """Whether running ``criterion`` calls an endpoint (graders/openai_grader.py ``build``: the
+    model types, cosine similarity, and a multi grader's parts, one grader or a mapping of them)."""
+    kind = criterion.get("type")
+    if kind in ("score_model", "label_model"):
+        return True
+    if kind == "text_similarity":
+        return criterion.get("evaluation_metric") == "cosine"
+    if kind == "multi":
+        parts = criterion.get("graders")
+        if isinstance(parts, dict) and "type" in parts:  # the SDK types ``graders`` as one grader
+            parts = {"grader": parts}
+        return isinstance(parts, dict) and any(isinstance(p, dict) and _calls_model(p) for p in parts.values())
+    return False

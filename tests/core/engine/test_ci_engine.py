@@ -228,4 +228,4 @@ def test_a_dry_run_of_a_grader_without_a_judge_calls_nothing(library: Library) -
     make_run(library, [Outcome.scored(1.0, {})])
     (estimate,) = dry_run(library, "g", "d")
     assert (estimate.samples, estimate.calls, estimate.prompt_tokens) == (1, 0, 0)
-    assert estimate.cost_range() == (0, 0) and "calls no judge" in estimate.notes[0]
+    assert estimate.cost_range() == (0, 0) and "calls no endpoint" in estimate.notes[0]
