@@ -107,6 +107,16 @@ def test_exit_statuses_and_thresholds(cli, judged: FakeJudgeServer) -> None:  # 
     # the finished run's report, asked again later, says the same
     again = cli("runs", "report", str(json.loads(missed.stdout)["id"]), "--fail-under", "judge=0.9", "--json")
     assert again.returncode == 1 and json.loads(again.stdout)["verdict"] == verdict
+    # an annotation that states a mean states its 95% interval and the pass rate's, as the summary has them
+    aggregates = json.loads(missed.stdout)["aggregates"]
+    low, high = aggregates["mean_ci"]
+    rate_low, rate_high = aggregates["pass_rate_ci"]
+    stated = (f"; 95%25 interval [{low:.4f}, {high:.4f}], pass rate {aggregates['pass_rate']:.1%}"
+              f" [{rate_low:.1%}, {rate_high:.1%}]").replace("%]", "%25]").replace("%,", "%25,").replace("% [", "%25 [")
+    assert errors[0].endswith(stated), errors[0]
+    overall = cli("runs", "report", str(json.loads(missed.stdout)["id"]), "--fail-under", "0.99", "--github")
+    [line] = [line for line in overall.stdout.splitlines() if line.startswith("::error")]
+    assert "overall mean" in line and line.endswith(stated), line
 
 
 @pytest.mark.parametrize("extra", [

@@ -150,11 +150,20 @@ def from_window(db_path: Path, run_id: int) -> Figures:
 
 
 def from_junit(path: Path) -> dict[str, dict[str, Any]]:
-    """Per grader: the mean property and the testcase counts."""
+    """Per grader: the figures its properties state (each estimate with its interval) and the
+    testcase counts."""
     out = {}
     for suite in JUnitXml.fromfile(str(path)):
         props = {p.name: p.value for p in suite.properties()}
-        out[props["grader"]] = {"mean": _four(float(props["mean"])) if props["mean"] else "none",
+
+        def number(name: str, shown: Any = _four) -> Any:
+            return shown(float(props[name])) if props[name] else "none"  # noqa: B023 (read at once)
+
+        ci = None if not props["mean_ci_low"] else (number("mean_ci_low"), number("mean_ci_high"))
+        rate_ci = None if not props["pass_rate_ci_low"] else (number("pass_rate_ci_low", _rate),
+                                                             number("pass_rate_ci_high", _rate))
+        out[props["grader"]] = {"mean": number("mean"), "ci": ci, "rate": number("pass_rate", _rate),
+                                "rate_ci": rate_ci, "n": int(props["n"]),
                                 "tests": suite.tests, "failures": suite.failures, "errors": suite.errors,
                                 "skipped": suite.skipped}
     return out
@@ -165,9 +174,13 @@ def from_github(text: str) -> dict[str, dict[str, Any]]:
     its ``::warning`` lines (one per error or invalid result)."""
     out: dict[str, dict[str, Any]] = {}
     for line in text.splitlines():
-        found = re.match(r"^::error title=(\S+) below threshold::\S+ v\d+ mean (\S+) is below", line)
+        line = line.replace("%25", "%")  # a message's % as GitHub's runner reads it back
+        found = re.match(r"^::error title=(\S+) below threshold::\S+ v\d+ mean (\S+) is below .*?\(run \d+\)"
+                         r"(?:; 95% interval \[(\S+), (\S+)\])?(?:(?:, |; )pass rate (\S+%)(?: \[(\S+), (\S+)\])?)?$", line)
         if found:
-            out.setdefault(found[1], {"warnings": 0})["mean"] = found[2]
+            entry = out.setdefault(found[1], {"warnings": 0})
+            entry.update(mean=found[2], ci=None if found[3] is None else (found[3], found[4]),
+                         rate=found[5] or "none", rate_ci=None if found[6] is None else (found[6], found[7]))
         warned = re.match(r"^::warning title=(\S+)%3A (?:error|invalid) result::", line)
         if warned:
             out.setdefault(warned[1], {"warnings": 0})["warnings"] += 1
@@ -199,8 +212,8 @@ def every_surface(cli, db_path: Path, run_id: int, tmp: Path, reference: Figures
     graders = {g["key"]: g for g in report_json["graders"]}
     for key, found in from_junit(junit).items():
         decisions = graders[key]["decisions"]
-        assert found == {"mean": reference[key]["mean"], "tests": graders[key]["total"],
-                         "failures": decisions["fail"], "errors": decisions["error"],
+        assert found == {**{f: reference[key][f] for f in ("mean", "ci", "rate", "rate_ci", "n")},
+                         "tests": graders[key]["total"], "failures": decisions["fail"], "errors": decisions["error"],
                          "skipped": decisions["na"]}, f"junit: {key}"
         # the pass rate is pass / (pass + fail) of the very testcases JUnit lists
         passed = found["tests"] - found["failures"] - found["errors"] - found["skipped"]
@@ -208,7 +221,7 @@ def every_surface(cli, db_path: Path, run_id: int, tmp: Path, reference: Figures
     annotations = from_github(report.stdout)
     for key in ("exact", "judge"):
         counts = reference[key]["counts"]
-        assert annotations[key] == {"mean": reference[key]["mean"],
+        assert annotations[key] == {**{f: reference[key][f] for f in ("mean", "ci", "rate", "rate_ci")},
                                     "warnings": counts.get("error", 0) + counts.get("invalid", 0)}, key
 
 

@@ -13,6 +13,7 @@ from studio.core.models.pass_rule import reaches
 from studio.core.store import Library
 
 from ..sections import RunSections, first_line, section_rows
+from ..summary import GraderSummary
 from ..verdict import EXIT_NOT_DONE, Verdict
 
 MAX_LINES = 50
@@ -24,6 +25,17 @@ def _data(text: str) -> str:
 
 def _prop(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _interval(summary: GraderSummary | None) -> str:
+    """The mean's 95% interval after a threshold line (an estimate is never said without it when it
+    has one): ``; 95% interval [0.2750, 0.5250], pass rate 40.0% [28.6%, 52.6%]``."""
+    if summary is None:
+        return ""
+    parts = [f"95% interval {summary.interval_text()}"] if summary.mean_ci is not None else []
+    if summary.pass_rate is not None:
+        parts.append(f"pass rate {summary.pass_rate_text()}")
+    return "; " + ", ".join(parts) if parts else ""
 
 
 def command(kind: str, title: str, message: str) -> str:
@@ -41,15 +53,18 @@ def workflow_commands(library: Library, run: RunSections, verdict: Verdict,
             verdict.mean is None or not reaches(verdict.mean, verdict.fail_under)):
         mean = "none" if verdict.mean is None else f"{verdict.mean:.4f}"
         what = "overall score" if run.suite else "overall mean"
+        overall = run.overall if run.suite else (run.sections[0].summary if len(run.sections) == 1 else None)
         lines.append(command("error", f"Grader Studio run {info.id} below threshold",
-                             f"{what} {mean} is below --fail-under {verdict.fail_under:g}"))
+                             f"{what} {mean} is below --fail-under {verdict.fail_under:g}" + _interval(overall)))
+    summaries = {section.key: section.summary for section in run.sections}
     for check in verdict.graders:  # one line per failing grader
         if not check.passed:
             mean = "none" if check.mean is None else f"{check.mean:.4f}"
             own = check.key in verdict.grader_thresholds
             option = f"--fail-under {check.key}={check.fail_under:g}" if own else f"--fail-under {check.fail_under:g}"
             lines.append(command("error", f"{check.key} below threshold",
-                                 f"{check.key} v{check.version} mean {mean} is below {option} (run {info.id})"))
+                                 f"{check.key} v{check.version} mean {mean} is below {option} (run {info.id})"
+                                 + _interval(summaries.get(check.key))))
     warnings: list[str] = []
     hidden = 0
     room = max_lines - len(lines)

@@ -28,6 +28,7 @@ from ..sections import (
     section_rows,
     verdict_of,
 )
+from ..summary import GraderSummary
 from . import Generated
 
 # characters XML 1.0 cannot hold at all (a judge's reply may carry them): dropped, not escaped
@@ -84,8 +85,7 @@ def junit_xml(library: Library, run: RunSections, generated: Generated | None = 
         for name, value in (("run", info.id), ("grader", section.key), ("grader_version", section.version),
                             ("dataset", info.dataset), ("endpoint", section.endpoint or ""),
                             ("pass_threshold", f"{section.pass_threshold:g}"),
-                            ("mean", "" if section.mean is None else f"{section.mean:.6f}"),
-                            ("status", info.status)):
+                            *figure_properties(section.summary), ("status", info.status)):
             ET.SubElement(props, "property", name=name, value=_clean(str(value)))
         for name, text in extra:
             ET.SubElement(props, "property", name=name, value=_clean(text))
@@ -112,6 +112,22 @@ def junit_xml(library: Library, run: RunSections, generated: Generated | None = 
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def figure_properties(summary: GraderSummary) -> list[tuple[str, str]]:
+    """The grader's figures from its one summary, each estimate with its 95% interval (an empty
+    value where there is none: no graded result, or a spread that states no interval; NA is never 0):
+    ``mean`` and ``mean_ci_low``/``mean_ci_high`` (``interval`` names the method), ``pass_rate`` and
+    its Wilson interval, ``n`` the scores the mean is over."""
+    def number(value: float | None) -> str:
+        return "" if value is None else f"{value:.6f}"
+
+    low, high = summary.mean_ci or (None, None)
+    rate_low, rate_high = summary.pass_rate_ci or (None, None)
+    return [("mean", number(summary.mean)), ("mean_ci_low", number(low)), ("mean_ci_high", number(high)),
+            ("interval", summary.interval_method if summary.mean_ci is not None else ""),
+            ("pass_rate", number(summary.pass_rate)), ("pass_rate_ci_low", number(rate_low)),
+            ("pass_rate_ci_high", number(rate_high)), ("n", str(summary.n))]
 
 
 def generation_properties(generated: Generated, judging: Fraction | None) -> list[tuple[str, str]]:
