@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import NoReturn, TypeVar, overload
@@ -65,6 +66,8 @@ def _command_in(argv: Sequence[str]) -> str | None:
 
 
 _N = TypeVar("_N")
+#: a negative number as Python's float() reads it: -3, -0.5, -.5, -1e-3, -2.5E+4, -inf, -nan
+_NEGATIVE_NUMBER = re.compile(r"^-(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE)
 
 
 class CommandParser(argparse.ArgumentParser):
@@ -86,6 +89,12 @@ class CommandParser(argparse.ArgumentParser):
 
     def parse_known_args(self, args: Iterable[str] | None = None,
                          namespace: _N | None = None) -> tuple[_N | argparse.Namespace, list[str]]:
+        # argparse takes a value that starts with '-' for an option unless it looks like a negative
+        # number, and its test knows no exponent or infinity: `--pass-threshold -1e-3` was refused
+        # as "expected one argument" and `-inf` never reached the request's own sentence. No option
+        # of the studio's is spelled like a number, so every such word is a value (each level's
+        # parser passes here, a subcommand's too)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
         parsed, extras = super().parse_known_args(args, namespace)
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")

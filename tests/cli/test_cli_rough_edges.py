@@ -145,3 +145,24 @@ def test_a_run_refused_for_its_configuration_leaves_no_run(cli, tmp_path: Path) 
     result = cli("run", "unnamed", "d")
     assert result.returncode == 2 and "endpoints add" in result.stderr
     assert json.loads(cli("runs", "list", "--json").stdout) == []
+
+
+def test_a_negative_number_in_any_spelling_is_a_value_not_an_option(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """argparse reads '-1e-3' (no digit run alone) as an unknown option: the run was refused with
+    "expected one argument". Every spelling float() reads is a value, so a negative threshold runs
+    and a non-finite one gets the request's own sentence."""
+    _dataset(cli, tmp_path)
+    grader = definition_files.save(BuiltinGrader(key="exact", function="exact_match"), tmp_path / "g.grader.yaml")
+    assert cli("graders", "create", str(grader)).returncode == 0
+    for spelled, value in (("-1e-3", -0.001), ("-2.5E-1", -0.25), ("-.5", -0.5), ("-3", -3.0)):
+        done = cli("run", "exact", "d", "--pass-threshold", spelled, "--fail-under", spelled, "--json")
+        assert done.returncode == 0, (spelled, done.stderr)
+        out = json.loads(done.stdout)
+        assert out["aggregates"]["pass_threshold"] == value and out["verdict"]["fail_under"] == value
+        assert out["aggregates"]["pass_rate"] == 1.0  # every 0/1 score reaches a negative threshold
+    for spelled in ("-inf", "-Infinity", "-nan"):
+        refused = cli("run", "exact", "d", "--pass-threshold", spelled)
+        assert refused.returncode == 2 and f"--pass-threshold must be a finite number, not {float(spelled)!r}" in \
+            refused.stderr, refused.stderr
+    word = cli("run", "exact", "d", "--pass-threshold", "-x")  # a real option-like word is still refused
+    assert word.returncode == 2 and "--pass-threshold: expected one argument" in word.stderr
