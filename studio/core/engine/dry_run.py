@@ -221,19 +221,6 @@ def calling_parts(definition: GraderDefinition) -> Iterator[GraderDefinition]:
             yield part
 
 
-def endpoints_of(library: Library, definition: GraderDefinition, run_endpoint: str | None) -> list[EndpointConfig]:
-    """The endpoints a run of ``definition`` would call (for a cost cap's price check): every part
-    that calls one with the user's key (``needed_endpoints``: a judge, a model-backed function, an
-    OpenAI criterion that calls a model), as the key check and the approvals read them."""
-    from .preflight import needed_endpoints
-
-    names: dict[str, EndpointConfig] = {}
-    for named in needed_endpoints(definition):
-        config = library.endpoints.resolve(run_endpoint, named)
-        names[config.name] = config
-    return list(names.values())
-
-
 async def _count(library: Library, part: GraderDefinition, options: RunOptions, samples: list[Sample],
                  recorder: Recorder) -> None:
     ctx = GradingContext(library=library, endpoint=options.endpoint, use_cache=options.use_cache,

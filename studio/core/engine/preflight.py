@@ -45,6 +45,17 @@ def needed_endpoints(definition: GraderDefinition) -> Iterator[str | None]:
         yield from grader.own_endpoints()
 
 
+def endpoint_configs(library: Library, definition: GraderDefinition, endpoint: str | None) -> list[EndpointConfig]:
+    """The endpoints a run of ``definition`` calls (``needed_endpoints``), each once, as the
+    library resolves them (``endpoint``, the run's, wins); ``NoEndpoint`` / ``EndpointNotFound``:
+    sentences. The key check and a cost cap's price check read the same list."""
+    configs: dict[str, EndpointConfig] = {}
+    for name in needed_endpoints(definition):
+        config = library.endpoints.resolve(endpoint, name)
+        configs[config.name] = config
+    return list(configs.values())
+
+
 def check_run_configuration(library: Library, definition: GraderDefinition, endpoint: str | None) -> None:
     """Raise the library's refusal (a sentence) when the run could not reach its judge endpoint,
     or an endpoint's key variable is not set (``check_keys``).
@@ -64,15 +75,12 @@ def check_keys(library: Library, definition: GraderDefinition, endpoint: str | N
                then: str = "the run was not started and nothing was recorded") -> list[EndpointConfig]:
     """The endpoints the grader calls (a jury's and a composite's parts included); ``KeyNotSet``
     (a sentence ending in ``then``) when one takes its key from a variable that is not set."""
-    configs: dict[str, EndpointConfig] = {}
-    for name in needed_endpoints(definition):
-        config = library.endpoints.resolve(endpoint, name)  # NoEndpoint / EndpointNotFound: sentences
-        configs[config.name] = config
-    for config in configs.values():
+    configs = endpoint_configs(library, definition, endpoint)
+    for config in configs:
         problem = unset_key_variable(config)
         if problem is not None:
             raise KeyNotSet(f"{problem}; {then}")
-    return list(configs.values())
+    return configs
 
 
 def _check_quorum(library: Library, jury: GraderDefinition, needed: int, endpoint: str | None) -> None:

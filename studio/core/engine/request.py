@@ -365,7 +365,7 @@ def _check_caps(library: Library, caps: Caps, executor: str, named: Named) -> No
         return
     if executor != "local":
         raise BudgetError("--max-cost and --max-tokens grade on this machine only (not with --executor ray)")
-    from .dry_run import endpoints_of  # the judges' imports, only when capped
+    from .preflight import endpoint_configs
 
     for grader in named.graders:
-        check_priced(caps, endpoints_of(library, grader.definition, named.endpoint))
+        check_priced(caps, endpoint_configs(library, grader.definition, named.endpoint))

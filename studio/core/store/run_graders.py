@@ -109,15 +109,13 @@ def read_run(library: _Library, run_id: int) -> RunReading:
     row = _run_row(library, run_id)
     slots = library.runs.slots(run_id)
     definitions = [library.graders.version(slot.grader_key, slot.grader_version).definition for slot in slots]
-    stored, columns = _stored(row), _columns(row, [slot.slot for slot in slots])
     threshold = _threshold(row)
     graders = [RunGrader(slot=slot.slot, key=slot.grader_key, version=slot.grader_version, kind=definition.kind,
                          weight=slot.weight, threshold=threshold if slot.threshold is None else slot.threshold,
                          score_range=score_range(definition), endpoint=getattr(definition, "endpoint", None),
                          metric=definition.metric.key)
                for slot, definition in zip(slots, definitions, strict=True)]
-    return RunReading(row=row, stored=stored, threshold=threshold, graders=graders,
-                      counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
+    return _reading_of(row, graders, threshold)
 
 
 def read_settled(library: _Library, run_id: int, at: float | None = None) -> tuple[RunReading, SettledRule]:
@@ -128,10 +126,12 @@ def read_settled(library: _Library, run_id: int, at: float | None = None) -> tup
     return reading, settle(reading.counted_at, reading.threshold if at is None else at)
 
 
-def _reading_of(row: TableRow, graders: Sequence[RunGrader]) -> RunReading:
-    """The ``RunReading`` of ``row`` (``runs.raw``) with ``graders`` as the caller gives them."""
+def _reading_of(row: TableRow, graders: Sequence[RunGrader], threshold: float | None = None) -> RunReading:
+    """The ``RunReading`` of ``row`` (``runs.raw``) with ``graders`` as the caller gives them
+    (``threshold``: the run's, when the caller has just settled it)."""
     columns = _columns(row, [g.slot for g in graders])
-    return RunReading(row=row, stored=_stored(row), threshold=_threshold(row), graders=list(graders),
+    return RunReading(row=row, stored=_stored(row), threshold=_threshold(row) if threshold is None else threshold,
+                      graders=list(graders),
                       counted_at=[(g.threshold, c) for g, c in zip(graders, columns, strict=True)])
 
 
@@ -339,7 +339,8 @@ def grader_tallies(library: _Library, run_id: int, graders: Sequence[RunGrader])
 def _grader_tallies(library: _Library, reading: RunReading, rules: Sequence[RuleSql]) -> list[Tally]:
     """``grader_tallies`` of a reading, with the rule settled for each of its graders."""
     if reading.stored is not None:
-        found = [_stored_grader(reading.stored, g) for g in reading.graders]
+        entries = _entries(reading.stored)
+        found = [_stored_grader(entries, g) for g in reading.graders]
         if all(t is not None for t in found):
             return [t for t in found if t is not None]
     return _computed(library, reading, rules)
@@ -495,26 +496,16 @@ def _stored(row: TableRow) -> JsonObject | None:
     return stored if isinstance(stored, dict) else None
 
 
-def _stored_grader(stored: JsonObject, grader: RunGrader) -> Tally | None:
-    entry = _entry(stored, grader.slot, grader.key)
+def _stored_grader(entries: dict[tuple[object, object], JsonObject], grader: RunGrader) -> Tally | None:
+    entry = entries.get((grader.slot, grader.key))
     if entry is None or entry.get("threshold") != grader.threshold:
         return None
     return Tally.model_validate(entry["tally"])
 
 
-def _entry(stored: JsonObject, slot: int, key: str) -> JsonObject | None:
-    for entry in stored.get("graders") or ():
-        if isinstance(entry, dict) and entry.get("slot") == slot and entry.get("key") == key:
-            return entry
-    return None
-
-
-def stored_entries(row: TableRow) -> dict[tuple[object, object], JsonObject]:
-    """A completed run's stored entry of each grader by (slot, key) (``row``: ``runs.raw``), its
-    aggregates read once for them all: its "threshold", "tally" and, stored by the runner with it,
-    its "usage" (engine/usage.py); {} for any other run. Looked up as ``_entry`` finds one: the
-    first whose slot and key equal those asked."""
-    stored = _stored(row)
+def _entries(stored: JsonObject | None) -> dict[tuple[object, object], JsonObject]:
+    """The stored tallies' entry of each grader by (slot, key): the first whose slot and key equal
+    those asked (a hand-edited entry with an unhashable slot or key is nobody's)."""
     found: dict[tuple[object, object], JsonObject] = {}
     for entry in (stored.get("graders") or () if stored is not None else ()):
         if isinstance(entry, dict):
@@ -522,6 +513,13 @@ def stored_entries(row: TableRow) -> dict[tuple[object, object], JsonObject]:
             if all(isinstance(part, Hashable) for part in at):
                 found.setdefault(at, entry)
     return found
+
+
+def stored_entries(row: TableRow) -> dict[tuple[object, object], JsonObject]:
+    """A completed run's stored entry of each grader by (slot, key) (``row``: ``runs.raw``), its
+    aggregates read once for them all: its "threshold", "tally" and, stored by the runner with it,
+    its "usage" (engine/usage.py); {} for any other run."""
+    return _entries(_stored(row))
 
 
 def _threshold(row: TableRow) -> float:
