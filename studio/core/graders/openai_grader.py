@@ -37,6 +37,7 @@ from studio.core.models.openai_grader import (
     PYTHON_MEMORY_MB,
     PYTHON_SECONDS,
     OpenAIGrader,
+    multi_parts,
 )
 from studio.core.models.pass_rule import reaches
 from studio.core.sandbox import payloads
@@ -322,9 +323,7 @@ class _Model(_Part):
 class _Multi(_Part):
     def __init__(self, criterion: JsonObject, ctx: GradingContext, endpoint: str | None, key: str) -> None:
         super().__init__(criterion)
-        graders = criterion["graders"]
-        if isinstance(graders, dict) and "type" in graders:  # the SDK types ``graders`` as one grader
-            graders = {graders.get("name", "grader"): graders}
+        graders = multi_parts(criterion)
         self.parts = {name: build(g, ctx, endpoint, f"{key}.{name}") for name, g in graders.items()}
         self.formula = openai_formula.parse(criterion["calculate_output"], set(self.parts))
         sizes = [p.batch_size for p in self.parts.values() if p.batch_size]

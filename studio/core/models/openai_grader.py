@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator
 
-from studio.core.json_types import JsonObject
+from studio.core.json_types import JsonObject, JsonValue
 
 from .common import GraderBase
 
@@ -107,8 +107,15 @@ def _calls_model(criterion: JsonObject) -> bool:
     if kind == "text_similarity":
         return criterion.get("evaluation_metric") == "cosine"
     if kind == "multi":
-        parts = criterion.get("graders")
-        if isinstance(parts, dict) and "type" in parts:  # the SDK types ``graders`` as one grader
-            parts = {"grader": parts}
+        parts = multi_parts(criterion)
         return isinstance(parts, dict) and any(isinstance(p, dict) and _calls_model(p) for p in parts.values())
     return False
+
+
+def multi_parts(criterion: JsonObject) -> JsonValue:
+    """A multi grader's ``graders`` by name: the SDK types ``graders`` as one grader too, which is
+    then the one part, under its own name. Whatever else the file holds is returned as it is."""
+    graders = criterion.get("graders")
+    if isinstance(graders, dict) and "type" in graders:
+        return {str(graders.get("name", "grader")): graders}
+    return graders
